@@ -1,0 +1,24 @@
+//! One subcommand = one module. Each `run` takes parsed arguments and returns a report or an
+//! error; printing and exit codes are `output`'s job.
+
+pub mod help;
+pub mod init;
+pub mod validate;
+
+use std::path::Path;
+
+use novel_store::Project;
+
+use crate::cli::GlobalArgs;
+use crate::output::CliError;
+
+/// The project of this invocation: `--project DIR`, or found from the working directory.
+pub fn project(global: &GlobalArgs) -> Result<Project, CliError> {
+    let found = match &global.project {
+        Some(dir) => Project::open(dir),
+        None => {
+            Project::discover(&std::env::current_dir().unwrap_or_else(|_| Path::new(".").into()))
+        }
+    };
+    Ok(found?)
+}

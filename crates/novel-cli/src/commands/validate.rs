@@ -1,0 +1,230 @@
+//! `novel validate [PATH…] [--kind KIND]`: every schema error and cross-file problem of the
+//! project (or of the given files), as `file: /json/pointer: message`.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use novel_core::FileKind;
+use novel_core::validate::{Finding, Severity, check_document, check_project};
+use novel_store::layout::{self, Entry};
+use novel_store::load::load_project;
+use novel_store::{Project, StoreError, io};
+
+use crate::cli::{GlobalArgs, ValidateArgs};
+use crate::output::{CliError, Exit, Report};
+
+pub fn run(global: &GlobalArgs, args: ValidateArgs) -> Result<Report, CliError> {
+    let forced_kind = match &args.kind {
+        Some(name) => Some(FileKind::from_name(name).ok_or_else(|| {
+            let all: Vec<&str> = FileKind::ALL.iter().map(|k| k.name()).collect();
+            CliError::new(
+                "E_USAGE",
+                format!("不认识的文件类型：{name}"),
+                format!("可选：{}", all.join("、")),
+                Exit::Usage,
+            )
+        })?),
+        None => None,
+    };
+    for p in &args.paths {
+        if !p.exists() {
+            return Err(
+                StoreError::io(p, std::io::Error::from(std::io::ErrorKind::NotFound)).into(),
+            );
+        }
+    }
+
+    let (findings, checked) = if args.paths.is_empty() {
+        let project = super::project(global)?;
+        let view = load_project(&project);
+        let checked = view.docs.len() + view.markdown.len();
+        (check_project(&view), checked)
+    } else {
+        validate_paths(global, &args.paths, forced_kind)?
+    };
+    render(findings, checked)
+}
+
+fn find_project(global: &GlobalArgs, paths: &[PathBuf]) -> Result<Option<Project>, CliError> {
+    if global.project.is_some() {
+        return super::project(global).map(Some);
+    }
+    if let Ok(cwd) = std::env::current_dir()
+        && let Ok(p) = Project::discover(&cwd)
+    {
+        return Ok(Some(p));
+    }
+    Ok(paths.first().and_then(|p| {
+        let start = if p.is_dir() {
+            p.as_path()
+        } else {
+            p.parent().unwrap_or(Path::new("."))
+        };
+        Project::discover(start).ok()
+    }))
+}
+
+fn validate_paths(
+    global: &GlobalArgs,
+    paths: &[PathBuf],
+    forced: Option<FileKind>,
+) -> Result<(Vec<Finding>, usize), CliError> {
+    let project = find_project(global, paths)?;
+    let mut inside: Vec<String> = Vec::new();
+    let mut outside: Vec<&PathBuf> = Vec::new();
+    for p in paths {
+        match project.as_ref().and_then(|proj| proj.relative(p)) {
+            Some(rel) if forced.is_none() => inside.push(rel),
+            _ => outside.push(p),
+        }
+    }
+    let mut findings = Vec::new();
+    let mut checked = 0;
+    if let Some(proj) = &project
+        && !inside.is_empty()
+    {
+        // Cross-file checks need the whole project; report only what concerns the given paths.
+        let view = load_project(proj);
+        let concerns = |f: &Finding| {
+            inside.iter().any(|rel| {
+                rel.is_empty()
+                    || f.file == *rel
+                    || f.file.starts_with(&format!("{rel}/"))
+                    || f.file.starts_with(&format!("{rel}:"))
+            })
+        };
+        checked += view
+            .docs
+            .iter()
+            .map(|d| d.file.as_str())
+            .chain(view.markdown.iter().map(|m| m.file.as_str()))
+            .filter(|file| {
+                inside.iter().any(|rel| {
+                    rel.is_empty()
+                        || *file == rel
+                        || file.starts_with(&format!("{rel}/"))
+                        || file.starts_with(&format!("{rel}:"))
+                })
+            })
+            .count();
+        findings.extend(check_project(&view).into_iter().filter(concerns));
+    }
+    for p in outside {
+        checked += 1;
+        findings.extend(validate_standalone(p, forced)?);
+    }
+    findings.sort();
+    Ok((findings, checked))
+}
+
+/// A file outside any project: its kind comes from `--kind` or from its trailing path.
+fn validate_standalone(path: &Path, forced: Option<FileKind>) -> Result<Vec<Finding>, CliError> {
+    let shown = path.display().to_string();
+    let kind = forced.or_else(|| {
+        let parts: Vec<String> = path
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        // Try the longest tail that the layout recognises.
+        (0..parts.len()).find_map(|i| match layout::classify(&parts[i..].join("/")) {
+            Entry::Json { kind, .. } => Some(kind),
+            Entry::JsonLines(kind) => Some(kind),
+            _ => None,
+        })
+    });
+    let Some(kind) = kind else {
+        return Err(CliError::new(
+            "E_USAGE",
+            format!("无法从文件名判断 {shown} 的类型"),
+            "用 --kind 指定类型，如 --kind state-delta",
+            Exit::Usage,
+        ));
+    };
+    if path.is_dir() {
+        return Err(CliError::new(
+            "E_USAGE",
+            format!("{shown} 是目录，且不在小说项目中"),
+            "在项目中运行，或用 --project 指定项目",
+            Exit::Usage,
+        ));
+    }
+    if kind == FileKind::ChangelogEntry {
+        // JSONL: one document per non-empty line, reported as `file:LINE`.
+        let text = io::read_text(path)?;
+        let mut out = Vec::new();
+        for (i, line) in text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+        {
+            let file = format!("{shown}:{}", i + 1);
+            match novel_core::validate::parse_json(line) {
+                Ok(v) => out.extend(check_document(&file, kind, &v)),
+                Err(e) => out.push(syntax_finding(&file, e.to_string())),
+            }
+        }
+        return Ok(out);
+    }
+    let value = match io::read_json_value(path) {
+        Ok(v) => v,
+        Err(StoreError::Json { error, .. }) => {
+            return Ok(vec![syntax_finding(&shown, error.to_string())]);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    Ok(check_document(&shown, kind, &value))
+}
+
+fn syntax_finding(file: &str, message: String) -> Finding {
+    Finding {
+        file: file.to_string(),
+        pointer: String::new(),
+        severity: Severity::Error,
+        code: "E_JSON",
+        message,
+    }
+}
+
+fn render(findings: Vec<Finding>, checked: usize) -> Result<Report, CliError> {
+    let errors = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .count();
+    let warnings = findings.len() - errors;
+    let mut human = String::new();
+    for f in &findings {
+        let label = if f.severity == Severity::Warning {
+            "警告："
+        } else {
+            ""
+        };
+        if f.pointer.is_empty() {
+            human.push_str(&format!("{}: {label}{}\n", f.file, f.message));
+        } else {
+            human.push_str(&format!(
+                "{}: {}: {label}{}\n",
+                f.file, f.pointer, f.message
+            ));
+        }
+    }
+    let data = json!({
+        "files_checked": checked,
+        "errors": errors,
+        "warnings": warnings,
+        "findings": findings,
+    });
+    if errors > 0 {
+        let err = CliError::new(
+            "E_VALIDATION",
+            format!("校验未通过：{errors} 个错误，{warnings} 个警告（共检查 {checked} 个文件）"),
+            "按上面的 文件: 位置: 说明 逐条修正后重新运行 novel validate",
+            Exit::Problems,
+        );
+        return Err(err.with_details(data, human));
+    }
+    human.push_str(&format!(
+        "校验通过：检查了 {checked} 个文件，0 个错误，{warnings} 个警告。\n"
+    ));
+    Ok(Report { data, human })
+}

@@ -1,0 +1,200 @@
+//! `novel validate`: corrupt one file of a fresh project at a time and the report names
+//! that file and pointer (exit 1); a BOM file passes; bad JSON gets line and column.
+
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::support::*;
+
+fn expect_error(root: &Path, file: &str, pointer: &str) {
+    let out = novel(root, &["validate"]);
+    let text = stdout(&out);
+    assert_eq!(code(&out), 1, "{text}{}", stderr(&out));
+    let line = if pointer.is_empty() {
+        format!("{file}: ")
+    } else {
+        format!("{file}: {pointer}: ")
+    };
+    assert!(
+        text.lines().any(|l| l.starts_with(&line)),
+        "want a line starting {line:?} in:\n{text}"
+    );
+    let doc = json(&novel(root, &["--json", "validate"]));
+    assert_eq!(doc["ok"], false);
+    assert_eq!(doc["error"]["code"], "E_VALIDATION");
+    let findings = doc["data"]["findings"].as_array().unwrap();
+    assert!(
+        findings
+            .iter()
+            .any(|f| f["file"] == file && f["pointer"] == pointer && f["severity"] == "error"),
+        "{doc}"
+    );
+}
+
+fn edit(root: &Path, file: &str, f: impl FnOnce(&mut serde_json::Value)) {
+    let path = root.join(file);
+    let mut v = read_json(&path);
+    f(&mut v);
+    write_json(&path, &v);
+}
+
+#[test]
+fn wrong_type_is_reported_with_pointer() {
+    let (_t, root) = new_project();
+    edit(&root, ".checkpoint.json", |v| {
+        v["last_completed_chapter"] = json!("四十七")
+    });
+    expect_error(&root, ".checkpoint.json", "/last_completed_chapter");
+    let text = stdout(&novel(&root, &["validate"]));
+    assert!(text.contains("类型错误") && text.contains("整数"), "{text}");
+}
+
+#[test]
+fn missing_required_field_is_reported() {
+    let (_t, root) = new_project();
+    edit(&root, "state/current-state.json", |v| {
+        v.as_object_mut().unwrap().remove("state_version");
+    });
+    expect_error(&root, "state/current-state.json", "");
+    assert!(stdout(&novel(&root, &["validate"])).contains("缺少必填字段 \"state_version\""));
+}
+
+#[test]
+fn non_slug_storyline_id_is_reported() {
+    let (_t, root) = new_project();
+    edit(&root, "storylines/storylines.json", |v| {
+        v["storylines"][0]["id"] = json!("主线")
+    });
+    expect_error(&root, "storylines/storylines.json", "/storylines/0/id");
+    assert!(stdout(&novel(&root, &["validate"])).contains("slug"));
+}
+
+#[test]
+fn contract_naming_a_missing_world_rule_is_reported() {
+    let (_t, root) = new_project();
+    edit(&root, "world/rules.json", |v| {
+        v["rules"] = json!([{"id": "W-001", "category": "magic_system",
+            "rule": "修炼者突破金丹期需要天地灵气浓度 ≥ 3级", "constraint_type": "hard",
+            "exceptions": [], "introduced_chapter": 1}]);
+    });
+    let contract = root.join("volumes/vol-01/chapter-contracts/chapter-001.json");
+    write_json(
+        &contract,
+        &json!({
+            "chapter": 1,
+            "storyline_id": "main_arc",
+            "preconditions": {"character_states": {"陆尘": {"location": "青云镇"}}, "required_world_rules": ["W-001", "W-002"]},
+            "objectives": [{"id": "OBJ-001-1", "type": "plot", "required": true, "description": "陆尘在后山发现灵脉"}],
+            "postconditions": {"state_changes": {}, "foreshadowing_updates": {}},
+            "acceptance_criteria": ["OBJ-001-1 在正文中明确体现", "不违反 W-001", "不违反 LS-009"]
+        }),
+    );
+    expect_error(
+        &root,
+        "volumes/vol-01/chapter-contracts/chapter-001.json",
+        "/preconditions/required_world_rules/1",
+    );
+    expect_error(
+        &root,
+        "volumes/vol-01/chapter-contracts/chapter-001.json",
+        "/acceptance_criteria/2",
+    );
+    let text = stdout(&novel(&root, &["validate"]));
+    assert!(
+        text.contains("W-002") && !text.contains("「W-001」"),
+        "{text}"
+    );
+    // Fixing the reference makes the project valid again.
+    edit(
+        &root,
+        "volumes/vol-01/chapter-contracts/chapter-001.json",
+        |v| {
+            v["preconditions"]["required_world_rules"] = json!(["W-001"]);
+            v["acceptance_criteria"] = json!(["不违反 W-001", "不违反 LS-001"]);
+        },
+    );
+    assert_eq!(code(&novel(&root, &["validate"])), 0);
+}
+
+#[test]
+fn unknown_storyline_and_file_name_mismatch_are_reported() {
+    let (_t, root) = new_project();
+    write_json(
+        &root.join("volumes/vol-01/chapter-contracts/chapter-002.json"),
+        &json!({"chapter": 3, "storyline_id": "jinghai_plan"}),
+    );
+    expect_error(
+        &root,
+        "volumes/vol-01/chapter-contracts/chapter-002.json",
+        "/chapter",
+    );
+    expect_error(
+        &root,
+        "volumes/vol-01/chapter-contracts/chapter-002.json",
+        "/storyline_id",
+    );
+    std::fs::write(root.join("chapters/第一章.md"), "# 第一章").unwrap();
+    expect_error(&root, "chapters/第一章.md", "");
+}
+
+#[test]
+fn bom_file_validates_and_bad_json_has_line_and_column() {
+    let (_t, root) = new_project();
+    let cp = root.join(".checkpoint.json");
+    let text = std::fs::read_to_string(&cp).unwrap();
+    std::fs::write(&cp, format!("\u{feff}{text}")).unwrap();
+    let out = novel(&root, &["validate"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+
+    std::fs::write(
+        root.join("world/rules.json"),
+        "{\n  \"rules\": [\n    {\"id\": \"W-001\", \"rule\": \"灵气\" \"x\"}\n  ]\n}\n",
+    )
+    .unwrap();
+    let out = novel(&root, &["validate"]);
+    assert_eq!(code(&out), 1);
+    let text = stdout(&out);
+    // Line 3; the stray string starts at character 34 of that line.
+    assert!(
+        text.contains("world/rules.json: JSON 格式错误（第 3 行第 34 列）"),
+        "{text}"
+    );
+}
+
+#[test]
+fn validate_given_paths_and_standalone_files() {
+    let (tmp, root) = new_project();
+    edit(
+        &root,
+        "world/rules.json",
+        |v| v["rules"] = json!([{"id": "W-1", "rule": "x", "constraint_type": "hard"}]),
+    );
+    // Only the given file is reported on; another file is fine.
+    let out = novel(&root, &["validate", "storylines/storylines.json"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    let out = novel(&root, &["validate", "world"]);
+    assert_eq!(code(&out), 1);
+    assert!(
+        stdout(&out).contains("world/rules.json: /rules/0/id: "),
+        "{}",
+        stdout(&out)
+    );
+
+    // A delta outside any project, kind from --kind or from its name.
+    let delta = tmp.path().join("chapter-048-delta.json");
+    write_json(
+        &delta,
+        &json!({"chapter": 48, "base_state_version": 47, "storyline_id": "main_arc",
+        "ops": [{"op": "teleport", "path": "characters.lu-chen.location", "value": "魔都"}]}),
+    );
+    let out = novel(
+        tmp.path(),
+        &["validate", "--kind", "state-delta", delta.to_str().unwrap()],
+    );
+    assert_eq!(code(&out), 1);
+    assert!(stdout(&out).contains("/ops/0/op"), "{}", stdout(&out));
+    let out = novel(tmp.path(), &["--json", "validate", delta.to_str().unwrap()]);
+    assert_eq!(code(&out), 2, "no kind from a bare name: {}", stdout(&out));
+    assert_eq!(json(&out)["error"]["code"], "E_USAGE");
+}

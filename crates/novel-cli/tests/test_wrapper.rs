@@ -1,0 +1,260 @@
+//! `scripts/novel`, the wrapper every skill calls as `"${CLAUDE_PLUGIN_ROOT}/scripts/novel"`:
+//! it finds the binary however it is invoked (absolute, relative, through symlinks, from PATH)
+//! and passes everything through; without a binary it says how to build one and exits 2.
+#![cfg(unix)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scripts/novel")
+        .canonicalize()
+        .expect("scripts/novel exists")
+}
+
+fn binary() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_novel"))
+}
+
+/// `program args` in `cwd` with a clean environment plus `envs`. A relative `program` is
+/// resolved against `cwd` (through `sh`, as a skill's Bash call would), a bare name on PATH.
+fn run(program: &Path, args: &[&str], cwd: &Path, envs: &[(&str, &Path)]) -> Output {
+    let mut cmd = if program.is_absolute() {
+        Command::new(program)
+    } else {
+        let mut sh = Command::new("/bin/sh");
+        sh.arg("-c").arg(r#"exec "$0" "$@""#).arg(program);
+        sh
+    };
+    cmd.args(args)
+        .current_dir(cwd)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("LANG", "C.UTF-8");
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    cmd.output()
+        .unwrap_or_else(|e| panic!("run {}: {e}", program.display()))
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8(bytes.to_vec()).expect("UTF-8 output")
+}
+
+fn show(o: &Output) -> String {
+    format!(
+        "exit {:?}\n--- stdout\n{}--- stderr\n{}",
+        o.status.code(),
+        text(&o.stdout),
+        text(&o.stderr)
+    )
+}
+
+/// Same exit code, stdout and stderr as running the binary directly.
+fn assert_same(via: &str, wrapped: &Output, direct: &Output) {
+    assert_eq!(
+        wrapped.status.code(),
+        direct.status.code(),
+        "{via}: {}",
+        show(wrapped)
+    );
+    assert_eq!(
+        text(&wrapped.stdout),
+        text(&direct.stdout),
+        "{via}: {}",
+        show(wrapped)
+    );
+    assert_eq!(
+        text(&wrapped.stderr),
+        text(&direct.stderr),
+        "{via}: {}",
+        show(wrapped)
+    );
+}
+
+/// A path to `target` relative to `from` (both absolute): `../` up to `/`, then down.
+fn relative_from(from: &Path, target: &Path) -> PathBuf {
+    let mut rel = PathBuf::new();
+    for _ in from.components().skip(1) {
+        rel.push("..");
+    }
+    rel.join(target.strip_prefix("/").unwrap())
+}
+
+#[test]
+fn wrapper_passes_through_to_novel_bin_however_invoked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tmp_dir = tmp.path().canonicalize().unwrap();
+    let home = tmp_dir.join("home");
+    std::fs::create_dir(&home).unwrap();
+    let bin = binary();
+    let envs: &[(&str, &Path)] = &[("NOVEL_BIN", &bin), ("HOME", &home)];
+
+    let direct = run(&bin, &["--version"], &tmp_dir, &[]);
+    assert_eq!(direct.status.code(), Some(0), "{}", show(&direct));
+    assert!(
+        text(&direct.stdout).starts_with("novel "),
+        "{}",
+        show(&direct)
+    );
+
+    // Absolute path, from an unrelated directory.
+    let out = run(&script(), &["--version"], &tmp_dir, envs);
+    assert_same("absolute path", &out, &direct);
+
+    // Relative paths from other working directories.
+    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .canonicalize()
+        .unwrap();
+    let out = run(
+        Path::new("../../scripts/novel"),
+        &["--version"],
+        &manifest_dir,
+        envs,
+    );
+    assert_same("../../scripts/novel from crates/novel-cli", &out, &direct);
+    let rel = relative_from(&tmp_dir, &script());
+    let out = run(&rel, &["--version"], &tmp_dir, envs);
+    assert_same(
+        &format!("{} from the temp dir", rel.display()),
+        &out,
+        &direct,
+    );
+
+    // Through a symlink, and a relative symlink to that symlink, in a temp dir.
+    let links = tmp_dir.join("links");
+    std::fs::create_dir(&links).unwrap();
+    std::os::unix::fs::symlink(script(), links.join("novel")).unwrap();
+    std::fs::create_dir(tmp_dir.join("more")).unwrap();
+    std::os::unix::fs::symlink("../links/novel", tmp_dir.join("more/nv")).unwrap();
+    let out = run(&links.join("novel"), &["--version"], &home, envs);
+    assert_same("symlink", &out, &direct);
+    let out = run(Path::new("more/nv"), &["--version"], &tmp_dir, envs);
+    assert_same("relative symlink chain", &out, &direct);
+
+    // Arguments arrive unchanged (spaces, empty strings, unknown flags): same error as direct.
+    let args = ["--json", "help", "没有 这个命令", ""];
+    let direct = run(&bin, &args, &tmp_dir, &[]);
+    let out = run(&script(), &args, &tmp_dir, envs);
+    assert_same("odd arguments", &out, &direct);
+
+    // NOVEL_BIN wins over a build under the plugin root; a NOVEL_BIN that is not executable
+    // is ignored with a warning and the search goes on.
+    let fake = tmp_dir.join("fake-novel");
+    std::fs::write(&fake, "#!/bin/sh\nprintf 'fake:%s|' \"$@\"\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = run(
+        &script(),
+        &["a b", "", "--json"],
+        &home,
+        &[("NOVEL_BIN", &fake), ("HOME", &home)],
+    );
+    assert_eq!(
+        text(&out.stdout),
+        "fake:a b|fake:|fake:--json|",
+        "{}",
+        show(&out)
+    );
+    let missing = tmp_dir.join("no-such-novel");
+    let out = run(
+        &script(),
+        &["--version"],
+        &home,
+        &[("NOVEL_BIN", &missing), ("HOME", &home)],
+    );
+    assert!(text(&out.stderr).contains("NOVEL_BIN"), "{}", show(&out));
+}
+
+/// With `scripts/` first on PATH (and no build beside it), `novel` reaches the wrapper, which
+/// skips itself and runs the binary found later on PATH.
+#[test]
+fn wrapper_on_path_skips_itself_and_finds_the_binary() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap().join("plugin");
+    std::fs::create_dir_all(root.join("scripts")).unwrap();
+    std::fs::copy(script(), root.join("scripts/novel")).unwrap();
+    let home = tmp.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    let bin = binary();
+    let bin_dir = bin.parent().unwrap();
+    let path = format!(
+        "{}:{}:/usr/bin:/bin",
+        root.join("scripts").display(),
+        bin_dir.display()
+    );
+    let out = Command::new("/bin/sh")
+        .args(["-c", r#"exec novel "$@""#, "sh", "--version"])
+        .current_dir(&home)
+        .env_clear()
+        .env("PATH", &path)
+        .env("HOME", &home)
+        .output()
+        .expect("run novel from PATH");
+    let direct = run(&bin, &["--version"], &home, &[]);
+    assert_same("wrapper first on PATH", &out, &direct);
+}
+
+#[test]
+fn wrapper_without_binary_says_how_to_build_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap().join("plugin root");
+    std::fs::create_dir_all(root.join("scripts")).unwrap();
+    let wrapper = root.join("scripts/novel");
+    std::fs::copy(script(), &wrapper).unwrap();
+    let home = tmp.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    let envs: &[(&str, &Path)] = &[("HOME", &home)];
+    let manifest = root.join("Cargo.toml");
+    let build = format!(
+        "cargo build --release --manifest-path \"{}\"",
+        manifest.display()
+    );
+
+    let out = run(&wrapper, &["--version"], &home, envs);
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("cargo build --release --manifest-path"),
+        "{err}"
+    );
+    assert!(err.contains(&root.display().to_string()), "{err}");
+    assert!(err.contains(&build), "{err}");
+    assert!(err.contains("rustup"), "{err}");
+    assert!(
+        out.stdout.is_empty(),
+        "no --json, nothing on stdout: {}",
+        show(&out)
+    );
+
+    for (args, command) in [
+        (&["--json", "validate"][..], "validate"),
+        (&["status", "--json"][..], "status"),
+        (&["--project", "书 稿", "--json", "next"][..], "next"),
+        (&["--json"][..], ""),
+    ] {
+        let out = run(&wrapper, args, &home, envs);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", show(&out));
+        let stdout = text(&out.stdout);
+        let mut docs = serde_json::Deserializer::from_str(&stdout).into_iter::<serde_json::Value>();
+        let doc = docs
+            .next()
+            .unwrap_or_else(|| panic!("{args:?}: no JSON: {}", show(&out)))
+            .unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {}", show(&out)));
+        assert!(
+            docs.next().is_none(),
+            "{args:?}: more than one document: {stdout}"
+        );
+        assert_eq!(doc["ok"], false, "{doc}");
+        assert_eq!(doc["command"], command, "{doc}");
+        assert_eq!(doc["error"]["code"], "E_NO_BINARY", "{doc}");
+        assert!(
+            !doc["error"]["message"].as_str().unwrap().is_empty(),
+            "{doc}"
+        );
+        assert_eq!(doc["error"]["hint"], build.as_str(), "{doc}");
+        assert!(text(&out.stderr).contains(&build), "{}", show(&out));
+    }
+}

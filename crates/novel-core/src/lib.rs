@@ -1,0 +1,16 @@
+//! `novel-core` — the typed model of every novel-project file and the pure rules over it.
+//!
+//! What it is: serde types for each file kind of PRD §9 (with their JSON Schemas generated from
+//! the same types), and the functions that decide — validation of a loaded project today; the
+//! ops engine, gate, spec diff, retirement protection and context selection as they land.
+//! Every decision takes values and returns values with evidence.
+//!
+//! What it is not: it never touches the file system and never prints. Reading, writing and
+//! locking live in `novel-store`; rendering lives in `novel-cli`.
+
+#![warn(clippy::print_stdout, clippy::print_stderr)]
+
+pub mod model;
+pub mod validate;
+
+pub use model::FileKind;

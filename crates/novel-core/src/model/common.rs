@@ -1,0 +1,131 @@
+//! Pieces shared by every file kind: the extra-keys bag, id patterns, small enums.
+
+use indexmap::IndexMap;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Keys the model does not know. Author-edited files keep them across a rewrite.
+pub type Extra = Map<String, Value>;
+
+/// An ordered string map (keeps the author's key order on rewrite).
+pub type StrMap = IndexMap<String, String>;
+
+/// Slug ids: `lin-feng`, `jiangwang_dao`, `ancient_prophecy`. ASCII lowercase, digits, `-`/`_`.
+pub const SLUG: &str = r"^[a-z0-9]+(?:[-_][a-z0-9]+)*$";
+/// L1 world-rule ids: `W-001`.
+pub const WORLD_RULE_ID: &str = r"^W-[0-9]{3,}$";
+/// L2 character-contract ids: `C-LUCHEN-001`.
+pub const CONTRACT_ID: &str = r"^C-[A-Z0-9]+(?:-[A-Z0-9]+)*-[0-9]{3,}$";
+/// LS storyline-spec ids: `LS-001`.
+pub const STORYLINE_RULE_ID: &str = r"^LS-[0-9]{3,}$";
+
+/// True when `s` is a slug id (see [`SLUG`]).
+pub fn is_slug(s: &str) -> bool {
+    let mut prev_sep = true;
+    if s.is_empty() || s.len() > 64 {
+        return false;
+    }
+    for c in s.chars() {
+        match c {
+            'a'..='z' | '0'..='9' => prev_sep = false,
+            '-' | '_' if !prev_sep => prev_sep = true,
+            _ => return false,
+        }
+    }
+    !prev_sep
+}
+
+/// `hard` rules cannot be broken; `soft` ones may, with a reason (PRD §6.5.2, §6.6.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ConstraintType {
+    Hard,
+    Soft,
+}
+
+/// Foreshadowing status; it only moves forward (planted < advanced < resolved).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum ForeshadowStatus {
+    Planted,
+    Advanced,
+    Resolved,
+}
+
+/// Foreshadowing scope (伏笔跨度): short ones are due inside their range; long never overdue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ForeshadowScope {
+    Short,
+    Medium,
+    Long,
+}
+
+/// The gate's decision (质量门控): §8.2 as revised by `003`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GateDecision {
+    Pass,
+    Polish,
+    Revise,
+    Pause,
+    Rewrite,
+}
+
+/// Keeps "absent" and "explicitly null" apart, so a rewrite does not add or drop a `null`.
+pub(crate) mod double_option {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<T: Serialize, S: Serializer>(
+        v: &Option<Option<T>>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(inner) => inner.serialize(s),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Option<T>>, D::Error> {
+        Option::<T>::deserialize(d).map(Some)
+    }
+}
+
+pub(crate) fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slug_rules() {
+        for ok in ["lin-feng", "jiangwang_dao", "a", "main-arc-2", "x9"] {
+            assert!(is_slug(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "林枫",
+            "Lin",
+            "-a",
+            "a-",
+            "a--b",
+            "a b",
+            "__proto__",
+            "a.b",
+            "../x",
+        ] {
+            assert!(!is_slug(bad), "{bad}");
+        }
+        let re = regex::Regex::new(SLUG).unwrap();
+        for s in ["lin-feng", "a--b", "林枫", "__proto__", "x_9"] {
+            assert_eq!(re.is_match(s), is_slug(s), "pattern and fn disagree on {s}");
+        }
+    }
+}

@@ -1,0 +1,243 @@
+//! `novel.json` — project settings the PRD has no home for (DESIGN.md): chapter length,
+//! revision policy, gate thresholds, lint thresholds, context budgets, model choices.
+//! Every field has the seed's value as its default, so `{}` is a valid settings file.
+
+use indexmap::IndexMap;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::common::Extra;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Settings {
+    #[serde(default = "one")]
+    #[schemars(range(min = 1))]
+    pub schema_version: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub genre: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<String>,
+    #[serde(default)]
+    pub chapter_length: ChapterLength,
+    #[serde(default)]
+    pub revision_policy: RevisionPolicy,
+    #[serde(default)]
+    pub gate: GateThresholds,
+    #[serde(default)]
+    pub lint: LintThresholds,
+    #[serde(default)]
+    pub style_drift: DriftThresholds,
+    #[serde(default)]
+    pub context_budgets: ContextBudgets,
+    #[serde(default)]
+    pub lock: LockSettings,
+    /// agent → 模型（sonnet / opus / haiku / inherit）。
+    #[serde(default = "default_models")]
+    pub models: IndexMap<String, String>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            schema_version: 1,
+            title: None,
+            genre: None,
+            created_at: None,
+            chapter_length: ChapterLength::default(),
+            revision_policy: RevisionPolicy::default(),
+            gate: GateThresholds::default(),
+            lint: LintThresholds::default(),
+            style_drift: DriftThresholds::default(),
+            context_budgets: ContextBudgets::default(),
+            lock: LockSettings::default(),
+            models: default_models(),
+            extra: Extra::new(),
+        }
+    }
+}
+
+/// PRD §4.3 model strategy.
+fn default_models() -> IndexMap<String, String> {
+    [
+        ("world-builder", "opus"),
+        ("character-weaver", "opus"),
+        ("plot-architect", "opus"),
+        ("chapter-writer", "sonnet"),
+        ("chapter-rewriter", "opus"),
+        ("summarizer", "sonnet"),
+        ("style-analyzer", "sonnet"),
+        ("style-refiner", "opus"),
+        ("quality-judge", "sonnet"),
+        ("quality-judge-key", "opus"),
+    ]
+    .into_iter()
+    .map(|(a, m)| (a.to_string(), m.to_string()))
+    .collect()
+}
+
+/// 字数 target of ChapterWriter (§5.4: 2500–3500).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct ChapterLength {
+    #[schemars(range(min = 1))]
+    pub min: u32,
+    #[schemars(range(min = 1))]
+    pub max: u32,
+}
+
+impl Default for ChapterLength {
+    fn default() -> Self {
+        ChapterLength {
+            min: 2500,
+            max: 3500,
+        }
+    }
+}
+
+/// `004`: apply fixes automatically, or keep a revision candidate for the author.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RevisionPolicy {
+    #[default]
+    AutoApply,
+    ManualConfirm,
+}
+
+/// Gate thresholds of `003` §8.2.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct GateThresholds {
+    /// ≥ pass → 直接通过。
+    #[schemars(range(min = 1, max = 5))]
+    pub pass: f64,
+    /// ≥ polish → StyleRefiner 二次润色后通过。
+    #[schemars(range(min = 1, max = 5))]
+    pub polish: f64,
+    /// ≥ revise → 自动修订。
+    #[schemars(range(min = 1, max = 5))]
+    pub revise: f64,
+    /// ≥ pause → 暂停等作者决定；低于它强制重写。
+    #[schemars(range(min = 1, max = 5))]
+    pub pause: f64,
+    #[schemars(range(max = 10))]
+    pub max_revisions: u32,
+    /// 修订用尽后，≥ 此分且无高置信违规则强制通过（force_passed）。
+    #[schemars(range(min = 1, max = 5))]
+    pub force_pass_min: f64,
+}
+
+impl Default for GateThresholds {
+    fn default() -> Self {
+        GateThresholds {
+            pass: 4.0,
+            polish: 3.5,
+            revise: 3.0,
+            pause: 2.0,
+            max_revisions: 2,
+            force_pass_min: 3.0,
+        }
+    }
+}
+
+/// §7 Layer 4 metrics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct LintThresholds {
+    /// 黑名单命中上限（次/千字，不含）。
+    #[schemars(range(min = 0, max = 1000))]
+    pub blacklist_per_1000: f64,
+    /// 相邻句窗口大小。
+    #[schemars(range(min = 2, max = 50))]
+    pub repetition_window: u32,
+    /// 窗口内同句式重复上限（不含）。
+    #[schemars(range(min = 1, max = 50))]
+    pub repetition_max: u32,
+}
+
+impl Default for LintThresholds {
+    fn default() -> Self {
+        LintThresholds {
+            blacklist_per_1000: 3.0,
+            repetition_window: 5,
+            repetition_max: 2,
+        }
+    }
+}
+
+/// Style-drift thresholds (relative deviation from the profile baseline).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct DriftThresholds {
+    #[schemars(range(min = 1))]
+    pub every_chapters: u32,
+    #[schemars(range(min = 1))]
+    pub window: u32,
+    #[schemars(range(min = 0, max = 1))]
+    pub sentence_length: f64,
+    #[schemars(range(min = 0, max = 1))]
+    pub dialogue_ratio: f64,
+    #[schemars(range(min = 0, max = 1))]
+    pub recovery: f64,
+}
+
+impl Default for DriftThresholds {
+    fn default() -> Self {
+        DriftThresholds {
+            every_chapters: 5,
+            window: 5,
+            sentence_length: 0.20,
+            dialogue_ratio: 0.15,
+            recovery: 0.10,
+        }
+    }
+}
+
+/// Per-agent context budgets in tokens (`003` §8.4, upper ends).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct ContextBudgets {
+    #[schemars(range(min = 1000))]
+    pub chapter_writer: u32,
+    #[schemars(range(min = 1000))]
+    pub chapter_writer_convergence: u32,
+    #[schemars(range(min = 1000))]
+    pub summarizer: u32,
+    #[schemars(range(min = 1000))]
+    pub style_refiner: u32,
+    #[schemars(range(min = 1000))]
+    pub quality_judge: u32,
+}
+
+impl Default for ContextBudgets {
+    fn default() -> Self {
+        ContextBudgets {
+            chapter_writer: 24_000,
+            chapter_writer_convergence: 30_000,
+            summarizer: 12_000,
+            style_refiner: 8_000,
+            quality_judge: 16_000,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct LockSettings {
+    /// 多久没有心跳视为僵尸锁（分钟）。
+    #[schemars(range(min = 1))]
+    pub stale_minutes: u32,
+}
+
+impl Default for LockSettings {
+    fn default() -> Self {
+        LockSettings { stale_minutes: 30 }
+    }
+}

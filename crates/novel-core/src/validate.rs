@@ -1,0 +1,1121 @@
+//! Validation: JSON syntax (with line/column in characters), schema errors rendered in Chinese
+//! with their JSON pointer, and the project-wide checks a schema cannot express (file names vs
+//! `chapter` fields, slug ids, storyline / `W-` / `C-` / `LS-` references, weights, checkpoint
+//! coherence). Pure: the caller loads the files into a [`ProjectView`].
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::OnceLock;
+
+use jsonschema::error::{TypeKind, ValidationErrorKind};
+use regex::Regex;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::model::common::is_slug;
+use crate::model::storyline::DEFAULT_STORYLINE_TYPES;
+use crate::model::{self, FileKind};
+
+/// How bad a finding is: errors make `novel validate` exit 1, warnings do not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// One problem: `file: /json/pointer: message`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Finding {
+    /// Project-relative path (`/`-separated); for JSONL files `path:LINE`.
+    pub file: String,
+    /// JSON pointer into the document (`""` = the whole document).
+    pub pointer: String,
+    pub severity: Severity,
+    /// Stable code, e.g. `E_SCHEMA`, `E_REF_STORYLINE`.
+    pub code: &'static str,
+    /// Chinese, for the author.
+    pub message: String,
+}
+
+impl Finding {
+    fn error(file: &str, pointer: impl Into<String>, code: &'static str, message: String) -> Self {
+        Finding {
+            file: file.to_string(),
+            pointer: pointer.into(),
+            severity: Severity::Error,
+            code,
+            message,
+        }
+    }
+
+    fn warning(
+        file: &str,
+        pointer: impl Into<String>,
+        code: &'static str,
+        message: String,
+    ) -> Self {
+        Finding {
+            severity: Severity::Warning,
+            ..Finding::error(file, pointer, code, message)
+        }
+    }
+}
+
+/// A JSON syntax error with a 1-based line and a 1-based column counted in characters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JsonSyntaxError {
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+impl std::fmt::Display for JsonSyntaxError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "JSON 格式错误（第 {} 行第 {} 列）：{}",
+            self.line, self.column, self.message
+        )
+    }
+}
+
+/// Drops a leading UTF-8 byte-order mark.
+pub fn strip_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
+}
+
+/// Parses JSON text (BOM tolerated). Errors carry line and character column.
+pub fn parse_json(text: &str) -> Result<Value, JsonSyntaxError> {
+    let text = strip_bom(text);
+    serde_json::from_str(text).map_err(|e| {
+        let line = e.line();
+        // serde_json counts the column in bytes; authors count characters.
+        let column = text
+            .lines()
+            .nth(line.saturating_sub(1))
+            .map(|l| {
+                let byte_col = e.column().min(l.len());
+                let mut cut = byte_col;
+                while cut > 0 && !l.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                l[..cut].chars().count() + usize::from(cut < byte_col || byte_col == 0)
+            })
+            .unwrap_or(e.column());
+        JsonSyntaxError {
+            line,
+            column: column.max(1),
+            message: json_error_zh(&e),
+        }
+    })
+}
+
+fn json_error_zh(e: &serde_json::Error) -> String {
+    let raw = e.to_string();
+    // Keep serde_json's detail, prefixed by a Chinese reading of the common cases.
+    let detail = raw.split(" at line ").next().unwrap_or(&raw);
+    let zh = if detail.contains("EOF while parsing") {
+        "文件在 JSON 结束前就结束了（括号或引号没有闭合）"
+    } else if detail.contains("trailing comma") {
+        "多余的逗号（JSON 不允许末尾逗号）"
+    } else if detail.contains("key must be a string") {
+        "对象的键必须是带双引号的字符串"
+    } else if detail.contains("expected `,` or `}`") {
+        "缺少逗号或右花括号 }"
+    } else if detail.contains("expected `,` or `]`") {
+        "缺少逗号或右方括号 ]"
+    } else if detail.contains("expected `:`") {
+        "键后面缺少冒号"
+    } else if detail.contains("expected value") || detail.contains("expected ident") {
+        "这里应当是一个 JSON 值（字符串要用英文双引号）"
+    } else if detail.contains("trailing characters") {
+        "JSON 结束后还有多余内容"
+    } else if detail.contains("control character") {
+        "字符串里有未转义的控制字符（如换行）"
+    } else {
+        "无法解析"
+    };
+    format!("{zh}（{detail}）")
+}
+
+/// Validators compiled once per process, on first use (never on the hook path).
+fn validator(kind: FileKind) -> &'static jsonschema::Validator {
+    static VALIDATORS: OnceLock<Vec<jsonschema::Validator>> = OnceLock::new();
+    let all = VALIDATORS.get_or_init(|| {
+        FileKind::ALL
+            .iter()
+            .map(|k| {
+                jsonschema::validator_for(k.schema())
+                    .unwrap_or_else(|e| panic!("generated schema of {} is invalid: {e}", k.name()))
+            })
+            .collect()
+    });
+    &all[kind as usize]
+}
+
+/// Schema errors of one document, as (JSON pointer, Chinese message), sorted by pointer.
+pub fn schema_errors(kind: FileKind, value: &Value) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for err in validator(kind).iter_errors(value) {
+        collect(&err, &mut out);
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// A branch of `anyOf`/`oneOf` that failed only because the value is not `null`.
+fn only_null_mismatch(branch: &[jsonschema::ValidationError<'static>]) -> bool {
+    branch.iter().all(|e| {
+        matches!(e.kind(), ValidationErrorKind::Type { kind: TypeKind::Single(t) } if t.to_string() == "null")
+    })
+}
+
+/// Flattens an error: `Option<T>` becomes `anyOf [T, null]`, so the real reason (and the
+/// precise pointer) is inside the non-null branch.
+fn collect(err: &jsonschema::ValidationError<'_>, out: &mut Vec<(String, String)>) {
+    use ValidationErrorKind as K;
+    if let K::AnyOf { context } | K::OneOfNotValid { context } = err.kind() {
+        let informative: Vec<_> = context.iter().filter(|b| !only_null_mismatch(b)).collect();
+        // Unit-enum variants with doc comments become `oneOf [{const}, …]`: list the options.
+        let consts: Vec<String> = informative
+            .iter()
+            .filter_map(|b| match b.as_slice() {
+                [e] => match e.kind() {
+                    K::Constant { expected_value } => Some(expected_value.to_string()),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        if !consts.is_empty() && consts.len() == informative.len() {
+            out.push((
+                err.instance_path().as_str().to_string(),
+                format!(
+                    "取值 {} 不在允许范围内，可选：{}",
+                    short(err.instance()),
+                    consts.join("、")
+                ),
+            ));
+            return;
+        }
+        if let [branch] = informative.as_slice()
+            && !branch.is_empty()
+        {
+            for e in branch.iter() {
+                collect(e, out);
+            }
+            return;
+        }
+    }
+    out.push((
+        err.instance_path().as_str().to_string(),
+        message_zh(err.kind(), err.instance()),
+    ));
+}
+
+fn type_zh(t: &str) -> &'static str {
+    match t {
+        "string" => "字符串",
+        "integer" => "整数",
+        "number" => "数字",
+        "boolean" => "布尔值（true/false）",
+        "array" => "数组",
+        "object" => "对象",
+        "null" => "null",
+        _ => "其他类型",
+    }
+}
+
+fn value_type_zh(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "布尔值",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "整数",
+        Value::Number(_) => "数字",
+        Value::String(_) => "字符串",
+        Value::Array(_) => "数组",
+        Value::Object(_) => "对象",
+    }
+}
+
+fn short(v: &Value) -> String {
+    let s = v.to_string();
+    let mut out: String = s.chars().take(40).collect();
+    if s.chars().count() > 40 {
+        out.push('…');
+    }
+    out
+}
+
+fn message_zh(kind: &ValidationErrorKind, instance: &Value) -> String {
+    use ValidationErrorKind as K;
+    match kind {
+        K::Required { property } => format!("缺少必填字段 {property}"),
+        K::Type { kind } => {
+            let expected = match kind {
+                TypeKind::Single(t) => type_zh(&t.to_string()).to_string(),
+                TypeKind::Multiple(set) => set
+                    .iter()
+                    .map(|t| type_zh(&t.to_string()))
+                    .collect::<Vec<_>>()
+                    .join(" 或 "),
+            };
+            format!(
+                "类型错误：应为{expected}，实际是{}（{}）",
+                value_type_zh(instance),
+                short(instance)
+            )
+        }
+        K::Enum { options } => format!("取值 {} 不在允许范围内，可选：{options}", short(instance)),
+        K::Constant { expected_value } => format!("取值应为 {expected_value}"),
+        K::Pattern { pattern } => {
+            let hint = if pattern == model::common::SLUG {
+                "应为 slug（小写英文字母、数字，用 - 或 _ 连接，如 lin-feng），不能用中文显示名"
+            } else if pattern == model::common::WORLD_RULE_ID {
+                "应为世界规则编号，如 W-001"
+            } else if pattern == model::common::CONTRACT_ID {
+                "应为角色契约编号，如 C-LUCHEN-001"
+            } else if pattern == model::common::STORYLINE_RULE_ID {
+                "应为故事线规范编号，如 LS-001"
+            } else {
+                "格式不符"
+            };
+            format!("{} {hint}（规则：{pattern}）", short(instance))
+        }
+        K::Minimum { limit } => format!("{} 小于最小值 {limit}", short(instance)),
+        K::Maximum { limit } => format!("{} 大于最大值 {limit}", short(instance)),
+        K::ExclusiveMinimum { limit } => format!("{} 必须大于 {limit}", short(instance)),
+        K::ExclusiveMaximum { limit } => format!("{} 必须小于 {limit}", short(instance)),
+        K::MinLength { limit } => format!("字符串至少需要 {limit} 个字符"),
+        K::MaxLength { limit } => format!("字符串最多 {limit} 个字符"),
+        K::MinItems { limit } => format!("数组至少需要 {limit} 项"),
+        K::MaxItems { limit } => format!("数组最多 {limit} 项"),
+        K::AdditionalItems { limit } => format!("数组最多 {limit} 项"),
+        K::AdditionalProperties { unexpected } => {
+            format!("不允许的字段：{}", unexpected.join("、"))
+        }
+        K::UniqueItems => "数组中有重复项".to_string(),
+        K::AnyOf { .. } | K::OneOfNotValid { .. } => {
+            format!("{} 不符合任何一种允许的形式", short(instance))
+        }
+        K::OneOfMultipleValid { .. } => "同时符合多种形式，含义不明确".to_string(),
+        other => format!("不符合规范（{}）", other.keyword()),
+    }
+}
+
+/// Validates one document of a known kind: schema errors, then typed deserialisation.
+pub fn check_document(file: &str, kind: FileKind, value: &Value) -> Vec<Finding> {
+    let errors = schema_errors(kind, value);
+    if !errors.is_empty() {
+        return errors
+            .into_iter()
+            .map(|(p, m)| Finding::error(file, p, "E_SCHEMA", m))
+            .collect();
+    }
+    // What JSON Schema cannot say: `47.0` is an "integer" to it but not a chapter number,
+    // and numbers beyond u32. Report them at their pointer like any schema error.
+    if let Err((pointer, e)) = deserialize_as(kind, value) {
+        let message = if e.contains("invalid type: floating point") {
+            format!("应为整数，不能写成小数（{e}）")
+        } else if e.contains("invalid value: integer") {
+            format!("数值超出范围（{e}）")
+        } else {
+            format!("无法按类型读取：{e}")
+        };
+        return vec![Finding::error(file, pointer, "E_SCHEMA", message)];
+    }
+    Vec::new()
+}
+
+fn deserialize_as(kind: FileKind, value: &Value) -> Result<(), (String, String)> {
+    fn de<T: serde::de::DeserializeOwned>(v: &Value) -> Result<(), (String, String)> {
+        serde_path_to_error::deserialize::<_, T>(v)
+            .map(drop)
+            .map_err(|e| {
+                let mut pointer = String::new();
+                for seg in e.path().iter() {
+                    use serde_path_to_error::Segment;
+                    match seg {
+                        Segment::Seq { index } => pointer.push_str(&format!("/{index}")),
+                        Segment::Map { key } => pointer.push_str(&format!("/{}", escape(key))),
+                        Segment::Enum { .. } | Segment::Unknown => {}
+                    }
+                }
+                (pointer, e.into_inner().to_string())
+            })
+    }
+    let v = value;
+    match kind {
+        FileKind::Checkpoint => de::<model::Checkpoint>(v),
+        FileKind::Settings => de::<model::Settings>(v),
+        FileKind::CurrentState => de::<model::CurrentState>(v),
+        FileKind::StateDelta => de::<model::StateDelta>(v),
+        FileKind::ChangelogEntry => de::<model::ChangelogEntry>(v),
+        FileKind::WorldRules => de::<model::WorldRules>(v),
+        FileKind::Character => de::<model::Character>(v),
+        FileKind::Relationships => de::<model::Relationships>(v),
+        FileKind::Storylines => de::<model::Storylines>(v),
+        FileKind::StorylineSpec => de::<model::StorylineSpec>(v),
+        FileKind::StorylineSchedule => de::<model::StorylineSchedule>(v),
+        FileKind::ChapterContract => de::<model::ChapterContract>(v),
+        FileKind::ForeshadowingGlobal => de::<model::ForeshadowingGlobal>(v),
+        FileKind::VolumeForeshadowing => de::<model::VolumeForeshadowing>(v),
+        FileKind::Evaluation => de::<model::Evaluation>(v),
+        FileKind::PipelineLog => de::<model::PipelineLog>(v),
+        FileKind::StyleProfile => de::<model::StyleProfile>(v),
+        FileKind::AiBlacklist => de::<model::AiBlacklist>(v),
+        FileKind::StyleDrift => de::<model::StyleDrift>(v),
+    }
+}
+
+/// A JSON document of the project, as the store found it.
+#[derive(Debug, Clone)]
+pub struct JsonDoc {
+    /// Project-relative path; for JSONL lines `path:LINE`.
+    pub file: String,
+    pub kind: FileKind,
+    pub value: Value,
+    /// The chapter number the file name claims (`chapter-048.json` → 48).
+    pub chapter_in_name: Option<u32>,
+    /// The volume the path claims (`volumes/vol-02/…` → 2).
+    pub volume_in_path: Option<u32>,
+    /// The slug the file name claims (`characters/active/lin-feng.json` → `lin-feng`).
+    pub slug_in_name: Option<String>,
+}
+
+/// A Markdown file whose name or head says which chapter it is.
+#[derive(Debug, Clone)]
+pub struct MarkdownDoc {
+    pub file: String,
+    pub chapter_in_name: Option<u32>,
+    /// The first few lines (enough for a heading or front matter).
+    pub head: String,
+    pub is_summary: bool,
+}
+
+/// Everything `check_project` looks at. Files the store could not read or parse arrive as
+/// findings already (`preexisting`).
+#[derive(Debug, Clone, Default)]
+pub struct ProjectView {
+    pub docs: Vec<JsonDoc>,
+    pub markdown: Vec<MarkdownDoc>,
+    /// `storylines/<dir>/` directory names.
+    pub storyline_dirs: Vec<String>,
+    pub preexisting: Vec<Finding>,
+}
+
+fn typed<T: serde::de::DeserializeOwned>(doc: &JsonDoc) -> Option<T> {
+    serde_json::from_value(doc.value.clone()).ok()
+}
+
+static W_REF: OnceLock<Regex> = OnceLock::new();
+static C_REF: OnceLock<Regex> = OnceLock::new();
+static LS_REF: OnceLock<Regex> = OnceLock::new();
+
+fn refs<'t>(re: &'static OnceLock<Regex>, pat: &str, text: &'t str) -> Vec<&'t str> {
+    let re = re.get_or_init(|| Regex::new(pat).expect("reference pattern"));
+    re.find_iter(text).map(|m| m.as_str()).collect()
+}
+
+/// Runs every document check and every cross-file check; returns the findings sorted.
+pub fn check_project(view: &ProjectView) -> Vec<Finding> {
+    let mut out = view.preexisting.clone();
+    let mut valid: Vec<&JsonDoc> = Vec::new();
+    for doc in &view.docs {
+        let found = check_document(&doc.file, doc.kind, &doc.value);
+        if found.is_empty() {
+            valid.push(doc);
+        }
+        out.extend(found);
+    }
+    // Registries of what exists (from documents that passed their schema).
+    let mut storyline_ids: Option<BTreeSet<String>> = None;
+    let mut world_rule_ids: Option<BTreeSet<String>> = None;
+    let mut ls_ids: Option<BTreeSet<String>> = None;
+    let mut contract_ids: BTreeSet<String> = BTreeSet::new();
+    // Which kinds could not be loaded (so references into them cannot be judged).
+    let broken: BTreeSet<FileKind> = view
+        .docs
+        .iter()
+        .filter(|d| !valid.iter().any(|v| std::ptr::eq(*v, *d)))
+        .map(|d| d.kind)
+        .collect();
+
+    for doc in &valid {
+        match doc.kind {
+            FileKind::Storylines => {
+                if let Some(s) = typed::<model::Storylines>(doc) {
+                    let mut ids = BTreeSet::new();
+                    let types: Vec<String> = if s.storyline_types.is_empty() {
+                        DEFAULT_STORYLINE_TYPES
+                            .iter()
+                            .map(|t| t.to_string())
+                            .collect()
+                    } else {
+                        s.storyline_types.clone()
+                    };
+                    for (i, line) in s.storylines.iter().enumerate() {
+                        if !ids.insert(line.id.clone()) {
+                            out.push(Finding::error(
+                                &doc.file,
+                                format!("/storylines/{i}/id"),
+                                "E_DUPLICATE_ID",
+                                format!("故事线 id「{}」重复", line.id),
+                            ));
+                        }
+                        if !types.contains(&line.kind) {
+                            out.push(Finding::error(
+                                &doc.file,
+                                format!("/storylines/{i}/type"),
+                                "E_STORYLINE_TYPE",
+                                format!(
+                                    "故事线类型「{}」不在 storyline_types 中（可选：{}）",
+                                    line.kind,
+                                    types.join("、")
+                                ),
+                            ));
+                        }
+                    }
+                    storyline_ids = Some(ids);
+                }
+            }
+            FileKind::WorldRules => {
+                if let Some(r) = typed::<model::WorldRules>(doc) {
+                    let mut ids = BTreeSet::new();
+                    for (i, rule) in r.rules.iter().enumerate() {
+                        if !ids.insert(rule.id.clone()) {
+                            out.push(Finding::error(
+                                &doc.file,
+                                format!("/rules/{i}/id"),
+                                "E_DUPLICATE_ID",
+                                format!("世界规则编号「{}」重复", rule.id),
+                            ));
+                        }
+                    }
+                    world_rule_ids = Some(ids);
+                }
+            }
+            FileKind::StorylineSpec => {
+                if let Some(s) = typed::<model::StorylineSpec>(doc) {
+                    let mut ids = BTreeSet::new();
+                    for (i, rule) in s.rules.iter().enumerate() {
+                        if !ids.insert(rule.id.clone()) {
+                            out.push(Finding::error(
+                                &doc.file,
+                                format!("/rules/{i}/id"),
+                                "E_DUPLICATE_ID",
+                                format!("故事线规范编号「{}」重复", rule.id),
+                            ));
+                        }
+                    }
+                    ls_ids = Some(ids);
+                }
+            }
+            FileKind::Character => {
+                if let Some(c) = typed::<model::Character>(doc) {
+                    if let Some(stem) = &doc.slug_in_name
+                        && stem != &c.id
+                    {
+                        out.push(Finding::error(
+                            &doc.file,
+                            "/id",
+                            "E_FILE_NAME",
+                            format!("角色 id「{}」与文件名「{stem}.json」不一致", c.id),
+                        ));
+                    }
+                    for (i, k) in c.contracts.iter().enumerate() {
+                        if !contract_ids.insert(k.id.clone()) {
+                            out.push(Finding::error(
+                                &doc.file,
+                                format!("/contracts/{i}/id"),
+                                "E_DUPLICATE_ID",
+                                format!("角色契约编号「{}」在项目中重复", k.id),
+                            ));
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let characters_broken = broken.contains(&FileKind::Character);
+    // An absent registry file means nothing can be referenced; a broken one means we cannot tell.
+    let or_empty = |set: Option<BTreeSet<String>>, kind: FileKind| match set {
+        None if broken.contains(&kind) => None,
+        None => Some(BTreeSet::new()),
+        some => some,
+    };
+    let storyline_ids = or_empty(storyline_ids, FileKind::Storylines);
+    let world_rule_ids = or_empty(world_rule_ids, FileKind::WorldRules);
+    let ls_ids = or_empty(ls_ids, FileKind::StorylineSpec);
+
+    // Per-document cross checks.
+    for doc in &valid {
+        chapter_name_check(doc, &mut out);
+        let file = doc.file.as_str();
+        let storyline_ref = |pointer: String, id: &str, out: &mut Vec<Finding>| {
+            if !is_slug(id) {
+                out.push(Finding::error(
+                    file,
+                    pointer,
+                    "E_SLUG",
+                    format!("故事线 id「{id}」不是 slug（小写英文、数字、- 或 _）"),
+                ));
+            } else if let Some(ids) = &storyline_ids
+                && !ids.contains(id)
+            {
+                out.push(Finding::error(
+                    file,
+                    pointer,
+                    "E_REF_STORYLINE",
+                    format!("引用了不存在的故事线「{id}」（storylines/storylines.json 中没有）"),
+                ));
+            }
+        };
+        match doc.kind {
+            FileKind::Storylines => {
+                if let Some(s) = typed::<model::Storylines>(doc) {
+                    for (i, r) in s.relationships.iter().enumerate() {
+                        storyline_ref(format!("/relationships/{i}/from"), &r.from, &mut out);
+                        storyline_ref(format!("/relationships/{i}/to"), &r.to, &mut out);
+                    }
+                }
+            }
+            FileKind::StorylineSchedule => {
+                if let Some(s) = typed::<model::StorylineSchedule>(doc) {
+                    if let Some(v) = doc.volume_in_path
+                        && v != s.volume
+                    {
+                        out.push(Finding::error(
+                            file,
+                            "/volume",
+                            "E_FILE_NAME",
+                            format!("volume 为 {}，但文件位于第 {v} 卷目录", s.volume),
+                        ));
+                    }
+                    if let Some([a, b]) = s.chapter_range
+                        && a > b
+                    {
+                        out.push(Finding::error(
+                            file,
+                            "/chapter_range",
+                            "E_RANGE",
+                            format!("章节范围 [{a}, {b}] 起点大于终点"),
+                        ));
+                    }
+                    for (i, a) in s.active_storylines.iter().enumerate() {
+                        storyline_ref(
+                            format!("/active_storylines/{i}/storyline_id"),
+                            &a.storyline_id,
+                            &mut out,
+                        );
+                    }
+                    for (i, e) in s.convergence_events.iter().enumerate() {
+                        let [a, b] = e.chapter_range;
+                        if a > b {
+                            out.push(Finding::error(
+                                file,
+                                format!("/convergence_events/{i}/chapter_range"),
+                                "E_RANGE",
+                                format!("交汇事件章节范围 [{a}, {b}] 起点大于终点"),
+                            ));
+                        }
+                        for (j, id) in e.involved_storylines.iter().enumerate() {
+                            storyline_ref(
+                                format!("/convergence_events/{i}/involved_storylines/{j}"),
+                                id,
+                                &mut out,
+                            );
+                        }
+                    }
+                    for (j, id) in s.dormant_storylines.iter().enumerate() {
+                        storyline_ref(format!("/dormant_storylines/{j}"), id, &mut out);
+                    }
+                    for (j, id) in s.newly_activated.iter().enumerate() {
+                        storyline_ref(format!("/newly_activated/{j}"), id, &mut out);
+                    }
+                }
+            }
+            FileKind::ChapterContract => {
+                if let Some(c) = typed::<model::ChapterContract>(doc) {
+                    if let Some(id) = &c.storyline_id {
+                        storyline_ref("/storyline_id".into(), id, &mut out);
+                    }
+                    if let Some(h) = &c.transition_hint
+                        && let Some(id) = &h.next_storyline
+                    {
+                        storyline_ref("/transition_hint/next_storyline".into(), id, &mut out);
+                    }
+                    if let Some(ctx) = &c.storyline_context {
+                        for key in ctx.concurrent_state.keys() {
+                            storyline_ref(
+                                format!("/storyline_context/concurrent_state/{}", escape(key)),
+                                key,
+                                &mut out,
+                            );
+                        }
+                    }
+                    contract_refs(
+                        doc,
+                        &c,
+                        world_rule_ids.as_ref(),
+                        ls_ids.as_ref(),
+                        (!characters_broken).then_some(&contract_ids),
+                        &mut out,
+                    );
+                }
+            }
+            FileKind::StateDelta => {
+                if let Some(d) = typed::<model::StateDelta>(doc) {
+                    storyline_ref("/storyline_id".into(), &d.storyline_id, &mut out);
+                }
+            }
+            FileKind::ForeshadowingGlobal => {
+                if let Some(f) = typed::<model::ForeshadowingGlobal>(doc) {
+                    let mut seen = BTreeSet::new();
+                    for (i, item) in f.foreshadowing.iter().enumerate() {
+                        if !seen.insert(item.id.clone()) {
+                            out.push(Finding::error(
+                                file,
+                                format!("/foreshadowing/{i}/id"),
+                                "E_DUPLICATE_ID",
+                                format!("伏笔 id「{}」重复", item.id),
+                            ));
+                        }
+                        if let Some(id) = &item.planted_storyline {
+                            storyline_ref(
+                                format!("/foreshadowing/{i}/planted_storyline"),
+                                id,
+                                &mut out,
+                            );
+                        }
+                    }
+                }
+            }
+            FileKind::VolumeForeshadowing => {
+                if let Some(f) = typed::<model::VolumeForeshadowing>(doc) {
+                    if let Some(v) = doc.volume_in_path
+                        && v != f.volume
+                    {
+                        out.push(Finding::error(
+                            file,
+                            "/volume",
+                            "E_FILE_NAME",
+                            format!("volume 为 {}，但文件位于第 {v} 卷目录", f.volume),
+                        ));
+                    }
+                    for (i, item) in f.foreshadowing.iter().enumerate() {
+                        if let Some(id) = &item.storyline_id {
+                            storyline_ref(format!("/foreshadowing/{i}/storyline_id"), id, &mut out);
+                        }
+                    }
+                }
+            }
+            FileKind::CurrentState => {
+                for section in ["characters", "items", "locations", "factions"] {
+                    if let Some(map) = doc.value.get(section).and_then(Value::as_object) {
+                        for key in map.keys() {
+                            if !is_slug(key) {
+                                out.push(Finding::error(
+                                    file,
+                                    format!("/{section}/{}", escape(key)),
+                                    "E_SLUG",
+                                    format!(
+                                        "「{key}」不是 slug：state 的实体键必须用 slug（如 lin-feng），显示名写在角色档案里"
+                                    ),
+                                ));
+                            }
+                        }
+                    }
+                }
+            }
+            FileKind::Evaluation => {
+                if let Some(e) = typed::<model::Evaluation>(doc) {
+                    let sum: f64 = e.scores.dimensions().iter().map(|(_, d)| d.weight).sum();
+                    if (sum - 1.0).abs() > 0.005 {
+                        out.push(Finding::error(
+                            file,
+                            "/scores",
+                            "E_WEIGHTS",
+                            format!("8 个维度的权重之和为 {sum:.3}，应为 1.0"),
+                        ));
+                    }
+                }
+            }
+            FileKind::Checkpoint => {
+                if let Some(c) = typed::<model::Checkpoint>(doc) {
+                    checkpoint_coherence(file, &c, &mut out);
+                }
+            }
+            FileKind::Settings => {
+                if let Some(s) = typed::<model::Settings>(doc) {
+                    if s.chapter_length.min > s.chapter_length.max {
+                        out.push(Finding::error(
+                            file,
+                            "/chapter_length",
+                            "E_RANGE",
+                            "chapter_length.min 大于 max".to_string(),
+                        ));
+                    }
+                    let g = &s.gate;
+                    if !(g.pass >= g.polish && g.polish >= g.revise && g.revise >= g.pause) {
+                        out.push(Finding::error(
+                            file,
+                            "/gate",
+                            "E_RANGE",
+                            "门控阈值应满足 pass ≥ polish ≥ revise ≥ pause".to_string(),
+                        ));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    // Storyline memory directories must be slugs and known storylines.
+    for dir in &view.storyline_dirs {
+        let file = format!("storylines/{dir}/");
+        if !is_slug(dir) {
+            out.push(Finding::error(
+                &file,
+                "",
+                "E_SLUG",
+                format!("故事线目录名「{dir}」不是 slug"),
+            ));
+        } else if let Some(ids) = &storyline_ids
+            && !ids.contains(dir)
+        {
+            out.push(Finding::warning(
+                &file,
+                "",
+                "E_REF_STORYLINE",
+                format!("目录「{dir}」不对应 storylines.json 中的任何故事线"),
+            ));
+        }
+    }
+
+    for md in &view.markdown {
+        markdown_check(md, storyline_ids.as_ref(), &mut out);
+    }
+
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Escapes a key for use inside a JSON pointer (RFC 6901).
+pub fn escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+fn chapter_name_check(doc: &JsonDoc, out: &mut Vec<Finding>) {
+    let Some(named) = doc.chapter_in_name else {
+        return;
+    };
+    let Some(chapter) = doc.value.get("chapter").and_then(Value::as_u64) else {
+        return;
+    };
+    if chapter != u64::from(named) {
+        out.push(Finding::error(
+            &doc.file,
+            "/chapter",
+            "E_FILE_NAME",
+            format!("chapter 为 {chapter}，但文件名表示第 {named} 章"),
+        ));
+    }
+}
+
+fn contract_refs(
+    doc: &JsonDoc,
+    c: &model::ChapterContract,
+    world: Option<&BTreeSet<String>>,
+    ls: Option<&BTreeSet<String>>,
+    contracts: Option<&BTreeSet<String>>,
+    out: &mut Vec<Finding>,
+) {
+    let file = doc.file.as_str();
+    // `None` = the registry file is broken (its own errors are reported; refs cannot be judged).
+    let check = |pointer: String, id: &str, out: &mut Vec<Finding>| {
+        let (known, what, home) = if id.starts_with("W-") {
+            (world, "世界规则", "world/rules.json")
+        } else if id.starts_with("LS-") {
+            (ls, "故事线规范", "storylines/storyline-spec.json")
+        } else {
+            (
+                contracts,
+                "角色契约",
+                "characters/active/*.json 的 contracts",
+            )
+        };
+        if let Some(set) = known
+            && !set.contains(id)
+        {
+            out.push(Finding::error(
+                file,
+                pointer,
+                "E_REF_SPEC",
+                format!("引用了不存在的{what}「{id}」（{home} 中没有）"),
+            ));
+        }
+    };
+    for (i, id) in c.preconditions.required_world_rules.iter().enumerate() {
+        check(format!("/preconditions/required_world_rules/{i}"), id, out);
+    }
+    let mut texts: Vec<(String, &str)> = Vec::new();
+    for (i, t) in c.acceptance_criteria.iter().enumerate() {
+        texts.push((format!("/acceptance_criteria/{i}"), t.as_str()));
+    }
+    for (i, o) in c.objectives.iter().enumerate() {
+        texts.push((
+            format!("/objectives/{i}/description"),
+            o.description.as_str(),
+        ));
+    }
+    for (pointer, text) in texts {
+        for id in refs(&W_REF, r"W-[0-9]{3,}", text) {
+            check(pointer.clone(), id, out);
+        }
+        for id in refs(&LS_REF, r"LS-[0-9]{3,}", text) {
+            check(pointer.clone(), id, out);
+        }
+        for id in refs(&C_REF, r"C-[A-Z0-9]+(?:-[A-Z0-9]+)*-[0-9]{3,}", text) {
+            check(pointer.clone(), id, out);
+        }
+    }
+}
+
+fn checkpoint_coherence(file: &str, c: &model::Checkpoint, out: &mut Vec<Finding>) {
+    use model::PipelineStage as S;
+    let busy = matches!(
+        c.pipeline_stage,
+        Some(S::Drafting | S::Drafted | S::Refined | S::Judged | S::Revising)
+    );
+    match (busy, c.inflight_chapter) {
+        (true, None) => out.push(Finding::error(
+            file,
+            "/inflight_chapter",
+            "E_CHECKPOINT",
+            "pipeline_stage 表示有章节在写，但 inflight_chapter 为 null".to_string(),
+        )),
+        (_, Some(n)) if n != c.last_completed_chapter + 1 => out.push(Finding::error(
+            file,
+            "/inflight_chapter",
+            "E_CHECKPOINT",
+            format!(
+                "在写章节为第 {n} 章，但最后完成的是第 {} 章（应为第 {} 章）",
+                c.last_completed_chapter,
+                c.last_completed_chapter + 1
+            ),
+        )),
+        (false, Some(n)) => out.push(Finding::warning(
+            file,
+            "/inflight_chapter",
+            "E_CHECKPOINT",
+            format!("inflight_chapter 为 {n}，但 pipeline_stage 不是进行中的阶段"),
+        )),
+        _ => {}
+    }
+    let mut ids = BTreeMap::new();
+    for (i, a) in c.pending_actions.iter().enumerate() {
+        if let Some(prev) = ids.insert(a.id.clone(), i) {
+            out.push(Finding::error(
+                file,
+                format!("/pending_actions/{i}/id"),
+                "E_DUPLICATE_ID",
+                format!("待处理事项 id「{}」与第 {prev} 项重复", a.id),
+            ));
+        }
+    }
+}
+
+/// Summary front matter: `---\nchapter: 48\nstoryline_id: main_arc\n---`.
+fn front_matter(head: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut lines = head.lines();
+    if lines.next().map(str::trim) != Some("---") {
+        return out;
+    }
+    for line in lines {
+        if line.trim() == "---" {
+            break;
+        }
+        if let Some((k, v)) = line.split_once(':') {
+            out.insert(k.trim().to_string(), v.trim().trim_matches('"').to_string());
+        }
+    }
+    out
+}
+
+/// Parses `第48章` / `第四十八章` / `第一百零二章` in a heading.
+pub fn chapter_in_heading(line: &str) -> Option<u32> {
+    let start = line.find('第')? + '第'.len_utf8();
+    let rest = &line[start..];
+    let end = rest.find('章')?;
+    let num = rest[..end].trim();
+    if num.is_empty() {
+        return None;
+    }
+    if num.chars().all(|c| c.is_ascii_digit()) {
+        return num.parse().ok();
+    }
+    chinese_number(num)
+}
+
+fn chinese_number(s: &str) -> Option<u32> {
+    let digit = |c: char| {
+        "零一二三四五六七八九"
+            .chars()
+            .position(|d| d == c)
+            .map(|p| p as u32)
+    };
+    let mut total = 0u32;
+    let mut section = 0u32;
+    let mut current: Option<u32> = None;
+    for c in s.chars() {
+        if c == '两' {
+            current = Some(2);
+            continue;
+        }
+        if c == '〇' {
+            current = Some(0);
+            continue;
+        }
+        if let Some(d) = digit(c) {
+            current = Some(d);
+            continue;
+        }
+        let unit = match c {
+            '十' => 10,
+            '百' => 100,
+            '千' => 1000,
+            '万' => 10000,
+            _ => return None,
+        };
+        if unit == 10000 {
+            total = (total + section + current.unwrap_or(0)) * unit;
+            section = 0;
+        } else {
+            section += current.unwrap_or(1) * unit;
+        }
+        current = None;
+    }
+    Some(total + section + current.unwrap_or(0))
+}
+
+fn markdown_check(md: &MarkdownDoc, storylines: Option<&BTreeSet<String>>, out: &mut Vec<Finding>) {
+    let Some(named) = md.chapter_in_name else {
+        return;
+    };
+    if md.is_summary {
+        let fm = front_matter(&md.head);
+        if let Some(ch) = fm.get("chapter") {
+            match ch.parse::<u32>() {
+                Ok(n) if n == named => {}
+                Ok(n) => out.push(Finding::error(
+                    &md.file,
+                    "/chapter",
+                    "E_FILE_NAME",
+                    format!("摘要 front matter 中 chapter 为 {n}，但文件名表示第 {named} 章"),
+                )),
+                Err(_) => out.push(Finding::error(
+                    &md.file,
+                    "/chapter",
+                    "E_SCHEMA",
+                    format!("摘要 front matter 中 chapter「{ch}」不是整数"),
+                )),
+            }
+        }
+        if let Some(id) = fm.get("storyline_id") {
+            if !is_slug(id) {
+                out.push(Finding::error(
+                    &md.file,
+                    "/storyline_id",
+                    "E_SLUG",
+                    format!("摘要的 storyline_id「{id}」不是 slug"),
+                ));
+            } else if let Some(ids) = storylines
+                && !ids.contains(id.as_str())
+            {
+                out.push(Finding::error(
+                    &md.file,
+                    "/storyline_id",
+                    "E_REF_STORYLINE",
+                    format!("摘要引用了不存在的故事线「{id}」"),
+                ));
+            }
+        }
+    } else if let Some(first) = md.head.lines().find(|l| l.trim_start().starts_with('#'))
+        && let Some(n) = chapter_in_heading(first)
+        && n != named
+    {
+        out.push(Finding::error(
+            &md.file,
+            "",
+            "E_FILE_NAME",
+            format!(
+                "标题「{}」是第 {n} 章，但文件名表示第 {named} 章",
+                first.trim()
+            ),
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chinese_chapter_numbers() {
+        for (s, n) in [
+            ("# 第48章 密信", 48),
+            ("# 第四十八章 密信", 48),
+            ("# 第十章", 10),
+            ("## 第一百零二章 归来", 102),
+            ("第一千二百三十四章", 1234),
+            ("第两百章", 200),
+        ] {
+            assert_eq!(chapter_in_heading(s), Some(n), "{s}");
+        }
+        assert_eq!(chapter_in_heading("# 序章"), None);
+        assert_eq!(chapter_in_heading("# 第X章"), None);
+    }
+
+    #[test]
+    fn json_error_column_counts_characters() {
+        // The error sits after five CJK characters (15 bytes) and the opening quote.
+        let err = parse_json("{\"名字\": \"陆尘陆尘陆\" x}").unwrap_err();
+        assert_eq!(err.line, 1);
+        assert_eq!(err.column, 16, "{err}");
+        assert!(err.message.contains("缺少逗号"), "{err}");
+    }
+
+    #[test]
+    fn nullable_enum_typo_names_the_options() {
+        let v = serde_json::json!({
+            "last_completed_chapter": 0, "current_volume": 1,
+            "orchestrator_state": "WRITING", "pipeline_stage": "drafing"
+        });
+        let errs = schema_errors(FileKind::Checkpoint, &v);
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert_eq!(errs[0].0, "/pipeline_stage");
+        assert!(errs[0].1.contains("drafting"), "{errs:?}");
+    }
+
+    #[test]
+    fn chinese_display_name_as_slug_gets_a_hint() {
+        let v = serde_json::json!({"id": "陆尘", "display_name": "陆尘"});
+        let errs = schema_errors(FileKind::Character, &v);
+        assert_eq!(errs[0].0, "/id");
+        assert!(
+            errs[0].1.contains("slug") && errs[0].1.contains("中文"),
+            "{errs:?}"
+        );
+    }
+
+    #[test]
+    fn bom_is_tolerated() {
+        let v = parse_json("\u{feff}{\"a\": 1}").unwrap();
+        assert_eq!(v["a"], 1);
+    }
+}

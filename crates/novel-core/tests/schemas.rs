@@ -1,0 +1,185 @@
+//! The checked-in schemas (`templates/schemas/*.schema.json`) are exactly what the Rust types
+//! generate, and the fixtures in `tests/schemas/{valid,invalid}/<kind>/` behave.
+//! Regenerate the schema files with `NOVEL_BLESS=1 cargo test -p novel-core --test schemas`.
+
+use std::path::{Path, PathBuf};
+
+use novel_core::FileKind;
+use novel_core::validate::{check_document, parse_json};
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn schema_text(kind: FileKind) -> String {
+    let mut s = serde_json::to_string_pretty(kind.schema()).unwrap();
+    s.push('\n');
+    s
+}
+
+#[test]
+fn checked_in_schemas_match_the_types() {
+    let dir = repo_root().join("templates/schemas");
+    let bless = std::env::var_os("NOVEL_BLESS").is_some();
+    let mut stale = Vec::new();
+    for kind in FileKind::ALL {
+        let path = dir.join(format!("{}.schema.json", kind.name()));
+        let want = schema_text(kind);
+        if bless {
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(&path, &want).unwrap();
+            continue;
+        }
+        match std::fs::read_to_string(&path) {
+            Ok(have) if have == want => {}
+            _ => stale.push(kind.name()),
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "schemas out of date: {stale:?}; run NOVEL_BLESS=1 cargo test -p novel-core --test schemas"
+    );
+    // No stray schema files for kinds that no longer exist.
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        let kind = name.trim_end_matches(".schema.json");
+        assert!(
+            FileKind::from_name(kind).is_some(),
+            "stray schema file {name}"
+        );
+    }
+}
+
+fn fixtures(kind: FileKind, group: &str) -> Vec<PathBuf> {
+    let dir = repo_root()
+        .join("tests/schemas")
+        .join(group)
+        .join(kind.name());
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn valid_fixtures_validate() {
+    for kind in FileKind::ALL {
+        let files = fixtures(kind, "valid");
+        assert!(!files.is_empty(), "no valid fixture for {}", kind.name());
+        for path in files {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let value = parse_json(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let found = check_document("x", kind, &value);
+            assert!(found.is_empty(), "{}: {found:#?}", path.display());
+        }
+    }
+}
+
+/// Each invalid fixture `<case>.json` must fail, and `expect.json` beside it names the JSON
+/// pointer the error must point at (`{"<case>.json": "/ops/0/op"}`).
+#[test]
+fn invalid_fixtures_fail_at_the_expected_pointer() {
+    for kind in FileKind::ALL {
+        let files = fixtures(kind, "invalid");
+        let expect_path = repo_root()
+            .join("tests/schemas/invalid")
+            .join(kind.name())
+            .join("expect.json");
+        let expect: serde_json::Map<String, serde_json::Value> = serde_json::from_str(
+            &std::fs::read_to_string(&expect_path)
+                .unwrap_or_else(|e| panic!("{}: {e}", expect_path.display())),
+        )
+        .unwrap();
+        let cases: Vec<_> = files
+            .iter()
+            .filter(|p| p.file_name().unwrap() != "expect.json")
+            .collect();
+        assert!(!cases.is_empty(), "no invalid fixture for {}", kind.name());
+        for path in cases {
+            let name = path.file_name().unwrap().to_str().unwrap();
+            let pointer = expect
+                .get(name)
+                .and_then(|v| v.as_str())
+                .unwrap_or_else(|| panic!("{}: no entry for {name} in expect.json", kind.name()));
+            let text = std::fs::read_to_string(path).unwrap();
+            let found = match parse_json(&text) {
+                Ok(value) => check_document("x", kind, &value),
+                Err(e) => panic!("{}: invalid fixtures must be JSON: {e}", path.display()),
+            };
+            assert!(
+                found.iter().any(|f| f.pointer == pointer),
+                "{}: expected an error at {pointer:?}, got {found:#?}",
+                path.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn unknown_keys_survive_a_round_trip() {
+    use novel_core::model::*;
+    fn round<T: serde::Serialize + serde::de::DeserializeOwned>(
+        v: serde_json::Value,
+    ) -> serde_json::Value {
+        let typed: T = serde_json::from_value(v).unwrap();
+        serde_json::to_value(typed).unwrap()
+    }
+    let character = serde_json::json!({
+        "id": "lu-chen", "display_name": "陆尘", "作者备注": "不要删",
+        "contracts": [{"id": "C-LUCHEN-001", "type": "capability", "rule": "筑基后期", "valid_until": null, "私货": [1, 2]}]
+    });
+    let back = round::<Character>(character.clone());
+    assert_eq!(back["作者备注"], "不要删");
+    assert_eq!(back["contracts"][0]["私货"], serde_json::json!([1, 2]));
+    assert!(
+        back["contracts"][0]
+            .get("valid_until")
+            .is_some_and(|v| v.is_null()),
+        "explicit null kept"
+    );
+    let keys: Vec<_> = back.as_object().unwrap().keys().cloned().collect();
+    assert_eq!(
+        keys,
+        ["id", "display_name", "aliases", "contracts", "作者备注"]
+    );
+
+    let storylines = serde_json::json!({
+        "storylines": [{"id": "main_arc", "name": "主线", "type": "main_arc", "scope": "novel",
+            "status": "active", "color": "红"}],
+        "relationships": [], "note": {"a": 1}
+    });
+    let back = round::<Storylines>(storylines);
+    assert_eq!(back["storylines"][0]["color"], "红");
+    assert_eq!(back["note"]["a"], 1);
+}
+
+/// The templates `novel init` copies into a project are valid for their kinds.
+#[test]
+fn templates_are_schema_valid() {
+    let root = repo_root().join("templates");
+    let mut cases = vec![
+        (root.join("ai-blacklist.json"), FileKind::AiBlacklist),
+        (
+            root.join("style-profile-template.json"),
+            FileKind::StyleProfile,
+        ),
+        (root.join("storyline-spec.json"), FileKind::StorylineSpec),
+    ];
+    let presets = root.join("style-presets");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&presets).unwrap() {
+        cases.push((entry.unwrap().path(), FileKind::StyleProfile));
+        n += 1;
+    }
+    assert!(n >= 3, "at least 3 style presets (PRD §7), found {n}");
+    for (path, kind) in cases {
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let value = parse_json(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let found = check_document("x", kind, &value);
+        assert!(found.is_empty(), "{}: {found:#?}", path.display());
+    }
+}

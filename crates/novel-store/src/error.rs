@@ -1,0 +1,84 @@
+//! Store errors, each with a stable code and a hint the CLI shows under `hint:`.
+
+use std::path::PathBuf;
+
+use novel_core::validate::JsonSyntaxError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("这里不是小说项目：从 {start} 向上找不到 .checkpoint.json")]
+    NotAProject { start: PathBuf },
+    #[error("{dir} 已经有小说项目或同名文件，拒绝覆盖：{}", conflicts.join("、"))]
+    ProjectExists {
+        dir: PathBuf,
+        conflicts: Vec<String>,
+    },
+    #[error("读写 {path} 失败：{source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path} 不是合法的 UTF-8 文本")]
+    NotUtf8 { path: PathBuf },
+    #[error("{path}：{error}")]
+    Json {
+        path: PathBuf,
+        error: JsonSyntaxError,
+    },
+    #[error("{path} 的内容不符合{what}的格式：{message}")]
+    Model {
+        path: PathBuf,
+        what: &'static str,
+        message: String,
+    },
+    #[error("没有名为「{name}」的风格预设（可选：{}）", known.join("、"))]
+    UnknownPreset { name: String, known: Vec<String> },
+    #[error("「{id}」不能用作路径：{why}")]
+    UnsafePath { id: String, why: &'static str },
+}
+
+impl StoreError {
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        StoreError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// Stable machine code (`E_…`).
+    pub fn code(&self) -> &'static str {
+        match self {
+            StoreError::NotAProject { .. } => "E_NOT_PROJECT",
+            StoreError::ProjectExists { .. } => "E_PROJECT_EXISTS",
+            StoreError::Io { .. } => "E_IO",
+            StoreError::NotUtf8 { .. } => "E_NOT_UTF8",
+            StoreError::Json { .. } => "E_JSON",
+            StoreError::Model { .. } => "E_SCHEMA",
+            StoreError::UnsafePath { .. } => "E_UNSAFE_PATH",
+            StoreError::UnknownPreset { .. } => "E_USAGE",
+        }
+    }
+
+    /// What the author can do about it.
+    pub fn hint(&self) -> String {
+        match self {
+            StoreError::NotAProject { .. } => {
+                "在项目目录里运行，或用 --project DIR 指定；新建项目用 novel init DIR".into()
+            }
+            StoreError::ProjectExists { .. } => {
+                "换一个空目录，或先移走上面列出的文件（novel 从不覆盖已有文件）".into()
+            }
+            StoreError::Io { .. } => "检查路径是否存在、权限与磁盘空间".into(),
+            StoreError::NotUtf8 { .. } => "请把文件另存为 UTF-8 编码".into(),
+            StoreError::Json { .. } => "按提示的行列修正 JSON 语法后重试".into(),
+            StoreError::Model { .. } => "运行 novel validate 查看全部错误".into(),
+            StoreError::UnknownPreset { .. } => {
+                "预设文件在插件的 templates/style-presets/ 中；也可以先不指定，之后由 StyleAnalyzer 从样章提取".into()
+            }
+            StoreError::UnsafePath { .. } => {
+                "id 只能用小写英文字母、数字和 - / _（如 lin-feng）".into()
+            }
+        }
+    }
+}

@@ -1,0 +1,312 @@
+//! `novel init`: lay down a new project (PRD §9.1) from the plugin's templates.
+//!
+//! The templates are compiled into the binary from `templates/`, so a project never refers
+//! back to the plugin. The project is first built in a hidden sibling directory and then
+//! moved into place, `.checkpoint.json` last: an interrupted init never looks like a project,
+//! and nothing that already exists is ever overwritten.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use novel_core::model::checkpoint::{Checkpoint, OrchestratorState};
+use novel_core::model::storyline::{Storyline, StorylineScope, StorylineStatus, Storylines};
+use novel_core::model::{CurrentState, Extra, Settings};
+use serde_json::json;
+
+use crate::error::StoreError;
+use crate::io::{create_dir_all, sync_dir, to_json_text};
+use crate::layout;
+use crate::time::now_iso;
+
+pub const BRIEF_TEMPLATE: &str = include_str!("../../../templates/brief-template.md");
+pub const STYLE_PROFILE_TEMPLATE: &str =
+    include_str!("../../../templates/style-profile-template.json");
+pub const AI_BLACKLIST_TEMPLATE: &str = include_str!("../../../templates/ai-blacklist.json");
+pub const STORYLINE_SPEC_TEMPLATE: &str = include_str!("../../../templates/storyline-spec.json");
+
+/// The style presets of PRD §7 (预置模板), by file stem.
+pub const STYLE_PRESETS: [(&str, &str); 5] = [
+    (
+        "qingsong-youmo",
+        include_str!("../../../templates/style-presets/qingsong-youmo.json"),
+    ),
+    (
+        "rexue-shaonian",
+        include_str!("../../../templates/style-presets/rexue-shaonian.json"),
+    ),
+    (
+        "xini-yanqing",
+        include_str!("../../../templates/style-presets/xini-yanqing.json"),
+    ),
+    (
+        "lengjun-xuanyi",
+        include_str!("../../../templates/style-presets/lengjun-xuanyi.json"),
+    ),
+    (
+        "gufeng-quanmou",
+        include_str!("../../../templates/style-presets/gufeng-quanmou.json"),
+    ),
+];
+
+/// The preset's text, if `name` is one.
+pub fn style_preset(name: &str) -> Option<&'static str> {
+    STYLE_PRESETS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, t)| *t)
+}
+
+/// The id of the one storyline a new project starts with (PRD §6 Layer 1, step 1c).
+pub const MAIN_STORYLINE: &str = "main_arc";
+
+#[derive(Debug, Clone, Default)]
+pub struct InitOptions {
+    pub title: Option<String>,
+    pub genre: Option<String>,
+    /// A style preset (file stem in `templates/style-presets/`) to start `style-profile.json` from.
+    pub style: Option<String>,
+}
+
+/// What was created, for the report.
+#[derive(Debug, Clone)]
+pub struct InitReport {
+    pub root: PathBuf,
+    pub files: Vec<String>,
+    pub dirs: Vec<String>,
+}
+
+/// Every file of a new project, as (relative path, content).
+pub fn project_files(opts: &InitOptions, now: &str) -> Vec<(String, String)> {
+    let title = opts
+        .title
+        .clone()
+        .unwrap_or_else(|| "未命名小说".to_string());
+    let genre = opts.genre.clone().unwrap_or_else(|| "待定".to_string());
+    let settings = Settings {
+        title: Some(title.clone()),
+        genre: Some(genre.clone()),
+        created_at: Some(now.to_string()),
+        ..Settings::default()
+    };
+    let checkpoint = Checkpoint {
+        last_completed_chapter: 0,
+        current_volume: 1,
+        orchestrator_state: OrchestratorState::QuickStart,
+        pipeline_stage: None,
+        inflight_chapter: None,
+        revision_count: 0,
+        pending_actions: Vec::new(),
+        last_checkpoint_time: Some(now.to_string()),
+        extra: Extra::new(),
+    };
+    let storylines = Storylines {
+        storylines: vec![Storyline {
+            id: MAIN_STORYLINE.to_string(),
+            name: "主线".to_string(),
+            kind: "main_arc".to_string(),
+            scope: StorylineScope::Novel,
+            pov_characters: Vec::new(),
+            affiliated_factions: Vec::new(),
+            timeline: Some("present".to_string()),
+            status: StorylineStatus::Active,
+            introduced_volume: Some(1),
+            description: Some(
+                "核心成长线（快速起步时默认创建，后续卷规划可增加副线/暗线）".to_string(),
+            ),
+            extra: Extra::new(),
+        }],
+        relationships: Vec::new(),
+        storyline_types: novel_core::model::storyline::DEFAULT_STORYLINE_TYPES
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        extra: Extra::new(),
+    };
+    let brief = BRIEF_TEMPLATE
+        .replace("{{title}}", &title)
+        .replace("{{genre}}", &genre);
+    let doc = |heading: &str, note: &str| format!("# {heading}\n\n<!-- {note} -->\n");
+    vec![
+        (layout::SETTINGS.into(), to_json_text(&settings)),
+        (layout::BRIEF.into(), brief),
+        (
+            layout::STYLE_PROFILE.into(),
+            opts.style
+                .as_deref()
+                .and_then(style_preset)
+                .unwrap_or(STYLE_PROFILE_TEMPLATE)
+                .to_string(),
+        ),
+        (
+            layout::AI_BLACKLIST.into(),
+            AI_BLACKLIST_TEMPLATE.to_string(),
+        ),
+        (
+            "world/geography.md".into(),
+            doc("地理", "WorldBuilder 维护：地域、势力分布、重要地点"),
+        ),
+        (
+            "world/history.md".into(),
+            doc("历史", "WorldBuilder 维护：纪年、重大事件、传说"),
+        ),
+        (
+            "world/rules.md".into(),
+            doc(
+                "世界规则（叙述版）",
+                "可验证的规则同时抽取到 world/rules.json（L1）",
+            ),
+        ),
+        (
+            "world/changelog.md".into(),
+            doc(
+                "世界观变更记录",
+                "每次增量更新追加一条：日期、变更内容、原因",
+            ),
+        ),
+        (
+            layout::WORLD_RULES.into(),
+            to_json_text(&json!({"rules": []})),
+        ),
+        (
+            layout::RELATIONSHIPS.into(),
+            to_json_text(&json!({"relationships": []})),
+        ),
+        (
+            "characters/changelog.md".into(),
+            doc("角色变更记录", "新增、更新、退场角色时追加一条"),
+        ),
+        (layout::STORYLINES.into(), to_json_text(&storylines)),
+        (
+            layout::STORYLINE_SPEC.into(),
+            STORYLINE_SPEC_TEMPLATE.to_string(),
+        ),
+        (
+            format!("storylines/{MAIN_STORYLINE}/memory.md"),
+            "# 主线 · 故事线记忆\n\n<!-- ≤500 字关键事实，Summarizer 每章更新 -->\n".to_string(),
+        ),
+        (
+            layout::CURRENT_STATE.into(),
+            to_json_text(&CurrentState::initial()),
+        ),
+        (layout::CHANGELOG.into(), String::new()),
+        (
+            layout::FORESHADOWING_GLOBAL.into(),
+            to_json_text(&json!({"foreshadowing": []})),
+        ),
+        // Last: its presence is what makes the directory a project.
+        (layout::CHECKPOINT.into(), to_json_text(&checkpoint)),
+    ]
+}
+
+/// The top-level names a new project occupies.
+fn top_level_names(files: &[(String, String)]) -> Vec<String> {
+    let mut names: Vec<String> = files
+        .iter()
+        .map(|(p, _)| p.as_str())
+        .chain(layout::DIRS.iter().copied())
+        .map(|p| p.split('/').next().unwrap_or(p).to_string())
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// Creates a new project in `dir` (created if missing). Refuses if anything it would create
+/// already exists there, or if `dir` is already inside a project.
+pub fn init_project(dir: &Path, opts: &InitOptions) -> Result<InitReport, StoreError> {
+    let root = crate::project::absolute(dir);
+    if let Some(name) = &opts.style
+        && style_preset(name).is_none()
+    {
+        return Err(StoreError::UnknownPreset {
+            name: name.clone(),
+            known: STYLE_PRESETS.iter().map(|(n, _)| n.to_string()).collect(),
+        });
+    }
+    let now = now_iso();
+    let files = project_files(opts, &now);
+    let names = top_level_names(&files);
+
+    let mut conflicts: Vec<String> = names
+        .iter()
+        .filter(|n| root.join(n).symlink_metadata().is_ok())
+        .cloned()
+        .collect();
+    if conflicts.is_empty()
+        && let Ok(outer) = crate::project::Project::discover(&root)
+    {
+        conflicts.push(format!("上级目录已是项目：{}", outer.root.display()));
+    }
+    if !conflicts.is_empty() {
+        return Err(StoreError::ProjectExists {
+            dir: root,
+            conflicts,
+        });
+    }
+
+    let parent = root.parent().unwrap_or(&root).to_path_buf();
+    create_dir_all(&parent)?;
+    let tmp = parent.join(format!(
+        ".novel-init-{}-{}",
+        std::process::id(),
+        now.replace([':', '-'], "")
+    ));
+    let built = build_tree(&tmp, &files);
+    let moved = built.and_then(|()| move_into_place(&tmp, &root, &names));
+    if tmp.exists() {
+        let _ = fs::remove_dir_all(&tmp);
+    }
+    moved?;
+    let mut dirs: Vec<String> = layout::DIRS.iter().map(|d| d.to_string()).collect();
+    dirs.sort();
+    Ok(InitReport {
+        root,
+        files: files.into_iter().map(|(p, _)| p).collect(),
+        dirs,
+    })
+}
+
+fn build_tree(tmp: &Path, files: &[(String, String)]) -> Result<(), StoreError> {
+    for d in layout::DIRS {
+        create_dir_all(&layout::join(tmp, d))?;
+    }
+    for (rel, content) in files {
+        let path = layout::join(tmp, rel);
+        if let Some(p) = path.parent() {
+            create_dir_all(p)?;
+        }
+        // Fresh files in a private directory: plain write + fsync; the move makes them visible.
+        fs::write(&path, content).map_err(|e| StoreError::io(&path, e))?;
+        fs::File::open(&path)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| StoreError::io(&path, e))?;
+    }
+    Ok(())
+}
+
+fn move_into_place(tmp: &Path, root: &Path, names: &[String]) -> Result<(), StoreError> {
+    // A missing or empty target directory is replaced whole in one rename.
+    let empty = match fs::read_dir(root) {
+        Ok(mut it) => it.next().is_none(),
+        Err(_) => !root.exists(),
+    };
+    if empty && fs::rename(tmp, root).is_ok() {
+        return sync_dir(root.parent().unwrap_or(root));
+    }
+    // Otherwise move entry by entry, the checkpoint last.
+    create_dir_all(root)?;
+    let mut ordered: Vec<&String> = names.iter().filter(|n| *n != layout::CHECKPOINT).collect();
+    ordered.extend(names.iter().filter(|n| *n == layout::CHECKPOINT));
+    for name in ordered {
+        let from = tmp.join(name);
+        let to = root.join(name);
+        if to.symlink_metadata().is_ok() {
+            return Err(StoreError::ProjectExists {
+                dir: root.to_path_buf(),
+                conflicts: vec![name.clone()],
+            });
+        }
+        fs::rename(&from, &to).map_err(|e| StoreError::io(&to, e))?;
+    }
+    sync_dir(root)
+}

@@ -1,0 +1,150 @@
+//! Reads that tolerate a UTF-8 BOM, and writes that are atomic and durable:
+//! a uniquely named temp file in the same directory, fsync, rename over the target,
+//! fsync of the directory. A crash leaves either the old file or the new one, never half.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::error::StoreError;
+use novel_core::validate::{parse_json, strip_bom};
+
+/// Reads a UTF-8 text file; a leading BOM is dropped.
+pub fn read_text(path: &Path) -> Result<String, StoreError> {
+    let bytes = fs::read(path).map_err(|e| StoreError::io(path, e))?;
+    let text = String::from_utf8(bytes).map_err(|_| StoreError::NotUtf8 {
+        path: path.to_path_buf(),
+    })?;
+    Ok(strip_bom(&text).to_string())
+}
+
+/// Reads and parses a JSON file (BOM tolerated); syntax errors carry line and character column.
+pub fn read_json_value(path: &Path) -> Result<Value, StoreError> {
+    let text = read_text(path)?;
+    parse_json(&text).map_err(|error| StoreError::Json {
+        path: path.to_path_buf(),
+        error,
+    })
+}
+
+/// Reads a JSON file into a model type.
+pub fn read_json<T: DeserializeOwned>(path: &Path, what: &'static str) -> Result<T, StoreError> {
+    let value = read_json_value(path)?;
+    serde_json::from_value(value).map_err(|e| StoreError::Model {
+        path: path.to_path_buf(),
+        what,
+        message: e.to_string(),
+    })
+}
+
+/// Pretty JSON with a trailing newline, Chinese unescaped, key order kept.
+pub fn to_json_text<T: Serialize>(value: &T) -> String {
+    let mut s = serde_json::to_string_pretty(value).expect("model values always serialise");
+    s.push('\n');
+    s
+}
+
+/// Writes `value` as pretty JSON, atomically.
+pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), StoreError> {
+    write_atomic(path, to_json_text(value).as_bytes())
+}
+
+static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Atomically replaces `path` with `bytes` (temp + fsync + rename + dir fsync).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let tmp = dir.join(format!(
+        ".{name}.tmp-{}-{}-{nanos}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    let result = (|| {
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(|e| StoreError::io(&tmp, e))?;
+        f.write_all(bytes).map_err(|e| StoreError::io(&tmp, e))?;
+        f.sync_all().map_err(|e| StoreError::io(&tmp, e))?;
+        drop(f);
+        fs::rename(&tmp, path).map_err(|e| StoreError::io(path, e))?;
+        sync_dir(dir)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// fsyncs a directory so a rename or create inside it is durable.
+pub fn sync_dir(dir: &Path) -> Result<(), StoreError> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| StoreError::io(dir, e))
+}
+
+/// Creates a directory and its parents (idempotent).
+pub fn create_dir_all(dir: &Path) -> Result<(), StoreError> {
+    fs::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_write_replaces_and_leaves_no_temp() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.json");
+        write_atomic(&p, "旧".as_bytes()).unwrap();
+        write_atomic(&p, "新内容".as_bytes()).unwrap();
+        assert_eq!(fs::read_to_string(&p).unwrap(), "新内容");
+        let names: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+    }
+
+    #[test]
+    fn failed_write_keeps_old_file() {
+        let dir = tempfile::tempdir().unwrap();
+        // Target is a non-empty directory: rename must fail, and the temp file must go.
+        let p = dir.path().join("target");
+        fs::create_dir(&p).unwrap();
+        fs::write(p.join("keep"), "x").unwrap();
+        assert!(write_atomic(&p, b"data").is_err());
+        let names: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+        assert_eq!(fs::read_to_string(p.join("keep")).unwrap(), "x");
+    }
+
+    #[test]
+    fn bom_json_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("b.json");
+        fs::write(&p, "\u{feff}{\"章\": 1}").unwrap();
+        assert_eq!(read_json_value(&p).unwrap()["章"], 1);
+    }
+}

@@ -1,0 +1,353 @@
+//! The project layout (PRD §9.1 with the revisions of `002`/`003`) and its path naming.
+//! Every path the engine builds comes from here; ids become path segments only after
+//! they are checked to be slugs.
+
+use std::path::{Path, PathBuf};
+
+use novel_core::FileKind;
+use novel_core::model::is_slug;
+
+use crate::error::StoreError;
+
+pub const CHECKPOINT: &str = ".checkpoint.json";
+pub const SETTINGS: &str = "novel.json";
+pub const BRIEF: &str = "brief.md";
+pub const STYLE_PROFILE: &str = "style-profile.json";
+pub const AI_BLACKLIST: &str = "ai-blacklist.json";
+pub const STYLE_DRIFT: &str = "style-drift.json";
+pub const CURRENT_STATE: &str = "state/current-state.json";
+pub const CHANGELOG: &str = "state/changelog.jsonl";
+pub const WORLD_RULES: &str = "world/rules.json";
+pub const RELATIONSHIPS: &str = "characters/relationships.json";
+pub const STORYLINES: &str = "storylines/storylines.json";
+pub const STORYLINE_SPEC: &str = "storylines/storyline-spec.json";
+pub const FORESHADOWING_GLOBAL: &str = "foreshadowing/global.json";
+pub const LOCK_DIR: &str = ".novel.lock";
+
+/// Directories `novel init` creates (PRD §9.1; staging per `002` §10.4).
+pub const DIRS: [&str; 22] = [
+    "research",
+    "world",
+    "characters/active",
+    "characters/retired",
+    "storylines",
+    "volumes/vol-01",
+    "volumes/vol-01/chapter-contracts",
+    "chapters",
+    "staging",
+    "staging/chapters",
+    "staging/summaries",
+    "staging/state",
+    "staging/storylines",
+    "staging/evaluations",
+    "summaries",
+    "state",
+    "state/history",
+    "foreshadowing",
+    "evaluations",
+    "logs",
+    "characters",
+    "volumes",
+];
+
+/// `chapter-048` (3 digits, more when needed).
+pub fn chapter_stem(n: u32) -> String {
+    format!("chapter-{n:03}")
+}
+
+/// `vol-02`.
+pub fn volume_dir(v: u32) -> String {
+    format!("volumes/vol-{v:02}")
+}
+
+pub fn chapter_file(n: u32) -> String {
+    format!("chapters/{}.md", chapter_stem(n))
+}
+
+pub fn summary_file(n: u32) -> String {
+    format!("summaries/{}-summary.md", chapter_stem(n))
+}
+
+pub fn evaluation_file(n: u32) -> String {
+    format!("evaluations/{}-eval.json", chapter_stem(n))
+}
+
+pub fn log_file(n: u32) -> String {
+    format!("logs/{}-log.json", chapter_stem(n))
+}
+
+pub fn chapter_contract_file(volume: u32, n: u32) -> String {
+    format!(
+        "{}/chapter-contracts/{}.json",
+        volume_dir(volume),
+        chapter_stem(n)
+    )
+}
+
+/// `storylines/<id>/memory.md`, refusing ids that are not slugs (no traversal).
+pub fn storyline_memory(id: &str) -> Result<String, StoreError> {
+    safe_id(id)?;
+    Ok(format!("storylines/{id}/memory.md"))
+}
+
+/// `characters/active/<slug>.json`, refusing non-slug ids.
+pub fn active_character(id: &str) -> Result<String, StoreError> {
+    safe_id(id)?;
+    Ok(format!("characters/active/{id}.json"))
+}
+
+/// Checks that an id may become a path segment.
+pub fn safe_id(id: &str) -> Result<(), StoreError> {
+    if is_slug(id) {
+        Ok(())
+    } else {
+        Err(StoreError::UnsafePath {
+            id: id.to_string(),
+            why: "不是 slug",
+        })
+    }
+}
+
+/// What a project-relative path holds, read off its name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entry {
+    Json {
+        kind: FileKind,
+        chapter: Option<u32>,
+        volume: Option<u32>,
+        slug: Option<String>,
+    },
+    /// `state/changelog.jsonl`: one [`FileKind::ChangelogEntry`] per line.
+    JsonLines(FileKind),
+    ChapterText {
+        chapter: u32,
+    },
+    Summary {
+        chapter: u32,
+    },
+    /// A file in a data directory whose name does not follow the layout.
+    Misnamed {
+        expected: &'static str,
+    },
+    /// Anything the engine does not interpret (research notes, world docs, outlines …).
+    Other,
+}
+
+fn number_between(name: &str, prefix: &str, suffix: &str) -> Option<u32> {
+    let digits = name.strip_prefix(prefix)?.strip_suffix(suffix)?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n: u32 = digits.parse().ok()?;
+    // Only the canonical spelling (`007`, `048`, `1234`), so two names never mean one chapter.
+    (format!("{n:03}") == digits).then_some(n)
+}
+
+fn volume_of(segment: &str) -> Option<u32> {
+    let digits = segment.strip_prefix("vol-")?;
+    let n: u32 = digits.parse().ok()?;
+    (format!("{n:02}") == digits).then_some(n)
+}
+
+/// Classifies a project-relative path (`/`-separated).
+pub fn classify(rel: &str) -> Entry {
+    let json = |kind| Entry::Json {
+        kind,
+        chapter: None,
+        volume: None,
+        slug: None,
+    };
+    let parts: Vec<&str> = rel.split('/').collect();
+    match parts.as_slice() {
+        [".checkpoint.json"] => json(FileKind::Checkpoint),
+        ["novel.json"] => json(FileKind::Settings),
+        ["style-profile.json"] => json(FileKind::StyleProfile),
+        ["ai-blacklist.json"] => json(FileKind::AiBlacklist),
+        ["style-drift.json"] => json(FileKind::StyleDrift),
+        ["state", "current-state.json"] => json(FileKind::CurrentState),
+        ["state", "changelog.jsonl"] => Entry::JsonLines(FileKind::ChangelogEntry),
+        ["state", "history", name] if name.ends_with(".json") => json(FileKind::CurrentState),
+        ["world", "rules.json"] => json(FileKind::WorldRules),
+        ["characters", "relationships.json"] => json(FileKind::Relationships),
+        ["characters", "active" | "retired", name] if name.ends_with(".json") => Entry::Json {
+            kind: FileKind::Character,
+            chapter: None,
+            volume: None,
+            slug: name.strip_suffix(".json").map(str::to_string),
+        },
+        ["storylines", "storylines.json"] => json(FileKind::Storylines),
+        ["storylines", "storyline-spec.json"] => json(FileKind::StorylineSpec),
+        ["foreshadowing", "global.json"] => json(FileKind::ForeshadowingGlobal),
+        ["volumes", vol, rest @ ..] => {
+            let volume = volume_of(vol);
+            match rest {
+                ["storyline-schedule.json"] => Entry::Json {
+                    kind: FileKind::StorylineSchedule,
+                    chapter: None,
+                    volume,
+                    slug: None,
+                },
+                ["foreshadowing.json"] => Entry::Json {
+                    kind: FileKind::VolumeForeshadowing,
+                    chapter: None,
+                    volume,
+                    slug: None,
+                },
+                ["chapter-contracts", name] => match number_between(name, "chapter-", ".json") {
+                    Some(n) => Entry::Json {
+                        kind: FileKind::ChapterContract,
+                        chapter: Some(n),
+                        volume,
+                        slug: None,
+                    },
+                    None => Entry::Misnamed {
+                        expected: "chapter-NNN.json",
+                    },
+                },
+                _ => Entry::Other,
+            }
+        }
+        ["evaluations" | "staging", ..] | ["logs", _] | ["chapters", _] | ["summaries", _] => {
+            classify_chapter_file(&parts)
+        }
+        _ => Entry::Other,
+    }
+}
+
+fn eval_chapter(name: &str) -> Option<u32> {
+    // chapter-048-eval.json, or chapter-048-eval-<judge>.json for a key chapter's second judge.
+    let rest = name.strip_prefix("chapter-")?.strip_suffix(".json")?;
+    let (num, tail) = rest.split_once("-eval")?;
+    if !(tail.is_empty() || tail.strip_prefix('-').is_some_and(is_slug)) {
+        return None;
+    }
+    number_between(num, "", "")
+}
+
+fn classify_chapter_file(parts: &[&str]) -> Entry {
+    let (dir, name) = match parts {
+        ["staging", dir, name] => (*dir, *name),
+        ["staging", "storylines", ..] | ["staging"] => return Entry::Other,
+        [dir, name] => (*dir, *name),
+        _ => return Entry::Other,
+    };
+    if name.starts_with('.') {
+        return Entry::Other;
+    }
+    let json = |kind, chapter| Entry::Json {
+        kind,
+        chapter: Some(chapter),
+        volume: None,
+        slug: None,
+    };
+    match dir {
+        "chapters" => match number_between(name, "chapter-", ".md") {
+            Some(n) => Entry::ChapterText { chapter: n },
+            None => Entry::Misnamed {
+                expected: "chapter-NNN.md",
+            },
+        },
+        "summaries" => match number_between(name, "chapter-", "-summary.md") {
+            Some(n) => Entry::Summary { chapter: n },
+            None => Entry::Misnamed {
+                expected: "chapter-NNN-summary.md",
+            },
+        },
+        "evaluations" => match eval_chapter(name) {
+            Some(n) => json(FileKind::Evaluation, n),
+            None => Entry::Misnamed {
+                expected: "chapter-NNN-eval.json",
+            },
+        },
+        "logs" if name.ends_with(".json") => match number_between(name, "chapter-", "-log.json") {
+            Some(n) => json(FileKind::PipelineLog, n),
+            None => Entry::Misnamed {
+                expected: "chapter-NNN-log.json",
+            },
+        },
+        "state" => match number_between(name, "chapter-", "-delta.json") {
+            Some(n) => json(FileKind::StateDelta, n),
+            None => Entry::Misnamed {
+                expected: "chapter-NNN-delta.json",
+            },
+        },
+        _ => Entry::Other,
+    }
+}
+
+/// Joins a project-relative `/` path onto the root.
+pub fn join(root: &Path, rel: &str) -> PathBuf {
+    rel.split('/')
+        .fold(root.to_path_buf(), |p, seg| p.join(seg))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        assert_eq!(chapter_file(48), "chapters/chapter-048.md");
+        assert_eq!(chapter_file(1234), "chapters/chapter-1234.md");
+        assert_eq!(
+            chapter_contract_file(2, 48),
+            "volumes/vol-02/chapter-contracts/chapter-048.json"
+        );
+        assert!(storyline_memory("../etc").is_err());
+        assert!(storyline_memory("主线").is_err());
+        assert_eq!(
+            storyline_memory("main_arc").unwrap(),
+            "storylines/main_arc/memory.md"
+        );
+    }
+
+    #[test]
+    fn classification() {
+        assert_eq!(
+            classify("volumes/vol-02/chapter-contracts/chapter-048.json"),
+            Entry::Json {
+                kind: FileKind::ChapterContract,
+                chapter: Some(48),
+                volume: Some(2),
+                slug: None
+            }
+        );
+        assert_eq!(
+            classify("chapters/chapter-007.md"),
+            Entry::ChapterText { chapter: 7 }
+        );
+        assert_eq!(
+            classify("staging/chapters/chapter-007.md"),
+            Entry::ChapterText { chapter: 7 }
+        );
+        assert!(matches!(
+            classify("chapters/chapter-7.md"),
+            Entry::Misnamed { .. }
+        ));
+        assert!(matches!(
+            classify("chapters/第七章.md"),
+            Entry::Misnamed { .. }
+        ));
+        assert!(matches!(
+            classify("staging/evaluations/chapter-010-eval-secondary.json"),
+            Entry::Json {
+                kind: FileKind::Evaluation,
+                chapter: Some(10),
+                ..
+            }
+        ));
+        assert!(matches!(
+            classify("staging/state/chapter-003-delta.json"),
+            Entry::Json {
+                kind: FileKind::StateDelta,
+                chapter: Some(3),
+                ..
+            }
+        ));
+        assert_eq!(classify("world/geography.md"), Entry::Other);
+        assert_eq!(
+            classify("staging/storylines/main_arc/memory.md"),
+            Entry::Other
+        );
+    }
+}

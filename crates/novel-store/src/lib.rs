@@ -1,0 +1,21 @@
+//! `novel-store` — the novel project on disk.
+//!
+//! What it is: the layout of PRD §9.1 and its path naming (`chapter-NNN`, `vol-NN`), project
+//! discovery, safe paths (ids are slugs before they become path segments), BOM-tolerant reads,
+//! atomic writes (unique temp file + fsync + rename + directory fsync), `novel init`, and
+//! loading a whole project for validation. Later: the `.novel.lock`, the commit journal, recovery.
+//!
+//! What it is not: it decides nothing about content (that is `novel-core`) and never prints.
+
+#![warn(clippy::print_stdout, clippy::print_stderr)]
+
+pub mod error;
+pub mod init;
+pub mod io;
+pub mod layout;
+pub mod load;
+pub mod project;
+pub mod time;
+
+pub use error::StoreError;
+pub use project::Project;
