@@ -55,6 +55,12 @@ pub enum Command {
     /// 校验整个项目或指定文件：格式、必填字段、编号与引用
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Validate(ValidateArgs),
+    /// 状态增量：逐条校验、合并、记录跳过（Summarizer 的输出由它落盘）
+    #[command(subcommand, help_template = HELP_TEMPLATE, subcommand_help_heading = "命令", subcommand_value_name = "命令")]
+    Ops(OpsCommand),
+    /// 全局状态：从变更日志重建、查看某章时的状态、查看某个实体的变更史
+    #[command(subcommand, help_template = HELP_TEMPLATE, subcommand_help_heading = "命令", subcommand_value_name = "命令")]
+    State(StateCommand),
     /// 显示某个命令的说明
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Help(HelpArgs),
@@ -98,4 +104,86 @@ pub fn localize_help(text: &str) -> String {
     text.replace("[OPTIONS]", "[选项]")
         .replace("<COMMAND>", "<命令>")
         .replace("[COMMAND]", "[命令]")
+}
+
+#[derive(Debug, Subcommand)]
+pub enum OpsCommand {
+    /// 按 §10.6 逐条校验 Summarizer 的状态增量（不写任何文件）；有被拒的 op 时退出码 1
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    Validate(OpsFileArgs),
+    /// 合并状态增量：校验版本、应用通过的 op、合并伏笔、state_version +1、追加一行变更日志
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    Apply(OpsApplyArgs),
+    /// 记录某章的增量因两次无法解析而跳过（§10.6）；累计 3 章以上建议重建状态
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    Skip(OpsSkipArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct OpsFileArgs {
+    /// 增量文件（如 staging/state/chapter-048-delta.json）
+    #[arg(value_name = "文件", help_heading = "参数")]
+    pub file: PathBuf,
+    /// 严格模式：任何一条 op 被拒，整个增量都不应用
+    #[arg(long)]
+    pub strict: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct OpsApplyArgs {
+    #[command(flatten)]
+    pub file: OpsFileArgs,
+    /// 记为作者手动修改（source: manual），如第 0 章的初始角色状态
+    #[arg(long)]
+    pub manual: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct OpsSkipArgs {
+    /// 被跳过的章节号
+    #[arg(long, value_name = "章")]
+    pub chapter: u32,
+    /// 跳过原因（如两次解析失败的错误信息）
+    #[arg(long, value_name = "原因")]
+    pub reason: String,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StateCommand {
+    /// 从 state/changelog.jsonl 回放重建 current-state.json 与伏笔状态，并报告与磁盘的差异
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    Rebuild(RebuildArgs),
+    /// 某章完成后的状态（可只看一个实体）
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    At(StateAtArgs),
+    /// 一个角色/物品/地点/伏笔逐章的变更记录
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    History(StateHistoryArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RebuildArgs {
+    /// 只回放到第 N 章（含）：用于改稿后从该章之前重新应用（§10.8）
+    #[arg(long, value_name = "章")]
+    pub until_chapter: Option<u32>,
+    /// 用重建结果替换磁盘文件（旧文件先备份到 state/backups/）；配合 --until-chapter 时，变更日志也截到第 N 章
+    #[arg(long)]
+    pub write: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct StateAtArgs {
+    /// 章节号
+    #[arg(long, value_name = "章")]
+    pub chapter: u32,
+    /// 实体 slug（如 lin-feng）
+    #[arg(long, value_name = "slug")]
+    pub entity: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct StateHistoryArgs {
+    /// 实体 slug（如 lin-feng），或伏笔 id
+    #[arg(long, value_name = "slug")]
+    pub entity: String,
 }

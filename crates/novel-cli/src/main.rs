@@ -63,6 +63,22 @@ fn run(args: Vec<String>) -> i32 {
     match command {
         Command::Init(a) => finish(json_mode, "init", commands::init::run(global, a)),
         Command::Validate(a) => finish(json_mode, "validate", commands::validate::run(global, a)),
+        Command::Ops(c) => {
+            let name = match &c {
+                cli::OpsCommand::Validate(_) => "ops validate",
+                cli::OpsCommand::Apply(_) => "ops apply",
+                cli::OpsCommand::Skip(_) => "ops skip",
+            };
+            finish(json_mode, name, commands::ops::run(global, c))
+        }
+        Command::State(c) => {
+            let name = match &c {
+                cli::StateCommand::Rebuild(_) => "state rebuild",
+                cli::StateCommand::At(_) => "state at",
+                cli::StateCommand::History(_) => "state history",
+            };
+            finish(json_mode, name, commands::state::run(global, c))
+        }
         Command::Help(a) => finish(json_mode, "help", commands::help::run(&a.command)),
     }
 }

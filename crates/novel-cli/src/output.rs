@@ -14,7 +14,6 @@ pub enum Exit {
     Ok = 0,
     Problems = 1,
     Usage = 2,
-    #[allow(dead_code)] // lock and state-version conflicts land with the state engine
     Conflict = 3,
 }
 

@@ -4,5 +4,6 @@ mod support;
 mod test_envelope;
 mod test_init;
 mod test_plugin;
+mod test_state;
 mod test_validate;
 mod test_wrapper;

@@ -11,6 +11,7 @@
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod model;
+pub mod ops;
 pub mod validate;
 
 pub use model::FileKind;

@@ -23,6 +23,8 @@ pub const STORYLINES: &str = "storylines/storylines.json";
 pub const STORYLINE_SPEC: &str = "storylines/storyline-spec.json";
 pub const FORESHADOWING_GLOBAL: &str = "foreshadowing/global.json";
 pub const LOCK_DIR: &str = ".novel.lock";
+/// Copies of files the engine replaced (rebuilds, retirements): never read back by the engine.
+pub const BACKUPS: &str = "state/backups";
 
 /// Directories `novel init` creates (PRD §9.1; staging per `002` §10.4).
 pub const DIRS: [&str; 22] = [
@@ -129,6 +131,8 @@ pub enum Entry {
     Misnamed {
         expected: &'static str,
     },
+    /// A copy under `state/backups/`: kept for the author, not validated.
+    Backup,
     /// Anything the engine does not interpret (research notes, world docs, outlines …).
     Other,
 }
@@ -166,7 +170,10 @@ pub fn classify(rel: &str) -> Entry {
         ["style-drift.json"] => json(FileKind::StyleDrift),
         ["state", "current-state.json"] => json(FileKind::CurrentState),
         ["state", "changelog.jsonl"] => Entry::JsonLines(FileKind::ChangelogEntry),
-        ["state", "history", name] if name.ends_with(".json") => json(FileKind::CurrentState),
+        ["state", "history", name] if name.ends_with("-final-state.json") => {
+            json(FileKind::CurrentState)
+        }
+        ["state", "backups", ..] => Entry::Backup,
         ["world", "rules.json"] => json(FileKind::WorldRules),
         ["characters", "relationships.json"] => json(FileKind::Relationships),
         ["characters", "active" | "retired", name] if name.ends_with(".json") => Entry::Json {

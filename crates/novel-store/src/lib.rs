@@ -15,6 +15,7 @@ pub mod io;
 pub mod layout;
 pub mod load;
 pub mod project;
+pub mod state;
 pub mod time;
 
 pub use error::StoreError;

@@ -160,6 +160,7 @@ pub fn load_file(root: &Path, rel: &str, view: &mut ProjectView) {
             Severity::Error,
             format!("文件名不符合约定，应为 {expected}（N 为章节号，至少 3 位，如 chapter-048）"),
         )),
+        Entry::Backup => {}
         Entry::Other => {
             let top = rel.split('/').next().unwrap_or("");
             if name.ends_with(".json") && DATA_DIRS.contains(&top) {

@@ -3,6 +3,8 @@
 
 pub mod help;
 pub mod init;
+pub mod ops;
+pub mod state;
 pub mod validate;
 
 use std::path::Path;

@@ -147,6 +147,9 @@ pub struct ChangelogEntry {
     pub applied: Vec<StateOp>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rejected: Vec<RejectedOp>,
+    /// Why a chapter was skipped (`source: skipped`) or what a manual change was for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     #[serde(flatten)]
     pub extra: Extra,
 }

@@ -1,0 +1,266 @@
+//! `novel ops validate|apply|skip`: the Summarizer's state delta, checked op by op (§10.6)
+//! and merged by the state engine.
+
+use serde_json::{Value, json};
+
+use novel_core::ops::{
+    self, Accepted, Context, OpsError, Rejection, SKIPPED_REBUILD_THRESHOLD, skipped_chapters,
+};
+use novel_store::state::{
+    append_changelog, load_changelog, load_global, load_names, load_plan, load_state, write_global,
+    write_state,
+};
+use novel_store::{Project, StoreError, io, time};
+
+use crate::cli::{GlobalArgs, OpsCommand, OpsFileArgs};
+use crate::output::{CliError, Exit, Report};
+
+pub fn run(global: &GlobalArgs, cmd: OpsCommand) -> Result<Report, CliError> {
+    let project = super::project(global)?;
+    match cmd {
+        OpsCommand::Validate(a) => validate(&project, &a),
+        OpsCommand::Apply(a) => apply(&project, &a.file, a.manual),
+        OpsCommand::Skip(a) => skip(&project, a.chapter, &a.reason),
+    }
+}
+
+pub fn ops_error(e: OpsError) -> CliError {
+    let exit = match e {
+        OpsError::StateVersion { .. } => Exit::Conflict,
+        OpsError::Replay { .. } => Exit::Usage,
+        OpsError::Delta { .. } | OpsError::Strict { .. } => Exit::Problems,
+    };
+    CliError::new(e.code(), e.to_string(), e.hint(), exit)
+}
+
+/// Reads the delta file; a syntax error is a finding for the Summarizer (exit 1), with line
+/// and column, not a project error.
+fn read_delta(file: &std::path::Path) -> Result<Value, CliError> {
+    match io::read_json_value(file) {
+        Ok(v) => Ok(v),
+        Err(StoreError::Json { error, .. }) => Err(CliError::new(
+            "E_JSON",
+            format!("{}：{error}", file.display()),
+            "把这条错误原样交给 Summarizer，让它重新输出 ops 部分（只重试一次；仍失败则 novel ops skip）",
+            Exit::Problems,
+        )
+        .with_details(
+            json!({"line": error.line, "column": error.column, "message": error.message}),
+            String::new(),
+        )),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// One line per op, in the delta's order, accepted or not.
+fn describe(accepted: &[Accepted], rejected: &[Rejection]) -> String {
+    let mut lines: Vec<(usize, String)> = Vec::new();
+    for a in accepted {
+        let note = a
+            .note
+            .as_deref()
+            .map(|n| format!("（{n}）"))
+            .unwrap_or_default();
+        let kind = serde_json::to_value(a.op.op).unwrap_or_default();
+        lines.push((
+            a.index,
+            format!(
+                "  ✓ #{} {} {} = {}{note}\n",
+                a.index,
+                kind.as_str().unwrap_or(""),
+                a.op.path,
+                a.op.value
+            ),
+        ));
+    }
+    for r in rejected {
+        lines.push((
+            r.index,
+            format!(
+                "  ✗ #{} [{}] {}\n      修正：{}\n",
+                r.index, r.code, r.reason, r.hint
+            ),
+        ));
+    }
+    lines.sort_by_key(|(i, _)| *i);
+    lines.into_iter().map(|(_, l)| l).collect()
+}
+
+fn context_data(
+    project: &Project,
+) -> Result<
+    (
+        Value,
+        novel_core::model::ForeshadowingGlobal,
+        Vec<novel_core::model::foreshadowing::PlannedForeshadowing>,
+        novel_core::ops::NameIndex,
+    ),
+    CliError,
+> {
+    Ok((
+        load_state(project)?,
+        load_global(project)?,
+        load_plan(project)?,
+        load_names(project),
+    ))
+}
+
+fn validate(project: &Project, args: &OpsFileArgs) -> Result<Report, CliError> {
+    let delta = read_delta(&args.file)?;
+    let (state, global, plan, names) = context_data(project)?;
+    let ctx = Context {
+        names: &names,
+        plan: &plan,
+    };
+    let run = ops::run_delta(&state, &global, &delta, ctx).map_err(ops_error)?;
+    let current = ops::state_version(&state);
+    let version_ok = run.header.base_state_version == current;
+    let would_apply = version_ok && (!args.strict || run.rejected.is_empty());
+    let data = json!({
+        "chapter": run.header.chapter,
+        "storyline_id": run.header.storyline_id,
+        "base_state_version": run.header.base_state_version,
+        "state_version": current,
+        "version_ok": version_ok,
+        "strict": args.strict,
+        "would_apply": would_apply,
+        "accepted": run.accepted,
+        "rejected": run.rejected,
+    });
+    let mut human = format!(
+        "第 {} 章增量（故事线 {}）：{} 条通过，{} 条被拒。\n",
+        run.header.chapter,
+        run.header.storyline_id,
+        run.accepted.len(),
+        run.rejected.len()
+    );
+    human.push_str(&describe(&run.accepted, &run.rejected));
+    if !version_ok {
+        human.push_str(&format!(
+            "版本不符：增量基于 {}，当前 state_version 为 {current}，apply 会被拒绝。\n",
+            run.header.base_state_version
+        ));
+    }
+    if run.rejected.is_empty() && version_ok {
+        return Ok(Report { data, human });
+    }
+    let message = if !version_ok {
+        format!(
+            "状态版本不符：增量基于 {}，当前为 {current}",
+            run.header.base_state_version
+        )
+    } else {
+        format!("{} 条 op 被拒绝", run.rejected.len())
+    };
+    Err(CliError::new(
+        if version_ok {
+            "E_OPS_REJECTED"
+        } else {
+            "E_STATE_VERSION"
+        },
+        message,
+        "把 rejected 列表（原因与修正提示）交给 Summarizer 重新输出这些 op",
+        Exit::Problems,
+    )
+    .with_details(data, human))
+}
+
+/// The changelog and the state must agree before anything is appended.
+fn check_in_step(state: &Value, log: &[novel_core::model::ChangelogEntry]) -> Result<(), CliError> {
+    let current = ops::state_version(state);
+    let logged = log.last().map_or(0, |e| e.state_version);
+    if logged != current {
+        return Err(CliError::new(
+            "E_STATE_DIVERGED",
+            format!("状态文件（state_version {current}）与变更日志（最后记录到 {logged}）不一致"),
+            "先运行 novel state rebuild 查看差异，确认后 novel state rebuild --write",
+            Exit::Conflict,
+        ));
+    }
+    Ok(())
+}
+
+fn apply(project: &Project, args: &OpsFileArgs, manual: bool) -> Result<Report, CliError> {
+    let delta = read_delta(&args.file)?;
+    let (state, global, plan, names) = context_data(project)?;
+    let log = load_changelog(project)?;
+    check_in_step(&state, &log)?;
+    let ctx = Context {
+        names: &names,
+        plan: &plan,
+    };
+    let now = time::now_iso();
+    let mut applied =
+        ops::apply_delta(&state, &global, &delta, ctx, args.strict, &now).map_err(ops_error)?;
+    if manual {
+        applied.entry.source = novel_core::model::state::ChangeSource::Manual;
+    }
+    // Changelog first: if we stop half-way the log is ahead of the state, which the next
+    // apply detects and `state rebuild --write` repairs; the reverse could not be detected.
+    append_changelog(project, &applied.entry)?;
+    if applied.run.global != global {
+        write_global(project, &applied.run.global)?;
+    }
+    write_state(project, &applied.run.state)?;
+
+    let run = &applied.run;
+    let skipped = skipped_chapters(&{
+        let mut l = log;
+        l.push(applied.entry.clone());
+        l
+    });
+    let data = json!({
+        "chapter": run.header.chapter,
+        "storyline_id": run.header.storyline_id,
+        "state_version_before": applied.entry.base_state_version,
+        "state_version": applied.entry.state_version,
+        "accepted": run.accepted,
+        "rejected": run.rejected,
+        "skipped_chapters": skipped,
+        "recommend_rebuild": skipped.len() >= SKIPPED_REBUILD_THRESHOLD,
+    });
+    let mut human = format!(
+        "已合并第 {} 章增量：state_version {} → {}，应用 {} 条，拒绝 {} 条（已记入变更日志）。\n",
+        run.header.chapter,
+        applied.entry.base_state_version,
+        applied.entry.state_version,
+        run.accepted.len(),
+        run.rejected.len()
+    );
+    human.push_str(&describe(&run.accepted, &run.rejected));
+    Ok(Report { data, human })
+}
+
+fn skip(project: &Project, chapter: u32, reason: &str) -> Result<Report, CliError> {
+    let state = load_state(project)?;
+    let log = load_changelog(project)?;
+    check_in_step(&state, &log)?;
+    let entry = ops::skipped_entry(
+        chapter,
+        ops::state_version(&state),
+        reason,
+        &time::now_iso(),
+    );
+    append_changelog(project, &entry)?;
+    let mut all = log;
+    all.push(entry);
+    let skipped = skipped_chapters(&all);
+    let recommend = skipped.len() >= SKIPPED_REBUILD_THRESHOLD;
+    let mut human = format!(
+        "已记录：第 {chapter} 章的状态增量被跳过（状态未变）。累计未补的跳过章节：{}。\n",
+        skipped
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join("、")
+    );
+    if recommend {
+        human.push_str(
+            "已有 3 章以上跳过，建议从这些章节正文重新提取增量并运行 novel state rebuild。\n",
+        );
+    }
+    Ok(Report {
+        data: json!({"chapter": chapter, "skipped_chapters": skipped, "recommend_rebuild": recommend}),
+        human,
+    })
+}

@@ -1,0 +1,211 @@
+//! `novel state rebuild|at|history`: the state as the changelog says it is.
+
+use serde_json::{Value, json};
+
+use novel_core::ops::{self, Context, diff, entity_history, find_entity};
+use novel_store::state::{
+    backup, load_changelog, load_global, load_names, load_plan, load_state, write_changelog,
+    write_global, write_state,
+};
+use novel_store::{Project, layout, time};
+
+use crate::cli::{GlobalArgs, RebuildArgs, StateCommand};
+use crate::output::{CliError, Exit, Report};
+
+use super::ops::ops_error;
+
+pub fn run(global: &GlobalArgs, cmd: StateCommand) -> Result<Report, CliError> {
+    let project = super::project(global)?;
+    match cmd {
+        StateCommand::Rebuild(a) => rebuild(&project, &a),
+        StateCommand::At(a) => at(&project, a.chapter, a.entity.as_deref()),
+        StateCommand::History(a) => history(&project, &a.entity),
+    }
+}
+
+fn rebuild(project: &Project, args: &RebuildArgs) -> Result<Report, CliError> {
+    let log = load_changelog(project)?;
+    let authored = load_global(project)?;
+    let plan = load_plan(project)?;
+    let names = load_names(project);
+    let ctx = Context {
+        names: &names,
+        plan: &plan,
+    };
+    let replayed = ops::replay(&log, args.until_chapter, &authored, ctx).map_err(ops_error)?;
+    let on_disk = load_state(project)?;
+    let state_diff = diff(&replayed.state, &on_disk);
+    let global_value = serde_json::to_value(&replayed.global).expect("serialises");
+    let authored_value = serde_json::to_value(&authored).expect("serialises");
+    let global_diff = diff(&global_value, &authored_value);
+    let truncate = args.until_chapter.is_some() && replayed.entries_used < log.len();
+    let differs = !state_diff.is_empty() || !global_diff.is_empty() || truncate;
+
+    let mut human = match args.until_chapter {
+        Some(n) => format!(
+            "回放变更日志到第 {n} 章（{} / {} 行）：state_version {}。\n",
+            replayed.entries_used,
+            log.len(),
+            ops::state_version(&replayed.state)
+        ),
+        None => format!(
+            "回放变更日志 {} 行：state_version {}。\n",
+            log.len(),
+            ops::state_version(&replayed.state)
+        ),
+    };
+    for (file, d) in [
+        (layout::CURRENT_STATE, &state_diff),
+        (layout::FORESHADOWING_GLOBAL, &global_diff),
+    ] {
+        for x in d.iter().take(50) {
+            human.push_str(&format!(
+                "  {file}: {}: 重建为 {}，磁盘上为 {}\n",
+                if x.pointer.is_empty() {
+                    "/"
+                } else {
+                    &x.pointer
+                },
+                x.expected
+                    .as_ref()
+                    .map_or("（无）".into(), Value::to_string),
+                x.actual.as_ref().map_or("（无）".into(), Value::to_string)
+            ));
+        }
+        if d.len() > 50 {
+            human.push_str(&format!("  {file}: 另有 {} 处差异\n", d.len() - 50));
+        }
+    }
+    let mut backups = Vec::new();
+    if args.write && differs {
+        let stamp = time::now_iso();
+        for rel in [
+            layout::CURRENT_STATE,
+            layout::FORESHADOWING_GLOBAL,
+            layout::CHANGELOG,
+        ] {
+            if let Some(b) = backup(project, rel, &stamp)? {
+                backups.push(b);
+            }
+        }
+        if truncate {
+            // Replay-to-before-an-edit (§10.8): later lines move to the backup only.
+            let kept: Vec<_> = log
+                .iter()
+                .filter(|e| args.until_chapter.is_none_or(|n| e.chapter <= n))
+                .cloned()
+                .collect();
+            write_changelog(project, &kept)?;
+        }
+        if !global_diff.is_empty() {
+            write_global(project, &replayed.global)?;
+        }
+        write_state(project, &replayed.state)?;
+        human.push_str(&format!(
+            "已写入重建结果；原文件备份在：{}\n",
+            backups.join("、")
+        ));
+    } else if !differs {
+        human.push_str("磁盘上的状态与变更日志一致。\n");
+    }
+    let data = json!({
+        "until_chapter": args.until_chapter,
+        "entries_replayed": replayed.entries_used,
+        "entries_total": log.len(),
+        "state_version": ops::state_version(&replayed.state),
+        "state_differences": state_diff,
+        "foreshadowing_differences": global_diff,
+        "changelog_truncated": truncate && args.write,
+        "written": args.write && differs,
+        "backups": backups,
+    });
+    if differs && !args.write {
+        return Err(CliError::new(
+            "E_STATE_DIFFERS",
+            format!(
+                "重建结果与磁盘不同：current-state {} 处，伏笔 {} 处{}",
+                state_diff.len(),
+                global_diff.len(),
+                if truncate {
+                    "，且变更日志需要截断"
+                } else {
+                    ""
+                }
+            ),
+            "确认差异后运行 novel state rebuild --write（旧文件会先备份）",
+            Exit::Problems,
+        )
+        .with_details(data, human));
+    }
+    Ok(Report { data, human })
+}
+
+fn at(project: &Project, chapter: u32, entity: Option<&str>) -> Result<Report, CliError> {
+    let log = load_changelog(project)?;
+    let authored = load_global(project)?;
+    let plan = load_plan(project)?;
+    let names = load_names(project);
+    let ctx = Context {
+        names: &names,
+        plan: &plan,
+    };
+    let replayed = ops::replay(&log, Some(chapter), &authored, ctx).map_err(ops_error)?;
+    let Some(slug) = entity else {
+        let text = novel_store::state::render(&replayed.state);
+        return Ok(Report {
+            data: json!({"chapter": chapter, "state": replayed.state}),
+            human: format!("第 {chapter} 章完成后的状态：\n{text}"),
+        });
+    };
+    let found = find_entity(&replayed.state, slug);
+    if found.is_empty() {
+        return Err(CliError::new(
+            "E_NO_ENTITY",
+            format!("第 {chapter} 章完成时，状态里没有「{slug}」"),
+            "用 slug（如 lin-feng）；novel state history --entity SLUG 可看它何时出现",
+            Exit::Problems,
+        ));
+    }
+    let mut human = format!("第 {chapter} 章完成时的「{slug}」：\n");
+    let mut data = serde_json::Map::new();
+    for (root, v) in found {
+        human.push_str(&format!("[{root}]\n{}", novel_store::state::render(v)));
+        data.insert(root.to_string(), v.clone());
+    }
+    Ok(Report {
+        data: json!({"chapter": chapter, "entity": slug, "state": data}),
+        human,
+    })
+}
+
+fn history(project: &Project, slug: &str) -> Result<Report, CliError> {
+    let log = load_changelog(project)?;
+    let changes = entity_history(&log, slug);
+    let mut human = format!("「{slug}」的变更记录（{} 条）：\n", changes.len());
+    let mut last = None;
+    for c in &changes {
+        if last != Some(c.chapter) {
+            human.push_str(&format!(
+                "第 {} 章（state_version {}）\n",
+                c.chapter, c.state_version
+            ));
+            last = Some(c.chapter);
+        }
+        let op = serde_json::to_value(c.op.op).unwrap_or_default();
+        let detail =
+            c.op.detail
+                .as_deref()
+                .map(|d| format!(" —— {d}"))
+                .unwrap_or_default();
+        human.push_str(&format!(
+            "  {} {} {}{detail}\n",
+            op.as_str().unwrap_or(""),
+            c.op.path,
+            c.op.value
+        ));
+    }
+    Ok(Report {
+        data: json!({"entity": slug, "changes": changes}),
+        human,
+    })
+}

@@ -1,0 +1,963 @@
+//! The state engine (PRD §9.2; `002` §10.6): check a Summarizer delta op by op, apply the
+//! accepted ops to `current-state.json` and merge `foreshadow` ops into
+//! `foreshadowing/global.json`, produce the one changelog line that records what was actually
+//! applied, and replay the changelog to rebuild either file or to see the state at any chapter.
+//!
+//! Pure: values in, values out. Apply and replay share [`apply_op`], so a rebuild always
+//! reproduces what was applied.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use crate::model::common::{ForeshadowScope, ForeshadowStatus, is_slug};
+use crate::model::foreshadowing::{ForeshadowEvent, Foreshadowing, PlannedForeshadowing};
+use crate::model::state::{
+    ChangeSource, ChangelogEntry, CurrentState, OpKind, RejectedOp, StateOp,
+};
+use crate::model::{Extra, ForeshadowingGlobal};
+
+/// The first segment of a non-foreshadow path (§10.6).
+pub const ROOTS: [&str; 6] = [
+    "characters",
+    "items",
+    "locations",
+    "factions",
+    "world_state",
+    "active_foreshadowing",
+];
+
+/// Why a whole delta (not one op) cannot be used.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum OpsError {
+    #[error("状态增量的格式不对：{pointer} {message}")]
+    Delta { pointer: String, message: String },
+    #[error("状态版本不符：增量基于 state_version {base}，当前为 {current}")]
+    StateVersion { base: u64, current: u64 },
+    #[error("严格模式：{rejected} 条 op 被拒绝，整个增量未应用")]
+    Strict { rejected: usize },
+    #[error("变更日志第 {line} 行无法回放：{message}")]
+    Replay { line: usize, message: String },
+}
+
+impl OpsError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            OpsError::Delta { .. } => "E_DELTA",
+            OpsError::StateVersion { .. } => "E_STATE_VERSION",
+            OpsError::Strict { .. } => "E_STRICT",
+            OpsError::Replay { .. } => "E_REPLAY",
+        }
+    }
+
+    pub fn hint(&self) -> String {
+        match self {
+            OpsError::Delta { .. } => {
+                "增量需要 chapter（整数）、base_state_version（整数）、storyline_id（slug）和 ops（数组）".into()
+            }
+            OpsError::StateVersion { .. } => {
+                "让 Summarizer 以当前 state_version 重新生成增量；若状态文件本身有问题，运行 novel state rebuild".into()
+            }
+            OpsError::Strict { .. } => "按 rejected 列表修正这些 op 后重试，或去掉 --strict".into(),
+            OpsError::Replay { .. } => {
+                "变更日志与状态不一致：检查该行，或从备份恢复 state/changelog.jsonl".into()
+            }
+        }
+    }
+}
+
+/// Display names and aliases → slug, so a Chinese name in a path gets a useful hint.
+#[derive(Debug, Clone, Default)]
+pub struct NameIndex {
+    names: BTreeMap<String, String>,
+}
+
+impl NameIndex {
+    pub fn insert(&mut self, name: &str, slug: &str) {
+        self.names.insert(name.to_string(), slug.to_string());
+    }
+
+    pub fn slug_for(&self, name: &str) -> Option<&str> {
+        self.names.get(name).map(String::as_str)
+    }
+}
+
+/// An op that was not applied, with a reason and a fix hint for the Summarizer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Rejection {
+    pub index: usize,
+    pub op: Value,
+    pub code: &'static str,
+    pub reason: String,
+    pub hint: String,
+}
+
+/// An op that was (or would be) applied, with a note when it changed nothing.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Accepted {
+    pub index: usize,
+    pub op: StateOp,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// The envelope of a delta.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DeltaHeader {
+    pub chapter: u32,
+    pub base_state_version: u64,
+    pub storyline_id: String,
+}
+
+/// The result of running a delta against a state (nothing written).
+#[derive(Debug, Clone)]
+pub struct DeltaRun {
+    pub header: DeltaHeader,
+    pub state: Value,
+    pub global: ForeshadowingGlobal,
+    pub accepted: Vec<Accepted>,
+    pub rejected: Vec<Rejection>,
+}
+
+/// Everything an op may consult besides the state and the foreshadowing file.
+#[derive(Debug, Clone, Copy)]
+pub struct Context<'a> {
+    pub names: &'a NameIndex,
+    /// Planned threads of the volume plans, to seed ids the merge creates.
+    pub plan: &'a [PlannedForeshadowing],
+}
+
+fn header(delta: &Value) -> Result<(DeltaHeader, &Vec<Value>), OpsError> {
+    let bad = |pointer: &str, message: &str| OpsError::Delta {
+        pointer: pointer.to_string(),
+        message: message.to_string(),
+    };
+    let obj = delta.as_object().ok_or_else(|| bad("", "应为 JSON 对象"))?;
+    let chapter = obj
+        .get("chapter")
+        .and_then(Value::as_u64)
+        .and_then(|n| u32::try_from(n).ok())
+        .ok_or_else(|| bad("/chapter", "缺失或不是非负整数"))?;
+    let base = obj
+        .get("base_state_version")
+        .and_then(Value::as_u64)
+        .ok_or_else(|| bad("/base_state_version", "缺失或不是非负整数"))?;
+    let storyline_id = obj
+        .get("storyline_id")
+        .and_then(Value::as_str)
+        .ok_or_else(|| bad("/storyline_id", "缺失或不是字符串"))?;
+    if !is_slug(storyline_id) {
+        return Err(bad("/storyline_id", "不是 slug（如 main_arc）"));
+    }
+    let ops = obj
+        .get("ops")
+        .and_then(Value::as_array)
+        .ok_or_else(|| bad("/ops", "缺失或不是数组"))?;
+    Ok((
+        DeltaHeader {
+            chapter,
+            base_state_version: base,
+            storyline_id: storyline_id.to_string(),
+        },
+        ops,
+    ))
+}
+
+/// Runs every op of `delta` in order against `state` and `global`: each op is checked against
+/// the state as the ops before it left it. Rejected ops change nothing.
+pub fn run_delta(
+    state: &Value,
+    global: &ForeshadowingGlobal,
+    delta: &Value,
+    ctx: Context<'_>,
+) -> Result<DeltaRun, OpsError> {
+    let (header, ops) = header(delta)?;
+    let mut state = state.clone();
+    let mut global = global.clone();
+    let mut accepted = Vec::new();
+    let mut rejected = Vec::new();
+    for (index, raw) in ops.iter().enumerate() {
+        let reject = |code, reason: String, hint: String| Rejection {
+            index,
+            op: raw.clone(),
+            code,
+            reason,
+            hint,
+        };
+        let op = match parse_op(raw, ctx.names) {
+            Ok(op) => op,
+            Err((code, reason, hint)) => {
+                rejected.push(reject(code, reason, hint));
+                continue;
+            }
+        };
+        match apply_op(
+            &mut state,
+            &mut global,
+            &op,
+            header.chapter,
+            &header.storyline_id,
+            ctx,
+        ) {
+            Ok(note) => accepted.push(Accepted { index, op, note }),
+            Err((code, reason, hint)) => rejected.push(reject(code, reason, hint)),
+        }
+    }
+    Ok(DeltaRun {
+        header,
+        state,
+        global,
+        accepted,
+        rejected,
+    })
+}
+
+type OpFailure = (&'static str, String, String);
+
+fn op_name(kind: OpKind) -> &'static str {
+    match kind {
+        OpKind::Set => "set",
+        OpKind::Inc => "inc",
+        OpKind::Add => "add",
+        OpKind::Remove => "remove",
+        OpKind::Foreshadow => "foreshadow",
+    }
+}
+
+/// Checks the shape of one op (everything that does not depend on the state).
+pub fn parse_op(raw: &Value, names: &NameIndex) -> Result<StateOp, OpFailure> {
+    let Some(obj) = raw.as_object() else {
+        return Err((
+            "E_OP_SHAPE",
+            "op 不是 JSON 对象".into(),
+            "每个 op 形如 {\"op\":\"set\",\"path\":\"characters.lin-feng.location\",\"value\":\"…\"}".into(),
+        ));
+    };
+    let kind = match obj.get("op").and_then(Value::as_str) {
+        Some("set") => OpKind::Set,
+        Some("inc") => OpKind::Inc,
+        Some("add") => OpKind::Add,
+        Some("remove") => OpKind::Remove,
+        Some("foreshadow") => OpKind::Foreshadow,
+        other => {
+            return Err((
+                "E_OP_KIND",
+                format!(
+                    "op 「{}」不是合法操作",
+                    other.map_or("（缺失）".to_string(), str::to_string)
+                ),
+                "op 只能是 set、inc、add、remove、foreshadow 之一".into(),
+            ));
+        }
+    };
+    let Some(path) = obj.get("path").and_then(Value::as_str) else {
+        return Err((
+            "E_OP_PATH",
+            "缺少 path 或 path 不是字符串".into(),
+            "path 是点分路径，如 characters.lin-feng.location".into(),
+        ));
+    };
+    let value = obj.get("value").cloned();
+    let detail = match obj.get("detail") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => {
+            return Err((
+                "E_OP_DETAIL",
+                "detail 不是字符串".into(),
+                "detail 写一句中文说明，如「主角梦见预言碎片」".into(),
+            ));
+        }
+    };
+    if kind == OpKind::Foreshadow {
+        if !is_slug(path) {
+            let hint = if path.contains('.') {
+                "foreshadow 的 path 是单个伏笔 id（如 ancient_prophecy），不带层级".to_string()
+            } else {
+                "伏笔 id 用 slug（小写英文、数字、- 或 _），如 ancient_prophecy".to_string()
+            };
+            return Err(("E_FORESHADOW_ID", format!("伏笔 id「{path}」不合法"), hint));
+        }
+        let status = match value.as_ref().and_then(Value::as_str) {
+            Some("planted") | Some("advanced") | Some("resolved") => {
+                value.clone().unwrap_or_default()
+            }
+            _ => {
+                return Err((
+                    "E_FORESHADOW_VALUE",
+                    format!(
+                        "foreshadow 的 value 为 {}，不是 planted/advanced/resolved",
+                        value
+                            .as_ref()
+                            .map_or("（缺失）".to_string(), Value::to_string)
+                    ),
+                    "value 写 planted（埋设）、advanced（推进）或 resolved（回收）".into(),
+                ));
+            }
+        };
+        return Ok(StateOp {
+            op: kind,
+            path: path.to_string(),
+            value: status,
+            detail,
+            extra: Extra::new(),
+        });
+    }
+    let segments: Vec<&str> = path.split('.').collect();
+    if !(2..=4).contains(&segments.len()) {
+        return Err((
+            "E_OP_PATH_DEPTH",
+            format!("path「{path}」有 {} 段，应为 2–4 段", segments.len()),
+            "如 characters.lin-feng.location 或 characters.lin-feng.relationships.chen-lao".into(),
+        ));
+    }
+    if !ROOTS.contains(&segments[0]) {
+        return Err((
+            "E_OP_ROOT",
+            format!("path 的第一段「{}」不在允许范围内", segments[0]),
+            format!("第一段只能是 {}", ROOTS.join("、")),
+        ));
+    }
+    for seg in &segments[1..] {
+        if !is_slug(seg) {
+            let hint = match names.slug_for(seg) {
+                Some(slug) => format!("「{seg}」是显示名，path 里应写 slug「{slug}」"),
+                None if !seg.is_ascii() => {
+                    format!("「{seg}」像是中文显示名：path 里只能用实体的 slug（如 lin-feng）")
+                }
+                None => "每段只能用小写英文字母、数字和 - / _（如 lin-feng）".to_string(),
+            };
+            return Err((
+                "E_OP_SEGMENT",
+                format!("path「{path}」中的「{seg}」不是 slug"),
+                hint,
+            ));
+        }
+    }
+    let Some(value) = value else {
+        return Err((
+            "E_OP_VALUE",
+            format!("{} op 缺少 value", op_name(kind)),
+            "补上 value".into(),
+        ));
+    };
+    if kind == OpKind::Inc && !value.as_f64().is_some_and(f64::is_finite) {
+        return Err((
+            "E_OP_INC_VALUE",
+            format!("inc 的 value 为 {value}，不是有限数字"),
+            "inc 的 value 写数字增量，如 10 或 -5".into(),
+        ));
+    }
+    Ok(StateOp {
+        op: kind,
+        path: path.to_string(),
+        value,
+        detail,
+        extra: Extra::new(),
+    })
+}
+
+/// Applies one parsed op. On error nothing was changed.
+pub fn apply_op(
+    state: &mut Value,
+    global: &mut ForeshadowingGlobal,
+    op: &StateOp,
+    chapter: u32,
+    storyline: &str,
+    ctx: Context<'_>,
+) -> Result<Option<String>, OpFailure> {
+    if op.op == OpKind::Foreshadow {
+        let status = match op.value.as_str() {
+            Some("planted") => ForeshadowStatus::Planted,
+            Some("advanced") => ForeshadowStatus::Advanced,
+            Some("resolved") => ForeshadowStatus::Resolved,
+            _ => {
+                return Err((
+                    "E_FORESHADOW_VALUE",
+                    "foreshadow 的 value 不合法".into(),
+                    "planted/advanced/resolved".into(),
+                ));
+            }
+        };
+        let (effective, note) = merge_foreshadow(
+            global,
+            ctx.plan,
+            &op.path,
+            status,
+            chapter,
+            storyline,
+            op.detail.as_deref(),
+        );
+        track_active(state, &op.path, effective);
+        return Ok(note);
+    }
+    if !state.is_object() {
+        return Err((
+            "E_STATE_SHAPE",
+            "当前状态不是 JSON 对象".into(),
+            "运行 novel validate 检查 state/current-state.json".into(),
+        ));
+    }
+    let segments: Vec<&str> = op.path.split('.').collect();
+    let Some((last, parents)) = segments.split_last() else {
+        return Err(("E_OP_PATH", "path 为空".into(), "写出完整路径".into()));
+    };
+    // Walk (and, after all checks, create) the intermediate objects.
+    let mut probe: &Value = state;
+    for (i, seg) in parents.iter().enumerate() {
+        match probe.get(seg) {
+            None => break,
+            Some(v) if v.is_object() => probe = v,
+            Some(v) => {
+                let at = segments[..=i].join(".");
+                return Err((
+                    "E_OP_TYPE_CONFLICT",
+                    format!(
+                        "「{at}」当前是 {}，不是对象，无法写入 {}",
+                        kind_zh(v),
+                        op.path
+                    ),
+                    "检查 path 是否写错层级".into(),
+                ));
+            }
+        }
+    }
+    let parent_exists = parents
+        .iter()
+        .try_fold(&*state, |v, seg| v.get(seg))
+        .is_some();
+    let current = if parent_exists {
+        parents
+            .iter()
+            .try_fold(&*state, |v, seg| v.get(seg))
+            .and_then(|p| p.get(last))
+    } else {
+        None
+    };
+    // Decide first, mutate after: a rejected op never changes the state.
+    enum Change {
+        Put(Value),
+        Push(Value),
+        RemoveAt(usize),
+    }
+    let change = match op.op {
+        OpKind::Set => Change::Put(op.value.clone()),
+        OpKind::Inc => {
+            let by = op.value.as_f64().unwrap_or(0.0);
+            match current {
+                None | Some(Value::Null) => Change::Put(number(by, &op.value, None)),
+                Some(Value::Number(n)) => {
+                    Change::Put(number(n.as_f64().unwrap_or(0.0) + by, &op.value, Some(n)))
+                }
+                Some(v) => {
+                    return Err((
+                        "E_OP_TYPE_CONFLICT",
+                        format!("inc 的目标 {} 当前是 {}，不是数字", op.path, kind_zh(v)),
+                        "对非数字字段请用 set".into(),
+                    ));
+                }
+            }
+        }
+        OpKind::Add => match current {
+            None | Some(Value::Null) => Change::Put(Value::Array(vec![op.value.clone()])),
+            Some(Value::Array(_)) => Change::Push(op.value.clone()),
+            Some(v) => {
+                return Err((
+                    "E_OP_NOT_ARRAY",
+                    format!("add 的目标 {} 当前是 {}，不是数组", op.path, kind_zh(v)),
+                    "add/remove 只用于数组字段（如 inventory）；单值字段用 set".into(),
+                ));
+            }
+        },
+        OpKind::Remove => match current {
+            None | Some(Value::Null) => {
+                return Ok(Some(format!("{} 不存在，remove 没有可删除的元素", op.path)));
+            }
+            Some(Value::Array(items)) => match items.iter().position(|x| *x == op.value) {
+                Some(pos) => Change::RemoveAt(pos),
+                None => {
+                    return Ok(Some(format!(
+                        "{} 中没有与 {} 相等的元素，未删除任何内容",
+                        op.path, op.value
+                    )));
+                }
+            },
+            Some(v) => {
+                return Err((
+                    "E_OP_NOT_ARRAY",
+                    format!("remove 的目标 {} 当前是 {}，不是数组", op.path, kind_zh(v)),
+                    "add/remove 只用于数组字段；单值字段用 set".into(),
+                ));
+            }
+        },
+        OpKind::Foreshadow => unreachable!("handled above"),
+    };
+    let mut target = state;
+    for seg in parents {
+        let obj = target.as_object_mut().expect("checked to be an object");
+        target = obj
+            .entry((*seg).to_string())
+            .or_insert_with(|| Value::Object(Map::new()));
+    }
+    let parent = target.as_object_mut().expect("checked to be an object");
+    match change {
+        Change::Put(v) => {
+            parent.insert((*last).to_string(), v);
+        }
+        Change::Push(v) => {
+            if let Some(Value::Array(items)) = parent.get_mut(*last) {
+                items.push(v);
+            }
+        }
+        Change::RemoveAt(pos) => {
+            if let Some(Value::Array(items)) = parent.get_mut(*last) {
+                items.remove(pos);
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// Keeps integers integers: 3 + 2 is `5`, not `5.0`.
+fn number(sum: f64, by: &Value, current: Option<&serde_json::Number>) -> Value {
+    let integral = by.is_i64() || by.is_u64();
+    let current_integral = current.is_none_or(|n| n.is_i64() || n.is_u64());
+    if integral && current_integral && sum.fract() == 0.0 && sum.abs() < 9.0e15 {
+        json!(sum as i64)
+    } else {
+        json!(sum)
+    }
+}
+
+fn kind_zh(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "布尔值",
+        Value::Number(_) => "数字",
+        Value::String(_) => "字符串",
+        Value::Array(_) => "数组",
+        Value::Object(_) => "对象",
+    }
+}
+
+/// Keeps `active_foreshadowing` in the state in step with the thread's effective status.
+fn track_active(state: &mut Value, id: &str, status: ForeshadowStatus) {
+    let Some(obj) = state.as_object_mut() else {
+        return;
+    };
+    let active = obj
+        .entry("active_foreshadowing")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    let open = status != ForeshadowStatus::Resolved;
+    match active {
+        Value::Array(ids) => {
+            let pos = ids.iter().position(|x| x.as_str() == Some(id));
+            match (open, pos) {
+                (true, None) => ids.push(Value::String(id.to_string())),
+                (false, Some(p)) => {
+                    ids.remove(p);
+                }
+                _ => {}
+            }
+        }
+        Value::Object(map) => {
+            if open {
+                map.insert(id.to_string(), json!({"status": status_name(status)}));
+            } else {
+                map.remove(id);
+            }
+        }
+        _ => {}
+    }
+}
+
+pub fn status_name(s: ForeshadowStatus) -> &'static str {
+    match s {
+        ForeshadowStatus::Planted => "planted",
+        ForeshadowStatus::Advanced => "advanced",
+        ForeshadowStatus::Resolved => "resolved",
+    }
+}
+
+/// Merges one `foreshadow` op: status only moves forward, history is de-duplicated on
+/// (chapter, action), `last_updated_chapter` is the max, unknown ids are created (seeded from
+/// the volume plan when it has them). Returns the thread's status afterwards and a note when
+/// the op did not move it.
+pub fn merge_foreshadow(
+    global: &mut ForeshadowingGlobal,
+    plan: &[PlannedForeshadowing],
+    id: &str,
+    status: ForeshadowStatus,
+    chapter: u32,
+    storyline: &str,
+    detail: Option<&str>,
+) -> (ForeshadowStatus, Option<String>) {
+    let pos = match global.foreshadowing.iter().position(|f| f.id == id) {
+        Some(p) => p,
+        None => {
+            global
+                .foreshadowing
+                .push(seed(plan, id, status, chapter, storyline));
+            global.foreshadowing.len() - 1
+        }
+    };
+    let entry = &mut global.foreshadowing[pos];
+    let mut note = None;
+    if status > entry.status {
+        entry.status = status;
+    } else if status < entry.status {
+        note = Some(format!(
+            "伏笔 {id} 已是 {}，不回退到 {}（状态只前进）",
+            status_name(entry.status),
+            status_name(status)
+        ));
+    }
+    if !entry
+        .history
+        .iter()
+        .any(|h| h.chapter == chapter && h.action == status)
+    {
+        entry.history.push(ForeshadowEvent {
+            chapter,
+            action: status,
+            detail: detail.map(str::to_string),
+            extra: Extra::new(),
+        });
+    }
+    entry.last_updated_chapter = Some(
+        entry
+            .last_updated_chapter
+            .map_or(chapter, |c| c.max(chapter)),
+    );
+    if entry.planted_chapter.is_none() && status == ForeshadowStatus::Planted {
+        entry.planted_chapter = Some(chapter);
+    }
+    (entry.status, note)
+}
+
+fn seed(
+    plan: &[PlannedForeshadowing],
+    id: &str,
+    status: ForeshadowStatus,
+    chapter: u32,
+    storyline: &str,
+) -> Foreshadowing {
+    let planned = plan.iter().find(|p| p.id == id);
+    Foreshadowing {
+        id: id.to_string(),
+        description: planned.map(|p| p.description.clone()).unwrap_or_default(),
+        scope: planned.map_or(ForeshadowScope::Medium, |p| p.scope),
+        status,
+        planted_chapter: (status == ForeshadowStatus::Planted).then_some(chapter),
+        planted_storyline: Some(
+            planned
+                .and_then(|p| p.storyline_id.clone())
+                .unwrap_or_else(|| storyline.to_string()),
+        ),
+        target_resolve_range: planned.and_then(|p| p.target_resolve_range),
+        last_updated_chapter: Some(chapter),
+        history: Vec::new(),
+        extra: Extra::new(),
+    }
+}
+
+/// The outcome of applying a delta: new files and the changelog line.
+#[derive(Debug, Clone)]
+pub struct Applied {
+    pub run: DeltaRun,
+    pub entry: ChangelogEntry,
+}
+
+/// Applies a delta: refuses on a version mismatch (or any rejection under `strict`), bumps
+/// `state_version` by one, sets `last_updated_chapter`, and returns the changelog line that
+/// records the applied ops (and the rejected ones, marked as such).
+pub fn apply_delta(
+    state: &Value,
+    global: &ForeshadowingGlobal,
+    delta: &Value,
+    ctx: Context<'_>,
+    strict: bool,
+    timestamp: &str,
+) -> Result<Applied, OpsError> {
+    let current = state_version(state);
+    let run = run_delta(state, global, delta, ctx)?;
+    if run.header.base_state_version != current {
+        return Err(OpsError::StateVersion {
+            base: run.header.base_state_version,
+            current,
+        });
+    }
+    if strict && !run.rejected.is_empty() {
+        return Err(OpsError::Strict {
+            rejected: run.rejected.len(),
+        });
+    }
+    let mut run = run;
+    let chapter = run.header.chapter;
+    finish_version(&mut run.state, current + 1, chapter);
+    let entry = ChangelogEntry {
+        chapter,
+        source: ChangeSource::Chapter,
+        storyline_id: Some(run.header.storyline_id.clone()),
+        base_state_version: current,
+        state_version: current + 1,
+        timestamp: timestamp.to_string(),
+        applied: run.accepted.iter().map(|a| a.op.clone()).collect(),
+        rejected: run
+            .rejected
+            .iter()
+            .map(|r| RejectedOp {
+                index: r.index,
+                op: r.op.clone(),
+                code: r.code.to_string(),
+                reason: r.reason.clone(),
+                extra: Extra::new(),
+            })
+            .collect(),
+        note: None,
+        extra: Extra::new(),
+    };
+    Ok(Applied { run, entry })
+}
+
+pub fn state_version(state: &Value) -> u64 {
+    state
+        .get("state_version")
+        .and_then(Value::as_u64)
+        .unwrap_or(0)
+}
+
+fn finish_version(state: &mut Value, version: u64, chapter: u32) {
+    if let Some(obj) = state.as_object_mut() {
+        let last = obj
+            .get("last_updated_chapter")
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+            .max(u64::from(chapter));
+        obj.insert("state_version".into(), json!(version));
+        obj.insert("last_updated_chapter".into(), json!(last));
+    }
+}
+
+/// The changelog line for a chapter whose delta could not be parsed twice (§10.6): nothing is
+/// applied and the version does not move, but the skip is on record.
+pub fn skipped_entry(
+    chapter: u32,
+    state_version: u64,
+    reason: &str,
+    timestamp: &str,
+) -> ChangelogEntry {
+    ChangelogEntry {
+        chapter,
+        source: ChangeSource::Skipped,
+        storyline_id: None,
+        base_state_version: state_version,
+        state_version,
+        timestamp: timestamp.to_string(),
+        applied: Vec::new(),
+        rejected: Vec::new(),
+        note: Some(reason.to_string()),
+        extra: Extra::new(),
+    }
+}
+
+/// Chapters whose delta was skipped and never re-applied since (the §10.6 counter).
+pub fn skipped_chapters(entries: &[ChangelogEntry]) -> Vec<u32> {
+    let mut out: Vec<u32> = Vec::new();
+    for e in entries {
+        match e.source {
+            ChangeSource::Skipped if !out.contains(&e.chapter) => out.push(e.chapter),
+            ChangeSource::Chapter => out.retain(|c| *c != e.chapter),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// §10.6: recommend `novel state rebuild` when this many chapters were skipped.
+pub const SKIPPED_REBUILD_THRESHOLD: usize = 3;
+
+/// The result of replaying a changelog.
+#[derive(Debug, Clone)]
+pub struct Replayed {
+    pub state: Value,
+    pub global: ForeshadowingGlobal,
+    /// How many changelog lines were replayed (those at or before `until`).
+    pub entries_used: usize,
+}
+
+/// Replays `entries` (up to and including chapter `until`, when given) from the initial state.
+///
+/// Foreshadowing: a thread that the changelog ever mentions is derived (it exists only if an
+/// op at or before `until` created it; status, history and last update come from the ops) while
+/// its descriptive fields are kept from `authored`; threads the changelog never mentions are
+/// kept exactly as authored.
+pub fn replay(
+    entries: &[ChangelogEntry],
+    until: Option<u32>,
+    authored: &ForeshadowingGlobal,
+    ctx: Context<'_>,
+) -> Result<Replayed, OpsError> {
+    let mut state = serde_json::to_value(CurrentState::initial()).expect("initial state");
+    let mut global = ForeshadowingGlobal {
+        foreshadowing: Vec::new(),
+        extra: authored.extra.clone(),
+    };
+    let mut used = 0;
+    for (i, entry) in entries.iter().enumerate() {
+        let line = i + 1;
+        if until.is_some_and(|u| entry.chapter > u) {
+            continue;
+        }
+        used += 1;
+        if entry.source == ChangeSource::Skipped {
+            continue;
+        }
+        let current = state_version(&state);
+        if entry.base_state_version != current {
+            return Err(OpsError::Replay {
+                line,
+                message: format!(
+                    "记录的 base_state_version 为 {}，回放到此处的版本为 {current}（中间缺了记录？）",
+                    entry.base_state_version
+                ),
+            });
+        }
+        let storyline = entry.storyline_id.as_deref().unwrap_or("main_arc");
+        for op in &entry.applied {
+            apply_op(&mut state, &mut global, op, entry.chapter, storyline, ctx).map_err(
+                |(code, reason, _)| OpsError::Replay {
+                    line,
+                    message: format!("{code}：{reason}"),
+                },
+            )?;
+        }
+        finish_version(&mut state, entry.state_version, entry.chapter);
+    }
+    // Descriptive fields of derived threads come from the authored file; untouched threads stay.
+    let mentioned: std::collections::BTreeSet<&str> = entries
+        .iter()
+        .flat_map(|e| e.applied.iter())
+        .filter(|op| op.op == OpKind::Foreshadow)
+        .map(|op| op.path.as_str())
+        .collect();
+    for derived in &mut global.foreshadowing {
+        if let Some(a) = authored.foreshadowing.iter().find(|a| a.id == derived.id) {
+            derived.description = a.description.clone();
+            derived.scope = a.scope;
+            derived.target_resolve_range = a.target_resolve_range;
+            derived.planted_storyline = a.planted_storyline.clone();
+            derived.extra = a.extra.clone();
+            if a.planted_chapter.is_some() {
+                derived.planted_chapter = a.planted_chapter;
+            }
+        }
+    }
+    let mut out = ForeshadowingGlobal {
+        foreshadowing: Vec::new(),
+        extra: global.extra.clone(),
+    };
+    // Keep the authored order; derived threads the authored file lacks go at the end.
+    for a in &authored.foreshadowing {
+        if !mentioned.contains(a.id.as_str()) {
+            out.foreshadowing.push(a.clone());
+        } else if let Some(d) = global.foreshadowing.iter().find(|d| d.id == a.id) {
+            out.foreshadowing.push(d.clone());
+        }
+    }
+    for d in &global.foreshadowing {
+        if !authored.foreshadowing.iter().any(|a| a.id == d.id) {
+            out.foreshadowing.push(d.clone());
+        }
+    }
+    Ok(Replayed {
+        state,
+        global: out,
+        entries_used: used,
+    })
+}
+
+/// One change to one entity, for `novel state history`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EntityChange {
+    pub chapter: u32,
+    pub state_version: u64,
+    pub source: ChangeSource,
+    pub op: StateOp,
+}
+
+/// Every applied op that touches `slug` (as the second path segment, or a foreshadow id).
+pub fn entity_history(entries: &[ChangelogEntry], slug: &str) -> Vec<EntityChange> {
+    let mut out = Vec::new();
+    for e in entries {
+        for op in &e.applied {
+            let hit = if op.op == OpKind::Foreshadow {
+                op.path == slug
+            } else {
+                op.path.split('.').nth(1) == Some(slug)
+            };
+            if hit {
+                out.push(EntityChange {
+                    chapter: e.chapter,
+                    state_version: e.state_version,
+                    source: e.source,
+                    op: op.clone(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The entity `slug` inside a state, wherever it lives (`characters`, `items`, …).
+pub fn find_entity<'v>(state: &'v Value, slug: &str) -> Vec<(&'static str, &'v Value)> {
+    ROOTS
+        .iter()
+        .filter_map(|root| {
+            state
+                .get(root)
+                .and_then(|r| r.get(slug))
+                .map(|v| (*root, v))
+        })
+        .collect()
+}
+
+/// A difference between two JSON documents, by pointer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Difference {
+    pub pointer: String,
+    pub expected: Option<Value>,
+    pub actual: Option<Value>,
+}
+
+/// Leaf-level differences between `expected` (rebuilt) and `actual` (on disk).
+pub fn diff(expected: &Value, actual: &Value) -> Vec<Difference> {
+    let mut out = Vec::new();
+    diff_into(String::new(), Some(expected), Some(actual), &mut out);
+    out
+}
+
+fn diff_into(pointer: String, a: Option<&Value>, b: Option<&Value>, out: &mut Vec<Difference>) {
+    match (a, b) {
+        (Some(Value::Object(x)), Some(Value::Object(y))) => {
+            let mut keys: Vec<&String> = x.keys().chain(y.keys()).collect();
+            keys.sort();
+            keys.dedup();
+            for k in keys {
+                diff_into(
+                    format!("{pointer}/{}", crate::validate::escape(k)),
+                    x.get(k),
+                    y.get(k),
+                    out,
+                );
+            }
+        }
+        (x, y) if x == y => {}
+        (x, y) => out.push(Difference {
+            pointer,
+            expected: x.cloned(),
+            actual: y.cloned(),
+        }),
+    }
+}

@@ -1,0 +1,348 @@
+//! The state engine's rules, one Chinese case per rule (`002` §10.6, upstream lessons).
+
+use novel_core::model::ForeshadowingGlobal;
+use novel_core::model::common::{ForeshadowScope, ForeshadowStatus};
+use novel_core::model::foreshadowing::PlannedForeshadowing;
+use novel_core::model::state::ChangeSource;
+use novel_core::ops::{self, Context, NameIndex, OpsError};
+use serde_json::{Value, json};
+
+fn state() -> Value {
+    json!({
+        "schema_version": 1, "state_version": 47, "last_updated_chapter": 47,
+        "characters": {"lu-chen": {"location": "魔都", "emotional_state": "决意",
+            "relationships": {"mentor": 50}, "inventory": ["破碎魔杖", "密信"], "title": "外门弟子"}},
+        "world_state": {"time_marker": "第三年冬"},
+        "active_foreshadowing": ["ancient_prophecy"]
+    })
+}
+
+fn global() -> ForeshadowingGlobal {
+    serde_json::from_value(json!({"foreshadowing": [
+        {"id": "ancient_prophecy", "description": "上古预言", "scope": "long", "status": "resolved",
+         "planted_chapter": 3, "last_updated_chapter": 40,
+         "history": [{"chapter": 3, "action": "planted"}, {"chapter": 40, "action": "resolved"}]}
+    ]}))
+    .unwrap()
+}
+
+fn names() -> NameIndex {
+    let mut n = NameIndex::default();
+    n.insert("陆尘", "lu-chen");
+    n.insert("小陆", "lu-chen");
+    n
+}
+
+fn plan() -> Vec<PlannedForeshadowing> {
+    serde_json::from_value(
+        json!([{"id": "jade_pendant", "description": "玉佩的来历", "scope": "short",
+        "target_resolve_range": [50, 55], "storyline_id": "main_arc"}]),
+    )
+    .unwrap()
+}
+
+fn run(ops: Value) -> ops::DeltaRun {
+    let names = names();
+    let plan = plan();
+    let delta =
+        json!({"chapter": 48, "base_state_version": 47, "storyline_id": "main_arc", "ops": ops});
+    ops::run_delta(
+        &state(),
+        &global(),
+        &delta,
+        Context {
+            names: &names,
+            plan: &plan,
+        },
+    )
+    .unwrap()
+}
+
+/// A single op that must be rejected with `code`, leaving the state untouched.
+fn rejected(op: Value, code: &str) -> ops::Rejection {
+    let r = run(json!([op]));
+    assert!(r.accepted.is_empty(), "{op} was accepted: {:?}", r.accepted);
+    assert_eq!(r.rejected.len(), 1);
+    assert_eq!(r.rejected[0].code, code, "{op}: {:?}", r.rejected[0]);
+    assert_eq!(r.state, state(), "a rejected op changed the state");
+    assert!(!r.rejected[0].hint.is_empty());
+    r.rejected[0].clone()
+}
+
+#[test]
+fn chinese_display_name_in_path_names_the_slug() {
+    let r = rejected(
+        json!({"op": "set", "path": "characters.陆尘.location", "value": "幽暗森林"}),
+        "E_OP_SEGMENT",
+    );
+    assert!(r.hint.contains("lu-chen"), "{r:?}");
+    let r = rejected(
+        json!({"op": "set", "path": "characters.小陆.location", "value": "x"}),
+        "E_OP_SEGMENT",
+    );
+    assert!(r.hint.contains("lu-chen"), "alias resolves too: {r:?}");
+    let r = rejected(
+        json!({"op": "set", "path": "characters.林枫.location", "value": "x"}),
+        "E_OP_SEGMENT",
+    );
+    assert!(
+        r.hint.contains("显示名"),
+        "unknown name still explained: {r:?}"
+    );
+}
+
+#[test]
+fn proto_segment_and_bad_depths_are_rejected() {
+    rejected(
+        json!({"op": "set", "path": "characters.__proto__.polluted", "value": 1}),
+        "E_OP_SEGMENT",
+    );
+    rejected(
+        json!({"op": "set", "path": "characters.lu-chen.a.b.c", "value": 1}),
+        "E_OP_PATH_DEPTH",
+    );
+    rejected(
+        json!({"op": "set", "path": "characters", "value": {}}),
+        "E_OP_PATH_DEPTH",
+    );
+    rejected(
+        json!({"op": "set", "path": "plot.lu-chen.x", "value": 1}),
+        "E_OP_ROOT",
+    );
+    rejected(
+        json!({"op": "set", "path": "characters..x", "value": 1}),
+        "E_OP_SEGMENT",
+    );
+    rejected(json!({"op": "set", "path": 42, "value": 1}), "E_OP_PATH");
+    rejected(
+        json!({"op": "set", "path": "characters.lu-chen.location"}),
+        "E_OP_VALUE",
+    );
+    rejected(
+        json!({"op": "delete", "path": "characters.lu-chen.location"}),
+        "E_OP_KIND",
+    );
+    rejected(json!("set characters.lu-chen.location 魔都"), "E_OP_SHAPE");
+}
+
+#[test]
+fn inc_needs_numbers() {
+    rejected(
+        json!({"op": "inc", "path": "characters.lu-chen.relationships.mentor", "value": "十"}),
+        "E_OP_INC_VALUE",
+    );
+    rejected(
+        json!({"op": "inc", "path": "characters.lu-chen.title", "value": 1}),
+        "E_OP_TYPE_CONFLICT",
+    );
+    let r = run(json!([
+        {"op": "inc", "path": "characters.lu-chen.relationships.mentor", "value": 10},
+        {"op": "inc", "path": "characters.lu-chen.relationships.rival", "value": -30},
+        {"op": "inc", "path": "characters.lu-chen.relationships.mentor", "value": 0.5}
+    ]));
+    assert!(r.rejected.is_empty());
+    assert_eq!(
+        r.state["characters"]["lu-chen"]["relationships"]["rival"],
+        json!(-30),
+        "missing counts as 0"
+    );
+    assert_eq!(
+        r.state["characters"]["lu-chen"]["relationships"]["mentor"],
+        json!(60.5)
+    );
+}
+
+#[test]
+fn add_and_remove_work_on_arrays_only() {
+    rejected(
+        json!({"op": "add", "path": "characters.lu-chen.location", "value": "x"}),
+        "E_OP_NOT_ARRAY",
+    );
+    rejected(
+        json!({"op": "remove", "path": "characters.lu-chen.title", "value": "外门弟子"}),
+        "E_OP_NOT_ARRAY",
+    );
+    let r = run(json!([
+        {"op": "add", "path": "characters.su-wan.inventory", "value": "玉佩"},
+        {"op": "remove", "path": "characters.lu-chen.inventory", "value": "破碎魔杖"},
+        {"op": "remove", "path": "characters.lu-chen.inventory", "value": "不存在的东西"},
+        {"op": "add", "path": "characters.lu-chen.inventory", "value": "密信"},
+        {"op": "remove", "path": "characters.lu-chen.inventory", "value": "密信"}
+    ]));
+    assert!(r.rejected.is_empty(), "{:?}", r.rejected);
+    assert_eq!(
+        r.state["characters"]["su-wan"]["inventory"],
+        json!(["玉佩"]),
+        "add creates the array and the object"
+    );
+    // First equal element removed, the second 密信 stays.
+    assert_eq!(
+        r.state["characters"]["lu-chen"]["inventory"],
+        json!(["密信"])
+    );
+    assert!(
+        r.accepted[2].note.as_deref().unwrap().contains("没有"),
+        "absent value reported"
+    );
+}
+
+#[test]
+fn set_through_a_non_object_is_a_conflict_and_creates_intermediates() {
+    rejected(
+        json!({"op": "set", "path": "characters.lu-chen.location.city", "value": "x"}),
+        "E_OP_TYPE_CONFLICT",
+    );
+    let r = run(json!([{"op": "set", "path": "factions.taixu-ge.leader", "value": "清虚子"}]));
+    assert_eq!(r.state["factions"]["taixu-ge"]["leader"], "清虚子");
+}
+
+#[test]
+fn foreshadow_rules() {
+    rejected(
+        json!({"op": "foreshadow", "path": "threads.ancient_prophecy", "value": "advanced"}),
+        "E_FORESHADOW_ID",
+    );
+    rejected(
+        json!({"op": "foreshadow", "path": "上古预言", "value": "advanced"}),
+        "E_FORESHADOW_ID",
+    );
+    rejected(
+        json!({"op": "foreshadow", "path": "ancient_prophecy", "value": "forgotten"}),
+        "E_FORESHADOW_VALUE",
+    );
+    // Downgrade attempt: resolved → planted stays resolved, and it is said.
+    let r = run(
+        json!([{"op": "foreshadow", "path": "ancient_prophecy", "value": "planted", "detail": "又提起预言"}]),
+    );
+    let f = &r.global.foreshadowing[0];
+    assert_eq!(f.status, ForeshadowStatus::Resolved);
+    assert!(r.accepted[0].note.as_deref().unwrap().contains("不回退"));
+    assert_eq!(f.last_updated_chapter, Some(48));
+    // Unknown id: created, seeded from the volume plan; duplicates in history collapse.
+    let r = run(json!([
+        {"op": "foreshadow", "path": "jade_pendant", "value": "planted", "detail": "玉佩初现"},
+        {"op": "foreshadow", "path": "jade_pendant", "value": "planted", "detail": "重复"},
+        {"op": "foreshadow", "path": "black_cat", "value": "advanced"}
+    ]));
+    let jade = r
+        .global
+        .foreshadowing
+        .iter()
+        .find(|f| f.id == "jade_pendant")
+        .unwrap();
+    assert_eq!(jade.description, "玉佩的来历");
+    assert_eq!(jade.scope, ForeshadowScope::Short);
+    assert_eq!(jade.target_resolve_range, Some([50, 55]));
+    assert_eq!(jade.history.len(), 1, "(chapter, action) de-duplicated");
+    assert_eq!(jade.planted_chapter, Some(48));
+    let cat = r
+        .global
+        .foreshadowing
+        .iter()
+        .find(|f| f.id == "black_cat")
+        .unwrap();
+    assert_eq!(cat.status, ForeshadowStatus::Advanced);
+    assert_eq!(
+        r.state["active_foreshadowing"],
+        json!(["ancient_prophecy", "jade_pendant", "black_cat"])
+    );
+}
+
+#[test]
+fn apply_checks_the_version_and_strict_mode() {
+    let names = names();
+    let plan = plan();
+    let ctx = Context {
+        names: &names,
+        plan: &plan,
+    };
+    let delta = |base: u64| {
+        json!({"chapter": 48, "base_state_version": base, "storyline_id": "main_arc", "ops": [
+            {"op": "set", "path": "characters.lu-chen.location", "value": "幽暗森林"},
+            {"op": "set", "path": "characters.陆尘.location", "value": "幽暗森林"}
+        ]})
+    };
+    let err = ops::apply_delta(&state(), &global(), &delta(46), ctx, false, "t").unwrap_err();
+    assert_eq!(
+        err,
+        OpsError::StateVersion {
+            base: 46,
+            current: 47
+        }
+    );
+    assert_eq!(err.code(), "E_STATE_VERSION");
+    let err = ops::apply_delta(&state(), &global(), &delta(47), ctx, true, "t").unwrap_err();
+    assert_eq!(err.code(), "E_STRICT");
+    let applied = ops::apply_delta(
+        &state(),
+        &global(),
+        &delta(47),
+        ctx,
+        false,
+        "2026-11-22T00:00:00Z",
+    )
+    .unwrap();
+    assert_eq!(applied.run.state["state_version"], 48);
+    assert_eq!(applied.run.state["last_updated_chapter"], 48);
+    let e = &applied.entry;
+    assert_eq!(
+        (e.base_state_version, e.state_version, e.chapter),
+        (47, 48, 48)
+    );
+    assert_eq!(e.source, ChangeSource::Chapter);
+    assert_eq!(e.applied.len(), 1);
+    assert_eq!(e.rejected.len(), 1);
+    assert_eq!(e.rejected[0].code, "E_OP_SEGMENT");
+}
+
+#[test]
+fn malformed_envelope_is_one_error() {
+    let names = names();
+    let ctx = Context {
+        names: &names,
+        plan: &[],
+    };
+    for (delta, pointer) in [
+        (json!([]), ""),
+        (
+            json!({"base_state_version": 1, "storyline_id": "main_arc", "ops": []}),
+            "/chapter",
+        ),
+        (
+            json!({"chapter": "四十八", "base_state_version": 1, "storyline_id": "main_arc", "ops": []}),
+            "/chapter",
+        ),
+        (
+            json!({"chapter": 48, "base_state_version": 1, "storyline_id": "主线", "ops": []}),
+            "/storyline_id",
+        ),
+        (
+            json!({"chapter": 48, "base_state_version": 1, "storyline_id": "main_arc", "ops": {}}),
+            "/ops",
+        ),
+    ] {
+        match ops::run_delta(&state(), &global(), &delta, ctx) {
+            Err(OpsError::Delta { pointer: p, .. }) => assert_eq!(p, pointer, "{delta}"),
+            other => panic!("{delta}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn skipped_chapters_are_counted_until_reapplied() {
+    let e = |chapter, source| {
+        let mut x = ops::skipped_entry(chapter, 1, "两次解析失败", "t");
+        x.source = source;
+        x
+    };
+    let log = vec![
+        e(3, ChangeSource::Skipped),
+        e(5, ChangeSource::Skipped),
+        e(5, ChangeSource::Skipped),
+        e(8, ChangeSource::Skipped),
+    ];
+    assert_eq!(ops::skipped_chapters(&log), vec![3, 5, 8]);
+    let mut fixed = log.clone();
+    fixed.push(e(5, ChangeSource::Chapter));
+    assert_eq!(ops::skipped_chapters(&fixed), vec![3, 8]);
+}

@@ -1,0 +1,210 @@
+//! The state files on disk: `state/current-state.json`, `state/changelog.jsonl`,
+//! `foreshadowing/global.json`, the volume foreshadowing plans and the character name index.
+//! Reads check the schema; writes are atomic; backups go to `state/backups/`.
+
+use std::path::Path;
+
+use novel_core::FileKind;
+use novel_core::model::foreshadowing::PlannedForeshadowing;
+use novel_core::model::{ChangelogEntry, Character, ForeshadowingGlobal, VolumeForeshadowing};
+use novel_core::ops::NameIndex;
+use novel_core::validate::{check_document, parse_json};
+use serde_json::Value;
+
+use crate::error::StoreError;
+use crate::io::{
+    create_dir_all, read_json_value, read_text, to_json_text, write_atomic, write_json,
+};
+use crate::layout;
+use crate::project::Project;
+
+/// Reads a JSON file and checks it against its kind's schema; the first error is reported.
+fn read_checked(project: &Project, rel: &str, kind: FileKind) -> Result<Value, StoreError> {
+    let path = project.path(rel);
+    let value = read_json_value(&path)?;
+    if let Some(f) = check_document(rel, kind, &value).into_iter().next() {
+        return Err(StoreError::Model {
+            path,
+            what: kind.label(),
+            message: format!(
+                "{}: {}",
+                if f.pointer.is_empty() {
+                    "/"
+                } else {
+                    &f.pointer
+                },
+                f.message
+            ),
+        });
+    }
+    Ok(value)
+}
+
+/// `state/current-state.json` as a JSON value (schema-checked).
+pub fn load_state(project: &Project) -> Result<Value, StoreError> {
+    read_checked(project, layout::CURRENT_STATE, FileKind::CurrentState)
+}
+
+/// `foreshadowing/global.json`; an absent file is an empty list.
+pub fn load_global(project: &Project) -> Result<ForeshadowingGlobal, StoreError> {
+    if !project.path(layout::FORESHADOWING_GLOBAL).exists() {
+        return Ok(ForeshadowingGlobal {
+            foreshadowing: Vec::new(),
+            extra: Default::default(),
+        });
+    }
+    let v = read_checked(
+        project,
+        layout::FORESHADOWING_GLOBAL,
+        FileKind::ForeshadowingGlobal,
+    )?;
+    Ok(serde_json::from_value(v).expect("schema-checked"))
+}
+
+/// Every volume's planned threads (`volumes/vol-NN/foreshadowing.json`), volume order.
+pub fn load_plan(project: &Project) -> Result<Vec<PlannedForeshadowing>, StoreError> {
+    let mut out = Vec::new();
+    let dir = project.path("volumes");
+    let Ok(read) = std::fs::read_dir(&dir) else {
+        return Ok(out);
+    };
+    let mut vols: Vec<String> = read
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("vol-"))
+        .collect();
+    vols.sort();
+    for vol in vols {
+        let rel = format!("volumes/{vol}/foreshadowing.json");
+        if project.path(&rel).exists() {
+            let v = read_checked(project, &rel, FileKind::VolumeForeshadowing)?;
+            let plan: VolumeForeshadowing = serde_json::from_value(v).expect("schema-checked");
+            out.extend(plan.foreshadowing);
+        }
+    }
+    Ok(out)
+}
+
+/// Display names and aliases of every character file → slug. Unreadable files are skipped:
+/// the index only improves hints.
+pub fn load_names(project: &Project) -> NameIndex {
+    let mut names = NameIndex::default();
+    for sub in ["characters/active", "characters/retired"] {
+        let Ok(read) = std::fs::read_dir(project.path(sub)) else {
+            continue;
+        };
+        for e in read.filter_map(|e| e.ok()) {
+            let path = e.path();
+            if path.extension().is_none_or(|x| x != "json") {
+                continue;
+            }
+            if let Ok(v) = read_json_value(&path)
+                && let Ok(c) = serde_json::from_value::<Character>(v)
+            {
+                names.insert(&c.display_name, &c.id);
+                for a in &c.aliases {
+                    names.insert(a, &c.id);
+                }
+            }
+        }
+    }
+    names
+}
+
+/// `state/changelog.jsonl`, every line parsed and schema-checked; a bad line is an error
+/// naming it (a torn last line from a crash included).
+pub fn load_changelog(project: &Project) -> Result<Vec<ChangelogEntry>, StoreError> {
+    let path = project.path(layout::CHANGELOG);
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let text = read_text(&path)?;
+    parse_changelog(&path, &text)
+}
+
+fn parse_changelog(path: &Path, text: &str) -> Result<Vec<ChangelogEntry>, StoreError> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let bad = |message: String| StoreError::Model {
+            path: path.to_path_buf(),
+            what: FileKind::ChangelogEntry.label(),
+            message: format!("第 {} 行：{message}", i + 1),
+        };
+        // The engine writes these lines itself: a typed parse is enough on this hot path; only
+        // a line that fails it pays for the schema check, to say precisely what is wrong.
+        match serde_json::from_str::<ChangelogEntry>(line) {
+            Ok(entry) => out.push(entry),
+            Err(e) => {
+                let value = parse_json(line).map_err(|e| bad(e.to_string()))?;
+                let reason = check_document("", FileKind::ChangelogEntry, &value)
+                    .into_iter()
+                    .next()
+                    .map_or(e.to_string(), |f| format!("{} {}", f.pointer, f.message));
+                return Err(bad(reason));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Appends one line to the changelog (the whole file is rewritten atomically).
+pub fn append_changelog(project: &Project, entry: &ChangelogEntry) -> Result<(), StoreError> {
+    let path = project.path(layout::CHANGELOG);
+    let mut text = if path.exists() {
+        read_text(&path)?
+    } else {
+        String::new()
+    };
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(&serde_json::to_string(entry).expect("entries serialise"));
+    text.push('\n');
+    write_atomic(&path, text.as_bytes())
+}
+
+/// Replaces the changelog with `entries` (atomically).
+pub fn write_changelog(project: &Project, entries: &[ChangelogEntry]) -> Result<(), StoreError> {
+    let mut text = String::new();
+    for e in entries {
+        text.push_str(&serde_json::to_string(e).expect("entries serialise"));
+        text.push('\n');
+    }
+    write_atomic(&project.path(layout::CHANGELOG), text.as_bytes())
+}
+
+pub fn write_state(project: &Project, state: &Value) -> Result<(), StoreError> {
+    write_json(&project.path(layout::CURRENT_STATE), state)
+}
+
+pub fn write_global(project: &Project, global: &ForeshadowingGlobal) -> Result<(), StoreError> {
+    let path = project.path(layout::FORESHADOWING_GLOBAL);
+    if let Some(dir) = path.parent() {
+        create_dir_all(dir)?;
+    }
+    write_json(&path, global)
+}
+
+/// Copies a project file into `state/backups/<stamp>-<name>` before it is replaced; returns
+/// the backup's project-relative path (None when the file does not exist).
+pub fn backup(project: &Project, rel: &str, stamp: &str) -> Result<Option<String>, StoreError> {
+    let path = project.path(rel);
+    if !path.exists() {
+        return Ok(None);
+    }
+    let bytes = std::fs::read(&path).map_err(|e| StoreError::io(&path, e))?;
+    let name = rel.replace('/', "--");
+    let backup_rel = format!("{}/{}-{name}", layout::BACKUPS, stamp.replace(':', ""));
+    let backup_path = project.path(&backup_rel);
+    create_dir_all(backup_path.parent().expect("has parent"))?;
+    write_atomic(&backup_path, &bytes)?;
+    Ok(Some(backup_rel))
+}
+
+/// Pretty text of a value as the engine writes it (for diffs and dry runs).
+pub fn render(value: &Value) -> String {
+    to_json_text(value)
+}
