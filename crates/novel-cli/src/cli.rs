@@ -61,6 +61,15 @@ pub enum Command {
     /// 全局状态：从变更日志重建、查看某章时的状态、查看某个实体的变更史
     #[command(subcommand, help_template = HELP_TEMPLATE, subcommand_help_heading = "命令", subcommand_value_name = "命令")]
     State(StateCommand),
+    /// 章节事务：开始、推进阶段、质量门控、原子提交、中断恢复
+    #[command(subcommand, help_template = HELP_TEMPLATE, subcommand_help_heading = "命令", subcommand_value_name = "命令")]
+    Chapter(ChapterCommand),
+    /// 项目锁（.novel.lock）：查看、获取、释放、强制清除
+    #[command(subcommand, help_template = HELP_TEMPLATE, subcommand_help_heading = "命令", subcommand_value_name = "命令")]
+    Lock(LockCommand),
+    /// 只读状态：进度、评分均值、伏笔、流水线日志汇总（token、耗时、费用）、锁
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    Status,
     /// 显示某个命令的说明
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Help(HelpArgs),
@@ -186,4 +195,111 @@ pub struct StateHistoryArgs {
     /// 实体 slug（如 lin-feng），或伏笔 id
     #[arg(long, value_name = "slug")]
     pub entity: String,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ChapterCommand {
+    /// 开始（或恢复）第 N 章：只能是下一章或在写的章节；取得项目锁，阶段设为 drafting
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    Begin(ChapterBeginArgs),
+    /// 推进流水线阶段（drafted | refined | judged | revising | drafting），先检查 staging 文件
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    Stage(ChapterStageArgs),
+    /// 质量门控：按权重重算总分，双轨判定 pass/polish/revise/pause/rewrite
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    Gate(ChapterGateArgs),
+    /// 原子提交第 N 章（先写日志再落盘，任何时刻中断都可由 recover 补完）
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    Commit(ChapterCommitArgs),
+    /// 中断后恢复：补完未完成的提交、清理僵尸锁，并说明从哪一步继续
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    Recover,
+}
+
+#[derive(Debug, Args)]
+pub struct ChapterBeginArgs {
+    /// 章节号
+    #[arg(value_name = "章", help_heading = "参数")]
+    pub chapter: u32,
+    /// 流水线所属进程（默认：调用者所在的会话进程）
+    #[arg(long, value_name = "PID")]
+    pub owner_pid: Option<u32>,
+}
+
+#[derive(Debug, Args)]
+pub struct ChapterStageArgs {
+    /// 目标阶段：drafted、refined、judged、revising、drafting
+    #[arg(value_name = "阶段", help_heading = "参数")]
+    pub stage: String,
+    /// chapter begin 给出的锁令牌
+    #[arg(long, value_name = "令牌")]
+    pub token: String,
+    /// 本阶段所用模型（写入流水线日志）
+    #[arg(long, value_name = "模型")]
+    pub model: Option<String>,
+    /// 本阶段输入 token 数
+    #[arg(long, value_name = "数")]
+    pub input_tokens: Option<u64>,
+    /// 本阶段输出 token 数
+    #[arg(long, value_name = "数")]
+    pub output_tokens: Option<u64>,
+    /// 本阶段耗时（毫秒）
+    #[arg(long, value_name = "毫秒")]
+    pub duration_ms: Option<u64>,
+    /// 本阶段费用（美元）
+    #[arg(long, value_name = "美元")]
+    pub cost_usd: Option<f64>,
+}
+
+#[derive(Debug, Args)]
+pub struct ChapterGateArgs {
+    /// 章节号
+    #[arg(value_name = "章", help_heading = "参数")]
+    pub chapter: u32,
+}
+
+#[derive(Debug, Args)]
+pub struct ChapterCommitArgs {
+    /// 章节号
+    #[arg(value_name = "章", help_heading = "参数")]
+    pub chapter: u32,
+    /// chapter begin 给出的锁令牌
+    #[arg(long, value_name = "令牌")]
+    pub token: String,
+    /// 作者明确接受门控暂停（pause）的章节
+    #[arg(long)]
+    pub accept: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LockCommand {
+    /// 查看锁的状态（空闲、被持有、僵尸锁）
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    Status,
+    /// 获取锁（僵尸锁会先被安全清除）
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    Acquire(LockAcquireArgs),
+    /// 释放锁（只有持有者的令牌可以）
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    Release(LockReleaseArgs),
+    /// 作者强制清除锁，并说明清除了什么
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    Clear,
+}
+
+#[derive(Debug, Args)]
+pub struct LockAcquireArgs {
+    /// 锁对应的章节号
+    #[arg(long, value_name = "章")]
+    pub chapter: Option<u32>,
+    /// 持有进程（默认：调用者所在的会话进程）
+    #[arg(long, value_name = "PID")]
+    pub owner_pid: Option<u32>,
+}
+
+#[derive(Debug, Args)]
+pub struct LockReleaseArgs {
+    /// 获取锁时得到的令牌
+    #[arg(long, value_name = "令牌")]
+    pub token: String,
 }

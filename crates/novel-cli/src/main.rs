@@ -79,6 +79,26 @@ fn run(args: Vec<String>) -> i32 {
             };
             finish(json_mode, name, commands::state::run(global, c))
         }
+        Command::Chapter(c) => {
+            let name = match &c {
+                cli::ChapterCommand::Begin(_) => "chapter begin",
+                cli::ChapterCommand::Stage(_) => "chapter stage",
+                cli::ChapterCommand::Gate(_) => "chapter gate",
+                cli::ChapterCommand::Commit(_) => "chapter commit",
+                cli::ChapterCommand::Recover => "chapter recover",
+            };
+            finish(json_mode, name, commands::chapter::run(global, c))
+        }
+        Command::Lock(c) => {
+            let name = match &c {
+                cli::LockCommand::Status => "lock status",
+                cli::LockCommand::Acquire(_) => "lock acquire",
+                cli::LockCommand::Release(_) => "lock release",
+                cli::LockCommand::Clear => "lock clear",
+            };
+            finish(json_mode, name, commands::lock::run(global, c))
+        }
+        Command::Status => finish(json_mode, "status", commands::status::run(global)),
         Command::Help(a) => finish(json_mode, "help", commands::help::run(&a.command)),
     }
 }

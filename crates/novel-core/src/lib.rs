@@ -10,8 +10,10 @@
 
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod gate;
 pub mod model;
 pub mod ops;
+pub mod pipeline;
 pub mod validate;
 
 pub use model::FileKind;

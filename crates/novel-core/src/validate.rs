@@ -138,19 +138,14 @@ fn json_error_zh(e: &serde_json::Error) -> String {
     format!("{zh}（{detail}）")
 }
 
-/// Validators compiled once per process, on first use (never on the hook path).
+/// Validators compiled once per process, each kind on its first use (never on the hook path).
 fn validator(kind: FileKind) -> &'static jsonschema::Validator {
-    static VALIDATORS: OnceLock<Vec<jsonschema::Validator>> = OnceLock::new();
-    let all = VALIDATORS.get_or_init(|| {
-        FileKind::ALL
-            .iter()
-            .map(|k| {
-                jsonschema::validator_for(k.schema())
-                    .unwrap_or_else(|e| panic!("generated schema of {} is invalid: {e}", k.name()))
-            })
-            .collect()
-    });
-    &all[kind as usize]
+    static VALIDATORS: [OnceLock<jsonschema::Validator>; FileKind::ALL.len()] =
+        [const { OnceLock::new() }; FileKind::ALL.len()];
+    VALIDATORS[kind as usize].get_or_init(|| {
+        jsonschema::validator_for(kind.schema())
+            .unwrap_or_else(|e| panic!("generated schema of {} is invalid: {e}", kind.name()))
+    })
 }
 
 /// Schema errors of one document, as (JSON pointer, Chinese message), sorted by pointer.

@@ -97,6 +97,7 @@ pub fn project_files(opts: &InitOptions, now: &str) -> Vec<(String, String)> {
         revision_count: 0,
         pending_actions: Vec::new(),
         last_checkpoint_time: Some(now.to_string()),
+        gate: None,
         extra: Extra::new(),
     };
     let storylines = Storylines {

@@ -59,6 +59,16 @@ static COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// Atomically replaces `path` with `bytes` (temp + fsync + rename + dir fsync).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    write_atomic_inner(path, bytes, true)
+}
+
+/// Like [`write_atomic`] but leaves the directory fsync to the caller, who syncs each
+/// touched directory once (a batch of writes, as in a commit) before declaring them durable.
+pub fn write_atomic_unsynced_dir(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    write_atomic_inner(path, bytes, false)
+}
+
+fn write_atomic_inner(path: &Path, bytes: &[u8], sync_parent: bool) -> Result<(), StoreError> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -86,7 +96,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
         f.sync_all().map_err(|e| StoreError::io(&tmp, e))?;
         drop(f);
         fs::rename(&tmp, path).map_err(|e| StoreError::io(path, e))?;
-        sync_dir(dir)
+        if sync_parent { sync_dir(dir) } else { Ok(()) }
     })();
     if result.is_err() {
         let _ = fs::remove_file(&tmp);

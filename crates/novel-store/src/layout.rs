@@ -27,7 +27,7 @@ pub const LOCK_DIR: &str = ".novel.lock";
 pub const BACKUPS: &str = "state/backups";
 
 /// Directories `novel init` creates (PRD §9.1; staging per `002` §10.4).
-pub const DIRS: [&str; 22] = [
+pub const DIRS: [&str; 23] = [
     "research",
     "world",
     "characters/active",
@@ -42,6 +42,7 @@ pub const DIRS: [&str; 22] = [
     "staging/state",
     "staging/storylines",
     "staging/evaluations",
+    "staging/logs",
     "summaries",
     "state",
     "state/history",
@@ -85,6 +86,36 @@ pub fn chapter_contract_file(volume: u32, n: u32) -> String {
         chapter_stem(n)
     )
 }
+
+/// Staging paths of chapter `n` (`002` §10.4).
+pub fn staging_chapter(n: u32) -> String {
+    format!("staging/chapters/{}.md", chapter_stem(n))
+}
+
+pub fn staging_summary(n: u32) -> String {
+    format!("staging/summaries/{}-summary.md", chapter_stem(n))
+}
+
+pub fn staging_delta(n: u32) -> String {
+    format!("staging/state/{}-delta.json", chapter_stem(n))
+}
+
+pub fn staging_evaluation(n: u32) -> String {
+    format!("staging/evaluations/{}-eval.json", chapter_stem(n))
+}
+
+pub fn staging_log(n: u32) -> String {
+    format!("staging/logs/{}-log.json", chapter_stem(n))
+}
+
+/// `staging/storylines/<id>/memory.md`, refusing non-slug ids.
+pub fn staging_memory(id: &str) -> Result<String, StoreError> {
+    safe_id(id)?;
+    Ok(format!("staging/storylines/{id}/memory.md"))
+}
+
+/// The commit journal (hidden; present only while a commit is being applied).
+pub const JOURNAL: &str = ".novel-commit-journal.json";
 
 /// `storylines/<id>/memory.md`, refusing ids that are not slugs (no traversal).
 pub fn storyline_memory(id: &str) -> Result<String, StoreError> {

@@ -9,11 +9,13 @@
 
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod chapter;
 pub mod error;
 pub mod init;
 pub mod io;
 pub mod layout;
 pub mod load;
+pub mod lock;
 pub mod project;
 pub mod state;
 pub mod time;

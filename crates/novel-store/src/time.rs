@@ -4,11 +4,20 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Now, as `2026-11-22T05:30:00Z`.
 pub fn now_iso() -> String {
-    let secs = SystemTime::now()
+    format_utc(now_secs())
+}
+
+/// Seconds since the Unix epoch. Debug builds honour `NOVEL_NOW` (epoch seconds) so tests
+/// can compare whole projects byte for byte; release builds never read it.
+pub fn now_secs() -> u64 {
+    #[cfg(debug_assertions)]
+    if let Some(fixed) = std::env::var("NOVEL_NOW").ok().and_then(|v| v.parse().ok()) {
+        return fixed;
+    }
+    SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
-        .unwrap_or(0);
-    format_utc(secs)
+        .unwrap_or(0)
 }
 
 /// Formats seconds since the Unix epoch as ISO-8601 UTC.

@@ -1,10 +1,13 @@
 //! One subcommand = one module. Each `run` takes parsed arguments and returns a report or an
 //! error; printing and exit codes are `output`'s job.
 
+pub mod chapter;
 pub mod help;
 pub mod init;
+pub mod lock;
 pub mod ops;
 pub mod state;
+pub mod status;
 pub mod validate;
 
 use std::path::Path;

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::common::{Extra, SLUG};
+use super::common::{Extra, GateDecision, SLUG};
 
 /// The volume-loop state machine of PRD §8.2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -55,6 +55,9 @@ pub struct Checkpoint {
     /// ISO-8601 时间。
     #[serde(default)]
     pub last_checkpoint_time: Option<String>,
+    /// 在写章节最近一次门控的结论（提交时据此放行）。
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<GateRecord>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -69,6 +72,22 @@ pub struct PendingAction {
     pub kind: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// The last gate verdict of the in-flight chapter.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GateRecord {
+    #[schemars(range(min = 1))]
+    pub chapter: u32,
+    pub decision: GateDecision,
+    pub overall: f64,
+    #[serde(default)]
+    pub force_passed: bool,
+    /// 作者明确接受了暂停中的章节（novel chapter commit --accept）。
+    #[serde(default, skip_serializing_if = "super::common::is_false")]
+    pub accepted_by_author: bool,
     #[serde(flatten)]
     pub extra: Extra,
 }

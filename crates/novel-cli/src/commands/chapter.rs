@@ -1,0 +1,418 @@
+//! `novel chapter begin|stage|gate|commit|recover`: the chapter transaction.
+
+use serde_json::json;
+
+use novel_core::gate::{self, GateInput};
+use novel_core::model::checkpoint::GateRecord;
+use novel_core::model::common::GateDecision;
+use novel_core::model::{Checkpoint, Extra, PipelineStage, Settings, StorylineSpec};
+use novel_core::pipeline::{self, StageRefusal};
+use novel_store::chapter::{self as tx, PlanError};
+use novel_store::lock::{self, LockState};
+use novel_store::{Project, io, layout, time};
+
+use super::lock::{lock_error, stale_after};
+use crate::cli::{ChapterCommand, ChapterCommitArgs, ChapterStageArgs, GlobalArgs};
+use crate::output::{CliError, Exit, Report};
+
+pub fn run(global: &GlobalArgs, cmd: ChapterCommand) -> Result<Report, CliError> {
+    let project = super::project(global)?;
+    match cmd {
+        ChapterCommand::Begin(a) => begin(&project, a.chapter, a.owner_pid),
+        ChapterCommand::Stage(a) => stage(&project, &a),
+        ChapterCommand::Gate(a) => gate_cmd(&project, a.chapter),
+        ChapterCommand::Commit(a) => commit(&project, &a),
+        ChapterCommand::Recover => recover(&project),
+    }
+}
+
+fn refusal(r: StageRefusal) -> CliError {
+    let exit = match r.code {
+        "E_STAGING" => Exit::Problems,
+        _ => Exit::Conflict,
+    };
+    CliError::new(r.code, r.reason, r.hint, exit)
+}
+
+fn settings(project: &Project) -> Settings {
+    io::read_json(&project.path(layout::SETTINGS), "项目设置").unwrap_or_default()
+}
+
+fn save(project: &Project, cp: &mut Checkpoint) -> Result<(), CliError> {
+    cp.last_checkpoint_time = Some(time::now_iso());
+    tx::write_checkpoint(project, cp)?;
+    Ok(())
+}
+
+fn begin(project: &Project, n: u32, owner: Option<u32>) -> Result<Report, CliError> {
+    if tx::read_journal(project)?.is_some() {
+        return Err(CliError::new(
+            "E_JOURNAL",
+            "上一次提交没有完成",
+            "先运行 novel chapter recover 补完它",
+            Exit::Conflict,
+        ));
+    }
+    let mut cp = tx::load_checkpoint(project)?;
+    pipeline::check_begin(&cp, n).map_err(refusal)?;
+    let resuming = cp.inflight_chapter == Some(n);
+    let pid = owner.unwrap_or_else(lock::session_pid);
+    let got = lock::acquire(project, Some(n), pid, stale_after(project)).map_err(lock_error)?;
+    if !resuming {
+        cp.inflight_chapter = Some(n);
+        cp.pipeline_stage = Some(PipelineStage::Drafting);
+        cp.revision_count = 0;
+        cp.gate = None;
+        // A fresh pipeline log for the chapter.
+        let log = json!({"chapter": n, "started_at": time::now_iso(), "stages": []});
+        io::write_json(&project.path(&layout::staging_log(n)), &log)?;
+    }
+    if let Err(e) = save(project, &mut cp) {
+        let _ = lock::release(project, &got.info.token);
+        return Err(e);
+    }
+    let mut human = if resuming {
+        format!(
+            "继续第 {n} 章（阶段 {}）。\n",
+            pipeline::stage_name(cp.pipeline_stage)
+        )
+    } else {
+        format!("开始第 {n} 章：阶段 drafting，已取得项目锁。\n")
+    };
+    human.push_str(&format!(
+        "锁令牌：{}（后续 stage/commit 需要 --token）\n",
+        got.info.token
+    ));
+    if let Some(b) = &got.broke_stale {
+        human.push_str(&format!("已清除僵尸锁：{b}\n"));
+    }
+    Ok(Report {
+        data: json!({
+            "chapter": n, "token": got.info.token, "resumed": resuming,
+            "stage": cp.pipeline_stage, "broke_stale_lock": got.broke_stale,
+            "paths": {
+                "chapter": layout::staging_chapter(n),
+                "summary": layout::staging_summary(n),
+                "delta": layout::staging_delta(n),
+                "evaluation": layout::staging_evaluation(n),
+            }
+        }),
+        human,
+    })
+}
+
+fn parse_stage(s: &str) -> Result<PipelineStage, CliError> {
+    Ok(match s {
+        "drafting" => PipelineStage::Drafting,
+        "drafted" => PipelineStage::Drafted,
+        "refined" => PipelineStage::Refined,
+        "judged" => PipelineStage::Judged,
+        "revising" => PipelineStage::Revising,
+        "committed" => PipelineStage::Committed,
+        other => {
+            return Err(CliError::new(
+                "E_USAGE",
+                format!("没有这个阶段：{other}"),
+                "可选：drafted、refined、judged、revising、drafting",
+                Exit::Usage,
+            ));
+        }
+    })
+}
+
+fn stage(project: &Project, a: &ChapterStageArgs) -> Result<Report, CliError> {
+    let to = parse_stage(&a.stage)?;
+    let mut cp = tx::load_checkpoint(project)?;
+    let Some(n) = cp.inflight_chapter else {
+        return Err(CliError::new(
+            "E_NOT_INFLIGHT",
+            "没有在写的章节",
+            "先 novel chapter begin N",
+            Exit::Conflict,
+        ));
+    };
+    lock::heartbeat(project, &a.token).map_err(lock_error)?;
+    let facts = tx::staging_facts(project, n);
+    pipeline::check_stage(&cp, n, to, &facts).map_err(refusal)?;
+    let from = cp.pipeline_stage;
+    if matches!(to, PipelineStage::Revising | PipelineStage::Drafting) {
+        cp.revision_count += 1;
+        cp.orchestrator_state = match cp.orchestrator_state {
+            novel_core::model::OrchestratorState::Writing => {
+                novel_core::model::OrchestratorState::ChapterRewrite
+            }
+            other => other,
+        };
+    }
+    if from == Some(PipelineStage::Judged) {
+        cp.gate = None;
+    }
+    cp.pipeline_stage = Some(to);
+    // Record the stage in the chapter's pipeline log (figures the skill knows, else null).
+    let log_path = project.path(&layout::staging_log(n));
+    let mut log =
+        io::read_json_value(&log_path).unwrap_or_else(|_| json!({"chapter": n, "stages": []}));
+    let mut entry = json!({
+        "name": a.stage, "model": a.model, "input_tokens": a.input_tokens,
+        "output_tokens": a.output_tokens, "duration_ms": a.duration_ms, "at": time::now_iso(),
+    });
+    if let Some(c) = a.cost_usd {
+        entry["cost_usd"] = json!(c);
+    }
+    if let Some(stages) = log.get_mut("stages").and_then(|s| s.as_array_mut()) {
+        stages.push(entry);
+    }
+    io::write_json(&log_path, &log)?;
+    save(project, &mut cp)?;
+    Ok(Report {
+        data: json!({"chapter": n, "from": from, "stage": to, "revision_count": cp.revision_count}),
+        human: format!(
+            "第 {n} 章：{} → {}（修订次数 {}）。\n",
+            pipeline::stage_name(from),
+            pipeline::stage_name(Some(to)),
+            cp.revision_count
+        ),
+    })
+}
+
+fn gate_cmd(project: &Project, n: u32) -> Result<Report, CliError> {
+    let mut cp = tx::load_checkpoint(project)?;
+    if cp.inflight_chapter != Some(n) || cp.pipeline_stage != Some(PipelineStage::Judged) {
+        return Err(CliError::new(
+            "E_STAGE_ORDER",
+            format!(
+                "门控需要第 {n} 章处于 judged 阶段（当前在写 {:?}，阶段 {}）",
+                cp.inflight_chapter,
+                pipeline::stage_name(cp.pipeline_stage)
+            ),
+            "先完成 QualityJudge 并 novel chapter stage judged",
+            Exit::Conflict,
+        ));
+    }
+    let evals = tx::staged_evaluations(project, n)?;
+    let settings = settings(project);
+    let schedule = tx::load_schedule(project, cp.current_volume)?;
+    let spec: Option<StorylineSpec> =
+        io::read_json(&project.path(layout::STORYLINE_SPEC), "LS 故事线规范").ok();
+    let input = GateInput {
+        chapter: n,
+        evaluations: evals.iter().map(|(_, e)| e).collect(),
+        thresholds: &settings.gate,
+        revision_count: cp.revision_count,
+        key_reasons: gate::key_chapter(n, schedule.as_ref()),
+        storyline_spec: spec.as_ref(),
+    };
+    let result = gate::decide(&input).map_err(|e| {
+        let hint = match e {
+            gate::GateError::SecondJudgeMissing { .. } => format!(
+                "用 Opus 再评一次，写到 staging/evaluations/chapter-{n:03}-eval-secondary.json，然后重新运行门控"
+            ),
+            _ => "让 QualityJudge 按 8 个维度与规定权重重新评估".to_string(),
+        };
+        CliError::new(e.code(), e.to_string(), hint, Exit::Problems)
+    })?;
+    cp.gate = Some(GateRecord {
+        chapter: n,
+        decision: result.decision,
+        overall: result.overall,
+        force_passed: result.force_passed,
+        accepted_by_author: false,
+        extra: Extra::new(),
+    });
+    save(project, &mut cp)?;
+    let mut human = format!(
+        "第 {n} 章门控：{}（总分 {:.2}{}）\n",
+        decision_zh(result.decision),
+        result.overall,
+        if result.force_passed {
+            "，强制通过 force_passed"
+        } else {
+            ""
+        }
+    );
+    for r in &result.reasons {
+        human.push_str(&format!("  · {r}\n"));
+    }
+    for f in &result.required_fixes {
+        human.push_str(&format!("  修订：[{}] {}\n", f.target, f.instruction));
+    }
+    Ok(Report {
+        data: serde_json::to_value(&result).expect("serialises"),
+        human,
+    })
+}
+
+fn decision_zh(d: GateDecision) -> &'static str {
+    match d {
+        GateDecision::Pass => "通过 pass",
+        GateDecision::Polish => "二次润色后通过 polish",
+        GateDecision::Revise => "修订 revise",
+        GateDecision::Pause => "暂停，等作者决定 pause",
+        GateDecision::Rewrite => "强制重写 rewrite",
+    }
+}
+
+fn commit(project: &Project, a: &ChapterCommitArgs) -> Result<Report, CliError> {
+    let n = a.chapter;
+    if tx::read_journal(project)?.is_some() {
+        return Err(CliError::new(
+            "E_JOURNAL",
+            "上一次提交没有完成",
+            "先运行 novel chapter recover",
+            Exit::Conflict,
+        ));
+    }
+    let mut cp = tx::load_checkpoint(project)?;
+    if cp.inflight_chapter != Some(n) {
+        return Err(CliError::new(
+            "E_NOT_INFLIGHT",
+            match cp.inflight_chapter {
+                Some(i) => format!("在写的是第 {i} 章，不能提交第 {n} 章"),
+                None => format!(
+                    "第 {n} 章没有在写（已完成到第 {} 章），不能提交",
+                    cp.last_completed_chapter
+                ),
+            },
+            "按顺序：novel chapter begin N → … → novel chapter commit N",
+            Exit::Conflict,
+        ));
+    }
+    if cp.pipeline_stage != Some(PipelineStage::Judged) {
+        return Err(CliError::new(
+            "E_STAGE_ORDER",
+            format!(
+                "第 {n} 章处于 {}，只有 judged 且门控通过后才能提交",
+                pipeline::stage_name(cp.pipeline_stage)
+            ),
+            "novel chapter recover 会告诉你从哪一步继续",
+            Exit::Conflict,
+        ));
+    }
+    let gate = cp.gate.clone().filter(|g| g.chapter == n);
+    let passed = match &gate {
+        Some(g) if matches!(g.decision, GateDecision::Pass | GateDecision::Polish) => true,
+        Some(g) if g.decision == GateDecision::Pause && a.accept => true,
+        _ => false,
+    };
+    if !passed {
+        return Err(CliError::new(
+            "E_GATE",
+            match &gate {
+                None => format!("第 {n} 章还没有过门控"),
+                Some(g) => format!(
+                    "第 {n} 章的门控结论是 {}，不能提交",
+                    decision_zh(g.decision)
+                ),
+            },
+            match &gate {
+                Some(g) if g.decision == GateDecision::Pause => {
+                    "作者决定接受时用 --accept".to_string()
+                }
+                _ => format!("运行 novel chapter gate {n}，按结论处理"),
+            },
+            Exit::Problems,
+        ));
+    }
+    lock::verify(project, &a.token).map_err(lock_error)?;
+    if a.accept
+        && let Some(g) = cp.gate.as_mut()
+    {
+        g.accepted_by_author = true;
+    }
+    let now = time::now_iso();
+    let journal = tx::plan_commit(project, &cp, n, &a.token, &now).map_err(|e| match e {
+        PlanError::Store(s) => s.into(),
+        PlanError::Ops(o) => super::ops::ops_error(o),
+        PlanError::Diverged { .. } => CliError::new(
+            "E_STATE_DIVERGED",
+            e.to_string(),
+            "先运行 novel state rebuild 查看差异，确认后 --write",
+            Exit::Conflict,
+        ),
+    })?;
+    tx::commit(project, &journal)?;
+    let cp = tx::load_checkpoint(project)?;
+    Ok(Report {
+        data: json!({
+            "chapter": n, "last_completed_chapter": cp.last_completed_chapter,
+            "orchestrator_state": cp.orchestrator_state,
+            "files": journal.writes.iter().map(|w| w.path.clone()).collect::<Vec<_>>(),
+            "force_passed": gate.as_ref().is_some_and(|g| g.force_passed),
+        }),
+        human: format!(
+            "第 {n} 章已提交（{} 个文件），锁已释放。{}\n",
+            journal.writes.len(),
+            if cp.orchestrator_state == novel_core::model::OrchestratorState::VolReview {
+                "本卷最后一章完成，进入卷末回顾（VOL_REVIEW）。"
+            } else {
+                ""
+            }
+        ),
+    })
+}
+
+fn recover(project: &Project) -> Result<Report, CliError> {
+    let mut actions = Vec::new();
+    let stale = stale_after(project);
+    if let Some(journal) = tx::read_journal(project)? {
+        tx::apply(project, &journal, false)?;
+        actions.push(format!("补完了第 {} 章中断的提交", journal.chapter));
+    }
+    let lock_state = lock::status(project, stale);
+    let mut lock_note = None;
+    match &lock_state {
+        LockState::Stale { info, why } => {
+            if let Some(removed) = lock::clear(project).map_err(lock_error)? {
+                actions.push(format!(
+                    "清除了僵尸锁（{why}）：{}",
+                    lock::describe(&removed)
+                ));
+            } else if info.is_none() {
+                actions.push(format!("清除了僵尸锁（{why}）"));
+            }
+        }
+        LockState::Held { info, .. } => {
+            lock_note = Some(format!(
+                "锁由 {} 持有，它可能还在工作",
+                lock::describe(info)
+            ));
+        }
+        LockState::Free => {}
+    }
+    if !matches!(lock_state, LockState::Held { .. }) {
+        for left in tx::sweep_leftovers(project) {
+            actions.push(format!("清理了中断留下的临时文件 {left}"));
+        }
+    }
+    let cp = tx::load_checkpoint(project)?;
+    let facts = cp.inflight_chapter.map(|n| tx::staging_facts(project, n));
+    let resume = match &facts {
+        Some(f) => pipeline::resume_point(&cp, f),
+        None => pipeline::resume_point(
+            &cp,
+            &novel_core::pipeline::StagingFacts {
+                chapter_text: novel_core::pipeline::FileFact::Missing,
+                summary: novel_core::pipeline::FileFact::Missing,
+                delta: novel_core::pipeline::FileFact::Missing,
+                storyline_id: None,
+                memory: novel_core::pipeline::FileFact::Missing,
+                evaluation: novel_core::pipeline::FileFact::Missing,
+            },
+        ),
+    };
+    let mut human = String::new();
+    for a in &actions {
+        human.push_str(&format!("{a}。\n"));
+    }
+    if let Some(n) = &lock_note {
+        human.push_str(&format!("{n}。\n"));
+    }
+    human.push_str(&format!("下一步：{}\n", resume.message));
+    Ok(Report {
+        data: json!({
+            "actions": actions, "lock": lock_note, "resume": resume, "staging": facts,
+            "last_completed_chapter": cp.last_completed_chapter,
+        }),
+        human,
+    })
+}

@@ -1,0 +1,633 @@
+//! The chapter transaction end to end: a 12-chapter fixture on two storylines, out-of-order
+//! refusals, fault injection after every commit step, SIGKILL at random points, and racing
+//! processes on the lock.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+/// A fixed clock (debug builds only) so two runs produce identical bytes.
+const NOW: &str = "1795325400";
+
+fn run(root: &Path, args: &[&str]) -> Output {
+    Command::new(bin())
+        .args(args)
+        .current_dir(root)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("NOVEL_NOW", NOW)
+        .output()
+        .unwrap()
+}
+
+fn ok(root: &Path, args: &[&str]) -> Value {
+    let mut full = vec!["--json"];
+    full.extend_from_slice(args);
+    let out = run(root, &full);
+    assert_eq!(code(&out), 0, "{args:?}: {}{}", stdout(&out), stderr(&out));
+    json(&out)
+}
+
+fn fail(root: &Path, args: &[&str], exit: i32, code_str: &str) -> Value {
+    let mut full = vec!["--json"];
+    full.extend_from_slice(args);
+    let out = run(root, &full);
+    assert_eq!(code(&out), exit, "{args:?}: {}", stdout(&out));
+    let doc = json(&out);
+    assert_eq!(doc["error"]["code"], code_str, "{args:?}: {doc}");
+    doc
+}
+
+/// A project set up for writing: two storylines, volume 1 = chapters 1–10.
+fn writing_project() -> (tempfile::TempDir, PathBuf) {
+    let (tmp, root) = new_project();
+    let cp_path = root.join(".checkpoint.json");
+    let mut cp = read_json(&cp_path);
+    cp["orchestrator_state"] = json!("WRITING");
+    write_json(&cp_path, &cp);
+    let lines_path = root.join("storylines/storylines.json");
+    let mut lines = read_json(&lines_path);
+    lines["storylines"].as_array_mut().unwrap().push(json!({
+        "id": "jinghai_plan", "name": "靖海计划", "type": "conspiracy", "scope": "multi_volume",
+        "pov_characters": ["许象乾"], "status": "active", "description": "海权博弈暗线"}));
+    write_json(&lines_path, &lines);
+    write_json(
+        &root.join("volumes/vol-01/storyline-schedule.json"),
+        &json!({"volume": 1, "chapter_range": [1, 10], "active_storylines": [
+            {"storyline_id": "main_arc", "volume_role": "primary"},
+            {"storyline_id": "jinghai_plan", "volume_role": "secondary"}],
+            "convergence_events": []}),
+    );
+    (tmp, root)
+}
+
+fn storyline_of(n: u32) -> &'static str {
+    if n % 2 == 1 {
+        "main_arc"
+    } else {
+        "jinghai_plan"
+    }
+}
+
+fn eval_doc(n: u32, score: f64) -> Value {
+    let d = |w: f64| json!({"score": score, "weight": w, "reason": "节奏紧凑", "evidence": "「陆尘推门而入」"});
+    json!({"chapter": n, "overall": score, "recommendation": "pass",
+        "scores": {"plot_logic": d(0.18), "character": d(0.18), "immersion": d(0.15),
+            "foreshadowing": d(0.10), "pacing": d(0.08), "style_naturalness": d(0.15),
+            "emotional_impact": d(0.08), "storyline_coherence": d(0.08)},
+        "violations": [], "risk_flags": [], "required_fixes": [], "issues": []})
+}
+
+/// What the agents would write for chapter n.
+fn stage_drafts(root: &Path, n: u32) {
+    let line = storyline_of(n);
+    std::fs::write(
+        root.join(format!("staging/chapters/chapter-{n:03}.md")),
+        format!("# 第{n}章 风起\n\n陆尘推门而入，屋里一灯如豆。\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        root.join(format!("staging/summaries/chapter-{n:03}-summary.md")),
+        format!("---\nchapter: {n}\nstoryline_id: {line}\n---\n第{n}章：陆尘夜探城北废墟。\n"),
+    )
+    .unwrap();
+    let version = read_json(&root.join("state/current-state.json"))["state_version"]
+        .as_u64()
+        .unwrap();
+    write_json(
+        &root.join(format!("staging/state/chapter-{n:03}-delta.json")),
+        &json!({"chapter": n, "base_state_version": version, "storyline_id": line, "ops": [
+            {"op": "set", "path": "characters.lu-chen.location", "value": format!("第{n}章的地点")},
+            {"op": "add", "path": "characters.lu-chen.inventory", "value": format!("物品{n}")},
+            {"op": "foreshadow", "path": "ancient_prophecy", "value": if n < 6 { "planted" } else { "advanced" }, "detail": format!("第{n}章")}
+        ]}),
+    );
+    let mem = root.join(format!("staging/storylines/{line}"));
+    std::fs::create_dir_all(&mem).unwrap();
+    std::fs::write(
+        mem.join("memory.md"),
+        format!("# 记忆\n截至第{n}章：陆尘仍在追查密信。\n"),
+    )
+    .unwrap();
+}
+
+fn stage_eval(root: &Path, n: u32, score: f64, second: bool) {
+    write_json(
+        &root.join(format!("staging/evaluations/chapter-{n:03}-eval.json")),
+        &eval_doc(n, score),
+    );
+    if second {
+        write_json(
+            &root.join(format!(
+                "staging/evaluations/chapter-{n:03}-eval-secondary.json"
+            )),
+            &eval_doc(n, score),
+        );
+    }
+}
+
+/// Runs chapter n up to a passed gate; returns the lock token.
+fn up_to_gate(root: &Path, n: u32, key: bool) -> String {
+    let token = ok(root, &["chapter", "begin", &n.to_string()])["data"]["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    stage_drafts(root, n);
+    ok(
+        root,
+        &[
+            "chapter",
+            "stage",
+            "drafted",
+            "--token",
+            &token,
+            "--model",
+            "sonnet",
+            "--duration-ms",
+            "45000",
+        ],
+    );
+    ok(root, &["chapter", "stage", "refined", "--token", &token]);
+    stage_eval(root, n, 4.2, key);
+    ok(root, &["chapter", "stage", "judged", "--token", &token]);
+    let gate = ok(root, &["chapter", "gate", &n.to_string()]);
+    assert_eq!(gate["data"]["decision"], "pass", "{gate}");
+    token
+}
+
+#[test]
+fn twelve_chapters_on_two_storylines_with_a_volume_end() {
+    let (_t, root) = writing_project();
+    for n in 1..=12u32 {
+        if n == 11 {
+            // The author reviews volume 1 and plans volume 2.
+            let cp_path = root.join(".checkpoint.json");
+            let mut cp = read_json(&cp_path);
+            assert_eq!(
+                cp["orchestrator_state"], "VOL_REVIEW",
+                "volume ended at chapter 10"
+            );
+            fail(&root, &["chapter", "begin", "11"], 3, "E_STATE");
+            cp["orchestrator_state"] = json!("WRITING");
+            cp["current_volume"] = json!(2);
+            write_json(&cp_path, &cp);
+            std::fs::create_dir_all(root.join("volumes/vol-02/chapter-contracts")).unwrap();
+            write_json(
+                &root.join("volumes/vol-02/storyline-schedule.json"),
+                &json!({"volume": 2, "chapter_range": [11, 20], "active_storylines": [
+                    {"storyline_id": "main_arc", "volume_role": "primary"}], "convergence_events": []}),
+            );
+        }
+        let key = n == 1 || n == 10 || n == 11;
+        let token = up_to_gate(&root, n, key);
+        let done = ok(
+            &root,
+            &["chapter", "commit", &n.to_string(), "--token", &token],
+        );
+        assert_eq!(done["data"]["last_completed_chapter"], n);
+        // Committed files in place, staging empty, lock gone.
+        assert!(root.join(format!("chapters/chapter-{n:03}.md")).is_file());
+        assert!(
+            root.join(format!("summaries/chapter-{n:03}-summary.md"))
+                .is_file()
+        );
+        assert!(
+            root.join(format!("evaluations/chapter-{n:03}-eval.json"))
+                .is_file()
+        );
+        assert!(root.join(format!("logs/chapter-{n:03}-log.json")).is_file());
+        assert!(
+            !root
+                .join(format!("staging/chapters/chapter-{n:03}.md"))
+                .exists()
+        );
+        assert!(!root.join(".novel.lock").exists());
+        let memory =
+            std::fs::read_to_string(root.join(format!("storylines/{}/memory.md", storyline_of(n))))
+                .unwrap();
+        assert!(
+            memory.contains(&format!("截至第{n}章")),
+            "memory overwritten on every chapter of the line"
+        );
+    }
+    let cp = read_json(&root.join(".checkpoint.json"));
+    assert_eq!(cp["last_completed_chapter"], 12);
+    assert_eq!(cp["pipeline_stage"], "committed");
+    assert!(cp["inflight_chapter"].is_null());
+    assert_eq!(
+        read_json(&root.join("state/current-state.json"))["state_version"],
+        12
+    );
+    let log = read_json(&root.join("logs/chapter-012-log.json"));
+    assert_eq!(log["gate_decision"], "pass");
+    assert_eq!(log["stages"][0]["model"], "sonnet");
+    assert_eq!(
+        log["total_duration_ms"],
+        Value::Null,
+        "unknown durations stay null, not guessed"
+    );
+    assert!(
+        root.join("evaluations/chapter-010-eval-secondary.json")
+            .is_file()
+    );
+    let out = novel(&root, &["validate"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    assert_eq!(code(&novel(&root, &["state", "rebuild"])), 0);
+}
+
+#[test]
+fn out_of_order_attempts_are_refused() {
+    let (_t, root) = writing_project();
+    fail(
+        &root,
+        &["chapter", "commit", "9", "--token", "x"],
+        3,
+        "E_NOT_INFLIGHT",
+    );
+    fail(&root, &["chapter", "begin", "3"], 3, "E_CHAPTER_ORDER");
+    let token = ok(&root, &["chapter", "begin", "1"])["data"]["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let doc = fail(
+        &root,
+        &["chapter", "commit", "1", "--token", &token],
+        3,
+        "E_STAGE_ORDER",
+    );
+    assert!(
+        doc["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("drafting")
+    );
+    fail(&root, &["chapter", "begin", "2"], 3, "E_INFLIGHT");
+    // Stages in order only, and only with their files.
+    fail(
+        &root,
+        &["chapter", "stage", "judged", "--token", &token],
+        3,
+        "E_STAGE_ORDER",
+    );
+    let doc = fail(
+        &root,
+        &["chapter", "stage", "drafted", "--token", &token],
+        1,
+        "E_STAGING",
+    );
+    assert!(
+        doc["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("staging/chapters/chapter-001.md")
+    );
+    fail(
+        &root,
+        &["chapter", "stage", "drafted", "--token", "wrong"],
+        3,
+        "E_LOCK_OWNER",
+    );
+    fail(&root, &["chapter", "gate", "1"], 3, "E_STAGE_ORDER");
+    // Resuming the in-flight chapter is allowed, but the lock is held by the live first run.
+    fail(&root, &["chapter", "begin", "1"], 3, "E_LOCKED");
+    // A failed gate cannot be committed.
+    stage_drafts(&root, 1);
+    ok(&root, &["chapter", "stage", "drafted", "--token", &token]);
+    ok(&root, &["chapter", "stage", "refined", "--token", &token]);
+    stage_eval(&root, 1, 3.2, true);
+    ok(&root, &["chapter", "stage", "judged", "--token", &token]);
+    let gate = ok(&root, &["chapter", "gate", "1"]);
+    assert_eq!(gate["data"]["decision"], "revise");
+    fail(
+        &root,
+        &["chapter", "commit", "1", "--token", &token],
+        1,
+        "E_GATE",
+    );
+    // The revision loop: revising → drafted → refined → judged → gate.
+    ok(&root, &["chapter", "stage", "revising", "--token", &token]);
+    ok(&root, &["chapter", "stage", "drafted", "--token", &token]);
+    ok(&root, &["chapter", "stage", "refined", "--token", &token]);
+    stage_eval(&root, 1, 4.1, true);
+    ok(&root, &["chapter", "stage", "judged", "--token", &token]);
+    assert_eq!(
+        ok(&root, &["chapter", "gate", "1"])["data"]["decision"],
+        "pass"
+    );
+    ok(&root, &["chapter", "commit", "1", "--token", &token]);
+    let log = read_json(&root.join("logs/chapter-001-log.json"));
+    assert_eq!(log["revisions"], 1);
+}
+
+fn tree(root: &Path) -> BTreeMap<String, Option<Vec<u8>>> {
+    let mut out = BTreeMap::new();
+    for e in walkdir(root) {
+        let rel = e.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+        out.insert(
+            rel,
+            if e.is_dir() {
+                None
+            } else {
+                Some(std::fs::read(&e).unwrap())
+            },
+        );
+    }
+    out
+}
+
+fn walkdir(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        out.push(p.clone());
+        if p.is_dir() {
+            out.extend(walkdir(&p));
+        }
+    }
+    out
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        let dest = to.join(p.file_name().unwrap());
+        if p.is_dir() {
+            copy_dir(&p, &dest);
+        } else {
+            std::fs::copy(&p, &dest).unwrap();
+        }
+    }
+}
+
+fn diff_trees(
+    a: &BTreeMap<String, Option<Vec<u8>>>,
+    b: &BTreeMap<String, Option<Vec<u8>>>,
+) -> Vec<String> {
+    let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter(|k| a.get(*k) != b.get(*k))
+        .cloned()
+        .collect()
+}
+
+/// A project with chapter 3 gated and ready to commit (two committed before it).
+fn ready_to_commit() -> (tempfile::TempDir, PathBuf, String) {
+    let (t, root) = writing_project();
+    for n in 1..=2 {
+        let token = up_to_gate(&root, n, n == 1);
+        ok(
+            &root,
+            &["chapter", "commit", &n.to_string(), "--token", &token],
+        );
+    }
+    let token = up_to_gate(&root, 3, false);
+    (t, root, token)
+}
+
+#[test]
+fn commit_interrupted_after_every_step_recovers_to_the_same_bytes() {
+    let (tmp, prepared, token) = ready_to_commit();
+    let reference = tmp.path().join("reference");
+    copy_dir(&prepared, &reference);
+    ok(&reference, &["chapter", "commit", "3", "--token", &token]);
+    let want = tree(&reference);
+    let staged_chapter = std::fs::read(prepared.join("staging/chapters/chapter-003.md")).unwrap();
+    let mut step = 0;
+    loop {
+        let dir = tmp.path().join(format!("crash-{step}"));
+        copy_dir(&prepared, &dir);
+        let crashed = Command::new(bin())
+            .args(["chapter", "commit", "3", "--token", &token])
+            .current_dir(&dir)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("NOVEL_NOW", NOW)
+            .env("NOVEL_FAILPOINT", format!("commit:{step}"))
+            .output()
+            .unwrap();
+        if code(&crashed) == 0 {
+            break; // past the last step
+        }
+        assert_eq!(code(&crashed), 99, "step {step}: {}", stderr(&crashed));
+        // Nothing staged is lost mid-way: the chapter text is either still staged or committed.
+        let staged = std::fs::read(dir.join("staging/chapters/chapter-003.md")).ok();
+        let committed = std::fs::read(dir.join("chapters/chapter-003.md")).ok();
+        assert!(
+            staged.as_deref() == Some(&staged_chapter[..])
+                || committed.as_deref() == Some(&staged_chapter[..])
+        );
+        let journaled = dir.join(".novel-commit-journal.json").exists();
+        let rec = ok(&dir, &["chapter", "recover"]);
+        if journaled {
+            let first = rec["data"]["actions"][0].as_str().unwrap_or_default();
+            assert!(first.contains("补完"), "step {step}: {rec}");
+        }
+        let again = ok(&dir, &["chapter", "recover"]);
+        assert_eq!(again["data"]["actions"], json!([]), "recover is idempotent");
+        let got = tree(&dir);
+        assert_eq!(diff_trees(&want, &got), Vec::<String>::new(), "step {step}");
+        assert_eq!(code(&run(&dir, &["validate"])), 0);
+        step += 1;
+        assert!(step < 40, "fail points never ran out");
+    }
+    assert!(step >= 8, "only {step} steps were interrupted");
+}
+
+#[test]
+fn commit_killed_at_random_points_recovers_to_the_same_bytes() {
+    let (tmp, prepared, token) = ready_to_commit();
+    let reference = tmp.path().join("reference");
+    copy_dir(&prepared, &reference);
+    ok(&reference, &["chapter", "commit", "3", "--token", &token]);
+    let want = tree(&reference);
+    let mut seed: u64 = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    eprintln!("seed {seed}");
+    for i in 0..12 {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let delay_us = (seed >> 33) % 12_000;
+        let dir = tmp.path().join(format!("kill-{i}"));
+        copy_dir(&prepared, &dir);
+        let mut child = Command::new(bin())
+            .args(["chapter", "commit", "3", "--token", &token])
+            .current_dir(&dir)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("NOVEL_NOW", NOW)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_micros(delay_us));
+        let _ = child.kill(); // SIGKILL
+        let _ = child.wait();
+        ok(&dir, &["chapter", "recover"]);
+        if read_json(&dir.join(".checkpoint.json"))["last_completed_chapter"] != 3 {
+            // Killed before the journal: nothing happened; the commit simply runs again.
+            ok(&dir, &["chapter", "commit", "3", "--token", &token]);
+        }
+        let got = tree(&dir);
+        assert_eq!(
+            diff_trees(&want, &got),
+            Vec::<String>::new(),
+            "kill {i} after {delay_us} µs (seed {seed})"
+        );
+    }
+}
+
+#[test]
+fn racing_begins_let_exactly_one_through() {
+    for _ in 0..5 {
+        let (_t, root) = writing_project();
+        let spawn = || {
+            Command::new(bin())
+                .args(["--json", "chapter", "begin", "1"])
+                .current_dir(&root)
+                .env_clear()
+                .env("PATH", "/usr/bin:/bin")
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let (a, b) = (spawn(), spawn());
+        let outs = [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()];
+        let codes: Vec<i32> = outs.iter().map(code).collect();
+        let winners = codes.iter().filter(|c| **c == 0).count();
+        assert_eq!(winners, 1, "{codes:?}");
+        let loser = outs.iter().find(|o| code(o) != 0).unwrap();
+        assert_eq!(code(loser), 3);
+        let doc = json(loser);
+        assert_eq!(doc["error"]["code"], "E_LOCKED");
+        assert!(
+            doc["error"]["message"].as_str().unwrap().contains("进程"),
+            "names the holder: {doc}"
+        );
+    }
+}
+
+#[test]
+fn stale_lock_breaking_races_and_recover() {
+    for _ in 0..5 {
+        let (_t, root) = writing_project();
+        // A lock left by a session that died: its pid is gone.
+        let mut dead = Command::new("true").spawn().unwrap();
+        let dead_pid = dead.id();
+        dead.wait().unwrap();
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+        std::fs::create_dir(root.join(".novel.lock")).unwrap();
+        write_json(
+            &root.join(".novel.lock/info.json"),
+            &json!({"pid": dead_pid, "started": "2026-11-22T00:00:00Z", "chapter": 1,
+                "host": host.trim(), "token": "old", "heartbeat": 1795325000u64, "started_epoch": 1795325000u64}),
+        );
+        let status = ok(&root, &["lock", "status"]);
+        assert_eq!(status["data"]["state"], "stale");
+        let spawn = || {
+            Command::new(bin())
+                .args(["--json", "lock", "acquire", "--chapter", "1"])
+                .current_dir(&root)
+                .env_clear()
+                .env("PATH", "/usr/bin:/bin")
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let (a, b) = (spawn(), spawn());
+        let outs = [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()];
+        let codes: Vec<i32> = outs.iter().map(code).collect();
+        assert_eq!(codes.iter().filter(|c| **c == 0).count(), 1, "{codes:?}");
+        assert!(codes.iter().all(|c| *c == 0 || *c == 3), "{codes:?}");
+        let winner = json(outs.iter().find(|o| code(o) == 0).unwrap());
+        let token = winner["data"]["token"].as_str().unwrap();
+        fail(
+            &root,
+            &["lock", "release", "--token", "old"],
+            3,
+            "E_LOCK_OWNER",
+        );
+        ok(&root, &["lock", "release", "--token", token]);
+        assert!(!root.join(".novel.lock").exists());
+    }
+    // recover clears a stale lock and says what it removed; clear is the human override.
+    let (_t, root) = writing_project();
+    std::fs::create_dir(root.join(".novel.lock")).unwrap();
+    write_json(
+        &root.join(".novel.lock/info.json"),
+        &json!({"pid": 1, "started": "2026-01-01T00:00:00Z", "chapter": 1, "host": "elsewhere", "token": "t", "heartbeat": 1000u64, "started_epoch": 1000u64}),
+    );
+    let rec = ok(&root, &["chapter", "recover"]);
+    assert!(
+        rec["data"]["actions"][0]
+            .as_str()
+            .unwrap()
+            .contains("僵尸锁"),
+        "{rec}"
+    );
+    assert!(!root.join(".novel.lock").exists());
+    let token = ok(&root, &["lock", "acquire"])["data"]["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(!token.is_empty());
+    let cleared = ok(&root, &["lock", "clear"]);
+    assert_eq!(cleared["data"]["removed"], true);
+}
+
+#[test]
+fn recover_says_where_to_resume() {
+    let (_t, root) = writing_project();
+    assert_eq!(
+        ok(&root, &["chapter", "recover"])["data"]["resume"]["step"],
+        "idle"
+    );
+    let token = ok(&root, &["chapter", "begin", "1"])["data"]["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        ok(&root, &["chapter", "recover"])["data"]["resume"]["step"],
+        "run_chapter_writer"
+    );
+    std::fs::write(
+        root.join("staging/chapters/chapter-001.md"),
+        "# 第1章\n正文",
+    )
+    .unwrap();
+    assert_eq!(
+        ok(&root, &["chapter", "recover"])["data"]["resume"]["step"],
+        "run_summarizer"
+    );
+    stage_drafts(&root, 1);
+    ok(&root, &["chapter", "stage", "drafted", "--token", &token]);
+    assert_eq!(
+        ok(&root, &["chapter", "recover"])["data"]["resume"]["step"],
+        "run_style_refiner"
+    );
+    ok(&root, &["chapter", "stage", "refined", "--token", &token]);
+    assert_eq!(
+        ok(&root, &["chapter", "recover"])["data"]["resume"]["step"],
+        "run_quality_judge"
+    );
+    stage_eval(&root, 1, 4.5, true);
+    ok(&root, &["chapter", "stage", "judged", "--token", &token]);
+    assert_eq!(
+        ok(&root, &["chapter", "recover"])["data"]["resume"]["step"],
+        "run_gate"
+    );
+    ok(&root, &["chapter", "gate", "1"]);
+    let rec = ok(&root, &["chapter", "recover"]);
+    assert_eq!(rec["data"]["resume"]["step"], "commit");
+    // The holder (this test process) is alive, so recover leaves its lock alone.
+    assert!(root.join(".novel.lock").exists());
+}

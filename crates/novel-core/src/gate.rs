@@ -1,0 +1,306 @@
+//! The quality gate (质量门控): PRD §6 and §6.5.6 as revised by `003` §8.2.
+//!
+//! Track 1 (contract verification): a `confidence: high` violation of L1/L2/L3, or of an LS
+//! rule whose `constraint_type` is hard, forces a revision whatever the score; other
+//! violations are reported only. Track 2 (score): `overall` is recomputed from the eight
+//! dimension scores and weights, then ≥ pass → pass, ≥ polish → polish (one more StyleRefiner
+//! pass, then commit), ≥ revise → revise, ≥ pause → pause for the author, below → forced
+//! rewrite. After `max_revisions` revisions a chapter ≥ `force_pass_min` without a high
+//! violation is force-passed and marked; below that the author decides (pause).
+//! Key chapters (first/last of the volume, inside a convergence range) need a second
+//! evaluation; the lower score and the union of violations count.
+
+use serde::Serialize;
+
+use crate::model::Evaluation;
+use crate::model::common::{ConstraintType, GateDecision};
+use crate::model::evaluation::{Confidence, RequiredFix, SpecLayer, Violation};
+use crate::model::settings::GateThresholds;
+use crate::model::storyline::{StorylineSchedule, StorylineSpec};
+
+/// Why a chapter is a key chapter (关键章).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KeyReason {
+    VolumeFirst,
+    VolumeLast,
+    Convergence,
+}
+
+/// Key-chapter reasons of chapter `n` under the volume's schedule.
+pub fn key_chapter(n: u32, schedule: Option<&StorylineSchedule>) -> Vec<KeyReason> {
+    let mut out = Vec::new();
+    let Some(s) = schedule else {
+        return out;
+    };
+    if let Some([first, last]) = s.chapter_range {
+        if n == first {
+            out.push(KeyReason::VolumeFirst);
+        }
+        if n == last {
+            out.push(KeyReason::VolumeLast);
+        }
+    }
+    if s.convergence_events
+        .iter()
+        .any(|e| e.chapter_range[0] <= n && n <= e.chapter_range[1])
+    {
+        out.push(KeyReason::Convergence);
+    }
+    out
+}
+
+/// The weighted mean of the eight dimensions, and the sum of the weights.
+pub fn weighted_overall(e: &Evaluation) -> (f64, f64) {
+    let dims = e.scores.dimensions();
+    let weight_sum: f64 = dims.iter().map(|(_, d)| d.weight).sum();
+    let total: f64 = dims.iter().map(|(_, d)| d.score * d.weight).sum();
+    (total, weight_sum)
+}
+
+/// A violation that forces a revision.
+fn is_blocking(v: &Violation, spec: Option<&StorylineSpec>) -> bool {
+    if v.confidence != Confidence::High {
+        return false;
+    }
+    match v.layer {
+        SpecLayer::L1 | SpecLayer::L2 | SpecLayer::L3 => true,
+        // LS soft rules only report (§6.6.4); an LS id we cannot find is treated as hard.
+        SpecLayer::Ls => spec
+            .and_then(|s| s.rules.iter().find(|r| r.id == v.rule_id))
+            .is_none_or(|r| r.constraint_type == ConstraintType::Hard),
+    }
+}
+
+/// Everything the gate decides on.
+#[derive(Debug, Clone)]
+pub struct GateInput<'a> {
+    pub chapter: u32,
+    /// The primary evaluation, and the second one for key chapters (if present).
+    pub evaluations: Vec<&'a Evaluation>,
+    pub thresholds: &'a GateThresholds,
+    /// Revisions already made to this chapter.
+    pub revision_count: u32,
+    pub key_reasons: Vec<KeyReason>,
+    pub storyline_spec: Option<&'a StorylineSpec>,
+}
+
+/// The gate's verdict with its evidence.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GateResult {
+    pub chapter: u32,
+    pub decision: GateDecision,
+    /// True when the chapter passes only because revisions are exhausted.
+    pub force_passed: bool,
+    /// The score that counts (lowest recomputed overall among the evaluations).
+    pub overall: f64,
+    /// Each evaluation's own `overall` and the recomputed one.
+    pub scores: Vec<ScoreCheck>,
+    pub blocking_violations: Vec<Violation>,
+    pub reported_violations: Vec<Violation>,
+    pub required_fixes: Vec<RequiredFix>,
+    pub key_reasons: Vec<KeyReason>,
+    pub reasons: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScoreCheck {
+    pub judge_overall: f64,
+    pub recomputed: f64,
+    pub weight_sum: f64,
+    pub mismatch: bool,
+}
+
+/// Why the gate cannot decide yet.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum GateError {
+    #[error("第 {chapter} 章是关键章（{reasons}），需要第二份评估（双裁判），但只有 {have} 份")]
+    SecondJudgeMissing {
+        chapter: u32,
+        reasons: String,
+        have: usize,
+    },
+    #[error("评估的 8 个维度权重之和为 {sum:.3}，应为 1.0")]
+    Weights { sum: f64 },
+    #[error("没有评估结果")]
+    NoEvaluation,
+}
+
+impl GateError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            GateError::SecondJudgeMissing { .. } => "E_SECOND_JUDGE",
+            GateError::Weights { .. } => "E_WEIGHTS",
+            GateError::NoEvaluation => "E_NO_EVALUATION",
+        }
+    }
+}
+
+fn key_label(r: &KeyReason) -> &'static str {
+    match r {
+        KeyReason::VolumeFirst => "卷首章",
+        KeyReason::VolumeLast => "卷尾章",
+        KeyReason::Convergence => "交汇事件章",
+    }
+}
+
+/// Decides. Pure: the caller loads the evaluations, settings, schedule and spec.
+pub fn decide(input: &GateInput<'_>) -> Result<GateResult, GateError> {
+    if input.evaluations.is_empty() {
+        return Err(GateError::NoEvaluation);
+    }
+    if !input.key_reasons.is_empty() && input.evaluations.len() < 2 {
+        return Err(GateError::SecondJudgeMissing {
+            chapter: input.chapter,
+            reasons: input
+                .key_reasons
+                .iter()
+                .map(key_label)
+                .collect::<Vec<_>>()
+                .join("、"),
+            have: input.evaluations.len(),
+        });
+    }
+    let mut reasons = Vec::new();
+    let mut scores = Vec::new();
+    for e in &input.evaluations {
+        let (recomputed, weight_sum) = weighted_overall(e);
+        if (weight_sum - 1.0).abs() > 0.005 {
+            return Err(GateError::Weights { sum: weight_sum });
+        }
+        let mismatch = (recomputed - e.overall).abs() > 0.05;
+        if mismatch {
+            reasons.push(format!(
+                "评审给出的 overall {:.2} 与按权重重算的 {:.2} 不符，以重算值为准",
+                e.overall, recomputed
+            ));
+        }
+        scores.push(ScoreCheck {
+            judge_overall: e.overall,
+            recomputed,
+            weight_sum,
+            mismatch,
+        });
+    }
+    let overall = scores
+        .iter()
+        .map(|s| s.recomputed)
+        .fold(f64::INFINITY, f64::min);
+    // Round to two decimals so 3.4999999 from float weights does not fall a band lower.
+    let overall = (overall * 100.0).round() / 100.0;
+    if input.evaluations.len() > 1 {
+        reasons.push(format!(
+            "关键章（{}）双裁判：取较低分 {overall:.2}",
+            input
+                .key_reasons
+                .iter()
+                .map(key_label)
+                .collect::<Vec<_>>()
+                .join("、")
+        ));
+    }
+
+    let mut blocking: Vec<Violation> = Vec::new();
+    let mut reported: Vec<Violation> = Vec::new();
+    let mut fixes: Vec<RequiredFix> = Vec::new();
+    for e in &input.evaluations {
+        for v in &e.violations {
+            let bucket = if is_blocking(v, input.storyline_spec) {
+                &mut blocking
+            } else {
+                &mut reported
+            };
+            if !bucket
+                .iter()
+                .any(|x| x.rule_id == v.rule_id && x.description == v.description)
+            {
+                bucket.push(v.clone());
+            }
+        }
+        for f in &e.required_fixes {
+            if !fixes.contains(f) {
+                fixes.push(f.clone());
+            }
+        }
+    }
+
+    let t = input.thresholds;
+    let exhausted = input.revision_count >= t.max_revisions;
+    let mut force_passed = false;
+    let decision = if !blocking.is_empty() {
+        let ids: Vec<&str> = blocking.iter().map(|v| v.rule_id.as_str()).collect();
+        if exhausted {
+            reasons.push(format!(
+                "高置信违规（{}）在 {} 次修订后仍在，需作者决定",
+                ids.join("、"),
+                input.revision_count
+            ));
+            GateDecision::Pause
+        } else {
+            reasons.push(format!(
+                "高置信违规（{}）：不论分数，强制修订",
+                ids.join("、")
+            ));
+            GateDecision::Revise
+        }
+    } else if overall >= t.pass {
+        reasons.push(format!("{overall:.2} ≥ {:.1}：直接通过", t.pass));
+        GateDecision::Pass
+    } else if overall >= t.polish {
+        reasons.push(format!(
+            "{overall:.2} 在 {:.1}–{:.1}：StyleRefiner 二次润色后通过",
+            t.polish, t.pass
+        ));
+        GateDecision::Polish
+    } else if exhausted && overall >= t.force_pass_min {
+        force_passed = true;
+        reasons.push(format!(
+            "已修订 {} 次，{overall:.2} ≥ {:.1}：强制通过并标记 force_passed",
+            input.revision_count, t.force_pass_min
+        ));
+        GateDecision::Pass
+    } else if overall >= t.revise {
+        reasons.push(format!(
+            "{overall:.2} 在 {:.1}–{:.1}：自动修订",
+            t.revise, t.polish
+        ));
+        GateDecision::Revise
+    } else if exhausted {
+        reasons.push(format!(
+            "已修订 {} 次仍只有 {overall:.2}：通知作者，暂停",
+            input.revision_count
+        ));
+        GateDecision::Pause
+    } else if overall >= t.pause {
+        reasons.push(format!(
+            "{overall:.2} 在 {:.1}–{:.1}：通知作者人工审核，暂停",
+            t.pause, t.revise
+        ));
+        GateDecision::Pause
+    } else {
+        reasons.push(format!("{overall:.2} < {:.1}：强制全章重写", t.pause));
+        GateDecision::Rewrite
+    };
+    for v in &reported {
+        reasons.push(format!(
+            "仅报告：{} {}（置信度 {:?}）",
+            v.rule_id, v.description, v.confidence
+        ));
+    }
+    Ok(GateResult {
+        chapter: input.chapter,
+        decision,
+        force_passed,
+        overall,
+        scores,
+        blocking_violations: blocking,
+        reported_violations: reported,
+        required_fixes: if decision == GateDecision::Revise {
+            fixes
+        } else {
+            Vec::new()
+        },
+        key_reasons: input.key_reasons.clone(),
+        reasons,
+    })
+}

@@ -1,0 +1,202 @@
+//! The gate over its whole grid: score band × violation confidence × revision count × key chapter.
+
+use novel_core::gate::{GateInput, KeyReason, decide, key_chapter};
+use novel_core::model::Evaluation;
+use novel_core::model::common::GateDecision;
+use novel_core::model::settings::GateThresholds;
+use novel_core::model::storyline::{StorylineSchedule, StorylineSpec};
+use serde_json::json;
+
+fn eval(score: f64, violations: serde_json::Value) -> Evaluation {
+    let d = |w: f64| json!({"score": score, "weight": w, "reason": "", "evidence": ""});
+    serde_json::from_value(json!({
+        "chapter": 12, "overall": score, "recommendation": "pass",
+        "scores": {"plot_logic": d(0.18), "character": d(0.18), "immersion": d(0.15),
+            "foreshadowing": d(0.10), "pacing": d(0.08), "style_naturalness": d(0.15),
+            "emotional_impact": d(0.08), "storyline_coherence": d(0.08)},
+        "violations": violations,
+        "required_fixes": [{"target": "第3段", "instruction": "补上陆尘受伤的因果"}]
+    }))
+    .unwrap()
+}
+
+fn spec() -> StorylineSpec {
+    serde_json::from_value(json!({"spec_version": 1, "rules": [
+        {"id": "LS-001", "category": "continuity", "rule": "时间线不得矛盾", "constraint_type": "hard"},
+        {"id": "LS-002", "category": "transition", "rule": "切线锚点", "constraint_type": "soft"}]}))
+    .unwrap()
+}
+
+fn violation(layer: &str, id: &str, confidence: &str) -> serde_json::Value {
+    json!([{"rule_id": id, "layer": layer, "confidence": confidence, "description": "违规"}])
+}
+
+/// The expected decision, written independently of the implementation from `003` §8.2.
+fn expected(score: f64, high_blocking: bool, revisions: u32) -> (GateDecision, bool) {
+    let exhausted = revisions >= 2;
+    if high_blocking {
+        return (
+            if exhausted {
+                GateDecision::Pause
+            } else {
+                GateDecision::Revise
+            },
+            false,
+        );
+    }
+    if score >= 4.0 {
+        (GateDecision::Pass, false)
+    } else if score >= 3.5 {
+        (GateDecision::Polish, false)
+    } else if score >= 3.0 {
+        if exhausted {
+            (GateDecision::Pass, true)
+        } else {
+            (GateDecision::Revise, false)
+        }
+    } else if exhausted || score >= 2.0 {
+        // Out of revisions below 3.0, or 2.0–2.9: the author decides.
+        (GateDecision::Pause, false)
+    } else {
+        (GateDecision::Rewrite, false)
+    }
+}
+
+#[test]
+fn the_whole_grid() {
+    let thresholds = GateThresholds::default();
+    let spec = spec();
+    let scores = [
+        1.0, 1.9, 2.0, 2.5, 2.9, 3.0, 3.2, 3.4, 3.5, 3.7, 3.9, 4.0, 4.5, 5.0,
+    ];
+    // (violations, whether they force a revision)
+    let violation_cases = [
+        (json!([]), false),
+        (violation("L1", "W-001", "high"), true),
+        (violation("L2", "C-LUCHEN-001", "high"), true),
+        (violation("L3", "OBJ-012-1", "high"), true),
+        (violation("LS", "LS-001", "high"), true),
+        (violation("LS", "LS-002", "high"), false),
+        (violation("L1", "W-001", "medium"), false),
+        (violation("L2", "C-LUCHEN-001", "low"), false),
+    ];
+    let mut cases = 0;
+    for &score in &scores {
+        for (violations, blocking) in &violation_cases {
+            for revisions in 0..=3 {
+                for key in [false, true] {
+                    let primary = eval(score, violations.clone());
+                    // The second judge of a key chapter scores 0.5 higher: the lower must count.
+                    let secondary = eval((score + 0.5).min(5.0), json!([]));
+                    let evaluations = if key {
+                        vec![&primary, &secondary]
+                    } else {
+                        vec![&primary]
+                    };
+                    let input = GateInput {
+                        chapter: 12,
+                        evaluations,
+                        thresholds: &thresholds,
+                        revision_count: revisions,
+                        key_reasons: if key {
+                            vec![KeyReason::Convergence]
+                        } else {
+                            vec![]
+                        },
+                        storyline_spec: Some(&spec),
+                    };
+                    let got = decide(&input).unwrap();
+                    let (want, force) = expected(score, *blocking, revisions);
+                    assert_eq!(
+                        (got.decision, got.force_passed),
+                        (want, force),
+                        "score {score}, violations {violations}, revisions {revisions}, key {key}: {:?}",
+                        got.reasons
+                    );
+                    assert!((got.overall - score).abs() < 1e-9, "lower score counts");
+                    assert_eq!(got.required_fixes.is_empty(), want != GateDecision::Revise);
+                    cases += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(cases, 14 * 8 * 4 * 2);
+}
+
+#[test]
+fn overall_is_recomputed_and_weights_checked() {
+    let mut e = eval(3.0, json!([]));
+    e.overall = 4.6; // the judge's arithmetic is wrong
+    e.scores.plot_logic.score = 5.0; // 3.0 + 0.18 * 2 = 3.36
+    let t = GateThresholds::default();
+    let got = decide(&GateInput {
+        chapter: 12,
+        evaluations: vec![&e],
+        thresholds: &t,
+        revision_count: 0,
+        key_reasons: vec![],
+        storyline_spec: None,
+    })
+    .unwrap();
+    assert_eq!(got.decision, GateDecision::Revise);
+    assert!((got.overall - 3.36).abs() < 1e-9, "{}", got.overall);
+    assert!(got.scores[0].mismatch);
+    e.scores.pacing.weight = 0.2;
+    let err = decide(&GateInput {
+        chapter: 12,
+        evaluations: vec![&e],
+        thresholds: &t,
+        revision_count: 0,
+        key_reasons: vec![],
+        storyline_spec: None,
+    })
+    .unwrap_err();
+    assert_eq!(err.code(), "E_WEIGHTS");
+}
+
+#[test]
+fn key_chapters_need_two_judges() {
+    let schedule: StorylineSchedule = serde_json::from_value(json!({
+        "volume": 1, "chapter_range": [1, 10], "active_storylines": [],
+        "convergence_events": [{"chapter_range": [6, 7], "involved_storylines": ["main_arc", "jinghai_plan"]}]
+    }))
+    .unwrap();
+    assert_eq!(
+        key_chapter(1, Some(&schedule)),
+        vec![KeyReason::VolumeFirst]
+    );
+    assert_eq!(
+        key_chapter(10, Some(&schedule)),
+        vec![KeyReason::VolumeLast]
+    );
+    assert_eq!(
+        key_chapter(7, Some(&schedule)),
+        vec![KeyReason::Convergence]
+    );
+    assert!(key_chapter(5, Some(&schedule)).is_empty());
+    let e = eval(4.5, json!([]));
+    let t = GateThresholds::default();
+    let err = decide(&GateInput {
+        chapter: 10,
+        evaluations: vec![&e],
+        thresholds: &t,
+        revision_count: 0,
+        key_reasons: key_chapter(10, Some(&schedule)),
+        storyline_spec: None,
+    })
+    .unwrap_err();
+    assert_eq!(err.code(), "E_SECOND_JUDGE");
+    // Union of violations: the second judge's high L1 violation forces a revision.
+    let second = eval(4.8, violation("L1", "W-002", "high"));
+    let got = decide(&GateInput {
+        chapter: 10,
+        evaluations: vec![&e, &second],
+        thresholds: &t,
+        revision_count: 0,
+        key_reasons: key_chapter(10, Some(&schedule)),
+        storyline_spec: None,
+    })
+    .unwrap();
+    assert_eq!(got.decision, GateDecision::Revise);
+    assert_eq!(got.blocking_violations[0].rule_id, "W-002");
+}

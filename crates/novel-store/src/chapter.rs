@@ -1,0 +1,558 @@
+//! The chapter transaction on disk (`002` §10.3–10.4, §10.7): staging facts, the checkpoint,
+//! and the journaled all-or-nothing commit with its roll-forward recovery.
+//!
+//! A commit is planned in memory first (every file's new content, the changelog line, the
+//! staging files to remove), written as one fsynced journal, then applied step by step with
+//! atomic writes. Every step is idempotent, so after a crash at any point `recover` re-applies
+//! the journal and the project ends byte-identical to an uninterrupted commit.
+
+use std::fs;
+
+use novel_core::FileKind;
+use novel_core::model::Checkpoint;
+use novel_core::pipeline::{FileFact, StagingFacts};
+use novel_core::validate::{check_document, parse_json};
+use serde::{Deserialize, Serialize};
+
+use crate::error::StoreError;
+use crate::io::{read_text, sync_dir, to_json_text, write_atomic};
+use crate::layout;
+use crate::lock;
+use crate::project::Project;
+
+/// `.checkpoint.json`, schema-checked.
+pub fn load_checkpoint(project: &Project) -> Result<Checkpoint, StoreError> {
+    let path = project.path(layout::CHECKPOINT);
+    let value = crate::io::read_json_value(&path)?;
+    if let Some(f) = check_document(layout::CHECKPOINT, FileKind::Checkpoint, &value)
+        .into_iter()
+        .next()
+    {
+        return Err(StoreError::Model {
+            path,
+            what: FileKind::Checkpoint.label(),
+            message: format!("{} {}", f.pointer, f.message),
+        });
+    }
+    Ok(serde_json::from_value(value).expect("schema-checked"))
+}
+
+pub fn write_checkpoint(project: &Project, cp: &Checkpoint) -> Result<(), StoreError> {
+    write_atomic(
+        &project.path(layout::CHECKPOINT),
+        to_json_text(cp).as_bytes(),
+    )
+}
+
+fn text_fact(project: &Project, rel: &str) -> FileFact {
+    match read_text(&project.path(rel)) {
+        Ok(t) if t.trim().is_empty() => FileFact::Empty,
+        Ok(_) => FileFact::Ok,
+        Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            FileFact::Missing
+        }
+        Err(e) => FileFact::Invalid(e.to_string()),
+    }
+}
+
+fn json_fact(
+    project: &Project,
+    rel: &str,
+    kind: FileKind,
+    chapter: u32,
+) -> (FileFact, Option<serde_json::Value>) {
+    match text_fact(project, rel) {
+        FileFact::Ok => {}
+        other => return (other, None),
+    }
+    let text = match read_text(&project.path(rel)) {
+        Ok(t) => t,
+        Err(e) => return (FileFact::Invalid(e.to_string()), None),
+    };
+    let value = match parse_json(&text) {
+        Ok(v) => v,
+        Err(e) => return (FileFact::Invalid(e.to_string()), None),
+    };
+    if let Some(f) = check_document(rel, kind, &value).into_iter().next() {
+        return (
+            FileFact::Invalid(format!("{} {}", f.pointer, f.message)),
+            Some(value),
+        );
+    }
+    if value.get("chapter").and_then(serde_json::Value::as_u64) != Some(u64::from(chapter)) {
+        return (
+            FileFact::Invalid(format!("chapter 字段不是 {chapter}")),
+            Some(value),
+        );
+    }
+    (FileFact::Ok, Some(value))
+}
+
+/// What `staging/` holds for chapter `n`.
+pub fn staging_facts(project: &Project, n: u32) -> StagingFacts {
+    let (delta, delta_value) =
+        json_fact(project, &layout::staging_delta(n), FileKind::StateDelta, n);
+    let storyline_id = delta_value
+        .as_ref()
+        .and_then(|v| v.get("storyline_id"))
+        .and_then(serde_json::Value::as_str)
+        .filter(|id| novel_core::model::is_slug(id))
+        .map(str::to_string);
+    let memory = match &storyline_id {
+        Some(id) => text_fact(project, &layout::staging_memory(id).expect("slug")),
+        None => FileFact::Missing,
+    };
+    StagingFacts {
+        chapter_text: text_fact(project, &layout::staging_chapter(n)),
+        summary: text_fact(project, &layout::staging_summary(n)),
+        delta,
+        storyline_id,
+        memory,
+        evaluation: json_fact(
+            project,
+            &layout::staging_evaluation(n),
+            FileKind::Evaluation,
+            n,
+        )
+        .0,
+    }
+}
+
+/// One file the commit writes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JournalWrite {
+    pub path: String,
+    pub content: String,
+}
+
+/// The commit journal: everything the commit will do, decided before it starts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Journal {
+    pub chapter: u32,
+    /// The lock token to release at the end.
+    pub token: String,
+    /// Files to write, in order; the checkpoint is last.
+    pub writes: Vec<JournalWrite>,
+    /// The changelog line to append (idempotent: skipped when already the last line).
+    pub changelog_line: String,
+    /// Staging files to remove once everything is in place.
+    pub remove: Vec<String>,
+}
+
+/// The journal of an interrupted commit, if any.
+pub fn read_journal(project: &Project) -> Result<Option<Journal>, StoreError> {
+    let path = project.path(layout::JOURNAL);
+    if !path.exists() {
+        return Ok(None);
+    }
+    let text = read_text(&path)?;
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| StoreError::Model {
+            path,
+            what: "提交日志",
+            message: e.to_string(),
+        })
+}
+
+/// Debug builds only: `NOVEL_FAILPOINT=commit:K` exits the process (code 99, no cleanup)
+/// right after commit step K, to test recovery. Release builds never read it.
+fn failpoint(step: usize) {
+    #[cfg(debug_assertions)]
+    if let Ok(v) = std::env::var("NOVEL_FAILPOINT")
+        && v.strip_prefix("commit:")
+            .and_then(|k| k.parse::<usize>().ok())
+            == Some(step)
+    {
+        std::process::exit(99);
+    }
+    #[cfg(not(debug_assertions))]
+    let _ = step;
+}
+
+/// Number of steps of a journal (for fail-point tests): journal, each write, the changelog,
+/// staging removal, lock release, journal removal.
+pub fn step_count(journal: &Journal) -> usize {
+    journal.writes.len() + 5
+}
+
+/// Writes the journal, then applies it. On return the commit is complete.
+pub fn commit(project: &Project, journal: &Journal) -> Result<(), StoreError> {
+    write_atomic(
+        &project.path(layout::JOURNAL),
+        serde_json::to_string(journal)
+            .expect("journal serialises")
+            .as_bytes(),
+    )?;
+    failpoint(0);
+    apply(project, journal, true)
+}
+
+/// Applies a journal (again). Idempotent.
+pub fn apply(project: &Project, journal: &Journal, failpoints: bool) -> Result<(), StoreError> {
+    let fp = |k| {
+        if failpoints {
+            failpoint(k)
+        }
+    };
+    let mut step = 0;
+    let mut touched: Vec<std::path::PathBuf> = Vec::new();
+    for w in &journal.writes {
+        let path = project.path(&w.path);
+        if let Some(dir) = path.parent() {
+            crate::io::create_dir_all(dir)?;
+            if !touched.iter().any(|t| t == dir) {
+                touched.push(dir.to_path_buf());
+            }
+        }
+        // Skip a write whose content is already in place (a rerun after a crash). Each file
+        // is fsynced; the directories are fsynced once below, before the journal can go.
+        if fs::read(&path).ok().as_deref() != Some(w.content.as_bytes()) {
+            crate::io::write_atomic_unsynced_dir(&path, w.content.as_bytes())?;
+        }
+        step += 1;
+        fp(step);
+    }
+    for dir in &touched {
+        sync_dir(dir)?;
+    }
+    append_line(project, layout::CHANGELOG, &journal.changelog_line)?;
+    step += 1;
+    fp(step);
+    for rel in &journal.remove {
+        let path = project.path(rel);
+        match fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(StoreError::io(&path, e)),
+        }
+        if let Some(dir) = path.parent() {
+            // Per-storyline staging directories go once empty.
+            if dir
+                .parent()
+                .is_some_and(|p| p.ends_with("staging/storylines"))
+            {
+                let _ = fs::remove_dir(dir);
+            }
+        }
+    }
+    sync_dir(&project.path("staging"))?;
+    step += 1;
+    fp(step);
+    lock::release_if_owner(project, &journal.token).map_err(|e| match e {
+        lock::LockError::Store(s) => s,
+        other => StoreError::Model {
+            path: project.path(layout::LOCK_DIR),
+            what: "锁",
+            message: other.to_string(),
+        },
+    })?;
+    step += 1;
+    fp(step);
+    let jpath = project.path(layout::JOURNAL);
+    match fs::remove_file(&jpath) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(StoreError::io(&jpath, e)),
+    }
+    sync_dir(&project.root)?;
+    step += 1;
+    fp(step);
+    Ok(())
+}
+
+/// Appends `line` to a JSONL file unless it is already its last line (atomic rewrite).
+fn append_line(project: &Project, rel: &str, line: &str) -> Result<(), StoreError> {
+    let path = project.path(rel);
+    let mut text = if path.exists() {
+        read_text(&path)?
+    } else {
+        String::new()
+    };
+    if text.lines().next_back() == Some(line) {
+        return Ok(());
+    }
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(line);
+    text.push('\n');
+    write_atomic(&path, text.as_bytes())
+}
+
+/// Removes what a process killed mid-write leaves behind: temp files of atomic writes and
+/// lock directories set aside for removal. Returns what it removed.
+pub fn sweep_leftovers(project: &Project) -> Vec<String> {
+    let mut removed = Vec::new();
+    let mut dirs = vec![String::new()];
+    for d in layout::DIRS {
+        dirs.push(d.to_string());
+    }
+    if let Ok(read) = fs::read_dir(project.path("storylines")) {
+        for e in read.filter_map(|e| e.ok()) {
+            if e.path().is_dir() {
+                dirs.push(format!("storylines/{}", e.file_name().to_string_lossy()));
+            }
+        }
+    }
+    for dir in dirs {
+        let Ok(read) = fs::read_dir(project.path(&dir)) else {
+            continue;
+        };
+        for e in read.filter_map(|e| e.ok()) {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let temp = name.starts_with('.') && name.contains(".tmp-");
+            let aside = dir.is_empty()
+                && (name.starts_with(".novel.lock.removed-")
+                    || name.starts_with(".novel.lock.guard-stale-"));
+            if temp || aside {
+                let p = e.path();
+                let ok = if p.is_dir() {
+                    fs::remove_dir_all(&p)
+                } else {
+                    fs::remove_file(&p)
+                };
+                if ok.is_ok() {
+                    removed.push(if dir.is_empty() {
+                        name
+                    } else {
+                        format!("{dir}/{name}")
+                    });
+                }
+            }
+        }
+    }
+    removed.sort();
+    removed
+}
+
+/// The current volume's storyline schedule, if it exists and parses.
+pub fn load_schedule(
+    project: &Project,
+    volume: u32,
+) -> Result<Option<novel_core::model::StorylineSchedule>, StoreError> {
+    let rel = format!("{}/storyline-schedule.json", layout::volume_dir(volume));
+    let path = project.path(&rel);
+    if !path.exists() {
+        return Ok(None);
+    }
+    crate::io::read_json(&path, FileKind::StorylineSchedule.label()).map(Some)
+}
+
+/// Staged evaluations of chapter `n`: the primary first, then second judges by name.
+pub fn staged_evaluations(
+    project: &Project,
+    n: u32,
+) -> Result<Vec<(String, novel_core::model::Evaluation)>, StoreError> {
+    let mut out = Vec::new();
+    let stem = format!("{}-eval", layout::chapter_stem(n));
+    let mut names: Vec<String> = fs::read_dir(project.path("staging/evaluations"))
+        .map(|r| {
+            r.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|name| {
+                    name.strip_prefix(&stem)
+                        .and_then(|r| r.strip_suffix(".json"))
+                        .is_some_and(|mid| mid.is_empty() || mid.starts_with('-'))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort_by_key(|n| (n.len(), n.clone()));
+    for name in names {
+        let rel = format!("staging/evaluations/{name}");
+        let value = crate::io::read_json_value(&project.path(&rel))?;
+        if let Some(f) = check_document(&rel, FileKind::Evaluation, &value)
+            .into_iter()
+            .next()
+        {
+            return Err(StoreError::Model {
+                path: project.path(&rel),
+                what: FileKind::Evaluation.label(),
+                message: format!("{} {}", f.pointer, f.message),
+            });
+        }
+        out.push((rel, serde_json::from_value(value).expect("schema-checked")));
+    }
+    Ok(out)
+}
+
+/// Why a commit cannot be planned.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Ops(#[from] novel_core::ops::OpsError),
+    #[error("状态文件（state_version {state}）与变更日志（最后记录到 {logged}）不一致")]
+    Diverged { state: u64, logged: u64 },
+}
+
+/// Plans the commit of chapter `n`: every new file content, decided up front.
+pub fn plan_commit(
+    project: &Project,
+    cp: &Checkpoint,
+    n: u32,
+    token: &str,
+    now: &str,
+) -> Result<Journal, PlanError> {
+    use novel_core::model::pipeline_log::PipelineLog;
+    use novel_core::model::{OrchestratorState, PipelineStage};
+    use novel_core::ops::{self, Context};
+
+    let read = |rel: &str| read_text(&project.path(rel));
+    let mut writes = Vec::new();
+    let mut remove = Vec::new();
+    let mut moved = |from: String, to: String, content: String| {
+        writes.push(JournalWrite { path: to, content });
+        remove.push(from);
+    };
+    let chapter_rel = layout::staging_chapter(n);
+    moved(
+        chapter_rel.clone(),
+        layout::chapter_file(n),
+        read(&chapter_rel)?,
+    );
+    let summary_rel = layout::staging_summary(n);
+    moved(
+        summary_rel.clone(),
+        layout::summary_file(n),
+        read(&summary_rel)?,
+    );
+    for (rel, _) in staged_evaluations(project, n)? {
+        let name = rel.rsplit('/').next().expect("file name").to_string();
+        moved(rel.clone(), format!("evaluations/{name}"), read(&rel)?);
+    }
+    // Storyline memories overwrite the committed ones (the seed says so).
+    if let Ok(entries) = fs::read_dir(project.path("staging/storylines")) {
+        let mut ids: Vec<String> = entries
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        ids.sort();
+        for id in ids {
+            let Ok(from) = layout::staging_memory(&id) else {
+                continue;
+            };
+            if project.path(&from).is_file() {
+                let to = layout::storyline_memory(&id)?;
+                let content = read(&from)?;
+                moved(from, to, content);
+            }
+        }
+    }
+
+    // The state delta through the state engine.
+    let delta_rel = layout::staging_delta(n);
+    let delta = crate::io::read_json_value(&project.path(&delta_rel))?;
+    let state = crate::state::load_state(project)?;
+    let log = crate::state::load_changelog(project)?;
+    let logged = log.last().map_or(0, |e| e.state_version);
+    if logged != ops::state_version(&state) {
+        return Err(PlanError::Diverged {
+            state: ops::state_version(&state),
+            logged,
+        });
+    }
+    let global = crate::state::load_global(project)?;
+    let plan = crate::state::load_plan(project)?;
+    let names = crate::state::load_names(project);
+    let applied = ops::apply_delta(
+        &state,
+        &global,
+        &delta,
+        Context {
+            names: &names,
+            plan: &plan,
+        },
+        false,
+        now,
+    )?;
+    remove.push(delta_rel);
+    writes.push(JournalWrite {
+        path: layout::CURRENT_STATE.to_string(),
+        content: to_json_text(&applied.run.state),
+    });
+    if applied.run.global != global {
+        writes.push(JournalWrite {
+            path: layout::FORESHADOWING_GLOBAL.to_string(),
+            content: to_json_text(&applied.run.global),
+        });
+    }
+
+    // The pipeline log: what the stages recorded, plus the gate's outcome.
+    let gate = cp.gate.as_ref().filter(|g| g.chapter == n);
+    let log_rel = layout::staging_log(n);
+    let mut plog: PipelineLog = match read_text(&project.path(&log_rel)) {
+        Ok(t) => serde_json::from_str(&t).unwrap_or_else(|_| empty_log(n)),
+        Err(_) => empty_log(n),
+    };
+    if project.path(&log_rel).exists() {
+        remove.push(log_rel);
+    }
+    plog.storyline_id = Some(applied.run.header.storyline_id.clone());
+    plog.gate_decision = gate.map(|g| g.decision);
+    plog.revisions = cp.revision_count;
+    plog.force_passed = gate.is_some_and(|g| g.force_passed);
+    plog.total_duration_ms = plog
+        .stages
+        .iter()
+        .map(|s| s.duration_ms)
+        .sum::<Option<u64>>()
+        .filter(|_| !plog.stages.is_empty());
+    let costs: Option<f64> = plog
+        .stages
+        .iter()
+        .map(|s| s.extra.get("cost_usd").and_then(serde_json::Value::as_f64))
+        .sum();
+    plog.total_cost_usd = costs.filter(|_| !plog.stages.is_empty());
+    writes.push(JournalWrite {
+        path: layout::log_file(n),
+        content: to_json_text(&plog),
+    });
+
+    // The checkpoint, last.
+    let volume_end = load_schedule(project, cp.current_volume)?
+        .and_then(|s| s.chapter_range)
+        .map(|[_, last]| last);
+    let mut next = cp.clone();
+    next.last_completed_chapter = n;
+    next.pipeline_stage = Some(PipelineStage::Committed);
+    next.inflight_chapter = None;
+    next.revision_count = 0;
+    next.gate = None;
+    next.last_checkpoint_time = Some(now.to_string());
+    next.orchestrator_state = if volume_end == Some(n) {
+        OrchestratorState::VolReview
+    } else if next.orchestrator_state == OrchestratorState::ChapterRewrite {
+        OrchestratorState::Writing
+    } else {
+        next.orchestrator_state
+    };
+    writes.push(JournalWrite {
+        path: layout::CHECKPOINT.to_string(),
+        content: to_json_text(&next),
+    });
+    Ok(Journal {
+        chapter: n,
+        token: token.to_string(),
+        writes,
+        changelog_line: serde_json::to_string(&applied.entry).expect("entry serialises"),
+        remove,
+    })
+}
+
+fn empty_log(n: u32) -> novel_core::model::PipelineLog {
+    novel_core::model::PipelineLog {
+        chapter: n,
+        storyline_id: None,
+        started_at: None,
+        stages: Vec::new(),
+        gate_decision: None,
+        revisions: 0,
+        force_passed: false,
+        total_duration_ms: None,
+        total_cost_usd: None,
+        extra: Default::default(),
+    }
+}

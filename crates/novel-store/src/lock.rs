@@ -1,0 +1,415 @@
+//! The project lock (`002` §10.7): a directory `.novel.lock` created with `mkdir` (atomic:
+//! exactly one creator wins) holding `info.json` `{pid, started, chapter}` plus `host`, a random
+//! owner `token` and a `heartbeat`.
+//!
+//! Stale = no heartbeat for `stale_minutes` (default 30), or at once when the holder is on this
+//! host and its process is gone. Breaking a stale lock and releasing one happen under a second,
+//! short-lived guard directory (`.novel.lock.guard`), so two breakers cannot both win and a
+//! breaker never removes a lock someone else just took. Release needs the owner's token;
+//! `clear` is the author's override.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::StoreError;
+use crate::io::{read_text, write_atomic};
+use crate::layout;
+use crate::project::Project;
+use crate::time::{format_utc, now_secs};
+
+/// `.novel.lock/info.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LockInfo {
+    /// The process that owns the pipeline (the session), not the short-lived `novel` call.
+    pub pid: u32,
+    /// ISO-8601 time the lock was taken (§10.7 field).
+    pub started: String,
+    pub chapter: Option<u32>,
+    #[serde(default)]
+    pub host: String,
+    #[serde(default)]
+    pub token: String,
+    /// Unix seconds of the last heartbeat (`chapter stage` refreshes it).
+    #[serde(default)]
+    pub heartbeat: u64,
+    #[serde(default)]
+    pub started_epoch: u64,
+}
+
+/// What the lock looks like from outside.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum LockState {
+    Free,
+    Held { info: LockInfo, age_secs: u64 },
+    Stale { info: Option<LockInfo>, why: String },
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    #[error("项目被锁：{holder}")]
+    Held { holder: String, info: Box<LockInfo> },
+    #[error("锁的持有者不是你（锁令牌不符）")]
+    NotOwner,
+    #[error("项目没有被锁")]
+    NotHeld,
+    #[error("另一个进程正在清理这把锁，请稍后重试")]
+    Busy,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl LockError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            LockError::Held { .. } => "E_LOCKED",
+            LockError::NotOwner => "E_LOCK_OWNER",
+            LockError::NotHeld => "E_NOT_LOCKED",
+            LockError::Busy => "E_LOCK_BUSY",
+            LockError::Store(e) => e.code(),
+        }
+    }
+}
+
+fn lock_dir(project: &Project) -> PathBuf {
+    project.path(layout::LOCK_DIR)
+}
+
+fn guard_dir(project: &Project) -> PathBuf {
+    project.path(".novel.lock.guard")
+}
+
+/// This machine's name (for "same host" liveness checks).
+pub fn host_name() -> String {
+    for p in ["/proc/sys/kernel/hostname", "/etc/hostname"] {
+        if let Ok(s) = fs::read_to_string(p) {
+            let s = s.trim();
+            if !s.is_empty() {
+                return s.to_string();
+            }
+        }
+    }
+    std::env::var("HOSTNAME").unwrap_or_default()
+}
+
+/// A random hex token (from the OS; falls back to time and pid).
+pub fn new_token() -> String {
+    let mut bytes = [0u8; 16];
+    let ok = fs::File::open("/dev/urandom")
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes))
+        .is_ok();
+    if !ok {
+        let t = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos();
+        bytes[..16].copy_from_slice(&(t ^ u128::from(std::process::id()) << 64).to_le_bytes());
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Whether `pid` runs on this host. Without `/proc` we cannot tell and say "alive".
+pub fn process_alive(pid: u32) -> bool {
+    if !Path::new("/proc/self").exists() {
+        return true;
+    }
+    match fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the parenthesised command name; `Z` = zombie (exited).
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_none_or(|state| state != "Z" && state != "X"),
+        Err(_) => false,
+    }
+}
+
+/// The process that owns the pipeline: the nearest ancestor that is not a shell or a
+/// wrapper (the Bash tool runs each command in a fresh shell; its parent is the session).
+pub fn session_pid() -> u32 {
+    let mut pid = std::os::unix::process::parent_id();
+    for _ in 0..8 {
+        let comm = fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        let comm = comm.trim();
+        let wrapper = matches!(
+            comm,
+            "sh" | "bash" | "dash" | "zsh" | "fish" | "env" | "timeout" | "novel" | "nice"
+        );
+        if !wrapper {
+            return pid;
+        }
+        let Some(ppid) = fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| s.rsplit_once(')').map(|(_, r)| r.to_string()))
+            .and_then(|r| {
+                r.split_whitespace()
+                    .nth(1)
+                    .and_then(|p| p.parse::<u32>().ok())
+            })
+        else {
+            return pid;
+        };
+        if ppid <= 1 {
+            return pid;
+        }
+        pid = ppid;
+    }
+    pid
+}
+
+fn read_info(project: &Project) -> Option<LockInfo> {
+    let text = read_text(&lock_dir(project).join("info.json")).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// Seconds a freshly created lock directory may exist without `info.json` before it is stale.
+const CREATING_GRACE_SECS: u64 = 60;
+
+/// Inspects the lock.
+pub fn status(project: &Project, stale_after: Duration) -> LockState {
+    let dir = lock_dir(project);
+    let Ok(meta) = fs::metadata(&dir) else {
+        return LockState::Free;
+    };
+    let now = now_secs();
+    match read_info(project) {
+        None => {
+            let age = meta
+                .modified()
+                .ok()
+                .and_then(|m| m.duration_since(UNIX_EPOCH).ok())
+                .map_or(0, |d| now.saturating_sub(d.as_secs()));
+            if age > CREATING_GRACE_SECS {
+                LockState::Stale {
+                    info: None,
+                    why: "锁目录里没有可读的 info.json".into(),
+                }
+            } else {
+                // Being created right now by someone else.
+                LockState::Held {
+                    info: LockInfo {
+                        pid: 0,
+                        started: String::new(),
+                        chapter: None,
+                        host: String::new(),
+                        token: String::new(),
+                        heartbeat: now,
+                        started_epoch: now,
+                    },
+                    age_secs: age,
+                }
+            }
+        }
+        Some(info) => {
+            let beat = info.heartbeat.max(info.started_epoch);
+            let idle = now.saturating_sub(beat);
+            if info.host == host_name() && info.pid != 0 && !process_alive(info.pid) {
+                LockState::Stale {
+                    why: format!("持有进程 {} 已不在运行", info.pid),
+                    info: Some(info),
+                }
+            } else if beat == 0 || idle > stale_after.as_secs() {
+                LockState::Stale {
+                    why: format!("已 {} 分钟没有心跳", idle / 60),
+                    info: Some(info),
+                }
+            } else {
+                LockState::Held {
+                    age_secs: now.saturating_sub(info.started_epoch),
+                    info,
+                }
+            }
+        }
+    }
+}
+
+/// Human description of a holder.
+pub fn describe(info: &LockInfo) -> String {
+    format!(
+        "进程 {}（主机 {}）自 {} 起持有，第 {} 章",
+        info.pid,
+        if info.host.is_empty() {
+            "未知"
+        } else {
+            &info.host
+        },
+        if info.started.is_empty() {
+            "刚才"
+        } else {
+            &info.started
+        },
+        info.chapter.map_or("-".to_string(), |c| c.to_string())
+    )
+}
+
+/// Runs `f` while holding the guard directory (breaking or releasing the lock).
+fn with_guard<T>(
+    project: &Project,
+    f: impl FnOnce() -> Result<T, LockError>,
+) -> Result<T, LockError> {
+    let guard = guard_dir(project);
+    if fs::create_dir(&guard).is_err() {
+        // A guard left by a crashed breaker: take it over after a grace period, by rename
+        // (only one taker succeeds), then retry once.
+        let old = fs::metadata(&guard)
+            .ok()
+            .and_then(|m| m.modified().ok())
+            .and_then(|m| SystemTime::now().duration_since(m).ok())
+            .is_some_and(|age| age.as_secs() > CREATING_GRACE_SECS);
+        if !old {
+            return Err(LockError::Busy);
+        }
+        let aside = project.path(&format!(".novel.lock.guard-stale-{}", new_token()));
+        if fs::rename(&guard, &aside).is_err() {
+            return Err(LockError::Busy);
+        }
+        let _ = fs::remove_dir_all(&aside);
+        if fs::create_dir(&guard).is_err() {
+            return Err(LockError::Busy);
+        }
+    }
+    let result = f();
+    let _ = fs::remove_dir(&guard);
+    result
+}
+
+/// Removes the lock directory (rename aside first, so the path is free atomically).
+fn remove_lock(project: &Project) -> Result<(), LockError> {
+    let dir = lock_dir(project);
+    let aside = project.path(&format!(".novel.lock.removed-{}", new_token()));
+    fs::rename(&dir, &aside).map_err(|e| StoreError::io(&dir, e))?;
+    let _ = fs::remove_dir_all(&aside);
+    crate::io::sync_dir(&project.root)?;
+    Ok(())
+}
+
+/// The outcome of [`acquire`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Acquired {
+    pub info: LockInfo,
+    /// What a stale lock that had to be broken looked like.
+    pub broke_stale: Option<String>,
+}
+
+/// Takes the lock for `chapter`. A stale lock is broken first (race-free); a live one is a
+/// conflict naming its holder.
+pub fn acquire(
+    project: &Project,
+    chapter: Option<u32>,
+    owner_pid: u32,
+    stale_after: Duration,
+) -> Result<Acquired, LockError> {
+    let mut broke = None;
+    if let LockState::Stale { info, why } = status(project, stale_after) {
+        let token = info.as_ref().map(|i| i.token.clone());
+        with_guard(project, || {
+            // Re-check under the guard: still the same stale lock?
+            match status(project, stale_after) {
+                LockState::Stale { info: now, .. }
+                    if now.as_ref().map(|i| i.token.clone()) == token =>
+                {
+                    remove_lock(project)
+                }
+                _ => Ok(()),
+            }
+        })?;
+        broke = Some(match info {
+            Some(i) => format!("{}；{why}", describe(&i)),
+            None => why,
+        });
+    }
+    let dir = lock_dir(project);
+    if let Err(e) = fs::create_dir(&dir) {
+        if e.kind() == std::io::ErrorKind::AlreadyExists {
+            let info = read_info(project).unwrap_or(LockInfo {
+                pid: 0,
+                started: String::new(),
+                chapter: None,
+                host: String::new(),
+                token: String::new(),
+                heartbeat: 0,
+                started_epoch: 0,
+            });
+            return Err(LockError::Held {
+                holder: describe(&info),
+                info: Box::new(info),
+            });
+        }
+        return Err(StoreError::io(&dir, e).into());
+    }
+    let now = now_secs();
+    let info = LockInfo {
+        pid: owner_pid,
+        started: format_utc(now),
+        chapter,
+        host: host_name(),
+        token: new_token(),
+        heartbeat: now,
+        started_epoch: now,
+    };
+    write_atomic(
+        &dir.join("info.json"),
+        crate::io::to_json_text(&info).as_bytes(),
+    )?;
+    crate::io::sync_dir(&project.root)?;
+    Ok(Acquired {
+        info,
+        broke_stale: broke,
+    })
+}
+
+/// Checks that `token` owns the lock and returns its info.
+pub fn verify(project: &Project, token: &str) -> Result<LockInfo, LockError> {
+    if !lock_dir(project).exists() {
+        return Err(LockError::NotHeld);
+    }
+    match read_info(project) {
+        Some(info) if !token.is_empty() && info.token == token => Ok(info),
+        _ => Err(LockError::NotOwner),
+    }
+}
+
+/// Refreshes the heartbeat (owner only).
+pub fn heartbeat(project: &Project, token: &str) -> Result<LockInfo, LockError> {
+    let mut info = verify(project, token)?;
+    info.heartbeat = now_secs();
+    write_atomic(
+        &lock_dir(project).join("info.json"),
+        crate::io::to_json_text(&info).as_bytes(),
+    )?;
+    Ok(info)
+}
+
+/// Releases the lock; only its owner may.
+pub fn release(project: &Project, token: &str) -> Result<LockInfo, LockError> {
+    with_guard(project, || {
+        let info = verify(project, token)?;
+        remove_lock(project)?;
+        Ok(info)
+    })
+}
+
+/// Releases the lock if `token` still owns it; a lock that is gone or someone else's is left.
+pub fn release_if_owner(project: &Project, token: &str) -> Result<bool, LockError> {
+    match release(project, token) {
+        Ok(_) => Ok(true),
+        Err(LockError::NotHeld | LockError::NotOwner) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// The author's override: removes whatever lock there is and says what it was.
+pub fn clear(project: &Project) -> Result<Option<LockInfo>, LockError> {
+    if !lock_dir(project).exists() {
+        return Ok(None);
+    }
+    with_guard(project, || {
+        let info = read_info(project);
+        if lock_dir(project).exists() {
+            remove_lock(project)?;
+        }
+        Ok(info)
+    })
+}
