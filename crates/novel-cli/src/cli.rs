@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{ArgAction, Args, Parser, Subcommand};
 
-const HELP_TEMPLATE: &str = "\
+pub(crate) const HELP_TEMPLATE: &str = "\
 {before-help}{about-with-newline}
 用法：{usage}
 
@@ -67,6 +67,21 @@ pub enum Command {
     /// 项目锁（.novel.lock）：查看、获取、释放、强制清除
     #[command(subcommand, help_template = HELP_TEMPLATE, subcommand_help_heading = "命令", subcommand_value_name = "命令")]
     Lock(LockCommand),
+    /// AI 痕迹检查：黑名单套话、结构句式、句式重复，对照阈值给出通过/未通过
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    Lint(crate::commands::lint::LintArgs),
+    /// 统计字数（按平台算法），对照章节目标字数区间
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    Count(crate::commands::count::CountArgs),
+    /// 文风指标与风格漂移检测
+    #[command(subcommand, help_template = HELP_TEMPLATE, subcommand_help_heading = "命令", subcommand_value_name = "命令")]
+    Style(crate::commands::style::StyleCommand),
+    /// 维护 AI 用语黑名单：添加、删除、白名单
+    #[command(subcommand, help_template = HELP_TEMPLATE, subcommand_help_heading = "命令", subcommand_value_name = "命令")]
+    Blacklist(crate::commands::blacklist::BlacklistCommand),
+    /// 一致性检查：人名变体、未登记人名、跨故事线串线
+    #[command(subcommand, help_template = HELP_TEMPLATE, subcommand_help_heading = "命令", subcommand_value_name = "命令")]
+    Check(crate::commands::check::CheckCommand),
     /// 只读状态：进度、评分均值、伏笔、流水线日志汇总（token、耗时、费用）、锁
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Status,

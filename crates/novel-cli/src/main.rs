@@ -98,6 +98,20 @@ fn run(args: Vec<String>) -> i32 {
             };
             finish(json_mode, name, commands::lock::run(global, c))
         }
+        Command::Lint(a) => finish(json_mode, "lint", commands::lint::run(global, a)),
+        Command::Count(a) => finish(json_mode, "count", commands::count::run(global, a)),
+        Command::Style(c) => {
+            let name = commands::style::command_name(&c);
+            finish(json_mode, name, commands::style::run(global, c))
+        }
+        Command::Blacklist(c) => {
+            let name = commands::blacklist::command_name(&c);
+            finish(json_mode, name, commands::blacklist::run(global, c))
+        }
+        Command::Check(c) => {
+            let name = commands::check::command_name(&c);
+            finish(json_mode, name, commands::check::run(global, c))
+        }
         Command::Status => finish(json_mode, "status", commands::status::run(global)),
         Command::Help(a) => finish(json_mode, "help", commands::help::run(&a.command)),
     }

@@ -1,10 +1,15 @@
 //! All CLI integration tests, in one test binary (fast to build on two cores).
 
 mod support;
+mod test_blacklist;
 mod test_chapter;
+mod test_check;
+mod test_count;
 mod test_envelope;
 mod test_init;
+mod test_lint;
 mod test_plugin;
 mod test_state;
+mod test_style;
 mod test_validate;
 mod test_wrapper;

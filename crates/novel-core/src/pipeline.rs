@@ -37,6 +37,20 @@ pub struct StagingFacts {
     pub evaluation: FileFact,
 }
 
+impl StagingFacts {
+    /// Nothing staged (no chapter in flight).
+    pub fn nothing() -> Self {
+        StagingFacts {
+            chapter_text: FileFact::Missing,
+            summary: FileFact::Missing,
+            delta: FileFact::Missing,
+            storyline_id: None,
+            memory: FileFact::Missing,
+            evaluation: FileFact::Missing,
+        }
+    }
+}
+
 /// Why a stage change is refused.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
 #[error("{reason}")]

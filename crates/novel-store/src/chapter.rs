@@ -280,8 +280,8 @@ fn append_line(project: &Project, rel: &str, line: &str) -> Result<(), StoreErro
     write_atomic(&path, text.as_bytes())
 }
 
-/// Removes what a process killed mid-write leaves behind: temp files of atomic writes and
-/// lock directories set aside for removal. Returns what it removed.
+/// Removes what a process killed mid-write leaves behind: temp files of atomic writes whose
+/// writer is gone, and lock directories set aside for removal. Returns what it removed.
 pub fn sweep_leftovers(project: &Project) -> Vec<String> {
     let mut removed = Vec::new();
     let mut dirs = vec![String::new()];
@@ -301,7 +301,13 @@ pub fn sweep_leftovers(project: &Project) -> Vec<String> {
         };
         for e in read.filter_map(|e| e.ok()) {
             let name = e.file_name().to_string_lossy().into_owned();
-            let temp = name.starts_with('.') && name.contains(".tmp-");
+            // `.name.tmp-<pid>-<n>-<nanos>`: only a dead writer's temp file is debris.
+            let temp = name.starts_with('.')
+                && name
+                    .split_once(".tmp-")
+                    .and_then(|(_, rest)| rest.split('-').next())
+                    .and_then(|pid| pid.parse::<u32>().ok())
+                    .is_some_and(|pid| !lock::process_alive(pid));
             let aside = dir.is_empty()
                 && (name.starts_with(".novel.lock.removed-")
                     || name.starts_with(".novel.lock.guard-stale-"));

@@ -1,14 +1,39 @@
 //! `novel-text` — Chinese text analytics for the novel engine.
 //!
-//! What it is (as it lands): sentence and dialogue segmentation, the AI-cliché blacklist scan,
-//! repetition, style metrics, 字数 counting, name near-miss detection and keyword extraction —
-//! all pure functions over `&str`, counting and slicing by `char`, with positions in characters.
-//! The segmenter (jieba) sits behind a feature and is initialised lazily, never on the hook or
-//! status path.
+//! What it is: pure functions over `&str` that count and slice by `char` and report positions
+//! as 1-based line and column in characters of the original file.
 //!
-//! What it is not: it reads no files and prints nothing; what a finding means for a chapter or
-//! a gate is decided in `novel-core`.
+//! - [`normalize`]: the one place text is normalised for matching (NFC, full-width → ASCII),
+//!   with a map back to original positions.
+//! - [`markdown`]: which characters are Markdown syntax or front matter, not prose.
+//! - [`segment`]: a chapter prepared once ([`segment::Document`]): paragraphs (one per line),
+//!   dialogue in 「」“”『』 and `""`, sentences split on 。！？… and closing quotes.
+//! - [`count`]: 字数 as Chinese platforms count it.
+//! - [`blacklist`], [`patterns`], [`repetition`]: the rule families of `novel lint`, combined
+//!   with thresholds in [`lint`]; every finding is a [`finding::Finding`].
+//! - [`metrics`]: the numbers of `style-profile.json`; [`drift`]: 风格校准 against them.
+//! - [`names`]: near-miss variants of registered names and unregistered person-like names;
+//!   [`leak`]: names of other storylines in a chapter (防串线).
 //!
-//! The crate is empty until the text-analytics work lands; the workspace reserves its place.
+//! What it is not: it reads no files and prints nothing (the CLI does both), and it decides
+//! nothing about a chapter's fate beyond pass/fail against the thresholds it is given. There is
+//! no word segmenter: every rule here works on characters, so the hook and status paths never
+//! pay for one. Rules are data where the project keeps data (`ai-blacklist.json`, `novel.json`);
+//! the small tables that are code (function characters, surnames, homophones) say why beside
+//! them.
 
 #![warn(clippy::print_stdout, clippy::print_stderr)]
+
+pub mod blacklist;
+pub mod count;
+pub mod drift;
+pub mod finding;
+pub mod leak;
+pub mod lint;
+pub mod markdown;
+pub mod metrics;
+pub mod names;
+pub mod normalize;
+pub mod patterns;
+pub mod repetition;
+pub mod segment;

@@ -379,27 +379,15 @@ fn recover(project: &Project) -> Result<Report, CliError> {
         }
         LockState::Free => {}
     }
-    if !matches!(lock_state, LockState::Held { .. }) {
-        for left in tx::sweep_leftovers(project) {
-            actions.push(format!("清理了中断留下的临时文件 {left}"));
-        }
+    for left in tx::sweep_leftovers(project) {
+        actions.push(format!("清理了中断留下的临时文件 {left}"));
     }
     let cp = tx::load_checkpoint(project)?;
     let facts = cp.inflight_chapter.map(|n| tx::staging_facts(project, n));
-    let resume = match &facts {
-        Some(f) => pipeline::resume_point(&cp, f),
-        None => pipeline::resume_point(
-            &cp,
-            &novel_core::pipeline::StagingFacts {
-                chapter_text: novel_core::pipeline::FileFact::Missing,
-                summary: novel_core::pipeline::FileFact::Missing,
-                delta: novel_core::pipeline::FileFact::Missing,
-                storyline_id: None,
-                memory: novel_core::pipeline::FileFact::Missing,
-                evaluation: novel_core::pipeline::FileFact::Missing,
-            },
-        ),
-    };
+    let resume = pipeline::resume_point(
+        &cp,
+        facts.as_ref().unwrap_or(&pipeline::StagingFacts::nothing()),
+    );
     let mut human = String::new();
     for a in &actions {
         human.push_str(&format!("{a}。\n"));

@@ -1,13 +1,18 @@
 //! One subcommand = one module. Each `run` takes parsed arguments and returns a report or an
 //! error; printing and exit codes are `output`'s job.
 
+pub mod blacklist;
 pub mod chapter;
+pub mod check;
+pub mod count;
 pub mod help;
 pub mod init;
+pub mod lint;
 pub mod lock;
 pub mod ops;
 pub mod state;
 pub mod status;
+pub mod style;
 pub mod validate;
 
 use std::path::Path;

@@ -1,0 +1,338 @@
+//! `novel blacklist add|remove|whitelist`: the maintenance rules of PRD §7 (黑名单维护) on the
+//! project's `ai-blacklist.json` — the author adds and removes phrases; QualityJudge's
+//! suggestions go in only with evidence; confirmed phrases go on the whitelist. Phrases are
+//! compared after normalisation (NFC, full-width → half-width), so `这，就是` and `这,就是`
+//! are one phrase. Every write is atomic; keys the engine does not know are kept.
+
+use clap::{Args, Subcommand, ValueEnum};
+use serde_json::json;
+
+use novel_core::model::AiBlacklist;
+use novel_core::model::blacklist::{BlacklistEntry, EntrySource};
+use novel_core::model::{Extra, is_slug};
+use novel_store::{Project, io, layout};
+use novel_text::normalize::normalize_str;
+
+use super::lint::HELP_TEMPLATE;
+use crate::cli::GlobalArgs;
+use crate::output::{CliError, Exit, Report};
+
+#[derive(Debug, Subcommand)]
+pub enum BlacklistCommand {
+    /// 加入一个 AI 套话短语（裁判建议的须附 --evidence）
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    Add(AddArgs),
+    /// 从黑名单删除一个短语
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    Remove(RemoveArgs),
+    /// 把作者确认可用的短语加入白名单（--remove 移出）；白名单短语及包含它的上下文永不计数
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    Whitelist(WhitelistArgs),
+}
+
+/// Who proposes the phrase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SourceArg {
+    /// 作者
+    User,
+    /// QualityJudge（须附证据）
+    Judge,
+}
+
+#[derive(Debug, Args)]
+pub struct AddArgs {
+    /// 短语（如 嘴角微微上扬）
+    #[arg(value_name = "短语", help_heading = "参数")]
+    pub phrase: String,
+    /// 类别 slug（如 body_language）；须是已有类别，或同时用 --category-name 新建
+    #[arg(long, value_name = "类别")]
+    pub category: String,
+    /// 新建类别时的中文名
+    #[arg(long, value_name = "中文名")]
+    pub category_name: Option<String>,
+    /// 只在叙述中计数（「」“”『』 对话内不算）
+    #[arg(long)]
+    pub narration_only: bool,
+    /// 只在段首计数
+    #[arg(long)]
+    pub paragraph_start_only: bool,
+    /// 替换建议（可多次给出）
+    #[arg(long = "replacement", value_name = "替换")]
+    pub replacements: Vec<String>,
+    /// 来源：user 作者（默认）或 judge 裁判
+    #[arg(
+        long,
+        value_enum,
+        default_value = "user",
+        value_name = "来源",
+        hide_default_value = true,
+        hide_possible_values = true
+    )]
+    pub source: SourceArg,
+    /// 证据：章节与原文（--source judge 时必填），如「第 12 章：他嘴角微微上扬……」
+    #[arg(long, value_name = "证据")]
+    pub evidence: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct RemoveArgs {
+    /// 要删除的短语
+    #[arg(value_name = "短语", help_heading = "参数")]
+    pub phrase: String,
+}
+
+#[derive(Debug, Args)]
+pub struct WhitelistArgs {
+    /// 短语
+    #[arg(value_name = "短语", help_heading = "参数")]
+    pub phrase: String,
+    /// 从白名单移出
+    #[arg(long)]
+    pub remove: bool,
+}
+
+/// The command name in the JSON envelope (`blacklist add` …).
+pub fn command_name(command: &BlacklistCommand) -> &'static str {
+    match command {
+        BlacklistCommand::Add(_) => "blacklist add",
+        BlacklistCommand::Remove(_) => "blacklist remove",
+        BlacklistCommand::Whitelist(_) => "blacklist whitelist",
+    }
+}
+
+pub fn run(global: &GlobalArgs, command: BlacklistCommand) -> Result<Report, CliError> {
+    let proj = super::project(global)?;
+    let path = proj.path(layout::AI_BLACKLIST);
+    let mut list: AiBlacklist = if path.is_file() {
+        io::read_json(&path, "AI 用语黑名单")?
+    } else {
+        serde_json::from_str(novel_store::init::AI_BLACKLIST_TEMPLATE)
+            .expect("the shipped blacklist template parses")
+    };
+    let (action, phrase, human) = match command {
+        BlacklistCommand::Add(a) => add(&mut list, a)?,
+        BlacklistCommand::Remove(a) => remove(&mut list, a)?,
+        BlacklistCommand::Whitelist(a) => whitelist(&mut list, a)?,
+    };
+    save(&proj, &list)?;
+    Ok(Report {
+        data: json!({
+            "action": action,
+            "phrase": phrase,
+            "file": layout::AI_BLACKLIST,
+            "entries": list.entries.len(),
+            "whitelist": list.whitelist.len(),
+        }),
+        human: format!(
+            "{human}（{}：{} 条短语，白名单 {} 条）\n",
+            layout::AI_BLACKLIST,
+            list.entries.len(),
+            list.whitelist.len()
+        ),
+    })
+}
+
+fn save(proj: &Project, list: &AiBlacklist) -> Result<(), CliError> {
+    Ok(io::write_json(&proj.path(layout::AI_BLACKLIST), list)?)
+}
+
+fn usage(message: String, hint: &str) -> CliError {
+    CliError::new("E_USAGE", message, hint, Exit::Usage)
+}
+
+fn clean(phrase: &str) -> Result<(String, String), CliError> {
+    let phrase = phrase.trim().to_string();
+    let key = normalize_str(&phrase);
+    if key.is_empty() {
+        return Err(usage(
+            "短语不能为空".into(),
+            "给出要处理的短语，如 嘴角微微上扬",
+        ));
+    }
+    Ok((phrase, key))
+}
+
+fn add(list: &mut AiBlacklist, a: AddArgs) -> Result<(&'static str, String, String), CliError> {
+    let (phrase, key) = clean(&a.phrase)?;
+    if let Some(e) = list
+        .entries
+        .iter()
+        .find(|e| normalize_str(&e.phrase) == key)
+    {
+        let same = if e.phrase == phrase {
+            String::new()
+        } else {
+            format!("（已有写法「{}」）", e.phrase)
+        };
+        return Err(CliError::new(
+            "E_DUPLICATE",
+            format!("「{phrase}」已在黑名单中{same}，类别 {}", e.category),
+            "不必重复添加；要改类别或标记，先 novel blacklist remove 再重新 add",
+            Exit::Usage,
+        ));
+    }
+    if let Some(w) = list.whitelist.iter().find(|w| normalize_str(w) == key) {
+        return Err(CliError::new(
+            "E_DUPLICATE",
+            format!("「{w}」在白名单中，加入黑名单也不会计数"),
+            "先 novel blacklist whitelist --remove 把它移出白名单",
+            Exit::Usage,
+        ));
+    }
+    if !is_slug(&a.category) {
+        return Err(usage(
+            format!("类别「{}」不是 slug", a.category),
+            "类别用小写英文、数字和 - / _，如 body_language",
+        ));
+    }
+    if !list.categories.contains_key(&a.category) {
+        match &a.category_name {
+            Some(name) if !name.trim().is_empty() => {
+                list.categories
+                    .insert(a.category.clone(), name.trim().to_string());
+            }
+            _ => {
+                let known: Vec<String> = list
+                    .categories
+                    .iter()
+                    .map(|(k, v)| format!("{k}（{v}）"))
+                    .collect();
+                return Err(usage(
+                    format!("没有类别「{}」", a.category),
+                    &format!(
+                        "可选：{}；或用 --category-name 中文名 新建",
+                        known.join("、")
+                    ),
+                ));
+            }
+        }
+    }
+    let evidence = a
+        .evidence
+        .map(|e| e.trim().to_string())
+        .filter(|e| !e.is_empty());
+    if a.source == SourceArg::Judge && evidence.is_none() {
+        return Err(usage(
+            "裁判建议的短语必须附证据".into(),
+            "加上 --evidence「第 N 章：原文……」，说明它在哪一章、以什么形式反复出现（PRD §7 黑名单维护）",
+        ));
+    }
+    let category = a.category.clone();
+    list.entries.push(BlacklistEntry {
+        phrase: phrase.clone(),
+        category: a.category,
+        narration_only: a.narration_only,
+        paragraph_start_only: a.paragraph_start_only,
+        replacements: a.replacements,
+        source: Some(match a.source {
+            SourceArg::User => EntrySource::User,
+            SourceArg::Judge => EntrySource::Judge,
+        }),
+        evidence,
+        extra: Extra::new(),
+    });
+    let flags: Vec<&str> = [
+        (a.narration_only, "只计叙述"),
+        (a.paragraph_start_only, "只计段首"),
+    ]
+    .into_iter()
+    .filter_map(|(on, label)| on.then_some(label))
+    .collect();
+    let flags = if flags.is_empty() {
+        String::new()
+    } else {
+        format!("，{}", flags.join("、"))
+    };
+    Ok((
+        "added",
+        phrase.clone(),
+        format!("已加入黑名单：「{phrase}」（{category}{flags}）"),
+    ))
+}
+
+fn remove(
+    list: &mut AiBlacklist,
+    a: RemoveArgs,
+) -> Result<(&'static str, String, String), CliError> {
+    let (phrase, key) = clean(&a.phrase)?;
+    let Some(i) = list
+        .entries
+        .iter()
+        .position(|e| normalize_str(&e.phrase) == key)
+    else {
+        let similar: Vec<&str> = list
+            .entries
+            .iter()
+            .filter(|e| {
+                let k = normalize_str(&e.phrase);
+                k.contains(&key) || key.contains(&k)
+            })
+            .map(|e| e.phrase.as_str())
+            .take(5)
+            .collect();
+        let hint = if similar.is_empty() {
+            "检查写法；黑名单在项目根目录的 ai-blacklist.json".to_string()
+        } else {
+            format!("相近的短语：{}", similar.join("、"))
+        };
+        return Err(CliError::new(
+            "E_NOT_FOUND",
+            format!("黑名单中没有「{phrase}」"),
+            hint,
+            Exit::Usage,
+        ));
+    };
+    let removed = list.entries.remove(i);
+    Ok((
+        "removed",
+        removed.phrase.clone(),
+        format!(
+            "已从黑名单删除：「{}」（{}）",
+            removed.phrase, removed.category
+        ),
+    ))
+}
+
+fn whitelist(
+    list: &mut AiBlacklist,
+    a: WhitelistArgs,
+) -> Result<(&'static str, String, String), CliError> {
+    let (phrase, key) = clean(&a.phrase)?;
+    let at = list.whitelist.iter().position(|w| normalize_str(w) == key);
+    if a.remove {
+        let Some(i) = at else {
+            return Err(CliError::new(
+                "E_NOT_FOUND",
+                format!("白名单中没有「{phrase}」"),
+                "检查写法；白名单在 ai-blacklist.json 的 whitelist 中",
+                Exit::Usage,
+            ));
+        };
+        let removed = list.whitelist.remove(i);
+        return Ok((
+            "unwhitelisted",
+            removed.clone(),
+            format!("已移出白名单：「{removed}」"),
+        ));
+    }
+    if let Some(i) = at {
+        return Err(CliError::new(
+            "E_DUPLICATE",
+            format!("「{}」已在白名单中", list.whitelist[i]),
+            "不必重复添加",
+            Exit::Usage,
+        ));
+    }
+    list.whitelist.push(phrase.clone());
+    let listed = list
+        .entries
+        .iter()
+        .find(|e| normalize_str(&e.phrase) == key)
+        .map(|e| format!("；黑名单里的同名短语（{}）从此不再计数", e.category))
+        .unwrap_or_default();
+    Ok((
+        "whitelisted",
+        phrase.clone(),
+        format!("已加入白名单：「{phrase}」{listed}"),
+    ))
+}

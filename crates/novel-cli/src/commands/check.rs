@@ -1,0 +1,512 @@
+//! `novel check names`: near-miss variants of registered names (林枫 → 林峰) and unregistered
+//! person-like names in chapter text (PRD M3, NER 一致性), each with its lines as evidence.
+//! Exit 1 when something is found. `novel check leak --chapter N`: names that belong only to
+//! other storylines in a chapter that is not their convergence (PRD §6.6.7 Layer 3), graded
+//! `leak_risk: none|low|high` with evidence; exit 1 when high (LS-005 forces a revision).
+
+use clap::{Args, Subcommand};
+use serde_json::json;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use novel_core::model::{ChapterContract, Character, StorylineSchedule, Storylines};
+use novel_store::{Project, io, layout};
+use novel_text::leak::{EntityKind, ForeignEntity, LeakRisk, check_leak};
+use novel_text::names::{KnownName, NameIndex, NameIssueKind};
+use novel_text::segment::{Document, Span};
+
+use super::lint::{ChapterSelection, HELP_TEMPLATE, committed_chapters, resolve_inputs};
+use crate::cli::GlobalArgs;
+use crate::output::{CliError, Exit, Report};
+
+#[derive(Debug, Subcommand)]
+pub enum CheckCommand {
+    /// 人名一致性：登记名字的同音/形近误写（林枫→林峰）、同姓异名、反复出现的未登记人名
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项", after_help = "登记的名字来自 characters/active 与 characters/retired 中每个角色的 display_name 与 aliases，以及 storylines.json 中写成中文的 POV 角色与势力。别名永远不算问题。变体：与登记名等长、只差一个字、且这两个字同音或形近，并处在名字的位置（前后是标点、说/道/看……或 对/向/叫……）。同姓异名出现 2 次、其他未登记人名出现 3 次才报告。发现问题时退出码为 1。")]
+    Names(NamesArgs),
+    /// 防串线：本章出现只属于其他故事线的人物、势力、记忆中的名字（交汇章除外），给出 leak_risk
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项", after_help = "本章故事线取自章节契约（volumes/vol-NN/chapter-contracts/chapter-NNN.json）的 storyline_id，其次是摘要 front matter 的 storyline_id，也可用 --storyline 指定。其他故事线的 POV 角色（含别名）、所属势力、storylines/<id>/memory.md 中出现的登记人名视为外线实体；本线共享的（POV、势力、记忆、storylines.json 中 bridges.shared_characters）与本章所在交汇事件涉及的故事线不算。leak_risk：none 无；high 外线 POV 角色或势力出现在叙述中，或外线实体有两个及以上；其余为 low。high 时退出码为 1。")]
+    Leak(LeakArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct LeakArgs {
+    /// 章节号（chapters/ 中的定稿，未提交时用 staging 中的稿子）
+    #[arg(long, value_name = "N")]
+    pub chapter: u32,
+    /// 本章所属故事线 id（默认读章节契约或摘要的 storyline_id）
+    #[arg(long, value_name = "ID")]
+    pub storyline: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct NamesArgs {
+    #[command(flatten)]
+    pub select: ChapterSelection,
+    /// 已提交章节的区间，如 1..20（含两端）
+    #[arg(long, value_name = "A..B", conflicts_with_all = ["files", "chapter", "all"])]
+    pub chapters: Option<String>,
+}
+
+/// The command name in the JSON envelope.
+pub fn command_name(command: &CheckCommand) -> &'static str {
+    match command {
+        CheckCommand::Names(_) => "check names",
+        CheckCommand::Leak(_) => "check leak",
+    }
+}
+
+pub fn run(global: &GlobalArgs, command: CheckCommand) -> Result<Report, CliError> {
+    match command {
+        CheckCommand::Names(a) => names(global, a),
+        CheckCommand::Leak(a) => leak(global, a),
+    }
+}
+
+fn parse_range(s: &str) -> Option<(u32, u32)> {
+    let (a, b) = s.split_once("..")?;
+    let (a, b) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+    (a >= 1 && a <= b).then_some((a, b))
+}
+
+/// Registered names of the project: characters (display names, aliases) and the Chinese POV
+/// characters and factions of the storylines.
+pub(crate) fn known_names(proj: &Project) -> Result<Vec<KnownName>, CliError> {
+    let mut names = Vec::new();
+    for dir in ["characters/active", "characters/retired"] {
+        let path = proj.path(dir);
+        let Ok(entries) = std::fs::read_dir(&path) else {
+            continue;
+        };
+        let mut files: Vec<_> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
+        files.sort();
+        for f in files {
+            let c: Character = io::read_json(&f, "角色档案")?;
+            for name in std::iter::once(&c.display_name).chain(&c.aliases) {
+                names.push(KnownName {
+                    name: name.clone(),
+                    entity: c.id.clone(),
+                    display: c.display_name.clone(),
+                });
+            }
+        }
+    }
+    let path = proj.path(layout::STORYLINES);
+    if path.is_file() {
+        let lines: Storylines = io::read_json(&path, "故事线定义")?;
+        for s in &lines.storylines {
+            for name in s.pov_characters.iter().chain(&s.affiliated_factions) {
+                if !novel_core::model::is_slug(name) {
+                    names.push(KnownName {
+                        name: name.clone(),
+                        entity: format!("storyline:{}", s.id),
+                        display: name.clone(),
+                    });
+                }
+            }
+        }
+    }
+    Ok(names)
+}
+
+fn names(global: &GlobalArgs, args: NamesArgs) -> Result<Report, CliError> {
+    let (project, inputs) = match &args.chapters {
+        Some(range) => {
+            let (a, b) = parse_range(range).ok_or_else(|| {
+                CliError::new(
+                    "E_USAGE",
+                    format!("章节区间写法不对：{range}"),
+                    "写成 起..止，如 --chapters 1..20",
+                    Exit::Usage,
+                )
+            })?;
+            let proj = super::project(global)?;
+            let inputs: Vec<super::lint::Input> = committed_chapters(&proj)?
+                .into_iter()
+                .filter(|(n, _)| (a..=b).contains(n))
+                .map(|(_, rel)| super::lint::Input {
+                    path: proj.path(&rel),
+                    shown: rel,
+                })
+                .collect();
+            if inputs.is_empty() {
+                return Err(CliError::new(
+                    "E_NO_CHAPTER",
+                    format!("第 {a}–{b} 章中没有已提交的章节"),
+                    "检查区间，或不带参数检查正在写的章节",
+                    Exit::Usage,
+                ));
+            }
+            (Some(proj), inputs)
+        }
+        None => resolve_inputs(global, &args.select)?,
+    };
+    let known = match &project {
+        Some(p) => known_names(p)?,
+        None => Vec::new(),
+    };
+    let index = NameIndex::new(known);
+
+    let mut human = String::new();
+    let mut issues_json = Vec::new();
+    for input in &inputs {
+        let doc = Document::new(&io::read_text(&input.path)?);
+        for issue in index.check(&doc) {
+            let lines: Vec<usize> = issue
+                .occurrences
+                .iter()
+                .map(|s| doc.position(s.start).0)
+                .collect();
+            let (line, col) = doc.position(issue.occurrences[0].start);
+            let count = issue.occurrences.len();
+            let mut shown_lines: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+            shown_lines.dedup();
+            let (rule, message) = match &issue.kind {
+                NameIssueKind::NearMiss { of, why, .. } => (
+                    "names/near-miss",
+                    format!(
+                        "「{}」疑似「{of}」的{why}误写（{count} 次：第 {} 行）；是同一人就改成「{of}」，是另一人就在 characters/ 登记",
+                        issue.name,
+                        shown_lines.join("、")
+                    ),
+                ),
+                NameIssueKind::SameSurname { like, .. } => (
+                    "names/same-surname",
+                    format!(
+                        "「{}」与「{like}」同姓不同名（{count} 次：第 {} 行）；若是笔误请统一，若是新人物请登记",
+                        issue.name,
+                        shown_lines.join("、")
+                    ),
+                ),
+                NameIssueKind::Unregistered => (
+                    "names/unregistered",
+                    format!(
+                        "未登记的人名「{}」（{count} 次：第 {} 行）；新人物请在 characters/ 登记，或加为已有角色的别名",
+                        issue.name,
+                        shown_lines.join("、")
+                    ),
+                ),
+            };
+            human.push_str(&format!(
+                "{}:{line}:{col}: {rule}: {message}\n",
+                input.shown
+            ));
+            let evidence: Vec<serde_json::Value> = issue
+                .occurrences
+                .iter()
+                .map(|s| evidence(&doc, *s))
+                .collect();
+            let mut v = json!({
+                "path": input.shown,
+                "line": line,
+                "col": col,
+                "rule": rule,
+                "severity": "warning",
+                "message": message,
+                "name": issue.name,
+                "evidence": evidence,
+            });
+            if let Ok(serde_json::Value::Object(kind)) = serde_json::to_value(&issue.kind) {
+                v.as_object_mut().expect("object").extend(kind);
+            }
+            issues_json.push(v);
+        }
+    }
+    let data = json!({
+        "known_names": index.names().len(),
+        "files": inputs.iter().map(|i| i.shown.clone()).collect::<Vec<_>>(),
+        "findings": issues_json,
+    });
+    if !issues_json_is_empty(&data) {
+        let n = data["findings"].as_array().map_or(0, Vec::len);
+        let err = CliError::new(
+            "E_NAMES",
+            format!("发现 {n} 个可疑人名（{} 个文件）", inputs.len()),
+            "逐条核对：笔误就改正文，新人物或别名就登记到 characters/",
+            Exit::Problems,
+        );
+        return Err(err.with_details(data, human));
+    }
+    human.push_str(&format!(
+        "人名检查通过：{} 个文件，{} 个登记名字。\n",
+        inputs.len(),
+        index.names().len()
+    ));
+    Ok(Report { data, human })
+}
+
+fn issues_json_is_empty(data: &serde_json::Value) -> bool {
+    data["findings"].as_array().is_none_or(Vec::is_empty)
+}
+
+fn evidence(doc: &Document, span: Span) -> serde_json::Value {
+    let (line, col) = doc.position(span.start);
+    json!({"line": line, "col": col, "excerpt": doc.excerpt(span, 12)})
+}
+
+/// Volume directories of the project (`volumes/vol-NN`), in order.
+fn volume_dirs(proj: &Project) -> Vec<std::path::PathBuf> {
+    let mut dirs: Vec<_> = std::fs::read_dir(proj.path("volumes"))
+        .map(|it| {
+            it.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.is_dir())
+                .collect()
+        })
+        .unwrap_or_default();
+    dirs.sort();
+    dirs
+}
+
+/// The storyline of chapter `n`: its contract, else its summary's front matter.
+fn storyline_of(proj: &Project, n: u32) -> Result<Option<String>, CliError> {
+    let stem = layout::chapter_stem(n);
+    for dir in volume_dirs(proj) {
+        let path = dir.join("chapter-contracts").join(format!("{stem}.json"));
+        if path.is_file() {
+            let c: ChapterContract = io::read_json(&path, "L3 章节契约")?;
+            if c.storyline_id.is_some() {
+                return Ok(c.storyline_id);
+            }
+        }
+    }
+    let summary = layout::summary_file(n);
+    for rel in [summary.clone(), format!("staging/{summary}")] {
+        let path = proj.path(&rel);
+        if !path.is_file() {
+            continue;
+        }
+        let text = io::read_text(&path)?;
+        let mut lines = text.lines();
+        if lines.next().map(str::trim) == Some("---") {
+            for line in lines.take_while(|l| l.trim() != "---") {
+                if let Some(v) = line.trim().strip_prefix("storyline_id:") {
+                    let v = v.trim().trim_matches(|c| c == '"' || c == '\'');
+                    if !v.is_empty() {
+                        return Ok(Some(v.to_string()));
+                    }
+                }
+            }
+        }
+    }
+    Ok(None)
+}
+
+fn leak(global: &GlobalArgs, args: LeakArgs) -> Result<Report, CliError> {
+    let proj = super::project(global)?;
+    let n = args.chapter;
+    let committed = layout::chapter_file(n);
+    let rel = [committed.clone(), format!("staging/{committed}")]
+        .into_iter()
+        .find(|rel| proj.path(rel).is_file())
+        .ok_or_else(|| {
+            CliError::new(
+                "E_NO_CHAPTER",
+                format!("找不到第 {n} 章：{committed} 不存在，staging 中也没有"),
+                "检查章节号",
+                Exit::Usage,
+            )
+        })?;
+    let current = match args.storyline {
+        Some(s) => s,
+        None => storyline_of(&proj, n)?.ok_or_else(|| {
+            CliError::new(
+                "E_NO_STORYLINE",
+                format!("不知道第 {n} 章属于哪条故事线：章节契约与摘要里都没有 storyline_id"),
+                "用 --storyline ID 指定，或在章节契约中写上 storyline_id",
+                Exit::Usage,
+            )
+        })?,
+    };
+    let lines: Storylines = io::read_json(&proj.path(layout::STORYLINES), "故事线定义")?;
+    if !lines.storylines.iter().any(|s| s.id == current) {
+        let known: Vec<&str> = lines.storylines.iter().map(|s| s.id.as_str()).collect();
+        return Err(CliError::new(
+            "E_USAGE",
+            format!("storylines.json 中没有故事线「{current}」"),
+            format!("可选：{}", known.join("、")),
+            Exit::Usage,
+        ));
+    }
+
+    // Names of each character (display name and aliases), by slug and by display name.
+    let known = known_names(&proj)?;
+    let names_of = |who: &str| -> Vec<String> {
+        let ids: BTreeSet<&str> = known
+            .iter()
+            .filter(|k| k.entity == who || k.display == who || k.name == who)
+            .map(|k| k.entity.as_str())
+            .collect();
+        let mut out: Vec<String> = known
+            .iter()
+            .filter(|k| ids.contains(k.entity.as_str()) && !k.entity.starts_with("storyline:"))
+            .map(|k| k.name.clone())
+            .collect();
+        if out.is_empty() && !novel_core::model::is_slug(who) {
+            out.push(who.to_string());
+        }
+        out
+    };
+    let memory_names = |id: &str| -> Result<Vec<String>, CliError> {
+        let Ok(rel) = layout::storyline_memory(id) else {
+            return Ok(Vec::new());
+        };
+        let path = proj.path(&rel);
+        if !path.is_file() {
+            return Ok(Vec::new());
+        }
+        let text = io::read_text(&path)?;
+        Ok(known
+            .iter()
+            .filter(|k| !k.entity.starts_with("storyline:") && text.contains(&k.name))
+            .map(|k| k.name.clone())
+            .collect())
+    };
+
+    // Lines converging in this chapter are not foreign here.
+    let mut converging: BTreeSet<String> = BTreeSet::new();
+    for dir in volume_dirs(&proj) {
+        let path = dir.join("storyline-schedule.json");
+        if !path.is_file() {
+            continue;
+        }
+        let schedule: StorylineSchedule = io::read_json(&path, "卷故事线调度")?;
+        for ev in &schedule.convergence_events {
+            if (ev.chapter_range[0]..=ev.chapter_range[1]).contains(&n)
+                && ev.involved_storylines.contains(&current)
+            {
+                converging.extend(
+                    ev.involved_storylines
+                        .iter()
+                        .filter(|s| **s != current)
+                        .cloned(),
+                );
+            }
+        }
+    }
+
+    // What this line may name: its own people, factions, memory and shared characters.
+    let mut allowed: BTreeSet<String> = BTreeSet::new();
+    let own = lines
+        .storylines
+        .iter()
+        .find(|s| s.id == current)
+        .expect("checked above");
+    for who in &own.pov_characters {
+        allowed.extend(names_of(who));
+    }
+    allowed.extend(own.affiliated_factions.iter().cloned());
+    allowed.extend(memory_names(&current)?);
+    for r in &lines.relationships {
+        if r.from == current || r.to == current {
+            for who in &r.bridges.shared_characters {
+                allowed.extend(names_of(who));
+            }
+        }
+    }
+
+    let mut foreign: BTreeMap<String, ForeignEntity> = BTreeMap::new();
+    let mut add = |name: String, storyline: &str, kind: EntityKind| {
+        if allowed.contains(&name) {
+            return;
+        }
+        let e = foreign.entry(name.clone()).or_insert(ForeignEntity {
+            name,
+            storyline: storyline.to_string(),
+            kind,
+        });
+        if kind < e.kind {
+            e.kind = kind;
+            e.storyline = storyline.to_string();
+        }
+    };
+    for s in lines
+        .storylines
+        .iter()
+        .filter(|s| s.id != current && !converging.contains(&s.id))
+    {
+        for who in &s.pov_characters {
+            for name in names_of(who) {
+                add(name, &s.id, EntityKind::PovCharacter);
+            }
+        }
+        for f in &s.affiliated_factions {
+            add(f.clone(), &s.id, EntityKind::Faction);
+        }
+        for name in memory_names(&s.id)? {
+            add(name, &s.id, EntityKind::MemoryName);
+        }
+    }
+    let foreign: Vec<ForeignEntity> = foreign.into_values().collect();
+
+    let doc = Document::new(&io::read_text(&proj.path(&rel))?);
+    let report = check_leak(&doc, &foreign);
+    let risk_label = match report.risk {
+        LeakRisk::None => "none（无串线）",
+        LeakRisk::Low => "low（轻微，多为对话中提及）",
+        LeakRisk::High => "high（外线实体进入叙述，须修正）",
+    };
+    let mut human = format!(
+        "第 {n} 章（{rel}，故事线 {current}{}）：leak_risk = {risk_label}\n",
+        if converging.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "，与 {} 交汇",
+                converging.iter().cloned().collect::<Vec<_>>().join("、")
+            )
+        }
+    );
+    let mut refs = Vec::new();
+    for h in &report.hits {
+        let kind = match h.entity.kind {
+            EntityKind::PovCharacter => "POV 角色",
+            EntityKind::Faction => "势力",
+            EntityKind::MemoryName => "记忆中的人名",
+        };
+        let (line, col) = doc.position(h.occurrences[0].start);
+        human.push_str(&format!(
+            "{rel}:{line}:{col}: leak/{}: 「{}」是故事线 {} 的{kind}（{} 次，叙述中 {} 次）\n",
+            match h.entity.kind {
+                EntityKind::PovCharacter => "pov-character",
+                EntityKind::Faction => "faction",
+                EntityKind::MemoryName => "memory-name",
+            },
+            h.entity.name,
+            h.entity.storyline,
+            h.occurrences.len(),
+            h.in_narration
+        ));
+        refs.push(json!({
+            "name": h.entity.name,
+            "storyline": h.entity.storyline,
+            "kind": h.entity.kind,
+            "count": h.occurrences.len(),
+            "in_narration": h.in_narration,
+            "evidence": h.occurrences.iter().map(|s| evidence(&doc, *s)).collect::<Vec<_>>(),
+        }));
+    }
+    let data = json!({
+        "chapter": n,
+        "path": rel,
+        "storyline_id": current,
+        "converging_with": converging,
+        "leak_risk": report.risk,
+        "cross_references": refs,
+        "foreign_entities": foreign.len(),
+    });
+    if report.risk == LeakRisk::High {
+        let err = CliError::new(
+            "E_LEAK",
+            format!("第 {n} 章串线风险高：出现了只属于其他故事线的实体"),
+            "删去或改写外线实体；确需跨线的信息要有信使、书信、偶遇等叙事机制（LS-005），交汇章请在卷调度的 convergence_events 中登记",
+            Exit::Problems,
+        );
+        return Err(err.with_details(data, human));
+    }
+    Ok(Report { data, human })
+}

@@ -1,0 +1,81 @@
+//! `novel count [FILE…] [--chapter N | --all] [--check]`: 字数 per chapter and in total, and
+//! each chapter against the ChapterWriter target (`novel.json` → `chapter_length`, 2500–3500).
+
+use clap::Args;
+use serde_json::json;
+
+use novel_store::io;
+use novel_text::count::{LengthVerdict, count};
+
+use super::lint::{ChapterSelection, load_settings, resolve_inputs};
+use crate::cli::GlobalArgs;
+use crate::output::{CliError, Exit, Report};
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "字数按国内平台（与 Word「字数」）的算法：每个汉字（含日文假名、韩文）算 1；每个全角或中文标点算 1（……、—— 各算 2）；一串连续的英文字母或数字算 1（AI、2024、AK47、3.14 各算 1，全角字母数字按半角算）。不计：空白（含全角空格）、半角标点与符号、表情符号、Markdown 记号（#、**、列表与引用记号、链接地址、HTML 标签与注释、代码）、文件开头的 front matter。标题行（# 开头）是章节名，平台单独计，不算正文字数，另列为 heading_chars。目标区间取 novel.json 的 chapter_length（默认 2500–3500，含两端）。"
+)]
+pub struct CountArgs {
+    #[command(flatten)]
+    pub select: ChapterSelection,
+    /// 有章节不在目标字数区间内时以退出码 1 结束
+    #[arg(long)]
+    pub check: bool,
+}
+
+pub fn run(global: &GlobalArgs, args: CountArgs) -> Result<Report, CliError> {
+    let (project, inputs) = resolve_inputs(global, &args.select)?;
+    let target = load_settings(project.as_ref())?.chapter_length;
+    let mut files = Vec::new();
+    let mut human = String::new();
+    let mut total = 0;
+    let mut outside = 0;
+    for input in &inputs {
+        let c = count(&io::read_text(&input.path)?);
+        let verdict = LengthVerdict::of(c.chars, target.min, target.max);
+        if verdict != LengthVerdict::Within {
+            outside += 1;
+        }
+        total += c.chars;
+        human.push_str(&format!(
+            "{}：{} 字（{}，目标 {}–{}）\n",
+            input.shown,
+            c.chars,
+            verdict.label(),
+            target.min,
+            target.max
+        ));
+        files.push(json!({
+            "path": input.shown,
+            "chars": c.chars,
+            "han": c.han,
+            "punctuation": c.punctuation,
+            "latin_words": c.latin_words,
+            "numbers": c.numbers,
+            "heading_chars": c.heading_chars,
+            "verdict": verdict,
+        }));
+    }
+    if inputs.len() > 1 {
+        human.push_str(&format!("合计：{} 个文件，{total} 字\n", inputs.len()));
+    }
+    let data = json!({
+        "target": {"min": target.min, "max": target.max},
+        "files": files,
+        "total": total,
+        "outside_target": outside,
+    });
+    if args.check && outside > 0 {
+        let err = CliError::new(
+            "E_LENGTH",
+            format!(
+                "{outside} 个章节不在目标字数 {}–{} 之内",
+                target.min, target.max
+            ),
+            "偏短的补写场景与动作，偏长的删减描写与重复对话；目标区间可在 novel.json 的 chapter_length 中调整",
+            Exit::Problems,
+        );
+        return Err(err.with_details(data, human));
+    }
+    Ok(Report { data, human })
+}

@@ -1,0 +1,245 @@
+//! `novel style metrics [FILE…]`: the numbers of `style-profile.json` (PRD §5.6) computed from
+//! text, so StyleAnalyzer does not estimate them. `novel style drift`: the last committed
+//! chapters against the profile baseline (风格校准); writes or removes `style-drift.json`.
+
+use clap::{Args, Subcommand};
+use serde_json::json;
+
+use novel_core::model::{Checkpoint, StyleDrift};
+use novel_store::{io, layout};
+use novel_text::drift::{DriftStatus, assess};
+use novel_text::metrics::StyleMetrics;
+use novel_text::segment::Document;
+
+use super::lint::{
+    ChapterSelection, HELP_TEMPLATE, committed_chapters, load_profile, load_settings,
+    resolve_inputs,
+};
+use crate::cli::GlobalArgs;
+use crate::output::{CliError, Exit, Report};
+
+#[derive(Debug, Subcommand)]
+pub enum StyleCommand {
+    /// 计算文风指标：平均句长、对话占比、段落长度分布、标点密度、高频句首
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项", after_help = "句长与段长按字计：汉字、字母、数字，不含标点、空白与 Markdown 记号。句子在 。！？… 及其后的引号处、对话的后引号处、段落末尾断开。对话占比 = 「」“”『』 内的字 ÷ 全部字。字段名与 style-profile.json 一致（avg_sentence_length、dialogue_ratio）。多个文件时另给合并结果 combined。")]
+    Metrics(MetricsArgs),
+    /// 风格漂移检测：最近已提交章节对比 style-profile.json 基线，写入或清除 style-drift.json
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项", after_help = "偏离度 = |当前 − 基线| ÷ 基线。平均句长偏离超过 novel.json 的 style_drift.sentence_length（默认 0.20）或对话占比偏离超过 style_drift.dialogue_ratio（默认 0.15）即为漂移，写入 style-drift.json（含给 ChapterWriter/StyleRefiner 的纠偏指令）；两项都低于 style_drift.recovery（默认 0.10）视为回归，删除该文件；介于两者之间时保留已有的漂移记录。窗口为最近 style_drift.window 章（默认 5）。")]
+    Drift(DriftArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct MetricsArgs {
+    #[command(flatten)]
+    pub select: ChapterSelection,
+}
+
+#[derive(Debug, Args)]
+pub struct DriftArgs {
+    /// 只报告，不写入也不删除 style-drift.json
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// The command name in the JSON envelope (`style metrics`, `style drift`).
+pub fn command_name(command: &StyleCommand) -> &'static str {
+    match command {
+        StyleCommand::Metrics(_) => "style metrics",
+        StyleCommand::Drift(_) => "style drift",
+    }
+}
+
+pub fn run(global: &GlobalArgs, command: StyleCommand) -> Result<Report, CliError> {
+    match command {
+        StyleCommand::Metrics(a) => metrics(global, a),
+        StyleCommand::Drift(a) => drift(global, a),
+    }
+}
+
+fn describe(label: &str, m: &StyleMetrics) -> String {
+    let p = &m.punctuation_per_1000;
+    let openings: Vec<String> = m
+        .top_openings
+        .iter()
+        .take(5)
+        .map(|o| format!("「{}」×{}", o.opening, o.count))
+        .collect();
+    format!(
+        "{label}：{} 字，{} 句，平均句长 {:.1} 字（中位 {}，短句占 {:.0}%），对话占比 {:.1}%，{} 段（平均 {:.1} 字）\n  标点/千字：逗号 {:.1}，句号 {:.1}，感叹 {:.1}，问号 {:.1}，省略号 {:.1}，破折号 {:.1}\n  高频句首：{}\n",
+        m.chars,
+        m.sentence_count,
+        m.avg_sentence_length,
+        m.sentence_length.median,
+        m.short_sentence_ratio * 100.0,
+        m.dialogue_ratio * 100.0,
+        m.paragraph_count,
+        m.paragraph_length.mean,
+        p.comma,
+        p.period,
+        p.exclamation,
+        p.question,
+        p.ellipsis,
+        p.dash,
+        if openings.is_empty() {
+            "无".to_string()
+        } else {
+            openings.join("、")
+        }
+    )
+}
+
+fn metrics(global: &GlobalArgs, args: MetricsArgs) -> Result<Report, CliError> {
+    let (_, inputs) = resolve_inputs(global, &args.select)?;
+    let mut docs = Vec::new();
+    for input in &inputs {
+        docs.push(Document::new(&io::read_text(&input.path)?));
+    }
+    let mut human = String::new();
+    let mut files = Vec::new();
+    for (input, doc) in inputs.iter().zip(&docs) {
+        let m = StyleMetrics::of(&[doc]);
+        human.push_str(&describe(&input.shown, &m));
+        files.push(json!({"path": input.shown, "metrics": m}));
+    }
+    let all: Vec<&Document> = docs.iter().collect();
+    let combined = StyleMetrics::of(&all);
+    if inputs.len() > 1 {
+        human.push_str(&describe(
+            &format!("合计（{} 个文件）", inputs.len()),
+            &combined,
+        ));
+    }
+    Ok(Report {
+        data: json!({"files": files, "combined": combined}),
+        human,
+    })
+}
+
+fn drift(global: &GlobalArgs, args: DriftArgs) -> Result<Report, CliError> {
+    let proj = super::project(global)?;
+    let settings = load_settings(Some(&proj))?;
+    let thresholds = settings.style_drift.clone();
+    let checkpoint: Checkpoint = io::read_json(&proj.path(layout::CHECKPOINT), "断点文件")?;
+    let last = checkpoint.last_completed_chapter;
+    let first = last.saturating_sub(thresholds.window.max(1) - 1).max(1);
+    let chapters: Vec<(u32, String)> = committed_chapters(&proj)?
+        .into_iter()
+        .filter(|(n, _)| (first..=last).contains(n))
+        .collect();
+    if last == 0 || chapters.is_empty() {
+        return Err(CliError::new(
+            "E_NO_CHAPTER",
+            "还没有已提交的章节，无法检测风格漂移",
+            "提交章节后再运行（流水线每 5 章运行一次）",
+            Exit::Usage,
+        ));
+    }
+    let profile =
+        load_profile(Some(&proj))?.ok_or_else(|| no_baseline("没有 style-profile.json"))?;
+    let mut docs = Vec::new();
+    for (_, rel) in &chapters {
+        docs.push(Document::new(&io::read_text(&proj.path(rel))?));
+    }
+    let all: Vec<&Document> = docs.iter().collect();
+    let current = StyleMetrics::of(&all);
+    let window = [chapters[0].0, chapters[chapters.len() - 1].0];
+
+    let drift_path = proj.path(layout::STYLE_DRIFT);
+    let existing: Option<StyleDrift> = if drift_path.is_file() {
+        Some(io::read_json(&drift_path, "风格漂移")?)
+    } else {
+        None
+    };
+    let recorded = existing.as_ref().is_some_and(|d| d.active);
+    let assessment = assess(&profile, &current, &thresholds, window, recorded).map_err(|_| {
+        no_baseline("style-profile.json 中 avg_sentence_length 与 dialogue_ratio 都为空或为 0")
+    })?;
+
+    let mut action = "none";
+    if !args.dry_run {
+        match assessment.status {
+            DriftStatus::Drifted | DriftStatus::Holding => {
+                let mut file = assessment.drift.clone().expect("drift to write");
+                file.updated_at = Some(novel_store::time::now_iso());
+                if let Some(old) = &existing {
+                    file.extra = old.extra.clone();
+                }
+                io::write_json(&drift_path, &file)?;
+                action = "written";
+            }
+            DriftStatus::Recovered => {
+                std::fs::remove_file(&drift_path)
+                    .map_err(|e| novel_store::StoreError::io(&drift_path, e))?;
+                io::sync_dir(&proj.root)?;
+                action = "removed";
+            }
+            DriftStatus::Stable => {
+                if existing.is_some() {
+                    // An inactive leftover says nothing; leave the author's file alone.
+                    action = "kept";
+                }
+            }
+        }
+    }
+
+    let mut human = format!(
+        "第 {}–{} 章（{} 章）对比风格基线：\n",
+        window[0],
+        window[1],
+        chapters.len()
+    );
+    for m in &assessment.metrics {
+        let name = match m.name.as_str() {
+            "avg_sentence_length" => "平均句长",
+            "dialogue_ratio" => "对话占比",
+            other => other,
+        };
+        human.push_str(&format!(
+            "  {name}：当前 {:.3}，基线 {}，偏离 {:.1}%{}\n",
+            m.current,
+            m.baseline,
+            m.deviation * 100.0,
+            if m.drifted { "（漂移）" } else { "" }
+        ));
+    }
+    let verdict = match assessment.status {
+        DriftStatus::Drifted => "风格漂移",
+        DriftStatus::Holding => "仍未回到基线（保留纠偏指令）",
+        DriftStatus::Recovered => "已回归基线",
+        DriftStatus::Stable => "风格稳定",
+    };
+    let effect = match action {
+        "written" => "，已写入 style-drift.json",
+        "removed" => "，已删除 style-drift.json",
+        _ if args.dry_run => "（--dry-run：未改动文件）",
+        _ => "",
+    };
+    human.push_str(&format!("结论：{verdict}{effect}\n"));
+    if let Some(d) = &assessment.drift {
+        for line in &d.directives {
+            human.push_str(&format!("  纠偏：{line}\n"));
+        }
+    }
+    Ok(Report {
+        data: json!({
+            "status": assessment.status,
+            "window": window,
+            "chapters": chapters.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+            "metrics": assessment.metrics,
+            "directives": assessment.drift.as_ref().map(|d| d.directives.clone()).unwrap_or_default(),
+            "action": action,
+            "dry_run": args.dry_run,
+            "current": current,
+        }),
+        human,
+    })
+}
+
+fn no_baseline(why: &str) -> CliError {
+    CliError::new(
+        "E_NO_BASELINE",
+        format!("没有可比较的风格基线：{why}"),
+        "先用 novel style metrics 分析风格样章，由 StyleAnalyzer 把 avg_sentence_length 与 dialogue_ratio 写入 style-profile.json",
+        Exit::Usage,
+    )
+}

@@ -1,0 +1,241 @@
+//! `novel blacklist add|remove|whitelist`: PRD §7 黑名单维护 on the project's
+//! `ai-blacklist.json` — duplicates (also full-width variants) refused, judge suggestions need
+//! evidence, unknown keys survive, the file stays schema-valid, lint sees the change.
+
+use serde_json::json;
+
+use crate::support::*;
+use crate::test_lint::write_text;
+
+fn entries_with(root: &std::path::Path, phrase: &str) -> Vec<serde_json::Value> {
+    read_json(&root.join("ai-blacklist.json"))["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["phrase"] == phrase)
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn add_keeps_unknown_keys_and_refuses_duplicates() {
+    let (_t, root) = new_project();
+    let path = root.join("ai-blacklist.json");
+    let mut list = read_json(&path);
+    list["x-curator"] = json!("作者");
+    list["entries"][0]["x-note"] = json!("保留我");
+    write_json(&path, &list);
+    let before = list["entries"].as_array().unwrap().len();
+
+    let out = novel(
+        &root,
+        &[
+            "--json",
+            "blacklist",
+            "add",
+            "灵气翻涌",
+            "--category",
+            "descriptions",
+            "--narration-only",
+            "--replacement",
+            "写灵气带来的具体变化",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    let doc = json(&out);
+    assert_eq!(doc["command"], "blacklist add");
+    assert_eq!(doc["data"]["entries"], before + 1);
+    let list = read_json(&path);
+    assert_eq!(list["x-curator"], "作者");
+    assert_eq!(list["entries"][0]["x-note"], "保留我");
+    assert_eq!(
+        entries_with(&root, "灵气翻涌"),
+        [
+            json!({"phrase": "灵气翻涌", "category": "descriptions", "narration_only": true,
+                "replacements": ["写灵气带来的具体变化"], "source": "user"})
+        ]
+    );
+    assert_eq!(code(&novel(&root, &["validate", "ai-blacklist.json"])), 0);
+
+    // The same phrase again, and a width variant of a listed one, are refused.
+    for phrase in ["灵气翻涌", "或许,这就是"] {
+        let out = novel(
+            &root,
+            &[
+                "--json",
+                "blacklist",
+                "add",
+                phrase,
+                "--category",
+                "summaries",
+            ],
+        );
+        assert_eq!(code(&out), 2, "{phrase}");
+        assert_eq!(json(&out)["error"]["code"], "E_DUPLICATE", "{phrase}");
+    }
+    let out = novel(
+        &root,
+        &["blacklist", "add", "或许,这就是", "--category", "summaries"],
+    );
+    assert!(
+        stderr(&out).contains("已有写法「或许，这就是」"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        read_json(&path)["entries"].as_array().unwrap().len(),
+        before + 1
+    );
+}
+
+#[test]
+fn judge_suggestions_need_evidence() {
+    let (_t, root) = new_project();
+    let out = novel(
+        &root,
+        &[
+            "--json",
+            "blacklist",
+            "add",
+            "眸光潋滟",
+            "--category",
+            "body_language",
+            "--source",
+            "judge",
+        ],
+    );
+    assert_eq!(code(&out), 2);
+    assert!(
+        json(&out)["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("证据")
+    );
+    assert!(entries_with(&root, "眸光潋滟").is_empty());
+
+    let out = novel(
+        &root,
+        &[
+            "blacklist",
+            "add",
+            "眸光潋滟",
+            "--category",
+            "body_language",
+            "--source",
+            "judge",
+            "--evidence",
+            "第 12、15、19 章各出现一次：她眸光潋滟地看着他",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let e = &entries_with(&root, "眸光潋滟")[0];
+    assert_eq!(e["source"], "judge");
+    assert!(e["evidence"].as_str().unwrap().starts_with("第 12"));
+}
+
+#[test]
+fn categories_must_exist_or_be_named() {
+    let (_t, root) = new_project();
+    let out = novel(
+        &root,
+        &[
+            "--json",
+            "blacklist",
+            "add",
+            "系统提示音响起",
+            "--category",
+            "system_tells",
+        ],
+    );
+    assert_eq!(code(&out), 2);
+    assert!(
+        json(&out)["error"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("body_language")
+    );
+    let out = novel(
+        &root,
+        &[
+            "blacklist",
+            "add",
+            "系统提示音响起",
+            "--category",
+            "system_tells",
+            "--category-name",
+            "系统流套话",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        read_json(&root.join("ai-blacklist.json"))["categories"]["system_tells"],
+        "系统流套话"
+    );
+}
+
+#[test]
+fn remove_and_whitelist_change_what_lint_counts() {
+    let (_t, root) = new_project();
+    write_text(
+        &root,
+        "chapters/chapter-001.md",
+        "她弱不禁风，他不禁笑了。\n",
+    );
+    let lint = |root: &std::path::Path| {
+        json(&novel(root, &["--json", "lint", "--chapter", "1"]))["data"]["files"][0]["summary"]["blacklist"]["hits"]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(lint(&root), 2);
+
+    // Whitelisting the longer phrase protects that context only.
+    let out = novel(&root, &["blacklist", "whitelist", "弱不禁风"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(lint(&root), 1);
+    let out = novel(&root, &["--json", "blacklist", "whitelist", "弱不禁风"]);
+    assert_eq!(json(&out)["error"]["code"], "E_DUPLICATE");
+
+    // Removing the phrase stops it counting anywhere.
+    let out = novel(&root, &["--json", "blacklist", "remove", "不禁"]);
+    assert_eq!(code(&out), 0);
+    assert_eq!(json(&out)["command"], "blacklist remove");
+    assert_eq!(lint(&root), 0);
+    let out = novel(&root, &["--json", "blacklist", "remove", "不禁"]);
+    assert_eq!(code(&out), 2);
+    assert_eq!(json(&out)["error"]["code"], "E_NOT_FOUND");
+
+    let out = novel(&root, &["blacklist", "whitelist", "--remove", "弱不禁风"]);
+    assert_eq!(code(&out), 0);
+    assert_eq!(
+        read_json(&root.join("ai-blacklist.json"))["whitelist"],
+        json!([])
+    );
+    assert_eq!(code(&novel(&root, &["validate"])), 0);
+}
+
+#[test]
+fn whitelisted_phrase_cannot_be_added() {
+    let (_t, root) = new_project();
+    assert_eq!(
+        code(&novel(&root, &["blacklist", "whitelist", "灵气翻涌"])),
+        0
+    );
+    let out = novel(
+        &root,
+        &[
+            "--json",
+            "blacklist",
+            "add",
+            "灵气翻涌",
+            "--category",
+            "descriptions",
+        ],
+    );
+    assert_eq!(json(&out)["error"]["code"], "E_DUPLICATE");
+    assert!(
+        json(&out)["error"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("--remove")
+    );
+}

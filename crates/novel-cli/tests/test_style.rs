@@ -1,0 +1,162 @@
+//! `novel style metrics` and `novel style drift`: numbers computed from text; drift written,
+//! held and cleared against the profile baseline with the thresholds of `novel.json`.
+
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::support::*;
+use crate::test_lint::{set_checkpoint, text_fixture, write_text};
+
+#[test]
+fn metrics_match_the_profile_field_names() {
+    let (_t, root) = new_project();
+    write_text(
+        &root,
+        "chapters/chapter-001.md",
+        "# 第一章\n他来了。她走了，没回头。\n“你好！”他说。\n",
+    );
+    let doc = json(&novel(
+        &root,
+        &["--json", "style", "metrics", "--chapter", "1"],
+    ));
+    assert_eq!(doc["command"], "style metrics");
+    let m = &doc["data"]["files"][0]["metrics"];
+    assert_eq!(m["avg_sentence_length"], 3.25);
+    assert_eq!(m["dialogue_ratio"], 0.154);
+    assert_eq!(m["sentence_count"], 4);
+    assert_eq!(m["paragraph_count"], 2);
+    assert_eq!(m["punctuation_per_1000"]["exclamation"], 76.92);
+    assert_eq!(doc["data"]["combined"]["sentence_count"], 4);
+
+    // Several files: per file and combined.
+    let out = novel(
+        Path::new("/"),
+        &[
+            "style",
+            "metrics",
+            text_fixture("clean-control.md").to_str().unwrap(),
+            text_fixture("planted-cliches.md").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code(&out), 0);
+    let text = stdout(&out);
+    assert!(
+        text.contains("平均句长") && text.contains("合计（2 个文件）"),
+        "{text}"
+    );
+}
+
+/// Six committed chapters: three narration sentences and one line of dialogue each, every
+/// sentence 10 characters long (average 10, dialogue ratio 0.25).
+fn drift_project() -> (tempfile::TempDir, std::path::PathBuf) {
+    let (t, root) = new_project();
+    for n in 1..=6 {
+        write_text(
+            &root,
+            &format!("chapters/chapter-{n:03}.md"),
+            "门外的雨下了一整夜了。\n瓦檐上的水珠滴个不停。\n屋里的那盏灯一直亮着。\n“走吧我们现在该出发了。”\n",
+        );
+    }
+    set_checkpoint(&root, |v| v["last_completed_chapter"] = json!(6));
+    (t, root)
+}
+
+fn set_profile(root: &Path, avg: f64, ratio: f64) {
+    let path = root.join("style-profile.json");
+    let mut p = read_json(&path);
+    p["avg_sentence_length"] = json!(avg);
+    p["dialogue_ratio"] = json!(ratio);
+    write_json(&path, &p);
+}
+
+#[test]
+fn drift_is_written_held_and_cleared() {
+    let (_t, root) = drift_project();
+    let drift_file = root.join("style-drift.json");
+
+    // No baseline yet.
+    let doc = json(&novel(&root, &["--json", "style", "drift"]));
+    assert_eq!(doc["error"]["code"], "E_NO_BASELINE", "{doc}");
+
+    // Average 10 against 18: drift. Dry run first: nothing written.
+    set_profile(&root, 18.0, 0.25);
+    let doc = json(&novel(&root, &["--json", "style", "drift", "--dry-run"]));
+    assert_eq!(doc["data"]["status"], "drifted");
+    assert!(!drift_file.exists());
+    let doc = json(&novel(&root, &["--json", "style", "drift"]));
+    assert_eq!(doc["command"], "style drift");
+    assert_eq!(doc["data"]["window"], json!([2, 6]));
+    assert_eq!(doc["data"]["action"], "written");
+    let file = read_json(&drift_file);
+    assert_eq!(file["active"], true);
+    assert_eq!(file["window"], json!([2, 6]));
+    assert_eq!(file["detected_chapter"], 6);
+    assert!(
+        file["directives"][0]
+            .as_str()
+            .unwrap()
+            .contains("平均句长 10.0 字"),
+        "{file}"
+    );
+    assert_eq!(file["metrics"][0]["drifted"], true);
+    assert_eq!(file["metrics"][1]["drifted"], false);
+    let out = novel(&root, &["validate", "style-drift.json"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+
+    // 11.5 → deviation 0.13: not drift, not recovered either; the record is kept.
+    set_profile(&root, 11.5, 0.25);
+    let doc = json(&novel(&root, &["--json", "style", "drift"]));
+    assert_eq!(doc["data"]["status"], "holding");
+    assert!(drift_file.exists());
+
+    // 10.5 → deviation 0.05: recovered, the file goes.
+    set_profile(&root, 10.5, 0.25);
+    let out = novel(&root, &["style", "drift"]);
+    assert_eq!(code(&out), 0);
+    assert!(
+        stdout(&out).contains("已回归基线，已删除 style-drift.json"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(!drift_file.exists());
+
+    // Stable with nothing on record: nothing to do.
+    let doc = json(&novel(&root, &["--json", "style", "drift"]));
+    assert_eq!(
+        (
+            doc["data"]["status"].as_str(),
+            doc["data"]["action"].as_str()
+        ),
+        (Some("stable"), Some("none"))
+    );
+}
+
+#[test]
+fn dialogue_drift_uses_its_own_threshold() {
+    let (_t, root) = drift_project();
+    // Ratio 0.25 against 0.30 is 0.167 > 0.15.
+    set_profile(&root, 10.0, 0.30);
+    let doc = json(&novel(&root, &["--json", "style", "drift"]));
+    assert_eq!(doc["data"]["status"], "drifted");
+    assert!(
+        doc["data"]["directives"][0]
+            .as_str()
+            .unwrap()
+            .contains("对话占比")
+    );
+    // And the settings can loosen it.
+    let settings = root.join("novel.json");
+    let mut s = read_json(&settings);
+    s["style_drift"]["dialogue_ratio"] = json!(0.2);
+    write_json(&settings, &s);
+    let doc = json(&novel(&root, &["--json", "style", "drift", "--dry-run"]));
+    assert_eq!(doc["data"]["status"], "holding");
+}
+
+#[test]
+fn drift_needs_committed_chapters() {
+    let (_t, root) = new_project();
+    let doc = json(&novel(&root, &["--json", "style", "drift"]));
+    assert_eq!(doc["error"]["code"], "E_NO_CHAPTER");
+}

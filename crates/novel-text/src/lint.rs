@@ -1,0 +1,353 @@
+//! `novel lint`: the blacklist, the structural patterns and repetition over one chapter, with
+//! a pass/fail summary against the project's thresholds (PRD §7 Layer 4).
+//!
+//! Density = hits ÷ (non-whitespace characters ÷ 1000), front matter and Markdown syntax left
+//! out. The chapter passes when the blacklist density is below `blacklist_per_1000` (< 3 by
+//! default), no pattern exceeds its own `max_per_1000`, and no window of
+//! `repetition_window` sentences holds `repetition_max` repeated patterns.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use novel_core::model::AiBlacklist;
+use novel_core::model::settings::LintThresholds;
+
+use crate::blacklist::{Blacklist, FORBIDDEN_CATEGORY};
+use crate::finding::{Finding, Severity};
+use crate::patterns::{PatternError, Patterns};
+use crate::repetition::{self, RepetitionReport};
+use crate::segment::Document;
+
+/// Characters of context either side of a match in an excerpt.
+const EXCERPT_CONTEXT: usize = 10;
+
+/// The compiled rules of a project.
+#[derive(Debug)]
+pub struct Linter {
+    pub blacklist: Blacklist,
+    pub patterns: Patterns,
+    pub thresholds: LintThresholds,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LintReport {
+    pub findings: Vec<Finding>,
+    pub summary: LintSummary,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LintSummary {
+    pub pass: bool,
+    /// Non-whitespace characters (the density base).
+    pub chars: usize,
+    pub blacklist: BlacklistSummary,
+    pub patterns: Vec<PatternSummary>,
+    pub repetition: RepetitionReport,
+    /// Why the chapter failed, in Chinese (empty when it passed).
+    pub failures: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BlacklistSummary {
+    pub hits: usize,
+    pub per_1000: f64,
+    /// Passing requires `per_1000 < limit`.
+    pub limit: f64,
+    pub pass: bool,
+    pub categories: Vec<CategoryCount>,
+    /// Most frequent phrases, most first.
+    pub top: Vec<PhraseCount>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CategoryCount {
+    pub category: String,
+    pub name: String,
+    pub hits: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PhraseCount {
+    pub phrase: String,
+    pub hits: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PatternSummary {
+    pub id: String,
+    pub name: String,
+    pub hits: usize,
+    pub per_1000: f64,
+    /// Passing requires `per_1000 <= max_per_1000`; no limit, always passes.
+    pub max_per_1000: Option<f64>,
+    pub pass: bool,
+}
+
+/// Hits per 1000 characters (0 for an empty text).
+pub fn per_1000(hits: usize, chars: usize) -> f64 {
+    if chars == 0 {
+        0.0
+    } else {
+        hits as f64 * 1000.0 / chars as f64
+    }
+}
+
+/// `「name」`, unless the name already carries its own corner brackets.
+fn quoted(name: &str) -> String {
+    if name.contains('「') {
+        name.to_string()
+    } else {
+        format!("「{name}」")
+    }
+}
+
+/// Two decimals, for reports.
+pub fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+impl Linter {
+    /// Compiles the blacklist (with the style profile's forbidden words) and the patterns.
+    pub fn new(
+        list: &AiBlacklist,
+        forbidden_words: &[String],
+        thresholds: LintThresholds,
+    ) -> Result<Linter, PatternError> {
+        Ok(Linter {
+            blacklist: Blacklist::new(list, forbidden_words),
+            patterns: Patterns::new(list)?,
+            thresholds,
+        })
+    }
+
+    pub fn lint(&self, doc: &Document) -> LintReport {
+        let chars = doc.non_whitespace_chars();
+        let mut findings = Vec::new();
+        let mut failures = Vec::new();
+
+        // Blacklist.
+        let hits = self.blacklist.scan(doc);
+        let mut by_category: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut by_phrase: BTreeMap<&str, usize> = BTreeMap::new();
+        for h in &hits {
+            let term = &self.blacklist.terms()[h.term];
+            *by_category.entry(term.category.as_str()).or_default() += 1;
+            *by_phrase.entry(term.phrase.as_str()).or_default() += 1;
+            let (line, col) = doc.position(h.span.start);
+            let category = self.blacklist.category_name(&term.category);
+            let found = doc.original(h.span);
+            let advice = if term.replacements.is_empty() {
+                "删去，或换成具体的动作、细节".to_string()
+            } else {
+                format!("可改为：{}", term.replacements.join(" / "))
+            };
+            let what = if term.category == FORBIDDEN_CATEGORY {
+                "风格禁忌词"
+            } else {
+                "AI 套话"
+            };
+            findings.push(Finding {
+                line,
+                col,
+                rule: format!("blacklist/{}", term.category),
+                severity: Severity::Warning,
+                message: format!("{what}「{found}」（{category}）；{advice}"),
+                excerpt: doc.excerpt(h.span, EXCERPT_CONTEXT),
+            });
+        }
+        let density = per_1000(hits.len(), chars);
+        let limit = self.thresholds.blacklist_per_1000;
+        let blacklist_pass = density < limit;
+        if !blacklist_pass {
+            failures.push(format!(
+                "AI 黑名单命中 {} 次，{:.2} 次/千字（须低于 {}）",
+                hits.len(),
+                density,
+                limit
+            ));
+        }
+        let mut categories: Vec<CategoryCount> = by_category
+            .into_iter()
+            .map(|(c, n)| CategoryCount {
+                category: c.to_string(),
+                name: self.blacklist.category_name(c).to_string(),
+                hits: n,
+            })
+            .collect();
+        categories.sort_by(|a, b| b.hits.cmp(&a.hits).then(a.category.cmp(&b.category)));
+        let mut top: Vec<PhraseCount> = by_phrase
+            .into_iter()
+            .map(|(p, n)| PhraseCount {
+                phrase: p.to_string(),
+                hits: n,
+            })
+            .collect();
+        top.sort_by(|a, b| b.hits.cmp(&a.hits).then(a.phrase.cmp(&b.phrase)));
+        top.truncate(10);
+
+        // Structural patterns.
+        let pattern_hits = self.patterns.scan(doc);
+        let mut counts = vec![0usize; self.patterns.rules().len()];
+        for h in &pattern_hits {
+            counts[h.rule] += 1;
+            let rule = &self.patterns.rules()[h.rule];
+            let (line, col) = doc.position(h.span.start);
+            let why = rule.description.as_deref().unwrap_or("结构性 AI 痕迹");
+            findings.push(Finding {
+                line,
+                col,
+                rule: format!("pattern/{}", rule.id),
+                severity: Severity::Warning,
+                message: format!("句式{}：{}", quoted(&rule.name), why),
+                excerpt: doc.excerpt(h.span, EXCERPT_CONTEXT),
+            });
+        }
+        let patterns: Vec<PatternSummary> = self
+            .patterns
+            .rules()
+            .iter()
+            .zip(&counts)
+            .map(|(rule, &n)| {
+                let d = per_1000(n, chars);
+                let pass = rule.max_per_1000.is_none_or(|max| d <= max);
+                if !pass {
+                    failures.push(format!(
+                        "句式{}{} 次，{:.2} 次/千字（上限 {}）",
+                        quoted(&rule.name),
+                        n,
+                        d,
+                        rule.max_per_1000.unwrap_or_default()
+                    ));
+                }
+                PatternSummary {
+                    id: rule.id.clone(),
+                    name: rule.name.clone(),
+                    hits: n,
+                    per_1000: round2(d),
+                    max_per_1000: rule.max_per_1000,
+                    pass,
+                }
+            })
+            .collect();
+
+        // Repetition.
+        let rep = repetition::check(
+            doc,
+            self.thresholds.repetition_window as usize,
+            self.thresholds.repetition_max as usize,
+        );
+        findings.extend(repetition::findings(doc, &rep));
+        if !rep.pass {
+            failures.push(format!(
+                "句式重复 {} 处（相邻 {} 句中重复须少于 {} 句）",
+                rep.violations, rep.window, rep.max_repeats
+            ));
+        }
+
+        findings.sort();
+        let pass = failures.is_empty();
+        LintReport {
+            findings,
+            summary: LintSummary {
+                pass,
+                chars,
+                blacklist: BlacklistSummary {
+                    hits: hits.len(),
+                    per_1000: round2(density),
+                    limit,
+                    pass: blacklist_pass,
+                    categories,
+                    top,
+                },
+                patterns,
+                repetition: rep,
+                failures,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn linter() -> Linter {
+        let list: AiBlacklist = serde_json::from_value(json!({
+            "version": 1,
+            "categories": {"body_language": "微表情套路"},
+            "entries": [
+                {"phrase": "嘴角微微上扬", "category": "body_language", "narration_only": true,
+                 "replacements": ["笑了一下"]}
+            ],
+            "patterns": [{"id": "em-dash", "name": "破折号", "regex": "——", "narration_only": true, "max_per_1000": 2}]
+        }))
+        .unwrap();
+        Linter::new(&list, &[], LintThresholds::default()).unwrap()
+    }
+
+    /// `n` characters of plain narration without any rule's material.
+    fn filler(n: usize) -> String {
+        let unit = "门外的雨下了一整夜瓦檐滴水";
+        unit.chars().cycle().take(n).collect()
+    }
+
+    #[test]
+    fn density_threshold_is_strict() {
+        let l = linter();
+        // 2 hits in 1000 non-whitespace characters → 2.0 < 3 passes.
+        let two = format!("{}嘴角微微上扬{}嘴角微微上扬", filler(494), filler(494));
+        let doc = Document::new(&two);
+        assert_eq!(doc.non_whitespace_chars(), 1000);
+        let r = l.lint(&doc);
+        assert_eq!(
+            (r.summary.blacklist.hits, r.summary.blacklist.per_1000),
+            (2, 2.0)
+        );
+        assert!(r.summary.pass, "{:?}", r.summary.failures);
+        // 3 hits in 1000 → 3.0 is not below 3: fails.
+        let three = format!(
+            "{}嘴角微微上扬{}嘴角微微上扬{}嘴角微微上扬",
+            filler(327),
+            filler(327),
+            filler(328)
+        );
+        let doc = Document::new(&three);
+        assert_eq!(doc.non_whitespace_chars(), 1000);
+        let r = l.lint(&doc);
+        assert_eq!(r.summary.blacklist.per_1000, 3.0);
+        assert!(!r.summary.pass);
+        assert!(
+            r.summary.failures[0].contains("3.00 次/千字"),
+            "{:?}",
+            r.summary.failures
+        );
+        // Whitespace does not count toward the base.
+        let spaced = format!("{}\n\n　　{}", filler(500), filler(500));
+        assert_eq!(Document::new(&spaced).non_whitespace_chars(), 1000);
+    }
+
+    #[test]
+    fn findings_carry_position_rule_and_advice() {
+        let l = linter();
+        let doc = Document::new("第一行。\n　　他愣了——然后嘴角微微上扬。");
+        let r = l.lint(&doc);
+        let got: Vec<(usize, usize, &str)> = r
+            .findings
+            .iter()
+            .map(|f| (f.line, f.col, f.rule.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (2, 6, "pattern/em-dash"),
+                (2, 10, "blacklist/body_language")
+            ]
+        );
+        assert!(r.findings[1].message.contains("可改为：笑了一下"));
+        assert!(r.findings[1].excerpt.contains("嘴角微微上扬"));
+        // One dash in 17 characters is far over 2 per 1000.
+        assert!(!r.summary.patterns[0].pass);
+    }
+}
