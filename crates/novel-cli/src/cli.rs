@@ -82,6 +82,15 @@ pub enum Command {
     /// 一致性检查：人名变体、未登记人名、跨故事线串线
     #[command(subcommand, help_template = HELP_TEMPLATE, subcommand_help_heading = "命令", subcommand_value_name = "命令")]
     Check(crate::commands::check::CheckCommand),
+    /// 设定变更传播：更新设定前拍快照，更新后找出受影响的角色契约与章节契约
+    #[command(subcommand, help_template = HELP_TEMPLATE, subcommand_help_heading = "命令", subcommand_value_name = "命令")]
+    Spec(crate::commands::spec::SpecCommand),
+    /// 断点中的待处理事项（如设定变更传播）：列出、关闭
+    #[command(subcommand, help_template = HELP_TEMPLATE, subcommand_help_heading = "命令", subcommand_value_name = "命令")]
+    Pending(crate::commands::pending::PendingCommand),
+    /// 角色退场：三条退场保护检查（A 伏笔 / B 故事线 / C 交汇事件）与执行退场
+    #[command(subcommand, help_template = HELP_TEMPLATE, subcommand_help_heading = "命令", subcommand_value_name = "命令")]
+    Retire(crate::commands::retire::RetireCommand),
     /// 只读状态：进度、评分均值、伏笔、流水线日志汇总（token、耗时、费用）、锁
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Status,

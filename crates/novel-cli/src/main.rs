@@ -112,6 +112,18 @@ fn run(args: Vec<String>) -> i32 {
             let name = commands::check::command_name(&c);
             finish(json_mode, name, commands::check::run(global, c))
         }
+        Command::Spec(c) => {
+            let name = commands::spec::command_name(&c);
+            finish(json_mode, name, commands::spec::run(global, c))
+        }
+        Command::Pending(c) => {
+            let name = commands::pending::command_name(&c);
+            finish(json_mode, name, commands::pending::run(global, c))
+        }
+        Command::Retire(c) => {
+            let name = commands::retire::command_name(&c);
+            finish(json_mode, name, commands::retire::run(global, c))
+        }
         Command::Status => finish(json_mode, "status", commands::status::run(global)),
         Command::Help(a) => finish(json_mode, "help", commands::help::run(&a.command)),
     }

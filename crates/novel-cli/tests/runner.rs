@@ -9,6 +9,8 @@ mod test_envelope;
 mod test_init;
 mod test_lint;
 mod test_plugin;
+mod test_retire;
+mod test_spec;
 mod test_state;
 mod test_style;
 mod test_validate;

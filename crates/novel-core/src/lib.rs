@@ -14,6 +14,7 @@ pub mod gate;
 pub mod model;
 pub mod ops;
 pub mod pipeline;
+pub mod spec;
 pub mod validate;
 
 pub use model::FileKind;

@@ -519,6 +519,39 @@ pub fn apply_op(
     Ok(None)
 }
 
+/// Removes a whole entity (`characters.<slug>`: exactly two segments, a known root) — the one
+/// op of a `source: retire` changelog line (`003` §8.5). Deltas cannot do this; only a
+/// retirement can, and replay uses this same function. Removing an absent entity is a no-op.
+pub fn remove_entity(state: &mut Value, op: &StateOp) -> Result<bool, OpFailure> {
+    let segments: Vec<&str> = op.path.split('.').collect();
+    let [root, slug] = segments.as_slice() else {
+        return Err((
+            "E_RETIRE_PATH",
+            format!(
+                "退场记录的 path「{}」应为两段（如 characters.lin-feng）",
+                op.path
+            ),
+            "退场只移除整个实体".into(),
+        ));
+    };
+    if op.op != OpKind::Remove || !ROOTS.contains(root) || !is_slug(slug) {
+        return Err((
+            "E_RETIRE_PATH",
+            format!(
+                "退场记录的 op 应为 remove 且 path 为 <根>.<slug>，实为 {} {}",
+                op_name(op.op),
+                op.path
+            ),
+            "退场只移除整个实体".into(),
+        ));
+    }
+    Ok(state
+        .get_mut(*root)
+        .and_then(Value::as_object_mut)
+        .and_then(|m| m.shift_remove(*slug))
+        .is_some())
+}
+
 /// Keeps integers integers: 3 + 2 is `5`, not `5.0`.
 fn number(sum: f64, by: &Value, current: Option<&serde_json::Number>) -> Value {
     let integral = by.is_i64() || by.is_u64();
@@ -826,12 +859,16 @@ pub fn replay(
         }
         let storyline = entry.storyline_id.as_deref().unwrap_or("main_arc");
         for op in &entry.applied {
-            apply_op(&mut state, &mut global, op, entry.chapter, storyline, ctx).map_err(
-                |(code, reason, _)| OpsError::Replay {
-                    line,
-                    message: format!("{code}：{reason}"),
-                },
-            )?;
+            // A retirement removes a whole entity, which no delta op may do.
+            let result = if entry.source == ChangeSource::Retire {
+                remove_entity(&mut state, op).map(|_| None)
+            } else {
+                apply_op(&mut state, &mut global, op, entry.chapter, storyline, ctx)
+            };
+            result.map_err(|(code, reason, _)| OpsError::Replay {
+                line,
+                message: format!("{code}：{reason}"),
+            })?;
         }
         finish_version(&mut state, entry.state_version, entry.chapter);
     }

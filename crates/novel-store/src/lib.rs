@@ -17,6 +17,7 @@ pub mod layout;
 pub mod load;
 pub mod lock;
 pub mod project;
+pub mod spec;
 pub mod state;
 pub mod time;
 

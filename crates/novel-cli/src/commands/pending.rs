@@ -1,0 +1,86 @@
+//! `novel pending list|resolve ID`: the checkpoint's `pending_actions` (e.g. the
+//! `spec_propagation` entries `novel spec propagate` writes).
+
+use clap::{Args, Subcommand};
+use serde_json::{Value, json};
+
+use novel_store::chapter::load_checkpoint;
+use novel_store::spec::resolve_pending;
+
+use crate::cli::GlobalArgs;
+use crate::output::{CliError, Report};
+
+use super::spec::spec_error;
+
+/// The help layout of `cli.rs` (kept in step with it).
+use crate::cli::HELP_TEMPLATE;
+
+#[derive(Debug, Subcommand)]
+pub enum PendingCommand {
+    /// 列出断点中的待处理事项（如设定变更传播）
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    List,
+    /// 处理完毕后关闭一条待处理事项
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    Resolve(PendingResolveArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PendingResolveArgs {
+    /// 待处理事项的 id（见 novel pending list）
+    #[arg(value_name = "ID", help_heading = "参数")]
+    pub id: String,
+}
+
+/// The envelope name of a `pending` subcommand.
+pub fn command_name(cmd: &PendingCommand) -> &'static str {
+    match cmd {
+        PendingCommand::List => "pending list",
+        PendingCommand::Resolve(_) => "pending resolve",
+    }
+}
+
+fn count(v: Option<&Value>) -> usize {
+    v.and_then(Value::as_array).map_or(0, Vec::len)
+}
+
+pub fn run(global: &GlobalArgs, cmd: PendingCommand) -> Result<Report, CliError> {
+    let project = super::project(global)?;
+    match cmd {
+        PendingCommand::List => {
+            let cp = load_checkpoint(&project)?;
+            let mut human = if cp.pending_actions.is_empty() {
+                "没有待处理事项。\n".to_string()
+            } else {
+                format!("待处理事项 {} 条：\n", cp.pending_actions.len())
+            };
+            for a in &cp.pending_actions {
+                human.push_str(&format!(
+                    "  {}  {}  {}",
+                    a.id,
+                    a.kind,
+                    a.created_at.as_deref().unwrap_or("")
+                ));
+                if a.kind == novel_store::spec::PENDING_TYPE {
+                    human.push_str(&format!(
+                        "  受影响角色契约 {} 条、章节契约 {} 个",
+                        count(a.extra.get("affected_character_contracts")),
+                        count(a.extra.get("affected_chapter_contracts"))
+                    ));
+                }
+                human.push('\n');
+            }
+            Ok(Report {
+                data: json!({"pending_actions": cp.pending_actions}),
+                human,
+            })
+        }
+        PendingCommand::Resolve(a) => {
+            let removed = resolve_pending(&project, &a.id).map_err(spec_error)?;
+            Ok(Report {
+                human: format!("已关闭待处理事项 {}（{}）。\n", removed.id, removed.kind),
+                data: json!({"resolved": removed}),
+            })
+        }
+    }
+}

@@ -1,0 +1,199 @@
+//! `novel spec snapshot|propagate`: the deterministic half of the 更新设定 flow (seed `000`
+//! steps 2 and 4–5). The snapshot is taken before the WorldBuilder / CharacterWeaver update,
+//! the propagation after it.
+
+use clap::{Args, Subcommand};
+use serde_json::json;
+
+use novel_core::spec::propagate::{Hit, Propagation};
+use novel_store::spec::{PropagateOutcome, SpecError, propagate_project, take_snapshot};
+use novel_store::time;
+
+use crate::cli::GlobalArgs;
+use crate::output::{CliError, Exit, Report};
+
+/// The help layout of `cli.rs` (kept in step with it).
+use crate::cli::HELP_TEMPLATE;
+
+#[derive(Debug, Subcommand)]
+pub enum SpecCommand {
+    /// 更新设定前拍快照：world/rules.json、world/*.md 摘要、全部在场角色档案与契约（同一时间只有一份）
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    Snapshot(SpecSnapshotArgs),
+    /// 更新设定后做差异分析：变更的规则与角色、受影响的 L2 角色契约与 L3 章节契约，写入一条 spec_propagation 待处理事项
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    Propagate,
+}
+
+#[derive(Debug, Args)]
+pub struct SpecSnapshotArgs {
+    /// 丢弃尚未处理的旧快照，重新拍一份
+    #[arg(long)]
+    pub replace: bool,
+}
+
+/// The envelope name of a `spec` subcommand.
+pub fn command_name(cmd: &SpecCommand) -> &'static str {
+    match cmd {
+        SpecCommand::Snapshot(_) => "spec snapshot",
+        SpecCommand::Propagate => "spec propagate",
+    }
+}
+
+/// Maps a store spec error to the CLI error shape and exit code.
+pub fn spec_error(e: SpecError) -> CliError {
+    let exit = if e.is_conflict() {
+        Exit::Conflict
+    } else if matches!(e, SpecError::Blocked(_)) {
+        Exit::Problems
+    } else {
+        Exit::Usage
+    };
+    CliError::new(e.code(), e.to_string(), e.hint(), exit)
+}
+
+pub fn run(global: &GlobalArgs, cmd: SpecCommand) -> Result<Report, CliError> {
+    let project = super::project(global)?;
+    let now = time::now_iso();
+    match cmd {
+        SpecCommand::Snapshot(a) => {
+            let s = take_snapshot(&project, &now, a.replace).map_err(spec_error)?;
+            let human = format!(
+                "已拍设定快照 {}：world/rules.json{}，{} 个世界观文档，{} 个角色档案。\n下一步：让 WorldBuilder / CharacterWeaver 完成更新，然后运行 novel spec propagate。\n",
+                s.id,
+                if s.world_rules.is_some() {
+                    ""
+                } else {
+                    "（尚不存在）"
+                },
+                s.world_docs.len(),
+                s.characters.len()
+            );
+            Ok(Report {
+                data: json!({
+                    "snapshot_id": s.id,
+                    "created_at": s.created_at,
+                    "path": novel_store::spec::SNAPSHOT,
+                    "world_rules": s.world_rules.is_some(),
+                    "world_docs": s.world_docs.iter().map(|d| &d.path).collect::<Vec<_>>(),
+                    "characters": s.characters.iter().map(|c| &c.path).collect::<Vec<_>>(),
+                }),
+                human,
+            })
+        }
+        SpecCommand::Propagate => {
+            let out = propagate_project(&project, &now).map_err(spec_error)?;
+            Ok(Report {
+                data: serde_json::to_value(&out).expect("serialises"),
+                human: render(&out),
+            })
+        }
+    }
+}
+
+fn hit_line(h: &Hit) -> String {
+    let via = match (&h.rule_id, &h.character) {
+        (Some(r), _) => format!("（{r}）"),
+        (None, Some(c)) => format!("（{c}）"),
+        _ => String::new(),
+    };
+    format!(
+        "{}{via}「{}」 {}: {}",
+        h.reason.label(),
+        h.evidence.matched,
+        h.evidence.file,
+        h.evidence.pointer
+    )
+}
+
+fn render(out: &PropagateOutcome) -> String {
+    let p: &Propagation = &out.propagation;
+    let mut s = String::new();
+    if p.is_empty() {
+        s.push_str("设定快照之后，世界规则与角色契约都没有变化，无需传播。\n");
+        if !out.world_docs_changed.is_empty() {
+            s.push_str(&format!(
+                "世界观文档有改动（{}）：若其中的规则应进入 world/rules.json，请让 WorldBuilder 抽取。\n",
+                out.world_docs_changed.join("、")
+            ));
+        }
+        return s;
+    }
+    s.push_str("设定变更传播摘要\n");
+    for r in &p.rule_changes {
+        s.push_str(&format!("  {} {}", r.kind.label(), r.id));
+        if !r.fields.is_empty() {
+            s.push_str(&format!("（{}）", r.fields.join("、")));
+        }
+        s.push('\n');
+        if let Some(d) = &r.text_diff {
+            s.push_str(&format!("      {d}\n"));
+        } else if let Some(t) = r.after.as_ref().or(r.before.as_ref()) {
+            s.push_str(&format!("      {t}\n"));
+        }
+    }
+    for kp in &p.key_phrases {
+        if !kp.phrases.is_empty() {
+            s.push_str(&format!(
+                "  {} 关键短语：{}\n",
+                kp.rule_id,
+                kp.phrases.join(" / ")
+            ));
+        }
+    }
+    for c in &p.character_changes {
+        let ids: Vec<String> = c
+            .contracts
+            .iter()
+            .map(|k| format!("{}{}", k.kind.label(), k.id))
+            .collect();
+        s.push_str(&format!(
+            "  角色{} {}（{}）：{}\n",
+            c.kind.label(),
+            c.display_name,
+            c.id,
+            if ids.is_empty() {
+                "名称或别名变更".to_string()
+            } else {
+                ids.join("、")
+            }
+        ));
+    }
+    s.push_str(&format!(
+        "受影响的 L2 角色契约：{} 条\n",
+        p.affected_character_contracts.len()
+    ));
+    for a in &p.affected_character_contracts {
+        s.push_str(&format!(
+            "  {} {}（{}）\n",
+            a.contract_id, a.display_name, a.file
+        ));
+        for h in &a.hits {
+            s.push_str(&format!("      {}\n", hit_line(h)));
+        }
+    }
+    s.push_str(&format!(
+        "受影响的 L3 章节契约（本卷及以后）：{} 个\n",
+        p.affected_chapter_contracts.len()
+    ));
+    for a in &p.affected_chapter_contracts {
+        s.push_str(&format!("  第 {} 章（{}）\n", a.chapter, a.file));
+        for h in &a.hits {
+            s.push_str(&format!("      {}\n", hit_line(h)));
+        }
+    }
+    if !out.unreadable.is_empty() {
+        s.push_str("以下文件无法解析，未做检查，请人工核对：\n");
+        for (f, why) in &out.unreadable {
+            s.push_str(&format!("  {f}：{why}\n"));
+        }
+    }
+    if let Some(a) = &out.pending {
+        s.push_str(&format!(
+            "已写入待处理事项 {}（type: spec_propagation）。\n",
+            a.id
+        ));
+    }
+    s.push_str("建议：回到 VOL_PLANNING，让 CharacterWeaver / PlotArchitect 重新生成或审核上述契约后再继续写作；处理完用 novel pending resolve ID 关闭。\n");
+    s
+}

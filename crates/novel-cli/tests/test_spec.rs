@@ -1,0 +1,73 @@
+//! `novel spec snapshot|propagate` and `novel pending list|resolve` on the fixture novel.
+
+use crate::support::*;
+use crate::test_retire::fixture_copy;
+
+#[test]
+fn snapshot_twice_is_a_conflict() {
+    let (_t, root) = fixture_copy(&[]);
+    assert_eq!(code(&novel(&root, &["spec", "snapshot"])), 0);
+    let out = novel(&root, &["--json", "spec", "snapshot"]);
+    assert_eq!(code(&out), 3);
+    assert_eq!(json(&out)["error"]["code"], "E_SNAPSHOT_EXISTS");
+    assert_eq!(code(&novel(&root, &["spec", "snapshot", "--replace"])), 0);
+}
+
+#[test]
+fn propagate_without_snapshot_is_a_usage_error() {
+    let (_t, root) = fixture_copy(&[]);
+    let out = novel(&root, &["--json", "spec", "propagate"]);
+    assert_eq!(code(&out), 2);
+    assert_eq!(json(&out)["error"]["code"], "E_NO_SNAPSHOT");
+}
+
+#[test]
+fn world_update_propagates_to_one_pending_action() {
+    let (t, root) = fixture_copy(&[]);
+    assert_eq!(code(&novel(&root, &["spec", "snapshot"])), 0);
+    // The WorldBuilder's update.
+    let (_u, updated) = fixture_copy(&["world-update"]);
+    std::fs::copy(
+        updated.join("world/rules.json"),
+        root.join("world/rules.json"),
+    )
+    .unwrap();
+    let out = novel(&root, &["--json", "spec", "propagate"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    let doc = json(&out);
+    assert_eq!(
+        doc["data"]["propagation"]["changed_rule_ids"],
+        serde_json::json!(["W-001", "W-002", "W-003", "W-005"])
+    );
+    let cp = read_json(&root.join(".checkpoint.json"));
+    let pending = cp["pending_actions"].as_array().unwrap();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0]["type"], "spec_propagation");
+    let human = stdout(&novel(&root, &["pending", "list"]));
+    assert!(human.contains("spec-propagation-001"), "{human}");
+    let out = novel(
+        &root,
+        &["--json", "pending", "resolve", "spec-propagation-001"],
+    );
+    assert_eq!(code(&out), 0);
+    let cp = read_json(&root.join(".checkpoint.json"));
+    assert!(cp["pending_actions"].as_array().unwrap().is_empty());
+    drop(t);
+}
+
+#[test]
+fn propagate_human_summary_recommends_vol_planning() {
+    let (_t, root) = fixture_copy(&[]);
+    assert_eq!(code(&novel(&root, &["spec", "snapshot"])), 0);
+    let (_u, updated) = fixture_copy(&["character-update"]);
+    std::fs::copy(
+        updated.join("characters/active/lu-chen.json"),
+        root.join("characters/active/lu-chen.json"),
+    )
+    .unwrap();
+    let out = novel(&root, &["spec", "propagate"]);
+    assert_eq!(code(&out), 0);
+    let text = stdout(&out);
+    assert!(text.contains("VOL_PLANNING"), "{text}");
+    assert!(text.contains("第 35 章"), "{text}");
+}

@@ -1,0 +1,342 @@
+//! Change propagation (变更传播, PRD §6.5.5; seed `000` step 4): after a world-rule or
+//! character-contract update, which L2 character contracts and which L3 chapter contracts of
+//! the current volume and later may now be wrong. Every hit says why, with evidence.
+//!
+//! World rules changed →
+//! - L2: a contract whose `rule` names a changed `W-XXX` (明确引用), or contains one of the key
+//!   phrases of a changed rule sentence (最小关键字, see [`super::keyphrase`]);
+//! - L3: `preconditions.required_world_rules` (or an acceptance criterion) names a changed id, or
+//!   `preconditions.character_states` names a character with an affected contract.
+//!
+//! Character contracts changed → L3: `character_states` names the character, or
+//! `acceptance_criteria` / `objectives` mention it (display name, alias, slug, former name).
+
+use std::collections::BTreeSet;
+use std::sync::OnceLock;
+
+use regex::Regex;
+use serde::Serialize;
+
+use super::diff::{CharacterChange, RuleChange};
+use super::keyphrase::{Glossary, extract_texts};
+use super::{Evidence, Located};
+use crate::model::{ChapterContract, Character};
+use crate::validate::escape;
+
+/// Why a contract is reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HitReason {
+    /// The text names a changed rule id (`W-002`).
+    RuleReference,
+    /// The text contains a key phrase of a changed rule sentence.
+    KeyPhrase,
+    /// `preconditions.character_states` names an affected character.
+    CharacterState,
+    /// An objective or acceptance criterion mentions a changed character.
+    CharacterMention,
+}
+
+impl HitReason {
+    pub fn label(self) -> &'static str {
+        match self {
+            HitReason::RuleReference => "明确引用",
+            HitReason::KeyPhrase => "关键短语",
+            HitReason::CharacterState => "前置角色状态",
+            HitReason::CharacterMention => "提及角色",
+        }
+    }
+}
+
+/// One reason a contract is affected.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Hit {
+    pub reason: HitReason,
+    /// The changed rule behind the hit, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule_id: Option<String>,
+    /// The affected character behind the hit (slug), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub character: Option<String>,
+    pub evidence: Evidence,
+}
+
+/// An L2 contract that may need the CharacterWeaver.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AffectedCharacterContract {
+    pub character: String,
+    pub display_name: String,
+    pub contract_id: String,
+    pub file: String,
+    pub hits: Vec<Hit>,
+}
+
+/// An L3 chapter contract that may need the PlotArchitect.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AffectedChapterContract {
+    pub chapter: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub volume: Option<u32>,
+    pub file: String,
+    pub hits: Vec<Hit>,
+}
+
+/// The key phrases of one changed rule.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RulePhrases {
+    pub rule_id: String,
+    pub phrases: Vec<String>,
+}
+
+/// The result of a propagation.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Propagation {
+    pub changed_rule_ids: Vec<String>,
+    pub rule_changes: Vec<RuleChange>,
+    pub key_phrases: Vec<RulePhrases>,
+    pub changed_character_ids: Vec<String>,
+    pub character_changes: Vec<CharacterChange>,
+    /// Characters with an affected L2 contract (slugs).
+    pub affected_characters: Vec<String>,
+    pub affected_character_contracts: Vec<AffectedCharacterContract>,
+    pub affected_chapter_contracts: Vec<AffectedChapterContract>,
+}
+
+impl Propagation {
+    /// True when the update changed nothing the flow tracks.
+    pub fn is_empty(&self) -> bool {
+        self.changed_rule_ids.is_empty() && self.changed_character_ids.is_empty()
+    }
+}
+
+/// What propagation reads besides the diffs.
+#[derive(Debug, Clone, Copy)]
+pub struct PropagationInputs<'a> {
+    /// The active characters after the update.
+    pub characters: &'a [Located<Character>],
+    /// Every chapter contract of every volume (the earlier volumes are filtered out here).
+    pub chapter_contracts: &'a [Located<ChapterContract>],
+    pub current_volume: u32,
+    pub glossary: &'a Glossary,
+}
+
+fn rule_refs(text: &str) -> Vec<&str> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| Regex::new(r"W-[0-9]{3,}").expect("rule id pattern"))
+        .find_iter(text)
+        .map(|m| m.as_str())
+        .collect()
+}
+
+fn names_of(c: &Character) -> Vec<String> {
+    let mut v = vec![c.display_name.clone()];
+    v.extend(c.aliases.iter().cloned());
+    v.retain(|n| !n.trim().is_empty());
+    v
+}
+
+/// Runs the propagation for the given changes.
+pub fn propagate(
+    rule_changes: Vec<RuleChange>,
+    character_changes: Vec<CharacterChange>,
+    input: PropagationInputs<'_>,
+) -> Propagation {
+    let changed_rules: BTreeSet<&str> = rule_changes.iter().map(|r| r.id.as_str()).collect();
+    let key_phrases: Vec<RulePhrases> = rule_changes
+        .iter()
+        .map(|r| {
+            let mut phrases: Vec<String> = Vec::new();
+            for s in r.sentences() {
+                for p in extract_texts(s, input.glossary) {
+                    if !phrases.contains(&p) {
+                        phrases.push(p);
+                    }
+                }
+            }
+            RulePhrases {
+                rule_id: r.id.clone(),
+                phrases,
+            }
+        })
+        .collect();
+
+    // L2: character contracts.
+    let mut affected_cc = Vec::new();
+    if !changed_rules.is_empty() {
+        for located in input.characters {
+            let c = &located.value;
+            for (i, k) in c.contracts.iter().enumerate() {
+                let pointer = format!("/contracts/{i}/rule");
+                let mut hits = Vec::new();
+                for id in rule_refs(&k.rule) {
+                    if changed_rules.contains(id) {
+                        hits.push(Hit {
+                            reason: HitReason::RuleReference,
+                            rule_id: Some(id.to_string()),
+                            character: None,
+                            evidence: Evidence::new(&located.file, &pointer, id, &k.rule),
+                        });
+                    }
+                }
+                for rp in &key_phrases {
+                    for p in &rp.phrases {
+                        if k.rule.contains(p.as_str()) {
+                            hits.push(Hit {
+                                reason: HitReason::KeyPhrase,
+                                rule_id: Some(rp.rule_id.clone()),
+                                character: None,
+                                evidence: Evidence::new(&located.file, &pointer, p, &k.rule),
+                            });
+                        }
+                    }
+                }
+                if !hits.is_empty() {
+                    affected_cc.push(AffectedCharacterContract {
+                        character: c.id.clone(),
+                        display_name: c.display_name.clone(),
+                        contract_id: k.id.clone(),
+                        file: located.file.clone(),
+                        hits,
+                    });
+                }
+            }
+        }
+    }
+    let mut affected_characters: Vec<String> =
+        affected_cc.iter().map(|a| a.character.clone()).collect();
+    affected_characters.sort();
+    affected_characters.dedup();
+
+    // Names to look for in chapter contracts: (slug, names, also in free text?).
+    let mut watch: Vec<(String, Vec<String>, bool)> = Vec::new();
+    for slug in &affected_characters {
+        if let Some(c) = input.characters.iter().find(|c| &c.value.id == slug) {
+            watch.push((slug.clone(), names_of(&c.value), false));
+        }
+    }
+    for change in &character_changes {
+        let mut names = vec![change.display_name.clone()];
+        if let Some(c) = input.characters.iter().find(|c| c.value.id == change.id) {
+            names = names_of(&c.value);
+        }
+        for n in &change.previous_names {
+            if !names.contains(n) {
+                names.push(n.clone());
+            }
+        }
+        match watch.iter_mut().find(|w| w.0 == change.id) {
+            Some(w) => {
+                w.1 = names;
+                w.2 = true;
+            }
+            None => watch.push((change.id.clone(), names, true)),
+        }
+    }
+
+    // L3: chapter contracts of the current volume and later.
+    let mut affected_ch = Vec::new();
+    for located in input.chapter_contracts {
+        if located.volume.is_some_and(|v| v < input.current_volume) {
+            continue;
+        }
+        let c = &located.value;
+        let file = located.file.as_str();
+        let mut hits = Vec::new();
+        for (i, id) in c.preconditions.required_world_rules.iter().enumerate() {
+            if changed_rules.contains(id.as_str()) {
+                hits.push(Hit {
+                    reason: HitReason::RuleReference,
+                    rule_id: Some(id.clone()),
+                    character: None,
+                    evidence: Evidence::new(
+                        file,
+                        format!("/preconditions/required_world_rules/{i}"),
+                        id,
+                        id,
+                    ),
+                });
+            }
+        }
+        for (i, text) in c.acceptance_criteria.iter().enumerate() {
+            for id in rule_refs(text) {
+                if changed_rules.contains(id) {
+                    hits.push(Hit {
+                        reason: HitReason::RuleReference,
+                        rule_id: Some(id.to_string()),
+                        character: None,
+                        evidence: Evidence::new(
+                            file,
+                            format!("/acceptance_criteria/{i}"),
+                            id,
+                            text,
+                        ),
+                    });
+                }
+            }
+        }
+        for (slug, names, in_text) in &watch {
+            for key in c.preconditions.character_states.keys() {
+                if key == slug || names.iter().any(|n| n == key) {
+                    hits.push(Hit {
+                        reason: HitReason::CharacterState,
+                        rule_id: None,
+                        character: Some(slug.clone()),
+                        evidence: Evidence::new(
+                            file,
+                            format!("/preconditions/character_states/{}", escape(key)),
+                            key,
+                            key,
+                        ),
+                    });
+                }
+            }
+            if !in_text {
+                continue;
+            }
+            let mut texts: Vec<(String, &str)> = Vec::new();
+            for (i, t) in c.acceptance_criteria.iter().enumerate() {
+                texts.push((format!("/acceptance_criteria/{i}"), t));
+            }
+            for (i, o) in c.objectives.iter().enumerate() {
+                texts.push((format!("/objectives/{i}/description"), &o.description));
+            }
+            for (pointer, text) in texts {
+                let found = names
+                    .iter()
+                    .find(|n| text.contains(n.as_str()))
+                    .or_else(|| text.contains(slug.as_str()).then_some(slug));
+                if let Some(n) = found {
+                    hits.push(Hit {
+                        reason: HitReason::CharacterMention,
+                        rule_id: None,
+                        character: Some(slug.clone()),
+                        evidence: Evidence::new(file, pointer, n, text),
+                    });
+                }
+            }
+        }
+        if !hits.is_empty() {
+            affected_ch.push(AffectedChapterContract {
+                chapter: c.chapter,
+                volume: located.volume,
+                file: file.to_string(),
+                hits,
+            });
+        }
+    }
+    affected_ch.sort_by(|a, b| (a.chapter, &a.file).cmp(&(b.chapter, &b.file)));
+
+    let mut changed_character_ids: Vec<String> =
+        character_changes.iter().map(|c| c.id.clone()).collect();
+    changed_character_ids.sort();
+    Propagation {
+        changed_rule_ids: changed_rules.iter().map(|s| s.to_string()).collect(),
+        rule_changes,
+        key_phrases,
+        changed_character_ids,
+        character_changes,
+        affected_characters,
+        affected_character_contracts: affected_cc,
+        affected_chapter_contracts: affected_ch,
+    }
+}

@@ -1,0 +1,386 @@
+//! Character retirement (角色退场, `003` §8.5; seed `000` step 3): only by an explicit action,
+//! never because a character has been absent for N chapters, and never while one of the three
+//! protections (退场保护) holds:
+//!
+//! - **A 活跃伏笔引用**: a `medium`/`long` thread of `foreshadowing/global.json` that is not
+//!   `resolved` names the character in `description` or a `history[].detail`;
+//! - **B 故事线关联**: a storyline that is active, dormant or planned has the character in
+//!   `pov_characters`, or a storyline relationship has it in `bridges.shared_characters`;
+//! - **C 未来交汇事件**: a convergence event of the current volume's schedule whose chapter range
+//!   is still ahead of `last_completed_chapter` involves one of the character's storylines, or
+//!   names the character in `trigger`/`aftermath`.
+//!
+//! When a link cannot be decided (a file that does not parse, a name inside another name), the
+//! protection blocks conservatively and says why. Every block carries its evidence.
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::names::{NameMatch, NameSet, in_entry, in_text};
+use super::{Evidence, Loaded};
+use crate::model::character::RelationshipStatus;
+use crate::model::common::{ForeshadowScope, ForeshadowStatus};
+use crate::model::state::{ChangeSource, ChangelogEntry, OpKind, StateOp};
+use crate::model::storyline::StorylineStatus;
+use crate::model::{
+    Character, Extra, ForeshadowingGlobal, Relationships, StorylineSchedule, Storylines,
+};
+use crate::ops;
+
+/// The three protections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub enum Protection {
+    /// 活跃伏笔引用
+    A,
+    /// 故事线关联
+    B,
+    /// 未来交汇事件
+    C,
+}
+
+impl Protection {
+    pub fn label(self) -> &'static str {
+        match self {
+            Protection::A => "保护条件 A：活跃伏笔引用",
+            Protection::B => "保护条件 B：故事线关联",
+            Protection::C => "保护条件 C：未来交汇事件",
+        }
+    }
+}
+
+/// One reason a character may not retire (退场保护命中).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RetirementBlock {
+    pub protection: Protection,
+    /// False when the link could not be decided and the block is conservative (保守策略).
+    pub certain: bool,
+    /// A Chinese sentence saying what was found.
+    pub reason: String,
+    pub evidence: Evidence,
+}
+
+/// The decision of `novel retire check`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RetirementCheck {
+    pub slug: String,
+    pub display_name: String,
+    pub allowed: bool,
+    /// Storylines the character is linked to (pov or bridge), sorted.
+    pub linked_storylines: Vec<String>,
+    pub blocks: Vec<RetirementBlock>,
+}
+
+/// Everything the protections look at, loaded by the store.
+#[derive(Debug, Clone)]
+pub struct RetireInputs<'a> {
+    pub character: &'a Character,
+    /// Every other character (active and retired), for the name-inside-a-name check.
+    pub cast: &'a [&'a Character],
+    pub foreshadowing: Loaded<&'a ForeshadowingGlobal>,
+    pub storylines: Loaded<&'a Storylines>,
+    /// The current volume's schedule and its project-relative path.
+    pub schedule: Loaded<&'a StorylineSchedule>,
+    pub schedule_file: &'a str,
+    pub last_completed_chapter: u32,
+}
+
+pub const FORESHADOWING_FILE: &str = "foreshadowing/global.json";
+pub const STORYLINES_FILE: &str = "storylines/storylines.json";
+
+fn block(
+    protection: Protection,
+    found: &NameMatch,
+    file: &str,
+    pointer: String,
+    text: &str,
+    what: &str,
+) -> Option<RetirementBlock> {
+    match found {
+        NameMatch::None => None,
+        NameMatch::Certain { matched } => Some(RetirementBlock {
+            protection,
+            certain: true,
+            reason: format!("{what}提到「{matched}」"),
+            evidence: Evidence::new(file, pointer, matched, text),
+        }),
+        NameMatch::Ambiguous { matched, within } => Some(RetirementBlock {
+            protection,
+            certain: false,
+            reason: format!(
+                "{what}中的「{matched}」出现在「{within}」里，无法确定是否指本角色，按保守策略视为有关联"
+            ),
+            evidence: Evidence::new(file, pointer, within, text),
+        }),
+    }
+}
+
+fn broken(protection: Protection, file: &str, why: &str) -> RetirementBlock {
+    RetirementBlock {
+        protection,
+        certain: false,
+        reason: format!("{file} 无法解析（{why}），无法确定角色关联，按保守策略阻止退场"),
+        evidence: Evidence::new(file, "", "", why),
+    }
+}
+
+/// Runs the three protections.
+pub fn check_retirement(input: &RetireInputs<'_>) -> RetirementCheck {
+    let me = NameSet::of(input.character);
+    let others = NameSet::others(&me.slug, input.cast);
+    let mut blocks = Vec::new();
+
+    // A — active medium/long foreshadowing that mentions the character.
+    match &input.foreshadowing {
+        Loaded::Absent => {}
+        Loaded::Broken(why) => blocks.push(broken(Protection::A, FORESHADOWING_FILE, why)),
+        Loaded::Parsed(g) => {
+            for (i, f) in g.foreshadowing.iter().enumerate() {
+                if f.scope == ForeshadowScope::Short || f.status == ForeshadowStatus::Resolved {
+                    continue;
+                }
+                let what = format!("未回收的伏笔「{}」", f.id);
+                let mut texts = vec![(format!("/foreshadowing/{i}/description"), &f.description)];
+                for (j, h) in f.history.iter().enumerate() {
+                    if let Some(d) = &h.detail {
+                        texts.push((format!("/foreshadowing/{i}/history/{j}/detail"), d));
+                    }
+                }
+                for (pointer, text) in texts {
+                    let found = in_text(text, &me, &others);
+                    blocks.extend(block(
+                        Protection::A,
+                        &found,
+                        FORESHADOWING_FILE,
+                        pointer,
+                        text,
+                        &what,
+                    ));
+                }
+            }
+        }
+    }
+
+    // B — storylines (and the storyline set C needs).
+    let mut linked: Vec<String> = Vec::new();
+    let mut storylines_known = true;
+    match &input.storylines {
+        Loaded::Absent => {}
+        Loaded::Broken(why) => {
+            storylines_known = false;
+            blocks.push(broken(Protection::B, STORYLINES_FILE, why));
+        }
+        Loaded::Parsed(s) => {
+            for (i, line) in s.storylines.iter().enumerate() {
+                let protects = line.status != StorylineStatus::Resolved;
+                for (j, entry) in line.pov_characters.iter().enumerate() {
+                    let found = in_entry(entry, &me, &others);
+                    if found.is_none() {
+                        continue;
+                    }
+                    if !linked.contains(&line.id) {
+                        linked.push(line.id.clone());
+                    }
+                    if protects {
+                        blocks.extend(block(
+                            Protection::B,
+                            &found,
+                            STORYLINES_FILE,
+                            format!("/storylines/{i}/pov_characters/{j}"),
+                            entry,
+                            &format!("故事线「{}」（{}）的 POV 角色", line.name, line.id),
+                        ));
+                    }
+                }
+            }
+            for (i, rel) in s.relationships.iter().enumerate() {
+                let ends_resolved = [&rel.from, &rel.to].iter().all(|id| {
+                    s.storylines
+                        .iter()
+                        .any(|l| &l.id == *id && l.status == StorylineStatus::Resolved)
+                });
+                for (j, entry) in rel.bridges.shared_characters.iter().enumerate() {
+                    let found = in_entry(entry, &me, &others);
+                    if found.is_none() {
+                        continue;
+                    }
+                    for id in [&rel.from, &rel.to] {
+                        if !linked.contains(id) {
+                            linked.push(id.clone());
+                        }
+                    }
+                    if !ends_resolved {
+                        blocks.extend(block(
+                            Protection::B,
+                            &found,
+                            STORYLINES_FILE,
+                            format!("/relationships/{i}/bridges/shared_characters/{j}"),
+                            entry,
+                            &format!("故事线关系 {} → {} 的共享角色", rel.from, rel.to),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    linked.sort();
+
+    // C — future convergence events of the current volume.
+    match &input.schedule {
+        Loaded::Absent => {}
+        Loaded::Broken(why) => blocks.push(broken(Protection::C, input.schedule_file, why)),
+        Loaded::Parsed(sched) => {
+            for (i, e) in sched.convergence_events.iter().enumerate() {
+                let [first, last] = e.chapter_range;
+                if last <= input.last_completed_chapter {
+                    continue;
+                }
+                let what = format!("第 {first}–{last} 章的交汇事件");
+                if storylines_known {
+                    for (j, id) in e.involved_storylines.iter().enumerate() {
+                        if linked.contains(id) {
+                            blocks.push(RetirementBlock {
+                                protection: Protection::C,
+                                certain: true,
+                                reason: format!("{what}涉及角色所在的故事线「{id}」"),
+                                evidence: Evidence::new(
+                                    input.schedule_file,
+                                    format!("/convergence_events/{i}/involved_storylines/{j}"),
+                                    id,
+                                    id,
+                                ),
+                            });
+                        }
+                    }
+                } else if !e.involved_storylines.is_empty() {
+                    blocks.push(RetirementBlock {
+                        protection: Protection::C,
+                        certain: false,
+                        reason: format!(
+                            "{what}涉及故事线 {}，而 {STORYLINES_FILE} 无法解析、无法确定角色所在的故事线，按保守策略视为有关联",
+                            e.involved_storylines.join("、")
+                        ),
+                        evidence: Evidence::new(
+                            input.schedule_file,
+                            format!("/convergence_events/{i}/involved_storylines"),
+                            &e.involved_storylines.join(","),
+                            &e.involved_storylines.join("、"),
+                        ),
+                    });
+                }
+                for (field, text) in [("trigger", &e.trigger), ("aftermath", &e.aftermath)] {
+                    if let Some(text) = text {
+                        let found = in_text(text, &me, &others);
+                        blocks.extend(block(
+                            Protection::C,
+                            &found,
+                            input.schedule_file,
+                            format!("/convergence_events/{i}/{field}"),
+                            text,
+                            &what,
+                        ));
+                    }
+                }
+            }
+        }
+    }
+
+    blocks.sort_by(|a, b| {
+        (a.protection, &a.evidence.file, &a.evidence.pointer).cmp(&(
+            b.protection,
+            &b.evidence.file,
+            &b.evidence.pointer,
+        ))
+    });
+    RetirementCheck {
+        slug: me.slug.clone(),
+        display_name: input.character.display_name.clone(),
+        allowed: blocks.is_empty(),
+        linked_storylines: linked,
+        blocks,
+    }
+}
+
+/// The state after retiring `slug`, and the changelog line (`source: retire`) that records it.
+/// The removal goes through [`ops::remove_entity`], the function `ops::replay` uses, so
+/// `novel state rebuild` reproduces it. When the state has no entry for the character the
+/// line still records the retirement, with no op and no version change.
+pub fn retire_state(
+    state: &Value,
+    slug: &str,
+    display_name: &str,
+    chapter: u32,
+    timestamp: &str,
+) -> (Value, ChangelogEntry) {
+    let base = ops::state_version(state);
+    let present = state.get("characters").and_then(|c| c.get(slug)).is_some();
+    let op = StateOp {
+        op: OpKind::Remove,
+        path: format!("characters.{slug}"),
+        value: Value::Null,
+        detail: Some(format!("角色退场：{display_name}")),
+        extra: Extra::new(),
+    };
+    let mut next = state.clone();
+    let mut applied = Vec::new();
+    let mut version = base;
+    if present && ops::remove_entity(&mut next, &op).unwrap_or(false) {
+        applied.push(op);
+        version = base + 1;
+        if let Some(obj) = next.as_object_mut() {
+            obj.insert("state_version".into(), json!(version));
+            let last = obj
+                .get("last_updated_chapter")
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+                .max(u64::from(chapter));
+            obj.insert("last_updated_chapter".into(), json!(last));
+        }
+    }
+    let entry = ChangelogEntry {
+        chapter,
+        source: ChangeSource::Retire,
+        storyline_id: None,
+        base_state_version: base,
+        state_version: version,
+        timestamp: timestamp.to_string(),
+        applied,
+        rejected: Vec::new(),
+        note: Some(if present {
+            format!("角色「{display_name}」（{slug}）退场")
+        } else {
+            format!("角色「{display_name}」（{slug}）退场（当前状态中没有该角色的条目）")
+        }),
+        extra: Extra::new(),
+    };
+    (next, entry)
+}
+
+/// Marks every edge that touches `slug` as `ended` (kept for history, not deleted); returns the
+/// new file and the pointers of the edges it changed.
+pub fn end_relationships(rels: &Relationships, slug: &str) -> (Relationships, Vec<String>) {
+    let mut out = rels.clone();
+    let mut changed = Vec::new();
+    for (i, r) in out.relationships.iter_mut().enumerate() {
+        if (r.from == slug || r.to == slug) && r.status != Some(RelationshipStatus::Ended) {
+            r.status = Some(RelationshipStatus::Ended);
+            changed.push(format!("/relationships/{i}"));
+        }
+    }
+    (out, changed)
+}
+
+/// The entry appended to `characters/changelog.md`.
+pub fn changelog_md_entry(
+    c: &Character,
+    chapter: u32,
+    timestamp: &str,
+    moved: &[String],
+    ended_edges: usize,
+) -> String {
+    format!(
+        "\n## {timestamp} 角色退场：{}（{}）\n\n- 最后完成章节：第 {chapter} 章\n- 移至 characters/retired/：{}\n- 关系边标记为 ended：{ended_edges} 条\n- 从 state/current-state.json 移除（变更日志 source: retire）\n",
+        c.display_name,
+        c.id,
+        moved.join("、"),
+    )
+}

@@ -1,0 +1,703 @@
+//! The spec engine on the Chinese fixture novel `tests/fixtures/spec/project` (青云志异, 第 2 卷,
+//! 已完成第 33 章): key phrases, rule diff, change propagation, retirement protection.
+
+use std::path::{Path, PathBuf};
+
+use novel_core::model::{
+    ChangelogEntry, ChapterContract, Character, ForeshadowingGlobal, Relationships,
+    StorylineSchedule, Storylines, WorldRules,
+};
+use novel_core::ops::{self, Context, NameIndex};
+use novel_core::spec::diff::{ChangeKind, diff_characters, diff_rules, text_diff};
+use novel_core::spec::keyphrase::{Glossary, doc_terms, extract_texts};
+use novel_core::spec::names::{NameMatch, NameSet, in_entry, in_text};
+use novel_core::spec::propagate::{HitReason, Propagation, PropagationInputs, propagate};
+use novel_core::spec::retire::{
+    Protection, RetireInputs, RetirementCheck, check_retirement, end_relationships, retire_state,
+};
+use novel_core::spec::{Loaded, Located};
+use serde_json::{Value, json};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/spec")
+}
+
+fn read(rel: &str) -> String {
+    std::fs::read_to_string(fixtures().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+fn load<T: serde::de::DeserializeOwned>(rel: &str) -> T {
+    serde_json::from_str(&read(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+const SLUGS: [&str; 7] = [
+    "lu-chen",
+    "zhao-qian",
+    "qian-lao",
+    "sun-li",
+    "li-si",
+    "su-wan",
+    "su-wan-er",
+];
+
+fn characters() -> Vec<Located<Character>> {
+    SLUGS
+        .iter()
+        .map(|s| {
+            let file = format!("characters/active/{s}.json");
+            Located {
+                value: load(&format!("project/{file}")),
+                file,
+                volume: None,
+            }
+        })
+        .collect()
+}
+
+fn chapter_contracts() -> Vec<Located<ChapterContract>> {
+    [(1, 10), (2, 34), (2, 35), (2, 36), (3, 61)]
+        .iter()
+        .map(|(v, n)| {
+            let file = format!("volumes/vol-{v:02}/chapter-contracts/chapter-{n:03}.json");
+            Located {
+                value: load(&format!("project/{file}")),
+                file,
+                volume: Some(*v),
+            }
+        })
+        .collect()
+}
+
+fn glossary(chars: &[Located<Character>], rules: &WorldRules) -> Glossary {
+    let cs: Vec<&Character> = chars.iter().map(|c| &c.value).collect();
+    let ids: Vec<&str> = rules.rules.iter().map(|r| r.id.as_str()).collect();
+    let docs = [
+        read("project/world/magic.md"),
+        read("project/world/geography.md"),
+    ];
+    let docs: Vec<&str> = docs.iter().map(String::as_str).collect();
+    let storylines: Storylines = load("project/storylines/storylines.json");
+    Glossary::from_project(&cs, &ids, &docs, Some(&storylines))
+}
+
+// ---------------------------------------------------------------- key phrases
+
+#[test]
+fn keyphrase_table_of_chinese_rule_sentences() {
+    let g = Glossary::from_terms([
+        "金丹期",
+        "天地灵气",
+        "护法",
+        "魔都外城",
+        "宗门禁地",
+        "封印之地",
+        "陆尘",
+    ]);
+    let cases: &[(&str, &[&str])] = &[
+        // The PRD's own example: glossary terms first, then the best chunk; never 需要.
+        (
+            "修炼者突破金丹期需要天地灵气浓度 ≥ 3级",
+            &["金丹期", "天地灵气", "修炼者"],
+        ),
+        // Three glossary hits: nothing else is added.
+        (
+            "修炼者突破金丹期需要天地灵气浓度 ≥ 5级，且须有护法在侧",
+            &["金丹期", "天地灵气", "护法"],
+        ),
+        (
+            "魔都外城夜间禁止御剑飞行",
+            &["魔都外城", "御剑飞行", "夜间"],
+        ),
+        ("凡人不得踏入宗门禁地", &["宗门禁地", "凡人", "踏入"]),
+        // Fewer candidates than three: only what the sentence has.
+        ("封印之地内一切法术失效", &["封印之地", "法术失效"]),
+        // No glossary hit at all: the three longest chunks, in sentence order among equals.
+        ("丹药每日服用不得超过三枚", &["丹药每日", "服用", "三枚"]),
+        // A character name is a glossary term too.
+        (
+            "陆尘的剑意只能在月圆之夜施展",
+            &["陆尘", "月圆之夜", "剑意"],
+        ),
+        // Function words never survive.
+        ("如果可以通过以及因为所以", &[]),
+    ];
+    for (sentence, expected) in cases {
+        let got = extract_texts(sentence, &g);
+        assert_eq!(got, *expected, "{sentence}");
+        assert!(got.len() <= 5);
+        assert!(!got.iter().any(|p| p == "需要"), "{sentence}: {got:?}");
+    }
+}
+
+#[test]
+fn keyphrase_glossary_caps_at_five() {
+    let g = Glossary::from_terms(["甲乙", "丙丁", "戊己", "庚辛", "壬癸", "子丑"]);
+    let got = extract_texts("甲乙丙丁戊己庚辛壬癸子丑", &g);
+    assert_eq!(got, ["甲乙", "丙丁", "戊己", "庚辛", "壬癸"]);
+}
+
+#[test]
+fn glossary_from_world_docs_headings_bold_and_quotes() {
+    let terms = doc_terms(&read("project/world/magic.md"));
+    for t in ["修炼体系", "境界", "金丹期", "天地灵气", "护法", "封印之地"] {
+        assert!(terms.iter().any(|x| x == t), "{t} not in {terms:?}");
+    }
+    let rules: WorldRules = load("project/world/rules.json");
+    let g = glossary(&characters(), &rules);
+    for t in [
+        "陆尘",
+        "小陆",
+        "钱长老",
+        "W-002",
+        "魔都外城",
+        "靖海计划",
+        "宗门禁地",
+    ] {
+        assert!(g.contains(t), "{t}");
+    }
+}
+
+// ---------------------------------------------------------------- rule diff
+
+#[test]
+fn text_diff_marks_changed_characters() {
+    assert_eq!(
+        text_diff("浓度 ≥ 3级", "浓度 ≥ 5级，须有护法"),
+        "浓度 ≥ [-3-]{+5+}级{+，须有护法+}"
+    );
+}
+
+#[test]
+fn rule_diff_by_text_constraint_type_added_and_removed() {
+    let before: WorldRules = load("project/world/rules.json");
+    let after: WorldRules = load("overlays/world-update/world/rules.json");
+    let d = diff_rules(Some(&before), Some(&after));
+    let summary: Vec<(&str, ChangeKind, Vec<&str>)> = d
+        .iter()
+        .map(|c| {
+            (
+                c.id.as_str(),
+                c.kind,
+                c.fields.iter().map(String::as_str).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        vec![
+            ("W-001", ChangeKind::Changed, vec!["rule"]),
+            (
+                "W-002",
+                ChangeKind::Changed,
+                vec!["constraint_type", "exceptions"]
+            ),
+            ("W-005", ChangeKind::Added, vec![]),
+            ("W-003", ChangeKind::Removed, vec![]),
+        ],
+        "W-004 only had last_verified bumped and is not a change"
+    );
+    assert_eq!(
+        d[0].text_diff.as_deref(),
+        Some("修炼者突破金丹期需要天地灵气浓度 ≥ [-3-]{+5+}级{+，且须有护法在侧+}")
+    );
+    assert_eq!(d[1].text_diff, None);
+    assert_eq!(d[3].pointer, "/rules/2");
+    // A first rules.json: everything is added.
+    assert!(
+        diff_rules(None, Some(&after))
+            .iter()
+            .all(|c| c.kind == ChangeKind::Added)
+    );
+}
+
+// ---------------------------------------------------------------- propagation
+
+fn world_propagation() -> Propagation {
+    let before: WorldRules = load("project/world/rules.json");
+    let after: WorldRules = load("overlays/world-update/world/rules.json");
+    let chars = characters();
+    let contracts = chapter_contracts();
+    let g = glossary(&chars, &after);
+    propagate(
+        diff_rules(Some(&before), Some(&after)),
+        Vec::new(),
+        PropagationInputs {
+            characters: &chars,
+            chapter_contracts: &contracts,
+            current_volume: 2,
+            glossary: &g,
+        },
+    )
+}
+
+#[test]
+fn world_change_finds_explicit_and_key_phrase_contracts_but_not_unrelated() {
+    let p = world_propagation();
+    assert_eq!(p.changed_rule_ids, ["W-001", "W-002", "W-003", "W-005"]);
+    let ids: Vec<&str> = p
+        .affected_character_contracts
+        .iter()
+        .map(|a| a.contract_id.as_str())
+        .collect();
+    assert_eq!(ids, ["C-LUCHEN-001", "C-LUCHEN-003"]);
+    // C-LUCHEN-001 only by key phrase (金丹期 of W-001), with its evidence.
+    let k1 = &p.affected_character_contracts[0];
+    assert!(k1.hits.iter().all(|h| h.reason == HitReason::KeyPhrase));
+    let h = &k1.hits[0];
+    assert_eq!(h.rule_id.as_deref(), Some("W-001"));
+    assert_eq!(h.evidence.matched, "金丹期");
+    assert_eq!(h.evidence.file, "characters/active/lu-chen.json");
+    assert_eq!(h.evidence.pointer, "/contracts/0/rule");
+    // C-LUCHEN-003 names W-002 explicitly.
+    let k3 = &p.affected_character_contracts[1];
+    assert_eq!(k3.hits[0].reason, HitReason::RuleReference);
+    assert_eq!(k3.hits[0].evidence.matched, "W-002");
+    assert_eq!(k3.hits[0].evidence.pointer, "/contracts/2/rule");
+    // C-LUCHEN-002 (智取而非硬碰) and the other characters' contracts must not match.
+    assert_eq!(p.affected_characters, ["lu-chen"]);
+    let phrases = &p.key_phrases[0];
+    assert_eq!(phrases.rule_id, "W-001");
+    assert!(phrases.phrases.contains(&"金丹期".to_string()));
+    assert!(!phrases.phrases.contains(&"需要".to_string()));
+}
+
+#[test]
+fn world_change_reports_chapter_contracts_of_current_volume_and_later_only() {
+    let p = world_propagation();
+    let chapters: Vec<u32> = p
+        .affected_chapter_contracts
+        .iter()
+        .map(|c| c.chapter)
+        .collect();
+    // 010 is in volume 1 (before the current volume) although it requires W-002 and 陆尘;
+    // 035 requires only the unchanged W-004 and 赵乾.
+    assert_eq!(chapters, [34, 36, 61]);
+    let c34 = &p.affected_chapter_contracts[0];
+    assert_eq!(
+        c34.file,
+        "volumes/vol-02/chapter-contracts/chapter-034.json"
+    );
+    assert_eq!(c34.hits[0].reason, HitReason::RuleReference);
+    assert_eq!(
+        c34.hits[0].evidence.pointer,
+        "/preconditions/required_world_rules/0"
+    );
+    let c36 = &p.affected_chapter_contracts[1];
+    assert_eq!(c36.hits.len(), 1);
+    assert_eq!(c36.hits[0].reason, HitReason::CharacterState);
+    assert_eq!(c36.hits[0].character.as_deref(), Some("lu-chen"));
+    assert_eq!(
+        c36.hits[0].evidence.pointer,
+        "/preconditions/character_states/陆尘"
+    );
+    let c61 = &p.affected_chapter_contracts[2];
+    assert_eq!(c61.hits[0].rule_id.as_deref(), Some("W-003"));
+}
+
+#[test]
+fn character_change_reports_chapters_that_name_the_character() {
+    let before = characters();
+    let mut after = characters();
+    after[0].value = load("overlays/character-update/characters/active/lu-chen.json");
+    let b: Vec<&Character> = before.iter().map(|c| &c.value).collect();
+    let a: Vec<&Character> = after.iter().map(|c| &c.value).collect();
+    let changes = diff_characters(&b, &a);
+    assert_eq!(changes.len(), 1);
+    assert_eq!(changes[0].id, "lu-chen");
+    assert_eq!(changes[0].contracts[0].id, "C-LUCHEN-001");
+    assert_eq!(changes[0].contracts[0].kind, ChangeKind::Changed);
+    let contracts = chapter_contracts();
+    let g = Glossary::default();
+    let p = propagate(
+        Vec::new(),
+        changes,
+        PropagationInputs {
+            characters: &after,
+            chapter_contracts: &contracts,
+            current_volume: 2,
+            glossary: &g,
+        },
+    );
+    assert_eq!(p.changed_character_ids, ["lu-chen"]);
+    assert!(p.affected_character_contracts.is_empty());
+    let got: Vec<(u32, HitReason, &str)> = p
+        .affected_chapter_contracts
+        .iter()
+        .flat_map(|c| {
+            c.hits
+                .iter()
+                .map(move |h| (c.chapter, h.reason, h.evidence.pointer.as_str()))
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (35, HitReason::CharacterMention, "/objectives/0/description"),
+            (
+                36,
+                HitReason::CharacterState,
+                "/preconditions/character_states/陆尘"
+            ),
+            (36, HitReason::CharacterMention, "/objectives/0/description"),
+            (61, HitReason::CharacterMention, "/objectives/0/description"),
+        ]
+    );
+}
+
+#[test]
+fn unchanged_characters_are_not_changes() {
+    let cs = characters();
+    let v: Vec<&Character> = cs.iter().map(|c| &c.value).collect();
+    assert!(diff_characters(&v, &v).is_empty());
+}
+
+// ---------------------------------------------------------------- names
+
+#[test]
+fn name_inside_another_name_is_ambiguous() {
+    let cs = characters();
+    let cast: Vec<&Character> = cs.iter().map(|c| &c.value).collect();
+    let su_wan = NameSet::of(cast.iter().find(|c| c.id == "su-wan").unwrap());
+    let others = NameSet::others("su-wan", &cast);
+    assert_eq!(
+        in_text("苏婉儿的玉佩", &su_wan, &others),
+        NameMatch::Ambiguous {
+            matched: "苏婉".into(),
+            within: "苏婉儿".into()
+        }
+    );
+    assert_eq!(
+        in_text("苏婉儿与苏婉同行", &su_wan, &others),
+        NameMatch::Certain {
+            matched: "苏婉".into()
+        }
+    );
+    assert_eq!(in_entry("苏婉儿", &su_wan, &others), NameMatch::None);
+    assert!(matches!(
+        in_entry("苏婉（化名）", &su_wan, &others),
+        NameMatch::Ambiguous { .. }
+    ));
+    assert!(matches!(
+        in_text("见 su-wan 档案", &su_wan, &others),
+        NameMatch::Certain { .. }
+    ));
+    assert_eq!(
+        in_text("su-wan-er 的档案", &su_wan, &others),
+        NameMatch::None
+    );
+}
+
+// ---------------------------------------------------------------- retirement protection
+
+struct World {
+    cast: Vec<Located<Character>>,
+    global: ForeshadowingGlobal,
+    storylines: Loaded<Storylines>,
+    schedule: StorylineSchedule,
+}
+
+fn world() -> World {
+    World {
+        cast: characters(),
+        global: load("project/foreshadowing/global.json"),
+        storylines: Loaded::Parsed(load("project/storylines/storylines.json")),
+        schedule: load("project/volumes/vol-02/storyline-schedule.json"),
+    }
+}
+
+const SCHEDULE: &str = "volumes/vol-02/storyline-schedule.json";
+
+fn check(w: &World, slug: &str) -> RetirementCheck {
+    let cast: Vec<&Character> = w.cast.iter().map(|c| &c.value).collect();
+    let me = cast.iter().find(|c| c.id == slug).unwrap();
+    check_retirement(&RetireInputs {
+        character: me,
+        cast: &cast,
+        foreshadowing: Loaded::Parsed(&w.global),
+        storylines: w.storylines.as_ref(),
+        schedule: Loaded::Parsed(&w.schedule),
+        schedule_file: SCHEDULE,
+        last_completed_chapter: 33,
+    })
+}
+
+fn protections(c: &RetirementCheck) -> Vec<(Protection, bool, &str, &str)> {
+    c.blocks
+        .iter()
+        .map(|b| {
+            (
+                b.protection,
+                b.certain,
+                b.evidence.file.as_str(),
+                b.evidence.pointer.as_str(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn retire_blocked_by_long_foreshadow_mention() {
+    let c = check(&world(), "zhao-qian");
+    assert!(!c.allowed);
+    assert_eq!(
+        protections(&c),
+        vec![(
+            Protection::A,
+            true,
+            "foreshadowing/global.json",
+            "/foreshadowing/0/history/1/detail"
+        )]
+    );
+    assert_eq!(c.blocks[0].evidence.matched, "赵乾");
+    assert!(c.blocks[0].evidence.excerpt.contains("拍卖会"));
+}
+
+#[test]
+fn retire_blocked_by_dormant_storyline_pov_alias() {
+    let c = check(&world(), "qian-lao");
+    assert_eq!(
+        protections(&c),
+        vec![(
+            Protection::B,
+            true,
+            "storylines/storylines.json",
+            "/storylines/2/pov_characters/0"
+        )]
+    );
+    assert_eq!(c.blocks[0].evidence.matched, "钱长老");
+    assert_eq!(c.linked_storylines, ["qianlao_past"]);
+}
+
+#[test]
+fn retire_blocked_by_future_convergence_trigger() {
+    let c = check(&world(), "sun-li");
+    assert_eq!(
+        protections(&c),
+        vec![(
+            Protection::C,
+            true,
+            SCHEDULE,
+            "/convergence_events/1/trigger"
+        )]
+    );
+    assert_eq!(c.blocks[0].evidence.matched, "孙立");
+}
+
+#[test]
+fn retire_allowed_when_only_short_resolved_or_past_links() {
+    // 李四: a short thread, a resolved long thread, a resolved storyline, a convergence
+    // event that ended at chapter 33 — none of them protects.
+    let c = check(&world(), "li-si");
+    assert!(c.allowed, "{:#?}", c.blocks);
+    assert!(c.blocks.is_empty());
+    assert_eq!(c.linked_storylines, ["lisi_line"]);
+}
+
+#[test]
+fn protagonist_is_protected_by_storylines_and_convergence() {
+    let c = check(&world(), "lu-chen");
+    let got = protections(&c);
+    assert!(got.contains(&(
+        Protection::B,
+        true,
+        "storylines/storylines.json",
+        "/storylines/0/pov_characters/0"
+    )));
+    assert!(got.contains(&(
+        Protection::B,
+        true,
+        "storylines/storylines.json",
+        "/relationships/0/bridges/shared_characters/0"
+    )));
+    assert!(got.contains(&(
+        Protection::C,
+        true,
+        SCHEDULE,
+        "/convergence_events/1/involved_storylines/0"
+    )));
+    assert!(got.contains(&(
+        Protection::C,
+        true,
+        SCHEDULE,
+        "/convergence_events/1/aftermath"
+    )));
+    assert_eq!(c.linked_storylines, ["jinghai_plan", "main_arc"]);
+}
+
+#[test]
+fn retire_blocked_conservatively_when_name_is_inside_another_name() {
+    let c = check(&world(), "su-wan");
+    assert_eq!(
+        protections(&c),
+        vec![(
+            Protection::A,
+            false,
+            "foreshadowing/global.json",
+            "/foreshadowing/3/description"
+        )]
+    );
+    assert!(
+        c.blocks[0].reason.contains("苏婉儿"),
+        "{}",
+        c.blocks[0].reason
+    );
+    assert!(c.blocks[0].reason.contains("保守"));
+    // The longer name itself is a certain hit.
+    let c = check(&world(), "su-wan-er");
+    assert!(protections(&c)[0].1);
+}
+
+#[test]
+fn retire_blocked_conservatively_when_storylines_do_not_parse() {
+    let mut w = world();
+    w.storylines = Loaded::Broken("第 3 行第 48 列：JSON 不完整".into());
+    let c = check(&w, "li-si");
+    assert!(!c.allowed);
+    let got = protections(&c);
+    assert_eq!(
+        got,
+        vec![
+            (Protection::B, false, "storylines/storylines.json", ""),
+            (
+                Protection::C,
+                false,
+                SCHEDULE,
+                "/convergence_events/1/involved_storylines"
+            ),
+        ]
+    );
+    assert!(c.blocks[0].reason.contains("无法解析"));
+}
+
+// ---------------------------------------------------------------- retirement through the state engine
+
+fn changelog() -> Vec<ChangelogEntry> {
+    read("project/state/changelog.jsonl")
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn retirement_is_a_changelog_entry_that_replay_reproduces() {
+    let state: Value = load("project/state/current-state.json");
+    let (next, entry) = retire_state(&state, "li-si", "李四", 33, "2026-01-03T00:00:00Z");
+    assert!(next["characters"].get("li-si").is_none());
+    assert_eq!(
+        next["characters"]["lu-chen"],
+        state["characters"]["lu-chen"]
+    );
+    assert_eq!(next["state_version"], 3);
+    assert_eq!(entry.base_state_version, 2);
+    assert_eq!(entry.state_version, 3);
+    assert_eq!(serde_json::to_value(entry.source).unwrap(), json!("retire"));
+    assert_eq!(entry.applied[0].path, "characters.li-si");
+    // The line validates as a changelog entry.
+    let line = serde_json::to_value(&entry).unwrap();
+    assert!(
+        novel_core::validate::check_document("x", novel_core::FileKind::ChangelogEntry, &line)
+            .is_empty()
+    );
+
+    let mut log = changelog();
+    log.push(entry);
+    let global: ForeshadowingGlobal = load("project/foreshadowing/global.json");
+    let names = NameIndex::default();
+    let replayed = ops::replay(
+        &log,
+        None,
+        &global,
+        Context {
+            names: &names,
+            plan: &[],
+        },
+    )
+    .unwrap();
+    assert_eq!(ops::diff(&replayed.state, &next), vec![]);
+    // Replaying up to before the retirement still has the character.
+    let earlier = ops::replay(
+        &log[..2],
+        None,
+        &global,
+        Context {
+            names: &names,
+            plan: &[],
+        },
+    )
+    .unwrap();
+    assert!(earlier.state["characters"].get("li-si").is_some());
+}
+
+#[test]
+fn retiring_a_character_absent_from_the_state_records_the_line_without_a_version_bump() {
+    let state: Value = load("project/state/current-state.json");
+    let (next, entry) = retire_state(&state, "sun-li", "孙立", 33, "t");
+    assert_eq!(next, state);
+    assert!(entry.applied.is_empty());
+    assert_eq!((entry.base_state_version, entry.state_version), (2, 2));
+    let mut log = changelog();
+    log.push(entry);
+    let global: ForeshadowingGlobal = load("project/foreshadowing/global.json");
+    let names = NameIndex::default();
+    let replayed = ops::replay(
+        &log,
+        None,
+        &global,
+        Context {
+            names: &names,
+            plan: &[],
+        },
+    )
+    .unwrap();
+    assert_eq!(ops::diff(&replayed.state, &state), vec![]);
+}
+
+#[test]
+fn replay_rejects_a_retire_line_that_is_not_a_whole_entity() {
+    let mut log = changelog();
+    let mut bad: ChangelogEntry = serde_json::from_value(json!({
+        "chapter": 33, "source": "retire", "base_state_version": 2, "state_version": 3,
+        "timestamp": "t", "applied": [{"op": "remove", "path": "characters.li-si.location", "value": null}]
+    }))
+    .unwrap();
+    log.push(bad.clone());
+    let global: ForeshadowingGlobal = load("project/foreshadowing/global.json");
+    let names = NameIndex::default();
+    let err = ops::replay(
+        &log,
+        None,
+        &global,
+        Context {
+            names: &names,
+            plan: &[],
+        },
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("E_RETIRE_PATH"), "{err}");
+    bad.applied[0].path = "characters.li-si".into();
+    *log.last_mut().unwrap() = bad;
+    assert!(
+        ops::replay(
+            &log,
+            None,
+            &global,
+            Context {
+                names: &names,
+                plan: &[]
+            }
+        )
+        .is_ok()
+    );
+}
+
+#[test]
+fn retirement_ends_relationship_edges() {
+    let rels: Relationships = load("project/characters/relationships.json");
+    let (next, changed) = end_relationships(&rels, "li-si");
+    assert_eq!(changed, ["/relationships/0", "/relationships/2"]);
+    let v = serde_json::to_value(&next).unwrap();
+    assert_eq!(v["relationships"][0]["status"], "ended");
+    assert!(v["relationships"][1].get("status").is_none());
+    assert_eq!(v["relationships"][2]["status"], "ended");
+}

@@ -1,0 +1,1080 @@
+//! The 更新设定 flow on disk (seed `000` steps 2–5): the pre-update snapshot, loading what the
+//! propagation and retirement checks read, the `spec_propagation` pending action, and the
+//! all-or-nothing retirement.
+//!
+//! The snapshot is one hidden file, `state/.spec-snapshot.json`: one pending snapshot at a time
+//! (its existence is the flag), written atomically, skipped by `novel validate` like every
+//! engine-internal dot file, removed once `spec propagate` has recorded its result.
+//!
+//! A retirement reuses the commit journal of [`crate::chapter`]: every new file content and the
+//! changelog line are decided first, journaled, then applied; a crash at any point is rolled
+//! forward by `novel chapter recover`.
+
+use std::fs;
+use std::time::Duration;
+
+use novel_core::FileKind;
+use novel_core::model::{
+    ChapterContract, Character, Checkpoint, ForeshadowingGlobal, PendingAction, Relationships,
+    StorylineSchedule, Storylines, WorldRules,
+};
+use novel_core::spec::diff::{diff_characters, diff_rules};
+use novel_core::spec::keyphrase::Glossary;
+use novel_core::spec::propagate::{Propagation, PropagationInputs, propagate};
+use novel_core::spec::retire::{
+    RetireInputs, RetirementCheck, changelog_md_entry, check_retirement, end_relationships,
+    retire_state,
+};
+use novel_core::spec::{Loaded, Located};
+use novel_core::validate::check_document;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::chapter::{Journal, JournalWrite, load_checkpoint, read_journal, write_checkpoint};
+use crate::error::StoreError;
+use crate::io::{read_json_value, read_text, to_json_text, write_atomic};
+use crate::layout;
+use crate::lock::{self, LockState};
+use crate::project::Project;
+
+/// The pending snapshot (hidden: engine-internal, never validated as a project file).
+pub const SNAPSHOT: &str = "state/.spec-snapshot.json";
+/// The character change log the retirement appends to.
+pub const CHARACTER_CHANGELOG: &str = "characters/changelog.md";
+/// `pending_actions[].type` of a propagation.
+pub const PENDING_TYPE: &str = "spec_propagation";
+
+/// Why a spec command cannot go on.
+#[derive(Debug, thiserror::Error)]
+pub enum SpecError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("已有一份未处理的设定快照（{created_at} 创建）")]
+    SnapshotExists { created_at: String },
+    #[error("没有设定快照：更新设定前需要先运行 novel spec snapshot")]
+    NoSnapshot,
+    #[error("characters/active/ 中没有角色「{slug}」")]
+    UnknownCharacter { slug: String },
+    #[error("角色「{slug}」已经退场（在 characters/retired/ 中）")]
+    AlreadyRetired { slug: String },
+    #[error("角色「{}」不可退场：命中 {} 条退场保护", .0.display_name, .0.blocks.len())]
+    Blocked(Box<RetirementCheck>),
+    #[error("项目正被占用：{0}")]
+    Busy(String),
+    #[error("没有 id 为「{id}」的待处理事项")]
+    PendingNotFound { id: String },
+}
+
+impl SpecError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            SpecError::Store(e) => e.code(),
+            SpecError::SnapshotExists { .. } => "E_SNAPSHOT_EXISTS",
+            SpecError::NoSnapshot => "E_NO_SNAPSHOT",
+            SpecError::UnknownCharacter { .. } => "E_UNKNOWN_CHARACTER",
+            SpecError::AlreadyRetired { .. } => "E_ALREADY_RETIRED",
+            SpecError::Blocked(_) => "E_RETIRE_BLOCKED",
+            SpecError::Busy(_) => "E_LOCKED",
+            SpecError::PendingNotFound { .. } => "E_PENDING_NOT_FOUND",
+        }
+    }
+
+    pub fn hint(&self) -> String {
+        match self {
+            SpecError::Store(e) => e.hint(),
+            SpecError::SnapshotExists { .. } => {
+                "先运行 novel spec propagate 处理上一次更新；若上一次更新已放弃，用 novel spec snapshot --replace 重新拍快照".into()
+            }
+            SpecError::NoSnapshot => {
+                "顺序是：novel spec snapshot → WorldBuilder / CharacterWeaver 更新 → novel spec propagate".into()
+            }
+            SpecError::UnknownCharacter { .. } => {
+                "参数是角色的 slug（characters/active/<slug>.json 的文件名），如 lin-feng".into()
+            }
+            SpecError::AlreadyRetired { .. } => "无需再次退场".into(),
+            SpecError::Blocked(_) => {
+                "按证据处理：回收或改写伏笔、调整故事线或交汇事件之后再试；不要调用 CharacterWeaver 退场模式".into()
+            }
+            SpecError::Busy(_) => {
+                "等章节提交完成，或先运行 novel chapter recover；确认无人在写时可用 novel lock clear".into()
+            }
+            SpecError::PendingNotFound { .. } => "用 novel pending list 查看现有 id".into(),
+        }
+    }
+
+    /// Conflicts (exit 3) as opposed to usage or project errors (exit 2) and checks (exit 1).
+    pub fn is_conflict(&self) -> bool {
+        matches!(self, SpecError::SnapshotExists { .. } | SpecError::Busy(_))
+    }
+}
+
+// ------------------------------------------------------------------------------- snapshot
+
+/// A world doc as it was: enough to say that it changed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DocDigest {
+    pub path: String,
+    pub chars: usize,
+    /// FNV-1a 64 of the UTF-8 bytes, hex.
+    pub digest: String,
+}
+
+/// A JSON file as it was.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SnapshotFile {
+    pub path: String,
+    pub value: Value,
+}
+
+/// What `spec propagate` compares against (seed `000` step 2).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Snapshot {
+    /// Unique id (`snap-<time>`): a propagation records it, so a rerun does not add a second entry.
+    pub id: String,
+    pub created_at: String,
+    pub last_completed_chapter: u32,
+    pub current_volume: u32,
+    /// `world/rules.json`; `null` when the project had none.
+    pub world_rules: Option<Value>,
+    pub world_docs: Vec<DocDigest>,
+    /// Every `characters/active/*.json` with its contracts.
+    pub characters: Vec<SnapshotFile>,
+}
+
+fn fnv1a(bytes: &[u8]) -> String {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    format!("{h:016x}")
+}
+
+/// Sorted file names in a project directory with the given extension.
+fn list(project: &Project, dir: &str, ext: &str) -> Vec<String> {
+    let Ok(read) = fs::read_dir(project.path(dir)) else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = read
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with('.') && n.ends_with(ext))
+        .map(|n| format!("{dir}/{n}"))
+        .collect();
+    out.sort();
+    out
+}
+
+fn world_docs(project: &Project) -> Result<Vec<(String, String)>, StoreError> {
+    list(project, "world", ".md")
+        .into_iter()
+        .map(|rel| Ok((rel.clone(), read_text(&project.path(&rel))?)))
+        .collect()
+}
+
+/// The pending snapshot, if any.
+pub fn load_snapshot(project: &Project) -> Result<Option<Snapshot>, StoreError> {
+    let path = project.path(SNAPSHOT);
+    if !path.exists() {
+        return Ok(None);
+    }
+    let v = read_json_value(&path)?;
+    serde_json::from_value(v)
+        .map(Some)
+        .map_err(|e| StoreError::Model {
+            path,
+            what: "设定快照",
+            message: e.to_string(),
+        })
+}
+
+/// Takes the snapshot. Refuses when one is pending, unless `replace`.
+pub fn take_snapshot(project: &Project, now: &str, replace: bool) -> Result<Snapshot, SpecError> {
+    if !replace && let Some(s) = load_snapshot(project)? {
+        return Err(SpecError::SnapshotExists {
+            created_at: s.created_at,
+        });
+    }
+    let cp = load_checkpoint(project)?;
+    let rules_path = project.path(layout::WORLD_RULES);
+    let world_rules = if rules_path.exists() {
+        Some(read_json_value(&rules_path)?)
+    } else {
+        None
+    };
+    let docs = world_docs(project)?
+        .into_iter()
+        .map(|(path, text)| DocDigest {
+            path,
+            chars: text.chars().count(),
+            digest: fnv1a(text.as_bytes()),
+        })
+        .collect();
+    let mut characters = Vec::new();
+    for rel in list(project, "characters/active", ".json") {
+        characters.push(SnapshotFile {
+            value: read_json_value(&project.path(&rel))?,
+            path: rel,
+        });
+    }
+    let snapshot = Snapshot {
+        id: format!("snap-{}", now.replace([':', '-'], "")),
+        created_at: now.to_string(),
+        last_completed_chapter: cp.last_completed_chapter,
+        current_volume: cp.current_volume,
+        world_rules,
+        world_docs: docs,
+        characters,
+    };
+    write_atomic(&project.path(SNAPSHOT), to_json_text(&snapshot).as_bytes())?;
+    Ok(snapshot)
+}
+
+/// Removes the pending snapshot; true when there was one.
+pub fn discard_snapshot(project: &Project) -> Result<bool, StoreError> {
+    let path = project.path(SNAPSHOT);
+    match fs::remove_file(&path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(StoreError::io(&path, e)),
+    }
+}
+
+// ------------------------------------------------------------------------------- loading
+
+/// Reads a JSON file and checks it against its kind: absent, parsed, or broken (why).
+fn load_kind<T: serde::de::DeserializeOwned>(
+    project: &Project,
+    rel: &str,
+    kind: FileKind,
+) -> Loaded<T> {
+    let path = project.path(rel);
+    if !path.exists() {
+        return Loaded::Absent;
+    }
+    let value = match read_json_value(&path) {
+        Ok(v) => v,
+        Err(e) => return Loaded::Broken(e.to_string()),
+    };
+    if let Some(f) = check_document(rel, kind, &value).into_iter().next() {
+        return Loaded::Broken(format!("{} {}", f.pointer, f.message));
+    }
+    match serde_json::from_value(value) {
+        Ok(t) => Loaded::Parsed(t),
+        Err(e) => Loaded::Broken(e.to_string()),
+    }
+}
+
+/// What the spec checks read from the project as it is now.
+#[derive(Debug, Clone)]
+pub struct SpecProject {
+    pub checkpoint: Checkpoint,
+    pub world_rules: Loaded<WorldRules>,
+    /// `world/*.md`: (path, text).
+    pub world_docs: Vec<(String, String)>,
+    pub active: Vec<Located<Character>>,
+    pub retired: Vec<Located<Character>>,
+    pub chapter_contracts: Vec<Located<ChapterContract>>,
+    pub storylines: Loaded<Storylines>,
+    /// Files that could not be read or parsed: (path, why). Never silently skipped.
+    pub unreadable: Vec<(String, String)>,
+}
+
+fn characters_in(
+    project: &Project,
+    dir: &str,
+    unreadable: &mut Vec<(String, String)>,
+) -> Vec<Located<Character>> {
+    let mut out = Vec::new();
+    for rel in list(project, dir, ".json") {
+        match load_kind::<Character>(project, &rel, FileKind::Character) {
+            Loaded::Parsed(c) => out.push(Located {
+                file: rel,
+                volume: None,
+                value: c,
+            }),
+            Loaded::Broken(why) => unreadable.push((rel, why)),
+            Loaded::Absent => {}
+        }
+    }
+    out
+}
+
+/// Loads everything the checks read.
+pub fn load_spec_project(project: &Project) -> Result<SpecProject, StoreError> {
+    let checkpoint = load_checkpoint(project)?;
+    let mut unreadable = Vec::new();
+    let active = characters_in(project, "characters/active", &mut unreadable);
+    let retired = characters_in(project, "characters/retired", &mut unreadable);
+    let mut chapter_contracts = Vec::new();
+    let mut vols = list_dirs(project, "volumes");
+    vols.sort();
+    for vol in vols {
+        let volume = vol.strip_prefix("vol-").and_then(|d| d.parse::<u32>().ok());
+        for rel in list(
+            project,
+            &format!("volumes/{vol}/chapter-contracts"),
+            ".json",
+        ) {
+            match load_kind::<ChapterContract>(project, &rel, FileKind::ChapterContract) {
+                Loaded::Parsed(c) => chapter_contracts.push(Located {
+                    file: rel,
+                    volume,
+                    value: c,
+                }),
+                Loaded::Broken(why) => unreadable.push((rel, why)),
+                Loaded::Absent => {}
+            }
+        }
+    }
+    Ok(SpecProject {
+        checkpoint,
+        world_rules: load_kind(project, layout::WORLD_RULES, FileKind::WorldRules),
+        world_docs: world_docs(project)?,
+        active,
+        retired,
+        chapter_contracts,
+        storylines: load_kind(project, layout::STORYLINES, FileKind::Storylines),
+        unreadable,
+    })
+}
+
+fn list_dirs(project: &Project, dir: &str) -> Vec<String> {
+    let Ok(read) = fs::read_dir(project.path(dir)) else {
+        return Vec::new();
+    };
+    read.filter_map(|e| e.ok())
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+// ------------------------------------------------------------------------------- propagate
+
+/// What `spec propagate` did.
+#[derive(Debug, Clone, Serialize)]
+pub struct PropagateOutcome {
+    pub snapshot_id: String,
+    pub propagation: Propagation,
+    /// World docs added, removed or edited since the snapshot.
+    pub world_docs_changed: Vec<String>,
+    /// The pending action written (None when nothing changed).
+    pub pending: Option<PendingAction>,
+    /// Files that could not be read: their contracts were not checked.
+    pub unreadable: Vec<(String, String)>,
+}
+
+fn next_pending_id(cp: &Checkpoint) -> String {
+    let n = cp
+        .pending_actions
+        .iter()
+        .filter_map(|a| a.id.strip_prefix("spec-propagation-"))
+        .filter_map(|d| d.parse::<u32>().ok())
+        .max()
+        .unwrap_or(0);
+    format!("spec-propagation-{:03}", n + 1)
+}
+
+/// Compares the project with the pending snapshot, records ONE `spec_propagation` pending
+/// action in the checkpoint (atomically) and removes the snapshot. Rerunning after a crash
+/// between the two does not add a second entry (the entry carries the snapshot id).
+pub fn propagate_project(project: &Project, now: &str) -> Result<PropagateOutcome, SpecError> {
+    let snapshot = load_snapshot(project)?.ok_or(SpecError::NoSnapshot)?;
+    let current = load_spec_project(project)?;
+    let model_err = |what: &'static str, message: String| {
+        SpecError::Store(StoreError::Model {
+            path: project.path(SNAPSHOT),
+            what,
+            message,
+        })
+    };
+    let before_rules: Option<WorldRules> = match &snapshot.world_rules {
+        None => None,
+        Some(v) => Some(
+            serde_json::from_value(v.clone())
+                .map_err(|e| model_err(FileKind::WorldRules.label(), e.to_string()))?,
+        ),
+    };
+    let after_rules = match &current.world_rules {
+        Loaded::Absent => None,
+        Loaded::Parsed(r) => Some(r.clone()),
+        Loaded::Broken(why) => {
+            return Err(SpecError::Store(StoreError::Model {
+                path: project.path(layout::WORLD_RULES),
+                what: FileKind::WorldRules.label(),
+                message: why.clone(),
+            }));
+        }
+    };
+    let mut before_chars: Vec<Character> = Vec::new();
+    for f in &snapshot.characters {
+        // A character file that was broken before the update counts as new now.
+        if let Ok(c) = serde_json::from_value(f.value.clone()) {
+            before_chars.push(c);
+        }
+    }
+    let rule_changes = diff_rules(before_rules.as_ref(), after_rules.as_ref());
+    let b: Vec<&Character> = before_chars.iter().collect();
+    let a: Vec<&Character> = current.active.iter().map(|c| &c.value).collect();
+    let character_changes = diff_characters(&b, &a);
+
+    let mut world_docs_changed = Vec::new();
+    for (path, text) in &current.world_docs {
+        match snapshot.world_docs.iter().find(|d| &d.path == path) {
+            Some(d) if d.digest == fnv1a(text.as_bytes()) => {}
+            _ => world_docs_changed.push(path.clone()),
+        }
+    }
+    for d in &snapshot.world_docs {
+        if !current.world_docs.iter().any(|(p, _)| p == &d.path) {
+            world_docs_changed.push(d.path.clone());
+        }
+    }
+    world_docs_changed.sort();
+
+    let mut cast: Vec<&Character> = a.clone();
+    cast.extend(current.retired.iter().map(|c| &c.value));
+    let mut rule_ids: Vec<&str> = Vec::new();
+    for r in before_rules.iter().chain(after_rules.iter()) {
+        for rule in &r.rules {
+            if !rule_ids.contains(&rule.id.as_str()) {
+                rule_ids.push(&rule.id);
+            }
+        }
+    }
+    let docs: Vec<&str> = current.world_docs.iter().map(|(_, t)| t.as_str()).collect();
+    let glossary = Glossary::from_project(&cast, &rule_ids, &docs, current.storylines.parsed());
+    let propagation = propagate(
+        rule_changes,
+        character_changes,
+        PropagationInputs {
+            characters: &current.active,
+            chapter_contracts: &current.chapter_contracts,
+            current_volume: current.checkpoint.current_volume,
+            glossary: &glossary,
+        },
+    );
+
+    let mut pending = None;
+    if !propagation.is_empty() {
+        let mut cp = current.checkpoint.clone();
+        let existing = cp.pending_actions.iter().find(|p| {
+            p.kind == PENDING_TYPE
+                && p.extra.get("snapshot_id").and_then(Value::as_str) == Some(snapshot.id.as_str())
+        });
+        match existing {
+            Some(p) => pending = Some(p.clone()),
+            None => {
+                let action = pending_action(&cp, &snapshot, &propagation, &current.unreadable, now);
+                cp.pending_actions.push(action.clone());
+                write_checkpoint(project, &cp)?;
+                pending = Some(action);
+            }
+        }
+    }
+    discard_snapshot(project)?;
+    Ok(PropagateOutcome {
+        snapshot_id: snapshot.id,
+        propagation,
+        world_docs_changed,
+        pending,
+        unreadable: current.unreadable,
+    })
+}
+
+fn pending_action(
+    cp: &Checkpoint,
+    snapshot: &Snapshot,
+    p: &Propagation,
+    unreadable: &[(String, String)],
+    now: &str,
+) -> PendingAction {
+    let mut extra = serde_json::Map::new();
+    if !p.changed_rule_ids.is_empty() {
+        extra.insert("changed_rule_ids".into(), json!(p.changed_rule_ids));
+    }
+    if !p.changed_character_ids.is_empty() {
+        extra.insert(
+            "changed_character_ids".into(),
+            json!(p.changed_character_ids),
+        );
+    }
+    extra.insert(
+        "affected_character_contracts".into(),
+        serde_json::to_value(&p.affected_character_contracts).expect("serialises"),
+    );
+    extra.insert(
+        "affected_chapter_contracts".into(),
+        serde_json::to_value(&p.affected_chapter_contracts).expect("serialises"),
+    );
+    if !unreadable.is_empty() {
+        extra.insert(
+            "unreadable_files".into(),
+            json!(unreadable.iter().map(|(f, _)| f).collect::<Vec<_>>()),
+        );
+    }
+    extra.insert("recommended_state".into(), json!("VOL_PLANNING"));
+    extra.insert("snapshot_id".into(), json!(snapshot.id));
+    PendingAction {
+        id: next_pending_id(cp),
+        kind: PENDING_TYPE.into(),
+        created_at: Some(now.to_string()),
+        extra,
+    }
+}
+
+// ------------------------------------------------------------------------------- pending
+
+/// Removes one pending action by id (atomically) and returns it.
+pub fn resolve_pending(project: &Project, id: &str) -> Result<PendingAction, SpecError> {
+    let mut cp = load_checkpoint(project)?;
+    let pos = cp
+        .pending_actions
+        .iter()
+        .position(|a| a.id == id)
+        .ok_or_else(|| SpecError::PendingNotFound { id: id.to_string() })?;
+    let removed = cp.pending_actions.remove(pos);
+    write_checkpoint(project, &cp)?;
+    Ok(removed)
+}
+
+// ------------------------------------------------------------------------------- retire
+
+/// The current volume's schedule path.
+pub fn schedule_file(volume: u32) -> String {
+    format!("{}/storyline-schedule.json", layout::volume_dir(volume))
+}
+
+/// Runs the three protections for `slug`.
+pub fn retire_check(project: &Project, slug: &str) -> Result<RetirementCheck, SpecError> {
+    layout::safe_id(slug)?;
+    let sp = load_spec_project(project)?;
+    check_loaded(project, &sp, slug)
+}
+
+fn check_loaded(
+    project: &Project,
+    sp: &SpecProject,
+    slug: &str,
+) -> Result<RetirementCheck, SpecError> {
+    let Some(me) = sp.active.iter().find(|c| c.value.id == slug) else {
+        if sp.retired.iter().any(|c| c.value.id == slug) {
+            return Err(SpecError::AlreadyRetired { slug: slug.into() });
+        }
+        if let Some((file, why)) = sp
+            .unreadable
+            .iter()
+            .find(|(f, _)| f == &format!("characters/active/{slug}.json"))
+        {
+            return Err(SpecError::Store(StoreError::Model {
+                path: project.path(file),
+                what: FileKind::Character.label(),
+                message: why.clone(),
+            }));
+        }
+        return Err(SpecError::UnknownCharacter { slug: slug.into() });
+    };
+    let cast: Vec<&Character> = sp
+        .active
+        .iter()
+        .chain(sp.retired.iter())
+        .map(|c| &c.value)
+        .collect();
+    let foreshadowing: Loaded<ForeshadowingGlobal> = load_kind(
+        project,
+        layout::FORESHADOWING_GLOBAL,
+        FileKind::ForeshadowingGlobal,
+    );
+    let sched_rel = schedule_file(sp.checkpoint.current_volume);
+    let schedule: Loaded<StorylineSchedule> =
+        load_kind(project, &sched_rel, FileKind::StorylineSchedule);
+    Ok(check_retirement(&RetireInputs {
+        character: &me.value,
+        cast: &cast,
+        foreshadowing: foreshadowing.as_ref(),
+        storylines: sp.storylines.as_ref(),
+        schedule: schedule.as_ref(),
+        schedule_file: &sched_rel,
+        last_completed_chapter: sp.checkpoint.last_completed_chapter,
+    }))
+}
+
+/// What `retire apply` did.
+#[derive(Debug, Clone, Serialize)]
+pub struct RetireApplied {
+    pub check: RetirementCheck,
+    /// (from, to) project-relative paths.
+    pub moved: Vec<(String, String)>,
+    /// True when `current-state.json` had the character and it was removed.
+    pub state_changed: bool,
+    pub state_version: u64,
+    /// Pointers of the relationship edges marked `ended`.
+    pub ended_relationships: Vec<String>,
+}
+
+/// Retires `slug`: re-checks the protections, then — as one journaled transaction — moves
+/// `characters/active/<slug>.*` to `characters/retired/`, removes the character from
+/// `current-state.json` through the state engine (a `source: retire` changelog line), marks its
+/// relationship edges `ended` and appends to `characters/changelog.md`.
+pub fn retire_apply(
+    project: &Project,
+    slug: &str,
+    now: &str,
+    stale_after: Duration,
+) -> Result<RetireApplied, SpecError> {
+    layout::safe_id(slug)?;
+    if let LockState::Held { info, .. } = lock::status(project, stale_after) {
+        return Err(SpecError::Busy(lock::describe(&info)));
+    }
+    if read_journal(project)?.is_some() {
+        return Err(SpecError::Busy("有一个未完成的提交（提交日志仍在）".into()));
+    }
+    let sp = load_spec_project(project)?;
+    let check = check_loaded(project, &sp, slug)?;
+    if !check.allowed {
+        return Err(SpecError::Blocked(Box::new(check)));
+    }
+    let me = &sp
+        .active
+        .iter()
+        .find(|c| c.value.id == slug)
+        .expect("checked above")
+        .value;
+    let chapter = sp.checkpoint.last_completed_chapter;
+
+    let mut writes = Vec::new();
+    let mut remove = Vec::new();
+    let mut moved = Vec::new();
+    let Ok(read) = fs::read_dir(project.path("characters/active")) else {
+        return Err(SpecError::UnknownCharacter { slug: slug.into() });
+    };
+    let mut names: Vec<String> = read
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| {
+            n.strip_prefix(slug)
+                .is_some_and(|rest| rest.starts_with('.') && rest.len() > 1)
+        })
+        .collect();
+    names.sort();
+    for name in names {
+        let from = format!("characters/active/{name}");
+        let to = format!("characters/retired/{name}");
+        writes.push(JournalWrite {
+            path: to.clone(),
+            content: read_text(&project.path(&from))?,
+        });
+        remove.push(from.clone());
+        moved.push((from, to));
+    }
+
+    let state_path = project.path(layout::CURRENT_STATE);
+    let state: Value = if state_path.exists() {
+        let v = read_json_value(&state_path)?;
+        if let Some(f) = check_document(layout::CURRENT_STATE, FileKind::CurrentState, &v)
+            .into_iter()
+            .next()
+        {
+            return Err(SpecError::Store(StoreError::Model {
+                path: state_path,
+                what: FileKind::CurrentState.label(),
+                message: format!("{} {}", f.pointer, f.message),
+            }));
+        }
+        v
+    } else {
+        serde_json::to_value(novel_core::model::CurrentState::initial()).expect("serialises")
+    };
+    let (next_state, entry) = retire_state(&state, slug, &me.display_name, chapter, now);
+    let state_changed = !entry.applied.is_empty();
+    if state_changed {
+        writes.push(JournalWrite {
+            path: layout::CURRENT_STATE.into(),
+            content: to_json_text(&next_state),
+        });
+    }
+
+    let mut ended = Vec::new();
+    match load_kind::<Relationships>(project, layout::RELATIONSHIPS, FileKind::Relationships) {
+        Loaded::Absent => {}
+        Loaded::Broken(why) => {
+            return Err(SpecError::Store(StoreError::Model {
+                path: project.path(layout::RELATIONSHIPS),
+                what: FileKind::Relationships.label(),
+                message: why,
+            }));
+        }
+        Loaded::Parsed(rels) => {
+            let (next, changed) = end_relationships(&rels, slug);
+            if !changed.is_empty() {
+                writes.push(JournalWrite {
+                    path: layout::RELATIONSHIPS.into(),
+                    content: to_json_text(&next),
+                });
+            }
+            ended = changed;
+        }
+    }
+
+    let md_path = project.path(CHARACTER_CHANGELOG);
+    let mut md = if md_path.exists() {
+        read_text(&md_path)?
+    } else {
+        "# 角色变更记录\n".to_string()
+    };
+    let moved_to: Vec<String> = moved.iter().map(|(_, to)| to.clone()).collect();
+    md.push_str(&changelog_md_entry(
+        me,
+        chapter,
+        now,
+        &moved_to,
+        ended.len(),
+    ));
+    writes.push(JournalWrite {
+        path: CHARACTER_CHANGELOG.into(),
+        content: md,
+    });
+
+    let journal = Journal {
+        chapter,
+        // No lock is taken for a retirement: the empty token makes the release step a no-op.
+        token: String::new(),
+        writes,
+        changelog_line: serde_json::to_string(&entry).expect("entries serialise"),
+        remove,
+    };
+    // The journal's last step fsyncs `staging/`; a hand-made project may lack it.
+    crate::io::create_dir_all(&project.path("staging"))?;
+    crate::chapter::commit(project, &journal)?;
+    Ok(RetireApplied {
+        check,
+        moved,
+        state_changed,
+        state_version: entry.state_version,
+        ended_relationships: ended,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    //! The flow on a copy of the fixture novel `tests/fixtures/spec/project`.
+    use std::path::Path;
+
+    use super::*;
+    use novel_core::ops::{self, Context, NameIndex};
+    use novel_core::spec::retire::Protection;
+
+    const NOW: &str = "2026-01-03T00:00:00Z";
+
+    fn fixtures() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/spec")
+    }
+
+    fn copy_dir(from: &Path, to: &Path) {
+        fs::create_dir_all(to).unwrap();
+        for e in fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            let target = to.join(e.file_name());
+            if e.path().is_dir() {
+                copy_dir(&e.path(), &target);
+            } else {
+                fs::copy(e.path(), &target).unwrap();
+            }
+        }
+    }
+
+    /// A copy of the fixture project with the given overlays applied on top.
+    fn project(overlays: &[&str]) -> (tempfile::TempDir, Project) {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("book");
+        copy_dir(&fixtures().join("project"), &root);
+        for o in overlays {
+            copy_dir(&fixtures().join("overlays").join(o), &root);
+        }
+        (tmp, Project { root })
+    }
+
+    fn overlay(p: &Project, name: &str) {
+        copy_dir(&fixtures().join("overlays").join(name), &p.root);
+    }
+
+    fn errors(p: &Project) -> Vec<String> {
+        let view = crate::load::load_project(p);
+        novel_core::validate::check_project(&view)
+            .into_iter()
+            .map(|f| format!("{} {} {} {:?}", f.file, f.pointer, f.message, f.severity))
+            .collect()
+    }
+
+    #[test]
+    fn fixture_project_is_valid() {
+        let (_t, p) = project(&[]);
+        assert_eq!(errors(&p), Vec::<String>::new());
+    }
+
+    #[test]
+    fn one_snapshot_at_a_time_and_validate_ignores_it() {
+        let (_t, p) = project(&[]);
+        let s = take_snapshot(&p, NOW, false).unwrap();
+        assert_eq!(s.characters.len(), 7);
+        assert_eq!(s.world_docs.len(), 2);
+        assert_eq!(s.current_volume, 2);
+        let err = take_snapshot(&p, "2026-01-04T00:00:00Z", false).unwrap_err();
+        assert_eq!(err.code(), "E_SNAPSHOT_EXISTS");
+        assert!(err.is_conflict());
+        assert_eq!(errors(&p), Vec::<String>::new());
+        take_snapshot(&p, "2026-01-04T00:00:00Z", true).unwrap();
+        assert_eq!(
+            load_snapshot(&p).unwrap().unwrap().created_at,
+            "2026-01-04T00:00:00Z"
+        );
+    }
+
+    #[test]
+    fn propagate_without_snapshot_says_so() {
+        let (_t, p) = project(&[]);
+        assert_eq!(
+            propagate_project(&p, NOW).unwrap_err().code(),
+            "E_NO_SNAPSHOT"
+        );
+    }
+
+    #[test]
+    fn world_update_writes_one_pending_action_and_consumes_the_snapshot() {
+        let (_t, p) = project(&[]);
+        take_snapshot(&p, NOW, false).unwrap();
+        overlay(&p, "world-update");
+        let out = propagate_project(&p, NOW).unwrap();
+        assert_eq!(
+            out.propagation.changed_rule_ids,
+            ["W-001", "W-002", "W-003", "W-005"]
+        );
+        assert!(out.world_docs_changed.is_empty());
+        assert!(load_snapshot(&p).unwrap().is_none());
+        let cp = load_checkpoint(&p).unwrap();
+        assert_eq!(cp.pending_actions.len(), 1);
+        let a = &cp.pending_actions[0];
+        assert_eq!(a.kind, "spec_propagation");
+        assert_eq!(a.id, "spec-propagation-001");
+        assert_eq!(a.created_at.as_deref(), Some(NOW));
+        assert_eq!(
+            a.extra["changed_rule_ids"],
+            json!(["W-001", "W-002", "W-003", "W-005"])
+        );
+        assert!(a.extra.get("changed_character_ids").is_none());
+        let ccs: Vec<&str> = a.extra["affected_character_contracts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["contract_id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ccs, ["C-LUCHEN-001", "C-LUCHEN-003"]);
+        let chapters: Vec<u64> = a.extra["affected_chapter_contracts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["chapter"].as_u64().unwrap())
+            .collect();
+        assert_eq!(chapters, [34, 36, 61]);
+        assert_eq!(a.extra["recommended_state"], "VOL_PLANNING");
+        // The checkpoint stays valid; the only findings left are the dangling W-003 references
+        // of chapter 61 — exactly what the pending action asks the PlotArchitect to fix.
+        let left = errors(&p);
+        assert_eq!(left.len(), 2, "{left:?}");
+        assert!(left.iter().all(|e| {
+            e.starts_with("volumes/vol-03/chapter-contracts/chapter-061.json")
+                && e.contains("W-003")
+        }));
+        // A second propagation needs a new snapshot; resolving removes the entry.
+        assert_eq!(
+            propagate_project(&p, NOW).unwrap_err().code(),
+            "E_NO_SNAPSHOT"
+        );
+        let r = resolve_pending(&p, "spec-propagation-001").unwrap();
+        assert_eq!(r.kind, "spec_propagation");
+        assert!(load_checkpoint(&p).unwrap().pending_actions.is_empty());
+        assert_eq!(
+            resolve_pending(&p, "spec-propagation-001")
+                .unwrap_err()
+                .code(),
+            "E_PENDING_NOT_FOUND"
+        );
+    }
+
+    #[test]
+    fn rerun_after_crash_before_snapshot_removal_adds_no_second_entry() {
+        let (_t, p) = project(&[]);
+        let snap = take_snapshot(&p, NOW, false).unwrap();
+        overlay(&p, "world-update");
+        propagate_project(&p, NOW).unwrap();
+        // Simulate a crash between the checkpoint write and the snapshot removal.
+        write_atomic(&p.path(SNAPSHOT), to_json_text(&snap).as_bytes()).unwrap();
+        let out = propagate_project(&p, "2026-01-05T00:00:00Z").unwrap();
+        assert_eq!(out.pending.unwrap().id, "spec-propagation-001");
+        assert_eq!(load_checkpoint(&p).unwrap().pending_actions.len(), 1);
+    }
+
+    #[test]
+    fn character_update_records_changed_character_ids() {
+        let (_t, p) = project(&[]);
+        take_snapshot(&p, NOW, false).unwrap();
+        overlay(&p, "character-update");
+        let out = propagate_project(&p, NOW).unwrap();
+        let a = out.pending.unwrap();
+        assert_eq!(a.extra["changed_character_ids"], json!(["lu-chen"]));
+        assert!(a.extra.get("changed_rule_ids").is_none());
+        let chapters: Vec<u64> = a.extra["affected_chapter_contracts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["chapter"].as_u64().unwrap())
+            .collect();
+        assert_eq!(chapters, [35, 36, 61]);
+    }
+
+    #[test]
+    fn no_change_writes_no_pending_action() {
+        let (_t, p) = project(&[]);
+        take_snapshot(&p, NOW, false).unwrap();
+        let out = propagate_project(&p, NOW).unwrap();
+        assert!(out.propagation.is_empty());
+        assert!(out.pending.is_none());
+        assert!(load_checkpoint(&p).unwrap().pending_actions.is_empty());
+        assert!(load_snapshot(&p).unwrap().is_none());
+    }
+
+    #[test]
+    fn retire_check_on_disk_evidence() {
+        let (_t, p) = project(&[]);
+        let c = retire_check(&p, "zhao-qian").unwrap();
+        assert!(!c.allowed);
+        assert_eq!(c.blocks[0].protection, Protection::A);
+        assert_eq!(c.blocks[0].evidence.file, "foreshadowing/global.json");
+        assert_eq!(
+            c.blocks[0].evidence.pointer,
+            "/foreshadowing/0/history/1/detail"
+        );
+        assert!(retire_check(&p, "li-si").unwrap().allowed);
+        assert_eq!(
+            retire_check(&p, "nobody").unwrap_err().code(),
+            "E_UNKNOWN_CHARACTER"
+        );
+        assert_eq!(
+            retire_check(&p, "../x").unwrap_err().code(),
+            "E_UNSAFE_PATH"
+        );
+    }
+
+    #[test]
+    fn unparseable_storylines_block_conservatively() {
+        let (_t, p) = project(&["broken-storylines"]);
+        let c = retire_check(&p, "li-si").unwrap();
+        assert!(!c.allowed);
+        assert_eq!(c.blocks[0].protection, Protection::B);
+        assert!(!c.blocks[0].certain);
+        assert_eq!(c.blocks[0].evidence.file, "storylines/storylines.json");
+        let err = retire_apply(&p, "li-si", NOW, Duration::from_secs(1800)).unwrap_err();
+        assert_eq!(err.code(), "E_RETIRE_BLOCKED");
+        assert!(p.path("characters/active/li-si.json").exists());
+    }
+
+    #[test]
+    fn blocked_apply_changes_nothing() {
+        let (_t, p) = project(&[]);
+        let before = fs::read_to_string(p.path(layout::CURRENT_STATE)).unwrap();
+        let err = retire_apply(&p, "sun-li", NOW, Duration::from_secs(1800)).unwrap_err();
+        let SpecError::Blocked(check) = err else {
+            panic!("{err}")
+        };
+        assert_eq!(check.blocks[0].protection, Protection::C);
+        assert_eq!(
+            fs::read_to_string(p.path(layout::CURRENT_STATE)).unwrap(),
+            before
+        );
+        assert!(p.path("characters/active/sun-li.json").exists());
+    }
+
+    #[test]
+    fn retire_apply_moves_files_and_state_rebuild_reproduces_it() {
+        let (_t, p) = project(&[]);
+        let out = retire_apply(&p, "li-si", NOW, Duration::from_secs(1800)).unwrap();
+        assert!(out.state_changed);
+        assert_eq!(out.state_version, 3);
+        assert_eq!(
+            out.moved,
+            vec![
+                (
+                    "characters/active/li-si.json".to_string(),
+                    "characters/retired/li-si.json".to_string()
+                ),
+                (
+                    "characters/active/li-si.md".to_string(),
+                    "characters/retired/li-si.md".to_string()
+                ),
+            ]
+        );
+        assert!(!p.path("characters/active/li-si.json").exists());
+        assert!(!p.path("characters/active/li-si.md").exists());
+        assert!(p.path("characters/retired/li-si.json").exists());
+        assert!(!p.path(layout::JOURNAL).exists());
+        assert_eq!(
+            out.ended_relationships,
+            ["/relationships/0", "/relationships/2"]
+        );
+        let md = fs::read_to_string(p.path(CHARACTER_CHANGELOG)).unwrap();
+        assert!(md.contains("角色退场：李四（li-si）"), "{md}");
+
+        // novel validate passes.
+        assert_eq!(errors(&p), Vec::<String>::new());
+        // novel state rebuild reproduces the state without the character.
+        let state = crate::state::load_state(&p).unwrap();
+        assert!(state["characters"].get("li-si").is_none());
+        let log = crate::state::load_changelog(&p).unwrap();
+        assert_eq!(log.len(), 3);
+        assert_eq!(
+            serde_json::to_value(log[2].source).unwrap(),
+            json!("retire")
+        );
+        let global = crate::state::load_global(&p).unwrap();
+        let names = NameIndex::default();
+        let replayed = ops::replay(
+            &log,
+            None,
+            &global,
+            Context {
+                names: &names,
+                plan: &[],
+            },
+        )
+        .unwrap();
+        assert_eq!(ops::diff(&replayed.state, &state), vec![]);
+        // And a second retirement of the same character says it is done.
+        assert_eq!(
+            retire_apply(&p, "li-si", NOW, Duration::from_secs(1800))
+                .unwrap_err()
+                .code(),
+            "E_ALREADY_RETIRED"
+        );
+    }
+
+    #[test]
+    fn retire_apply_refuses_while_a_commit_journal_is_pending() {
+        let (_t, p) = project(&[]);
+        let journal = Journal {
+            chapter: 34,
+            token: "t".into(),
+            writes: Vec::new(),
+            changelog_line: String::new(),
+            remove: Vec::new(),
+        };
+        fs::write(
+            p.path(layout::JOURNAL),
+            serde_json::to_string(&journal).unwrap(),
+        )
+        .unwrap();
+        let err = retire_apply(&p, "li-si", NOW, Duration::from_secs(1800)).unwrap_err();
+        assert_eq!(err.code(), "E_LOCKED");
+        assert!(err.is_conflict());
+    }
+}
