@@ -631,3 +631,27 @@ fn recover_says_where_to_resume() {
     // The holder (this test process) is alive, so recover leaves its lock alone.
     assert!(root.join(".novel.lock").exists());
 }
+
+#[test]
+fn leak_check_of_the_inflight_chapter_lands_in_its_pipeline_log() {
+    let (_t, root) = writing_project();
+    let token = ok(&root, &["chapter", "begin", "1"])["data"]["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    stage_drafts(&root, 1);
+    ok(&root, &["check", "leak", "--chapter", "1"]);
+    let log = read_json(&root.join("staging/logs/chapter-001-log.json"));
+    assert_eq!(log["leak_check"]["leak_risk"], "none", "{log}");
+    ok(&root, &["chapter", "stage", "drafted", "--token", &token]);
+    ok(&root, &["chapter", "stage", "refined", "--token", &token]);
+    stage_eval(&root, 1, 4.2, true);
+    ok(&root, &["chapter", "stage", "judged", "--token", &token]);
+    ok(&root, &["chapter", "gate", "1"]);
+    ok(&root, &["chapter", "commit", "1", "--token", &token]);
+    let log = read_json(&root.join("logs/chapter-001-log.json"));
+    assert_eq!(
+        log["leak_check"]["leak_risk"], "none",
+        "kept through the commit: {log}"
+    );
+}

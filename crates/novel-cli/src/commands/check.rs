@@ -499,6 +499,7 @@ fn leak(global: &GlobalArgs, args: LeakArgs) -> Result<Report, CliError> {
         "cross_references": refs,
         "foreign_entities": foreign.len(),
     });
+    record_leak(&proj, n, &data)?;
     if report.risk == LeakRisk::High {
         let err = CliError::new(
             "E_LEAK",
@@ -509,4 +510,35 @@ fn leak(global: &GlobalArgs, args: LeakArgs) -> Result<Report, CliError> {
         return Err(err.with_details(data, human));
     }
     Ok(Report { data, human })
+}
+
+/// Keeps the result where the judge and the commit see it: for the in-flight chapter, under
+/// `leak_check` in its staged pipeline log (which `chapter commit` moves to `logs/`).
+fn record_leak(
+    project: &novel_store::Project,
+    n: u32,
+    data: &serde_json::Value,
+) -> Result<(), CliError> {
+    let Ok(cp) = novel_store::chapter::load_checkpoint(project) else {
+        return Ok(());
+    };
+    if cp.inflight_chapter != Some(n) {
+        return Ok(());
+    }
+    let path = project.path(&novel_store::layout::staging_log(n));
+    let Ok(mut log) = novel_store::io::read_json_value(&path) else {
+        return Ok(());
+    };
+    if let Some(obj) = log.as_object_mut() {
+        obj.insert(
+            "leak_check".into(),
+            json!({
+                "leak_risk": data["leak_risk"],
+                "cross_references": data["cross_references"],
+                "checked_at": novel_store::time::now_iso(),
+            }),
+        );
+        novel_store::io::write_json(&path, &log)?;
+    }
+    Ok(())
 }
