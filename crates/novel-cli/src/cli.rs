@@ -91,6 +91,9 @@ pub enum Command {
     /// 角色退场：三条退场保护检查（A 伏笔 / B 故事线 / C 交汇事件）与执行退场
     #[command(subcommand, help_template = HELP_TEMPLATE, subcommand_help_heading = "命令", subcommand_value_name = "命令")]
     Retire(crate::commands::retire::RetireCommand),
+    /// 上下文：SessionStart 钩子、每个 agent 的资料包及其 token 预算
+    #[command(subcommand, help_template = HELP_TEMPLATE, subcommand_help_heading = "命令", subcommand_value_name = "命令")]
+    Context(crate::commands::context::ContextCommand),
     /// 只读状态：进度、评分均值、伏笔、流水线日志汇总（token、耗时、费用）、锁
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Status,

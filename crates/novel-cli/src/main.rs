@@ -124,6 +124,10 @@ fn run(args: Vec<String>) -> i32 {
             let name = commands::retire::command_name(&c);
             finish(json_mode, name, commands::retire::run(global, c))
         }
+        Command::Context(c) => {
+            let name = c.name();
+            finish(json_mode, name, commands::context::run(global, c))
+        }
         Command::Status => finish(json_mode, "status", commands::status::run(global)),
         Command::Help(a) => finish(json_mode, "help", commands::help::run(&a.command)),
     }

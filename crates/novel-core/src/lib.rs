@@ -10,8 +10,10 @@
 
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod context;
 pub mod gate;
 pub mod model;
+pub mod next;
 pub mod ops;
 pub mod pipeline;
 pub mod spec;

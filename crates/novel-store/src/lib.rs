@@ -10,6 +10,7 @@
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod chapter;
+pub mod context;
 pub mod error;
 pub mod init;
 pub mod io;
@@ -19,6 +20,7 @@ pub mod lock;
 pub mod project;
 pub mod spec;
 pub mod state;
+pub mod synth;
 pub mod time;
 
 pub use error::StoreError;

@@ -4,6 +4,7 @@
 pub mod blacklist;
 pub mod chapter;
 pub mod check;
+pub mod context;
 pub mod count;
 pub mod help;
 pub mod init;

@@ -1,0 +1,358 @@
+//! `novel context session-start|budget|<agent>`: the SessionStart hook and the packet each agent
+//! is handed (see `docs/context-packets.md`).
+//!
+//! `session-start` never fails the session: outside a novel project it prints nothing; any
+//! error becomes one Chinese line on stdout with exit 0; it works with stdin absent, empty
+//! or garbage; it loads no segmenter and compiles no JSON Schema.
+
+use std::io::{IsTerminal, Read};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+use serde_json::{Value, json};
+
+use novel_core::context::{self, Agent, ContextError, session};
+use novel_store::context::{load_inputs, session_start};
+use novel_store::synth::{SynthOptions, synth_project};
+use novel_store::{Project, StoreError};
+
+use crate::cli::GlobalArgs;
+use crate::output::{CliError, Exit, Report};
+
+use crate::cli::HELP_TEMPLATE;
+
+/// `novel context …`.
+#[derive(Debug, Subcommand)]
+pub enum ContextCommand {
+    /// SessionStart 钩子：项目进度、需要先处理的事项、最近 3 章摘要与建议的下一步（读取钩子的 stdin JSON；不在小说项目中时不输出；出错也只输出一行说明，退出码 0）
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    SessionStart,
+    /// 列出每个 agent 资料包各段的估算 token、预算与裁剪结果
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    Budget(BudgetArgs),
+    /// ChapterWriter 的资料包：当前故事线记忆在前，本章大纲、L3 契约、L1 禁止项、在场角色的 L2 契约、伏笔任务、近 3 章摘要、状态、风格与黑名单、作者偏好
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    ChapterWriter(PacketArgs),
+    /// Summarizer 的资料包：本线记忆、章节正文、实体 id 对照、伏笔任务、在场角色的当前状态与 state_version
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    Summarizer(PacketArgs),
+    /// StyleRefiner 的资料包：初稿、风格指纹、漂移纠偏指令、完整的 AI 用语黑名单
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    StyleRefiner(PacketArgs),
+    /// QualityJudge 的资料包：正文、本章大纲、L1/L2/L3 与 LS 规范、本卷调度、前一章摘要、风格
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    QualityJudge(PacketArgs),
+    /// PlotArchitect 的资料包：大纲格式、创作纲领、故事线、全局伏笔、上卷回顾、世界观与角色
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    PlotArchitect(PacketArgs),
+    /// WorldBuilder 的资料包：创作纲领、L1 规则、世界观文档、故事线、研究资料清单
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    WorldBuilder(PacketArgs),
+    /// CharacterWeaver 的资料包：世界观、全部活跃角色档案、关系、已退场角色、故事线
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    CharacterWeaver(PacketArgs),
+    /// StyleAnalyzer 的资料包：现有风格指纹、黑名单类别、创作纲领
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    StyleAnalyzer(PacketArgs),
+    /// （开发用）生成一个 N 章的合成项目
+    #[command(hide = true)]
+    Synth(SynthArgs),
+}
+
+impl ContextCommand {
+    /// The command name for the JSON envelope.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ContextCommand::SessionStart => "context session-start",
+            ContextCommand::Budget(_) => "context budget",
+            ContextCommand::ChapterWriter(_) => "context chapter-writer",
+            ContextCommand::Summarizer(_) => "context summarizer",
+            ContextCommand::StyleRefiner(_) => "context style-refiner",
+            ContextCommand::QualityJudge(_) => "context quality-judge",
+            ContextCommand::PlotArchitect(_) => "context plot-architect",
+            ContextCommand::WorldBuilder(_) => "context world-builder",
+            ContextCommand::CharacterWeaver(_) => "context character-weaver",
+            ContextCommand::StyleAnalyzer(_) => "context style-analyzer",
+            ContextCommand::Synth(_) => "context synth",
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct PacketArgs {
+    /// 章节号（默认：在写的章节，否则下一章）
+    #[arg(long, value_name = "章")]
+    pub chapter: Option<u32>,
+    /// 卷号（默认：本卷调度的章节范围包含该章的卷，否则当前卷）
+    #[arg(long, value_name = "卷")]
+    pub volume: Option<u32>,
+    /// 本次 agent 调用的总预算（token，含 agent 提示词预留）；默认取 novel.json 的 context_budgets
+    #[arg(long, value_name = "TOKENS")]
+    pub budget: Option<u32>,
+}
+
+#[derive(Debug, Args)]
+pub struct BudgetArgs {
+    /// 章节号（默认：在写的章节，否则下一章）
+    #[arg(long, value_name = "章")]
+    pub chapter: Option<u32>,
+    /// 卷号（默认同上）
+    #[arg(long, value_name = "卷")]
+    pub volume: Option<u32>,
+}
+
+#[derive(Debug, Args)]
+pub struct SynthArgs {
+    /// 目标目录（不能已是项目）
+    #[arg(value_name = "目录")]
+    pub dir: PathBuf,
+    /// 已完成的章数
+    #[arg(long, value_name = "章", default_value_t = 30)]
+    pub chapters: u32,
+    /// 每卷章数
+    #[arg(long, value_name = "章", default_value_t = 50)]
+    pub per_volume: u32,
+    /// 每章正文字数
+    #[arg(long, value_name = "字", default_value_t = 3000)]
+    pub chapter_chars: usize,
+    /// 写入生效中的风格漂移
+    #[arg(long)]
+    pub style_drift: bool,
+}
+
+pub fn run(global: &GlobalArgs, cmd: ContextCommand) -> Result<Report, CliError> {
+    let (agent, args) = match cmd {
+        ContextCommand::SessionStart => return Ok(session_start_guarded(global)),
+        ContextCommand::Budget(a) => return budget(global, &a),
+        ContextCommand::Synth(a) => return synth(&a),
+        ContextCommand::ChapterWriter(a) => (Agent::ChapterWriter, a),
+        ContextCommand::Summarizer(a) => (Agent::Summarizer, a),
+        ContextCommand::StyleRefiner(a) => (Agent::StyleRefiner, a),
+        ContextCommand::QualityJudge(a) => (Agent::QualityJudge, a),
+        ContextCommand::PlotArchitect(a) => (Agent::PlotArchitect, a),
+        ContextCommand::WorldBuilder(a) => (Agent::WorldBuilder, a),
+        ContextCommand::CharacterWeaver(a) => (Agent::CharacterWeaver, a),
+        ContextCommand::StyleAnalyzer(a) => (Agent::StyleAnalyzer, a),
+    };
+    packet(global, agent, &args)
+}
+
+fn context_error(e: ContextError) -> CliError {
+    let exit = match e {
+        ContextError::OverBudget { .. } => Exit::Problems,
+        _ => Exit::Usage,
+    };
+    CliError::new(e.code(), e.to_string(), e.hint(), exit)
+}
+
+fn packet(global: &GlobalArgs, agent: Agent, args: &PacketArgs) -> Result<Report, CliError> {
+    let project = super::project(global)?;
+    let inputs = load_inputs(&project, agent, args.chapter, args.volume);
+    let packet = context::build(agent, &inputs, args.budget).map_err(context_error)?;
+    if !global.json {
+        for w in &packet.warnings {
+            eprintln!("提示：{w}");
+        }
+        if !packet.cut.is_empty() {
+            eprintln!(
+                "提示：为符合预算裁去 {} 项：{}",
+                packet.cut.len(),
+                packet
+                    .cut
+                    .iter()
+                    .map(|c| format!("{}（{} token）", c.label, c.tokens))
+                    .collect::<Vec<_>>()
+                    .join("、")
+            );
+        }
+    }
+    Ok(Report {
+        data: packet.to_json(),
+        human: packet.render(),
+    })
+}
+
+fn budget(global: &GlobalArgs, args: &BudgetArgs) -> Result<Report, CliError> {
+    let project = super::project(global)?;
+    let mut rows = Vec::new();
+    let mut human = String::new();
+    let mut header_done = false;
+    for agent in Agent::ALL {
+        let inputs = load_inputs(&project, agent, args.chapter, args.volume);
+        if !header_done && agent.per_chapter() {
+            human.push_str(&format!(
+                "第 {} 章（第 {} 卷）各 agent 资料包的估算 token：\n",
+                inputs.chapter, inputs.volume
+            ));
+            header_done = true;
+        }
+        let assembled = match context::assemble(agent, &inputs) {
+            Ok(p) => p,
+            Err(e) => {
+                human.push_str(&format!("\n{:<16}无法组装：{e}\n", agent.label()));
+                rows.push(json!({"agent": agent.name(), "ok": false, "error": {"code": e.code(), "message": e.to_string()}}));
+                continue;
+            }
+        };
+        let total = assembled.tokens();
+        let budget = agent
+            .default_budget(&inputs.settings.context_budgets, assembled.convergence)
+            .map(|t| context::Budget::new(agent, t, context::BudgetSource::Settings));
+        let trimmed = context::build(agent, &inputs, None);
+        let (after, cut, over) = match &trimmed {
+            Ok(p) => (Some(p.tokens()), p.cut.len(), false),
+            Err(_) => (None, 0, true),
+        };
+        human.push_str(&format!("\n{:<16}合计 {total}", agent.label()));
+        match &budget {
+            Some(b) => {
+                human.push_str(&format!(
+                    "｜上限 {}（预算 {} − 提示词预留 {}）",
+                    b.limit, b.total, b.prompt_allowance
+                ));
+                human.push_str(&if over {
+                    "｜裁剪后仍超出".to_string()
+                } else if cut > 0 {
+                    format!("｜裁去 {cut} 项后 {}", after.unwrap_or(total))
+                } else {
+                    "｜在预算内".to_string()
+                });
+            }
+            None => human.push_str("｜无默认预算"),
+        }
+        if assembled.convergence {
+            human.push_str("｜交汇章");
+        }
+        human.push('\n');
+        for (tag, tokens) in assembled.sizes() {
+            human.push_str(&format!("  {tag:<20}{tokens:>7}\n"));
+        }
+        rows.push(json!({
+            "agent": agent.name(),
+            "ok": true,
+            "chapter": assembled.chapter,
+            "volume": assembled.volume,
+            "convergence": assembled.convergence,
+            "tokens": total,
+            "budget": budget,
+            "within_budget": budget.is_none_or(|b| total <= b.limit),
+            "tokens_after_trim": after,
+            "units_cut": cut,
+            "over_budget_after_trim": over,
+            "sections": assembled.sizes().into_iter().map(|(tag, tokens)| json!({"tag": tag, "tokens": tokens})).collect::<Vec<_>>(),
+        }));
+    }
+    Ok(Report {
+        data: json!({"agents": rows}),
+        human,
+    })
+}
+
+fn synth(a: &SynthArgs) -> Result<Report, CliError> {
+    let r = synth_project(
+        &a.dir,
+        &SynthOptions {
+            chapters: a.chapters,
+            per_volume: a.per_volume,
+            chapter_chars: a.chapter_chars,
+            style_drift: a.style_drift,
+        },
+    )?;
+    Ok(Report {
+        data: json!({"root": r.root, "chapters": r.chapters, "next_chapter": r.next_chapter, "volume": r.volume}),
+        human: format!(
+            "已生成 {} 章的合成项目：{}（下一章第 {} 章，第 {} 卷）\n",
+            r.chapters,
+            r.root.display(),
+            r.next_chapter,
+            r.volume
+        ),
+    })
+}
+
+// ---- SessionStart -------------------------------------------------------------------------
+
+/// The hook's stdin JSON, when there is one: (`cwd`, `source`).
+fn hook_stdin() -> (Option<PathBuf>, Option<String>) {
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return (None, None);
+    }
+    // Read on a helper thread so a stdin that is never closed cannot hang the session.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = std::io::stdin().take(1 << 20).read_to_end(&mut bytes);
+        let _ = tx.send(bytes);
+    });
+    let Ok(bytes) = rx.recv_timeout(Duration::from_millis(500)) else {
+        return (None, None);
+    };
+    let Ok(v) = serde_json::from_slice::<Value>(&bytes) else {
+        return (None, None);
+    };
+    let cwd = v
+        .get("cwd")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(PathBuf::from);
+    let source = v
+        .get("source")
+        .and_then(Value::as_str)
+        .map(|s| s.chars().take(20).collect());
+    (cwd, source)
+}
+
+fn silent() -> Report {
+    Report {
+        data: json!({"project": null}),
+        human: String::new(),
+    }
+}
+
+fn failure(why: &str) -> Report {
+    let line = session::failure_line(why);
+    Report {
+        data: json!({"project": null, "text": line, "error": why}),
+        human: line,
+    }
+}
+
+fn session_start_guarded(global: &GlobalArgs) -> Report {
+    // A panic must not fail the session either: no panic message, one line instead.
+    std::panic::set_hook(Box::new(|_| {}));
+    match std::panic::catch_unwind(|| session_start_inner(global)) {
+        Ok(r) => r,
+        Err(_) => failure("内部错误"),
+    }
+}
+
+fn session_start_inner(global: &GlobalArgs) -> Report {
+    let (cwd, source) = hook_stdin();
+    let found = match &global.project {
+        Some(dir) => Project::open(dir),
+        None => {
+            let start = cwd
+                .or_else(|| std::env::var_os("CLAUDE_PROJECT_DIR").map(PathBuf::from))
+                .or_else(|| std::env::current_dir().ok())
+                .unwrap_or_else(|| Path::new(".").to_path_buf());
+            Project::discover(&start)
+        }
+    };
+    let project = match found {
+        Ok(p) => p,
+        Err(StoreError::NotAProject { .. }) => return silent(),
+        Err(e) => return failure(&e.to_string()),
+    };
+    let s = session_start(&project, source);
+    Report {
+        data: json!({
+            "project": project.root,
+            "text": s.text,
+            "recommendation": s.recommendation,
+            "facts": s.facts,
+        }),
+        human: s.text,
+    }
+}

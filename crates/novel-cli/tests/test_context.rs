@@ -1,0 +1,635 @@
+//! `novel context`: the SessionStart hook and the agent packets, on synthetic projects of
+//! 30, 100 and 500 chapters (`novel_store::synth`).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use novel_core::context::{self, Agent, Packet};
+use novel_store::Project;
+use novel_store::context::load_inputs;
+use novel_store::synth::{SynthOptions, synth_project};
+use serde_json::json;
+
+use crate::support::*;
+
+fn synth(chapters: u32) -> (tempfile::TempDir, PathBuf) {
+    synth_with(SynthOptions {
+        chapters,
+        chapter_chars: 600,
+        ..SynthOptions::default()
+    })
+}
+
+fn synth_with(opts: SynthOptions) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = synth_project(&tmp.path().join("book"), &opts).expect("synth");
+    (tmp, r.root)
+}
+
+fn packet(root: &Path, agent: Agent, chapter: Option<u32>) -> Packet {
+    let project = Project {
+        root: root.to_path_buf(),
+    };
+    let inputs = load_inputs(&project, agent, chapter, None);
+    context::build(agent, &inputs, None).unwrap_or_else(|e| panic!("{agent:?}: {e}"))
+}
+
+fn set_checkpoint(root: &Path, f: impl FnOnce(&mut serde_json::Value)) {
+    let p = root.join(".checkpoint.json");
+    let mut cp = read_json(&p);
+    f(&mut cp);
+    write_json(&p, &cp);
+}
+
+/// The memory fact lines of a storyline in the synthetic project (everything but its first
+/// sentence, which is its one-sentence state).
+fn memory_facts(line: &str) -> String {
+    format!("记忆事实〔{line}·")
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Runs the command of the real `hooks/hooks.json` through `sh -c`, as Claude Code does, with
+/// `stdin` as the hook's stdin (None: no stdin at all).
+fn run_hook(cwd: &Path, stdin: Option<&str>) -> Output {
+    let hooks = read_json(&repo().join("hooks/hooks.json"));
+    let entry = &hooks["hooks"]["SessionStart"][0];
+    assert_eq!(entry["matcher"], "startup|resume|clear|compact");
+    let hook = &entry["hooks"][0];
+    assert_eq!(hook["type"], "command");
+    assert_eq!(hook["timeout"], 10);
+    let command = hook["command"].as_str().unwrap();
+    assert!(
+        command.starts_with("\"${CLAUDE_PLUGIN_ROOT}/scripts/novel\""),
+        "the plugin root is quoted: {command}"
+    );
+    let mut child = Command::new("sh")
+        .args(["-c", command])
+        .current_dir(cwd)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("LANG", "C.UTF-8")
+        .env("CLAUDE_PLUGIN_ROOT", repo())
+        .env("NOVEL_BIN", bin())
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run the hook");
+    if let Some(s) = stdin {
+        child.stdin.take().unwrap().write_all(s.as_bytes()).unwrap();
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn hook_stdin(cwd: &Path, source: &str) -> String {
+    json!({
+        "session_id": "abc123",
+        "transcript_path": "/tmp/transcript.jsonl",
+        "cwd": cwd,
+        "hook_event_name": "SessionStart",
+        "source": source
+    })
+    .to_string()
+}
+
+#[test]
+fn synthetic_project_validates_and_its_changelog_rebuilds_the_state() {
+    let (_t, root) = synth(60);
+    let v = novel(&root, &["validate"]);
+    assert_eq!(code(&v), 0, "{}{}", stdout(&v), stderr(&v));
+    let r = novel(&root, &["state", "rebuild"]);
+    assert_eq!(code(&r), 0, "{}{}", stdout(&r), stderr(&r));
+}
+
+#[test]
+fn chapter_writer_packet_stays_in_budget_and_flat_from_30_to_500_chapters() {
+    let mut sizes = Vec::new();
+    for n in [30, 100, 500] {
+        let (_t, root) = synth(n);
+        let p = packet(&root, Agent::ChapterWriter, None);
+        assert_eq!(p.chapter, n + 1);
+        let b = p.budget.expect("ChapterWriter has a default budget");
+        assert_eq!(b.total, 24_000);
+        assert!(
+            p.tokens() <= b.limit,
+            "chapter {}: {} > {}",
+            n + 1,
+            p.tokens(),
+            b.limit
+        );
+        assert!(p.cut.is_empty(), "nothing needs cutting: {:?}", p.cut);
+        sizes.push((n, p.tokens()));
+    }
+    let (_, at30) = sizes[0];
+    let (_, at500) = sizes[2];
+    assert!(
+        f64::from(at500) <= f64::from(at30) * 1.10,
+        "the packet grew more than 10% from chapter 31 to 501: {sizes:?}"
+    );
+}
+
+#[test]
+fn a_non_convergence_chapter_of_one_line_carries_no_memory_of_another() {
+    let (_t, root) = synth(30);
+    // Chapter 31: main_arc, and chapter 32 is main_arc too (no hand-over).
+    let p = packet(&root, Agent::ChapterWriter, Some(31));
+    assert_eq!(p.storyline.as_deref(), Some("main_arc"));
+    assert!(!p.convergence);
+    let text = p.render();
+    let storyline = p.section("storyline").unwrap().body();
+    assert!(
+        storyline.starts_with("当前故事线：陆尘证道（main_arc）"),
+        "{storyline}"
+    );
+    assert!(text.contains(&memory_facts("main_arc")));
+    for other in ["jinghai_plan", "sect_rivalry", "zhonggu_secret"] {
+        assert!(
+            !text.contains(&memory_facts(other)),
+            "memory of {other} leaked into a main_arc chapter"
+        );
+    }
+    // The active storyline's material comes first in the packet.
+    assert_eq!(p.sections[0].tag, "storyline");
+    // Recent summaries are of this line only.
+    let summaries = p.section("recent_summaries").unwrap().body();
+    assert!(!summaries.contains("（jinghai_plan）") && !summaries.contains("（sect_rivalry）"));
+    assert!(summaries.contains("（main_arc）"));
+}
+
+#[test]
+fn a_frozen_line_contributes_only_its_one_sentence_state() {
+    let (_t, root) = synth(30);
+    let p = packet(&root, Agent::ChapterWriter, Some(31));
+    let storyline = p.section("storyline").unwrap().body();
+    let frozen: Vec<&str> = storyline
+        .lines()
+        .filter(|l| l.contains("zhonggu_secret"))
+        .collect();
+    assert_eq!(frozen.len(), 1, "{storyline}");
+    assert!(frozen[0].contains("冻结线"), "{}", frozen[0]);
+    // The memory's first sentence (its one-sentence state), nothing more.
+    assert!(frozen[0].contains("龙君此刻正在"), "{}", frozen[0]);
+    assert!(!p.render().contains(&memory_facts("zhonggu_secret")));
+}
+
+#[test]
+fn the_adjacent_line_memory_comes_in_for_the_hand_over() {
+    let (_t, root) = synth(30);
+    // Chapter 34 is on jinghai_plan and hands over to main_arc (chapter 35).
+    let p = packet(&root, Agent::ChapterWriter, Some(34));
+    assert_eq!(p.storyline.as_deref(), Some("jinghai_plan"));
+    let text = p.render();
+    let own = text
+        .find(&memory_facts("jinghai_plan"))
+        .expect("own memory");
+    let adjacent = text
+        .find(&memory_facts("main_arc"))
+        .expect("adjacent memory");
+    assert!(own < adjacent, "the chapter's own line comes first");
+    assert!(text.contains("【切线提示】本章结尾过渡到 main_arc"));
+    assert!(!text.contains(&memory_facts("sect_rivalry")));
+}
+
+#[test]
+fn a_convergence_chapter_includes_the_memory_of_every_involved_line() {
+    let (_t, root) = synth(30);
+    // Chapters 25–28 of volume 1: main_arc and jinghai_plan converge.
+    let p = packet(&root, Agent::ChapterWriter, Some(26));
+    assert!(p.convergence);
+    let b = p.budget.unwrap();
+    assert_eq!(
+        b.total, 30_000,
+        "convergence chapters get the larger budget"
+    );
+    let text = p.render();
+    assert!(text.contains("convergence=\"true\""));
+    assert!(text.contains(&memory_facts("main_arc")));
+    assert!(text.contains(&memory_facts("jinghai_plan")));
+    assert!(!text.contains(&memory_facts("sect_rivalry")));
+    assert!(text.contains("本章是交汇章"));
+}
+
+#[test]
+fn packet_sections_carry_token_estimates_that_add_up() {
+    let (_t, root) = synth(30);
+    let p = packet(&root, Agent::ChapterWriter, None);
+    let sum: u32 = p.sizes().iter().map(|(_, t)| t).sum();
+    assert!(
+        sum <= p.tokens() && p.tokens() <= sum + 40,
+        "{sum} vs {}",
+        p.tokens()
+    );
+    let text = p.render();
+    for (tag, tokens) in p.sizes() {
+        assert!(
+            text.contains(&format!("<{tag} title="))
+                && text.contains(&format!("tokens=\"{tokens}\">")),
+            "{tag}"
+        );
+        assert!(text.contains(&format!("</{tag}>")));
+    }
+    // L1 hard rules as prohibitions; L2 contracts of the characters the contract names.
+    let rules = p.section("world_rules").unwrap().body();
+    assert!(
+        rules.starts_with("【硬约束 · 违反以下规则的内容将被自动拒绝】"),
+        "{rules}"
+    );
+    let characters = p.section("characters").unwrap().body();
+    assert!(
+        characters.contains("由章节契约指定（3 位）"),
+        "{characters}"
+    );
+    assert!(characters.contains("L2 契约："));
+    assert!(p.section("author_preferences").is_some());
+    assert!(
+        p.section("style")
+            .unwrap()
+            .body()
+            .contains("【禁用的 AI 高频用语（前 10 条）】")
+    );
+}
+
+#[test]
+fn budget_flag_trims_by_priority_and_reports_what_was_cut() {
+    let (_t, root) = synth(30);
+    let project = Project { root: root.clone() };
+    let inputs = load_inputs(&project, Agent::ChapterWriter, None, None);
+    let full = context::assemble(Agent::ChapterWriter, &inputs)
+        .unwrap()
+        .tokens();
+    // Just under the full size: the volume overview (rank 90) goes first.
+    let p = context::build(Agent::ChapterWriter, &inputs, Some(full + 2_000 - 30)).unwrap();
+    assert!(!p.cut.is_empty());
+    assert_eq!(p.cut[0].section, "volume_outline", "{:?}", p.cut);
+    assert!(p.tokens() <= p.budget.unwrap().limit);
+    // Tighter: summaries and profiles go, but the chapter's own material stays.
+    let tight = context::build(Agent::ChapterWriter, &inputs, Some(full * 3 / 4 + 2_000)).unwrap();
+    let text = tight.render();
+    assert!(tight.tokens() <= tight.budget.unwrap().limit);
+    assert!(text.contains(&memory_facts("main_arc")));
+    assert!(text.contains("## 第31章"));
+    assert!(text.contains("OBJ-031-1"));
+    assert!(text.contains("禁止违反 W-001"));
+    // Impossible: an error naming the budget, never a silent overflow.
+    let err = context::build(Agent::ChapterWriter, &inputs, Some(2_500)).unwrap_err();
+    assert_eq!(err.code(), "E_CONTEXT_BUDGET");
+    assert!(err.to_string().contains("超出上限"), "{err}");
+}
+
+#[test]
+fn every_agent_packet_assembles_for_a_chapter_in_flight() {
+    let (_t, root) = synth(30);
+    std::fs::write(
+        root.join("staging/chapters/chapter-031.md"),
+        "# 第31章 魔都外城夜话\n\n寒山推开门。「你来晚了。」\n",
+    )
+    .unwrap();
+    set_checkpoint(&root, |cp| {
+        cp["inflight_chapter"] = json!(31);
+        cp["pipeline_stage"] = json!("drafting");
+    });
+    for agent in Agent::ALL {
+        let p = packet(&root, agent, None);
+        assert_eq!(p.chapter, 31, "{agent:?}");
+        let tags: Vec<&str> = p.sections.iter().map(|s| s.tag).collect();
+        assert_eq!(
+            tags,
+            context::assemble::sections_of(agent, false),
+            "{agent:?}"
+        );
+    }
+    let s = packet(&root, Agent::Summarizer, None);
+    let task = s.section("task").unwrap().body();
+    assert!(task.contains("\"base_state_version\": 31"), "{task}");
+    assert!(task.contains("staging/storylines/main_arc/memory.md"));
+    assert!(
+        s.section("entity_map")
+            .unwrap()
+            .body()
+            .contains("陆尘 / 小尘 → lu-chen")
+    );
+    let r = packet(&root, Agent::StyleRefiner, None);
+    assert!(
+        r.section("chapter_text")
+            .unwrap()
+            .body()
+            .contains("你来晚了")
+    );
+    assert!(r.section("style").unwrap().body().contains("全部替换"));
+    let pa = packet(&root, Agent::PlotArchitect, None);
+    assert!(
+        pa.section("outline_format")
+            .unwrap()
+            .body()
+            .contains("## 第48章 章节标题")
+    );
+}
+
+#[test]
+fn revising_hands_chapter_writer_the_draft_and_the_required_fixes() {
+    let (_t, root) = synth(30);
+    std::fs::write(
+        root.join("staging/chapters/chapter-031.md"),
+        "# 第31章\n\n初稿正文。\n",
+    )
+    .unwrap();
+    let mut eval = json!({
+        "chapter": 31,
+        "scores": {},
+        "overall": 3.2,
+        "recommendation": "revise",
+        "required_fixes": [{"target": "第 3 段", "instruction": "寒山的台词改回他惯用的反问"}],
+        "issues": ["结尾仓促"]
+    });
+    for (dim, w) in novel_core::model::evaluation::DIMENSIONS {
+        eval["scores"][dim] = json!({"score": 3, "weight": w, "reason": "…", "evidence": "…"});
+    }
+    write_json(
+        &root.join("staging/evaluations/chapter-031-eval.json"),
+        &eval,
+    );
+    set_checkpoint(&root, |cp| {
+        cp["inflight_chapter"] = json!(31);
+        cp["pipeline_stage"] = json!("revising");
+    });
+    let p = packet(&root, Agent::ChapterWriter, None);
+    let revision = p.section("revision").expect("revision section").body();
+    assert!(
+        revision.contains("〔第 3 段〕寒山的台词改回他惯用的反问"),
+        "{revision}"
+    );
+    assert!(
+        p.section("chapter_text")
+            .unwrap()
+            .body()
+            .contains("初稿正文")
+    );
+    assert!(p.section("task").unwrap().body().contains("这是修订"));
+}
+
+#[test]
+fn outline_problems_name_the_chapter_and_the_line() {
+    let (_t, root) = synth(30);
+    let outline = root.join("volumes/vol-01/outline.md");
+    let text = std::fs::read_to_string(&outline).unwrap();
+    // Chapter 31 missing.
+    let start = text.find("## 第31章").unwrap();
+    let end = text.find("## 第32章").unwrap();
+    std::fs::write(&outline, format!("{}{}", &text[..start], &text[end..])).unwrap();
+    let out = novel(
+        &root,
+        &["--json", "context", "chapter-writer", "--chapter", "31"],
+    );
+    assert_eq!(code(&out), 2);
+    let doc = json(&out);
+    assert_eq!(doc["error"]["code"], "E_OUTLINE_CHAPTER");
+    let msg = doc["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("没有第 31 章") && msg.contains("1–30、32–50"),
+        "{msg}"
+    );
+    // A Chinese-numeral heading is a format error naming its line.
+    std::fs::write(&outline, text.replace("## 第31章", "## 第三十一章")).unwrap();
+    let out = novel(
+        &root,
+        &["--json", "context", "chapter-writer", "--chapter", "31"],
+    );
+    let doc = json(&out);
+    assert_eq!(doc["error"]["code"], "E_OUTLINE_FORMAT");
+    assert!(
+        doc["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("阿拉伯数字")
+    );
+    assert!(
+        doc["error"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("## 第48章 章节标题")
+    );
+}
+
+#[test]
+fn cli_packet_and_budget_commands() {
+    let (_t, root) = synth(30);
+    let out = novel(&root, &["context", "chapter-writer"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.starts_with("<context agent=\"chapter-writer\" chapter=\"31\""),
+        "{text}"
+    );
+    assert!(text.trim_end().ends_with("</context>"));
+
+    let out = novel(
+        &root,
+        &["--json", "context", "chapter-writer", "--budget", "6500"],
+    );
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    let doc = json(&out);
+    assert_eq!(doc["command"], "context chapter-writer");
+    assert!(!doc["data"]["cut"].as_array().unwrap().is_empty());
+    assert!(doc["data"]["tokens"].as_u64().unwrap() <= 4_500);
+    assert_eq!(doc["data"]["budget"]["limit"], 4_500);
+    let out = novel(&root, &["context", "chapter-writer", "--budget", "6500"]);
+    assert!(stderr(&out).contains("为符合预算裁去"), "{}", stderr(&out));
+
+    let out = novel(
+        &root,
+        &["--json", "context", "chapter-writer", "--budget", "2500"],
+    );
+    assert_eq!(code(&out), 1);
+    assert_eq!(json(&out)["error"]["code"], "E_CONTEXT_BUDGET");
+
+    let out = novel(&root, &["--json", "context", "budget"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    let doc = json(&out);
+    let agents = doc["data"]["agents"].as_array().unwrap();
+    assert_eq!(agents.len(), 8);
+    assert_eq!(agents[0]["agent"], "chapter-writer");
+    assert_eq!(agents[0]["within_budget"], true);
+    assert!(!agents[0]["sections"].as_array().unwrap().is_empty());
+    // No chapter text yet for chapter 31: said, not failed.
+    assert_eq!(agents[1]["ok"], false);
+    assert_eq!(agents[1]["error"]["code"], "E_CHAPTER_TEXT");
+    let human = stdout(&novel(&root, &["context", "budget"]));
+    assert!(
+        human.contains("ChapterWriter") && human.contains("storyline"),
+        "{human}"
+    );
+
+    let help = stdout(&novel(&root, &["help", "context"]));
+    assert!(
+        help.contains("session-start") && help.contains("chapter-writer"),
+        "{help}"
+    );
+    assert!(!help.contains("synth"), "the generator is hidden: {help}");
+}
+
+#[test]
+fn hook_in_a_project_with_a_chapter_in_flight() {
+    let (_t, root) = synth_with(SynthOptions {
+        chapters: 60,
+        chapter_chars: 300,
+        style_drift: true,
+        ..SynthOptions::default()
+    });
+    std::fs::write(
+        root.join("staging/chapters/chapter-061.md"),
+        "# 第61章\n\n初稿。\n",
+    )
+    .unwrap();
+    set_checkpoint(&root, |cp| {
+        cp["inflight_chapter"] = json!(61);
+        cp["pipeline_stage"] = json!("drafting");
+        cp["current_volume"] = json!(2);
+    });
+    let sub = root.join("chapters");
+    let out = run_hook(&sub, Some(&hook_stdin(&sub, "startup")));
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout.clone()).expect("valid UTF-8");
+    assert!(
+        text.chars().count() <= 10_000,
+        "{} chars",
+        text.chars().count()
+    );
+    assert!(text.contains("⚠ 第 61 章写到一半"), "{text}");
+    assert!(text.contains("从 Summarizer 继续"), "{text}");
+    assert!(
+        text.contains("novel chapter begin 61"),
+        "lock was released: {text}"
+    );
+    assert!(text.contains("风格漂移纠偏生效中"), "{text}");
+    assert!(text.contains("条短线伏笔已过计划回收区间"), "{text}");
+    assert!(
+        text.contains("第 60 章：") && text.contains("第 58 章："),
+        "{text}"
+    );
+    assert!(text.contains("《合成测试小说》"));
+}
+
+#[test]
+fn hook_outside_a_project_is_silent() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = run_hook(tmp.path(), Some(&hook_stdin(tmp.path(), "startup")));
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(out.stdout.is_empty(), "{}", stdout(&out));
+    // A cwd that does not exist, garbage, empty and absent stdin: still silent, still 0.
+    let gone = tmp.path().join("gone");
+    for stdin in [
+        Some(hook_stdin(&gone, "resume")),
+        Some("not json {".to_string()),
+        Some(String::new()),
+        None,
+    ] {
+        let out = run_hook(tmp.path(), stdin.as_deref());
+        assert_eq!(code(&out), 0);
+        assert!(out.stdout.is_empty(), "{}", stdout(&out));
+    }
+}
+
+#[test]
+fn hook_without_stdin_uses_the_working_directory() {
+    let (_t, root) = synth(30);
+    for stdin in [None, Some(""), Some("\u{0}\u{1}garbage")] {
+        let out = run_hook(&root, stdin);
+        assert_eq!(code(&out), 0);
+        let text = stdout(&out);
+        assert!(text.contains("已完成 30 章"), "{text}");
+        assert!(text.contains("/novel:continue"), "{text}");
+    }
+}
+
+#[test]
+fn hook_never_fails_and_stays_under_the_cap() {
+    let (_t, root) = synth(30);
+    // Huge summaries are cut at character boundaries.
+    for n in 28..=30 {
+        let rel = format!("summaries/chapter-{n:03}-summary.md");
+        std::fs::write(
+            root.join(rel),
+            format!("---\nchapter: {n}\n---\n{}", "陆尘拔剑。".repeat(4_000)),
+        )
+        .unwrap();
+    }
+    let out = novel(&root, &["context", "session-start"]);
+    assert_eq!(code(&out), 0);
+    let text = stdout(&out);
+    assert!(text.chars().count() <= 10_000, "{}", text.chars().count());
+    assert!(text.contains("…"));
+    // A broken checkpoint: still exit 0, and it says so.
+    std::fs::write(root.join(".checkpoint.json"), "{ not json").unwrap();
+    let out = novel(&root, &["context", "session-start"]);
+    assert_eq!(code(&out), 0);
+    assert!(stdout(&out).contains("断点文件"), "{}", stdout(&out));
+    // An unreadable project directory given explicitly: silent or one line, never an error.
+    let out = novel(
+        &root,
+        &["context", "session-start", "--project", "/nonexistent/dir"],
+    );
+    assert_eq!(code(&out), 0);
+    assert!(stdout(&out).lines().count() <= 1);
+}
+
+#[test]
+fn hook_reports_locks_journals_and_spec_propagation() {
+    let (_t, root) = synth(30);
+    // A lock held by a live process that is not this session (pid 1 on this host).
+    std::fs::create_dir(root.join(".novel.lock")).unwrap();
+    let host = novel_store::lock::host_name();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    write_json(
+        &root.join(".novel.lock/info.json"),
+        &json!({"pid": 1, "started": "2026-01-01T00:00:00Z", "chapter": 31, "host": host,
+                "token": "t0", "heartbeat": now, "started_epoch": now}),
+    );
+    let text = stdout(&novel(&root, &["context", "session-start"]));
+    assert!(text.contains("项目锁被另一个会话持有"), "{text}");
+    assert!(text.contains("novel lock status"), "{text}");
+    // Stale: no heartbeat for hours.
+    write_json(
+        &root.join(".novel.lock/info.json"),
+        &json!({"pid": 1, "started": "2026-01-01T00:00:00Z", "chapter": 31, "host": "elsewhere",
+                "token": "t0", "heartbeat": 1000, "started_epoch": 1000}),
+    );
+    let text = stdout(&novel(&root, &["context", "session-start"]));
+    assert!(
+        text.contains("僵尸锁") && text.contains("novel chapter recover"),
+        "{text}"
+    );
+    std::fs::remove_dir_all(root.join(".novel.lock")).unwrap();
+    // A pending spec propagation comes before writing on.
+    set_checkpoint(&root, |cp| {
+        cp["pending_actions"] = json!([{"id": "sp-001", "type": "spec_propagation"}]);
+    });
+    let out = novel(&root, &["--json", "context", "session-start"]);
+    let doc = json(&out);
+    assert_eq!(
+        doc["data"]["recommendation"]["action"],
+        "review_spec_propagation"
+    );
+    assert!(doc["data"]["text"].as_str().unwrap().contains("sp-001"));
+    // An interrupted commit comes before everything.
+    write_json(
+        &root.join(".novel-commit-journal.json"),
+        &json!({"chapter": 31}),
+    );
+    let doc = json(&novel(&root, &["--json", "context", "session-start"]));
+    assert_eq!(doc["data"]["recommendation"]["action"], "recover");
+    assert_eq!(
+        doc["data"]["recommendation"]["command"],
+        "novel chapter recover"
+    );
+}

@@ -1,0 +1,1988 @@
+//! Per-agent packet assembly (PRD §8.3 with the budgets of `003` §8.4 and the trimming of
+//! `003` §8.5).
+//!
+//! # What each agent gets, in order
+//!
+//! | agent | sections |
+//! |---|---|
+//! | chapter-writer | storyline, task, revision (revising only), chapter_text (revising only), chapter_outline, chapter_contract, world_rules, characters, foreshadowing, recent_summaries, current_state, volume_outline, style, brief, author_preferences |
+//! | summarizer | storyline, task, chapter_text, entity_map, foreshadowing, current_state |
+//! | style-refiner | task, chapter_text, style |
+//! | quality-judge | storyline, task, chapter_text, chapter_outline, chapter_contract, world_rules, characters, recent_summaries, storyline_spec, storyline_schedule, style |
+//! | plot-architect | task, outline_format, brief, storylines, storyline_spec, foreshadowing, prev_volume_review, recent_summaries, world_rules, world_docs, characters |
+//! | world-builder | task, brief, world_rules, world_docs, storylines, research |
+//! | character-weaver | task, brief, world_rules, world_docs, characters, relationships, retired_characters, storylines |
+//! | style-analyzer | task, style, brief |
+//!
+//! # Trimming ranks (higher is cut first; required units are never cut)
+//!
+//! | rank | what |
+//! |---|---|
+//! | 90 | volume overview paragraphs, last paragraph first |
+//! | 85 | the project brief |
+//! | 84 | world documents, last file first |
+//! | 80 | items / locations / factions in the current state |
+//! | 70 | older recent summaries, oldest first (the latest is required) |
+//! | 60 | character profile details (beyond name, state, speech, contracts), least recently seen first |
+//! | 55 | whole characters NOT named by the chapter contract, least recently seen first |
+//! | 50 | blacklist phrases beyond the first five (ten for StyleRefiner), last first |
+//! | 45 | soft world rules the contract does not require |
+//! | 40 | one-sentence states of frozen lines |
+//! | 38 | one-sentence states of other active lines |
+//! | 35 | the adjacent line's memory |
+//!
+//! Required: the current line's memory (and in a convergence chapter every involved line's),
+//! the chapter outline block, the chapter contract, hard world rules, characters named by the
+//! contract, foreshadowing tasks, style directives and drift directives, the latest summary,
+//! chapter text, task.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::lines::{self, LinePlan, LineRole};
+use super::outline::{self, ChapterBlock, Outline};
+use super::packet::{Budget, BudgetSource, Packet, Section};
+use super::text::{compact, compact_tail, cut_chars, memory_body, scalar};
+use super::{Agent, ContextError};
+use crate::model::blacklist::{BlacklistEntry, EntrySource};
+use crate::model::character::Character;
+use crate::model::common::{ConstraintType, ForeshadowScope, ForeshadowStatus};
+use crate::model::contract::ForeshadowAction;
+use crate::model::{
+    AiBlacklist, ChapterContract, Checkpoint, Evaluation, ForeshadowingGlobal, PipelineStage,
+    Relationships, Settings, StorylineSchedule, StorylineSpec, Storylines, StyleDrift,
+    StyleProfile, VolumeForeshadowing, WorldRules,
+};
+
+const R_OVERVIEW: u16 = 90;
+const R_BRIEF: u16 = 85;
+const R_WORLD_DOCS: u16 = 84;
+const R_STATE_EXTRA: u16 = 80;
+const R_SUMMARY_OLD: u16 = 70;
+const R_PROFILE: u16 = 60;
+const R_CHARACTER: u16 = 55;
+const R_BLACKLIST_TAIL: u16 = 50;
+const R_SOFT_RULE: u16 = 45;
+const R_FROZEN: u16 = 40;
+const R_CONCURRENT: u16 = 38;
+const R_ADJACENT: u16 = 35;
+
+/// Characters loaded when the contract names none (`003` §8.5).
+pub const MAX_UNNAMED_CHARACTERS: usize = 15;
+/// Recent summaries of ChapterWriter (§8.3).
+pub const RECENT_SUMMARIES: usize = 3;
+/// A memory longer than this is cut (the seed caps memories at 500 字).
+pub const MEMORY_MAX_CHARS: usize = 1_000;
+/// A summary longer than this is cut (the seed asks for ~300 字).
+pub const SUMMARY_MAX_CHARS: usize = 800;
+/// Blacklist phrases in a ChapterWriter / QualityJudge packet (`003` §8.4 "top10").
+pub const BLACKLIST_TOP: usize = 10;
+/// Overdue threads listed by name (the rest are counted).
+pub const OVERDUE_LISTED: usize = 3;
+/// Elements of a `world_state` array shown (the most recent ones).
+pub const STATE_ARRAY_TAIL: usize = 8;
+
+/// A chapter summary found on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Summary {
+    pub chapter: u32,
+    pub storyline: Option<String>,
+    pub body: String,
+}
+
+/// Project-relative paths the packets name (the store fills them from its layout).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Paths {
+    pub outline: String,
+    pub contract: String,
+    pub staging_chapter: String,
+    pub staging_summary: String,
+    pub staging_delta: String,
+    pub staging_evaluation: String,
+    /// `staging/storylines` (memories go to `<this>/<id>/memory.md`).
+    pub staging_storylines: String,
+    /// `volumes/vol-NN`.
+    pub volume_dir: String,
+}
+
+/// Everything an agent's packet may draw on, as loaded values. Absent files are `None` or
+/// empty; files that could not be read are named in `warnings`.
+#[derive(Debug, Clone, Default)]
+pub struct Inputs {
+    pub chapter: u32,
+    pub volume: u32,
+    pub paths: Paths,
+    pub checkpoint: Option<Checkpoint>,
+    pub settings: Settings,
+    pub brief: Option<String>,
+    pub style_profile: Option<StyleProfile>,
+    pub blacklist: Option<AiBlacklist>,
+    pub style_drift: Option<StyleDrift>,
+    pub world_rules: Option<WorldRules>,
+    /// `world/*.md` as (file name, text), name order.
+    pub world_docs: Vec<(String, String)>,
+    /// `characters/active/*.json`, file name order.
+    pub characters: Vec<Character>,
+    pub retired: Vec<Character>,
+    pub relationships: Option<Relationships>,
+    /// Character slug → last chapter whose committed state change touched it.
+    pub last_seen: BTreeMap<String, u32>,
+    pub storylines: Option<Storylines>,
+    pub storyline_spec: Option<StorylineSpec>,
+    pub schedule: Option<StorylineSchedule>,
+    /// The volume outline's text (`paths.outline`).
+    pub outline: Option<String>,
+    pub contract: Option<ChapterContract>,
+    /// Storyline id → `storylines/<id>/memory.md`.
+    pub memories: BTreeMap<String, String>,
+    pub current_state: Option<Value>,
+    pub foreshadowing: Option<ForeshadowingGlobal>,
+    pub volume_plan: Option<VolumeForeshadowing>,
+    /// Summaries before the chapter, most recent first (the store may pre-filter by line).
+    pub summaries: Vec<Summary>,
+    /// The chapter's text as (path, text): staging first, else committed.
+    pub chapter_text: Option<(String, String)>,
+    /// Where the chapter text was looked for (for the error).
+    pub chapter_text_tried: Vec<String>,
+    /// The staged evaluation when the chapter is being revised.
+    pub evaluation: Option<Evaluation>,
+    pub prev_volume_review: Option<String>,
+    /// `research/*.md` file names.
+    pub research: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+/// What the store must load for an agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Needs {
+    pub outline: bool,
+    pub contract: bool,
+    pub characters: bool,
+    pub last_seen: bool,
+    pub memories: bool,
+    pub state: bool,
+    pub foreshadowing: bool,
+    /// How many recent summaries (0 = none).
+    pub summaries: usize,
+    /// Only summaries on the chapter's storylines (else the latest, whatever the line).
+    pub summaries_on_line: bool,
+    pub chapter_text: bool,
+    pub style: bool,
+    pub brief: bool,
+    pub world_rules: bool,
+    pub world_docs: bool,
+    pub storylines: bool,
+    pub schedule: bool,
+    pub spec: bool,
+    pub relationships: bool,
+    pub retired: bool,
+    pub prev_volume_review: bool,
+    pub research: bool,
+}
+
+impl Agent {
+    /// The inputs this agent's packet draws on.
+    pub fn needs(self) -> Needs {
+        let none = Needs::default();
+        match self {
+            Agent::ChapterWriter => Needs {
+                outline: true,
+                contract: true,
+                characters: true,
+                last_seen: true,
+                memories: true,
+                state: true,
+                foreshadowing: true,
+                summaries: RECENT_SUMMARIES,
+                summaries_on_line: true,
+                style: true,
+                brief: true,
+                world_rules: true,
+                storylines: true,
+                schedule: true,
+                ..none
+            },
+            Agent::Summarizer => Needs {
+                outline: true,
+                contract: true,
+                characters: true,
+                last_seen: true,
+                memories: true,
+                state: true,
+                foreshadowing: true,
+                chapter_text: true,
+                storylines: true,
+                schedule: true,
+                ..none
+            },
+            Agent::StyleRefiner => Needs {
+                chapter_text: true,
+                style: true,
+                ..none
+            },
+            Agent::QualityJudge => Needs {
+                outline: true,
+                contract: true,
+                characters: true,
+                last_seen: true,
+                memories: true,
+                state: true,
+                summaries: 1,
+                summaries_on_line: false,
+                chapter_text: true,
+                style: true,
+                world_rules: true,
+                storylines: true,
+                schedule: true,
+                spec: true,
+                ..none
+            },
+            Agent::PlotArchitect => Needs {
+                characters: true,
+                foreshadowing: true,
+                summaries: RECENT_SUMMARIES,
+                brief: true,
+                world_rules: true,
+                world_docs: true,
+                storylines: true,
+                spec: true,
+                prev_volume_review: true,
+                ..none
+            },
+            Agent::WorldBuilder => Needs {
+                brief: true,
+                world_rules: true,
+                world_docs: true,
+                storylines: true,
+                research: true,
+                ..none
+            },
+            Agent::CharacterWeaver => Needs {
+                characters: true,
+                brief: true,
+                world_rules: true,
+                world_docs: true,
+                storylines: true,
+                relationships: true,
+                retired: true,
+                ..none
+            },
+            Agent::StyleAnalyzer => Needs {
+                style: true,
+                brief: true,
+                ..none
+            },
+        }
+    }
+}
+
+/// The section tags of an agent's packet, in order (see the module table).
+pub fn sections_of(agent: Agent, revising: bool) -> Vec<&'static str> {
+    match agent {
+        Agent::ChapterWriter => {
+            let mut v = vec!["storyline", "task"];
+            if revising {
+                v.extend(["revision", "chapter_text"]);
+            }
+            v.extend([
+                "chapter_outline",
+                "chapter_contract",
+                "world_rules",
+                "characters",
+                "foreshadowing",
+                "recent_summaries",
+                "current_state",
+                "volume_outline",
+                "style",
+                "brief",
+                "author_preferences",
+            ]);
+            v
+        }
+        Agent::Summarizer => vec![
+            "storyline",
+            "task",
+            "chapter_text",
+            "entity_map",
+            "foreshadowing",
+            "current_state",
+        ],
+        Agent::StyleRefiner => vec!["task", "chapter_text", "style"],
+        Agent::QualityJudge => vec![
+            "storyline",
+            "task",
+            "chapter_text",
+            "chapter_outline",
+            "chapter_contract",
+            "world_rules",
+            "characters",
+            "recent_summaries",
+            "storyline_spec",
+            "storyline_schedule",
+            "style",
+        ],
+        Agent::PlotArchitect => vec![
+            "task",
+            "outline_format",
+            "brief",
+            "storylines",
+            "storyline_spec",
+            "foreshadowing",
+            "prev_volume_review",
+            "recent_summaries",
+            "world_rules",
+            "world_docs",
+            "characters",
+        ],
+        Agent::WorldBuilder => vec![
+            "task",
+            "brief",
+            "world_rules",
+            "world_docs",
+            "storylines",
+            "research",
+        ],
+        Agent::CharacterWeaver => vec![
+            "task",
+            "brief",
+            "world_rules",
+            "world_docs",
+            "characters",
+            "relationships",
+            "retired_characters",
+            "storylines",
+        ],
+        Agent::StyleAnalyzer => vec!["task", "style", "brief"],
+    }
+}
+
+/// Whether the chapter is being revised (ChapterWriter then gets the draft and the fixes).
+pub fn revising(inputs: &Inputs) -> bool {
+    inputs.checkpoint.as_ref().is_some_and(|cp| {
+        cp.inflight_chapter == Some(inputs.chapter)
+            && cp.pipeline_stage == Some(PipelineStage::Revising)
+    })
+}
+
+/// The outline block and overview, for agents that need them (`required`: a missing outline
+/// or chapter is an error; otherwise problems become warnings).
+fn outline_of(
+    inputs: &Inputs,
+    required: bool,
+    warnings: &mut Vec<String>,
+) -> Result<(Option<ChapterBlock>, Option<String>), ContextError> {
+    let path = inputs.paths.outline.clone();
+    let Some(text) = &inputs.outline else {
+        if required {
+            return Err(ContextError::OutlineMissing {
+                volume: inputs.volume,
+                chapter: inputs.chapter,
+                path,
+            });
+        }
+        return Ok((None, None));
+    };
+    let parsed: Outline = match outline::parse(text) {
+        Ok(o) => o,
+        Err(error) if required => return Err(ContextError::OutlineFormat { path, error }),
+        Err(error) => {
+            warnings.push(format!("{path}：{error}"));
+            return Ok((None, None));
+        }
+    };
+    let block = parsed.block(inputs.chapter).cloned();
+    if block.is_none() && required {
+        return Err(ContextError::OutlineChapter {
+            chapter: inputs.chapter,
+            path,
+            found: parsed.ranges(),
+        });
+    }
+    Ok((block, Some(parsed.overview)))
+}
+
+/// Assembles an agent's packet without a budget (see [`build`]).
+pub fn assemble(agent: Agent, inputs: &Inputs) -> Result<Packet, ContextError> {
+    let mut warnings = inputs.warnings.clone();
+    let needs_outline_block = matches!(agent, Agent::ChapterWriter | Agent::QualityJudge);
+    let (block, overview) = if agent.needs().outline {
+        outline_of(inputs, needs_outline_block, &mut warnings)?
+    } else {
+        (None, None)
+    };
+    let plan = lines::plan(
+        inputs.chapter,
+        inputs.contract.as_ref(),
+        block.as_ref().and_then(ChapterBlock::storyline),
+        inputs.storylines.as_ref(),
+        inputs.schedule.as_ref(),
+    );
+    if agent.per_chapter() && agent != Agent::StyleRefiner {
+        match plan.current_source {
+            lines::CurrentSource::Unknown => warnings.push(format!(
+                "无法确定第 {} 章的故事线（章节契约与大纲都没有写明）",
+                inputs.chapter
+            )),
+            lines::CurrentSource::SchedulePrimary | lines::CurrentSource::OnlyActiveLine => {
+                warnings.push(format!(
+                    "第 {} 章的故事线取自{}：章节契约与大纲都没有写明",
+                    inputs.chapter,
+                    if plan.current_source == lines::CurrentSource::SchedulePrimary {
+                        "本卷调度的主推进线"
+                    } else {
+                        "唯一的活跃故事线"
+                    }
+                ))
+            }
+            _ => {}
+        }
+    }
+    let needs_text = matches!(
+        agent,
+        Agent::Summarizer | Agent::StyleRefiner | Agent::QualityJudge
+    ) || (agent == Agent::ChapterWriter && revising(inputs));
+    if needs_text && inputs.chapter_text.is_none() {
+        return Err(ContextError::ChapterText {
+            chapter: inputs.chapter,
+            tried: inputs.chapter_text_tried.join("、"),
+        });
+    }
+    let a = Assembler {
+        agent,
+        inputs,
+        plan: &plan,
+        block: block.as_ref(),
+        overview: overview.as_deref(),
+        cast: select_characters(inputs),
+    };
+    let sections = sections_of(agent, agent == Agent::ChapterWriter && revising(inputs))
+        .into_iter()
+        .map(|tag| a.section(tag))
+        .collect();
+    Ok(Packet {
+        agent,
+        chapter: inputs.chapter,
+        volume: inputs.volume,
+        storyline: if agent.per_chapter() {
+            plan.current.clone()
+        } else {
+            None
+        },
+        convergence: agent.per_chapter() && plan.is_convergence(),
+        sections,
+        warnings,
+        budget: None,
+        cut: Vec::new(),
+    })
+}
+
+/// Assembles and trims to the budget: `budget` (`--budget`) when given, else the agent's
+/// default from `novel.json`. Over the limit after trimming is an error.
+pub fn build(agent: Agent, inputs: &Inputs, budget: Option<u32>) -> Result<Packet, ContextError> {
+    let mut packet = assemble(agent, inputs)?;
+    let budget = match budget {
+        Some(total) => Some(Budget::new(agent, total, BudgetSource::Flag)),
+        None => agent
+            .default_budget(&inputs.settings.context_budgets, packet.convergence)
+            .map(|total| Budget::new(agent, total, BudgetSource::Settings)),
+    };
+    packet.budget = budget;
+    if let Some(b) = budget
+        && let Err(over) = packet.trim_to(b.limit)
+    {
+        return Err(ContextError::OverBudget {
+            agent: agent.label(),
+            tokens: over.tokens,
+            limit: over.limit,
+            total: b.total,
+            allowance: b.prompt_allowance,
+            largest: over.largest,
+        });
+    }
+    Ok(packet)
+}
+
+/// A character in play, and whether the chapter contract names it (then it is never cut).
+#[derive(Debug, Clone)]
+struct Cast<'a> {
+    members: Vec<(&'a Character, bool)>,
+    note: String,
+}
+
+fn names_of(c: &Character) -> impl Iterator<Item = &str> {
+    std::iter::once(c.id.as_str())
+        .chain(std::iter::once(c.display_name.as_str()))
+        .chain(c.aliases.iter().map(String::as_str))
+}
+
+/// §8.5: the characters the contract names (display name, alias or slug in the pre- and
+/// postconditions, or one of their L2 contract ids cited in the contract's texts); without
+/// any, the active characters most recently seen, at most 15.
+fn select_characters(inputs: &Inputs) -> Cast<'_> {
+    let mut named: Vec<&Character> = Vec::new();
+    if let Some(c) = &inputs.contract {
+        let mut mentions: Vec<&str> = Vec::new();
+        mentions.extend(c.preconditions.character_states.keys().map(String::as_str));
+        mentions.extend(c.postconditions.state_changes.keys().map(String::as_str));
+        for m in mentions {
+            if let Some(ch) = inputs
+                .characters
+                .iter()
+                .find(|ch| names_of(ch).any(|n| n == m))
+                && !named.iter().any(|x| x.id == ch.id)
+            {
+                named.push(ch);
+            }
+        }
+        let texts: Vec<&str> = c
+            .acceptance_criteria
+            .iter()
+            .map(String::as_str)
+            .chain(c.objectives.iter().map(|o| o.description.as_str()))
+            .collect();
+        for ch in &inputs.characters {
+            let cited = ch
+                .contracts
+                .iter()
+                .any(|k| texts.iter().any(|t| t.contains(k.id.as_str())));
+            if cited && !named.iter().any(|x| x.id == ch.id) {
+                named.push(ch);
+            }
+        }
+    }
+    if !named.is_empty() {
+        let n = named.len();
+        return Cast {
+            members: named.into_iter().map(|c| (c, true)).collect(),
+            note: format!("本章在场角色由章节契约指定（{n} 位）。"),
+        };
+    }
+    let mut all: Vec<&Character> = inputs.characters.iter().collect();
+    // Most recently seen first; never-seen last; ties in file order (stable sort).
+    all.sort_by_key(|c| std::cmp::Reverse(inputs.last_seen.get(&c.id).copied().unwrap_or(0)));
+    let total = all.len();
+    all.truncate(MAX_UNNAMED_CHARACTERS);
+    Cast {
+        note: if total > all.len() {
+            format!(
+                "章节契约没有指定角色：按最近出场取前 {} 位（共 {total} 位活跃角色）。",
+                all.len()
+            )
+        } else {
+            format!("章节契约没有指定角色：列出全部 {total} 位活跃角色，最近出场的在前。")
+        },
+        members: all.into_iter().map(|c| (c, false)).collect(),
+    }
+}
+
+fn contract_valid_at(k: &crate::model::character::CharacterContract, n: u32) -> bool {
+    k.valid_from_chapter.is_none_or(|f| f <= n)
+        && match k.valid_until {
+            Some(Some(u)) => n <= u,
+            _ => true,
+        }
+}
+
+struct Assembler<'a> {
+    agent: Agent,
+    inputs: &'a Inputs,
+    plan: &'a LinePlan,
+    block: Option<&'a ChapterBlock>,
+    overview: Option<&'a str>,
+    cast: Cast<'a>,
+}
+
+fn stem(n: u32) -> String {
+    format!("chapter-{n:03}")
+}
+
+impl Assembler<'_> {
+    fn section(&self, tag: &'static str) -> Section {
+        match tag {
+            "storyline" => self.storyline(),
+            "task" => self.task(),
+            "revision" => self.revision(),
+            "chapter_text" => self.chapter_text(),
+            "chapter_outline" => self.chapter_outline(),
+            "chapter_contract" => self.chapter_contract(),
+            "world_rules" => self.world_rules(),
+            "characters" => self.characters(),
+            "foreshadowing" => self.foreshadowing(),
+            "recent_summaries" => self.recent_summaries(),
+            "current_state" => self.current_state(),
+            "entity_map" => self.entity_map(),
+            "volume_outline" => self.volume_outline(),
+            "style" => self.style(),
+            "brief" => self.brief(),
+            "author_preferences" => {
+                let mut s = Section::new("author_preferences", "作者偏好");
+                s.required("（暂无记录的作者偏好）");
+                s
+            }
+            "storyline_spec" => self.storyline_spec(),
+            "storyline_schedule" => self.storyline_schedule(),
+            "storylines" => self.storylines(),
+            "world_docs" => self.world_docs(),
+            "prev_volume_review" => {
+                let mut s = Section::new("prev_volume_review", "上卷回顾");
+                match &self.inputs.prev_volume_review {
+                    Some(t) if !t.trim().is_empty() => s.required(t.trim()),
+                    _ => s.required("（没有上卷回顾）"),
+                };
+                s
+            }
+            "relationships" => self.relationships(),
+            "retired_characters" => {
+                let mut s = Section::new("retired_characters", "已退场角色");
+                if self.inputs.retired.is_empty() {
+                    s.required("（没有已退场角色）");
+                } else {
+                    s.required(
+                        self.inputs
+                            .retired
+                            .iter()
+                            .map(|c| format!("- {}（{}）", c.display_name, c.id))
+                            .collect::<Vec<_>>()
+                            .join("\n"),
+                    );
+                }
+                s
+            }
+            "research" => {
+                let mut s = Section::new("research", "研究资料");
+                if self.inputs.research.is_empty() {
+                    s.required("（research/ 中没有资料）");
+                } else {
+                    s.required(format!(
+                        "research/ 中的资料（需要时用 Read 读取）：\n{}",
+                        self.inputs
+                            .research
+                            .iter()
+                            .map(|f| format!("- research/{f}"))
+                            .collect::<Vec<_>>()
+                            .join("\n")
+                    ));
+                }
+                s
+            }
+            "outline_format" => {
+                let mut s = Section::new("outline_format", "大纲格式");
+                s.required(OUTLINE_FORMAT_TEXT);
+                s
+            }
+            other => {
+                let mut s = Section::new(other, "未知");
+                s.required("（无）");
+                s
+            }
+        }
+    }
+
+    fn memory_of(&self, id: &str) -> Option<String> {
+        self.inputs
+            .memories
+            .get(id)
+            .map(|m| memory_body(m))
+            .filter(|m| !m.is_empty())
+    }
+
+    fn storyline(&self) -> Section {
+        let mut s = Section::new("storyline", "故事线");
+        let p = self.plan;
+        let contract = self.inputs.contract.as_ref();
+        let ctx = contract.and_then(|c| c.storyline_context.as_ref());
+        let Some(current) = p.lines.iter().find(|l| l.role == LineRole::Current) else {
+            s.required("（无法确定本章的故事线）");
+            return s;
+        };
+        let mut head = format!("当前故事线：{}（{}）", current.name, current.id);
+        if let Some(r) = current.volume_role {
+            head.push_str(&format!("，本卷定位 {}", volume_role(r)));
+        }
+        if let Some(g) = &current.arc_goal {
+            head.push_str(&format!("，本卷目标：{g}"));
+        }
+        if let Some(c) = &p.convergence {
+            head.push_str(&format!(
+                "\n本章是交汇章：第 {}–{} 章交汇事件，涉及 {}{}{}",
+                c.range[0],
+                c.range[1],
+                c.lines.join("、"),
+                c.trigger
+                    .as_deref()
+                    .map_or(String::new(), |t| format!("；触发：{t}")),
+                c.aftermath
+                    .as_deref()
+                    .map_or(String::new(), |t| format!("；余波：{t}"))
+            ));
+        }
+        if let Some(ctx) = ctx {
+            let mut progress = Vec::new();
+            if let Some(l) = ctx.last_chapter_on_this_line {
+                progress.push(format!("本线上次写到第 {l} 章"));
+            }
+            if let Some(d) = ctx.chapters_since_last {
+                progress.push(format!("相隔 {d} 章"));
+            }
+            if let Some(pr) = &ctx.line_arc_progress {
+                progress.push(format!("本线进度 {pr}"));
+            }
+            if !progress.is_empty() {
+                head.push_str(&format!("\n{}", progress.join("，")));
+            }
+            if let Some(last) = &ctx.last_chapter_summary {
+                head.push_str(&format!("\n本线上次：{}", cut_chars(last, 300)));
+            }
+        }
+        s.required(head);
+        let with_adjacent = self.agent == Agent::ChapterWriter;
+        let with_others = matches!(self.agent, Agent::ChapterWriter | Agent::QualityJudge);
+        for (i, l) in p.memory_lines().enumerate() {
+            if l.role == LineRole::Adjacent && !with_adjacent {
+                continue;
+            }
+            let title = match l.role {
+                LineRole::Current => format!("【当前线记忆 · {}（{}）】", l.name, l.id),
+                LineRole::Convergence => format!("【交汇线记忆 · {}（{}）】", l.name, l.id),
+                _ => format!(
+                    "【相邻线记忆 · {}（{}）：本章结尾将切到此线】",
+                    l.name, l.id
+                ),
+            };
+            let body = match self.memory_of(&l.id) {
+                Some(m) => cut_chars(&m, MEMORY_MAX_CHARS),
+                None => format!("（没有记忆：storylines/{}/memory.md 不存在或为空）", l.id),
+            };
+            let text = format!("{title}\n{body}");
+            if l.role == LineRole::Adjacent {
+                s.optional(text, R_ADJACENT, i as u32, format!("相邻线记忆：{}", l.id));
+            } else {
+                s.required(text);
+            }
+        }
+        let others: Vec<_> = p
+            .lines
+            .iter()
+            .filter(|l| !l.role.gets_memory() || (l.role == LineRole::Adjacent && !with_adjacent))
+            .collect();
+        if with_others && !others.is_empty() {
+            s.required("【其他线此刻（各一句）】");
+            for (i, l) in others.iter().enumerate() {
+                let concurrent =
+                    ctx.and_then(|c| c.concurrent_state.get(&l.id).map(String::as_str));
+                let sentence = lines::one_sentence(
+                    concurrent,
+                    self.inputs.memories.get(&l.id).map(String::as_str),
+                    80,
+                );
+                let text = format!("- {}（{}，{}）：{sentence}", l.name, l.id, l.role.label());
+                let rank = if l.role == LineRole::Frozen {
+                    R_FROZEN
+                } else {
+                    R_CONCURRENT
+                };
+                s.optional(text, rank, i as u32, format!("一句话现状：{}", l.id));
+            }
+        }
+        if self.agent == Agent::ChapterWriter {
+            if let Some(h) = contract.and_then(|c| c.transition_hint.as_ref())
+                && (h.next_storyline.is_some() || h.bridge.is_some())
+            {
+                s.required(format!(
+                    "【切线提示】本章结尾过渡到 {}：{}",
+                    h.next_storyline.as_deref().unwrap_or("下一条线"),
+                    h.bridge.as_deref().unwrap_or("（未写明过渡方式）")
+                ));
+            }
+            s.required(if p.is_convergence() {
+                "【线边界】本章是交汇章：上述交汇线的人物可以同场，但各线已有的事实不得改写；未列为交汇线的线只作暗示。"
+            } else {
+                "【线边界】只使用当前线的角色、地点和事件；当前 POV 角色不知道其他线角色的行动和发现；跨线信息只能经由信使、书信、偶遇等合理途径传递。"
+            });
+        }
+        s
+    }
+
+    fn task(&self) -> Section {
+        let mut s = Section::new("task", "本次任务");
+        let i = self.inputs;
+        let n = i.chapter;
+        let line = self.plan.current.as_deref().unwrap_or("（未知）");
+        let p = &i.paths;
+        let text = match self.agent {
+            Agent::ChapterWriter => {
+                let len = &i.settings.chapter_length;
+                let mut t = format!(
+                    "写第 {n} 章（第 {} 卷），故事线 {line}。字数 {}–{} 字。正文写入 {}。",
+                    i.volume, len.min, len.max, p.staging_chapter
+                );
+                if revising(i) {
+                    t.push_str("\n这是修订：按 <revision> 中的修订指令修改 <chapter_text> 里的现稿，只改指出的地方，修订稿覆盖写回同一文件。");
+                }
+                t
+            }
+            Agent::Summarizer => {
+                let version = i
+                    .current_state
+                    .as_ref()
+                    .map_or(0, crate::ops::state_version);
+                format!(
+                    "为第 {n} 章写摘要、状态增量和故事线记忆（故事线 {line}）。\n- 摘要写入 {}：开头为 front matter（---、chapter: {n}、storyline_id: {line}、---），正文约 300 字，保留关键情节、对话与转折。\n- 状态增量写入 {}：{{\"chapter\": {n}, \"base_state_version\": {version}, \"storyline_id\": \"{line}\", \"ops\": […]}}；op 为 set/inc/add/remove/foreshadow，路径用 <entity_map> 中的 slug。\n- 故事线记忆写入 {}/{line}/memory.md：≤500 字关键事实，第一句写本线此刻的一句话现状。",
+                    p.staging_summary, p.staging_delta, p.staging_storylines
+                )
+            }
+            Agent::StyleRefiner => format!(
+                "润色第 {n} 章初稿（<chapter_text>），去 AI 化：替换命中黑名单的用语，句式贴近风格指纹。润色稿覆盖写回 {}。修改量控制在原文 15% 以内；不改情节、对话内容、角色行为，保留伏笔与状态变化的细节。",
+                p.staging_chapter
+            ),
+            Agent::QualityJudge => {
+                let key = crate::gate::key_chapter(n, i.schedule.as_ref());
+                let mut t = format!(
+                    "评估第 {n} 章（故事线 {line}）：先逐条核查 L1/L2/L3/LS（violations 写明 confidence），再按 8 个维度评分，结果写入 {}。",
+                    p.staging_evaluation
+                );
+                if !key.is_empty() {
+                    t.push_str(&format!(
+                        "\n本章是关键章（{}）：需要第二位裁判，第二份评估写入 staging/evaluations/{}-eval-secondary.json。",
+                        key.iter()
+                            .map(|k| match k {
+                                crate::gate::KeyReason::VolumeFirst => "卷首章",
+                                crate::gate::KeyReason::VolumeLast => "卷尾章",
+                                crate::gate::KeyReason::Convergence => "交汇章",
+                            })
+                            .collect::<Vec<_>>()
+                            .join("、"),
+                        stem(n)
+                    ));
+                }
+                t
+            }
+            Agent::PlotArchitect => {
+                let start = i
+                    .schedule
+                    .as_ref()
+                    .and_then(|s| s.chapter_range)
+                    .map_or(n, |r| r[0]);
+                format!(
+                    "规划第 {} 卷（自第 {start} 章起）：写 {dir}/outline.md（章节标题格式见 <outline_format>）、{dir}/storyline-schedule.json（含 chapter_range）、{dir}/foreshadowing.json，以及每章的 {dir}/chapter-contracts/chapter-NNN.json。",
+                    i.volume,
+                    dir = p.volume_dir
+                )
+            }
+            Agent::WorldBuilder => "更新世界观：叙述文档在 world/*.md；可验证的规则抽取到 world/rules.json（编号 W-NNN，constraint_type 为 hard 或 soft），新增规则不得与已有规则矛盾。".to_string(),
+            Agent::CharacterWeaver => "管理角色：档案为 characters/active/<slug>.json（含 L2 contracts，编号 C-<姓名拼音大写>-NNN）；退场角色移到 characters/retired/；关系写入 characters/relationships.json。".to_string(),
+            Agent::StyleAnalyzer => "从作者提供的样章提取风格指纹，写入 style-profile.json：avg_sentence_length、dialogue_ratio、rhetoric_preferences、forbidden_words、character_speech_patterns、writing_directives、source_type。".to_string(),
+        };
+        s.required(text);
+        s
+    }
+
+    fn revision(&self) -> Section {
+        let mut s = Section::new("revision", "修订指令");
+        let Some(e) = &self.inputs.evaluation else {
+            s.required("（没有找到本章的评估结果：按门控结论修订）");
+            return s;
+        };
+        let mut lines = Vec::new();
+        for f in &e.required_fixes {
+            lines.push(format!("- 〔{}〕{}", f.target, f.instruction));
+        }
+        for v in &e.violations {
+            lines.push(format!("- 违反 {}：{}", v.rule_id, v.description));
+        }
+        for issue in &e.issues {
+            lines.push(format!("- 问题：{issue}"));
+        }
+        if lines.is_empty() {
+            lines.push("（评估没有给出具体修订指令）".into());
+        }
+        s.required(format!("评估总分 {:.2}。\n{}", e.overall, lines.join("\n")));
+        s
+    }
+
+    fn chapter_text(&self) -> Section {
+        let mut s = Section::new("chapter_text", "章节正文");
+        match &self.inputs.chapter_text {
+            Some((path, text)) => s.required(format!("（{path}）\n{}", text.trim())),
+            None => s.required("（没有正文）"),
+        };
+        s
+    }
+
+    fn chapter_outline(&self) -> Section {
+        let mut s = Section::new("chapter_outline", "本章大纲");
+        match self.block {
+            Some(b) => s.required(b.text.clone()),
+            None => s.required("（大纲中没有本章）"),
+        };
+        s
+    }
+
+    fn chapter_contract(&self) -> Section {
+        let mut s = Section::new("chapter_contract", "章节契约（L3）");
+        let Some(c) = &self.inputs.contract else {
+            s.required(format!(
+                "（本章没有章节契约：{} 不存在）",
+                self.inputs.paths.contract
+            ));
+            return s;
+        };
+        let mut out = Vec::new();
+        let pre = &c.preconditions;
+        if !pre.character_states.is_empty() {
+            out.push("前置条件 · 角色状态：".to_string());
+            for (k, v) in &pre.character_states {
+                out.push(format!("- {k}：{}", compact(v, 300)));
+            }
+        }
+        if !pre.required_world_rules.is_empty() {
+            out.push(format!(
+                "前置条件 · 须遵守的世界规则：{}",
+                pre.required_world_rules.join("、")
+            ));
+        }
+        if !c.objectives.is_empty() {
+            out.push("目标：".to_string());
+            for o in &c.objectives {
+                let mut head = format!("- {}〔{}", o.id, o.kind);
+                if o.required == Some(true) {
+                    head.push_str("·必须");
+                }
+                if let Some(a) = o.action {
+                    head.push_str(&format!("·{}", foreshadow_action(a)));
+                }
+                if let Some(t) = &o.target {
+                    head.push_str(&format!("→{t}"));
+                }
+                out.push(format!("{head}〕{}", o.description));
+            }
+        }
+        let post = &c.postconditions;
+        if !post.state_changes.is_empty() {
+            out.push("后置条件 · 状态变化：".to_string());
+            for (k, v) in &post.state_changes {
+                out.push(format!("- {k}：{}", compact(v, 300)));
+            }
+        }
+        if !post.foreshadowing_updates.is_empty() {
+            out.push(format!(
+                "后置条件 · 伏笔：{}",
+                post.foreshadowing_updates
+                    .iter()
+                    .map(|(k, v)| format!("{k} → {}", crate::ops::status_name(*v)))
+                    .collect::<Vec<_>>()
+                    .join("、")
+            ));
+        }
+        if !c.acceptance_criteria.is_empty() {
+            out.push("验收标准：".to_string());
+            for a in &c.acceptance_criteria {
+                out.push(format!("- {a}"));
+            }
+        }
+        if out.is_empty() {
+            out.push("（契约为空）".to_string());
+        }
+        s.required(out.join("\n"));
+        s
+    }
+
+    fn world_rules(&self) -> Section {
+        let mut s = Section::new("world_rules", "世界规则（L1）");
+        let Some(r) = &self.inputs.world_rules else {
+            s.required("（没有 world/rules.json）");
+            return s;
+        };
+        let required: Vec<&str> = self
+            .inputs
+            .contract
+            .as_ref()
+            .map(|c| {
+                c.preconditions
+                    .required_world_rules
+                    .iter()
+                    .map(String::as_str)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let line = |rule: &crate::model::world::WorldRule, hard: bool| {
+            let mut t = format!(
+                "- {}{}{}：{}",
+                if hard { "禁止违反 " } else { "" },
+                rule.id,
+                rule.category
+                    .as_deref()
+                    .map_or(String::new(), |c| format!("（{c}）")),
+                rule.rule
+            );
+            if !rule.exceptions.is_empty() {
+                t.push_str(&format!("｜例外：{}", rule.exceptions.join("；")));
+            }
+            if required.contains(&rule.id.as_str()) {
+                t.push_str("〔本章涉及〕");
+            }
+            t
+        };
+        let hard: Vec<String> = r
+            .rules
+            .iter()
+            .filter(|x| x.constraint_type == ConstraintType::Hard)
+            .map(|x| line(x, self.agent == Agent::ChapterWriter))
+            .collect();
+        let soft: Vec<&crate::model::world::WorldRule> = r
+            .rules
+            .iter()
+            .filter(|x| x.constraint_type == ConstraintType::Soft)
+            .collect();
+        if hard.is_empty() && soft.is_empty() {
+            s.required("（还没有世界规则）");
+            return s;
+        }
+        if !hard.is_empty() {
+            let head = if self.agent == Agent::ChapterWriter {
+                "【硬约束 · 违反以下规则的内容将被自动拒绝】"
+            } else {
+                "【硬约束（hard）· 逐条核查】"
+            };
+            s.required(format!("{head}\n{}", hard.join("\n")));
+        }
+        if !soft.is_empty() {
+            s.required("【软约束（soft）· 可有例外，但须在正文中交代原因】");
+            for (i, rule) in soft.iter().enumerate() {
+                if required.contains(&rule.id.as_str()) || !self.agent.per_chapter() {
+                    s.required(line(rule, false));
+                } else {
+                    s.optional(
+                        line(rule, false),
+                        R_SOFT_RULE,
+                        i as u32,
+                        format!("软约束 {}", rule.id),
+                    );
+                }
+            }
+        }
+        s
+    }
+
+    fn character_state(&self, id: &str) -> Option<&Value> {
+        self.inputs
+            .current_state
+            .as_ref()
+            .and_then(|s| s.get("characters"))
+            .and_then(|c| c.get(id))
+    }
+
+    fn speech(&self, c: &Character) -> Option<&str> {
+        let patterns = &self
+            .inputs
+            .style_profile
+            .as_ref()?
+            .character_speech_patterns;
+        names_of(c).find_map(|n| patterns.get(n).map(String::as_str))
+    }
+
+    fn character_core(&self, c: &Character, n: u32) -> String {
+        let mut t = format!("### {}（{}）", c.display_name, c.id);
+        if let Some(r) = &c.role {
+            t.push_str(&format!(" · {r}"));
+        }
+        if !c.aliases.is_empty() {
+            t.push_str(&format!(" · 别名：{}", c.aliases.join("、")));
+        }
+        if let Some(st) = self.character_state(&c.id) {
+            t.push_str(&format!(
+                "\n当前状态：{}",
+                compact_tail(st, STATE_ARRAY_TAIL, 300)
+            ));
+        }
+        if let Some(sp) = self.speech(c) {
+            t.push_str(&format!("\n语癖：{sp}"));
+        }
+        let valid: Vec<_> = c
+            .contracts
+            .iter()
+            .filter(|k| contract_valid_at(k, n))
+            .collect();
+        if !valid.is_empty() {
+            t.push_str("\nL2 契约：");
+            for k in valid {
+                t.push_str(&format!("\n- {}〔{}〕{}", k.id, k.kind, k.rule));
+                if !k.exceptions.is_empty() {
+                    t.push_str(&format!("｜例外：{}", k.exceptions.join("；")));
+                }
+            }
+        }
+        t
+    }
+
+    fn character_profile(c: &Character, max_chars: usize) -> Option<String> {
+        let fields: Vec<String> = c
+            .extra
+            .iter()
+            .filter(|(_, v)| !v.is_null())
+            .map(|(k, v)| format!("{k}：{}", cut_chars(&scalar(v), 200)))
+            .collect();
+        (!fields.is_empty()).then(|| cut_chars(&format!("档案：{}", fields.join("；")), max_chars))
+    }
+
+    fn characters(&self) -> Section {
+        let mut s = Section::new("characters", "角色（L2 契约）");
+        let n = self.inputs.chapter;
+        match self.agent {
+            Agent::PlotArchitect => {
+                if self.inputs.characters.is_empty() {
+                    s.required("（还没有活跃角色）");
+                }
+                for c in &self.inputs.characters {
+                    let ids: Vec<&str> = c.contracts.iter().map(|k| k.id.as_str()).collect();
+                    s.required(format!(
+                        "- {}（{}{}）{}",
+                        c.display_name,
+                        c.id,
+                        c.role
+                            .as_deref()
+                            .map_or(String::new(), |r| format!("，{r}")),
+                        if ids.is_empty() {
+                            String::new()
+                        } else {
+                            format!("：契约 {}", ids.join("、"))
+                        }
+                    ));
+                }
+                return s;
+            }
+            Agent::CharacterWeaver => {
+                if self.inputs.characters.is_empty() {
+                    s.required("（还没有活跃角色）");
+                }
+                for c in &self.inputs.characters {
+                    s.required(format!(
+                        "### characters/active/{}.json\n{}",
+                        c.id,
+                        serde_json::to_string_pretty(c).unwrap_or_default()
+                    ));
+                }
+                return s;
+            }
+            _ => {}
+        }
+        if self.cast.members.is_empty() {
+            s.required("（还没有活跃角色）");
+            return s;
+        }
+        s.required(self.cast.note.clone());
+        let count = self.cast.members.len() as u32;
+        for (i, (c, named)) in self.cast.members.iter().enumerate() {
+            // Later in the list = less recently seen = cut first.
+            let order = i as u32;
+            let core = self.character_core(c, n);
+            if *named {
+                s.required(core);
+            } else {
+                s.optional(
+                    core,
+                    R_CHARACTER,
+                    order,
+                    format!("角色：{}", c.display_name),
+                );
+            }
+            if let Some(p) = Self::character_profile(c, 400) {
+                s.optional(
+                    p,
+                    R_PROFILE,
+                    order + count,
+                    format!("角色档案细节：{}", c.display_name),
+                );
+            }
+        }
+        s
+    }
+
+    fn foreshadowing(&self) -> Section {
+        let mut s = Section::new("foreshadowing", "伏笔");
+        let i = self.inputs;
+        let n = i.chapter;
+        let threads = i
+            .foreshadowing
+            .as_ref()
+            .map(|g| g.foreshadowing.as_slice())
+            .unwrap_or(&[]);
+        if self.agent == Agent::PlotArchitect {
+            let open: Vec<_> = threads
+                .iter()
+                .filter(|t| t.status != ForeshadowStatus::Resolved)
+                .collect();
+            let resolved = threads.len() - open.len();
+            let mut lines = vec![format!("未回收 {} 条，已回收 {resolved} 条。", open.len())];
+            for t in open {
+                lines.push(format!(
+                    "- {}〔{}·{}〕{}{}{}",
+                    t.id,
+                    scope_name(t.scope),
+                    crate::ops::status_name(t.status),
+                    t.description,
+                    t.target_resolve_range.map_or(String::new(), |r| format!(
+                        "（计划第 {}–{} 章回收）",
+                        r[0], r[1]
+                    )),
+                    t.planted_storyline
+                        .as_deref()
+                        .map_or(String::new(), |l| format!("（{l}）"))
+                ));
+            }
+            s.required(lines.join("\n"));
+            return s;
+        }
+        let on_line = |line: Option<&str>| {
+            line.is_none_or(|l| self.plan.summary_lines().iter().any(|x| x == l))
+        };
+        let desc = |id: &str| {
+            threads
+                .iter()
+                .find(|t| t.id == id)
+                .map(|t| t.description.clone())
+                .filter(|d| !d.is_empty())
+                .or_else(|| {
+                    i.volume_plan.as_ref().and_then(|p| {
+                        p.foreshadowing
+                            .iter()
+                            .find(|t| t.id == id)
+                            .map(|t| t.description.clone())
+                    })
+                })
+                .unwrap_or_default()
+        };
+        let mut tasks: Vec<String> = Vec::new();
+        let mut seen: Vec<(String, &'static str)> = Vec::new();
+        let mut add = |id: &str, what: &'static str, extra: String, tasks: &mut Vec<String>| {
+            if seen.iter().any(|(x, w)| x == id && *w == what) {
+                return;
+            }
+            seen.push((id.to_string(), what));
+            let d = desc(id);
+            tasks.push(format!(
+                "- {what} {id}{}{extra}",
+                if d.is_empty() {
+                    String::new()
+                } else {
+                    format!("：{d}")
+                }
+            ));
+        };
+        if let Some(plan) = &i.volume_plan {
+            for t in &plan.foreshadowing {
+                if t.plant_chapter == Some(n) {
+                    let range = t.target_resolve_range.map_or(String::new(), |r| {
+                        format!("（计划第 {}–{} 章回收）", r[0], r[1])
+                    });
+                    add(&t.id, "埋设", range, &mut tasks);
+                }
+                if t.advance_chapters.as_ref().is_some_and(|a| a.contains(&n)) {
+                    add(&t.id, "推进", String::new(), &mut tasks);
+                }
+            }
+        }
+        if let Some(c) = &i.contract {
+            for o in &c.objectives {
+                if let (Some(a), Some(t)) = (o.action, &o.target) {
+                    add(t, foreshadow_action(a), format!("（{}）", o.id), &mut tasks);
+                }
+            }
+            for (id, st) in &c.postconditions.foreshadowing_updates {
+                let what = match st {
+                    ForeshadowStatus::Planted => "埋设",
+                    ForeshadowStatus::Advanced => "推进",
+                    ForeshadowStatus::Resolved => "回收",
+                };
+                add(id, what, String::new(), &mut tasks);
+            }
+        }
+        let mut due: Vec<String> = Vec::new();
+        let mut overdue: Vec<String> = Vec::new();
+        let mut overdue_elsewhere = 0usize;
+        let last_completed = i
+            .checkpoint
+            .as_ref()
+            .map_or(n.saturating_sub(1), |c| c.last_completed_chapter);
+        for t in threads
+            .iter()
+            .filter(|t| t.status != ForeshadowStatus::Resolved)
+        {
+            let Some([a, b]) = t.target_resolve_range else {
+                continue;
+            };
+            if a <= n && n <= b {
+                if on_line(t.planted_storyline.as_deref()) && !seen.iter().any(|(x, _)| *x == t.id)
+                {
+                    due.push(format!(
+                        "- {}（{}，计划第 {a}–{b} 章回收）：{}",
+                        t.id,
+                        crate::ops::status_name(t.status),
+                        t.description
+                    ));
+                }
+            } else if crate::next::is_overdue(
+                t.scope,
+                t.status,
+                t.target_resolve_range,
+                last_completed,
+            ) {
+                if on_line(t.planted_storyline.as_deref()) {
+                    overdue.push(format!(
+                        "- {}（应在第 {b} 章前回收）：{}",
+                        t.id,
+                        cut_chars(&t.description, 40)
+                    ));
+                } else {
+                    overdue_elsewhere += 1;
+                }
+            }
+        }
+        if !tasks.is_empty() {
+            s.required(format!("【本章伏笔任务】\n{}", tasks.join("\n")));
+        }
+        if !due.is_empty() {
+            s.required(format!(
+                "【可在本章回收（在计划区间内）】\n{}",
+                due.join("\n")
+            ));
+        }
+        if !overdue.is_empty() || overdue_elsewhere > 0 {
+            let listed = overdue.len().min(OVERDUE_LISTED);
+            let mut t = format!("【已逾期的短线伏笔】\n{}", overdue[..listed].join("\n"));
+            let more = overdue.len() - listed + overdue_elsewhere;
+            if more > 0 {
+                if listed > 0 {
+                    t.push('\n');
+                }
+                t.push_str(&format!(
+                    "（另有 {more} 条逾期伏笔不在本章的故事线上，未列出）"
+                ));
+            }
+            s.required(t);
+        }
+        if s.units.is_empty() {
+            s.required("（本章没有伏笔任务）");
+        }
+        s
+    }
+
+    fn recent_summaries(&self) -> Section {
+        let mut s = Section::new("recent_summaries", "近期摘要");
+        let want = match self.agent {
+            Agent::QualityJudge => 1,
+            _ => RECENT_SUMMARIES,
+        };
+        let lines = self.plan.summary_lines();
+        let on_line = self.agent == Agent::ChapterWriter;
+        let chosen: Vec<&Summary> = self
+            .inputs
+            .summaries
+            .iter()
+            .filter(|x| x.chapter < self.inputs.chapter || !self.agent.per_chapter())
+            .filter(|x| {
+                !on_line
+                    || lines.is_empty()
+                    || x.storyline.as_ref().is_none_or(|l| lines.contains(l))
+            })
+            .take(want)
+            .collect();
+        if chosen.is_empty() {
+            s.required("（还没有摘要）");
+            return s;
+        }
+        for (i, x) in chosen.iter().enumerate() {
+            let text = format!(
+                "第 {} 章{}：{}",
+                x.chapter,
+                x.storyline
+                    .as_deref()
+                    .map_or(String::new(), |l| format!("（{l}）")),
+                cut_chars(&x.body, SUMMARY_MAX_CHARS)
+            );
+            if i == 0 {
+                s.required(text);
+            } else {
+                s.optional(
+                    text,
+                    R_SUMMARY_OLD,
+                    i as u32,
+                    format!("近期摘要：第 {} 章", x.chapter),
+                );
+            }
+        }
+        s
+    }
+
+    fn current_state(&self) -> Section {
+        let mut s = Section::new("current_state", "当前状态");
+        let Some(state) = &self.inputs.current_state else {
+            s.required("（没有 state/current-state.json）");
+            return s;
+        };
+        s.required(format!(
+            "state_version {}，更新到第 {} 章。",
+            crate::ops::state_version(state),
+            state
+                .get("last_updated_chapter")
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+        ));
+        let cast: Vec<&str> = self
+            .cast
+            .members
+            .iter()
+            .map(|(c, _)| c.id.as_str())
+            .collect();
+        if self.agent == Agent::Summarizer {
+            let mut lines = vec!["在场角色的状态（characters.<slug>）：".to_string()];
+            for id in &cast {
+                if let Some(v) = state.get("characters").and_then(|c| c.get(*id)) {
+                    lines.push(format!(
+                        "- {id}：{}",
+                        serde_json::to_string(v).unwrap_or_default()
+                    ));
+                }
+            }
+            s.required(lines.join("\n"));
+        }
+        if let Some(ws) = state.get("world_state").and_then(Value::as_object)
+            && !ws.is_empty()
+        {
+            let mut lines = vec!["世界状态（world_state）：".to_string()];
+            for (k, v) in ws {
+                let shown = match v {
+                    Value::Array(items) if items.len() > STATE_ARRAY_TAIL => format!(
+                        "{}（另有 {} 条较早的）",
+                        scalar(&Value::Array(
+                            items[items.len() - STATE_ARRAY_TAIL..].to_vec()
+                        )),
+                        items.len() - STATE_ARRAY_TAIL
+                    ),
+                    other => scalar(other),
+                };
+                lines.push(format!("- {k}：{}", cut_chars(&shown, 300)));
+            }
+            s.required(lines.join("\n"));
+        }
+        // Items, locations, factions that mention a character in play (§8.5: the L2 selection
+        // controls how much state goes in).
+        for (i, (section, label)) in [
+            ("items", "物品"),
+            ("locations", "地点"),
+            ("factions", "势力"),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let Some(map) = state.get(section).and_then(Value::as_object) else {
+                continue;
+            };
+            let related: Vec<String> = map
+                .iter()
+                .filter(|(_, v)| {
+                    let t = v.to_string();
+                    cast.iter().any(|id| t.contains(&format!("\"{id}\"")))
+                })
+                .take(10)
+                .map(|(k, v)| format!("- {k}：{}", compact(v, 200)))
+                .collect();
+            if !related.is_empty() {
+                s.optional(
+                    format!(
+                        "与在场角色相关的{label}（{section}）：\n{}",
+                        related.join("\n")
+                    ),
+                    R_STATE_EXTRA,
+                    i as u32,
+                    format!("当前状态：{label}"),
+                );
+            }
+        }
+        s
+    }
+
+    fn entity_map(&self) -> Section {
+        let mut s = Section::new("entity_map", "实体 id 对照");
+        let mut lines = vec!["角色（正文中的名字 → state 路径用的 slug）：".to_string()];
+        for c in &self.inputs.characters {
+            let mut names = vec![c.display_name.clone()];
+            names.extend(c.aliases.iter().cloned());
+            lines.push(format!("- {} → {}", names.join(" / "), c.id));
+        }
+        if self.inputs.characters.is_empty() {
+            lines.push("（还没有角色档案）".into());
+        }
+        if let Some(sl) = &self.inputs.storylines {
+            lines.push(format!(
+                "故事线：{}",
+                sl.storylines
+                    .iter()
+                    .map(|l| format!("{}（{}）", l.id, l.name))
+                    .collect::<Vec<_>>()
+                    .join("、")
+            ));
+        }
+        let on = self.plan.summary_lines();
+        let mut open: Vec<_> = self
+            .inputs
+            .foreshadowing
+            .as_ref()
+            .map(|g| {
+                g.foreshadowing
+                    .iter()
+                    .filter(|t| t.status != ForeshadowStatus::Resolved)
+                    .collect()
+            })
+            .unwrap_or_default();
+        open.retain(|t| t.planted_storyline.as_ref().is_none_or(|l| on.contains(l)));
+        open.sort_by_key(|t| std::cmp::Reverse(t.last_updated_chapter.unwrap_or(0)));
+        open.truncate(30);
+        if !open.is_empty() {
+            lines.push("未回收的伏笔 id（本线）：".into());
+            for t in open {
+                lines.push(format!("- {}：{}", t.id, cut_chars(&t.description, 60)));
+            }
+        }
+        lines.push(format!(
+            "state 路径的顶层：{}",
+            crate::ops::ROOTS.join("、")
+        ));
+        s.required(lines.join("\n"));
+        s
+    }
+
+    fn volume_outline(&self) -> Section {
+        let mut s = Section::new("volume_outline", "本卷大纲概述");
+        match self.overview {
+            Some(o) if !o.is_empty() => {
+                for (i, para) in o
+                    .split("\n\n")
+                    .map(str::trim)
+                    .filter(|p| !p.is_empty())
+                    .enumerate()
+                {
+                    s.optional(
+                        para.to_string(),
+                        R_OVERVIEW,
+                        i as u32,
+                        format!("卷大纲概述第 {} 段", i + 1),
+                    );
+                }
+            }
+            _ => {
+                s.required("（大纲没有本卷概述）");
+            }
+        }
+        s
+    }
+
+    fn style(&self) -> Section {
+        let mut s = Section::new("style", "风格");
+        let i = self.inputs;
+        if let Some(p) = &i.style_profile {
+            if self.agent == Agent::StyleAnalyzer {
+                s.required(format!(
+                    "现有的风格指纹（style-profile.json）：\n{}",
+                    serde_json::to_string_pretty(p).unwrap_or_default()
+                ));
+            } else {
+                let mut lines = Vec::new();
+                if let Some(src) = p.source_type {
+                    let src = match src {
+                        crate::model::style::StyleSource::Original => "作者自己的样本".to_string(),
+                        crate::model::style::StyleSource::Reference => format!(
+                            "参考作者{}（仿写）",
+                            p.reference_author
+                                .as_deref()
+                                .map_or(String::new(), |a| format!("「{a}」"))
+                        ),
+                        crate::model::style::StyleSource::Template => "预置风格模板".to_string(),
+                        crate::model::style::StyleSource::WriteFirst => "先写后提".to_string(),
+                    };
+                    lines.push(format!("风格来源：{src}"));
+                }
+                let mut nums = Vec::new();
+                if let Some(v) = p.avg_sentence_length {
+                    nums.push(format!("平均句长 {v:.0} 字"));
+                }
+                if let Some(v) = p.dialogue_ratio {
+                    nums.push(format!("对话占比 {:.0}%", v * 100.0));
+                }
+                if !nums.is_empty() {
+                    lines.push(nums.join("，"));
+                }
+                if !p.rhetoric_preferences.is_empty() {
+                    lines.push(format!("修辞偏好：{}", p.rhetoric_preferences.join("、")));
+                }
+                if !p.forbidden_words.is_empty() {
+                    let shown: Vec<&str> = p
+                        .forbidden_words
+                        .iter()
+                        .take(40)
+                        .map(String::as_str)
+                        .collect();
+                    lines.push(format!("作者不用的词：{}", shown.join("、")));
+                }
+                if !p.writing_directives.is_empty() {
+                    lines.push(format!(
+                        "写作指令：\n{}",
+                        p.writing_directives
+                            .iter()
+                            .map(|d| format!("- {d}"))
+                            .collect::<Vec<_>>()
+                            .join("\n")
+                    ));
+                }
+                if self.agent == Agent::StyleRefiner && !p.character_speech_patterns.is_empty() {
+                    lines.push(format!(
+                        "角色语癖（润色时保留）：\n{}",
+                        p.character_speech_patterns
+                            .iter()
+                            .map(|(k, v)| format!("- {k}：{v}"))
+                            .collect::<Vec<_>>()
+                            .join("\n")
+                    ));
+                }
+                if lines.is_empty() {
+                    lines.push("（风格指纹还是空的）".into());
+                }
+                s.required(lines.join("\n"));
+            }
+        } else {
+            s.required("（没有 style-profile.json）");
+        }
+        if let Some(d) = &i.style_drift
+            && d.active
+            && self.agent != Agent::StyleAnalyzer
+        {
+            let mut t = format!(
+                "【风格漂移纠偏（第 {}–{} 章偏离基线）】",
+                d.window[0], d.window[1]
+            );
+            for m in d.metrics.iter().filter(|m| m.drifted) {
+                t.push_str(&format!(
+                    "\n- {}：基线 {:.2}，当前 {:.2}（偏离 {:.0}%）",
+                    m.name,
+                    m.baseline,
+                    m.current,
+                    m.deviation * 100.0
+                ));
+            }
+            for dir in &d.directives {
+                t.push_str(&format!("\n- {dir}"));
+            }
+            s.required(t);
+        }
+        if let Some(b) = &i.blacklist {
+            self.blacklist(&mut s, b);
+        }
+        s
+    }
+
+    fn blacklist(&self, s: &mut Section, b: &AiBlacklist) {
+        if self.agent == Agent::StyleAnalyzer {
+            if !b.categories.is_empty() {
+                s.required(format!(
+                    "AI 用语黑名单的类别：{}",
+                    b.categories
+                        .values()
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join("、")
+                ));
+            }
+            return;
+        }
+        let whitelist = &b.whitelist;
+        let mut entries: Vec<&BlacklistEntry> = b
+            .entries
+            .iter()
+            .filter(|e| !whitelist.contains(&e.phrase))
+            .collect();
+        // "Top" = the author's own additions, then the judge's, then the seed list; file order
+        // within each.
+        entries.sort_by_key(|e| match e.source {
+            Some(EntrySource::User) => 0,
+            Some(EntrySource::Judge) => 1,
+            _ => 2,
+        });
+        let phrase = |e: &BlacklistEntry, with_fix: bool| {
+            let mut t = e.phrase.clone();
+            if e.narration_only {
+                t.push_str("（叙述中）");
+            }
+            if e.paragraph_start_only {
+                t.push_str("（段首）");
+            }
+            if with_fix && let Some(r) = e.replacements.first() {
+                t.push_str(&format!(" → {r}"));
+            }
+            t
+        };
+        let refiner = self.agent == Agent::StyleRefiner;
+        let (top, required_n) = if refiner {
+            (entries.len(), BLACKLIST_TOP)
+        } else {
+            (BLACKLIST_TOP.min(entries.len()), 5)
+        };
+        let head = if refiner {
+            format!("【AI 用语黑名单（共 {} 条，全部替换）】", entries.len())
+        } else {
+            format!("【禁用的 AI 高频用语（前 {top} 条）】")
+        };
+        let req: Vec<String> = entries
+            .iter()
+            .take(required_n.min(top))
+            .map(|e| phrase(e, refiner))
+            .collect();
+        s.required(format!("{head}\n{}", req.join("、")));
+        let rest: Vec<&&BlacklistEntry> =
+            entries.iter().take(top).skip(required_n.min(top)).collect();
+        // StyleRefiner's long tail goes in chunks of 30; the others' five extra phrases are one unit.
+        let chunk = if refiner { 30 } else { rest.len().max(1) };
+        for (ci, group) in rest.chunks(chunk).enumerate() {
+            let text = group
+                .iter()
+                .map(|e| phrase(e, refiner))
+                .collect::<Vec<_>>()
+                .join("、");
+            s.optional(
+                text,
+                R_BLACKLIST_TAIL,
+                ci as u32,
+                format!("黑名单：{}", cut_chars(&group[0].phrase, 12)),
+            );
+        }
+        if refiner && !b.patterns.is_empty() {
+            s.required(format!(
+                "【结构性套路】\n{}",
+                b.patterns
+                    .iter()
+                    .map(|p| format!(
+                        "- {}{}",
+                        p.name,
+                        p.description
+                            .as_deref()
+                            .map_or(String::new(), |d| format!("：{d}"))
+                    ))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            ));
+        }
+    }
+
+    fn brief(&self) -> Section {
+        let mut s = Section::new("brief", "创作纲领");
+        match self.inputs.brief.as_deref().map(memory_body) {
+            Some(b) if !b.is_empty() => {
+                let text = cut_chars(&b, 3_000);
+                if self.agent == Agent::ChapterWriter {
+                    s.optional(text, R_BRIEF, 0, "创作纲领");
+                } else {
+                    s.required(text);
+                }
+            }
+            _ => {
+                s.required("（brief.md 为空）");
+            }
+        }
+        s
+    }
+
+    fn storyline_spec(&self) -> Section {
+        let mut s = Section::new("storyline_spec", "故事线规范（LS）");
+        match &self.inputs.storyline_spec {
+            Some(spec) if !spec.rules.is_empty() => s.required(
+                spec.rules
+                    .iter()
+                    .map(|r| {
+                        format!(
+                            "- {}〔{}·{}〕{}",
+                            r.id,
+                            match r.constraint_type {
+                                ConstraintType::Hard => "hard",
+                                ConstraintType::Soft => "soft",
+                            },
+                            r.category,
+                            r.rule
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            ),
+            _ => s.required("（没有故事线规范）"),
+        };
+        s
+    }
+
+    fn storyline_schedule(&self) -> Section {
+        let mut s = Section::new("storyline_schedule", "本卷故事线调度");
+        let Some(sch) = &self.inputs.schedule else {
+            s.required("（本卷没有 storyline-schedule.json）");
+            return s;
+        };
+        let mut lines = vec![format!(
+            "第 {} 卷{}{}",
+            sch.volume,
+            sch.chapter_range
+                .map_or(String::new(), |r| format!("（第 {}–{} 章）", r[0], r[1])),
+            sch.volume_theme
+                .as_deref()
+                .map_or(String::new(), |t| format!("，主题：{t}"))
+        )];
+        for a in &sch.active_storylines {
+            lines.push(format!(
+                "- {} {}{}{}",
+                a.storyline_id,
+                volume_role(a.volume_role),
+                a.target_chapters
+                    .map_or(String::new(), |n| format!("，目标 {n} 章")),
+                a.arc_goal
+                    .as_deref()
+                    .map_or(String::new(), |g| format!("：{g}"))
+            ));
+        }
+        for e in &sch.convergence_events {
+            lines.push(format!(
+                "- 交汇事件 第 {}–{} 章：{}{}",
+                e.chapter_range[0],
+                e.chapter_range[1],
+                e.involved_storylines.join(" + "),
+                e.trigger
+                    .as_deref()
+                    .map_or(String::new(), |t| format!("（{t}）"))
+            ));
+        }
+        if !sch.dormant_storylines.is_empty() {
+            lines.push(format!("- 休眠线：{}", sch.dormant_storylines.join("、")));
+        }
+        s.required(lines.join("\n"));
+        s
+    }
+
+    fn storylines(&self) -> Section {
+        let mut s = Section::new("storylines", "故事线定义");
+        let Some(sl) = &self.inputs.storylines else {
+            s.required("（没有 storylines/storylines.json）");
+            return s;
+        };
+        let mut lines = Vec::new();
+        for l in &sl.storylines {
+            lines.push(format!(
+                "- {}（{}）〔{}·{:?}·{:?}〕{}{}",
+                l.name,
+                l.id,
+                l.kind,
+                l.scope,
+                l.status,
+                if l.pov_characters.is_empty() {
+                    String::new()
+                } else {
+                    format!("POV：{}；", l.pov_characters.join("、"))
+                },
+                l.description.as_deref().unwrap_or("")
+            ));
+        }
+        for r in &sl.relationships {
+            lines.push(format!(
+                "- 关系 {} → {}（{}）{}",
+                r.from,
+                r.to,
+                r.kind,
+                r.convergence_condition
+                    .as_deref()
+                    .map_or(String::new(), |c| format!("：{c}"))
+            ));
+        }
+        if lines.is_empty() {
+            lines.push("（没有故事线）".into());
+        }
+        s.required(lines.join("\n"));
+        s
+    }
+
+    fn world_docs(&self) -> Section {
+        let mut s = Section::new("world_docs", "世界观文档");
+        if self.inputs.world_docs.is_empty() {
+            s.required("（world/ 中没有文档）");
+        }
+        let n = self.inputs.world_docs.len() as u32;
+        for (i, (name, text)) in self.inputs.world_docs.iter().enumerate() {
+            let body = memory_body(text);
+            let t = format!(
+                "## world/{name}\n{}",
+                if body.is_empty() {
+                    "（空）".to_string()
+                } else {
+                    cut_chars(&body, 4_000)
+                }
+            );
+            s.optional(
+                t,
+                R_WORLD_DOCS,
+                n - i as u32,
+                format!("世界观文档 world/{name}"),
+            );
+        }
+        s
+    }
+
+    fn relationships(&self) -> Section {
+        let mut s = Section::new("relationships", "角色关系");
+        match &self.inputs.relationships {
+            Some(r) if !r.relationships.is_empty() => s.required(
+                r.relationships
+                    .iter()
+                    .map(|e| {
+                        format!(
+                            "- {} → {}：{}{}{}",
+                            e.from,
+                            e.to,
+                            e.kind,
+                            e.intensity.map_or(String::new(), |v| format!("（{v:+}）")),
+                            e.description
+                                .as_deref()
+                                .map_or(String::new(), |d| format!("，{d}"))
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            ),
+            _ => s.required("（还没有角色关系）"),
+        };
+        s
+    }
+}
+
+fn volume_role(r: crate::model::storyline::VolumeRole) -> &'static str {
+    match r {
+        crate::model::storyline::VolumeRole::Primary => "主推进（primary）",
+        crate::model::storyline::VolumeRole::Secondary => "穿插（secondary）",
+        crate::model::storyline::VolumeRole::Seasoning => "点缀（seasoning）",
+    }
+}
+
+fn foreshadow_action(a: ForeshadowAction) -> &'static str {
+    match a {
+        ForeshadowAction::Plant => "埋设",
+        ForeshadowAction::Advance => "推进",
+        ForeshadowAction::Resolve => "回收",
+    }
+}
+
+fn scope_name(s: ForeshadowScope) -> &'static str {
+    match s {
+        ForeshadowScope::Short => "short",
+        ForeshadowScope::Medium => "medium",
+        ForeshadowScope::Long => "long",
+    }
+}
+
+/// The outline format, handed to PlotArchitect (same text as `docs/context-packets.md`).
+pub const OUTLINE_FORMAT_TEXT: &str = "volumes/vol-NN/outline.md 的格式（程序按此严格解析）：
+- 卷概述写在第一个章节标题之前（可有一级标题「# 第 N 卷 · 卷名」）。
+- 每章一节，标题必须是二级标题：「## 第48章 章节标题」——两个 #、一个空格、「第」、阿拉伯数字、「章」，再空格接标题（标题可省略）。不要写成「## 第四十八章」「### 第48章」「## 第48章：标题」。
+- 每章只出现一次；一节从标题开始，到下一个一级或二级标题为止，三级及以下标题属于本节。
+- 每节用列表写字段：「- 故事线：<storyline_id>」「- POV：」「- 地点：」「- 冲突：」「- 弧光：」「- 伏笔：」「- 状态变化：」。故事线写 storylines.json 中的 id。";

@@ -1,0 +1,217 @@
+//! Context packets (PRD §8.1, §8.3; `003` §8.4–8.5; §6.6.3, §6.6.7, §6.5.2, §7): exactly
+//! what each agent is handed, assembled from loaded project values, with a token estimate
+//! per section and trimming to the agent's budget.
+//!
+//! # Format
+//!
+//! A packet is a sequence of sections with stable tags, rendered XML-like:
+//!
+//! ```text
+//! <context agent="chapter-writer" chapter="48" volume="2" storyline="main_arc" tokens="18234" limit="22000">
+//! <storyline title="故事线" tokens="812">
+//! …
+//! </storyline>
+//! <task title="本次任务" tokens="96">
+//! …
+//! </task>
+//! …
+//! </context>
+//! ```
+//!
+//! Tags in use: `storyline`, `task`, `revision`, `chapter_text`, `chapter_outline`,
+//! `chapter_contract`, `world_rules`, `characters`, `foreshadowing`, `recent_summaries`,
+//! `current_state`, `entity_map`, `volume_outline`, `style`, `brief`, `author_preferences`,
+//! `storyline_spec`, `storyline_schedule`, `storylines`, `world_docs`, `prev_volume_review`,
+//! `relationships`, `retired_characters`, `research`, `outline_format`. Which agent gets which,
+//! in which order, is [`assemble::sections_of`]; the active storyline's material always comes
+//! first (§6.6.7: the start of a context is recalled best). `docs/context-packets.md` is the
+//! author-facing description.
+//!
+//! # Budgets
+//!
+//! An agent call's budget (`novel.json` `context_budgets`, or `--budget`) includes the agent's
+//! own prompt, as in `003` §8.4; the packet may use the budget minus
+//! [`Agent::prompt_allowance`]. Over it, units are cut by rank ([`assemble`] documents the
+//! ranks, which follow §8.5: characters named by the chapter contract are never cut, other
+//! characters go least recently seen first); still over it is an error, never a silent
+//! overflow. Tokens are estimated by [`tokens::estimate`].
+//!
+//! Pure: everything arrives as values ([`assemble::Inputs`]); `novel-store` loads them.
+
+pub mod assemble;
+pub mod lines;
+pub mod outline;
+pub mod packet;
+pub mod session;
+pub mod text;
+pub mod tokens;
+
+use serde::Serialize;
+
+use crate::model::settings::ContextBudgets;
+
+pub use assemble::{Inputs, assemble, build};
+pub use packet::{Budget, BudgetSource, OverBudget, Packet, Section};
+
+/// The eight agents of PRD §4.1 that receive a packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Agent {
+    ChapterWriter,
+    Summarizer,
+    StyleRefiner,
+    QualityJudge,
+    PlotArchitect,
+    WorldBuilder,
+    CharacterWeaver,
+    StyleAnalyzer,
+}
+
+impl Agent {
+    pub const ALL: [Agent; 8] = [
+        Agent::ChapterWriter,
+        Agent::Summarizer,
+        Agent::StyleRefiner,
+        Agent::QualityJudge,
+        Agent::PlotArchitect,
+        Agent::WorldBuilder,
+        Agent::CharacterWeaver,
+        Agent::StyleAnalyzer,
+    ];
+
+    /// The subcommand / agent file name (`chapter-writer`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Agent::ChapterWriter => "chapter-writer",
+            Agent::Summarizer => "summarizer",
+            Agent::StyleRefiner => "style-refiner",
+            Agent::QualityJudge => "quality-judge",
+            Agent::PlotArchitect => "plot-architect",
+            Agent::WorldBuilder => "world-builder",
+            Agent::CharacterWeaver => "character-weaver",
+            Agent::StyleAnalyzer => "style-analyzer",
+        }
+    }
+
+    /// The PRD's name (`ChapterWriter`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Agent::ChapterWriter => "ChapterWriter",
+            Agent::Summarizer => "Summarizer",
+            Agent::StyleRefiner => "StyleRefiner",
+            Agent::QualityJudge => "QualityJudge",
+            Agent::PlotArchitect => "PlotArchitect",
+            Agent::WorldBuilder => "WorldBuilder",
+            Agent::CharacterWeaver => "CharacterWeaver",
+            Agent::StyleAnalyzer => "StyleAnalyzer",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Agent> {
+        Agent::ALL.into_iter().find(|a| a.name() == name)
+    }
+
+    /// Tokens reserved for the agent's own prompt inside its budget (`003` §8.4 "Agent
+    /// prompt" rows: ~2K for ChapterWriter and QualityJudge, ~1.5K for the others).
+    pub fn prompt_allowance(self) -> u32 {
+        match self {
+            Agent::ChapterWriter | Agent::QualityJudge => 2_000,
+            _ => 1_500,
+        }
+    }
+
+    /// The budget `novel.json` gives this agent (`None`: the planning agents have none and
+    /// are trimmed only with `--budget`). ChapterWriter gets the larger convergence budget in
+    /// convergence chapters.
+    pub fn default_budget(self, budgets: &ContextBudgets, convergence: bool) -> Option<u32> {
+        match self {
+            Agent::ChapterWriter if convergence => Some(budgets.chapter_writer_convergence),
+            Agent::ChapterWriter => Some(budgets.chapter_writer),
+            Agent::Summarizer => Some(budgets.summarizer),
+            Agent::StyleRefiner => Some(budgets.style_refiner),
+            Agent::QualityJudge => Some(budgets.quality_judge),
+            _ => None,
+        }
+    }
+
+    /// Whether the agent works on one chapter (and so needs its outline block or text).
+    pub fn per_chapter(self) -> bool {
+        matches!(
+            self,
+            Agent::ChapterWriter | Agent::Summarizer | Agent::StyleRefiner | Agent::QualityJudge
+        )
+    }
+}
+
+/// Why a packet cannot be assembled.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ContextError {
+    #[error("第 {volume} 卷大纲 {path} 不存在，无法取出第 {chapter} 章的大纲")]
+    OutlineMissing {
+        volume: u32,
+        chapter: u32,
+        path: String,
+    },
+    #[error("{path} 中没有第 {chapter} 章（大纲里有：{found}）")]
+    OutlineChapter {
+        chapter: u32,
+        path: String,
+        found: String,
+    },
+    #[error("{path}：{error}")]
+    OutlineFormat {
+        path: String,
+        error: outline::OutlineError,
+    },
+    #[error("第 {chapter} 章正文不存在（{tried}）")]
+    ChapterText { chapter: u32, tried: String },
+    #[error(
+        "{agent} 的资料包裁剪后仍有约 {tokens} token，超出上限 {limit}（预算 {total}，其中 agent 提示词预留 {allowance}）"
+    )]
+    OverBudget {
+        agent: &'static str,
+        tokens: u32,
+        limit: u32,
+        total: u32,
+        allowance: u32,
+        largest: Vec<(&'static str, u32)>,
+    },
+}
+
+impl ContextError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            ContextError::OutlineMissing { .. } => "E_OUTLINE_MISSING",
+            ContextError::OutlineChapter { .. } => "E_OUTLINE_CHAPTER",
+            ContextError::OutlineFormat { .. } => "E_OUTLINE_FORMAT",
+            ContextError::ChapterText { .. } => "E_CHAPTER_TEXT",
+            ContextError::OverBudget { .. } => "E_CONTEXT_BUDGET",
+        }
+    }
+
+    pub fn hint(&self) -> String {
+        match self {
+            ContextError::OutlineMissing { .. } => {
+                "先用 /novel:start 规划本卷（PlotArchitect 写 outline.md）".into()
+            }
+            ContextError::OutlineChapter { chapter, .. } => format!(
+                "让 PlotArchitect 在大纲中补上「## 第{chapter}章 标题」一节，或用 --volume 指定所在的卷"
+            ),
+            ContextError::OutlineFormat { .. } => format!(
+                "章节标题必须是「{}」（二级标题、阿拉伯数字、空格后接标题），每章只出现一次",
+                outline::HEADING_FORMAT
+            ),
+            ContextError::ChapterText { .. } => {
+                "先让对应的 agent 写出正文；novel context session-start 或 novel chapter recover 会说明当前该做哪一步".into()
+            }
+            ContextError::OverBudget { largest, .. } => format!(
+                "最大的几段：{}；精简这些文件，或在 novel.json 的 context_budgets 中调高预算，或用 --budget 指定",
+                largest
+                    .iter()
+                    .map(|(t, n)| format!("{t} {n}"))
+                    .collect::<Vec<_>>()
+                    .join("、")
+            ),
+        }
+    }
+}

@@ -1,0 +1,213 @@
+//! The SessionStart hook's text (PRD §8.1 stateless cold start, §2.3): where the book stands,
+//! what needs attention first, the last three chapter summaries and the recommended next
+//! step — plain Chinese facts, never commands to the model, always under
+//! [`HOOK_MAX_CHARS`] characters and cut only at character boundaries.
+
+use serde::Serialize;
+
+use super::text::{chars, cut_chars};
+use crate::model::{Checkpoint, OrchestratorState};
+use crate::next::{DiskFacts, LockFact, NextAction, Recommendation};
+use crate::pipeline::{FileFact, stage_name};
+
+/// Claude Code caps hook output at 10,000 characters; the text stays below this.
+pub const HOOK_MAX_CHARS: usize = 9_500;
+/// Characters of one summary in the hook text.
+pub const SUMMARY_CHARS: usize = 1_200;
+
+/// Everything the hook reports (the store gathers it without schema checks).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionFacts {
+    pub title: Option<String>,
+    /// `None` when `.checkpoint.json` could not be read (then `checkpoint_problem` says why).
+    pub checkpoint: Option<Checkpoint>,
+    pub checkpoint_problem: Option<String>,
+    pub disk: DiskFacts,
+    /// The next chapter's heading in the outline (`第48章 密信`), when found.
+    pub next_outline: Option<String>,
+    /// A problem with the current volume's outline, when it does not parse.
+    pub outline_problem: Option<String>,
+    /// (chapter, summary body), most recent first.
+    pub summaries: Vec<(u32, String)>,
+    /// Files that exist but could not be read or parsed.
+    pub problems: Vec<String>,
+    /// `startup` / `resume` / `clear` / `compact`, from the hook's stdin.
+    pub source: Option<String>,
+}
+
+pub fn state_name(s: OrchestratorState) -> &'static str {
+    match s {
+        OrchestratorState::Init => "INIT（未初始化）",
+        OrchestratorState::QuickStart => "QUICK_START（快速起步）",
+        OrchestratorState::VolPlanning => "VOL_PLANNING（卷规划）",
+        OrchestratorState::Writing => "WRITING（卷内写作）",
+        OrchestratorState::ChapterRewrite => "CHAPTER_REWRITE（章节修订）",
+        OrchestratorState::VolReview => "VOL_REVIEW（卷末回顾）",
+        OrchestratorState::ErrorRetry => "ERROR_RETRY（出错待重试）",
+    }
+}
+
+fn fact_word(f: &FileFact) -> &'static str {
+    match f {
+        FileFact::Ok => "有",
+        FileFact::Empty => "空",
+        FileFact::Missing => "无",
+        FileFact::Invalid(_) => "无法读取",
+    }
+}
+
+/// Renders the hook text. `rec` is the recommendation for the same facts (None when the
+/// checkpoint could not be read).
+pub fn render(f: &SessionFacts, rec: Option<&Recommendation>) -> String {
+    let mut head = String::new();
+    head.push_str(&format!(
+        "【novel 小说项目】{}\n",
+        f.title
+            .as_deref()
+            .map_or("（未命名）".to_string(), |t| format!("《{t}》"))
+    ));
+    let mut attention: Vec<String> = Vec::new();
+    match &f.checkpoint {
+        Some(cp) => {
+            let mut pos = format!(
+                "- 进度：第 {} 卷，已完成 {} 章；编排状态 {}；流水线 {}",
+                cp.current_volume,
+                cp.last_completed_chapter,
+                state_name(cp.orchestrator_state),
+                stage_name(cp.pipeline_stage)
+            );
+            match cp.inflight_chapter {
+                Some(n) => pos.push_str(&format!("；在写第 {n} 章")),
+                None => pos.push_str("；没有在写的章节"),
+            }
+            pos.push('。');
+            head.push_str(&pos);
+            head.push('\n');
+            if let Some(o) = &f.next_outline {
+                head.push_str(&format!("- 大纲中的下一章：{o}。\n"));
+            }
+            if let Some(n) = cp.inflight_chapter {
+                let mut w = format!(
+                    "⚠ 第 {n} 章写到一半，处于阶段 {}",
+                    stage_name(cp.pipeline_stage)
+                );
+                if let Some(st) = &f.disk.staging {
+                    w.push_str(&format!(
+                        "（staging：正文{}、摘要{}、状态增量{}、评估{}）",
+                        fact_word(&st.chapter_text),
+                        fact_word(&st.summary),
+                        fact_word(&st.delta),
+                        fact_word(&st.evaluation)
+                    ));
+                }
+                if let Some(r) = rec.filter(|r| r.chapter == Some(n)) {
+                    w.push_str(&format!("；恢复点：{}", r.reason));
+                }
+                attention.push(w);
+            }
+        }
+        None => {
+            head.push_str(&format!(
+                "- 断点文件 .checkpoint.json 无法读取：{}。\n",
+                f.checkpoint_problem.as_deref().unwrap_or("原因未知")
+            ));
+            attention.push("断点文件无法读取，项目位置不明；novel validate 可列出具体错误".into());
+        }
+    }
+    if let Some(n) = f.disk.commit_journal {
+        attention.push(format!("第 {n} 章的提交被中断，尚未完成"));
+    }
+    match &f.disk.lock {
+        LockFact::HeldByOther { holder, .. } => {
+            attention.push(format!("项目锁被另一个会话持有：{holder}"))
+        }
+        LockFact::Stale { why } => attention.push(format!("项目锁已失效（僵尸锁）：{why}")),
+        _ => {}
+    }
+    if let Some(cp) = &f.checkpoint {
+        for a in &cp.pending_actions {
+            let what = if a.kind == crate::next::SPEC_PROPAGATION {
+                "设定变更传播，受影响的契约待复核"
+            } else {
+                "待处理事项"
+            };
+            attention.push(format!("{what}：{}（{}）", a.id, a.kind));
+        }
+    }
+    if f.disk.overdue_foreshadowing > 0 {
+        attention.push(format!(
+            "{} 条短线伏笔已过计划回收区间仍未回收",
+            f.disk.overdue_foreshadowing
+        ));
+    }
+    if f.disk.style_drift_active {
+        attention.push("风格漂移纠偏生效中（style-drift.json）".into());
+    }
+    if let Some(p) = &f.outline_problem {
+        attention.push(format!("本卷大纲有问题：{p}"));
+    }
+    for p in &f.problems {
+        attention.push(format!("无法读取：{p}"));
+    }
+    if !attention.is_empty() {
+        head.push_str("- 需要先处理：\n");
+        for a in &attention {
+            head.push_str(&format!("  - {}\n", cut_chars(a, 400)));
+        }
+    }
+    if let Some(r) = rec {
+        head.push_str(&format!(
+            "- 按流程，下一步是：{}（{}）",
+            r.command,
+            cut_chars(&r.then, 300)
+        ));
+        if !matches!(
+            r.action,
+            NextAction::RunChapterWriter
+                | NextAction::RunSummarizer
+                | NextAction::RunStyleRefiner
+                | NextAction::RunQualityJudge
+                | NextAction::RunGate
+                | NextAction::Commit
+                | NextAction::PolishThenCommit
+                | NextAction::ReviseChapter
+                | NextAction::AskAuthor
+                | NextAction::RetakeLock
+        ) {
+            head.push_str(&format!("；原因：{}", cut_chars(&r.reason, 300)));
+        }
+        head.push_str("。\n");
+        if let LockFact::HeldByThisSession { token, .. } = &f.disk.lock {
+            head.push_str(&format!("- 项目锁由本会话持有，锁令牌 {token}。\n"));
+        }
+    }
+    let tail = "（以上由 novel context session-start 根据项目文件生成。）\n";
+    let mut out = cut_chars(&head, HOOK_MAX_CHARS - chars(tail) - 200);
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    if !f.summaries.is_empty() {
+        let room = HOOK_MAX_CHARS.saturating_sub(chars(&out) + chars(tail) + 20);
+        let per = (room / f.summaries.len())
+            .saturating_sub(12)
+            .min(SUMMARY_CHARS);
+        if per > 40 {
+            out.push_str(&format!("- 最近 {} 章摘要：\n", f.summaries.len()));
+            for (n, body) in &f.summaries {
+                let one_line = body.split_whitespace().collect::<Vec<_>>().join(" ");
+                out.push_str(&format!("  - 第 {n} 章：{}\n", cut_chars(&one_line, per)));
+            }
+        }
+    }
+    out.push_str(tail);
+    // A last guard: never over the cap, whatever the inputs.
+    cut_chars(&out, HOOK_MAX_CHARS)
+}
+
+/// The one line printed when the hook itself fails (it must never fail the session).
+pub fn failure_line(why: &str) -> String {
+    format!(
+        "【novel】项目状态暂时无法读取（{}）；可运行 novel validate 检查项目文件。\n",
+        cut_chars(why, 300)
+    )
+}

@@ -1,0 +1,391 @@
+//! The recommended next action (下一步): what the orchestrator should do now, decided from the
+//! checkpoint and a few facts about the disk. Used by the SessionStart hook, `novel next` and
+//! `novel chapter recover`.
+//!
+//! Order of precedence:
+//! 1. an interrupted commit (journal present) → `novel chapter recover`;
+//! 2. the lock held by another live process → wait; a stale lock → `novel chapter recover`;
+//! 3. orchestrator `INIT` → `/novel:start`;
+//! 4. a pending `spec_propagation` → review the affected contracts first (`/novel:start`);
+//! 5. a chapter in flight → its resume step ([`crate::pipeline::resume_point`], PRD §9.2),
+//!    after re-taking the lock with `novel chapter begin N` when nobody holds it;
+//! 6. `QUICK_START` → `/novel:start`; `VOL_PLANNING` → plan the volume; `VOL_REVIEW` → review;
+//! 7. writing and the volume's last chapter done → review; else `/novel:continue` for
+//!    chapter `last_completed + 1`.
+//!
+//! Secondary facts (overdue foreshadowing, style drift, other pending actions) ride along as
+//! notes; they never change the action.
+
+use serde::Serialize;
+
+use crate::model::{Checkpoint, OrchestratorState};
+use crate::pipeline::{ResumeStep, StagingFacts, resume_point, stage_name};
+
+/// What `.novel.lock` looks like to this process.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum LockFact {
+    Free,
+    /// Held by the session this command runs in (resume / clear / compact of the same
+    /// session): the pipeline may continue with this token.
+    HeldByThisSession {
+        chapter: Option<u32>,
+        token: String,
+    },
+    /// Held by another live process.
+    HeldByOther {
+        chapter: Option<u32>,
+        holder: String,
+    },
+    Stale {
+        why: String,
+    },
+}
+
+/// Facts about the disk the recommendation depends on (the store gathers them cheaply).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DiskFacts {
+    /// Staging files of the in-flight chapter (None when no chapter is in flight).
+    pub staging: Option<StagingFacts>,
+    pub lock: LockFact,
+    /// The chapter of an interrupted commit (`.novel-commit-journal.json` exists).
+    pub commit_journal: Option<u32>,
+    /// Short foreshadowing threads past their range and unresolved.
+    pub overdue_foreshadowing: usize,
+    pub style_drift_active: bool,
+    /// The last chapter of the current volume (its schedule's `chapter_range`).
+    pub volume_end: Option<u32>,
+}
+
+impl DiskFacts {
+    /// Nothing in flight, no lock, nothing overdue.
+    pub fn quiet() -> Self {
+        DiskFacts {
+            staging: None,
+            lock: LockFact::Free,
+            commit_journal: None,
+            overdue_foreshadowing: 0,
+            style_drift_active: false,
+            volume_end: None,
+        }
+    }
+}
+
+/// The action, typed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NextAction {
+    /// Finish an interrupted commit / clear a stale lock: `novel chapter recover`.
+    Recover,
+    /// Another live session holds the lock.
+    WaitForLock,
+    /// Project set-up (INIT / QUICK_START): `/novel:start`.
+    Start,
+    /// A spec change must be propagated to contracts before writing on.
+    ReviewSpecPropagation,
+    PlanVolume,
+    ReviewVolume,
+    /// In-flight chapter: nobody holds the lock; re-take it with `novel chapter begin N`.
+    RetakeLock,
+    RunChapterWriter,
+    RunSummarizer,
+    RunStyleRefiner,
+    RunQualityJudge,
+    RunGate,
+    Commit,
+    PolishThenCommit,
+    ReviseChapter,
+    /// The gate paused the chapter: the author decides.
+    AskAuthor,
+    /// Idle in WRITING: `/novel:continue` writes chapter `last_completed + 1`.
+    WriteNextChapter,
+}
+
+/// The recommendation with its evidence.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Recommendation {
+    pub action: NextAction,
+    /// The chapter it concerns, if any.
+    pub chapter: Option<u32>,
+    /// Why, in Chinese.
+    pub reason: String,
+    /// The exact skill (`/novel:continue`) or command (`novel chapter recover`) to run first.
+    pub command: String,
+    /// What follows it, in Chinese.
+    pub then: String,
+    /// Secondary facts worth knowing (never change the action).
+    pub notes: Vec<String>,
+}
+
+fn rec(
+    action: NextAction,
+    chapter: Option<u32>,
+    reason: String,
+    command: impl Into<String>,
+    then: impl Into<String>,
+) -> Recommendation {
+    Recommendation {
+        action,
+        chapter,
+        reason,
+        command: command.into(),
+        then: then.into(),
+        notes: Vec::new(),
+    }
+}
+
+/// Overdue (逾期): a short thread, unresolved, and the last completed chapter is past the end of
+/// its planned range. Medium and long threads are never overdue.
+pub fn is_overdue(
+    scope: crate::model::common::ForeshadowScope,
+    status: crate::model::common::ForeshadowStatus,
+    range: Option<[u32; 2]>,
+    last_completed: u32,
+) -> bool {
+    scope == crate::model::common::ForeshadowScope::Short
+        && status != crate::model::common::ForeshadowStatus::Resolved
+        && range.is_some_and(|[_, end]| last_completed > end)
+}
+
+/// `pending_actions` types that block writing until handled.
+pub const SPEC_PROPAGATION: &str = "spec_propagation";
+
+fn stem(n: u32) -> String {
+    format!("chapter-{n:03}")
+}
+
+/// The in-flight chapter's next step, from the §9.2 resume rule.
+fn resume(cp: &Checkpoint, n: u32, facts: &StagingFacts) -> Recommendation {
+    let r = resume_point(cp, facts);
+    let stage = stage_name(cp.pipeline_stage);
+    let reason = format!("第 {n} 章写到一半（阶段 {stage}）：{}", r.message);
+    let s = stem(n);
+    match r.step {
+        ResumeStep::RunChapterWriter | ResumeStep::Idle => rec(
+            NextAction::RunChapterWriter,
+            Some(n),
+            reason,
+            format!("novel context chapter-writer --chapter {n}"),
+            format!("把资料包交给 ChapterWriter，写入 staging/chapters/{s}.md；再运行 Summarizer"),
+        ),
+        ResumeStep::RunSummarizer => rec(
+            NextAction::RunSummarizer,
+            Some(n),
+            reason,
+            format!("novel context summarizer --chapter {n}"),
+            format!(
+                "Summarizer 写 staging/summaries/{s}-summary.md、staging/state/{s}-delta.json、staging/storylines/<id>/memory.md，然后 novel chapter stage drafted --token <令牌>"
+            ),
+        ),
+        ResumeStep::RunStyleRefiner => rec(
+            NextAction::RunStyleRefiner,
+            Some(n),
+            reason,
+            format!("novel context style-refiner --chapter {n}"),
+            "StyleRefiner 覆盖写回润色稿，然后 novel chapter stage refined --token <令牌>",
+        ),
+        ResumeStep::RunQualityJudge => rec(
+            NextAction::RunQualityJudge,
+            Some(n),
+            reason,
+            format!("novel context quality-judge --chapter {n}"),
+            format!(
+                "QualityJudge 写 staging/evaluations/{s}-eval.json，然后 novel chapter stage judged --token <令牌>"
+            ),
+        ),
+        ResumeStep::RunGate => rec(
+            NextAction::RunGate,
+            Some(n),
+            reason,
+            format!("novel chapter gate {n}"),
+            "按门控结论提交、润色或修订",
+        ),
+        ResumeStep::Commit => rec(
+            NextAction::Commit,
+            Some(n),
+            reason,
+            format!("novel chapter commit {n} --token <令牌>"),
+            "提交后写下一章",
+        ),
+        ResumeStep::PolishThenCommit => rec(
+            NextAction::PolishThenCommit,
+            Some(n),
+            reason,
+            format!("novel context style-refiner --chapter {n}"),
+            format!("StyleRefiner 二次润色后 novel chapter commit {n} --token <令牌>"),
+        ),
+        ResumeStep::ReviseWithFixes => {
+            let judged = cp.pipeline_stage == Some(crate::model::PipelineStage::Judged);
+            rec(
+                NextAction::ReviseChapter,
+                Some(n),
+                reason,
+                if judged {
+                    "novel chapter stage revising --token <令牌>".to_string()
+                } else {
+                    format!("novel context chapter-writer --chapter {n}")
+                },
+                "ChapterWriter 按 required_fixes 修订，再运行 Summarizer 并 novel chapter stage drafted --token <令牌>",
+            )
+        }
+        ResumeStep::AskAuthor => rec(
+            NextAction::AskAuthor,
+            Some(n),
+            reason,
+            "/novel:start",
+            format!(
+                "作者决定：接受（novel chapter commit {n} --accept --token <令牌>）或重写（novel chapter stage drafting --token <令牌>）"
+            ),
+        ),
+    }
+}
+
+/// The next action for `cp` and the disk facts (see the module note for the order).
+pub fn recommend(cp: &Checkpoint, facts: &DiskFacts) -> Recommendation {
+    let mut r = decide(cp, facts);
+    if facts.overdue_foreshadowing > 0 {
+        r.notes.push(format!(
+            "有 {} 条短线伏笔已过计划回收区间仍未回收",
+            facts.overdue_foreshadowing
+        ));
+    }
+    if facts.style_drift_active {
+        r.notes
+            .push("风格漂移纠偏生效中（style-drift.json），写作与润色须遵守其中的指令".into());
+    }
+    for a in &cp.pending_actions {
+        if a.kind != SPEC_PROPAGATION || r.action != NextAction::ReviewSpecPropagation {
+            r.notes.push(format!("待处理事项：{}（{}）", a.id, a.kind));
+        }
+    }
+    if let LockFact::HeldByThisSession { token, .. } = &facts.lock {
+        r.notes.push(format!("项目锁由本会话持有，锁令牌 {token}"));
+    }
+    r
+}
+
+fn decide(cp: &Checkpoint, facts: &DiskFacts) -> Recommendation {
+    let next = cp.last_completed_chapter + 1;
+    if let Some(n) = facts.commit_journal {
+        return rec(
+            NextAction::Recover,
+            Some(n),
+            format!("第 {n} 章的提交被中断，还没有完成"),
+            "novel chapter recover",
+            "recover 会补完提交并说明从哪一步继续",
+        );
+    }
+    match &facts.lock {
+        LockFact::HeldByOther { chapter, holder } => {
+            return rec(
+                NextAction::WaitForLock,
+                *chapter,
+                format!("另一个会话正在处理本项目（{holder}）"),
+                "novel lock status",
+                "等它结束；确认它已不在运行后，用 novel chapter recover 清理",
+            );
+        }
+        LockFact::Stale { why } => {
+            return rec(
+                NextAction::Recover,
+                cp.inflight_chapter,
+                format!("项目锁已失效（{why}）"),
+                "novel chapter recover",
+                "recover 会清除僵尸锁并说明从哪一步继续",
+            );
+        }
+        _ => {}
+    }
+    if cp.orchestrator_state == OrchestratorState::Init {
+        return rec(
+            NextAction::Start,
+            None,
+            "项目尚未初始化".into(),
+            "/novel:start",
+            "创建项目并进入快速起步",
+        );
+    }
+    if let Some(a) = cp
+        .pending_actions
+        .iter()
+        .find(|a| a.kind == SPEC_PROPAGATION)
+    {
+        return rec(
+            NextAction::ReviewSpecPropagation,
+            cp.inflight_chapter,
+            format!("有待处理的设定变更传播（{}）：受影响的契约要先复核", a.id),
+            "/novel:start",
+            "复核并更新受影响的角色契约与章节契约，再继续写作",
+        );
+    }
+    if let Some(n) = cp.inflight_chapter {
+        let staging = facts.staging.clone().unwrap_or(StagingFacts {
+            chapter_text: crate::pipeline::FileFact::Missing,
+            summary: crate::pipeline::FileFact::Missing,
+            delta: crate::pipeline::FileFact::Missing,
+            storyline_id: None,
+            memory: crate::pipeline::FileFact::Missing,
+            evaluation: crate::pipeline::FileFact::Missing,
+        });
+        let r = resume(cp, n, &staging);
+        if facts.lock == LockFact::Free {
+            return Recommendation {
+                action: NextAction::RetakeLock,
+                chapter: Some(n),
+                reason: format!("{}；项目锁已释放", r.reason),
+                command: format!("novel chapter begin {n}"),
+                then: format!("重新取得锁后：{}（{}）", r.command, r.then),
+                notes: Vec::new(),
+            };
+        }
+        return r;
+    }
+    match cp.orchestrator_state {
+        OrchestratorState::Init | OrchestratorState::QuickStart => rec(
+            NextAction::Start,
+            None,
+            format!("快速起步阶段（已完成 {} 章）", cp.last_completed_chapter),
+            "/novel:start",
+            "设定、风格样本、试写 3 章，确认后进入卷规划",
+        ),
+        OrchestratorState::VolPlanning => rec(
+            NextAction::PlanVolume,
+            None,
+            format!("第 {} 卷待规划", cp.current_volume),
+            "/novel:start",
+            format!(
+                "PlotArchitect 规划第 {} 卷（novel context plot-architect）",
+                cp.current_volume
+            ),
+        ),
+        OrchestratorState::VolReview => rec(
+            NextAction::ReviewVolume,
+            None,
+            format!("第 {} 卷已写完，待卷末回顾", cp.current_volume),
+            "/novel:start",
+            "卷末回顾后规划下一卷",
+        ),
+        OrchestratorState::Writing
+        | OrchestratorState::ChapterRewrite
+        | OrchestratorState::ErrorRetry => {
+            if let Some(end) = facts.volume_end
+                && cp.last_completed_chapter >= end
+            {
+                return rec(
+                    NextAction::ReviewVolume,
+                    None,
+                    format!("第 {} 卷的最后一章（第 {end} 章）已完成", cp.current_volume),
+                    "/novel:start",
+                    "卷末回顾后规划下一卷",
+                );
+            }
+            rec(
+                NextAction::WriteNextChapter,
+                Some(next),
+                format!("空闲：已完成 {} 章", cp.last_completed_chapter),
+                "/novel:continue",
+                format!("写第 {next} 章，从 novel chapter begin {next} 开始"),
+            )
+        }
+    }
+}

@@ -1,0 +1,585 @@
+//! Loading what the context packets and the SessionStart hook need.
+//!
+//! Files are parsed with serde straight into the model types — no JSON Schema is compiled on
+//! this path (the hook must answer in milliseconds) — and a file that cannot be read or
+//! parsed is reported as a warning and treated as absent, never as a failure: the packet says
+//! what it could not use, and `novel validate` explains the file.
+
+use std::collections::BTreeMap;
+use std::fs;
+
+use novel_core::context::assemble::{Inputs, Paths, Summary};
+use novel_core::context::session::SessionFacts;
+use novel_core::context::text::summary_parts;
+use novel_core::context::{Agent, lines, outline};
+use novel_core::model::common::{ForeshadowScope, ForeshadowStatus};
+use novel_core::model::{
+    Checkpoint, Evaluation, ForeshadowingGlobal, PipelineStage, Settings, StorylineSchedule,
+    Storylines,
+};
+use novel_core::next::{self, DiskFacts, LockFact, Recommendation};
+use novel_core::pipeline::{FileFact, StagingFacts};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+
+use crate::error::StoreError;
+use crate::io::read_text;
+use crate::layout;
+use crate::lock::{self, LockState};
+use crate::project::Project;
+
+/// How far back to look for summaries on the chapter's storylines.
+pub const SUMMARY_LOOKBACK: u32 = 60;
+
+/// Reads a text file: `None` when absent; a warning when unreadable.
+fn text_opt(project: &Project, rel: &str, warnings: &mut Vec<String>) -> Option<String> {
+    match read_text(&project.path(rel)) {
+        Ok(t) => Some(t),
+        Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => {
+            warnings.push(format!("{rel}：{e}"));
+            None
+        }
+    }
+}
+
+/// Reads and parses a JSON file with serde: `None` when absent; a warning when it does not
+/// parse into `T`.
+fn json_opt<T: DeserializeOwned>(
+    project: &Project,
+    rel: &str,
+    warnings: &mut Vec<String>,
+) -> Option<T> {
+    let text = text_opt(project, rel, warnings)?;
+    match serde_json::from_str(&text) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            warnings.push(format!("{rel} 无法解析（{e}），已忽略"));
+            None
+        }
+    }
+}
+
+/// File names in a project directory with the given suffix, sorted.
+fn names_in(project: &Project, dir: &str, suffix: &str) -> Vec<String> {
+    let Ok(read) = fs::read_dir(project.path(dir)) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = read
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(suffix) && !n.starts_with('.'))
+        .collect();
+    names.sort();
+    names
+}
+
+#[derive(Deserialize)]
+struct RangeOnly {
+    #[serde(default)]
+    chapter_range: Option<[u32; 2]>,
+}
+
+/// The volume whose schedule's `chapter_range` holds `chapter`: the current volume first, then
+/// every `volumes/vol-NN` in order; the current volume when none says.
+pub fn volume_of(project: &Project, chapter: u32, current: u32) -> u32 {
+    let holds = |v: u32| {
+        let rel = format!("{}/storyline-schedule.json", layout::volume_dir(v));
+        json_opt::<RangeOnly>(project, &rel, &mut Vec::new())
+            .and_then(|r| r.chapter_range)
+            .is_some_and(|[a, b]| a <= chapter && chapter <= b)
+    };
+    if holds(current) {
+        return current;
+    }
+    let Ok(read) = fs::read_dir(project.path("volumes")) else {
+        return current;
+    };
+    let mut vols: Vec<u32> = read
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let n: u32 = name.strip_prefix("vol-")?.parse().ok()?;
+            (layout::volume_dir(n) == format!("volumes/{name}")).then_some(n)
+        })
+        .collect();
+    vols.sort_unstable();
+    vols.into_iter().find(|v| holds(*v)).unwrap_or(current)
+}
+
+#[derive(Deserialize)]
+struct LightOp {
+    path: String,
+}
+
+#[derive(Deserialize)]
+struct LightEntry {
+    chapter: u32,
+    #[serde(default)]
+    applied: Vec<LightOp>,
+}
+
+/// Character slug → the last chapter whose changelog line changed it (`characters.<slug>.…`).
+pub fn last_seen(project: &Project, warnings: &mut Vec<String>) -> BTreeMap<String, u32> {
+    let mut out = BTreeMap::new();
+    let Some(text) = text_opt(project, layout::CHANGELOG, warnings) else {
+        return out;
+    };
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let Ok(e) = serde_json::from_str::<LightEntry>(line) else {
+            continue;
+        };
+        for op in e.applied {
+            if let Some(slug) = op
+                .path
+                .strip_prefix("characters.")
+                .and_then(|r| r.split('.').next())
+            {
+                let seen = out.entry(slug.to_string()).or_insert(0);
+                *seen = (*seen).max(e.chapter);
+            }
+        }
+    }
+    out
+}
+
+/// The summary of chapter `n`, if it exists.
+fn summary(project: &Project, n: u32, warnings: &mut Vec<String>) -> Option<Summary> {
+    let text = text_opt(project, &layout::summary_file(n), warnings)?;
+    let p = summary_parts(&text);
+    (!p.body.is_empty()).then_some(Summary {
+        chapter: n,
+        storyline: p.storyline,
+        body: p.body,
+    })
+}
+
+fn paths(chapter: u32, volume: u32) -> Paths {
+    let vdir = layout::volume_dir(volume);
+    Paths {
+        outline: format!("{vdir}/outline.md"),
+        contract: layout::chapter_contract_file(volume, chapter),
+        staging_chapter: layout::staging_chapter(chapter),
+        staging_summary: layout::staging_summary(chapter),
+        staging_delta: layout::staging_delta(chapter),
+        staging_evaluation: layout::staging_evaluation(chapter),
+        staging_storylines: "staging/storylines".into(),
+        volume_dir: vdir,
+    }
+}
+
+/// The default chapter of a packet: the one in flight, else the next one.
+pub fn default_chapter(cp: Option<&Checkpoint>) -> u32 {
+    cp.map_or(1, |c| {
+        c.inflight_chapter.unwrap_or(c.last_completed_chapter + 1)
+    })
+}
+
+/// Loads everything `agent`'s packet for `chapter` (default: in flight, else next) in `volume`
+/// (default: the volume whose schedule holds the chapter) draws on.
+pub fn load_inputs(
+    project: &Project,
+    agent: Agent,
+    chapter: Option<u32>,
+    volume: Option<u32>,
+) -> Inputs {
+    let needs = agent.needs();
+    let mut w = Vec::new();
+    let checkpoint: Option<Checkpoint> = json_opt(project, layout::CHECKPOINT, &mut w);
+    let settings: Settings = json_opt(project, layout::SETTINGS, &mut w).unwrap_or_default();
+    let chapter = chapter.unwrap_or_else(|| default_chapter(checkpoint.as_ref()));
+    let current_volume = checkpoint.as_ref().map_or(1, |c| c.current_volume.max(1));
+    let volume = volume.unwrap_or_else(|| {
+        if agent.per_chapter() {
+            volume_of(project, chapter, current_volume)
+        } else {
+            current_volume
+        }
+    });
+    let p = paths(chapter, volume);
+    let mut i = Inputs {
+        chapter,
+        volume,
+        settings,
+        ..Inputs::default()
+    };
+    if needs.brief {
+        i.brief = text_opt(project, layout::BRIEF, &mut w);
+    }
+    if needs.style {
+        i.style_profile = json_opt(project, layout::STYLE_PROFILE, &mut w);
+        i.blacklist = json_opt(project, layout::AI_BLACKLIST, &mut w);
+        i.style_drift = json_opt(project, layout::STYLE_DRIFT, &mut w);
+    }
+    if needs.world_rules {
+        i.world_rules = json_opt(project, layout::WORLD_RULES, &mut w);
+    }
+    if needs.world_docs {
+        for name in names_in(project, "world", ".md") {
+            if let Some(t) = text_opt(project, &format!("world/{name}"), &mut w) {
+                i.world_docs.push((name, t));
+            }
+        }
+    }
+    if needs.research {
+        i.research = names_in(project, "research", ".md");
+    }
+    if needs.characters {
+        for name in names_in(project, "characters/active", ".json") {
+            if let Some(c) = json_opt(project, &format!("characters/active/{name}"), &mut w) {
+                i.characters.push(c);
+            }
+        }
+    }
+    if needs.retired {
+        for name in names_in(project, "characters/retired", ".json") {
+            if let Some(c) = json_opt(project, &format!("characters/retired/{name}"), &mut w) {
+                i.retired.push(c);
+            }
+        }
+    }
+    if needs.relationships {
+        i.relationships = json_opt(project, layout::RELATIONSHIPS, &mut w);
+    }
+    if needs.last_seen {
+        i.last_seen = last_seen(project, &mut w);
+    }
+    if needs.storylines {
+        i.storylines = json_opt::<Storylines>(project, layout::STORYLINES, &mut w);
+    }
+    if needs.spec {
+        i.storyline_spec = json_opt(project, layout::STORYLINE_SPEC, &mut w);
+    }
+    if needs.schedule || needs.spec {
+        i.schedule = json_opt::<StorylineSchedule>(
+            project,
+            &format!("{}/storyline-schedule.json", p.volume_dir),
+            &mut w,
+        );
+    }
+    if needs.outline {
+        i.outline = text_opt(project, &p.outline, &mut w);
+    }
+    if needs.contract {
+        i.contract = json_opt(project, &p.contract, &mut w);
+    }
+    if needs.memories
+        && let Some(sl) = &i.storylines
+    {
+        for l in &sl.storylines {
+            if let Ok(rel) = layout::storyline_memory(&l.id)
+                && let Some(m) = text_opt(project, &rel, &mut w)
+            {
+                i.memories.insert(l.id.clone(), m);
+            }
+        }
+    }
+    if needs.state {
+        i.current_state = json_opt(project, layout::CURRENT_STATE, &mut w);
+    }
+    if needs.foreshadowing {
+        i.foreshadowing =
+            json_opt::<ForeshadowingGlobal>(project, layout::FORESHADOWING_GLOBAL, &mut w);
+        i.volume_plan = json_opt(
+            project,
+            &format!("{}/foreshadowing.json", p.volume_dir),
+            &mut w,
+        );
+    }
+    if needs.prev_volume_review && volume > 1 {
+        i.prev_volume_review = text_opt(
+            project,
+            &format!("{}/review.md", layout::volume_dir(volume - 1)),
+            &mut w,
+        );
+    }
+    if needs.summaries > 0 {
+        let wanted: Vec<String> = if needs.summaries_on_line {
+            let block_line = i
+                .outline
+                .as_deref()
+                .and_then(|t| outline::parse(t).ok())
+                .and_then(|o| {
+                    o.block(chapter)
+                        .and_then(|b| b.storyline().map(str::to_string))
+                });
+            lines::plan(
+                chapter,
+                i.contract.as_ref(),
+                block_line.as_deref(),
+                i.storylines.as_ref(),
+                i.schedule.as_ref(),
+            )
+            .summary_lines()
+        } else {
+            Vec::new()
+        };
+        let last = if agent.per_chapter() {
+            chapter.saturating_sub(1)
+        } else {
+            checkpoint
+                .as_ref()
+                .map_or(chapter.saturating_sub(1), |c| c.last_completed_chapter)
+        };
+        let mut n = last;
+        while n >= 1 && n + SUMMARY_LOOKBACK > last && i.summaries.len() < needs.summaries {
+            if let Some(s) = summary(project, n, &mut w)
+                && (wanted.is_empty() || s.storyline.as_ref().is_none_or(|l| wanted.contains(l)))
+            {
+                i.summaries.push(s);
+            }
+            n -= 1;
+        }
+    }
+    let revising = agent == Agent::ChapterWriter
+        && checkpoint.as_ref().is_some_and(|c| {
+            c.inflight_chapter == Some(chapter) && c.pipeline_stage == Some(PipelineStage::Revising)
+        });
+    if needs.chapter_text || revising {
+        let committed = layout::chapter_file(chapter);
+        for rel in [p.staging_chapter.clone(), committed] {
+            i.chapter_text_tried.push(rel.clone());
+            if let Some(t) = text_opt(project, &rel, &mut w).filter(|t| !t.trim().is_empty()) {
+                i.chapter_text = Some((rel, t));
+                break;
+            }
+            if revising {
+                break;
+            }
+        }
+    }
+    if revising {
+        i.evaluation = json_opt::<Evaluation>(project, &p.staging_evaluation, &mut w);
+    }
+    i.paths = p;
+    i.checkpoint = checkpoint;
+    i.warnings = w;
+    i
+}
+
+// ---- SessionStart -------------------------------------------------------------------------
+
+#[derive(Deserialize)]
+struct LightThread {
+    scope: ForeshadowScope,
+    status: ForeshadowStatus,
+    #[serde(default)]
+    target_resolve_range: Option<[u32; 2]>,
+}
+
+#[derive(Deserialize)]
+struct LightGlobal {
+    #[serde(default)]
+    foreshadowing: Vec<LightThread>,
+}
+
+#[derive(Deserialize)]
+struct LightDelta {
+    #[serde(default)]
+    storyline_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct LightDrift {
+    #[serde(default)]
+    active: bool,
+}
+
+#[derive(Deserialize)]
+struct LightJournal {
+    chapter: u32,
+}
+
+#[derive(Deserialize, Default)]
+struct LightSettings {
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    lock: Option<LightLock>,
+}
+
+#[derive(Deserialize)]
+struct LightLock {
+    #[serde(default)]
+    stale_minutes: Option<u32>,
+}
+
+fn text_fact(project: &Project, rel: &str) -> FileFact {
+    match read_text(&project.path(rel)) {
+        Ok(t) if t.trim().is_empty() => FileFact::Empty,
+        Ok(_) => FileFact::Ok,
+        Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            FileFact::Missing
+        }
+        Err(e) => FileFact::Invalid(e.to_string()),
+    }
+}
+
+/// What `staging/` holds for chapter `n`: presence and non-emptiness only (no schema check;
+/// `novel chapter stage` validates when it matters).
+pub fn light_staging_facts(project: &Project, n: u32) -> StagingFacts {
+    let delta_rel = layout::staging_delta(n);
+    let (delta, storyline_id) = match read_text(&project.path(&delta_rel)) {
+        Ok(t) if t.trim().is_empty() => (FileFact::Empty, None),
+        Ok(t) => match serde_json::from_str::<LightDelta>(&t) {
+            Ok(d) => (
+                FileFact::Ok,
+                d.storyline_id.filter(|s| novel_core::model::is_slug(s)),
+            ),
+            Err(e) => (FileFact::Invalid(e.to_string()), None),
+        },
+        Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            (FileFact::Missing, None)
+        }
+        Err(e) => (FileFact::Invalid(e.to_string()), None),
+    };
+    let memory = match &storyline_id {
+        Some(id) => {
+            layout::staging_memory(id).map_or(FileFact::Missing, |rel| text_fact(project, &rel))
+        }
+        None => FileFact::Missing,
+    };
+    StagingFacts {
+        chapter_text: text_fact(project, &layout::staging_chapter(n)),
+        summary: text_fact(project, &layout::staging_summary(n)),
+        delta,
+        storyline_id,
+        memory,
+        evaluation: text_fact(project, &layout::staging_evaluation(n)),
+    }
+}
+
+/// The lock as this process sees it (held by this session, by another, stale or free).
+pub fn lock_fact(project: &Project, stale_minutes: u32) -> LockFact {
+    let stale = std::time::Duration::from_secs(u64::from(stale_minutes.max(1)) * 60);
+    match lock::status(project, stale) {
+        LockState::Free => LockFact::Free,
+        LockState::Stale { why, .. } => LockFact::Stale { why },
+        LockState::Held { info, .. } => {
+            if info.pid != 0 && info.host == lock::host_name() && info.pid == lock::session_pid() {
+                LockFact::HeldByThisSession {
+                    chapter: info.chapter,
+                    token: info.token,
+                }
+            } else {
+                LockFact::HeldByOther {
+                    chapter: info.chapter,
+                    holder: lock::describe(&info),
+                }
+            }
+        }
+    }
+}
+
+/// Everything the SessionStart hook reports, read without schema checks.
+pub fn session_facts(project: &Project, source: Option<String>) -> SessionFacts {
+    let mut problems = Vec::new();
+    let settings: LightSettings =
+        json_opt(project, layout::SETTINGS, &mut problems).unwrap_or_default();
+    let (checkpoint, checkpoint_problem) = match read_text(&project.path(layout::CHECKPOINT)) {
+        Ok(t) => match serde_json::from_str::<Checkpoint>(&t) {
+            Ok(cp) => (Some(cp), None),
+            Err(e) => (None, Some(format!("格式不对（{e}）"))),
+        },
+        Err(e) => (None, Some(e.to_string())),
+    };
+    let stale_minutes = settings.lock.and_then(|l| l.stale_minutes).unwrap_or(30);
+    let lock = lock_fact(project, stale_minutes);
+    let commit_journal = project.path(layout::JOURNAL).exists().then(|| {
+        json_opt::<LightJournal>(project, layout::JOURNAL, &mut Vec::new()).map_or(0, |j| j.chapter)
+    });
+    let mut disk = DiskFacts {
+        staging: None,
+        lock,
+        commit_journal,
+        overdue_foreshadowing: 0,
+        style_drift_active: json_opt::<LightDrift>(project, layout::STYLE_DRIFT, &mut problems)
+            .is_some_and(|d| d.active),
+        volume_end: None,
+    };
+    let mut facts = SessionFacts {
+        title: settings.title,
+        checkpoint: None,
+        checkpoint_problem,
+        disk: DiskFacts::quiet(),
+        next_outline: None,
+        outline_problem: None,
+        summaries: Vec::new(),
+        problems: Vec::new(),
+        source,
+    };
+    if let Some(cp) = &checkpoint {
+        let last = cp.last_completed_chapter;
+        if let Some(n) = cp.inflight_chapter {
+            disk.staging = Some(light_staging_facts(project, n));
+        }
+        if let Some(g) =
+            json_opt::<LightGlobal>(project, layout::FORESHADOWING_GLOBAL, &mut problems)
+        {
+            disk.overdue_foreshadowing = g
+                .foreshadowing
+                .iter()
+                .filter(|t| next::is_overdue(t.scope, t.status, t.target_resolve_range, last))
+                .count();
+        }
+        let vdir = layout::volume_dir(cp.current_volume.max(1));
+        disk.volume_end = json_opt::<RangeOnly>(
+            project,
+            &format!("{vdir}/storyline-schedule.json"),
+            &mut problems,
+        )
+        .and_then(|r| r.chapter_range)
+        .map(|[_, end]| end);
+        let upcoming = cp.inflight_chapter.unwrap_or(last + 1);
+        if let Some(text) = text_opt(project, &format!("{vdir}/outline.md"), &mut problems) {
+            match outline::parse(&text) {
+                Ok(o) => {
+                    facts.next_outline = o.block(upcoming).map(|b| {
+                        let mut s = format!("第{}章", b.chapter);
+                        if let Some(t) = &b.title {
+                            s.push_str(&format!(" {t}"));
+                        }
+                        if let Some(l) = b.storyline() {
+                            s.push_str(&format!("（故事线 {l}）"));
+                        }
+                        s
+                    })
+                }
+                Err(e) => facts.outline_problem = Some(format!("{vdir}/outline.md：{e}")),
+            }
+        }
+        for n in (1..=last).rev().take(3) {
+            if let Some(s) = summary(project, n, &mut problems) {
+                facts.summaries.push((n, s.body));
+            }
+        }
+    }
+    facts.checkpoint = checkpoint;
+    facts.disk = disk;
+    facts.problems = problems;
+    facts
+}
+
+/// The hook's answer: the facts, the recommendation and the text.
+#[derive(Debug, Clone)]
+pub struct SessionStart {
+    pub facts: SessionFacts,
+    pub recommendation: Option<Recommendation>,
+    pub text: String,
+}
+
+/// Gathers the facts, decides the next step and renders the hook text.
+pub fn session_start(project: &Project, source: Option<String>) -> SessionStart {
+    let facts = session_facts(project, source);
+    let recommendation = facts
+        .checkpoint
+        .as_ref()
+        .map(|cp| next::recommend(cp, &facts.disk));
+    let text = novel_core::context::session::render(&facts, recommendation.as_ref());
+    SessionStart {
+        facts,
+        recommendation,
+        text,
+    }
+}
