@@ -241,11 +241,11 @@ pub fn apply(project: &Project, journal: &Journal, failpoints: bool) -> Result<(
     fp(step);
     lock::release_if_owner(project, &journal.token).map_err(|e| match e {
         lock::LockError::Store(s) => s,
-        other => StoreError::Model {
-            path: project.path(layout::LOCK_DIR),
-            what: "锁",
-            message: other.to_string(),
-        },
+        // Only `Busy` is left: a live process is breaking or releasing the lock right now.
+        other => StoreError::io(
+            project.path(layout::LOCK_DIR),
+            std::io::Error::new(std::io::ErrorKind::WouldBlock, other.to_string()),
+        ),
     })?;
     step += 1;
     fp(step);

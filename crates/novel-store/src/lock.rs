@@ -244,21 +244,25 @@ pub fn describe(info: &LockInfo) -> String {
     )
 }
 
-/// Runs `f` while holding the guard directory (breaking or releasing the lock).
+/// Runs `f` while holding the guard directory (breaking or releasing the lock). The guard
+/// holds its creator's pid; a guard whose creator is gone (killed mid-release) or that is
+/// older than the grace period is taken over, by rename (only one taker succeeds).
 fn with_guard<T>(
     project: &Project,
     f: impl FnOnce() -> Result<T, LockError>,
 ) -> Result<T, LockError> {
     let guard = guard_dir(project);
     if fs::create_dir(&guard).is_err() {
-        // A guard left by a crashed breaker: take it over after a grace period, by rename
-        // (only one taker succeeds), then retry once.
+        let holder_gone = fs::read_to_string(guard.join("pid"))
+            .ok()
+            .and_then(|s| s.trim().parse::<u32>().ok())
+            .is_some_and(|pid| !process_alive(pid));
         let old = fs::metadata(&guard)
             .ok()
             .and_then(|m| m.modified().ok())
             .and_then(|m| SystemTime::now().duration_since(m).ok())
             .is_some_and(|age| age.as_secs() > CREATING_GRACE_SECS);
-        if !old {
+        if !(holder_gone || old) {
             return Err(LockError::Busy);
         }
         let aside = project.path(&format!(".novel.lock.guard-stale-{}", new_token()));
@@ -270,8 +274,9 @@ fn with_guard<T>(
             return Err(LockError::Busy);
         }
     }
+    let _ = fs::write(guard.join("pid"), std::process::id().to_string());
     let result = f();
-    let _ = fs::remove_dir(&guard);
+    let _ = fs::remove_dir_all(&guard);
     result
 }
 
