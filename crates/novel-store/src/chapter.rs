@@ -44,7 +44,8 @@ pub fn write_checkpoint(project: &Project, cp: &Checkpoint) -> Result<(), StoreE
     )
 }
 
-fn text_fact(project: &Project, rel: &str) -> FileFact {
+/// Whether a staged text file is there and non-empty.
+pub(crate) fn text_fact(project: &Project, rel: &str) -> FileFact {
     match read_text(&project.path(rel)) {
         Ok(t) if t.trim().is_empty() => FileFact::Empty,
         Ok(_) => FileFact::Ok,

@@ -405,16 +405,7 @@ struct LightLock {
     stale_minutes: Option<u32>,
 }
 
-fn text_fact(project: &Project, rel: &str) -> FileFact {
-    match read_text(&project.path(rel)) {
-        Ok(t) if t.trim().is_empty() => FileFact::Empty,
-        Ok(_) => FileFact::Ok,
-        Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
-            FileFact::Missing
-        }
-        Err(e) => FileFact::Invalid(e.to_string()),
-    }
-}
+use crate::chapter::text_fact;
 
 /// What `staging/` holds for chapter `n`: presence and non-emptiness only (no schema check;
 /// `novel chapter stage` validates when it matters).
