@@ -309,9 +309,7 @@ pub fn sweep_leftovers(project: &Project) -> Vec<String> {
                     .and_then(|(_, rest)| rest.split('-').next())
                     .and_then(|pid| pid.parse::<u32>().ok())
                     .is_some_and(|pid| !lock::process_alive(pid));
-            let aside = dir.is_empty()
-                && (name.starts_with(".novel.lock.removed-")
-                    || name.starts_with(".novel.lock.guard-stale-"));
+            let aside = dir.is_empty() && name.starts_with(".novel.lock.removed-");
             if temp || aside {
                 let p = e.path();
                 let ok = if p.is_dir() {

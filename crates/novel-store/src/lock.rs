@@ -3,14 +3,14 @@
 //! owner `token` and a `heartbeat`.
 //!
 //! Stale = no heartbeat for `stale_minutes` (default 30), or at once when the holder is on this
-//! host and its process is gone. Breaking a stale lock and releasing one happen under a second,
-//! short-lived guard directory (`.novel.lock.guard`), so two breakers cannot both win and a
-//! breaker never removes a lock someone else just took. Release needs the owner's token;
+//! host and its process is gone. Breaking a stale lock and releasing one happen under a
+//! short-lived guard (an exclusive `flock` on the project directory), so two breakers cannot
+//! both win and a breaker never removes a lock someone else just took. Release needs the owner's token;
 //! `clear` is the author's override.
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
@@ -76,10 +76,6 @@ impl LockError {
 
 fn lock_dir(project: &Project) -> PathBuf {
     project.path(layout::LOCK_DIR)
-}
-
-fn guard_dir(project: &Project) -> PathBuf {
-    project.path(".novel.lock.guard")
 }
 
 /// This machine's name (for "same host" liveness checks).
@@ -244,39 +240,31 @@ pub fn describe(info: &LockInfo) -> String {
     )
 }
 
-/// Runs `f` while holding the guard directory (breaking or releasing the lock). The guard
-/// holds its creator's pid; a guard whose creator is gone (killed mid-release) or that is
-/// older than the grace period is taken over, by rename (only one taker succeeds).
+/// How long a breaker or releaser waits for another one to finish before giving up.
+const GUARD_WAIT: Duration = Duration::from_secs(5);
+
+/// Runs `f` while holding the guard: an exclusive `flock` on the project directory itself.
+/// The kernel drops it when its holder exits, however it exits, so a process killed while
+/// breaking or releasing the lock can never leave the guard behind (a guard *directory* could,
+/// and did, under the SIGKILL test). Nothing is written to the project for it.
 fn with_guard<T>(
     project: &Project,
     f: impl FnOnce() -> Result<T, LockError>,
 ) -> Result<T, LockError> {
-    let guard = guard_dir(project);
-    if fs::create_dir(&guard).is_err() {
-        let holder_gone = fs::read_to_string(guard.join("pid"))
-            .ok()
-            .and_then(|s| s.trim().parse::<u32>().ok())
-            .is_some_and(|pid| !process_alive(pid));
-        let old = fs::metadata(&guard)
-            .ok()
-            .and_then(|m| m.modified().ok())
-            .and_then(|m| SystemTime::now().duration_since(m).ok())
-            .is_some_and(|age| age.as_secs() > CREATING_GRACE_SECS);
-        if !(holder_gone || old) {
-            return Err(LockError::Busy);
-        }
-        let aside = project.path(&format!(".novel.lock.guard-stale-{}", new_token()));
-        if fs::rename(&guard, &aside).is_err() {
-            return Err(LockError::Busy);
-        }
-        let _ = fs::remove_dir_all(&aside);
-        if fs::create_dir(&guard).is_err() {
-            return Err(LockError::Busy);
+    let dir = fs::File::open(&project.root).map_err(|e| StoreError::io(&project.root, e))?;
+    let deadline = Instant::now() + GUARD_WAIT;
+    loop {
+        match dir.try_lock() {
+            Ok(()) => break,
+            Err(fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(fs::TryLockError::WouldBlock) => return Err(LockError::Busy),
+            Err(fs::TryLockError::Error(e)) => return Err(StoreError::io(&project.root, e).into()),
         }
     }
-    let _ = fs::write(guard.join("pid"), std::process::id().to_string());
     let result = f();
-    let _ = fs::remove_dir_all(&guard);
+    drop(dir); // closing the descriptor releases the flock
     result
 }
 
