@@ -97,6 +97,9 @@ pub enum Command {
     /// 只读状态：进度、评分均值、伏笔、流水线日志汇总（token、耗时、费用）、锁
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Status,
+    /// 下一步做什么：由断点、锁、staging 与待处理事项推出（与 SessionStart 钩子同一套规则）
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    Next,
     /// 显示某个命令的说明
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Help(HelpArgs),
@@ -229,7 +232,7 @@ pub enum ChapterCommand {
     /// 开始（或恢复）第 N 章：只能是下一章或在写的章节；取得项目锁，阶段设为 drafting
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Begin(ChapterBeginArgs),
-    /// 推进流水线阶段（drafted | refined | judged | revising | drafting），先检查 staging 文件
+    /// 推进流水线阶段（drafted | refined | judged | polished | revising | drafting），先检查 staging 文件
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Stage(ChapterStageArgs),
     /// 质量门控：按权重重算总分，双轨判定 pass/polish/revise/pause/rewrite
@@ -255,7 +258,7 @@ pub struct ChapterBeginArgs {
 
 #[derive(Debug, Args)]
 pub struct ChapterStageArgs {
-    /// 目标阶段：drafted、refined、judged、revising、drafting
+    /// 目标阶段：drafted、refined、judged、polished（门控 polish 后二次润色完成）、revising（门控 revise）、drafting（重写）
     #[arg(value_name = "阶段", help_heading = "参数")]
     pub stage: String,
     /// chapter begin 给出的锁令牌
@@ -283,6 +286,9 @@ pub struct ChapterGateArgs {
     /// 章节号
     #[arg(value_name = "章", help_heading = "参数")]
     pub chapter: u32,
+    /// chapter begin 给出的锁令牌
+    #[arg(long, value_name = "令牌")]
+    pub token: String,
 }
 
 #[derive(Debug, Args)]
@@ -293,7 +299,7 @@ pub struct ChapterCommitArgs {
     /// chapter begin 给出的锁令牌
     #[arg(long, value_name = "令牌")]
     pub token: String,
-    /// 作者明确接受门控暂停（pause）的章节
+    /// 作者明确接受门控暂停（pause）或待二次润色（polish）的章节，按现稿提交
     #[arg(long)]
     pub accept: bool,
 }

@@ -129,6 +129,7 @@ fn run(args: Vec<String>) -> i32 {
             finish(json_mode, name, commands::context::run(global, c))
         }
         Command::Status => finish(json_mode, "status", commands::status::run(global)),
+        Command::Next => finish(json_mode, "next", commands::next::run(global)),
         Command::Help(a) => finish(json_mode, "help", commands::help::run(&a.command)),
     }
 }

@@ -121,11 +121,13 @@ fn stage_eval(root: &Path, n: u32, score: f64, second: bool) {
         &eval_doc(n, score),
     );
     if second {
+        let mut other = eval_doc(n, score);
+        other["judge"] = json!("opus");
         write_json(
             &root.join(format!(
                 "staging/evaluations/chapter-{n:03}-eval-secondary.json"
             )),
-            &eval_doc(n, score),
+            &other,
         );
     }
 }
@@ -154,7 +156,10 @@ fn up_to_gate(root: &Path, n: u32, key: bool) -> String {
     ok(root, &["chapter", "stage", "refined", "--token", &token]);
     stage_eval(root, n, 4.2, key);
     ok(root, &["chapter", "stage", "judged", "--token", &token]);
-    let gate = ok(root, &["chapter", "gate", &n.to_string()]);
+    let gate = ok(
+        root,
+        &["chapter", "gate", &n.to_string(), "--token", &token],
+    );
     assert_eq!(gate["data"]["decision"], "pass", "{gate}");
     token
 }
@@ -291,7 +296,12 @@ fn out_of_order_attempts_are_refused() {
         3,
         "E_LOCK_OWNER",
     );
-    fail(&root, &["chapter", "gate", "1"], 3, "E_STAGE_ORDER");
+    fail(
+        &root,
+        &["chapter", "gate", "1", "--token", &token],
+        3,
+        "E_STAGE_ORDER",
+    );
     // Resuming the in-flight chapter is allowed, but the lock is held by the live first run.
     fail(&root, &["chapter", "begin", "1"], 3, "E_LOCKED");
     // A failed gate cannot be committed.
@@ -300,7 +310,7 @@ fn out_of_order_attempts_are_refused() {
     ok(&root, &["chapter", "stage", "refined", "--token", &token]);
     stage_eval(&root, 1, 3.2, true);
     ok(&root, &["chapter", "stage", "judged", "--token", &token]);
-    let gate = ok(&root, &["chapter", "gate", "1"]);
+    let gate = ok(&root, &["chapter", "gate", "1", "--token", &token]);
     assert_eq!(gate["data"]["decision"], "revise");
     fail(
         &root,
@@ -308,14 +318,50 @@ fn out_of_order_attempts_are_refused() {
         1,
         "E_GATE",
     );
-    // The revision loop: revising → drafted → refined → judged → gate.
+    // The revision loop: revising → drafted → refined → judged → gate. The rejected round is
+    // archived, so the old evaluation and summary cannot be reused …
     ok(&root, &["chapter", "stage", "revising", "--token", &token]);
+    assert!(
+        root.join("logs/revisions/chapter-001/r1/chapter-001-eval.json")
+            .is_file()
+    );
+    assert!(
+        root.join("logs/revisions/chapter-001/r1/chapter-001.md")
+            .is_file()
+    );
+    assert!(
+        !root
+            .join("staging/evaluations/chapter-001-eval.json")
+            .exists()
+    );
+    assert!(
+        !root
+            .join("staging/summaries/chapter-001-summary.md")
+            .exists()
+    );
+    // … and the unrevised text is refused.
+    stage_drafts(&root, 1);
+    let doc = fail(
+        &root,
+        &["chapter", "stage", "drafted", "--token", &token],
+        1,
+        "E_STAGING",
+    );
+    assert!(
+        doc["error"]["message"].as_str().unwrap().contains("退回"),
+        "{doc}"
+    );
+    std::fs::write(
+        root.join("staging/chapters/chapter-001.md"),
+        "# 第1章 风起\n\n陆尘推门而入，屋里一灯如豆，桌上压着半封残信。\n",
+    )
+    .unwrap();
     ok(&root, &["chapter", "stage", "drafted", "--token", &token]);
     ok(&root, &["chapter", "stage", "refined", "--token", &token]);
     stage_eval(&root, 1, 4.1, true);
     ok(&root, &["chapter", "stage", "judged", "--token", &token]);
     assert_eq!(
-        ok(&root, &["chapter", "gate", "1"])["data"]["decision"],
+        ok(&root, &["chapter", "gate", "1", "--token", &token])["data"]["decision"],
         "pass"
     );
     ok(&root, &["chapter", "commit", "1", "--token", &token]);
@@ -625,7 +671,7 @@ fn recover_says_where_to_resume() {
         ok(&root, &["chapter", "recover"])["data"]["resume"]["step"],
         "run_gate"
     );
-    ok(&root, &["chapter", "gate", "1"]);
+    ok(&root, &["chapter", "gate", "1", "--token", &token]);
     let rec = ok(&root, &["chapter", "recover"]);
     assert_eq!(rec["data"]["resume"]["step"], "commit");
     // The holder (this test process) is alive, so recover leaves its lock alone.
@@ -647,11 +693,331 @@ fn leak_check_of_the_inflight_chapter_lands_in_its_pipeline_log() {
     ok(&root, &["chapter", "stage", "refined", "--token", &token]);
     stage_eval(&root, 1, 4.2, true);
     ok(&root, &["chapter", "stage", "judged", "--token", &token]);
-    ok(&root, &["chapter", "gate", "1"]);
+    ok(&root, &["chapter", "gate", "1", "--token", &token]);
     ok(&root, &["chapter", "commit", "1", "--token", &token]);
     let log = read_json(&root.join("logs/chapter-001-log.json"));
     assert_eq!(
         log["leak_check"]["leak_risk"], "none",
         "kept through the commit: {log}"
+    );
+}
+
+/// Begins chapter n and runs it to `judged` with the given score; returns the lock token.
+fn to_judged(root: &Path, n: u32, score: f64) -> String {
+    let token = ok(root, &["chapter", "begin", &n.to_string()])["data"]["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    stage_drafts(root, n);
+    ok(root, &["chapter", "stage", "drafted", "--token", &token]);
+    ok(root, &["chapter", "stage", "refined", "--token", &token]);
+    stage_eval(root, n, score, false);
+    ok(root, &["chapter", "stage", "judged", "--token", &token]);
+    token
+}
+
+fn resume_step(root: &Path) -> Value {
+    ok(root, &["chapter", "recover"])["data"]["resume"]["step"].clone()
+}
+
+#[test]
+fn polish_needs_a_second_refiner_pass_or_the_authors_accept() {
+    let (_t, root) = writing_project();
+    let token = to_judged(&root, 1, 3.7);
+    // Chapter 1 is the volume's first chapter: give it its second judge.
+    let mut second = eval_doc(1, 3.8);
+    second["judge"] = json!("opus");
+    write_json(
+        &root.join("staging/evaluations/chapter-001-eval-secondary.json"),
+        &second,
+    );
+    let gate = ok(&root, &["chapter", "gate", "1", "--token", &token]);
+    assert_eq!(gate["data"]["decision"], "polish", "{gate}");
+    assert_eq!(resume_step(&root), "polish_then_commit");
+    let doc = fail(
+        &root,
+        &["chapter", "commit", "1", "--token", &token],
+        1,
+        "E_GATE",
+    );
+    assert!(doc["error"]["hint"].as_str().unwrap().contains("polished"));
+    // The refiner has not touched the text yet.
+    let doc = fail(
+        &root,
+        &["chapter", "stage", "polished", "--token", &token],
+        1,
+        "E_STAGING",
+    );
+    assert!(
+        doc["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("完全相同")
+    );
+    std::fs::write(
+        root.join("staging/chapters/chapter-001.md"),
+        "# 第1章 风起\n\n陆尘推门进去，屋里只点着一盏油灯。\n",
+    )
+    .unwrap();
+    ok(&root, &["chapter", "stage", "polished", "--token", &token]);
+    assert_eq!(resume_step(&root), "commit");
+    ok(&root, &["chapter", "commit", "1", "--token", &token]);
+    let log = read_json(&root.join("logs/chapter-001-log.json"));
+    assert_eq!(log["gate_decision"], "polish");
+    assert!(
+        (log["gate_overall"].as_f64().unwrap() - 3.7).abs() < 1e-9,
+        "{log}"
+    );
+    assert!(
+        read_json(&root.join("logs/chapter-001-log.json"))["stages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["name"] == "polished"),
+        "the polish pass is on record"
+    );
+    // Chapter 2: the author accepts the polish verdict as it stands.
+    let token = to_judged(&root, 2, 3.6);
+    ok(&root, &["chapter", "gate", "2", "--token", &token]);
+    ok(
+        &root,
+        &["chapter", "commit", "2", "--token", &token, "--accept"],
+    );
+    let log = read_json(&root.join("logs/chapter-002-log.json"));
+    assert_eq!(log["accepted_by_author"], true, "{log}");
+    // Status averages the scores the gate counted.
+    let status = ok(&root, &["status"]);
+    let avg = status["data"]["average_score"].as_f64().unwrap();
+    assert!((avg - 3.65).abs() < 1e-9, "{status}");
+}
+
+#[test]
+fn rewrite_archives_the_round_and_recover_rewinds_lost_stages() {
+    let (_t, root) = writing_project();
+    let token = to_judged(&root, 1, 1.5);
+    let mut second = eval_doc(1, 1.6);
+    second["judge"] = json!("opus");
+    write_json(
+        &root.join("staging/evaluations/chapter-001-eval-secondary.json"),
+        &second,
+    );
+    assert_eq!(
+        ok(&root, &["chapter", "gate", "1", "--token", &token])["data"]["decision"],
+        "rewrite"
+    );
+    assert_eq!(resume_step(&root), "ask_author");
+    let moved = ok(&root, &["chapter", "stage", "drafting", "--token", &token]);
+    assert_eq!(moved["data"]["revision_count"], 1);
+    // Everything of the rejected round is kept, nothing of it is left in staging.
+    for name in [
+        "chapter-001.md",
+        "chapter-001-summary.md",
+        "chapter-001-delta.json",
+        "chapter-001-eval.json",
+        "chapter-001-eval-secondary.json",
+        "memory-main_arc.md",
+    ] {
+        assert!(
+            root.join("logs/revisions/chapter-001/r1")
+                .join(name)
+                .is_file(),
+            "{name} archived"
+        );
+    }
+    assert!(!root.join("staging/chapters/chapter-001.md").exists());
+    assert_eq!(resume_step(&root), "run_chapter_writer");
+
+    // A stage whose files were lost is rewound by recover, never skipped past.
+    std::fs::write(
+        root.join("staging/chapters/chapter-001.md"),
+        "# 第1章 风起\n\n城北的雨下了一夜，陆尘在废墟里找到半块腰牌。\n",
+    )
+    .unwrap();
+    assert_eq!(resume_step(&root), "run_summarizer");
+    stage_drafts(&root, 1);
+    std::fs::write(
+        root.join("staging/chapters/chapter-001.md"),
+        "# 第1章 风起\n\n城北的雨下了一夜，陆尘在废墟里找到半块腰牌。\n",
+    )
+    .unwrap();
+    assert_eq!(resume_step(&root), "mark_drafted");
+    ok(&root, &["chapter", "stage", "drafted", "--token", &token]);
+    ok(&root, &["chapter", "stage", "refined", "--token", &token]);
+    std::fs::remove_file(root.join("staging/summaries/chapter-001-summary.md")).unwrap();
+    let rec = ok(&root, &["chapter", "recover"]);
+    assert_eq!(rec["data"]["resume"]["step"], "run_summarizer", "{rec}");
+    assert!(
+        rec["data"]["actions"][0].as_str().unwrap().contains("退回"),
+        "{rec}"
+    );
+    assert_eq!(
+        read_json(&root.join(".checkpoint.json"))["pipeline_stage"],
+        "drafting"
+    );
+    let again = ok(&root, &["chapter", "recover"]);
+    assert_eq!(again["data"]["actions"], json!([]), "idempotent");
+}
+
+#[test]
+fn skipped_delta_goes_on_without_state_and_three_recommend_a_rebuild() {
+    let (_t, root) = writing_project();
+    let before = read_json(&root.join("state/current-state.json"))["state_version"].clone();
+    for n in 1..=3u32 {
+        let token = ok(&root, &["chapter", "begin", &n.to_string()])["data"]["token"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        stage_drafts(&root, n);
+        // The Summarizer's delta did not parse twice.
+        std::fs::write(
+            root.join(format!("staging/state/chapter-{n:03}-delta.json")),
+            "{\"chapter\": 1, \"ops\": [ 坏",
+        )
+        .unwrap();
+        fail(
+            &root,
+            &["chapter", "stage", "drafted", "--token", &token],
+            1,
+            "E_STAGING",
+        );
+        ok(
+            &root,
+            &[
+                "ops",
+                "skip",
+                "--chapter",
+                &n.to_string(),
+                "--reason",
+                "两次都无法解析",
+            ],
+        );
+        // §10.6: the pipeline is not blocked.
+        ok(&root, &["chapter", "stage", "drafted", "--token", &token]);
+        ok(&root, &["chapter", "stage", "refined", "--token", &token]);
+        stage_eval(&root, n, 4.2, n == 1);
+        ok(&root, &["chapter", "stage", "judged", "--token", &token]);
+        ok(
+            &root,
+            &["chapter", "gate", &n.to_string(), "--token", &token],
+        );
+        ok(
+            &root,
+            &["chapter", "commit", &n.to_string(), "--token", &token],
+        );
+        assert!(
+            root.join(format!(
+                "logs/revisions/chapter-{n:03}/r0/skipped-delta.json"
+            ))
+            .is_file(),
+            "the unparseable delta is kept"
+        );
+    }
+    assert_eq!(
+        read_json(&root.join("state/current-state.json"))["state_version"],
+        before,
+        "no delta applied, no version bump"
+    );
+    let status = ok(&root, &["status"]);
+    assert_eq!(status["data"]["recommend_rebuild"], true, "{status}");
+    let next = ok(&root, &["next"]);
+    assert_eq!(next["data"]["recommend_rebuild"], true, "{next}");
+    assert!(
+        next["data"]["recommendation"]["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("novel state rebuild")),
+        "{next}"
+    );
+    assert_eq!(code(&novel(&root, &["state", "rebuild"])), 0);
+    assert_eq!(code(&novel(&root, &["validate"])), 0);
+}
+
+#[test]
+fn gate_reads_settings_and_leaks_and_refuses_a_copied_second_judge() {
+    let (_t, root) = writing_project();
+    let token = to_judged(&root, 1, 4.2);
+    // A second judge that is a copy of the first is not a second judge.
+    std::fs::copy(
+        root.join("staging/evaluations/chapter-001-eval.json"),
+        root.join("staging/evaluations/chapter-001-eval-secondary.json"),
+    )
+    .unwrap();
+    fail(
+        &root,
+        &["chapter", "gate", "1", "--token", &token],
+        1,
+        "E_SECOND_JUDGE",
+    );
+    // An evaluation of another chapter is refused.
+    let mut other = eval_doc(7, 4.2);
+    other["judge"] = json!("opus");
+    write_json(
+        &root.join("staging/evaluations/chapter-001-eval-secondary.json"),
+        &other,
+    );
+    let out = run(
+        &root,
+        &["--json", "chapter", "gate", "1", "--token", &token],
+    );
+    assert_eq!(code(&out), 2, "{}", stdout(&out));
+    assert!(stdout(&out).contains("/chapter"), "{}", stdout(&out));
+    let mut second = eval_doc(1, 4.3);
+    second["judge"] = json!("opus");
+    write_json(
+        &root.join("staging/evaluations/chapter-001-eval-secondary.json"),
+        &second,
+    );
+    // Thresholds come from novel.json; a broken file is an error, not the defaults.
+    let settings_path = root.join("novel.json");
+    let original = std::fs::read_to_string(&settings_path).unwrap();
+    let mut settings = read_json(&settings_path);
+    settings["gate"]["pass"] = json!(4.5);
+    settings["gate"]["polish"] = json!(4.0);
+    write_json(&settings_path, &settings);
+    assert_eq!(
+        ok(&root, &["chapter", "gate", "1", "--token", &token])["data"]["decision"],
+        "polish"
+    );
+    settings["gate"]["pass"] = json!("4.5");
+    write_json(&settings_path, &settings);
+    let out = run(
+        &root,
+        &["--json", "chapter", "gate", "1", "--token", &token],
+    );
+    assert_ne!(code(&out), 0, "{}", stdout(&out));
+    settings["gate"]["pass"] = json!(3.0);
+    write_json(&settings_path, &settings);
+    fail(
+        &root,
+        &["chapter", "gate", "1", "--token", &token],
+        1,
+        "E_SETTINGS",
+    );
+    std::fs::write(&settings_path, original).unwrap();
+    // A high leak on the judged text forces a revision under LS-005; a stale one is ignored.
+    let digest = novel_core::pipeline::text_digest(
+        &std::fs::read(root.join("staging/chapters/chapter-001.md")).unwrap(),
+    );
+    let leak = |d: &str| {
+        json!({"chapter": 1, "leak_risk": "high", "text_digest": d,
+            "findings": [{"entity": "许象乾", "storyline": "jinghai_plan"}]})
+    };
+    write_json(
+        &root.join("staging/logs/chapter-001-leak.json"),
+        &leak(&digest),
+    );
+    let gate = ok(&root, &["chapter", "gate", "1", "--token", &token]);
+    assert_eq!(gate["data"]["decision"], "revise", "{gate}");
+    assert_eq!(gate["data"]["blocking_violations"][0]["rule_id"], "LS-005");
+    write_json(
+        &root.join("staging/logs/chapter-001-leak.json"),
+        &leak("0000000000000000"),
+    );
+    let gate = ok(&root, &["chapter", "gate", "1", "--token", &token]);
+    assert_eq!(gate["data"]["decision"], "pass", "{gate}");
+    assert!(
+        gate["data"]["reasons"].to_string().contains("旧稿"),
+        "{gate}"
     );
 }

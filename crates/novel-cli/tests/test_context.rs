@@ -352,13 +352,14 @@ fn revising_hands_chapter_writer_the_draft_and_the_required_fixes() {
     for (dim, w) in novel_core::model::evaluation::DIMENSIONS {
         eval["scores"][dim] = json!({"score": 3, "weight": w, "reason": "…", "evidence": "…"});
     }
-    write_json(
-        &root.join("staging/evaluations/chapter-031-eval.json"),
-        &eval,
-    );
+    // Where `novel chapter stage revising` archived the rejected round's evaluation.
+    let archive = root.join("logs/revisions/chapter-031/r1");
+    std::fs::create_dir_all(&archive).unwrap();
+    write_json(&archive.join("chapter-031-eval.json"), &eval);
     set_checkpoint(&root, |cp| {
         cp["inflight_chapter"] = json!(31);
         cp["pipeline_stage"] = json!("revising");
+        cp["revision_count"] = json!(1);
     });
     let p = packet(&root, Agent::ChapterWriter, None);
     let revision = p.section("revision").expect("revision section").body();
@@ -566,6 +567,15 @@ fn hook_never_fails_and_stays_under_the_cap() {
     let text = stdout(&out);
     assert!(text.chars().count() <= 10_000, "{}", text.chars().count());
     assert!(text.contains("…"));
+    // A 20,000-character title is cut; the progress line and the summaries still come.
+    let settings_path = root.join("novel.json");
+    let mut settings = read_json(&settings_path);
+    settings["title"] = json!("长".repeat(20_000));
+    write_json(&settings_path, &settings);
+    let text = stdout(&novel(&root, &["context", "session-start"]));
+    assert!(text.chars().count() <= 10_000);
+    assert!(text.contains("- 进度："), "{text}");
+    assert!(text.contains("第 30 章"), "{text}");
     // A broken checkpoint: still exit 0, and it says so.
     std::fs::write(root.join(".checkpoint.json"), "{ not json").unwrap();
     let out = novel(&root, &["context", "session-start"]);
@@ -632,4 +642,32 @@ fn hook_reports_locks_journals_and_spec_propagation() {
         doc["data"]["recommendation"]["command"],
         "novel chapter recover"
     );
+}
+
+#[test]
+fn a_long_chapter_never_breaks_the_style_refiner_budget() {
+    let (_t, root) = synth(30);
+    set_checkpoint(&root, |cp| {
+        cp["inflight_chapter"] = json!(31);
+        cp["pipeline_stage"] = json!("drafted");
+    });
+    // The default target is 2,500–3,500 字; 6,000 字 is far past it.
+    for chars in [2_400usize, 3_000, 3_500, 4_000, 6_000] {
+        let body: String = "夜色压着城北的废墟，陆尘踩着碎瓦往里走，风里有一股铁锈味。"
+            .chars()
+            .cycle()
+            .take(chars)
+            .collect();
+        std::fs::write(
+            root.join("staging/chapters/chapter-031.md"),
+            format!("# 第31章 夜探\n\n{body}\n"),
+        )
+        .unwrap();
+        let p = packet(&root, Agent::StyleRefiner, Some(31));
+        let text = p.section("chapter_text").unwrap().body();
+        assert!(text.contains(&body), "{chars} 字: the chapter is never cut");
+        let b = p.budget.unwrap();
+        assert_eq!(b.text_allowance > 0, chars > 2_500, "{chars} 字: {b:?}");
+        assert!(p.tokens() <= b.limit, "{chars} 字");
+    }
 }

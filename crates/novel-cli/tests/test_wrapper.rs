@@ -258,3 +258,68 @@ fn wrapper_without_binary_says_how_to_build_it() {
         assert!(text(&out.stderr).contains(&build), "{}", show(&out));
     }
 }
+
+#[test]
+fn hook_without_binary_never_fails_the_session() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().canonicalize().unwrap();
+    let root = base.join("plugin");
+    std::fs::create_dir_all(root.join("scripts")).unwrap();
+    let wrapper = root.join("scripts/novel");
+    std::fs::copy(script(), &wrapper).unwrap();
+    let home = base.join("home");
+    let book = base.join("书稿");
+    let outside = base.join("别处");
+    for d in [&home, &book.join("chapters"), &outside] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::write(book.join(".checkpoint.json"), "{}").unwrap();
+    let hook = |cwd: &Path, stdin_cwd: &Path| {
+        let mut child = Command::new(&wrapper)
+            .args(["context", "session-start"])
+            .current_dir(cwd)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("HOME", &home)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let input = serde_json::json!({"session_id": "s", "cwd": stdin_cwd,
+            "hook_event_name": "SessionStart", "source": "startup"});
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.to_string().as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    // Outside a project: nothing at all, exit 0.
+    let out = hook(&outside, &outside);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(
+        out.stdout.is_empty() && out.stderr.is_empty(),
+        "{}",
+        show(&out)
+    );
+    // Inside one (found from the stdin `cwd`, below the project root): one line, exit 0.
+    let out = hook(&outside, &book.join("chapters"));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let said = text(&out.stdout);
+    assert_eq!(said.lines().count(), 1, "{said}");
+    assert!(
+        said.contains("还没有编译") && said.contains("cargo build"),
+        "{said}"
+    );
+    assert!(out.stderr.is_empty(), "{}", show(&out));
+    // Any other command still fails loudly.
+    assert_eq!(
+        run(&wrapper, &["status"], &book, &[("HOME", &home)])
+            .status
+            .code(),
+        Some(2)
+    );
+}

@@ -9,6 +9,9 @@
 //! violation is force-passed and marked; below that the author decides (pause).
 //! Key chapters (first/last of the volume, inside a convergence range) need a second
 //! evaluation; the lower score and the union of violations count.
+//! A `leak_risk: high` from `novel check leak` (§6.6.7 Layer 3) is a high-confidence LS-005
+//! violation; `low` is reported only.
+//! Scores are compared exactly (after removing float noise below 1e-6): 3.496 is below 3.5.
 
 use serde::Serialize;
 
@@ -72,6 +75,30 @@ fn is_blocking(v: &Violation, spec: Option<&StorylineSpec>) -> bool {
     }
 }
 
+/// The cross-storyline leak check of the chapter (`staging/logs/chapter-NNN-leak.json`,
+/// written by `novel check leak`).
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct LeakCheck {
+    pub chapter: u32,
+    pub leak_risk: LeakRisk,
+    /// Digest of the staged text that was checked (`pipeline::text_digest`).
+    #[serde(default)]
+    pub text_digest: Option<String>,
+    #[serde(default)]
+    pub findings: Vec<serde_json::Value>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LeakRisk {
+    None,
+    Low,
+    High,
+}
+
+/// The LS rule a cross-storyline leak violates.
+pub const LEAK_RULE: &str = "LS-005";
+
 /// Everything the gate decides on.
 #[derive(Debug, Clone)]
 pub struct GateInput<'a> {
@@ -83,6 +110,8 @@ pub struct GateInput<'a> {
     pub revision_count: u32,
     pub key_reasons: Vec<KeyReason>,
     pub storyline_spec: Option<&'a StorylineSpec>,
+    /// The leak check of the text being judged (a stale one is the caller's to drop).
+    pub leak: Option<&'a LeakCheck>,
 }
 
 /// The gate's verdict with its evidence.
@@ -124,6 +153,8 @@ pub enum GateError {
     Weights { sum: f64 },
     #[error("没有评估结果")]
     NoEvaluation,
+    #[error("门控阈值顺序不对：{detail}")]
+    Thresholds { detail: String },
 }
 
 impl GateError {
@@ -132,6 +163,7 @@ impl GateError {
             GateError::SecondJudgeMissing { .. } => "E_SECOND_JUDGE",
             GateError::Weights { .. } => "E_WEIGHTS",
             GateError::NoEvaluation => "E_NO_EVALUATION",
+            GateError::Thresholds { .. } => "E_SETTINGS",
         }
     }
 }
@@ -144,8 +176,33 @@ fn key_label(r: &KeyReason) -> &'static str {
     }
 }
 
+/// The thresholds must be ordered pass ≥ polish ≥ revise ≥ pause, with the force-pass floor
+/// no higher than pass: otherwise a band is empty or inverted and scores land in the wrong one.
+pub fn check_thresholds(t: &GateThresholds) -> Result<(), GateError> {
+    let ordered = t.pass >= t.polish && t.polish >= t.revise && t.revise >= t.pause;
+    let values_ok = [t.pass, t.polish, t.revise, t.pause, t.force_pass_min]
+        .iter()
+        .all(|v| v.is_finite());
+    if !ordered || !values_ok || t.force_pass_min > t.pass {
+        return Err(GateError::Thresholds {
+            detail: format!(
+                "pass {} / polish {} / revise {} / pause {} / force_pass_min {}",
+                t.pass, t.polish, t.revise, t.pause, t.force_pass_min
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Removes float noise (3.4999999999 from weights like 0.18) without moving real values:
+/// 3.496 stays 3.496.
+fn denoise(x: f64) -> f64 {
+    (x * 1e6).round() / 1e6
+}
+
 /// Decides. Pure: the caller loads the evaluations, settings, schedule and spec.
 pub fn decide(input: &GateInput<'_>) -> Result<GateResult, GateError> {
+    check_thresholds(input.thresholds)?;
     if input.evaluations.is_empty() {
         return Err(GateError::NoEvaluation);
     }
@@ -182,12 +239,12 @@ pub fn decide(input: &GateInput<'_>) -> Result<GateResult, GateError> {
             mismatch,
         });
     }
-    let overall = scores
-        .iter()
-        .map(|s| s.recomputed)
-        .fold(f64::INFINITY, f64::min);
-    // Round to two decimals so 3.4999999 from float weights does not fall a band lower.
-    let overall = (overall * 100.0).round() / 100.0;
+    let overall = denoise(
+        scores
+            .iter()
+            .map(|s| s.recomputed)
+            .fold(f64::INFINITY, f64::min),
+    );
     if input.evaluations.len() > 1 {
         reasons.push(format!(
             "关键章（{}）双裁判：取较低分 {overall:.2}",
@@ -221,6 +278,40 @@ pub fn decide(input: &GateInput<'_>) -> Result<GateResult, GateError> {
             if !fixes.contains(f) {
                 fixes.push(f.clone());
             }
+        }
+    }
+    if let Some(leak) = input.leak
+        && leak.leak_risk != LeakRisk::None
+    {
+        let high = leak.leak_risk == LeakRisk::High;
+        let v = Violation {
+            rule_id: LEAK_RULE.to_string(),
+            layer: SpecLayer::Ls,
+            confidence: if high {
+                Confidence::High
+            } else {
+                Confidence::Medium
+            },
+            description: format!(
+                "跨故事线实体泄漏（leak_risk {}，{} 处，见 novel check leak --chapter {}）",
+                if high { "high" } else { "low" },
+                leak.findings.len(),
+                input.chapter
+            ),
+            evidence: None,
+            extra: Default::default(),
+        };
+        if is_blocking(&v, input.storyline_spec) {
+            fixes.push(RequiredFix {
+                target: "全章".into(),
+                instruction:
+                    "删去或改写仅属于其他故事线的实体（角色、势力、地点、事件），本章不是交汇章"
+                        .into(),
+                extra: Default::default(),
+            });
+            blocking.push(v);
+        } else {
+            reported.push(v);
         }
     }
 

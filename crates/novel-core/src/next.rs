@@ -55,6 +55,9 @@ pub struct DiskFacts {
     pub style_drift_active: bool,
     /// The last chapter of the current volume (its schedule's `chapter_range`).
     pub volume_end: Option<u32>,
+    /// Chapters whose delta was skipped and never applied since (§10.6).
+    #[serde(default)]
+    pub skipped_deltas: Vec<u32>,
 }
 
 impl DiskFacts {
@@ -67,6 +70,7 @@ impl DiskFacts {
             overdue_foreshadowing: 0,
             style_drift_active: false,
             volume_end: None,
+            skipped_deltas: Vec::new(),
         }
     }
 }
@@ -89,6 +93,8 @@ pub enum NextAction {
     RetakeLock,
     RunChapterWriter,
     RunSummarizer,
+    /// Everything `drafted` needs is staged: `novel chapter stage drafted`.
+    MarkDrafted,
     RunStyleRefiner,
     RunQualityJudge,
     RunGate,
@@ -160,6 +166,18 @@ fn resume(cp: &Checkpoint, n: u32, facts: &StagingFacts) -> Recommendation {
     let stage = stage_name(cp.pipeline_stage);
     let reason = format!("第 {n} 章写到一半（阶段 {stage}）：{}", r.message);
     let s = stem(n);
+    if let Some(to) = r.rewind_to {
+        return rec(
+            NextAction::Recover,
+            Some(n),
+            reason,
+            "novel chapter recover",
+            format!(
+                "recover 把阶段退回 {}，然后按它给出的下一步继续",
+                stage_name(Some(to))
+            ),
+        );
+    }
     match r.step {
         ResumeStep::RunChapterWriter | ResumeStep::Idle => rec(
             NextAction::RunChapterWriter,
@@ -176,6 +194,13 @@ fn resume(cp: &Checkpoint, n: u32, facts: &StagingFacts) -> Recommendation {
             format!(
                 "Summarizer 写 staging/summaries/{s}-summary.md、staging/state/{s}-delta.json、staging/storylines/<id>/memory.md，然后 novel chapter stage drafted --token <令牌>"
             ),
+        ),
+        ResumeStep::MarkDrafted => rec(
+            NextAction::MarkDrafted,
+            Some(n),
+            reason,
+            "novel chapter stage drafted --token <令牌>",
+            "然后运行 StyleRefiner",
         ),
         ResumeStep::RunStyleRefiner => rec(
             NextAction::RunStyleRefiner,
@@ -212,7 +237,9 @@ fn resume(cp: &Checkpoint, n: u32, facts: &StagingFacts) -> Recommendation {
             Some(n),
             reason,
             format!("novel context style-refiner --chapter {n}"),
-            format!("StyleRefiner 二次润色后 novel chapter commit {n} --token <令牌>"),
+            format!(
+                "StyleRefiner 二次润色后 novel chapter stage polished --token <令牌>，再 novel chapter commit {n} --token <令牌>"
+            ),
         ),
         ResumeStep::ReviseWithFixes => {
             let judged = cp.pipeline_stage == Some(crate::model::PipelineStage::Judged);
@@ -243,6 +270,18 @@ fn resume(cp: &Checkpoint, n: u32, facts: &StagingFacts) -> Recommendation {
 /// The next action for `cp` and the disk facts (see the module note for the order).
 pub fn recommend(cp: &Checkpoint, facts: &DiskFacts) -> Recommendation {
     let mut r = decide(cp, facts);
+    if facts.skipped_deltas.len() >= crate::ops::SKIPPED_REBUILD_THRESHOLD {
+        r.notes.push(format!(
+            "已有 {} 章的状态增量被跳过（第 {} 章），状态可能缺了这些章的变化：建议先运行 novel state rebuild 核对，再按这些章的正文补记状态（novel ops apply --manual）",
+            facts.skipped_deltas.len(),
+            facts
+                .skipped_deltas
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join("、")
+        ));
+    }
     if facts.overdue_foreshadowing > 0 {
         r.notes.push(format!(
             "有 {} 条短线伏笔已过计划回收区间仍未回收",
@@ -319,14 +358,7 @@ fn decide(cp: &Checkpoint, facts: &DiskFacts) -> Recommendation {
         );
     }
     if let Some(n) = cp.inflight_chapter {
-        let staging = facts.staging.clone().unwrap_or(StagingFacts {
-            chapter_text: crate::pipeline::FileFact::Missing,
-            summary: crate::pipeline::FileFact::Missing,
-            delta: crate::pipeline::FileFact::Missing,
-            storyline_id: None,
-            memory: crate::pipeline::FileFact::Missing,
-            evaluation: crate::pipeline::FileFact::Missing,
-        });
+        let staging = facts.staging.clone().unwrap_or_else(StagingFacts::nothing);
         let r = resume(cp, n, &staging);
         if facts.lock == LockFact::Free {
             return Recommendation {

@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+use crate::model::checkpoint::GateRecord;
 use crate::model::common::GateDecision;
 use crate::model::{Checkpoint, OrchestratorState, PipelineStage};
 
@@ -35,6 +36,13 @@ pub struct StagingFacts {
     /// `staging/storylines/<storyline_id>/memory.md`.
     pub memory: FileFact,
     pub evaluation: FileFact,
+    /// [`text_digest`] of the staged chapter text, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text_digest: Option<String>,
+    /// The chapter's delta was recorded as skipped (`novel ops skip`, §10.6: unparseable
+    /// twice) and no delta was applied for it since: the pipeline goes on without one.
+    #[serde(default)]
+    pub delta_skipped: bool,
 }
 
 impl StagingFacts {
@@ -47,7 +55,61 @@ impl StagingFacts {
             storyline_id: None,
             memory: FileFact::Missing,
             evaluation: FileFact::Missing,
+            text_digest: None,
+            delta_skipped: false,
         }
+    }
+
+    /// The Summarizer's outputs are there: summary, a usable (or skipped) delta, and the
+    /// storyline memory of the delta's storyline.
+    pub fn summarized(&self) -> bool {
+        self.summary.ok()
+            && (self.delta.ok() || self.delta_skipped)
+            && (self.storyline_id.is_none() || self.memory.ok())
+    }
+}
+
+/// A short, stable digest of a staged text (FNV-1a, 64 bits, hex): enough to tell whether a
+/// revision or a polish pass changed the chapter — not a security measure.
+pub fn text_digest(bytes: &[u8]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+/// The gate verdict of the current round of chapter `n` (same revision count), if any.
+pub fn current_gate(cp: &Checkpoint, n: u32) -> Option<&GateRecord> {
+    cp.gate
+        .as_ref()
+        .filter(|g| g.chapter == n && g.revision == cp.revision_count)
+}
+
+/// The digest of the text an earlier round's gate rejected (a revision must change it).
+pub fn rejected_digest(cp: &Checkpoint, n: u32) -> Option<&str> {
+    cp.gate
+        .as_ref()
+        .filter(|g| g.chapter == n && g.revision < cp.revision_count)
+        .and_then(|g| g.text_digest.as_deref())
+}
+
+/// Whether the current gate lets chapter `n` be committed from `judged` (`accept` = the
+/// author accepts a paused or polish-pending chapter as it is).
+pub fn commit_allowed(cp: &Checkpoint, n: u32, accept: bool) -> bool {
+    let Some(g) = current_gate(cp, n) else {
+        return false;
+    };
+    match cp.pipeline_stage {
+        Some(PipelineStage::Polished) => g.decision == GateDecision::Polish,
+        Some(PipelineStage::Judged) => {
+            g.decision == GateDecision::Pass
+                || g.force_passed
+                || g.accepted_by_author
+                || (accept && matches!(g.decision, GateDecision::Pause | GateDecision::Polish))
+        }
+        _ => false,
     }
 }
 
@@ -76,6 +138,7 @@ pub fn stage_name(s: Option<PipelineStage>) -> &'static str {
         Some(PipelineStage::Refined) => "refined（润色完成）",
         Some(PipelineStage::Judged) => "judged（评估完成）",
         Some(PipelineStage::Revising) => "revising（修订中）",
+        Some(PipelineStage::Polished) => "polished（二次润色完成）",
         Some(PipelineStage::Committed) => "committed（已提交）",
     }
 }
@@ -155,11 +218,7 @@ pub fn check_stage(
         ));
     }
     let from = cp.pipeline_stage;
-    let gate = cp
-        .gate
-        .as_ref()
-        .filter(|g| g.chapter == n)
-        .map(|g| g.decision);
+    let gate = current_gate(cp, n).map(|g| g.decision);
     let allowed = match to {
         S::Drafted => matches!(from, Some(S::Drafting | S::Revising | S::Drafted)),
         S::Refined => matches!(from, Some(S::Drafted | S::Refined)),
@@ -168,6 +227,9 @@ pub fn check_stage(
         S::Drafting => {
             from == Some(S::Judged)
                 && matches!(gate, Some(GateDecision::Rewrite | GateDecision::Pause))
+        }
+        S::Polished => {
+            matches!(from, Some(S::Judged | S::Polished)) && gate == Some(GateDecision::Polish)
         }
         S::Committed => false,
     };
@@ -182,6 +244,11 @@ pub fn check_stage(
             S::Drafting => format!(
                 "只有门控结论为 rewrite 或作者决定重写（pause）时才能回到 drafting（当前阶段 {}）",
                 stage_name(from)
+            ),
+            S::Polished => format!(
+                "只有门控结论为 polish 时才能标记二次润色完成（当前阶段 {}，门控 {:?}）",
+                stage_name(from),
+                gate
             ),
             _ => format!("不能从 {} 进入 {}", stage_name(from), stage_name(Some(to))),
         };
@@ -207,12 +274,14 @@ pub fn check_stage(
                 &format!("staging/summaries/{stem}-summary.md"),
                 &mut missing,
             );
-            need(
-                &facts.delta,
-                "状态增量",
-                &format!("staging/state/{stem}-delta.json"),
-                &mut missing,
-            );
+            if !facts.delta_skipped {
+                need(
+                    &facts.delta,
+                    "状态增量",
+                    &format!("staging/state/{stem}-delta.json"),
+                    &mut missing,
+                );
+            }
             if let Some(id) = &facts.storyline_id {
                 need(
                     &facts.memory,
@@ -238,7 +307,31 @@ pub fn check_stage(
                 &mut missing,
             );
         }
+        S::Polished => {
+            need(
+                &facts.chapter_text,
+                "二次润色后的章节",
+                &format!("staging/chapters/{stem}.md"),
+                &mut missing,
+            );
+            let judged = current_gate(cp, n).and_then(|g| g.text_digest.as_deref());
+            if facts.chapter_text.ok() && judged.is_some() && facts.text_digest.as_deref() == judged
+            {
+                missing.push(format!(
+                    "staging/chapters/{stem}.md 与门控评估时的稿子完全相同：StyleRefiner 还没有二次润色"
+                ));
+            }
+        }
         _ => {}
+    }
+    if to == S::Drafted
+        && facts.chapter_text.ok()
+        && let Some(rejected) = rejected_digest(cp, n)
+        && facts.text_digest.as_deref() == Some(rejected)
+    {
+        missing.push(format!(
+            "staging/chapters/{stem}.md 与上一轮门控退回的稿子完全相同：还没有按修订指令修改"
+        ));
     }
     if !missing.is_empty() {
         return Err(refuse(
@@ -258,12 +351,14 @@ pub enum ResumeStep {
     Idle,
     RunChapterWriter,
     RunSummarizer,
+    /// Everything `drafted` needs is staged: `novel chapter stage drafted`.
+    MarkDrafted,
     RunStyleRefiner,
     RunQualityJudge,
     RunGate,
     /// Gate passed: commit.
     Commit,
-    /// Gate said polish: one StyleRefiner pass, then commit.
+    /// Gate said polish: one StyleRefiner pass, `novel chapter stage polished`, then commit.
     PolishThenCommit,
     ReviseWithFixes,
     /// Gate paused: the author decides.
@@ -276,71 +371,142 @@ pub struct Resume {
     pub stage: Option<PipelineStage>,
     pub step: ResumeStep,
     pub message: String,
+    /// The checkpoint's stage is ahead of what `staging/` still holds (a file was lost):
+    /// `novel chapter recover` moves the stage back here before the step can run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rewind_to: Option<PipelineStage>,
 }
 
-/// The §9.2 recovery rule for the checkpoint and what is in staging.
+/// The §9.2 recovery rule for the checkpoint and what is in staging: the earliest step whose
+/// inputs are missing, never a step ahead of what the files support.
 pub fn resume_point(cp: &Checkpoint, facts: &StagingFacts) -> Resume {
     use PipelineStage as S;
+    use ResumeStep as R;
     let Some(n) = cp.inflight_chapter else {
         return Resume {
             chapter: None,
             stage: cp.pipeline_stage,
-            step: ResumeStep::Idle,
+            step: R::Idle,
             message: format!(
                 "没有在写的章节；下一章是第 {} 章",
                 cp.last_completed_chapter + 1
             ),
+            rewind_to: None,
         };
     };
-    let gate = cp.gate.as_ref().filter(|g| g.chapter == n);
-    let (step, message) = match cp.pipeline_stage {
-        Some(S::Drafting) | None | Some(S::Committed) if !facts.chapter_text.ok() => (
-            ResumeStep::RunChapterWriter,
-            "还没有初稿：重新运行 ChapterWriter 写整章".to_string(),
+    let stage = cp.pipeline_stage;
+    let rejected = rejected_digest(cp, n);
+    let text_rejected = rejected.is_some() && facts.text_digest.as_deref() == rejected;
+    let no_text = !facts.chapter_text.ok();
+    let summarized = facts.summarized();
+    let gate = current_gate(cp, n);
+    let step = |step: R, message: &str| (step, message.to_string(), None);
+    let back = |to: S, step: R, message: &str| (step, message.to_string(), Some(to));
+    // Steps before the gate, for a stage whose files are (partly) lost.
+    let drafting_steps = |in_stage: Option<S>| {
+        let rewind = |to: S| (in_stage != Some(to)).then_some(to);
+        if no_text || text_rejected {
+            (
+                R::RunChapterWriter,
+                "还没有（新的）初稿：重新运行 ChapterWriter 写整章".to_string(),
+                rewind(S::Drafting),
+            )
+        } else if !summarized {
+            (
+                R::RunSummarizer,
+                "初稿已在 staging：从 Summarizer 继续（摘要、状态增量、故事线记忆），然后 novel chapter stage drafted".to_string(),
+                rewind(S::Drafting),
+            )
+        } else {
+            (
+                R::MarkDrafted,
+                "初稿与 Summarizer 的产出都已就绪：运行 novel chapter stage drafted".to_string(),
+                rewind(S::Drafting),
+            )
+        }
+    };
+    let (step, message, rewind_to) = match stage {
+        None | Some(S::Drafting) | Some(S::Committed) => drafting_steps(stage),
+        Some(S::Revising) if no_text || text_rejected => step(
+            R::ReviseWithFixes,
+            "修订中，staging 里还是被退回的稿子：按 required_fixes 运行 ChapterWriter 修订",
         ),
-        Some(S::Drafting) | None | Some(S::Committed) => (
-            ResumeStep::RunSummarizer,
-            "初稿已在 staging：从 Summarizer 继续（摘要、状态增量、故事线记忆），然后 novel chapter stage drafted".to_string(),
+        Some(S::Revising) if !summarized => step(
+            R::RunSummarizer,
+            "修订稿已在 staging：重新运行 Summarizer，然后 novel chapter stage drafted",
         ),
-        Some(S::Revising) if !facts.chapter_text.ok() => (
-            ResumeStep::ReviseWithFixes,
-            "修订中且没有修订稿：按 required_fixes 重新运行 ChapterWriter 修订".to_string(),
+        Some(S::Revising) => step(
+            R::MarkDrafted,
+            "修订稿与新的摘要、状态增量都已就绪：运行 novel chapter stage drafted",
         ),
-        Some(S::Revising) => (
-            ResumeStep::RunSummarizer,
-            "修订稿已在 staging：重新运行 Summarizer，然后 novel chapter stage drafted".to_string(),
+        Some(S::Drafted) if no_text || !summarized => drafting_steps(stage),
+        Some(S::Drafted) => step(
+            R::RunStyleRefiner,
+            "初稿与摘要已就绪：从 StyleRefiner 继续，然后 novel chapter stage refined",
         ),
-        Some(S::Drafted) => (
-            ResumeStep::RunStyleRefiner,
-            "初稿与摘要已就绪：从 StyleRefiner 继续，然后 novel chapter stage refined".to_string(),
+        Some(S::Refined) if no_text || !summarized => drafting_steps(stage),
+        Some(S::Refined) => step(
+            R::RunQualityJudge,
+            "润色已完成：从 QualityJudge 继续，然后 novel chapter stage judged",
         ),
-        Some(S::Refined) => (
-            ResumeStep::RunQualityJudge,
-            "润色已完成：从 QualityJudge 继续，然后 novel chapter stage judged".to_string(),
-        ),
-        Some(S::Judged) => match gate.map(|g| (g.decision, g.force_passed, g.accepted_by_author)) {
-            None => (ResumeStep::RunGate, format!("评估已完成：运行 novel chapter gate {n}")),
-            Some((GateDecision::Pass, _, _)) | Some((_, true, _)) | Some((_, _, true)) => {
-                (ResumeStep::Commit, format!("门控已通过：运行 novel chapter commit {n}"))
+        Some(S::Judged) => match gate {
+            Some(g) if g.decision == GateDecision::Revise && !g.force_passed => step(
+                R::ReviseWithFixes,
+                "门控结论 revise：novel chapter stage revising，再按 required_fixes 修订",
+            ),
+            Some(g)
+                if matches!(g.decision, GateDecision::Pause | GateDecision::Rewrite)
+                    && !g.accepted_by_author =>
+            {
+                step(
+                    R::AskAuthor,
+                    "门控暂停：请作者决定（接受 commit --accept，或 stage drafting 重写）",
+                )
             }
-            Some((GateDecision::Polish, _, _)) => (
-                ResumeStep::PolishThenCommit,
-                format!("门控结论 polish：StyleRefiner 二次润色后 novel chapter commit {n}"),
+            _ if no_text || !summarized => drafting_steps(stage),
+            _ if !facts.evaluation.ok() => back(
+                S::Refined,
+                R::RunQualityJudge,
+                "评估结果不在 staging：重新运行 QualityJudge，然后 novel chapter stage judged",
             ),
-            Some((GateDecision::Revise, _, _)) => (
-                ResumeStep::ReviseWithFixes,
-                "门控结论 revise：novel chapter stage revising，再按 required_fixes 修订".to_string(),
+            None => (
+                R::RunGate,
+                format!("评估已完成：运行 novel chapter gate {n}"),
+                None,
             ),
-            Some((GateDecision::Pause | GateDecision::Rewrite, _, _)) => (
-                ResumeStep::AskAuthor,
-                "门控暂停：请作者决定（接受 commit --accept，或 stage drafting 重写）".to_string(),
+            Some(g) if g.decision == GateDecision::Polish && !g.accepted_by_author => (
+                R::PolishThenCommit,
+                format!(
+                    "门控结论 polish：StyleRefiner 二次润色，novel chapter stage polished，再 novel chapter commit {n}"
+                ),
+                None,
+            ),
+            Some(_) => (
+                R::Commit,
+                format!("门控已通过：运行 novel chapter commit {n}"),
+                None,
             ),
         },
+        Some(S::Polished) if no_text => back(
+            S::Judged,
+            R::PolishThenCommit,
+            "二次润色稿不在 staging：重新运行 StyleRefiner，再 novel chapter stage polished",
+        ),
+        Some(S::Polished) => (
+            R::Commit,
+            format!("二次润色已完成：运行 novel chapter commit {n}"),
+            None,
+        ),
     };
     Resume {
         chapter: Some(n),
-        stage: cp.pipeline_stage,
+        stage,
         step,
-        message,
+        message: if rewind_to.is_some() {
+            format!("staging 缺少本阶段应有的文件（novel chapter recover 会把阶段退回）；{message}")
+        } else {
+            message
+        },
+        rewind_to,
     }
 }

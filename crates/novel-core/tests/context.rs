@@ -403,7 +403,9 @@ fn staging(text: bool, summary: bool) -> StagingFacts {
         delta: f(summary),
         storyline_id: summary.then(|| "main_arc".to_string()),
         memory: f(summary),
-        evaluation: FileFact::Missing,
+        evaluation: f(summary),
+        text_digest: text.then(|| "0123456789abcdef".to_string()),
+        delta_skipped: false,
     }
 }
 
@@ -459,10 +461,23 @@ fn next_step_follows_the_orchestrator_and_the_pipeline() {
             "novel context summarizer --chapter 48",
         ),
         (
+            PipelineStage::Drafting,
+            staging(true, true),
+            NextAction::MarkDrafted,
+            "novel chapter stage drafted --token <令牌>",
+        ),
+        (
             PipelineStage::Drafted,
             staging(true, true),
             NextAction::RunStyleRefiner,
             "novel context style-refiner --chapter 48",
+        ),
+        // The stage is ahead of the files (the draft was lost): recover rewinds it first.
+        (
+            PipelineStage::Refined,
+            staging(false, true),
+            NextAction::Recover,
+            "novel chapter recover",
         ),
         (
             PipelineStage::Refined,

@@ -1,6 +1,6 @@
 //! The gate over its whole grid: score band × violation confidence × revision count × key chapter.
 
-use novel_core::gate::{GateInput, KeyReason, decide, key_chapter};
+use novel_core::gate::{GateInput, KeyReason, LeakCheck, LeakRisk, decide, key_chapter};
 use novel_core::model::Evaluation;
 use novel_core::model::common::GateDecision;
 use novel_core::model::settings::GateThresholds;
@@ -62,12 +62,23 @@ fn expected(score: f64, high_blocking: bool, revisions: u32) -> (GateDecision, b
     }
 }
 
+fn leak(risk: LeakRisk) -> LeakCheck {
+    LeakCheck {
+        chapter: 12,
+        leak_risk: risk,
+        text_digest: None,
+        findings: vec![json!({"entity": "许象乾", "storyline": "jinghai_plan"})],
+    }
+}
+
 #[test]
 fn the_whole_grid() {
     let thresholds = GateThresholds::default();
     let spec = spec();
-    let scores = [
-        1.0, 1.9, 2.0, 2.5, 2.9, 3.0, 3.2, 3.4, 3.5, 3.7, 3.9, 4.0, 4.5, 5.0,
+    // On the band edges and just off them: 3.495 and 3.496 are below 3.5, 3.9951 below 4.0.
+    let scores: [f64; 21] = [
+        1.0, 1.9, 1.995, 2.0, 2.5, 2.9, 2.999, 3.0, 3.2, 3.4, 3.49, 3.495, 3.496, 3.5, 3.7, 3.9,
+        3.95, 3.9951, 4.0, 4.5, 5.0,
     ];
     // (violations, whether they force a revision)
     let violation_cases = [
@@ -80,47 +91,102 @@ fn the_whole_grid() {
         (violation("L1", "W-001", "medium"), false),
         (violation("L2", "C-LUCHEN-001", "low"), false),
     ];
+    // (leak check, whether it forces a revision): LS-005 is hard, `low` only reports.
+    let leaks = [
+        (None, false),
+        (Some(leak(LeakRisk::None)), false),
+        (Some(leak(LeakRisk::Low)), false),
+        (Some(leak(LeakRisk::High)), true),
+    ];
     let mut cases = 0;
     for &score in &scores {
         for (violations, blocking) in &violation_cases {
-            for revisions in 0..=3 {
-                for key in [false, true] {
-                    let primary = eval(score, violations.clone());
-                    // The second judge of a key chapter scores 0.5 higher: the lower must count.
-                    let secondary = eval((score + 0.5).min(5.0), json!([]));
-                    let evaluations = if key {
-                        vec![&primary, &secondary]
-                    } else {
-                        vec![&primary]
-                    };
-                    let input = GateInput {
-                        chapter: 12,
-                        evaluations,
-                        thresholds: &thresholds,
-                        revision_count: revisions,
-                        key_reasons: if key {
-                            vec![KeyReason::Convergence]
+            for (leak, leak_blocks) in &leaks {
+                for revisions in 0..=3 {
+                    // No second judge; a second judge scoring higher; one scoring lower.
+                    for key in 0..3 {
+                        let (first, second) = match key {
+                            2 => ((score + 0.5).min(5.0), score),
+                            _ => (score, (score + 0.5).min(5.0)),
+                        };
+                        let (first_v, second_v) = match key {
+                            2 => (json!([]), violations.clone()),
+                            _ => (violations.clone(), json!([])),
+                        };
+                        let primary = eval(first, first_v);
+                        let secondary = eval(second, second_v);
+                        let evaluations = if key > 0 {
+                            vec![&primary, &secondary]
                         } else {
-                            vec![]
-                        },
-                        storyline_spec: Some(&spec),
-                    };
-                    let got = decide(&input).unwrap();
-                    let (want, force) = expected(score, *blocking, revisions);
-                    assert_eq!(
-                        (got.decision, got.force_passed),
-                        (want, force),
-                        "score {score}, violations {violations}, revisions {revisions}, key {key}: {:?}",
-                        got.reasons
-                    );
-                    assert!((got.overall - score).abs() < 1e-9, "lower score counts");
-                    assert_eq!(got.required_fixes.is_empty(), want != GateDecision::Revise);
-                    cases += 1;
+                            vec![&primary]
+                        };
+                        let input = GateInput {
+                            chapter: 12,
+                            evaluations,
+                            thresholds: &thresholds,
+                            revision_count: revisions,
+                            key_reasons: if key > 0 {
+                                vec![KeyReason::Convergence]
+                            } else {
+                                vec![]
+                            },
+                            storyline_spec: Some(&spec),
+                            leak: leak.as_ref(),
+                        };
+                        let got = decide(&input).unwrap();
+                        let (want, force) = expected(score, *blocking || *leak_blocks, revisions);
+                        assert_eq!(
+                            (got.decision, got.force_passed),
+                            (want, force),
+                            "score {score}, violations {violations}, leak {leak:?}, revisions {revisions}, key {key}: {:?}",
+                            got.reasons
+                        );
+                        assert!((got.overall - score).abs() < 1e-9, "lower score counts");
+                        assert_eq!(got.required_fixes.is_empty(), want != GateDecision::Revise);
+                        cases += 1;
+                    }
                 }
             }
         }
     }
-    assert_eq!(cases, 14 * 8 * 4 * 2);
+    assert_eq!(cases, 21 * 8 * 4 * 4 * 3);
+}
+
+#[test]
+fn thresholds_come_from_settings_and_must_be_ordered() {
+    let e = eval(4.2, json!([]));
+    let strict = GateThresholds {
+        pass: 4.5,
+        polish: 4.0,
+        revise: 3.5,
+        pause: 2.5,
+        max_revisions: 1,
+        force_pass_min: 3.5,
+    };
+    let input = |t| GateInput {
+        chapter: 12,
+        evaluations: vec![&e],
+        thresholds: t,
+        revision_count: 0,
+        key_reasons: vec![],
+        storyline_spec: None,
+        leak: None,
+    };
+    assert_eq!(
+        decide(&input(&strict)).unwrap().decision,
+        GateDecision::Polish
+    );
+    let inverted = GateThresholds {
+        pass: 3.0,
+        ..GateThresholds::default()
+    };
+    let err = decide(&input(&inverted)).unwrap_err();
+    assert_eq!(err.code(), "E_SETTINGS");
+    let nan = GateThresholds {
+        pause: f64::NAN,
+        ..GateThresholds::default()
+    };
+    assert_eq!(decide(&input(&nan)).unwrap_err().code(), "E_SETTINGS");
 }
 
 #[test]
@@ -136,6 +202,7 @@ fn overall_is_recomputed_and_weights_checked() {
         revision_count: 0,
         key_reasons: vec![],
         storyline_spec: None,
+        leak: None,
     })
     .unwrap();
     assert_eq!(got.decision, GateDecision::Revise);
@@ -149,6 +216,7 @@ fn overall_is_recomputed_and_weights_checked() {
         revision_count: 0,
         key_reasons: vec![],
         storyline_spec: None,
+        leak: None,
     })
     .unwrap_err();
     assert_eq!(err.code(), "E_WEIGHTS");
@@ -183,6 +251,7 @@ fn key_chapters_need_two_judges() {
         revision_count: 0,
         key_reasons: key_chapter(10, Some(&schedule)),
         storyline_spec: None,
+        leak: None,
     })
     .unwrap_err();
     assert_eq!(err.code(), "E_SECOND_JUDGE");
@@ -195,6 +264,7 @@ fn key_chapters_need_two_judges() {
         revision_count: 0,
         key_reasons: key_chapter(10, Some(&schedule)),
         storyline_spec: None,
+        leak: None,
     })
     .unwrap();
     assert_eq!(got.decision, GateDecision::Revise);

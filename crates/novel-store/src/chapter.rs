@@ -44,6 +44,52 @@ pub fn write_checkpoint(project: &Project, cp: &Checkpoint) -> Result<(), StoreE
     )
 }
 
+/// Whether a staged text file is there and non-empty, and its digest when it is.
+pub(crate) fn text_fact_digest(project: &Project, rel: &str) -> (FileFact, Option<String>) {
+    match read_text(&project.path(rel)) {
+        Ok(t) if t.trim().is_empty() => (FileFact::Empty, None),
+        Ok(t) => (
+            FileFact::Ok,
+            Some(novel_core::pipeline::text_digest(t.as_bytes())),
+        ),
+        Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            (FileFact::Missing, None)
+        }
+        Err(e) => (FileFact::Invalid(e.to_string()), None),
+    }
+}
+
+/// Chapters whose delta was skipped (§10.6) and never applied since. Cheap on the hook path:
+/// only the changelog lines from the first `skipped` mention on are parsed (earlier lines
+/// cannot clear a skip that comes after them).
+pub fn skipped_deltas(project: &Project) -> Result<Vec<u32>, StoreError> {
+    let path = project.path(layout::CHANGELOG);
+    let text = match read_text(&path) {
+        Ok(t) => t,
+        Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Vec::new());
+        }
+        Err(e) => return Err(e),
+    };
+    let Some(at) = text.find("\"skipped\"") else {
+        return Ok(Vec::new());
+    };
+    let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let mut entries = Vec::new();
+    for (i, line) in text[start..].lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let entry = serde_json::from_str(line).map_err(|e| StoreError::Model {
+            path: path.clone(),
+            what: FileKind::ChangelogEntry.label(),
+            message: format!("第 {} 行：{e}", text[..start].lines().count() + i + 1),
+        })?;
+        entries.push(entry);
+    }
+    Ok(novel_core::ops::skipped_chapters(&entries))
+}
+
 /// Whether a staged text file is there and non-empty.
 pub(crate) fn text_fact(project: &Project, rel: &str) -> FileFact {
     match read_text(&project.path(rel)) {
@@ -103,8 +149,12 @@ pub fn staging_facts(project: &Project, n: u32) -> StagingFacts {
         Some(id) => text_fact(project, &layout::staging_memory(id).expect("slug")),
         None => FileFact::Missing,
     };
+    let (chapter_text, text_digest) = text_fact_digest(project, &layout::staging_chapter(n));
+    // An unreadable changelog cannot vouch for a skip: the delta is then simply required.
+    let delta_skipped =
+        !delta.ok() && skipped_deltas(project).is_ok_and(|skipped| skipped.contains(&n));
     StagingFacts {
-        chapter_text: text_fact(project, &layout::staging_chapter(n)),
+        chapter_text,
         summary: text_fact(project, &layout::staging_summary(n)),
         delta,
         storyline_id,
@@ -116,7 +166,78 @@ pub fn staging_facts(project: &Project, n: u32) -> StagingFacts {
             n,
         )
         .0,
+        text_digest,
+        delta_skipped,
     }
+}
+
+/// The files of a round the gate sent back (`revise`, `rewrite`, or the author's rewrite after
+/// `pause`) go to `logs/revisions/chapter-NNN/rK/`: the evaluations and the Summarizer's
+/// outputs always (they describe the old text), the chapter text too for a rewrite — for a
+/// revision it is copied, since ChapterWriter revises it in place. Nothing is deleted before
+/// its copy is durable; re-running finishes an interrupted archive. Returns what was archived.
+pub fn archive_rejected(
+    project: &Project,
+    n: u32,
+    round: u32,
+    keep_text: bool,
+) -> Result<Vec<String>, StoreError> {
+    let dir = layout::revision_dir(n, round);
+    let mut files: Vec<(String, bool)> = vec![
+        (layout::staging_chapter(n), keep_text),
+        (layout::staging_summary(n), false),
+        (layout::staging_delta(n), false),
+    ];
+    for (rel, _) in staged_evaluation_names(project, n) {
+        files.push((rel, false));
+    }
+    for id in staged_memory_ids(project) {
+        if let Ok(rel) = layout::staging_memory(&id) {
+            files.push((rel, false));
+        }
+    }
+    let mut archived = Vec::new();
+    for (rel, keep) in files {
+        let from = project.path(&rel);
+        let bytes = match fs::read(&from) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(StoreError::io(&from, e)),
+        };
+        // staging/storylines/<id>/memory.md → memory-<id>.md; the rest keep their names.
+        let name = match rel.strip_prefix("staging/storylines/") {
+            Some(rest) => format!("memory-{}.md", rest.split('/').next().unwrap_or("line")),
+            None => rel.rsplit('/').next().unwrap_or(&rel).to_string(),
+        };
+        let to = format!("{dir}/{name}");
+        let target = project.path(&to);
+        if let Some(parent) = target.parent() {
+            crate::io::create_dir_all(parent)?;
+        }
+        write_atomic(&target, &bytes)?;
+        if !keep {
+            fs::remove_file(&from).map_err(|e| StoreError::io(&from, e))?;
+            if let Some(parent) = from.parent() {
+                sync_dir(parent)?;
+            }
+        }
+        archived.push(to);
+    }
+    Ok(archived)
+}
+
+/// Storyline ids with a staged memory file.
+fn staged_memory_ids(project: &Project) -> Vec<String> {
+    let mut ids: Vec<String> = fs::read_dir(project.path("staging/storylines"))
+        .map(|r| {
+            r.filter_map(|e| e.ok())
+                .filter(|e| e.path().join("memory.md").is_file())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    ids.sort();
+    ids
 }
 
 /// One file the commit writes.
@@ -134,8 +255,10 @@ pub struct Journal {
     pub token: String,
     /// Files to write, in order; the checkpoint is last.
     pub writes: Vec<JournalWrite>,
-    /// The changelog line to append (idempotent: skipped when already the last line).
-    pub changelog_line: String,
+    /// The changelog line to append (idempotent: skipped when already the last line); none
+    /// for a chapter whose delta was skipped (§10.6: its skip line is already there).
+    #[serde(default)]
+    pub changelog_line: Option<String>,
     /// Staging files to remove once everything is in place.
     pub remove: Vec<String>,
 }
@@ -217,7 +340,9 @@ pub fn apply(project: &Project, journal: &Journal, failpoints: bool) -> Result<(
     for dir in &touched {
         sync_dir(dir)?;
     }
-    append_line(project, layout::CHANGELOG, &journal.changelog_line)?;
+    if let Some(line) = &journal.changelog_line {
+        append_line(project, layout::CHANGELOG, line)?;
+    }
     step += 1;
     fp(step);
     for rel in &journal.remove {
@@ -344,42 +469,65 @@ pub fn load_schedule(
     crate::io::read_json(&path, FileKind::StorylineSchedule.label()).map(Some)
 }
 
-/// Staged evaluations of chapter `n`: the primary first, then second judges by name.
+/// Staged evaluation files of chapter `n` (`chapter-NNN-eval.json`, then second judges'
+/// `chapter-NNN-eval-<judge>.json` by name), as (relative path, judge suffix).
+fn staged_evaluation_names(project: &Project, n: u32) -> Vec<(String, String)> {
+    let stem = format!("{}-eval", layout::chapter_stem(n));
+    let mut names: Vec<(String, String)> = fs::read_dir(project.path("staging/evaluations"))
+        .map(|r| {
+            r.filter_map(|e| e.ok())
+                .filter_map(|e| {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    let mid = name.strip_prefix(&stem)?.strip_suffix(".json")?.to_string();
+                    (mid.is_empty() || mid.starts_with('-'))
+                        .then(|| (format!("staging/evaluations/{name}"), mid))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort_by_key(|(rel, _)| (rel.len(), rel.clone()));
+    names
+}
+
+/// Staged evaluations of chapter `n`: the primary first, then second judges by name. Each
+/// must be schema-valid and about chapter `n`.
 pub fn staged_evaluations(
     project: &Project,
     n: u32,
 ) -> Result<Vec<(String, novel_core::model::Evaluation)>, StoreError> {
     let mut out = Vec::new();
-    let stem = format!("{}-eval", layout::chapter_stem(n));
-    let mut names: Vec<String> = fs::read_dir(project.path("staging/evaluations"))
-        .map(|r| {
-            r.filter_map(|e| e.ok())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|name| {
-                    name.strip_prefix(&stem)
-                        .and_then(|r| r.strip_suffix(".json"))
-                        .is_some_and(|mid| mid.is_empty() || mid.starts_with('-'))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort_by_key(|n| (n.len(), n.clone()));
-    for name in names {
-        let rel = format!("staging/evaluations/{name}");
+    for (rel, _) in staged_evaluation_names(project, n) {
         let value = crate::io::read_json_value(&project.path(&rel))?;
-        if let Some(f) = check_document(&rel, FileKind::Evaluation, &value)
+        let problem = check_document(&rel, FileKind::Evaluation, &value)
             .into_iter()
             .next()
-        {
+            .map(|f| format!("{} {}", f.pointer, f.message))
+            .or_else(|| {
+                (value.get("chapter").and_then(serde_json::Value::as_u64) != Some(u64::from(n)))
+                    .then(|| format!("/chapter 不是 {n}（评估的是另一章？）"))
+            });
+        if let Some(message) = problem {
             return Err(StoreError::Model {
                 path: project.path(&rel),
                 what: FileKind::Evaluation.label(),
-                message: format!("{} {}", f.pointer, f.message),
+                message,
             });
         }
         out.push((rel, serde_json::from_value(value).expect("schema-checked")));
     }
     Ok(out)
+}
+
+/// `staging/logs/chapter-NNN-leak.json`, the in-flight chapter's leak check, if it was run.
+pub fn leak_result(
+    project: &Project,
+    n: u32,
+) -> Result<Option<novel_core::gate::LeakCheck>, StoreError> {
+    let path = project.path(&layout::staging_leak(n));
+    if !path.exists() {
+        return Ok(None);
+    }
+    crate::io::read_json(&path, "串线检查结果").map(Some)
 }
 
 /// Why a commit cannot be planned.
@@ -447,9 +595,10 @@ pub fn plan_commit(
         }
     }
 
-    // The state delta through the state engine.
+    // The state delta through the state engine — unless it was skipped (§10.6), in which
+    // case the state does not move and whatever was staged is kept in the logs.
     let delta_rel = layout::staging_delta(n);
-    let delta = crate::io::read_json_value(&project.path(&delta_rel))?;
+    let facts = staging_facts(project, n);
     let state = crate::state::load_state(project)?;
     let log = crate::state::load_changelog(project)?;
     let logged = log.last().map_or(0, |e| e.state_version);
@@ -459,34 +608,49 @@ pub fn plan_commit(
             logged,
         });
     }
-    let global = crate::state::load_global(project)?;
-    let plan = crate::state::load_plan(project)?;
-    let names = crate::state::load_names(project);
-    let applied = ops::apply_delta(
-        &state,
-        &global,
-        &delta,
-        Context {
-            names: &names,
-            plan: &plan,
-        },
-        false,
-        now,
-    )?;
-    remove.push(delta_rel);
-    writes.push(JournalWrite {
-        path: layout::CURRENT_STATE.to_string(),
-        content: to_json_text(&applied.run.state),
-    });
-    if applied.run.global != global {
+    let (changelog_line, storyline_id) = if facts.delta_skipped {
+        if let Ok(bytes) = fs::read(project.path(&delta_rel)) {
+            moved(
+                delta_rel,
+                format!("{}/skipped-delta.json", layout::revision_dir(n, 0)),
+                String::from_utf8_lossy(&bytes).into_owned(),
+            );
+        }
+        (None, None)
+    } else {
+        let delta = crate::io::read_json_value(&project.path(&delta_rel))?;
+        let global = crate::state::load_global(project)?;
+        let plan = crate::state::load_plan(project)?;
+        let names = crate::state::load_names(project);
+        let applied = ops::apply_delta(
+            &state,
+            &global,
+            &delta,
+            Context {
+                names: &names,
+                plan: &plan,
+            },
+            false,
+            now,
+        )?;
+        remove.push(delta_rel);
         writes.push(JournalWrite {
-            path: layout::FORESHADOWING_GLOBAL.to_string(),
-            content: to_json_text(&applied.run.global),
+            path: layout::CURRENT_STATE.to_string(),
+            content: to_json_text(&applied.run.state),
         });
-    }
-
+        if applied.run.global != global {
+            writes.push(JournalWrite {
+                path: layout::FORESHADOWING_GLOBAL.to_string(),
+                content: to_json_text(&applied.run.global),
+            });
+        }
+        (
+            Some(serde_json::to_string(&applied.entry).expect("entry serialises")),
+            Some(applied.run.header.storyline_id.clone()),
+        )
+    };
     // The pipeline log: what the stages recorded, plus the gate's outcome.
-    let gate = cp.gate.as_ref().filter(|g| g.chapter == n);
+    let gate = novel_core::pipeline::current_gate(cp, n);
     let log_rel = layout::staging_log(n);
     let mut plog: PipelineLog = match read_text(&project.path(&log_rel)) {
         Ok(t) => serde_json::from_str(&t).unwrap_or_else(|_| empty_log(n)),
@@ -495,8 +659,28 @@ pub fn plan_commit(
     if project.path(&log_rel).exists() {
         remove.push(log_rel);
     }
-    plog.storyline_id = Some(applied.run.header.storyline_id.clone());
+    plog.storyline_id = storyline_id.or(plog.storyline_id);
     plog.gate_decision = gate.map(|g| g.decision);
+    if let Some(g) = gate {
+        // The score that counted (recomputed, the lower of two judges), for `novel status`.
+        plog.extra
+            .insert("gate_overall".into(), serde_json::json!(g.overall));
+        if g.accepted_by_author {
+            plog.extra
+                .insert("accepted_by_author".into(), serde_json::json!(true));
+        }
+    }
+    if facts.delta_skipped {
+        plog.extra
+            .insert("delta_skipped".into(), serde_json::json!(true));
+    }
+    let leak_rel = layout::staging_leak(n);
+    if let Ok(text) = read(&leak_rel) {
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
+            plog.extra.insert("leak_check".into(), v);
+        }
+        remove.push(leak_rel);
+    }
     plog.revisions = cp.revision_count;
     plog.force_passed = gate.is_some_and(|g| g.force_passed);
     plog.total_duration_ms = plog
@@ -542,7 +726,7 @@ pub fn plan_commit(
         chapter: n,
         token: token.to_string(),
         writes,
-        changelog_line: serde_json::to_string(&applied.entry).expect("entry serialises"),
+        changelog_line,
         remove,
     })
 }

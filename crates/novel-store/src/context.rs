@@ -350,7 +350,18 @@ pub fn load_inputs(
         }
     }
     if revising {
-        i.evaluation = json_opt::<Evaluation>(project, &p.staging_evaluation, &mut w);
+        // `stage revising` archived the rejected round's evaluation; read it from there.
+        let round = checkpoint.as_ref().map_or(0, |c| c.revision_count);
+        let archived = format!(
+            "{}/{}-eval.json",
+            layout::revision_dir(chapter, round),
+            layout::chapter_stem(chapter)
+        );
+        i.evaluation = if project.path(&archived).exists() {
+            json_opt::<Evaluation>(project, &archived, &mut w)
+        } else {
+            json_opt::<Evaluation>(project, &p.staging_evaluation, &mut w)
+        };
     }
     i.paths = p;
     i.checkpoint = checkpoint;
@@ -405,7 +416,7 @@ struct LightLock {
     stale_minutes: Option<u32>,
 }
 
-use crate::chapter::text_fact;
+use crate::chapter::{skipped_deltas, text_fact, text_fact_digest};
 
 /// What `staging/` holds for chapter `n`: presence and non-emptiness only (no schema check;
 /// `novel chapter stage` validates when it matters).
@@ -431,13 +442,18 @@ pub fn light_staging_facts(project: &Project, n: u32) -> StagingFacts {
         }
         None => FileFact::Missing,
     };
+    let (chapter_text, text_digest) = text_fact_digest(project, &layout::staging_chapter(n));
+    let delta_skipped =
+        !delta.ok() && skipped_deltas(project).is_ok_and(|skipped| skipped.contains(&n));
     StagingFacts {
-        chapter_text: text_fact(project, &layout::staging_chapter(n)),
+        chapter_text,
         summary: text_fact(project, &layout::staging_summary(n)),
         delta,
         storyline_id,
         memory,
         evaluation: text_fact(project, &layout::staging_evaluation(n)),
+        text_digest,
+        delta_skipped,
     }
 }
 
@@ -488,6 +504,10 @@ pub fn session_facts(project: &Project, source: Option<String>) -> SessionFacts 
         style_drift_active: json_opt::<LightDrift>(project, layout::STYLE_DRIFT, &mut problems)
             .is_some_and(|d| d.active),
         volume_end: None,
+        skipped_deltas: skipped_deltas(project).unwrap_or_else(|e| {
+            problems.push(e.to_string());
+            Vec::new()
+        }),
     };
     let mut facts = SessionFacts {
         title: settings.title,

@@ -112,8 +112,20 @@ pub fn sync_dir(dir: &Path) -> Result<(), StoreError> {
 }
 
 /// Creates a directory and its parents (idempotent).
+/// Creates `dir` and its missing parents, and fsyncs each new directory's entry in its parent,
+/// so a file written into it afterwards cannot vanish with its directory in a crash.
 pub fn create_dir_all(dir: &Path) -> Result<(), StoreError> {
-    fs::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))
+    let missing: Vec<&Path> = dir.ancestors().take_while(|d| !d.exists()).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    fs::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
+    for d in missing.iter().rev() {
+        if let Some(parent) = d.parent().filter(|p| !p.as_os_str().is_empty()) {
+            sync_dir(parent)?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -79,6 +79,17 @@ pub fn log_file(n: u32) -> String {
     format!("logs/{}-log.json", chapter_stem(n))
 }
 
+/// The in-flight chapter's cross-storyline leak check (`novel check leak`).
+pub fn staging_leak(n: u32) -> String {
+    format!("staging/logs/{}-leak.json", chapter_stem(n))
+}
+
+/// Where the files of round `round` that the gate sent back are kept:
+/// `logs/revisions/chapter-NNN/rK`.
+pub fn revision_dir(n: u32, round: u32) -> String {
+    format!("logs/revisions/{}/r{round}", chapter_stem(n))
+}
+
 pub fn chapter_contract_file(volume: u32, n: u32) -> String {
     format!(
         "{}/chapter-contracts/{}.json",

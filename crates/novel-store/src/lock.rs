@@ -37,6 +37,10 @@ pub struct LockInfo {
     pub heartbeat: u64,
     #[serde(default)]
     pub started_epoch: u64,
+    /// Start time of `pid` (clock ticks after boot, `/proc/<pid>/stat` field 22), so a pid
+    /// reused by another process after the holder died is not taken for the holder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid_start: Option<u64>,
 }
 
 /// What the lock looks like from outside.
@@ -122,6 +126,29 @@ pub fn process_alive(pid: u32) -> bool {
     }
 }
 
+/// When process `pid` started (clock ticks after boot), if this host can tell.
+pub fn process_start(pid: u32) -> Option<u64> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    // `rest` starts at field 3 (state); the start time is field 22.
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Whether the holder recorded in `info` is a live process on this host: same host, pid
+/// running, and (when recorded) the same process start time.
+fn holder_alive_here(info: &LockInfo) -> Option<bool> {
+    if info.host.is_empty() || info.host != host_name() || info.pid == 0 {
+        return None; // another machine, or a lock without a host: cannot tell
+    }
+    if !process_alive(info.pid) {
+        return Some(false);
+    }
+    Some(match (info.pid_start, process_start(info.pid)) {
+        (Some(recorded), Some(now)) => recorded == now,
+        _ => true,
+    })
+}
+
 /// The process that owns the pipeline: the nearest ancestor that is not a shell or a
 /// wrapper (the Bash tool runs each command in a fresh shell; its parent is the session).
 pub fn session_pid() -> u32 {
@@ -172,11 +199,7 @@ pub fn status(project: &Project, stale_after: Duration) -> LockState {
     let now = now_secs();
     match read_info(project) {
         None => {
-            let age = meta
-                .modified()
-                .ok()
-                .and_then(|m| m.duration_since(UNIX_EPOCH).ok())
-                .map_or(0, |d| now.saturating_sub(d.as_secs()));
+            let age = dir_mtime(&meta).map_or(0, |m| now.saturating_sub(m));
             if age > CREATING_GRACE_SECS {
                 LockState::Stale {
                     info: None,
@@ -193,32 +216,51 @@ pub fn status(project: &Project, stale_after: Duration) -> LockState {
                         token: String::new(),
                         heartbeat: now,
                         started_epoch: now,
+                        pid_start: None,
                     },
                     age_secs: age,
                 }
             }
         }
         Some(info) => {
-            let beat = info.heartbeat.max(info.started_epoch);
+            // A §10.7 lock written by another tool has only `{pid, started, chapter}`: its
+            // age comes from `started`, else from the directory's modification time.
+            let beat = match info.heartbeat.max(info.started_epoch) {
+                0 => crate::time::parse_iso(&info.started)
+                    .or_else(|| dir_mtime(&meta))
+                    .unwrap_or(0),
+                b => b,
+            };
             let idle = now.saturating_sub(beat);
-            if info.host == host_name() && info.pid != 0 && !process_alive(info.pid) {
-                LockState::Stale {
+            match holder_alive_here(&info) {
+                Some(false) => LockState::Stale {
                     why: format!("持有进程 {} 已不在运行", info.pid),
                     info: Some(info),
-                }
-            } else if beat == 0 || idle > stale_after.as_secs() {
-                LockState::Stale {
+                },
+                // A live holder on this host is never stale, however long since its last
+                // heartbeat (a step may take longer than the staleness window).
+                Some(true) => LockState::Held {
+                    age_secs: now.saturating_sub(info.started_epoch.max(beat)),
+                    info,
+                },
+                None if idle > stale_after.as_secs() => LockState::Stale {
                     why: format!("已 {} 分钟没有心跳", idle / 60),
                     info: Some(info),
-                }
-            } else {
-                LockState::Held {
-                    age_secs: now.saturating_sub(info.started_epoch),
+                },
+                None => LockState::Held {
+                    age_secs: now.saturating_sub(info.started_epoch.max(beat)),
                     info,
-                }
+                },
             }
         }
     }
+}
+
+fn dir_mtime(meta: &fs::Metadata) -> Option<u64> {
+    meta.modified()
+        .ok()
+        .and_then(|m| m.duration_since(UNIX_EPOCH).ok())
+        .map(|d| d.as_secs())
 }
 
 /// Human description of a holder.
@@ -286,6 +328,30 @@ pub struct Acquired {
     pub broke_stale: Option<String>,
 }
 
+/// A stale lock this process removed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Broken {
+    pub info: Option<LockInfo>,
+    pub why: String,
+}
+
+/// Removes the lock if it is stale, re-checked under the guard so that two breakers cannot
+/// both win and a lock someone took in the meantime is left alone. `Some` only when this call
+/// removed it.
+pub fn break_stale(project: &Project, stale_after: Duration) -> Result<Option<Broken>, LockError> {
+    let LockState::Stale { info, .. } = status(project, stale_after) else {
+        return Ok(None);
+    };
+    let token = info.map(|i| i.token);
+    with_guard(project, || match status(project, stale_after) {
+        LockState::Stale { info, why } if info.as_ref().map(|i| i.token.clone()) == token => {
+            remove_lock(project)?;
+            Ok(Some(Broken { info, why }))
+        }
+        _ => Ok(None),
+    })
+}
+
 /// Takes the lock for `chapter`. A stale lock is broken first (race-free); a live one is a
 /// conflict naming its holder.
 pub fn acquire(
@@ -294,37 +360,14 @@ pub fn acquire(
     owner_pid: u32,
     stale_after: Duration,
 ) -> Result<Acquired, LockError> {
-    let mut broke = None;
-    if let LockState::Stale { info, why } = status(project, stale_after) {
-        let token = info.as_ref().map(|i| i.token.clone());
-        with_guard(project, || {
-            // Re-check under the guard: still the same stale lock?
-            match status(project, stale_after) {
-                LockState::Stale { info: now, .. }
-                    if now.as_ref().map(|i| i.token.clone()) == token =>
-                {
-                    remove_lock(project)
-                }
-                _ => Ok(()),
-            }
-        })?;
-        broke = Some(match info {
-            Some(i) => format!("{}；{why}", describe(&i)),
-            None => why,
-        });
-    }
+    let broke = break_stale(project, stale_after)?.map(|b| match b.info {
+        Some(i) => format!("{}；{}", describe(&i), b.why),
+        None => b.why,
+    });
     let dir = lock_dir(project);
     if let Err(e) = fs::create_dir(&dir) {
         if e.kind() == std::io::ErrorKind::AlreadyExists {
-            let info = read_info(project).unwrap_or(LockInfo {
-                pid: 0,
-                started: String::new(),
-                chapter: None,
-                host: String::new(),
-                token: String::new(),
-                heartbeat: 0,
-                started_epoch: 0,
-            });
+            let info = winner_info(project);
             return Err(LockError::Held {
                 holder: describe(&info),
                 info: Box::new(info),
@@ -341,6 +384,7 @@ pub fn acquire(
         token: new_token(),
         heartbeat: now,
         started_epoch: now,
+        pid_start: process_start(owner_pid),
     };
     write_atomic(
         &dir.join("info.json"),
@@ -351,6 +395,30 @@ pub fn acquire(
         info,
         broke_stale: broke,
     })
+}
+
+/// The holder of a lock someone else just created: its `info.json` may lag the `mkdir` by a
+/// moment, so wait briefly for it to name the holder.
+fn winner_info(project: &Project) -> LockInfo {
+    let deadline = Instant::now() + Duration::from_millis(500);
+    loop {
+        if let Some(info) = read_info(project) {
+            return info;
+        }
+        if Instant::now() >= deadline || !lock_dir(project).exists() {
+            return LockInfo {
+                pid: 0,
+                started: String::new(),
+                chapter: None,
+                host: String::new(),
+                token: String::new(),
+                heartbeat: 0,
+                started_epoch: 0,
+                pid_start: None,
+            };
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }
 
 /// Checks that `token` owns the lock and returns its info.
@@ -366,13 +434,16 @@ pub fn verify(project: &Project, token: &str) -> Result<LockInfo, LockError> {
 
 /// Refreshes the heartbeat (owner only).
 pub fn heartbeat(project: &Project, token: &str) -> Result<LockInfo, LockError> {
-    let mut info = verify(project, token)?;
-    info.heartbeat = now_secs();
-    write_atomic(
-        &lock_dir(project).join("info.json"),
-        crate::io::to_json_text(&info).as_bytes(),
-    )?;
-    Ok(info)
+    // Under the guard: a breaker cannot replace the lock between the check and the write.
+    with_guard(project, || {
+        let mut info = verify(project, token)?;
+        info.heartbeat = now_secs();
+        write_atomic(
+            &lock_dir(project).join("info.json"),
+            crate::io::to_json_text(&info).as_bytes(),
+        )?;
+        Ok(info)
+    })
 }
 
 /// Releases the lock; only its owner may.
@@ -393,16 +464,24 @@ pub fn release_if_owner(project: &Project, token: &str) -> Result<bool, LockErro
     }
 }
 
-/// The author's override: removes whatever lock there is and says what it was.
-pub fn clear(project: &Project) -> Result<Option<LockInfo>, LockError> {
+/// What `clear` removed: the holder, when its `info.json` could be read.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Cleared {
+    pub info: Option<LockInfo>,
+}
+
+/// The author's override: removes whatever lock there is and says what it was (`None` when
+/// there was no lock).
+pub fn clear(project: &Project) -> Result<Option<Cleared>, LockError> {
     if !lock_dir(project).exists() {
         return Ok(None);
     }
     with_guard(project, || {
         let info = read_info(project);
-        if lock_dir(project).exists() {
-            remove_lock(project)?;
+        if !lock_dir(project).exists() {
+            return Ok(None);
         }
-        Ok(info)
+        remove_lock(project)?;
+        Ok(Some(Cleared { info }))
     })
 }

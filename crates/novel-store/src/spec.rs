@@ -741,7 +741,7 @@ pub fn retire_apply(
         // No lock is taken for a retirement: the empty token makes the release step a no-op.
         token: String::new(),
         writes,
-        changelog_line: serde_json::to_string(&entry).expect("entries serialise"),
+        changelog_line: Some(serde_json::to_string(&entry).expect("entries serialise")),
         remove,
     };
     // The journal's last step fsyncs `staging/`; a hand-made project may lack it.
@@ -1065,7 +1065,7 @@ mod tests {
             chapter: 34,
             token: "t".into(),
             writes: Vec::new(),
-            changelog_line: String::new(),
+            changelog_line: None,
             remove: Vec::new(),
         };
         fs::write(

@@ -20,7 +20,7 @@ pub fn run(global: &GlobalArgs, cmd: ChapterCommand) -> Result<Report, CliError>
     match cmd {
         ChapterCommand::Begin(a) => begin(&project, a.chapter, a.owner_pid),
         ChapterCommand::Stage(a) => stage(&project, &a),
-        ChapterCommand::Gate(a) => gate_cmd(&project, a.chapter),
+        ChapterCommand::Gate(a) => gate_cmd(&project, a.chapter, &a.token),
         ChapterCommand::Commit(a) => commit(&project, &a),
         ChapterCommand::Recover => recover(&project),
     }
@@ -34,8 +34,14 @@ fn refusal(r: StageRefusal) -> CliError {
     CliError::new(r.code, r.reason, r.hint, exit)
 }
 
-fn settings(project: &Project) -> Settings {
-    io::read_json(&project.path(layout::SETTINGS), "项目设置").unwrap_or_default()
+/// The project settings; a missing file means the seed defaults, but a file that does not
+/// parse is an error — the gate must never fall back to defaults silently.
+fn settings(project: &Project) -> Result<Settings, CliError> {
+    let path = project.path(layout::SETTINGS);
+    if !path.exists() {
+        return Ok(Settings::default());
+    }
+    Ok(io::read_json(&path, "项目设置")?)
 }
 
 fn save(project: &Project, cp: &mut Checkpoint) -> Result<(), CliError> {
@@ -53,11 +59,21 @@ fn begin(project: &Project, n: u32, owner: Option<u32>) -> Result<Report, CliErr
             Exit::Conflict,
         ));
     }
-    let mut cp = tx::load_checkpoint(project)?;
-    pipeline::check_begin(&cp, n).map_err(refusal)?;
-    let resuming = cp.inflight_chapter == Some(n);
+    pipeline::check_begin(&tx::load_checkpoint(project)?, n).map_err(refusal)?;
     let pid = owner.unwrap_or_else(lock::session_pid);
     let got = lock::acquire(project, Some(n), pid, stale_after(project)).map_err(lock_error)?;
+    // Re-read under the lock: another session may have moved the book on meanwhile.
+    let mut cp = match tx::load_checkpoint(project)
+        .map_err(CliError::from)
+        .and_then(|cp| pipeline::check_begin(&cp, n).map_err(refusal).map(|()| cp))
+    {
+        Ok(cp) => cp,
+        Err(e) => {
+            let _ = lock::release(project, &got.info.token);
+            return Err(e);
+        }
+    };
+    let resuming = cp.inflight_chapter == Some(n);
     if !resuming {
         cp.inflight_chapter = Some(n);
         cp.pipeline_stage = Some(PipelineStage::Drafting);
@@ -108,12 +124,13 @@ fn parse_stage(s: &str) -> Result<PipelineStage, CliError> {
         "refined" => PipelineStage::Refined,
         "judged" => PipelineStage::Judged,
         "revising" => PipelineStage::Revising,
+        "polished" => PipelineStage::Polished,
         "committed" => PipelineStage::Committed,
         other => {
             return Err(CliError::new(
                 "E_USAGE",
                 format!("没有这个阶段：{other}"),
-                "可选：drafted、refined、judged、revising、drafting",
+                "可选：drafted、refined、judged、polished、revising、drafting",
                 Exit::Usage,
             ));
         }
@@ -135,8 +152,14 @@ fn stage(project: &Project, a: &ChapterStageArgs) -> Result<Report, CliError> {
     let facts = tx::staging_facts(project, n);
     pipeline::check_stage(&cp, n, to, &facts).map_err(refusal)?;
     let from = cp.pipeline_stage;
+    let mut archived = Vec::new();
     if matches!(to, PipelineStage::Revising | PipelineStage::Drafting) {
-        cp.revision_count += 1;
+        // The round the gate sent back: its evaluation and Summarizer outputs (and, for a
+        // rewrite, the text) go to logs/revisions/ before the checkpoint moves on, so the
+        // next round cannot reuse them; re-running this finishes an interrupted archive.
+        let round = cp.revision_count + 1;
+        archived = tx::archive_rejected(project, n, round, to == PipelineStage::Revising)?;
+        cp.revision_count = round;
         cp.orchestrator_state = match cp.orchestrator_state {
             novel_core::model::OrchestratorState::Writing => {
                 novel_core::model::OrchestratorState::ChapterRewrite
@@ -144,7 +167,8 @@ fn stage(project: &Project, a: &ChapterStageArgs) -> Result<Report, CliError> {
             other => other,
         };
     }
-    if from == Some(PipelineStage::Judged) {
+    if to == PipelineStage::Judged && pipeline::current_gate(&cp, n).is_some() {
+        // A new evaluation: the verdict on the old one no longer holds.
         cp.gate = None;
     }
     cp.pipeline_stage = Some(to);
@@ -164,18 +188,28 @@ fn stage(project: &Project, a: &ChapterStageArgs) -> Result<Report, CliError> {
     }
     io::write_json(&log_path, &log)?;
     save(project, &mut cp)?;
+    let mut human = format!(
+        "第 {n} 章：{} → {}（修订次数 {}）。\n",
+        pipeline::stage_name(from),
+        pipeline::stage_name(Some(to)),
+        cp.revision_count
+    );
+    if !archived.is_empty() {
+        human.push_str(&format!(
+            "上一轮的稿件与评估已存档到 {}。\n",
+            layout::revision_dir(n, cp.revision_count)
+        ));
+    }
     Ok(Report {
-        data: json!({"chapter": n, "from": from, "stage": to, "revision_count": cp.revision_count}),
-        human: format!(
-            "第 {n} 章：{} → {}（修订次数 {}）。\n",
-            pipeline::stage_name(from),
-            pipeline::stage_name(Some(to)),
-            cp.revision_count
-        ),
+        data: json!({
+            "chapter": n, "from": from, "stage": to, "revision_count": cp.revision_count,
+            "archived": archived,
+        }),
+        human,
     })
 }
 
-fn gate_cmd(project: &Project, n: u32) -> Result<Report, CliError> {
+fn gate_cmd(project: &Project, n: u32, token: &str) -> Result<Report, CliError> {
     let mut cp = tx::load_checkpoint(project)?;
     if cp.inflight_chapter != Some(n) || cp.pipeline_stage != Some(PipelineStage::Judged) {
         return Err(CliError::new(
@@ -189,11 +223,24 @@ fn gate_cmd(project: &Project, n: u32) -> Result<Report, CliError> {
             Exit::Conflict,
         ));
     }
+    lock::heartbeat(project, token).map_err(lock_error)?;
     let evals = tx::staged_evaluations(project, n)?;
-    let settings = settings(project);
+    if let [(_, first), rest @ ..] = evals.as_slice()
+        && let Some((rel, _)) = rest.iter().find(|(_, e)| e == first)
+    {
+        return Err(CliError::new(
+            "E_SECOND_JUDGE",
+            format!("{rel} 与主评估完全相同，不是独立的第二份评估"),
+            "关键章要由另一位裁判（另一个模型或一次独立评估）重新打分",
+            Exit::Problems,
+        ));
+    }
+    let settings = settings(project)?;
     let schedule = tx::load_schedule(project, cp.current_volume)?;
     let spec: Option<StorylineSpec> =
         io::read_json(&project.path(layout::STORYLINE_SPEC), "LS 故事线规范").ok();
+    let leak = tx::leak_result(project, n)?;
+    let facts = tx::staging_facts(project, n);
     let input = GateInput {
         chapter: n,
         evaluations: evals.iter().map(|(_, e)| e).collect(),
@@ -201,21 +248,42 @@ fn gate_cmd(project: &Project, n: u32) -> Result<Report, CliError> {
         revision_count: cp.revision_count,
         key_reasons: gate::key_chapter(n, schedule.as_ref()),
         storyline_spec: spec.as_ref(),
+        leak: leak.as_ref().filter(|l| l.text_digest == facts.text_digest),
     };
-    let result = gate::decide(&input).map_err(|e| {
+    let mut result = gate::decide(&input).map_err(|e| {
         let hint = match e {
             gate::GateError::SecondJudgeMissing { .. } => format!(
                 "用 Opus 再评一次，写到 staging/evaluations/chapter-{n:03}-eval-secondary.json，然后重新运行门控"
             ),
+            gate::GateError::Thresholds { .. } => {
+                "在 novel.json 的 gate 中按 pass ≥ polish ≥ revise ≥ pause 设置阈值".to_string()
+            }
             _ => "让 QualityJudge 按 8 个维度与规定权重重新评估".to_string(),
         };
         CliError::new(e.code(), e.to_string(), hint, Exit::Problems)
     })?;
+    if schedule.is_none() {
+        result.reasons.push(format!(
+            "没有 {}/storyline-schedule.json：无法判断卷首、卷尾与交汇事件章，未要求双裁判",
+            layout::volume_dir(cp.current_volume)
+        ));
+    }
+    match (&leak, &input.leak) {
+        (None, _) => result.reasons.push(format!(
+            "没有串线检查结果：门控前运行 novel check leak --chapter {n}"
+        )),
+        (Some(_), None) => result.reasons.push(format!(
+            "串线检查结果是针对旧稿的：门控前重新运行 novel check leak --chapter {n}"
+        )),
+        _ => {}
+    }
     cp.gate = Some(GateRecord {
         chapter: n,
         decision: result.decision,
         overall: result.overall,
         force_passed: result.force_passed,
+        revision: cp.revision_count,
+        text_digest: facts.text_digest.clone(),
         accepted_by_author: false,
         extra: Extra::new(),
     });
@@ -277,28 +345,30 @@ fn commit(project: &Project, a: &ChapterCommitArgs) -> Result<Report, CliError> 
             Exit::Conflict,
         ));
     }
-    if cp.pipeline_stage != Some(PipelineStage::Judged) {
+    if !matches!(
+        cp.pipeline_stage,
+        Some(PipelineStage::Judged | PipelineStage::Polished)
+    ) {
         return Err(CliError::new(
             "E_STAGE_ORDER",
             format!(
-                "第 {n} 章处于 {}，只有 judged 且门控通过后才能提交",
+                "第 {n} 章处于 {}，只有 judged 且门控通过（或 polish 后已二次润色）才能提交",
                 pipeline::stage_name(cp.pipeline_stage)
             ),
             "novel chapter recover 会告诉你从哪一步继续",
             Exit::Conflict,
         ));
     }
-    let gate = cp.gate.clone().filter(|g| g.chapter == n);
-    let passed = match &gate {
-        Some(g) if matches!(g.decision, GateDecision::Pass | GateDecision::Polish) => true,
-        Some(g) if g.decision == GateDecision::Pause && a.accept => true,
-        _ => false,
-    };
-    if !passed {
+    let gate = pipeline::current_gate(&cp, n).cloned();
+    if !pipeline::commit_allowed(&cp, n, a.accept) {
         return Err(CliError::new(
             "E_GATE",
             match &gate {
-                None => format!("第 {n} 章还没有过门控"),
+                None => format!("第 {n} 章这一轮还没有过门控"),
+                Some(g) if g.decision == GateDecision::Polish => format!(
+                    "第 {n} 章的门控结论是 {}：还没有二次润色",
+                    decision_zh(g.decision)
+                ),
                 Some(g) => format!(
                     "第 {n} 章的门控结论是 {}，不能提交",
                     decision_zh(g.decision)
@@ -308,14 +378,19 @@ fn commit(project: &Project, a: &ChapterCommitArgs) -> Result<Report, CliError> 
                 Some(g) if g.decision == GateDecision::Pause => {
                     "作者决定接受时用 --accept".to_string()
                 }
+                Some(g) if g.decision == GateDecision::Polish => {
+                    "StyleRefiner 二次润色后 novel chapter stage polished；作者要按现稿提交时用 --accept".to_string()
+                }
                 _ => format!("运行 novel chapter gate {n}，按结论处理"),
             },
             Exit::Problems,
         ));
     }
-    lock::verify(project, &a.token).map_err(lock_error)?;
+    lock::heartbeat(project, &a.token).map_err(lock_error)?;
     if a.accept
         && let Some(g) = cp.gate.as_mut()
+        && matches!(g.decision, GateDecision::Pause | GateDecision::Polish)
+        && cp.pipeline_stage == Some(PipelineStage::Judged)
     {
         g.accepted_by_author = true;
     }
@@ -358,36 +433,38 @@ fn recover(project: &Project) -> Result<Report, CliError> {
         tx::apply(project, &journal, false)?;
         actions.push(format!("补完了第 {} 章中断的提交", journal.chapter));
     }
-    let lock_state = lock::status(project, stale);
-    let mut lock_note = None;
-    match &lock_state {
-        LockState::Stale { info, why } => {
-            if let Some(removed) = lock::clear(project).map_err(lock_error)? {
-                actions.push(format!(
-                    "清除了僵尸锁（{why}）：{}",
-                    lock::describe(&removed)
-                ));
-            } else if info.is_none() {
-                actions.push(format!("清除了僵尸锁（{why}）"));
-            }
-        }
-        LockState::Held { info, .. } => {
-            lock_note = Some(format!(
-                "锁由 {} 持有，它可能还在工作",
-                lock::describe(info)
-            ));
-        }
-        LockState::Free => {}
+    if let Some(b) = lock::break_stale(project, stale).map_err(lock_error)? {
+        actions.push(match &b.info {
+            Some(info) => format!("清除了僵尸锁（{}）：{}", b.why, lock::describe(info)),
+            None => format!("清除了僵尸锁（{}）", b.why),
+        });
     }
+    let lock_note = match lock::status(project, stale) {
+        LockState::Held { info, .. } => Some(format!(
+            "锁由 {} 持有，它可能还在工作",
+            lock::describe(&info)
+        )),
+        _ => None,
+    };
     for left in tx::sweep_leftovers(project) {
         actions.push(format!("清理了中断留下的临时文件 {left}"));
     }
-    let cp = tx::load_checkpoint(project)?;
+    let mut cp = tx::load_checkpoint(project)?;
     let facts = cp.inflight_chapter.map(|n| tx::staging_facts(project, n));
-    let resume = pipeline::resume_point(
-        &cp,
-        facts.as_ref().unwrap_or(&pipeline::StagingFacts::nothing()),
-    );
+    let nothing = pipeline::StagingFacts::nothing();
+    let mut resume = pipeline::resume_point(&cp, facts.as_ref().unwrap_or(&nothing));
+    if let Some(to) = resume.rewind_to {
+        // The stage is ahead of what staging still holds: move it back so the step can run.
+        let from = cp.pipeline_stage;
+        cp.pipeline_stage = Some(to);
+        save(project, &mut cp)?;
+        actions.push(format!(
+            "staging 缺少文件，阶段从 {} 退回 {}",
+            pipeline::stage_name(from),
+            pipeline::stage_name(Some(to))
+        ));
+        resume = pipeline::resume_point(&cp, facts.as_ref().unwrap_or(&nothing));
+    }
     let mut human = String::new();
     for a in &actions {
         human.push_str(&format!("{a}。\n"));

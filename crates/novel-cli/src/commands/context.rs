@@ -82,10 +82,10 @@ impl ContextCommand {
 #[derive(Debug, Args)]
 pub struct PacketArgs {
     /// 章节号（默认：在写的章节，否则下一章）
-    #[arg(long, value_name = "章")]
+    #[arg(long, value_name = "章", value_parser = clap::value_parser!(u32).range(1..))]
     pub chapter: Option<u32>,
     /// 卷号（默认：本卷调度的章节范围包含该章的卷，否则当前卷）
-    #[arg(long, value_name = "卷")]
+    #[arg(long, value_name = "卷", value_parser = clap::value_parser!(u32).range(1..))]
     pub volume: Option<u32>,
     /// 本次 agent 调用的总预算（token，含 agent 提示词预留）；默认取 novel.json 的 context_budgets
     #[arg(long, value_name = "TOKENS")]
@@ -95,10 +95,10 @@ pub struct PacketArgs {
 #[derive(Debug, Args)]
 pub struct BudgetArgs {
     /// 章节号（默认：在写的章节，否则下一章）
-    #[arg(long, value_name = "章")]
+    #[arg(long, value_name = "章", value_parser = clap::value_parser!(u32).range(1..))]
     pub chapter: Option<u32>,
     /// 卷号（默认同上）
-    #[arg(long, value_name = "卷")]
+    #[arg(long, value_name = "卷", value_parser = clap::value_parser!(u32).range(1..))]
     pub volume: Option<u32>,
 }
 
@@ -196,9 +196,7 @@ fn budget(global: &GlobalArgs, args: &BudgetArgs) -> Result<Report, CliError> {
             }
         };
         let total = assembled.tokens();
-        let budget = agent
-            .default_budget(&inputs.settings.context_budgets, assembled.convergence)
-            .map(|t| context::Budget::new(agent, t, context::BudgetSource::Settings));
+        let budget = context::assemble::budget_for(agent, &inputs, &assembled, None);
         let trimmed = context::build(agent, &inputs, None);
         let (after, cut, over) = match &trimmed {
             Ok(p) => (Some(p.tokens()), p.cut.len(), false),
@@ -208,8 +206,15 @@ fn budget(global: &GlobalArgs, args: &BudgetArgs) -> Result<Report, CliError> {
         match &budget {
             Some(b) => {
                 human.push_str(&format!(
-                    "｜上限 {}（预算 {} − 提示词预留 {}）",
-                    b.limit, b.total, b.prompt_allowance
+                    "｜上限 {}（预算 {} − 提示词预留 {}{}）",
+                    b.limit,
+                    b.total,
+                    b.prompt_allowance,
+                    if b.text_allowance > 0 {
+                        format!(" ＋ 超出目标字数的正文 {}", b.text_allowance)
+                    } else {
+                        String::new()
+                    }
                 ));
                 human.push_str(&if over {
                     "｜裁剪后仍超出".to_string()

@@ -87,11 +87,19 @@ pub fn run(global: &GlobalArgs, cmd: LockCommand) -> Result<Report, CliError> {
         LockCommand::Clear => {
             let removed = lock::clear(&project).map_err(lock_error)?;
             let human = match &removed {
-                Some(info) => format!("已强制清除锁：{}\n", lock::describe(info)),
+                Some(lock::Cleared { info: Some(info) }) => {
+                    format!("已强制清除锁：{}\n", lock::describe(info))
+                }
+                Some(lock::Cleared { info: None }) => {
+                    "已强制清除锁（锁目录里没有可读的 info.json，持有者不明）。\n".to_string()
+                }
                 None => "没有锁需要清除。\n".to_string(),
             };
             Ok(Report {
-                data: json!({"removed": removed.is_some(), "info": removed.map(|mut i| { i.token.clear(); i })}),
+                data: json!({
+                    "removed": removed.is_some(),
+                    "info": removed.and_then(|c| c.info).map(|mut i| { i.token.clear(); i }),
+                }),
                 human,
             })
         }

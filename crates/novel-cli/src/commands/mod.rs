@@ -10,6 +10,7 @@ pub mod help;
 pub mod init;
 pub mod lint;
 pub mod lock;
+pub mod next;
 pub mod ops;
 pub mod pending;
 pub mod retire;

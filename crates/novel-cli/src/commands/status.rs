@@ -47,19 +47,8 @@ pub fn run(global: &GlobalArgs) -> Result<Report, CliError> {
         io::read_json(&project.path(layout::SETTINGS), "项目设置").unwrap_or_default();
     let committed = chapter_numbers(&project, "chapters", ".md");
 
-    // Scores: the primary evaluation of each committed chapter.
-    let mut scores = Vec::new();
-    for n in &committed {
-        if let Ok(v) = io::read_json_value(&project.path(&layout::evaluation_file(*n)))
-            && let Some(o) = v.get("overall").and_then(Value::as_f64)
-        {
-            scores.push((*n, o));
-        }
-    }
-    let average = (!scores.is_empty())
-        .then(|| scores.iter().map(|(_, s)| s).sum::<f64>() / scores.len() as f64);
-
     // Pipeline logs summed; unknown figures stay unknown.
+    let mut gate_scores = std::collections::BTreeMap::new();
     let (mut input_tokens, mut output_tokens, mut duration_ms, mut cost) = (0u64, 0u64, 0u64, 0f64);
     let (mut logs, mut revisions, mut forced, mut unknown_cost) = (0usize, 0u32, 0usize, 0usize);
     for n in chapter_numbers(&project, "logs", "-log.json") {
@@ -70,6 +59,9 @@ pub fn run(global: &GlobalArgs) -> Result<Report, CliError> {
             continue;
         };
         logs += 1;
+        if let Some(o) = log.extra.get("gate_overall").and_then(Value::as_f64) {
+            gate_scores.insert(n, o);
+        }
         revisions += log.revisions;
         forced += usize::from(log.force_passed);
         for s in &log.stages {
@@ -82,6 +74,25 @@ pub fn run(global: &GlobalArgs) -> Result<Report, CliError> {
             None => unknown_cost += 1,
         }
     }
+
+    // Scores: the score the gate counted (the log's `gate_overall`: recomputed from the
+    // weights, the lower of two judges); for older logs, recomputed from the evaluation.
+    let mut scores = Vec::new();
+    for n in &committed {
+        let score = gate_scores.get(n).copied().or_else(|| {
+            io::read_json::<novel_core::model::Evaluation>(
+                &project.path(&layout::evaluation_file(*n)),
+                "评估",
+            )
+            .ok()
+            .map(|e| novel_core::gate::weighted_overall(&e).0)
+        });
+        if let Some(o) = score {
+            scores.push((*n, o));
+        }
+    }
+    let average = (!scores.is_empty())
+        .then(|| scores.iter().map(|(_, s)| s).sum::<f64>() / scores.len() as f64);
 
     // Foreshadowing: open threads and overdue short ones.
     let last = cp.as_ref().map_or(0, |c| c.last_completed_chapter);

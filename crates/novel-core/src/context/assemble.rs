@@ -477,16 +477,36 @@ pub fn assemble(agent: Agent, inputs: &Inputs) -> Result<Packet, ContextError> {
     })
 }
 
-/// Assembles and trims to the budget: `budget` (`--budget`) when given, else the agent's
-/// default from `novel.json`. Over the limit after trimming is an error.
-pub fn build(agent: Agent, inputs: &Inputs, budget: Option<u32>) -> Result<Packet, ContextError> {
-    let mut packet = assemble(agent, inputs)?;
-    let budget = match budget {
-        Some(total) => Some(Budget::new(agent, total, BudgetSource::Flag)),
+/// The budget of `packet`: `flag` (`--budget`) when given, else the agent's default from
+/// `novel.json`. The §8.4 budgets are sized for a chapter at the low end of the target length;
+/// a chapter text longer than `chapter_length.min` raises the limit by its excess: the text is
+/// the agent's work and is never cut, and its length is the author's choice (`novel count`
+/// checks it), so it must not squeeze out the rest of the packet.
+pub fn budget_for(
+    agent: Agent,
+    inputs: &Inputs,
+    packet: &Packet,
+    flag: Option<u32>,
+) -> Option<Budget> {
+    let mut b = match flag {
+        Some(total) => Budget::new(agent, total, BudgetSource::Flag),
         None => agent
             .default_budget(&inputs.settings.context_budgets, packet.convergence)
-            .map(|total| Budget::new(agent, total, BudgetSource::Settings)),
+            .map(|total| Budget::new(agent, total, BudgetSource::Settings))?,
     };
+    let expected = u64::from(inputs.settings.chapter_length.min) * super::tokens::HAN_TENTHS;
+    let expected = u32::try_from(expected.div_ceil(10)).unwrap_or(u32::MAX);
+    let text = packet.section("chapter_text").map_or(0, Section::tokens);
+    b.text_allowance = text.saturating_sub(expected);
+    b.limit = b.limit.saturating_add(b.text_allowance);
+    Some(b)
+}
+
+/// Assembles and trims to the budget ([`budget_for`]). Over the limit after trimming is an
+/// error.
+pub fn build(agent: Agent, inputs: &Inputs, budget: Option<u32>) -> Result<Packet, ContextError> {
+    let mut packet = assemble(agent, inputs)?;
+    let budget = budget_for(agent, inputs, &packet, budget);
     packet.budget = budget;
     if let Some(b) = budget
         && let Err(over) = packet.trim_to(b.limit)

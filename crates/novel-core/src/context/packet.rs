@@ -167,7 +167,10 @@ pub struct Budget {
     pub total: u32,
     /// Reserved for the agent's own prompt ([`Agent::prompt_allowance`]).
     pub prompt_allowance: u32,
-    /// What the packet may use: `total − prompt_allowance`.
+    /// Extra room for a chapter text longer than `chapter_length.min` (see
+    /// [`crate::context::assemble::budget_for`]).
+    pub text_allowance: u32,
+    /// What the packet may use: `total − prompt_allowance + text_allowance`.
     pub limit: u32,
     pub source: BudgetSource,
 }
@@ -178,6 +181,7 @@ impl Budget {
         Budget {
             total,
             prompt_allowance,
+            text_allowance: 0,
             limit: total.saturating_sub(prompt_allowance),
             source,
         }

@@ -64,7 +64,11 @@ pub fn render(f: &SessionFacts, rec: Option<&Recommendation>) -> String {
         "【novel 小说项目】{}\n",
         f.title
             .as_deref()
-            .map_or("（未命名）".to_string(), |t| format!("《{t}》"))
+            // A title is a line, not a payload: a huge one must not push the facts out.
+            .map_or("（未命名）".to_string(), |t| format!(
+                "《{}》",
+                cut_chars(t.trim(), 60)
+            ))
     ));
     let mut attention: Vec<String> = Vec::new();
     match &f.checkpoint {

@@ -27,6 +27,8 @@ pub enum PipelineStage {
     Refined,
     Judged,
     Revising,
+    // After a `polish` verdict, StyleRefiner has made its second pass (commit follows).
+    Polished,
     Committed,
 }
 
@@ -85,6 +87,12 @@ pub struct GateRecord {
     pub overall: f64,
     #[serde(default)]
     pub force_passed: bool,
+    /// 门控时的修订轮次（`revision_count`）；轮次变了，这条结论就只是上一轮的记录。
+    #[serde(default)]
+    pub revision: u32,
+    /// 门控时 staging 章节正文的摘要值：修订稿、二次润色稿必须与它不同。
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text_digest: Option<String>,
     /// 作者明确接受了暂停中的章节（novel chapter commit --accept）。
     #[serde(default, skip_serializing_if = "super::common::is_false")]
     pub accepted_by_author: bool,

@@ -1,0 +1,206 @@
+//! The project lock (`002` §10.7): compatibility with a bare `{pid, started, chapter}` lock,
+//! a live holder on this host is never stolen, a reused pid is not the holder, `clear` says
+//! what it removed, and a losing racer names the winner.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+fn run_json(root: &Path, args: &[&str]) -> (i32, Value) {
+    let mut full = vec!["--json"];
+    full.extend_from_slice(args);
+    let out = novel(root, &full);
+    (code(&out), json(&out))
+}
+
+fn host() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+fn iso(secs: u64) -> String {
+    novel_store::time::format_utc(secs)
+}
+
+fn put_lock(root: &Path, info: Value) {
+    std::fs::create_dir(root.join(".novel.lock")).unwrap();
+    write_json(&root.join(".novel.lock/info.json"), &info);
+}
+
+fn lock_state(root: &Path) -> String {
+    let (c, doc) = run_json(root, &["lock", "status"]);
+    assert_eq!(c, 0, "{doc}");
+    doc["data"]["state"].as_str().unwrap().to_string()
+}
+
+/// A process that stays alive for the test, and its pid.
+struct Alive(std::process::Child);
+
+impl Alive {
+    fn new() -> Self {
+        Alive(
+            Command::new("sleep")
+                .arg("60")
+                .stdout(Stdio::null())
+                .spawn()
+                .unwrap(),
+        )
+    }
+    fn pid(&self) -> u32 {
+        self.0.id()
+    }
+}
+
+impl Drop for Alive {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn bare_seed_lock_ages_by_its_started_time() {
+    // A §10.7 lock written by another tool: only {pid, started, chapter}, no host.
+    let (_t, root) = new_project();
+    put_lock(
+        &root,
+        json!({"pid": 424242, "started": iso(now() - 60), "chapter": 3}),
+    );
+    assert_eq!(lock_state(&root), "held", "one minute old: still held");
+    let (c, doc) = run_json(&root, &["lock", "acquire"]);
+    assert_eq!(c, 3, "{doc}");
+    assert_eq!(doc["error"]["code"], "E_LOCKED");
+    assert!(
+        doc["error"]["message"].as_str().unwrap().contains("424242"),
+        "{doc}"
+    );
+
+    std::fs::remove_dir_all(root.join(".novel.lock")).unwrap();
+    put_lock(
+        &root,
+        json!({"pid": 424242, "started": iso(now() - 31 * 60), "chapter": 3}),
+    );
+    assert_eq!(lock_state(&root), "stale", "31 minutes old: stale");
+    let (c, doc) = run_json(&root, &["lock", "acquire"]);
+    assert_eq!(c, 0, "{doc}");
+    assert!(
+        doc["data"]["broke_stale"]
+            .as_str()
+            .unwrap()
+            .contains("424242")
+    );
+}
+
+#[test]
+fn live_holder_on_this_host_is_never_stolen() {
+    let (_t, root) = new_project();
+    let alive = Alive::new();
+    let long_ago = now() - 3 * 3600;
+    put_lock(
+        &root,
+        json!({"pid": alive.pid(), "started": iso(long_ago), "chapter": 1, "host": host(),
+            "token": "t-live", "heartbeat": long_ago, "started_epoch": long_ago}),
+    );
+    assert_eq!(
+        lock_state(&root),
+        "held",
+        "three hours without a heartbeat, but the holder runs here"
+    );
+    let (c, doc) = run_json(&root, &["lock", "acquire"]);
+    assert_eq!(c, 3, "{doc}");
+    let (_, rec) = run_json(&root, &["chapter", "recover"]);
+    assert_eq!(rec["data"]["actions"], json!([]), "{rec}");
+    assert!(root.join(".novel.lock/info.json").exists());
+
+    // The same pid recorded with another process start time: the pid was reused.
+    std::fs::remove_dir_all(root.join(".novel.lock")).unwrap();
+    put_lock(
+        &root,
+        json!({"pid": alive.pid(), "started": iso(now()), "chapter": 1, "host": host(),
+            "token": "t-reused", "heartbeat": now(), "started_epoch": now(), "pid_start": 1}),
+    );
+    assert_eq!(lock_state(&root), "stale");
+
+    // A holder on another machine goes stale by heartbeat age only.
+    std::fs::remove_dir_all(root.join(".novel.lock")).unwrap();
+    put_lock(
+        &root,
+        json!({"pid": alive.pid(), "started": iso(long_ago), "chapter": 1, "host": "另一台机器",
+            "token": "t-remote", "heartbeat": long_ago, "started_epoch": long_ago}),
+    );
+    assert_eq!(lock_state(&root), "stale");
+}
+
+#[test]
+fn acquire_records_the_holder_process_start() {
+    let (_t, root) = new_project();
+    let alive = Alive::new();
+    let pid = alive.pid().to_string();
+    let (c, doc) = run_json(&root, &["lock", "acquire", "--owner-pid", &pid]);
+    assert_eq!(c, 0, "{doc}");
+    let info = read_json(&root.join(".novel.lock/info.json"));
+    assert_eq!(info["pid"], alive.pid());
+    assert!(info["pid_start"].as_u64().is_some(), "{info}");
+    assert_eq!(lock_state(&root), "held");
+    drop(alive);
+    assert_eq!(lock_state(&root), "stale", "the holder is gone");
+}
+
+#[test]
+fn clear_says_what_it_removed_even_without_info() {
+    let (_t, root) = new_project();
+    let (_, doc) = run_json(&root, &["lock", "clear"]);
+    assert_eq!(doc["data"]["removed"], false);
+    std::fs::create_dir(root.join(".novel.lock")).unwrap();
+    std::fs::write(root.join(".novel.lock/info.json"), "{ 坏掉的").unwrap();
+    let out = novel(&root, &["lock", "clear"]);
+    assert_eq!(code(&out), 0);
+    assert!(stdout(&out).contains("已强制清除锁"), "{}", stdout(&out));
+    assert!(!root.join(".novel.lock").exists());
+    std::fs::create_dir(root.join(".novel.lock")).unwrap();
+    let (c, doc) = run_json(&root, &["lock", "clear"]);
+    assert_eq!(c, 0);
+    assert_eq!(doc["data"]["removed"], true, "{doc}");
+    assert_eq!(doc["data"]["info"], Value::Null);
+}
+
+#[test]
+fn losing_racer_names_the_winner() {
+    for _ in 0..10 {
+        let (_t, root) = new_project();
+        let alive = Alive::new();
+        let pid = alive.pid().to_string();
+        let spawn = || {
+            Command::new(bin())
+                .args(["--json", "lock", "acquire", "--owner-pid", &pid])
+                .current_dir(&root)
+                .env_clear()
+                .env("PATH", "/usr/bin:/bin")
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let (a, b) = (spawn(), spawn());
+        let outs = [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()];
+        let loser = outs.iter().find(|o| code(o) != 0).expect("one loses");
+        let doc = json(loser);
+        assert_eq!(doc["error"]["code"], "E_LOCKED", "{doc}");
+        let message = doc["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains(&format!("进程 {pid}")),
+            "names the winner's pid {pid}: {message}"
+        );
+    }
+}
