@@ -2,7 +2,8 @@
 
 use std::path::PathBuf;
 
-use clap::{ArgAction, Args, Parser, Subcommand};
+use clap::builder::BoolishValueParser;
+use clap::{ArgAction, Args, Command as ClapCommand, Parser, Subcommand};
 
 pub(crate) const HELP_TEMPLATE: &str = "\
 {before-help}{about-with-newline}
@@ -22,7 +23,8 @@ pub(crate) const HELP_TEMPLATE: &str = "\
     subcommand_help_heading = "命令",
     subcommand_value_name = "命令",
     next_help_heading = "选项",
-    after_help = "用 novel help <命令> 查看某个命令的说明。退出码：0 成功；1 检查发现问题；2 用法或项目错误；3 冲突（锁被占用、版本不符、章节顺序不对）。"
+    after_help = "用 novel help <命令> 查看某个命令的说明。退出码：0 成功；1 检查发现问题；2 用法或项目错误；3 冲突（锁被占用、版本不符、章节顺序不对）。",
+    mut_subcommands = localize_command
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -34,7 +36,19 @@ pub struct Cli {
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
     /// 输出一个 JSON 文档（供技能解析），错误也不例外
-    #[arg(long, global = true)]
+    #[arg(
+        long,
+        global = true,
+        value_name = "是否",
+        num_args = 0..=1,
+        require_equals = true,
+        default_value = "false",
+        default_missing_value = "true",
+        value_parser = BoolishValueParser::new(),
+        action = ArgAction::Set,
+        hide_default_value = true,
+        hide_possible_values = true
+    )]
     pub json: bool,
     /// 项目目录（默认从当前目录向上查找 .checkpoint.json）
     #[arg(long, global = true, value_name = "目录")]
@@ -138,11 +152,35 @@ pub struct HelpArgs {
     pub command: Vec<String>,
 }
 
-/// clap writes a few fixed English words into usage lines; say them in Chinese.
+/// clap writes a few fixed English words into usage lines and value notes; say them in
+/// Chinese.
 pub fn localize_help(text: &str) -> String {
     text.replace("[OPTIONS]", "[选项]")
         .replace("<COMMAND>", "<命令>")
         .replace("[COMMAND]", "[命令]")
+        .replace("[default: ", "[默认：")
+        .replace("[possible values: ", "[可选值：")
+        .replace("[aliases: ", "[别名：")
+        .replace("[env: ", "[环境变量：")
+}
+
+/// Gives a subcommand, and every subcommand below it, the Chinese help frame: the template,
+/// the section headings, and a heading for every argument that lacks one. Applied to the whole
+/// tree from [`Cli`], so a command added (or hidden) without the attributes is Chinese too.
+pub fn localize_command(cmd: ClapCommand) -> ClapCommand {
+    cmd.help_template(HELP_TEMPLATE)
+        .subcommand_help_heading("命令")
+        .subcommand_value_name("命令")
+        .mut_args(|arg| {
+            if arg.get_help_heading().is_some() {
+                arg
+            } else if arg.is_positional() {
+                arg.help_heading("参数")
+            } else {
+                arg.help_heading("选项")
+            }
+        })
+        .mut_subcommands(localize_command)
 }
 
 #[derive(Debug, Subcommand)]

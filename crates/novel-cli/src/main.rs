@@ -6,6 +6,8 @@ mod cli;
 mod commands;
 mod output;
 
+use std::ffi::OsString;
+
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{CommandFactory, Parser};
 use serde_json::json;
@@ -14,40 +16,77 @@ use cli::{Cli, Command, localize_help};
 use output::{CliError, Exit, Report, finish};
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
+    // `args_os`: an argument that is not UTF-8 must become a usage error, not a panic.
+    let args: Vec<OsString> = std::env::args_os().collect();
     std::process::exit(run(args));
 }
 
-/// The subcommand name as written (for the envelope), even when parsing fails.
-fn command_name(args: &[String]) -> String {
-    let mut skip_value = false;
-    for a in args.iter().skip(1) {
-        if skip_value {
-            skip_value = false;
-            continue;
-        }
-        if a == "--project" {
-            skip_value = true;
-            continue;
-        }
-        if !a.starts_with('-') {
-            return a.clone();
-        }
-    }
-    String::new()
+/// The arguments as text, for the frame's own reading (JSON mode, command name, messages).
+fn lossy(args: &[OsString]) -> Vec<String> {
+    args.iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect()
 }
 
-fn run(args: Vec<String>) -> i32 {
-    // `--json` is honoured even when the rest of the line does not parse.
-    let json_mode = args
-        .iter()
-        .skip(1)
-        .take_while(|a| *a != "--")
-        .any(|a| a == "--json");
+/// Whether `--json` is on, read the way clap reads it (`--json`, `--json=true|false|yes|no|1|0…`;
+/// before `--`; the last one wins), for when the rest of the line does not parse. A value clap
+/// would reject still asks for JSON.
+fn json_requested(args: &[String]) -> bool {
+    let mut on = false;
+    for a in args.iter().skip(1).take_while(|a| *a != "--") {
+        if a == "--json" {
+            on = true;
+        } else if let Some(value) = a.strip_prefix("--json=") {
+            on = !matches!(
+                value.to_ascii_lowercase().as_str(),
+                "n" | "no" | "f" | "false" | "off" | "0"
+            );
+        }
+    }
+    on
+}
+
+/// The subcommand path as written (`chapter commit`), for the envelope, even when parsing
+/// fails: follows the words that name subcommands, skipping the values of options. An unknown
+/// first word is still named (it is what was asked for), but it is not `known`.
+fn command_path(args: &[String]) -> (String, bool) {
+    let mut cmd = Cli::command();
+    cmd.build();
+    let mut current = &cmd;
+    let mut names: Vec<String> = Vec::new();
+    let mut rest = args.iter().skip(1).take_while(|a| *a != "--");
+    while let Some(a) = rest.next() {
+        if let Some(long) = a.strip_prefix("--") {
+            let takes_value = !long.contains('=')
+                && current.get_arguments().any(|arg| {
+                    arg.get_long() == Some(long)
+                        && arg.get_action().takes_values()
+                        && !arg.is_require_equals_set()
+                });
+            if takes_value {
+                rest.next();
+            }
+        } else if a.starts_with('-') && a.len() > 1 {
+            // Short flags (-h, -V) take no value.
+        } else if let Some(sub) = current.find_subcommand(a) {
+            names.push(sub.get_name().to_string());
+            current = sub;
+        } else if names.is_empty() {
+            return (a.clone(), false);
+        } else {
+            break;
+        }
+    }
+    (names.join(" "), true)
+}
+
+fn run(args: Vec<OsString>) -> i32 {
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
-        Err(e) => return clap_failure(json_mode, &command_name(&args), e),
+        // `--json` is honoured even when the rest of the line does not parse.
+        Err(e) => return clap_failure(json_requested(&lossy(&args)), &args, e),
     };
+    let json_mode = cli.global.json;
     let Some(command) = cli.command else {
         let text = localize_help(&Cli::command().render_help().to_string());
         return finish(
@@ -134,7 +173,9 @@ fn run(args: Vec<String>) -> i32 {
     }
 }
 
-fn clap_failure(json_mode: bool, command: &str, e: clap::Error) -> i32 {
+fn clap_failure(json_mode: bool, args: &[OsString], e: clap::Error) -> i32 {
+    let (command, known) = command_path(&lossy(args));
+    let command = command.as_str();
     match e.kind() {
         ErrorKind::DisplayHelp | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
             let text = localize_help(&e.render().to_string());
@@ -159,42 +200,22 @@ fn clap_failure(json_mode: bool, command: &str, e: clap::Error) -> i32 {
             )
         }
         _ => {
-            let detail = e.render().to_string();
-            let first = detail
-                .lines()
-                .next()
-                .unwrap_or("")
-                .trim_start_matches("error: ")
-                .to_string();
-            let context = |kind| match e.get(kind) {
-                Some(ContextValue::String(s)) => Some(s.clone()),
-                Some(ContextValue::Strings(v)) => Some(v.join("、")),
-                _ => None,
-            };
-            let message = match e.kind() {
-                ErrorKind::InvalidSubcommand => format!(
-                    "没有这个命令：{}",
-                    context(ContextKind::InvalidSubcommand).unwrap_or(first)
-                ),
-                ErrorKind::UnknownArgument => format!(
-                    "不认识的参数：{}",
-                    context(ContextKind::InvalidArg).unwrap_or(first)
-                ),
-                ErrorKind::NoEquals | ErrorKind::InvalidValue
-                    if context(ContextKind::InvalidValue).is_some_and(|v| v.is_empty()) =>
-                {
-                    format!(
-                        "参数 {} 缺少取值",
-                        context(ContextKind::InvalidArg).unwrap_or(first)
-                    )
-                }
-                ErrorKind::MissingRequiredArgument => format!("缺少必需的参数：{first}"),
-                ErrorKind::InvalidValue | ErrorKind::ValueValidation => {
-                    format!("参数值不合法：{first}")
-                }
-                _ => format!("命令行参数有误：{first}"),
-            };
-            let hint = if command.is_empty() || e.kind() == ErrorKind::InvalidSubcommand {
+            let garbled: Vec<String> = args
+                .iter()
+                .skip(1)
+                .filter(|a| a.to_str().is_none())
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            let mut message = usage_message(&e);
+            if e.kind() == ErrorKind::InvalidUtf8 && !garbled.is_empty() {
+                message = format!("参数 {} 不是有效的 UTF-8 文本", garbled.join("、"));
+            } else if !garbled.is_empty() {
+                message.push_str(&format!(
+                    "（参数 {} 含有不是 UTF-8 的字节）",
+                    garbled.join("、")
+                ));
+            }
+            let hint = if command.is_empty() || !known {
                 "运行 novel help 查看全部命令".to_string()
             } else {
                 format!("运行 novel help {command} 查看用法")
@@ -205,5 +226,207 @@ fn clap_failure(json_mode: bool, command: &str, e: clap::Error) -> i32 {
                 Err(CliError::new("E_USAGE", message, hint, Exit::Usage)),
             )
         }
+    }
+}
+
+/// A clap parse error in Chinese, naming the argument(s) and value(s) from the error's context
+/// (clap's own text is English).
+fn usage_message(e: &clap::Error) -> String {
+    let context = |kind| match e.get(kind) {
+        Some(ContextValue::String(s)) => Some(s.clone()),
+        Some(ContextValue::Strings(v)) if !v.is_empty() => Some(v.join("、")),
+        Some(ContextValue::Number(n)) => Some(n.to_string()),
+        Some(ContextValue::StyledStr(s)) => Some(s.to_string()),
+        _ => None,
+    };
+    let arg = context(ContextKind::InvalidArg).unwrap_or_default();
+    let value = context(ContextKind::InvalidValue).unwrap_or_default();
+    let suggestion = context(ContextKind::SuggestedSubcommand)
+        .or_else(|| context(ContextKind::SuggestedArg))
+        .or_else(|| context(ContextKind::SuggestedValue))
+        .map(|s| format!("（是不是想用 {s}？）"))
+        .unwrap_or_default();
+    let first_line = || {
+        let text = e.render().to_string();
+        text.lines()
+            .next()
+            .unwrap_or("")
+            .trim_start_matches("error: ")
+            .to_string()
+    };
+    match e.kind() {
+        ErrorKind::InvalidSubcommand => format!(
+            "没有这个命令：{}{suggestion}",
+            context(ContextKind::InvalidSubcommand).unwrap_or_default()
+        ),
+        ErrorKind::UnknownArgument => format!("不认识的参数：{arg}{suggestion}"),
+        ErrorKind::InvalidValue | ErrorKind::NoEquals if value.is_empty() => {
+            format!("参数 {arg} 缺少取值")
+        }
+        ErrorKind::NoEquals => format!("参数 {arg} 的取值要用 = 连接"),
+        ErrorKind::InvalidValue => {
+            let valid = context(ContextKind::ValidValue)
+                .map(|v| format!("，可选：{v}"))
+                .unwrap_or_default();
+            format!("参数 {arg} 的取值「{value}」不在允许范围内{valid}{suggestion}")
+        }
+        ErrorKind::ValueValidation => {
+            let cause = std::error::Error::source(e)
+                .map(|c| cause_zh(&c.to_string()))
+                .unwrap_or_default();
+            format!("参数 {arg} 的取值「{value}」不合法{cause}")
+        }
+        ErrorKind::TooManyValues => format!("参数 {arg} 多给了取值「{value}」"),
+        ErrorKind::TooFewValues => format!(
+            "参数 {arg} 至少需要 {} 个取值，只给了 {} 个",
+            context(ContextKind::MinValues).unwrap_or_default(),
+            context(ContextKind::ActualNumValues).unwrap_or_default()
+        ),
+        ErrorKind::WrongNumberOfValues => format!(
+            "参数 {arg} 需要 {} 个取值，给了 {} 个",
+            context(ContextKind::ExpectedNumValues).unwrap_or_default(),
+            context(ContextKind::ActualNumValues).unwrap_or_default()
+        ),
+        ErrorKind::ArgumentConflict => match context(ContextKind::PriorArg) {
+            Some(prior) if prior != arg => format!("参数 {arg} 不能与 {prior} 同时使用"),
+            _ => format!("参数 {arg} 只能写一次"),
+        },
+        ErrorKind::MissingRequiredArgument => format!("缺少必需的参数：{arg}"),
+        ErrorKind::MissingSubcommand => {
+            let valid = context(ContextKind::ValidSubcommand)
+                .map(|v| format!("，可选：{v}"))
+                .unwrap_or_default();
+            format!(
+                "{} 需要一个子命令{valid}",
+                context(ContextKind::InvalidSubcommand).unwrap_or_default()
+            )
+        }
+        ErrorKind::InvalidUtf8 => "参数不是有效的 UTF-8 文本".to_string(),
+        _ => format!("命令行参数有误：{}", first_line()),
+    }
+}
+
+/// Why a value did not parse, in Chinese (the standard parsers say it in English).
+fn cause_zh(cause: &str) -> String {
+    let zh = if cause.contains("invalid digit") {
+        "应为非负整数"
+    } else if cause.contains("too large") {
+        "数值太大"
+    } else if cause.contains("too small") {
+        "数值太小"
+    } else if cause.contains("empty string") {
+        "不能为空"
+    } else if cause.contains("invalid float") {
+        "应为数字"
+    } else if cause.contains("not a boolean") {
+        "应为 true 或 false"
+    } else if let Some((_, range)) = cause.split_once(" is not in ") {
+        return format!("：超出允许范围 {range}");
+    } else {
+        return format!("：{cause}");
+    };
+    format!("：{zh}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every command path of the tree, hidden ones included (`[]` = the tool itself).
+    fn paths(cmd: &clap::Command, prefix: Vec<String>, out: &mut Vec<Vec<String>>) {
+        out.push(prefix.clone());
+        for sub in cmd.get_subcommands() {
+            let mut p = prefix.clone();
+            p.push(sub.get_name().to_string());
+            paths(sub, p, out);
+        }
+    }
+
+    #[test]
+    fn every_help_screen_is_chinese_both_ways() {
+        let mut all = Vec::new();
+        paths(&Cli::command(), Vec::new(), &mut all);
+        assert!(all.len() > 40, "{} commands", all.len());
+        assert!(all.contains(&vec!["context".to_string(), "synth".to_string()]));
+        for path in all {
+            // `novel help X …`
+            let via_help = commands::help::run(&path).unwrap().human;
+            // `novel X … --help`
+            let mut argv = vec!["novel".to_string()];
+            argv.extend(path.iter().cloned());
+            argv.push("--help".into());
+            let err = Cli::try_parse_from(&argv).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::DisplayHelp, "{argv:?}");
+            let via_flag = localize_help(&err.render().to_string());
+            assert_eq!(via_help, via_flag, "{argv:?}");
+            assert!(via_help.contains("用法："), "{path:?}:\n{via_help}");
+            for english in [
+                "Usage:",
+                "Options:",
+                "Arguments:",
+                "Commands:",
+                "[default:",
+                "[possible values:",
+                "[aliases:",
+                "[env:",
+                "Print help",
+                "Print version",
+            ] {
+                assert!(
+                    !via_help.contains(english),
+                    "{path:?} help has {english:?}:\n{via_help}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn json_is_read_the_way_clap_reads_it() {
+        let args = |s: &str| -> Vec<String> {
+            std::iter::once("novel")
+                .chain(s.split_whitespace())
+                .map(str::to_string)
+                .collect()
+        };
+        for (line, want) in [
+            ("--json status", true),
+            ("--json=true status", true),
+            ("--json=yes status", true),
+            ("status --json=1", true),
+            ("--json=false status", false),
+            ("--json=no status", false),
+            ("--json --json=off status", false),
+            ("--json=maybe status", true),
+            ("status -- --json", false),
+            ("status", false),
+        ] {
+            assert_eq!(json_requested(&args(line)), want, "{line}");
+            // Where the line parses, clap agrees.
+            if let Ok(cli) = Cli::try_parse_from(args(line)) {
+                assert_eq!(cli.global.json, want, "{line}");
+            }
+        }
+    }
+
+    #[test]
+    fn command_path_names_nested_subcommands() {
+        let path = |s: &str| {
+            let a: Vec<String> = std::iter::once("novel")
+                .chain(s.split_whitespace())
+                .map(str::to_string)
+                .collect();
+            command_path(&a)
+        };
+        assert_eq!(
+            path("--json chapter commit 1"),
+            ("chapter commit".into(), true)
+        );
+        assert_eq!(
+            path("--project /p --json=true lock release --token"),
+            ("lock release".into(), true)
+        );
+        assert_eq!(path("chapter frob"), ("chapter".into(), true));
+        assert_eq!(path("--json frob"), ("frob".into(), false));
+        assert_eq!(path("--json"), (String::new(), true));
     }
 }

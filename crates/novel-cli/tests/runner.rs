@@ -4,6 +4,7 @@ mod support;
 mod test_blacklist;
 mod test_chapter;
 mod test_check;
+mod test_cli;
 mod test_context;
 mod test_count;
 mod test_envelope;

@@ -7,6 +7,7 @@ fn init_creates_the_layout_and_validates() {
     let (_tmp, root) = new_project();
     for dir in [
         "research",
+        "prompts",
         "world",
         "characters/active",
         "characters/retired",

@@ -198,3 +198,149 @@ fn validate_given_paths_and_standalone_files() {
     assert_eq!(code(&out), 2, "no kind from a bare name: {}", stdout(&out));
     assert_eq!(json(&out)["error"]["code"], "E_USAGE");
 }
+
+/// A chapter contract that refers into every registry (storylines, W-, LS-, C-): valid in a
+/// fresh project once `world/rules.json` and a character carry the ids.
+fn project_with_references() -> (tempfile::TempDir, std::path::PathBuf) {
+    let (t, root) = new_project();
+    edit(&root, "world/rules.json", |v| {
+        v["rules"] = json!([{"id": "W-001", "rule": "灵气", "constraint_type": "hard"}]);
+    });
+    write_json(
+        &root.join("characters/active/lu-chen.json"),
+        &json!({"id": "lu-chen", "display_name": "陆尘", "contracts": [
+            {"id": "C-LUCHEN-001", "type": "capability", "rule": "筑基后期"}]}),
+    );
+    write_json(
+        &root.join("volumes/vol-01/chapter-contracts/chapter-001.json"),
+        &json!({"chapter": 1, "storyline_id": "main_arc",
+            "preconditions": {"required_world_rules": ["W-001"]},
+            "acceptance_criteria": ["不违反 C-LUCHEN-001", "不违反 LS-001"]}),
+    );
+    write_json(
+        &root.join("volumes/vol-01/storyline-schedule.json"),
+        &json!({"volume": 1, "active_storylines": [{"storyline_id": "main_arc", "volume_role": "primary"}]}),
+    );
+    write_json(
+        &root.join("volumes/vol-01/foreshadowing.json"),
+        &json!({"volume": 1, "foreshadowing": [{"id": "jade", "description": "玉佩", "scope": "long", "storyline_id": "main_arc"}]}),
+    );
+    let out = novel(&root, &["validate"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    (t, root)
+}
+
+/// The findings of `novel --json validate` as (file, code).
+fn findings(root: &Path) -> Vec<(String, String)> {
+    let doc = json(&novel(root, &["--json", "validate"]));
+    doc["data"]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["file"].as_str().unwrap().to_string(),
+                f["code"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn an_unparseable_registry_is_reported_once_without_a_cascade() {
+    let cases: &[(&str, &[u8], &str)] = &[
+        ("storylines/storylines.json", b"{\n", "E_JSON"),
+        ("world/rules.json", b"{\"rules\": [}", "E_JSON"),
+        ("world/rules.json", b"", "E_JSON"),
+        ("world/rules.json", b"{\"rules\": [\"\xff\"]}", "E_NOT_UTF8"),
+        (
+            "storylines/storyline-spec.json",
+            b"{\"rules\": [,]}",
+            "E_JSON",
+        ),
+        (
+            "characters/active/lu-chen.json",
+            b"{\"id\": \"lu-chen\",",
+            "E_JSON",
+        ),
+    ];
+    for (file, content, want) in cases {
+        let (_t, root) = project_with_references();
+        std::fs::write(root.join(file), content).unwrap();
+        let out = novel(&root, &["validate"]);
+        assert_eq!(code(&out), 1, "{file}: {}", stdout(&out));
+        let found = findings(&root);
+        assert_eq!(
+            found,
+            vec![(file.to_string(), want.to_string())],
+            "{file} {content:?}: only the file's own error, no reference cascade"
+        );
+        let text = stdout(&out);
+        if *want == "E_JSON" {
+            assert!(text.contains("行第"), "line and column: {text}");
+        } else {
+            assert!(
+                text.contains("UTF-8") && !text.contains(root.to_str().unwrap()),
+                "{text}"
+            );
+        }
+    }
+}
+
+#[test]
+fn missing_required_files_are_reported_with_a_way_back() {
+    for file in [
+        "state/current-state.json",
+        "novel.json",
+        "ai-blacklist.json",
+        "style-profile.json",
+        "brief.md",
+        "state/changelog.jsonl",
+        "foreshadowing/global.json",
+        "characters/relationships.json",
+        "storylines/storyline-spec.json",
+        "storylines/storylines.json",
+        "world/rules.json",
+    ] {
+        let (_t, root) = project_with_references();
+        std::fs::remove_file(root.join(file)).unwrap();
+        let out = novel(&root, &["validate"]);
+        assert_eq!(code(&out), 1, "rm {file}: {}", stdout(&out));
+        assert_eq!(
+            findings(&root),
+            vec![(file.to_string(), "E_MISSING".to_string())],
+            "rm {file}"
+        );
+        let text = stdout(&out);
+        assert!(
+            text.contains(&format!("{file}: 缺少必需的文件")) && text.contains("恢复"),
+            "{text}"
+        );
+    }
+    // The way back that the hint gives for the state files works.
+    let (_t, root) = project_with_references();
+    std::fs::remove_file(root.join("state/current-state.json")).unwrap();
+    std::fs::remove_file(root.join("foreshadowing/global.json")).unwrap();
+    write_json(
+        &root.join("state/current-state.json"),
+        &json!({"schema_version": 1, "state_version": 0, "last_updated_chapter": 0}),
+    );
+    write_json(
+        &root.join("foreshadowing/global.json"),
+        &json!({"foreshadowing": []}),
+    );
+    let out = novel(&root, &["state", "rebuild", "--write"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(code(&novel(&root, &["validate"])), 0);
+
+    // Optional files stay optional.
+    let (_t, root) = project_with_references();
+    for file in [
+        "world/geography.md",
+        "characters/changelog.md",
+        "storylines/main_arc/memory.md",
+    ] {
+        std::fs::remove_file(root.join(file)).unwrap();
+    }
+    assert_eq!(code(&novel(&root, &["validate"])), 0);
+}

@@ -389,8 +389,17 @@ pub struct MarkdownDoc {
     pub is_summary: bool,
 }
 
+/// A file of a known kind that the store could not turn into a [`JsonDoc`]: absent (a required
+/// file), unreadable, not UTF-8, or not JSON. Its own finding is in `preexisting`; here it only
+/// marks its kind as broken so that references into it are not judged (no cascade).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedDoc {
+    pub file: String,
+    pub kind: FileKind,
+}
+
 /// Everything `check_project` looks at. Files the store could not read or parse arrive as
-/// findings already (`preexisting`).
+/// findings already (`preexisting`), and by kind in `failed`.
 #[derive(Debug, Clone, Default)]
 pub struct ProjectView {
     pub docs: Vec<JsonDoc>,
@@ -398,6 +407,7 @@ pub struct ProjectView {
     /// `storylines/<dir>/` directory names.
     pub storyline_dirs: Vec<String>,
     pub preexisting: Vec<Finding>,
+    pub failed: Vec<FailedDoc>,
 }
 
 fn typed<T: serde::de::DeserializeOwned>(doc: &JsonDoc) -> Option<T> {
@@ -429,12 +439,14 @@ pub fn check_project(view: &ProjectView) -> Vec<Finding> {
     let mut world_rule_ids: Option<BTreeSet<String>> = None;
     let mut ls_ids: Option<BTreeSet<String>> = None;
     let mut contract_ids: BTreeSet<String> = BTreeSet::new();
-    // Which kinds could not be loaded (so references into them cannot be judged).
+    // Which kinds could not be loaded (so references into them cannot be judged): documents
+    // that failed their schema, and files that are missing, unreadable or not JSON at all.
     let broken: BTreeSet<FileKind> = view
         .docs
         .iter()
         .filter(|d| !valid.iter().any(|v| std::ptr::eq(*v, *d)))
         .map(|d| d.kind)
+        .chain(view.failed.iter().map(|f| f.kind))
         .collect();
 
     for doc in &valid {

@@ -1,7 +1,7 @@
 //! Cross-file checks of `check_project`, on small hand-built projects.
 
 use novel_core::FileKind;
-use novel_core::validate::{JsonDoc, MarkdownDoc, ProjectView, Severity, check_project};
+use novel_core::validate::{FailedDoc, JsonDoc, MarkdownDoc, ProjectView, Severity, check_project};
 use serde_json::{Value, json};
 
 fn doc(file: &str, kind: FileKind, value: Value) -> JsonDoc {
@@ -272,5 +272,50 @@ fn evaluation_weights_and_summary_front_matter() {
     assert!(
         errs.contains(&("chapters/chapter-047.md".into(), "".into(), "E_FILE_NAME")),
         "{errs:?}"
+    );
+}
+
+#[test]
+fn registries_that_failed_to_load_do_not_cascade() {
+    let mut contract = doc(
+        "volumes/vol-01/chapter-contracts/chapter-001.json",
+        FileKind::ChapterContract,
+        json!({"chapter": 1, "storyline_id": "main_arc",
+            "preconditions": {"required_world_rules": ["W-001"]},
+            "acceptance_criteria": ["不违反 C-LUCHEN-001", "不违反 LS-001"]}),
+    );
+    contract.chapter_in_name = Some(1);
+    let schedule = doc(
+        "volumes/vol-01/storyline-schedule.json",
+        FileKind::StorylineSchedule,
+        json!({"volume": 1, "active_storylines": [{"storyline_id": "main_arc", "volume_role": "primary"}]}),
+    );
+    let failed = |file: &str, kind| FailedDoc {
+        file: file.into(),
+        kind,
+    };
+    // Every registry is unreadable (its own finding came from the store): nothing to judge.
+    let view = ProjectView {
+        docs: vec![contract.clone(), schedule.clone()],
+        storyline_dirs: vec!["main_arc".into()],
+        failed: vec![
+            failed("storylines/storylines.json", FileKind::Storylines),
+            failed("world/rules.json", FileKind::WorldRules),
+            failed("storylines/storyline-spec.json", FileKind::StorylineSpec),
+            failed("characters/active/lu-chen.json", FileKind::Character),
+        ],
+        ..Default::default()
+    };
+    assert_eq!(check_project(&view), vec![]);
+    // Without the failure record the same view is a cascade of reference errors.
+    let view = ProjectView {
+        docs: vec![contract, schedule],
+        storyline_dirs: vec!["main_arc".into()],
+        ..Default::default()
+    };
+    let codes: Vec<_> = check_project(&view).into_iter().map(|f| f.code).collect();
+    assert!(
+        codes.contains(&"E_REF_STORYLINE") && codes.contains(&"E_REF_SPEC"),
+        "{codes:?}"
     );
 }

@@ -156,6 +156,177 @@ fn unknown_keys_survive_a_round_trip() {
     assert_eq!(back["note"]["a"], 1);
 }
 
+/// parse → typed model → serialise, for any kind (what every rewrite of a project file does).
+fn round_trip(kind: FileKind, v: &serde_json::Value) -> serde_json::Value {
+    use novel_core::model::*;
+    fn round<T: serde::Serialize + serde::de::DeserializeOwned>(
+        v: &serde_json::Value,
+    ) -> serde_json::Value {
+        let typed: T = serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{e}: {v}"));
+        serde_json::to_value(typed).unwrap()
+    }
+    match kind {
+        FileKind::Checkpoint => round::<Checkpoint>(v),
+        FileKind::Settings => round::<Settings>(v),
+        FileKind::CurrentState => round::<CurrentState>(v),
+        FileKind::StateDelta => round::<StateDelta>(v),
+        FileKind::ChangelogEntry => round::<ChangelogEntry>(v),
+        FileKind::WorldRules => round::<WorldRules>(v),
+        FileKind::Character => round::<Character>(v),
+        FileKind::Relationships => round::<Relationships>(v),
+        FileKind::Storylines => round::<Storylines>(v),
+        FileKind::StorylineSpec => round::<StorylineSpec>(v),
+        FileKind::StorylineSchedule => round::<StorylineSchedule>(v),
+        FileKind::ChapterContract => round::<ChapterContract>(v),
+        FileKind::ForeshadowingGlobal => round::<ForeshadowingGlobal>(v),
+        FileKind::VolumeForeshadowing => round::<VolumeForeshadowing>(v),
+        FileKind::Evaluation => round::<Evaluation>(v),
+        FileKind::PipelineLog => round::<PipelineLog>(v),
+        FileKind::StyleProfile => round::<StyleProfile>(v),
+        FileKind::AiBlacklist => round::<AiBlacklist>(v),
+        FileKind::StyleDrift => round::<StyleDrift>(v),
+    }
+}
+
+/// The subschema `schema` stands for, `$ref`s into `$defs` followed.
+fn resolve<'a>(
+    root: &'a serde_json::Value,
+    mut schema: &'a serde_json::Value,
+) -> &'a serde_json::Value {
+    while let Some(r) = schema.get("$ref").and_then(|r| r.as_str()) {
+        let name = r
+            .strip_prefix("#/$defs/")
+            .unwrap_or_else(|| panic!("ref {r}"));
+        schema = &root["$defs"][name];
+    }
+    schema
+}
+
+/// JSON pointers of every object in `value` that the schema types as a record (a model
+/// struct with named properties), as opposed to a free map keyed by ids.
+fn record_pointers(
+    root: &serde_json::Value,
+    schema: &serde_json::Value,
+    value: &serde_json::Value,
+    pointer: &str,
+    out: &mut Vec<String>,
+) {
+    use serde_json::Value;
+    let schema = resolve(root, schema);
+    for key in ["anyOf", "oneOf"] {
+        if let Some(branches) = schema.get(key).and_then(Value::as_array) {
+            // Follow the branches the value matches (e.g. `Option<T>` = anyOf [T, null]).
+            for branch in branches {
+                let mut standalone = resolve(root, branch).clone();
+                if let Some(obj) = standalone.as_object_mut() {
+                    obj.insert("$defs".into(), root["$defs"].clone());
+                }
+                if jsonschema::is_valid(&standalone, value) {
+                    record_pointers(root, branch, value, pointer, out);
+                }
+            }
+        }
+    }
+    match value {
+        Value::Object(map) => {
+            let props = schema.get("properties").and_then(Value::as_object);
+            if props.is_some() {
+                out.push(pointer.to_string());
+            }
+            let rest = schema.get("additionalProperties").filter(|s| s.is_object());
+            for (k, v) in map {
+                let sub = props.and_then(|p| p.get(k)).or(rest);
+                if let Some(sub) = sub {
+                    let p = format!("{pointer}/{}", k.replace('~', "~0").replace('/', "~1"));
+                    record_pointers(root, sub, v, &p, out);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(sub) = schema.get("items").filter(|s| s.is_object()) {
+                for (i, v) in items.iter().enumerate() {
+                    record_pointers(root, sub, v, &format!("{pointer}/{i}"), out);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Every key of `before` (an object's key, at any depth) that `after` no longer has.
+fn dropped_keys(
+    before: &serde_json::Value,
+    after: &serde_json::Value,
+    at: &str,
+    out: &mut Vec<String>,
+) {
+    use serde_json::Value;
+    match (before, after) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, v) in a {
+                let p = format!("{at}/{k}");
+                match b.get(k) {
+                    Some(w) => dropped_keys(v, w, &p, out),
+                    None => out.push(p),
+                }
+            }
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            for (i, (v, w)) in a.iter().zip(b).enumerate() {
+                dropped_keys(v, w, &format!("{at}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Every kind's valid fixtures, with an unknown key injected into the document and into every
+/// nested record, go through parse → serialise with the unknown keys in place and no authored
+/// key lost.
+#[test]
+fn unknown_keys_survive_a_round_trip_in_every_kind() {
+    const KEY: &str = "x-作者备注";
+    let mut records = 0;
+    for kind in FileKind::ALL {
+        let schema = kind.schema();
+        for path in fixtures(kind, "valid") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let mut value = parse_json(&text).unwrap();
+            let mut pointers = Vec::new();
+            record_pointers(schema, schema, &value, "", &mut pointers);
+            pointers.sort();
+            pointers.dedup();
+            assert!(pointers.contains(&String::new()), "{}", path.display());
+            for p in &pointers {
+                value
+                    .pointer_mut(p)
+                    .and_then(|o| o.as_object_mut())
+                    .unwrap()
+                    .insert(KEY.into(), serde_json::json!({"保留": [p, null]}));
+            }
+            records += pointers.len();
+            let back = round_trip(kind, &value);
+            // Nor is any authored key dropped (explicit `null`s and `false`s included).
+            let mut dropped = Vec::new();
+            dropped_keys(&value, &back, "", &mut dropped);
+            assert!(
+                dropped.is_empty(),
+                "{}: dropped {dropped:?}",
+                path.display()
+            );
+            for p in &pointers {
+                assert_eq!(
+                    back.pointer(p).and_then(|o| o.get(KEY)),
+                    Some(&serde_json::json!({"保留": [p, null]})),
+                    "{}: unknown key at {p:?} lost: {back:#}",
+                    path.display()
+                );
+            }
+        }
+    }
+    assert!(records > 100, "only {records} records visited");
+}
+
 /// The templates `novel init` copies into a project are valid for their kinds.
 #[test]
 fn templates_are_schema_valid() {

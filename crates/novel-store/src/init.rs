@@ -56,6 +56,15 @@ pub fn style_preset(name: &str) -> Option<&'static str> {
         .map(|(_, t)| *t)
 }
 
+/// PRD §9.1 directories beyond the engine's own [`layout::DIRS`]: places for the author's
+/// material that the engine never reads (`prompts/`: the author's prompt templates).
+const AUTHOR_DIRS: [&str; 1] = ["prompts"];
+
+/// Every directory a new project starts with.
+fn project_dirs() -> impl Iterator<Item = &'static str> {
+    layout::DIRS.iter().chain(AUTHOR_DIRS.iter()).copied()
+}
+
 /// The id of the one storyline a new project starts with (PRD §6 Layer 1, step 1c).
 pub const MAIN_STORYLINE: &str = "main_arc";
 
@@ -204,7 +213,7 @@ fn top_level_names(files: &[(String, String)]) -> Vec<String> {
     let mut names: Vec<String> = files
         .iter()
         .map(|(p, _)| p.as_str())
-        .chain(layout::DIRS.iter().copied())
+        .chain(project_dirs().map(|d| -> &str { d }))
         .map(|p| p.split('/').next().unwrap_or(p).to_string())
         .collect();
     names.sort();
@@ -258,7 +267,7 @@ pub fn init_project(dir: &Path, opts: &InitOptions) -> Result<InitReport, StoreE
         let _ = fs::remove_dir_all(&tmp);
     }
     moved?;
-    let mut dirs: Vec<String> = layout::DIRS.iter().map(|d| d.to_string()).collect();
+    let mut dirs: Vec<String> = project_dirs().map(str::to_string).collect();
     dirs.sort();
     Ok(InitReport {
         root,
@@ -268,7 +277,7 @@ pub fn init_project(dir: &Path, opts: &InitOptions) -> Result<InitReport, StoreE
 }
 
 fn build_tree(tmp: &Path, files: &[(String, String)]) -> Result<(), StoreError> {
-    for d in layout::DIRS {
+    for d in project_dirs() {
         create_dir_all(&layout::join(tmp, d))?;
     }
     for (rel, content) in files {

@@ -1,11 +1,17 @@
 //! Loading a whole project (or some of its files) into a [`ProjectView`] for validation.
-//! Unreadable or unparseable files become findings; nothing is skipped silently.
+//! Unreadable or unparseable files become findings (and are recorded by kind, so nothing that
+//! refers into them is misjudged); required files that are absent become `E_MISSING`; nothing
+//! is skipped silently.
 
 use std::path::Path;
 
-use novel_core::validate::{Finding, JsonDoc, MarkdownDoc, ProjectView, Severity, parse_json};
+use novel_core::FileKind;
+use novel_core::validate::{
+    FailedDoc, Finding, JsonDoc, MarkdownDoc, ProjectView, Severity, parse_json,
+};
 use walkdir::WalkDir;
 
+use crate::error::StoreError;
 use crate::io::read_text;
 use crate::layout::{self, Entry};
 use crate::project::Project;
@@ -21,6 +27,57 @@ const DATA_DIRS: [&str; 9] = [
     "evaluations",
     "logs",
     "staging",
+];
+
+/// Files a project cannot do without: what `novel init` creates and the engine reads as the
+/// project's registries, state and settings (the narrative Markdown under `world/`, the
+/// changelogs and storyline memories are the author's and stay optional). With each, how to
+/// get it back.
+pub const REQUIRED: [(&str, &str); 11] = [
+    (
+        layout::SETTINGS,
+        "写入 {}（全部设置取默认值）即可恢复，再按需填写 title、genre 等",
+    ),
+    (
+        layout::BRIEF,
+        "重新写一份创作纲领（格式见 novel init 新建项目中的 brief.md）",
+    ),
+    (
+        layout::STYLE_PROFILE,
+        "从备份恢复，或在别处 novel init 一个新项目后复制它的 style-profile.json（之后可重新分析风格）",
+    ),
+    (
+        layout::AI_BLACKLIST,
+        "从备份恢复，或在别处 novel init 一个新项目后复制它的 ai-blacklist.json（默认黑名单）",
+    ),
+    (
+        layout::WORLD_RULES,
+        "从备份恢复；没有世界规则时写入 {\"rules\": []}",
+    ),
+    (
+        layout::RELATIONSHIPS,
+        "从备份恢复；没有人物关系时写入 {\"relationships\": []}",
+    ),
+    (
+        layout::STORYLINES,
+        "从备份恢复，或在别处 novel init 一个新项目后复制它的 storylines.json（含默认主线 main_arc）再补回各条故事线",
+    ),
+    (
+        layout::STORYLINE_SPEC,
+        "从备份恢复，或在别处 novel init 一个新项目后复制它的 storyline-spec.json（默认 LS-001..LS-005）",
+    ),
+    (
+        layout::CURRENT_STATE,
+        "先写入 {\"schema_version\": 1, \"state_version\": 0, \"last_updated_chapter\": 0}，再运行 novel state rebuild --write 从 state/changelog.jsonl 回放出完整状态",
+    ),
+    (
+        layout::CHANGELOG,
+        "从备份恢复；确实没有任何变更记录时新建一个空文件",
+    ),
+    (
+        layout::FORESHADOWING_GLOBAL,
+        "先写入 {\"foreshadowing\": []}，再运行 novel state rebuild --write 从 state/changelog.jsonl 回放伏笔状态",
+    ),
 ];
 
 fn finding(file: &str, code: &'static str, severity: Severity, message: String) -> Finding {
@@ -55,12 +112,10 @@ pub fn load_project(project: &Project) -> ProjectView {
                     .path()
                     .and_then(|p| project.relative(p))
                     .unwrap_or_default();
-                view.preexisting.push(finding(
-                    &file,
-                    "E_IO",
-                    Severity::Error,
-                    format!("无法读取：{e}"),
-                ));
+                let cause = e
+                    .io_error()
+                    .map_or_else(|| e.to_string(), ToString::to_string);
+                failed(&mut view, &file, "E_IO", format!("无法读取：{cause}"));
                 continue;
             }
         };
@@ -75,7 +130,56 @@ pub fn load_project(project: &Project) -> ProjectView {
         }
         load_file(project.root.as_path(), &rel, &mut view);
     }
+    for (rel, restore) in REQUIRED {
+        let path = project.path(rel);
+        if path.symlink_metadata().is_ok() {
+            continue; // present (if unreadable, the walk reported it)
+        }
+        view.preexisting.push(finding(
+            rel,
+            "E_MISSING",
+            Severity::Error,
+            format!("缺少必需的文件。恢复方法：{restore}"),
+        ));
+        if let Some(kind) = json_kind(rel) {
+            view.failed.push(FailedDoc {
+                file: rel.to_string(),
+                kind,
+            });
+        }
+    }
     view
+}
+
+/// The kind of a JSON (or JSONL) file of the layout.
+fn json_kind(rel: &str) -> Option<FileKind> {
+    match layout::classify(rel) {
+        Entry::Json { kind, .. } | Entry::JsonLines(kind) => Some(kind),
+        _ => None,
+    }
+}
+
+/// A file that could not be read or parsed: reported once, and recorded by kind.
+fn failed(view: &mut ProjectView, rel: &str, code: &'static str, message: String) {
+    view.preexisting
+        .push(finding(rel, code, Severity::Error, message));
+    if let Some(kind) = json_kind(rel) {
+        view.failed.push(FailedDoc {
+            file: rel.to_string(),
+            kind,
+        });
+    }
+}
+
+/// A read error in words that do not repeat the absolute path (the finding names the file).
+fn read_error(e: &StoreError) -> String {
+    match e {
+        StoreError::NotUtf8 { .. } => {
+            "不是合法的 UTF-8 文本，无法读取（请另存为 UTF-8 编码）".into()
+        }
+        StoreError::Io { source, .. } => format!("无法读取：{source}"),
+        other => other.to_string(),
+    }
 }
 
 /// Loads one project-relative file into the view.
@@ -101,14 +205,9 @@ pub fn load_file(root: &Path, rel: &str, view: &mut ProjectView) {
                     volume_in_path: volume,
                     slug_in_name: slug,
                 }),
-                Err(e) => {
-                    view.preexisting
-                        .push(finding(rel, "E_JSON", Severity::Error, e.to_string()))
-                }
+                Err(e) => failed(view, rel, "E_JSON", e.to_string()),
             },
-            Err(e) => view
-                .preexisting
-                .push(finding(rel, e.code(), Severity::Error, e.to_string())),
+            Err(e) => failed(view, rel, e.code(), read_error(&e)),
         },
         Entry::JsonLines(kind) => match read_text(&path) {
             Ok(text) => {
@@ -135,9 +234,7 @@ pub fn load_file(root: &Path, rel: &str, view: &mut ProjectView) {
                     }
                 }
             }
-            Err(e) => view
-                .preexisting
-                .push(finding(rel, e.code(), Severity::Error, e.to_string())),
+            Err(e) => failed(view, rel, e.code(), read_error(&e)),
         },
         Entry::ChapterText { chapter } | Entry::Summary { chapter } => {
             let is_summary = matches!(layout::classify(rel), Entry::Summary { .. });
@@ -150,7 +247,7 @@ pub fn load_file(root: &Path, rel: &str, view: &mut ProjectView) {
                 }),
                 Err(e) => {
                     view.preexisting
-                        .push(finding(rel, e.code(), Severity::Error, e.to_string()))
+                        .push(finding(rel, e.code(), Severity::Error, read_error(&e)))
                 }
             }
         }

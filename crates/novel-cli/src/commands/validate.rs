@@ -29,9 +29,12 @@ pub fn run(global: &GlobalArgs, args: ValidateArgs) -> Result<Report, CliError> 
     };
     for p in &args.paths {
         if !p.exists() {
-            return Err(
-                StoreError::io(p, std::io::Error::from(std::io::ErrorKind::NotFound)).into(),
-            );
+            return Err(CliError::new(
+                "E_IO",
+                format!("找不到 {}", p.display()),
+                "检查路径是否写对（相对路径从当前目录算起）",
+                Exit::Usage,
+            ));
         }
     }
 

@@ -91,6 +91,8 @@ pub struct ChapterLength {
     pub min: u32,
     #[schemars(range(min = 1))]
     pub max: u32,
+    #[serde(flatten)]
+    pub extra: Extra,
 }
 
 impl Default for ChapterLength {
@@ -98,6 +100,7 @@ impl Default for ChapterLength {
         ChapterLength {
             min: 2500,
             max: 3500,
+            extra: Extra::new(),
         }
     }
 }
@@ -132,6 +135,8 @@ pub struct GateThresholds {
     /// 修订用尽后，≥ 此分且无高置信违规则强制通过（force_passed）。
     #[schemars(range(min = 1, max = 5))]
     pub force_pass_min: f64,
+    #[serde(flatten)]
+    pub extra: Extra,
 }
 
 impl Default for GateThresholds {
@@ -143,6 +148,7 @@ impl Default for GateThresholds {
             pause: 2.0,
             max_revisions: 2,
             force_pass_min: 3.0,
+            extra: Extra::new(),
         }
     }
 }
@@ -160,6 +166,8 @@ pub struct LintThresholds {
     /// 窗口内同句式重复上限（不含）。
     #[schemars(range(min = 1, max = 50))]
     pub repetition_max: u32,
+    #[serde(flatten)]
+    pub extra: Extra,
 }
 
 impl Default for LintThresholds {
@@ -168,6 +176,7 @@ impl Default for LintThresholds {
             blacklist_per_1000: 3.0,
             repetition_window: 5,
             repetition_max: 2,
+            extra: Extra::new(),
         }
     }
 }
@@ -186,6 +195,8 @@ pub struct DriftThresholds {
     pub dialogue_ratio: f64,
     #[schemars(range(min = 0, max = 1))]
     pub recovery: f64,
+    #[serde(flatten)]
+    pub extra: Extra,
 }
 
 impl Default for DriftThresholds {
@@ -196,6 +207,7 @@ impl Default for DriftThresholds {
             sentence_length: 0.20,
             dialogue_ratio: 0.15,
             recovery: 0.10,
+            extra: Extra::new(),
         }
     }
 }
@@ -214,6 +226,8 @@ pub struct ContextBudgets {
     pub style_refiner: u32,
     #[schemars(range(min = 1000))]
     pub quality_judge: u32,
+    #[serde(flatten)]
+    pub extra: Extra,
 }
 
 impl Default for ContextBudgets {
@@ -224,6 +238,7 @@ impl Default for ContextBudgets {
             summarizer: 12_000,
             style_refiner: 8_000,
             quality_judge: 16_000,
+            extra: Extra::new(),
         }
     }
 }
@@ -234,10 +249,15 @@ pub struct LockSettings {
     /// 多久没有心跳视为僵尸锁（分钟）。
     #[schemars(range(min = 1))]
     pub stale_minutes: u32,
+    #[serde(flatten)]
+    pub extra: Extra,
 }
 
 impl Default for LockSettings {
     fn default() -> Self {
-        LockSettings { stale_minutes: 30 }
+        LockSettings {
+            stale_minutes: 30,
+            extra: Extra::new(),
+        }
     }
 }
