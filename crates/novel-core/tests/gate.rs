@@ -162,6 +162,7 @@ fn thresholds_come_from_settings_and_must_be_ordered() {
         pause: 2.5,
         max_revisions: 1,
         force_pass_min: 3.5,
+        ..GateThresholds::default()
     };
     let input = |t| GateInput {
         chapter: 12,
