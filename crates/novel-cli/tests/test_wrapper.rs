@@ -233,6 +233,7 @@ fn wrapper_without_binary_says_how_to_build_it() {
         (&["--json", "validate"][..], "validate"),
         (&["status", "--json"][..], "status"),
         (&["--project", "书 稿", "--json", "next"][..], "next"),
+        (&["--json=true", "status"][..], "status"),
         (&["--json"][..], ""),
     ] {
         let out = run(&wrapper, args, &home, envs);
