@@ -529,6 +529,8 @@ fn commit_killed_at_random_points_recovers_to_the_same_bytes() {
             Vec::<String>::new(),
             "kill {i} after {delay_us} µs (seed {seed})"
         );
+        let out = run(&dir, &["validate"]);
+        assert_eq!(code(&out), 0, "kill {i}: {}", stdout(&out));
     }
 }
 
@@ -555,8 +557,12 @@ fn racing_begins_let_exactly_one_through() {
         assert_eq!(code(loser), 3);
         let doc = json(loser);
         assert_eq!(doc["error"]["code"], "E_LOCKED");
+        // The winner's owner is this test process (the caller's session).
         assert!(
-            doc["error"]["message"].as_str().unwrap().contains("进程"),
+            doc["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("进程 {}", std::process::id())),
             "names the holder: {doc}"
         );
     }
@@ -594,6 +600,14 @@ fn stale_lock_breaking_races_and_recover() {
         let codes: Vec<i32> = outs.iter().map(code).collect();
         assert_eq!(codes.iter().filter(|c| **c == 0).count(), 1, "{codes:?}");
         assert!(codes.iter().all(|c| *c == 0 || *c == 3), "{codes:?}");
+        let loser = json(outs.iter().find(|o| code(o) != 0).unwrap());
+        assert!(
+            loser["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("进程 {}", std::process::id())),
+            "the loser names the winner: {loser}"
+        );
         let winner = json(outs.iter().find(|o| code(o) == 0).unwrap());
         let token = winner["data"]["token"].as_str().unwrap();
         fail(
