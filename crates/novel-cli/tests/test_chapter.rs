@@ -1035,3 +1035,69 @@ fn gate_reads_settings_and_leaks_and_refuses_a_copied_second_judge() {
         "{gate}"
     );
 }
+
+#[test]
+fn status_sums_the_pipeline_logs_and_keeps_unknowns_unknown() {
+    let (_t, root) = writing_project();
+    for n in 1..=2u32 {
+        let token = ok(&root, &["chapter", "begin", &n.to_string()])["data"]["token"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        stage_drafts(&root, n);
+        let mut drafted = vec![
+            "chapter",
+            "stage",
+            "drafted",
+            "--token",
+            &token,
+            "--model",
+            "opus",
+            "--input-tokens",
+            "21000",
+            "--output-tokens",
+            "4200",
+            "--duration-ms",
+            "90000",
+        ];
+        if n == 1 {
+            drafted.extend(["--cost-usd", "0.42"]);
+        }
+        ok(&root, &drafted);
+        ok(
+            &root,
+            &[
+                "chapter",
+                "stage",
+                "refined",
+                "--token",
+                &token,
+                "--input-tokens",
+                "7000",
+            ],
+        );
+        stage_eval(&root, n, 4.4, n == 1);
+        ok(&root, &["chapter", "stage", "judged", "--token", &token]);
+        ok(
+            &root,
+            &["chapter", "gate", &n.to_string(), "--token", &token],
+        );
+        ok(
+            &root,
+            &["chapter", "commit", &n.to_string(), "--token", &token],
+        );
+    }
+    let p = &ok(&root, &["status"])["data"]["pipeline"];
+    assert_eq!(p["logs"], 2, "{p}");
+    assert_eq!(p["input_tokens"], 2 * (21000 + 7000));
+    assert_eq!(p["output_tokens"], 2 * 4200);
+    assert_eq!(p["duration_ms"], 2 * 90000);
+    assert!((p["cost_usd"].as_f64().unwrap() - 0.42).abs() < 1e-9, "{p}");
+    // Only chapter 1's drafting cost is known: the sum is a lower bound, and both chapters
+    // are counted as having unknown costs (their logs' totals stay null, never guessed).
+    assert_eq!(p["chapters_without_cost"], 2, "{p}");
+    for n in 1..=2 {
+        let log = read_json(&root.join(format!("logs/chapter-{n:03}-log.json")));
+        assert_eq!(log["total_cost_usd"], Value::Null, "{log}");
+    }
+}

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use novel_core::model::PipelineLog;
 use novel_core::model::common::{ForeshadowScope, ForeshadowStatus};
-use novel_core::ops::{SKIPPED_REBUILD_THRESHOLD, skipped_chapters};
+use novel_core::ops::SKIPPED_REBUILD_THRESHOLD;
 use novel_store::lock::{self, LockState};
 use novel_store::{Project, chapter as tx, io, layout, state};
 
@@ -64,15 +64,19 @@ pub fn run(global: &GlobalArgs) -> Result<Report, CliError> {
         }
         revisions += log.revisions;
         forced += usize::from(log.force_passed);
+        // Known figures are summed stage by stage; a chapter with any stage's cost unknown is
+        // counted, so the author knows the sum is a lower bound.
+        let mut cost_known = !log.stages.is_empty();
         for s in &log.stages {
             input_tokens += s.input_tokens.unwrap_or(0);
             output_tokens += s.output_tokens.unwrap_or(0);
             duration_ms += s.duration_ms.unwrap_or(0);
+            match s.extra.get("cost_usd").and_then(Value::as_f64) {
+                Some(c) => cost += c,
+                None => cost_known = false,
+            }
         }
-        match log.total_cost_usd {
-            Some(c) => cost += c,
-            None => unknown_cost += 1,
-        }
+        unknown_cost += usize::from(!cost_known);
     }
 
     // Scores: the score the gate counted (the log's `gate_overall`: recomputed from the
@@ -112,12 +116,10 @@ pub fn run(global: &GlobalArgs) -> Result<Report, CliError> {
         }
         Err(e) => problems.push(format!("伏笔文件有问题：{e}")),
     }
-    let skipped = state::load_changelog(&project)
-        .map(|l| skipped_chapters(&l))
-        .unwrap_or_else(|e| {
-            problems.push(format!("变更日志有问题：{e}"));
-            Vec::new()
-        });
+    let skipped = tx::skipped_deltas(&project).unwrap_or_else(|e| {
+        problems.push(format!("变更日志有问题：{e}"));
+        Vec::new()
+    });
     let lock_state = lock::status(
         &project,
         Duration::from_secs(u64::from(settings.lock.stale_minutes) * 60),
@@ -154,7 +156,7 @@ pub fn run(global: &GlobalArgs) -> Result<Report, CliError> {
     human.push_str(&format!(
         "流水线日志 {logs} 章：修订 {revisions} 次，强制通过 {forced} 章，输入 {input_tokens} / 输出 {output_tokens} tokens，耗时 {:.1} 分钟，费用 ${cost:.2}{}\n",
         duration_ms as f64 / 60000.0,
-        if unknown_cost > 0 { format!("（另有 {unknown_cost} 章费用未知）") } else { String::new() }
+        if unknown_cost > 0 { format!("（{unknown_cost} 章有阶段费用未知，实际更高）") } else { String::new() }
     ));
     match &lock_state {
         LockState::Held { info, .. } => human.push_str(&format!("锁：{}\n", lock::describe(info))),
