@@ -700,6 +700,44 @@ impl NameIndex {
     }
 }
 
+/// The terms a world document (`world/*.md`) defines, as known names that are not people:
+/// the text of its headings, its **bold** terms and its 「」『』《》-quoted terms — each
+/// 2–12 characters with at least one Han character and no sentence punctuation; each once.
+pub fn world_terms(markdown: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |t: &str| {
+        let t = t
+            .trim()
+            .trim_matches(|c: char| c == '*' || c == '_' || c.is_whitespace());
+        let len = t.chars().count();
+        if (2..=12).contains(&len)
+            && t.chars().any(is_han)
+            && !t.chars().any(|c| "。，、；：！？,.;:!?（）()".contains(c))
+            && !out.iter().any(|o| o == t)
+        {
+            out.push(t.to_string());
+        }
+    };
+    for line in markdown.lines() {
+        let trimmed = line.trim_start();
+        if let Some(rest) = trimmed.strip_prefix('#') {
+            push(rest.trim_start_matches('#').trim_end_matches('#'));
+        }
+        for (open, close) in [("**", "**"), ("「", "」"), ("『", "』"), ("《", "》")] {
+            let mut rest = line;
+            while let Some(a) = rest.find(open) {
+                let after = &rest[a + open.len()..];
+                let Some(b) = after.find(close) else {
+                    break;
+                };
+                push(&after[..b]);
+                rest = &after[b + close.len()..];
+            }
+        }
+    }
+    out
+}
+
 fn surname_len(name: &[char]) -> Option<usize> {
     surname_at(name, 0)
 }
@@ -889,6 +927,15 @@ mod tests {
                 .collect();
             assert_eq!(wide_issues(text), want, "{text}: {why}");
         }
+    }
+
+    #[test]
+    fn world_terms_table() {
+        let md = "# 地理\n\n## 魔都外城\n\n商旅云集。城北有「宗门禁地」，**金丹期**修士不得入内。\n《太玄经》失传已久。「这句话太长了不是一个名词吧对不对」\n「好，」\n";
+        assert_eq!(
+            world_terms(md),
+            ["地理", "魔都外城", "金丹期", "宗门禁地", "太玄经"]
+        );
     }
 
     #[test]
