@@ -9,7 +9,7 @@ use regex::{Regex, RegexBuilder};
 
 use novel_core::model::AiBlacklist;
 
-use crate::markdown::{FRONT, MARKUP};
+use crate::markdown::{FRONT, HEADING, MARKUP};
 use crate::normalize::normalize_regex;
 use crate::segment::{DIALOGUE, Document, Span};
 
@@ -99,7 +99,8 @@ impl Patterns {
                 }
                 let start = doc.char_of(m.start());
                 let f = flags.get(start).copied().unwrap_or(0);
-                if f & (FRONT | MARKUP) != 0 || (rule.narration_only && f & DIALOGUE != 0) {
+                if f & (FRONT | MARKUP | HEADING) != 0 || (rule.narration_only && f & DIALOGUE != 0)
+                {
                     continue;
                 }
                 hits.push(PatternHit {

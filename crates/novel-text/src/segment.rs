@@ -123,9 +123,9 @@ impl Document {
             let mut prose = false;
             for i in s..e {
                 let f = flags[i];
-                if f & (FRONT | MARKUP) == 0 && !chars[i].is_whitespace() {
+                if f & (FRONT | MARKUP | HEADING) == 0 && !chars[i].is_whitespace() {
                     non_whitespace += 1;
-                    prose |= f & HEADING == 0;
+                    prose = true;
                 }
             }
             if prose {
@@ -209,8 +209,8 @@ impl Document {
         (line, o - start + 1)
     }
 
-    /// Characters that count for densities: everything but whitespace, front matter and
-    /// Markdown syntax.
+    /// Characters that count for densities: everything but whitespace, front matter, Markdown
+    /// syntax and headings (the chapter title is not linted, nor counted in 字数).
     pub fn non_whitespace_chars(&self) -> usize {
         self.non_whitespace
     }
