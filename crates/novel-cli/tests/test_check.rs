@@ -283,7 +283,7 @@ fn state_and_world_names_are_not_people() {
     write_text(
         &root,
         "chapters/chapter-006.md",
-        "他们到了林海。林海的雪很深。\n万剑宗的人来了。万剑宗，好大的名头！他们怕的就是万剑宗。\n萧家的人也在。萧家，不好惹。\n",
+        "他们到了林海。林海的雪很深。\n万剑宗的人来了。万剑宗，好大的名头！他们怕的就是万剑宗。\n萧山的人也在。萧山，不好惹。\n",
     );
     let names_of = |root: &Path| -> Vec<String> {
         let doc = json(&novel(
@@ -297,9 +297,9 @@ fn state_and_world_names_are_not_people() {
             .map(|f| f["name"].as_str().unwrap().to_string())
             .collect()
     };
-    // Without the setting they read as people: 林海 and 萧家 share a surname with 林枫 and
+    // Without the setting they read as people: 林海 and 萧山 share a surname with 林枫 and
     // 萧炎, 万剑宗 looks like an unregistered name.
-    assert_eq!(names_of(&root), ["林海", "万剑宗", "萧家"]);
+    assert_eq!(names_of(&root), ["林海", "万剑宗", "萧山"]);
     let state = root.join("state/current-state.json");
     let mut s = read_json(&state);
     s["locations"] = serde_json::json!({"lin-hai": {"name": "林海", "climate": "严寒"}});
@@ -311,7 +311,7 @@ fn state_and_world_names_are_not_people() {
     );
     write_json(
         &root.join("world/rules.json"),
-        &serde_json::json!({"rules": [{"id": "W-001", "rule": "「萧家」子弟不得离开北地",
+        &serde_json::json!({"rules": [{"id": "W-001", "rule": "「萧山」以北不得御剑",
             "constraint_type": "hard", "exceptions": []}]}),
     );
     assert_eq!(
