@@ -2,17 +2,26 @@
 //! (林枫 → 林峰), and person-like names that are not registered.
 //!
 //! - **Near miss**: a run of Han characters as long as a known name (display name or alias),
-//!   one character different, where the two characters sound alike (a curated table of
-//!   homophones among name characters, tone ignored) or look alike; it must stand where a name
-//!   stands (a boundary, or a word such as 说/道/看 after it, or 对/向/叫 before it), so 一路尘土
-//!   is not a variant of 陆尘.
-//! - **Person-like names**: a common surname, a one- or two-character given name and then a
-//!   name boundary. One with the surname of a known name (林凡 beside 林枫) is reported from
-//!   its second occurrence; any other from its third.
+//!   one character different, where the two characters sound alike (a shared tone-less
+//!   reading in the generated pinyin table of `data/pinyin.txt`: GB2312 plus name characters)
+//!   or look alike (a small hand list). A changed surname must still be a surname or look like
+//!   the original (肖炎, 箫炎 for 萧炎; not 沉默 for 陈默), unless the name has 3+ characters.
+//!   The variant must stand where a name stands (a boundary, or a word such as 说/道/看 after
+//!   it, or 对/向/叫 before it), so 一路尘土 is not a variant of 陆尘; one that spells an
+//!   ordinary word (林风, 方圆, 小鱼) or varies an alias without a surname (天宇 → 天雨) needs a
+//!   person standing there: a speech or gesture right after it (说：, 笑道, 点了点头) or a
+//!   title around it (师兄, 长老) — so 林风说 is reported and 天雨路滑, 方圆百里 are not.
+//! - **Person-like names**: a common surname, a given name of one or two common name
+//!   characters (not 片, 族: 叶片, 龙族; not a clan: 林家) and a name boundary either side.
+//!   One with the surname of a known name (林凡 beside 林枫) is reported from its second
+//!   occurrence; any other from its third.
 //!
-//! Registered names and aliases are never findings, nor is text inside their occurrences.
-//! Without a segmenter this is a heuristic: it finds what the author must look at, with the
-//! lines as evidence; it does not decide.
+//! Registered names and aliases are never findings, nor is text inside their occurrences; the
+//! same holds for the names of things that are not people (places, factions, world terms:
+//! [`NameIndex::with_entities`], [`world_terms`]). Without a segmenter this is a heuristic: it
+//! finds what the author must look at, with the lines as evidence; it does not decide.
+//! Measured on `tests/fixtures/text/names-corpus.md` (38 realistic variants of 18 names among
+//! look-alike ordinary words): recall 35/38, no false finding.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::OnceLock;
