@@ -311,14 +311,9 @@ struct Context {
 }
 
 fn starts_with_at(chars: &[char], at: usize, word: &str) -> bool {
-    let mut k = at;
-    for c in word.chars() {
-        if chars.get(k) != Some(&c) {
-            return false;
-        }
-        k += 1;
-    }
-    true
+    (at..)
+        .zip(word.chars())
+        .all(|(k, c)| chars.get(k) == Some(&c))
 }
 
 fn ends_with_at(chars: &[char], end: usize, word: &str) -> bool {
