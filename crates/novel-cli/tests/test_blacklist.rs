@@ -186,6 +186,18 @@ fn remove_and_whitelist_change_what_lint_counts() {
             .as_u64()
             .unwrap()
     };
+    // 不禁 is a human convention, not on the shipped list.
+    assert_eq!(lint(&root), 0);
+    let out = novel(
+        &root,
+        &["blacklist", "add", "不禁", "--category", "emotions"],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // The shipped whitelist protects 弱不禁风.
+    assert_eq!(lint(&root), 1);
+
+    let out = novel(&root, &["blacklist", "whitelist", "--remove", "弱不禁风"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(lint(&root), 2);
 
     // Whitelisting the longer phrase protects that context only.
@@ -203,14 +215,54 @@ fn remove_and_whitelist_change_what_lint_counts() {
     let out = novel(&root, &["--json", "blacklist", "remove", "不禁"]);
     assert_eq!(code(&out), 2);
     assert_eq!(json(&out)["error"]["code"], "E_NOT_FOUND");
-
-    let out = novel(&root, &["blacklist", "whitelist", "--remove", "弱不禁风"]);
-    assert_eq!(code(&out), 0);
-    assert_eq!(
-        read_json(&root.join("ai-blacklist.json"))["whitelist"],
-        json!([])
-    );
     assert_eq!(code(&novel(&root, &["validate"])), 0);
+}
+
+#[test]
+fn a_phrase_needs_two_characters_and_some_text() {
+    let (_t, root) = new_project();
+    // (phrase, accepted)
+    let cases = [
+        ("的", false),
+        ("  的 ", false),
+        ("Ａ", false),
+        ("，。", false),
+        ("……", false),
+        ("——", false),
+        ("AI", true),
+        ("的话", true),
+    ];
+    for (phrase, ok) in cases {
+        let out = novel(
+            &root,
+            &[
+                "--json",
+                "blacklist",
+                "add",
+                phrase,
+                "--category",
+                "emotions",
+            ],
+        );
+        let doc = json(&out);
+        if ok {
+            assert_eq!(code(&out), 0, "{phrase}: {doc}");
+        } else {
+            assert_eq!(code(&out), 2, "{phrase}: {doc}");
+            assert_eq!(doc["error"]["code"], "E_USAGE", "{phrase}");
+        }
+        let out = novel(&root, &["--json", "blacklist", "whitelist", phrase]);
+        assert_eq!(code(&out) == 0, ok, "whitelist {phrase}");
+    }
+    // Removing stays possible for whatever an older list holds.
+    let path = root.join("ai-blacklist.json");
+    let mut list = read_json(&path);
+    list["entries"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"phrase": "的", "category": "emotions"}));
+    write_json(&path, &list);
+    assert_eq!(code(&novel(&root, &["blacklist", "remove", "的"])), 0);
 }
 
 #[test]

@@ -242,3 +242,141 @@ fn leak_needs_a_storyline() {
     ));
     assert_eq!(doc["data"]["leak_risk"], "none");
 }
+
+#[test]
+fn a_name_inside_a_longer_name_or_word_is_not_a_leak() {
+    // main_arc's second POV is 苏婉儿; jiangwang's memory names 苏婉, its POV is 林枫.
+    let (_t, root) = two_lines("陈默走在前面，苏婉儿跟在后面，看着山林枫树。\n");
+    write_json(
+        &root.join("characters/active/su-waner.json"),
+        &serde_json::json!({"id": "su-waner", "display_name": "苏婉儿", "aliases": [],
+            "role": "supporting", "contracts": []}),
+    );
+    let path = root.join("storylines/storylines.json");
+    let mut s = read_json(&path);
+    s["storylines"][0]["pov_characters"] = serde_json::json!(["chen-mo", "su-waner"]);
+    write_json(&path, &s);
+    write_text(
+        &root,
+        "storylines/jiangwang/memory.md",
+        "林枫拜入青云门，苏婉是他师姐，苏婉儿常来送信。\n",
+    );
+    let out = novel(&root, &["--json", "check", "leak", "--chapter", "3"]);
+    let doc = json(&out);
+    assert_eq!(code(&out), 0, "{doc}");
+    // Only 林枫 inside 山林枫树 is left, and it is not at a name boundary: low, not high.
+    assert_eq!(doc["data"]["leak_risk"], "low", "{doc}");
+    let refs = doc["data"]["cross_references"].as_array().unwrap();
+    assert_eq!(refs.len(), 1, "{doc}");
+    assert_eq!(
+        (refs[0]["name"].as_str(), refs[0]["at_boundary"].as_u64()),
+        (Some("林枫"), Some(0))
+    );
+    let human = stdout(&novel(&root, &["check", "leak", "--chapter", "3"]));
+    assert!(human.contains("不在名字位置"), "{human}");
+}
+
+#[test]
+fn state_and_world_names_are_not_people() {
+    let (_t, root) = project_with_cast();
+    copy_chapter(&root, "names-planted.md", 5);
+    write_text(
+        &root,
+        "chapters/chapter-006.md",
+        "他们到了林海。林海的雪很深。\n万剑宗的人来了。万剑宗，好大的名头！他们怕的就是万剑宗。\n萧山的人也在。萧山，不好惹。\n",
+    );
+    let names_of = |root: &Path| -> Vec<String> {
+        let doc = json(&novel(
+            root,
+            &["--json", "check", "names", "--chapter", "6"],
+        ));
+        doc["data"]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // Without the setting they read as people: 林海 and 萧山 share a surname with 林枫 and
+    // 萧炎, 万剑宗 looks like an unregistered name.
+    assert_eq!(names_of(&root), ["林海", "万剑宗", "萧山"]);
+    let state = root.join("state/current-state.json");
+    let mut s = read_json(&state);
+    s["locations"] = serde_json::json!({"lin-hai": {"name": "林海", "climate": "严寒"}});
+    write_json(&state, &s);
+    write_text(
+        &root,
+        "world/factions.md",
+        "# 势力\n\n## 万剑宗\n\n北地第一剑宗。\n",
+    );
+    write_json(
+        &root.join("world/rules.json"),
+        &serde_json::json!({"rules": [{"id": "W-001", "rule": "「萧山」以北不得御剑",
+            "constraint_type": "hard", "exceptions": []}]}),
+    );
+    assert_eq!(
+        code(&novel(&root, &["validate"])),
+        0,
+        "{}",
+        stdout(&novel(&root, &["validate"]))
+    );
+    assert_eq!(names_of(&root), Vec::<String>::new());
+    let doc = json(&novel(
+        &root,
+        &["--json", "check", "names", "--chapter", "6"],
+    ));
+    assert!(
+        doc["data"]["known_entities"].as_u64().unwrap() >= 3,
+        "{doc}"
+    );
+    // The planted fixture is unaffected: its six findings stay.
+    let doc = json(&novel(
+        &root,
+        &["--json", "check", "names", "--chapter", "5"],
+    ));
+    assert_eq!(doc["data"]["findings"].as_array().unwrap().len(), 6);
+}
+
+#[test]
+fn leak_of_the_inflight_chapter_is_recorded_for_the_gate() {
+    let (_t, root) = two_lines("陈默推开门。\n");
+    let cp_path = root.join(".checkpoint.json");
+    let mut cp = read_json(&cp_path);
+    cp["orchestrator_state"] = serde_json::json!("WRITING");
+    write_json(&cp_path, &cp);
+    write_json(
+        &root.join("volumes/vol-01/chapter-contracts/chapter-001.json"),
+        &serde_json::json!({"chapter": 1, "storyline_id": "main_arc"}),
+    );
+    let out = novel(&root, &["--json", "chapter", "begin", "1"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    let text = "陈默推开门，枫哥站在院子里。\n";
+    write_text(&root, "staging/chapters/chapter-001.md", text);
+    // No pipeline log is needed: the record is a file of its own.
+    let _ = std::fs::remove_file(root.join("staging/logs/chapter-001-log.json"));
+    let out = novel(&root, &["--json", "check", "leak", "--chapter", "1"]);
+    assert_eq!(code(&out), 1);
+    let rec = read_json(&root.join("staging/logs/chapter-001-leak.json"));
+    assert_eq!(rec["version"], 1);
+    assert_eq!(rec["chapter"], 1);
+    assert_eq!(rec["leak_risk"], "high");
+    assert_eq!(rec["storyline_id"], "main_arc");
+    assert_eq!(rec["path"], "staging/chapters/chapter-001.md");
+    assert_eq!(rec["findings"][0]["name"], "枫哥");
+    assert_eq!(rec["findings"][0]["kind"], "pov_character");
+    assert_eq!(
+        rec["text_fnv1a64"].as_str().unwrap(),
+        novel_text::leak::fingerprint(text)
+    );
+    assert!(rec["checked_at"].is_string());
+    // Rewritten by the next check.
+    write_text(&root, "staging/chapters/chapter-001.md", "陈默推开门。\n");
+    let out = novel(&root, &["--json", "check", "leak", "--chapter", "1"]);
+    assert_eq!(code(&out), 0);
+    let rec = read_json(&root.join("staging/logs/chapter-001-leak.json"));
+    assert_eq!(rec["leak_risk"], "none");
+    assert_eq!(rec["findings"], serde_json::json!([]));
+    // A chapter that is not in flight leaves no record.
+    novel(&root, &["--json", "check", "leak", "--chapter", "3"]);
+    assert!(!root.join("staging/logs/chapter-003-leak.json").exists());
+}

@@ -81,7 +81,7 @@ fn fixture_count_and_parts() {
         f["chars"].as_u64().unwrap(),
         f["han"].as_u64().unwrap() + f["punctuation"].as_u64().unwrap()
     );
-    assert_eq!(f["heading_chars"], 5);
+    assert_eq!(f["heading_chars"], 8, "第四章 命运的齿轮");
     assert!(f["chars"].as_u64().unwrap() > 300);
 }
 
@@ -93,4 +93,23 @@ fn missing_file_is_a_usage_error() {
     );
     assert_eq!(code(&out), 2);
     assert_eq!(json(&out)["error"]["code"], "E_IO");
+}
+
+#[test]
+fn an_opening_scene_break_is_not_front_matter() {
+    let (_t, root) = new_project();
+    crate::test_lint::write_text(
+        &root,
+        "chapters/chapter-001.md",
+        "---\n雨停了。\n---\n天亮了。\n",
+    );
+    let doc = json(&novel(&root, &["--json", "count", "--chapter", "1"]));
+    assert_eq!(doc["data"]["files"][0]["chars"], 8, "{doc}");
+    crate::test_lint::write_text(
+        &root,
+        "chapters/chapter-001.md",
+        "---\nchapter: 1\n---\n天亮了。\n",
+    );
+    let doc = json(&novel(&root, &["--json", "count", "--chapter", "1"]));
+    assert_eq!(doc["data"]["files"][0]["chars"], 4, "{doc}");
 }

@@ -11,16 +11,19 @@
 //!   like that);
 //! - `paragraph_start_only` phrases, only at the first prose character of a paragraph.
 //!
-//! Whitelisted phrases take part in the matching and win like any longer phrase, then are
-//! dropped: a whitelist entry equal to a listed phrase disables it, and one that contains a
-//! listed phrase (弱不禁风 around 不禁) protects that context.
+//! - headings (the chapter title, `# 第十章 命运的齿轮`) are not prose: nothing there counts, as
+//!   they do not count toward 字数 either.
+//!
+//! The whitelist protects text, not phrases: a hit that overlaps a whitelisted phrase is not
+//! counted. A whitelist entry equal to a listed phrase disables it; one around a listed phrase
+//! (弱不禁风 around 不禁) or across its edge (抹布 in 一抹布) protects that context.
 
 use std::collections::HashMap;
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, Anchored, Input, MatchKind, StartKind};
 use novel_core::model::AiBlacklist;
 
-use crate::markdown::{FRONT, MARKUP};
+use crate::markdown::{FRONT, HEADING, MARKUP};
 use crate::normalize::normalize_str;
 use crate::segment::{DIALOGUE, Document, QUOTE, Span};
 
@@ -59,8 +62,10 @@ impl Automaton {
         keep: impl Fn(&Term) -> bool,
         anchored: bool,
     ) -> Option<Automaton> {
-        let picked: Vec<usize> = (0..terms.len()).filter(|&i| keep(&terms[i])).collect();
-        if picked.iter().all(|&i| terms[i].whitelist) {
+        let picked: Vec<usize> = (0..terms.len())
+            .filter(|&i| !terms[i].whitelist && keep(&terms[i]))
+            .collect();
+        if picked.is_empty() {
             return None;
         }
         let ac = AhoCorasick::builder()
@@ -86,6 +91,8 @@ pub struct Blacklist {
     narration: Option<Automaton>,
     dialogue: Option<Automaton>,
     start: Option<Automaton>,
+    /// The whitelist, matched with overlaps (every whitelisted stretch of text is found).
+    whitelist: Option<AhoCorasick>,
 }
 
 impl std::fmt::Debug for Blacklist {
@@ -158,18 +165,24 @@ impl Blacklist {
             |t| !t.paragraph_start_only && !t.narration_only,
             false,
         );
-        let start = Automaton::build(
-            &terms,
-            &keys,
-            |t| t.paragraph_start_only || t.whitelist,
-            true,
-        );
+        let start = Automaton::build(&terms, &keys, |t| t.paragraph_start_only, true);
+        let white: Vec<&String> = (0..terms.len())
+            .filter(|&i| terms[i].whitelist)
+            .map(|i| &keys[i])
+            .collect();
+        let whitelist = (!white.is_empty()).then(|| {
+            AhoCorasick::builder()
+                .match_kind(MatchKind::Standard)
+                .build(white)
+                .expect("whitelist phrases are short literals")
+        });
         Blacklist {
             terms,
             categories,
             narration,
             dialogue,
             start,
+            whitelist,
         }
     }
 
@@ -201,12 +214,12 @@ impl Blacklist {
                     ));
                 }
             };
-        // Narration: one pass over the whole text; a match that starts inside dialogue or
-        // front matter is not narration and is dropped here.
+        // Narration: one pass over the whole text; a match that starts inside dialogue, front
+        // matter or a heading is not narration and is dropped here.
         if let Some(auto) = &self.narration {
             for m in auto.ac.find_iter(text) {
                 let start = doc.char_of(m.start());
-                if flags[start] & (DIALOGUE | FRONT) == 0 {
+                if flags[start] & (DIALOGUE | FRONT | HEADING) == 0 {
                     cands.push((
                         start,
                         doc.char_of(m.end()),
@@ -253,8 +266,14 @@ impl Blacklist {
                 }
             }
         }
-        // Leftmost-longest across the automata, then drop whitelisted spans.
+        // Leftmost-longest across the automata, then drop what overlaps the whitelist.
         cands.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+        let mut white = vec![false; n];
+        if let Some(ac) = &self.whitelist {
+            for m in ac.find_overlapping_iter(text) {
+                white[doc.char_of(m.start())..doc.char_of(m.end())].fill(true);
+            }
+        }
         let mut hits = Vec::new();
         let mut end = 0;
         for (s, e, t) in cands {
@@ -262,7 +281,7 @@ impl Blacklist {
                 continue;
             }
             end = e;
-            if !self.terms[t].whitelist {
+            if !white[s..e].contains(&true) {
                 hits.push(BlacklistHit {
                     span: Span { start: s, end: e },
                     term: t,
@@ -292,9 +311,10 @@ mod tests {
                 {"phrase": "这，就是", "category": "emotions"},
                 {"phrase": "心中一动", "category": "emotions"},
                 {"phrase": "AI味", "category": "emotions"},
-                {"phrase": "心中一动", "category": "descriptions"}
+                {"phrase": "心中一动", "category": "descriptions"},
+                {"phrase": "一抹", "category": "descriptions", "narration_only": true}
             ],
-            "whitelist": ["弱不禁风", "突然间"]
+            "whitelist": ["弱不禁风", "突然间", "抹布", "不禁止"]
         }))
         .unwrap()
     }
@@ -307,7 +327,7 @@ mod tests {
 
     #[test]
     fn blacklist_table() {
-        let cases: [(&str, &[&str], &str); 16] = [
+        let cases: [(&str, &[&str], &str); 20] = [
             ("他嘴角微微上扬。", &["嘴角微微上扬"], "叙述中命中"),
             (
                 "空气仿佛凝固了。",
@@ -348,6 +368,10 @@ mod tests {
             ),
             ("突然间，灯灭了。", &[], "白名单与词条相同则停用"),
             ("---\ntitle: 仿佛\n---\n正文。", &[], "front matter 不扫"),
+            ("# 第十章 心中一动\n他心中一动。", &["心中一动"], "标题不扫"),
+            ("他一抹布擦干净。", &[], "白名单跨过短语边缘（抹布）"),
+            ("他嘴角一抹笑。", &["一抹"], "不在白名单的上下文照算"),
+            ("并不禁止。", &[], "白名单「不禁止」"),
         ];
         for (text, want, why) in cases {
             assert_eq!(found(text), want, "{text}: {why}");

@@ -19,8 +19,9 @@
 //! nothing about a chapter's fate beyond pass/fail against the thresholds it is given. There is
 //! no word segmenter: every rule here works on characters, so the hook and status paths never
 //! pay for one. Rules are data where the project keeps data (`ai-blacklist.json`, `novel.json`);
-//! the small tables that are code (function characters, surnames, homophones) say why beside
-//! them.
+//! the small tables that are code (function characters, surnames, name characters, look-alike
+//! characters) say why beside them, and the one generated table, tone-less pinyin for the
+//! homophone check, is data in `data/pinyin.txt` with its generator beside it.
 
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 

@@ -329,6 +329,16 @@ mod tests {
     }
 
     #[test]
+    fn headings_are_neither_linted_nor_counted() {
+        let l = linter();
+        let body = filler(100);
+        let doc = Document::new(&format!("# 第十章 嘴角微微上扬——\n{body}"));
+        let r = l.lint(&doc);
+        assert_eq!(r.findings, vec![], "the title is not prose");
+        assert_eq!(r.summary.chars, 100, "nor part of the density base");
+    }
+
+    #[test]
     fn findings_carry_position_rule_and_advice() {
         let l = linter();
         let doc = Document::new("第一行。\n　　他愣了——然后嘴角微微上扬。");

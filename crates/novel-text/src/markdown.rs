@@ -37,13 +37,15 @@ pub fn scan(chars: &[char], lines: &[Line]) -> Vec<u8> {
     let mut flags = vec![0u8; chars.len()];
     let mut first_body_line = 0;
 
-    // Front matter: `---` on the first line, closed by `---` or `...`.
+    // Front matter: `---` on the first line, closed by `---` or `...`, and YAML between (see
+    // [`is_yaml_block`]) — a chapter that opens with a `---` scene break is not front matter.
     if let Some(&(s, e)) = lines.first()
         && trimmed(&chars[s..e]) == "---"
         && let Some(close) = lines
             .iter()
             .skip(1)
             .position(|&(s, e)| matches!(trimmed(&chars[s..e]).as_str(), "---" | "..."))
+        && is_yaml_block(chars, &lines[1..=close])
     {
         let last = close + 1;
         let end = if last + 1 < lines.len() {
@@ -89,6 +91,42 @@ pub fn scan(chars: &[char], lines: &[Line]) -> Vec<u8> {
         inline(chars, i, e, &mut flags, &mut in_comment);
     }
     flags
+}
+
+/// YAML-like lines: at least one `key: value` (an ASCII key: letters, digits, `_`, `-`), and
+/// every other non-blank line a list item (`- …`), a comment (`# …`) or indented (a
+/// continuation). Prose between two scene breaks has none of these.
+fn is_yaml_block(chars: &[char], lines: &[Line]) -> bool {
+    let mut keys = 0;
+    for &(s, e) in lines {
+        let line: String = chars[s..e].iter().collect();
+        let line = line.trim_end();
+        if line.trim().is_empty() {
+            continue;
+        }
+        if line.starts_with(' ') || line.starts_with('\t') || line.starts_with("- ") {
+            continue;
+        }
+        if line.starts_with('#') {
+            continue;
+        }
+        let Some((key, rest)) = line.split_once(':') else {
+            return false;
+        };
+        let key_ok = !key.is_empty()
+            && key
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if !key_ok || !(rest.is_empty() || rest.starts_with(' ')) {
+            return false;
+        }
+        keys += 1;
+    }
+    keys > 0
 }
 
 fn is_thematic_break(rest: &[char]) -> bool {
@@ -303,5 +341,36 @@ mod tests {
         let chars: Vec<char> = "---\n正文".chars().collect();
         let flags = scan(&chars, &lines(&chars));
         assert_eq!(flags[4], 0);
+    }
+
+    #[test]
+    fn a_scene_break_is_not_front_matter() {
+        let kept = |text: &str| -> String {
+            let chars: Vec<char> = text.chars().collect();
+            let flags = scan(&chars, &lines(&chars));
+            chars
+                .iter()
+                .zip(&flags)
+                .filter(|(c, f)| **f == 0 && **c != '\n')
+                .map(|(c, _)| *c)
+                .collect()
+        };
+        // (input, prose kept)
+        let cases = [
+            (
+                "---\n雨停了。\n他推开门。\n---\n天亮了。",
+                "雨停了。他推开门。天亮了。",
+            ),
+            ("---\n老周说：走。\n---\n尾", "老周说：走。尾"),
+            ("---\n\n---\n正文", "正文"),
+            (
+                "---\nchapter: 3\nstoryline_id: main_arc\ntags:\n  - 雨夜\n---\n正文",
+                "正文",
+            ),
+            ("---\ntitle: 雨夜 # 注释\n- 列表\n...\n正文", "正文"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(kept(input), want, "{input}");
+        }
     }
 }

@@ -3,13 +3,15 @@
 //!
 //! The regexes run over the normalised text (their sources are normalised the same way, see
 //! [`normalize_regex`]) in multi-line mode, so `^` is a paragraph start; `narration_only`
-//! patterns skip matches that start inside dialogue quotes.
+//! patterns skip matches that start inside dialogue quotes. The Rust regex engine has no
+//! look-around: a rule that must look at a character before its match (不是 but not 是不是)
+//! matches it and names the part to report `(?P<hit>…)`.
 
 use regex::{Regex, RegexBuilder};
 
 use novel_core::model::AiBlacklist;
 
-use crate::markdown::{FRONT, MARKUP};
+use crate::markdown::{FRONT, HEADING, MARKUP};
 use crate::normalize::normalize_regex;
 use crate::segment::{DIALOGUE, Document, Span};
 
@@ -22,6 +24,8 @@ pub struct PatternRule {
     pub narration_only: bool,
     pub max_per_1000: Option<f64>,
     regex: Regex,
+    /// Index of the `hit` group, when the rule names the part to report.
+    hit_group: Option<usize>,
 }
 
 /// A pattern whose regex does not compile.
@@ -71,7 +75,9 @@ impl Patterns {
                             .trim()
                             .to_string(),
                     })?;
+                let hit_group = regex.capture_names().position(|n| n == Some("hit"));
                 Ok(PatternRule {
+                    hit_group,
                     id: p.id.clone(),
                     name: p.name.clone(),
                     description: p.description.clone(),
@@ -93,13 +99,22 @@ impl Patterns {
         let flags = doc.flags();
         let mut hits = Vec::new();
         for (r, rule) in self.rules.iter().enumerate() {
-            for m in rule.regex.find_iter(doc.text()) {
+            let matches: Box<dyn Iterator<Item = regex::Match<'_>>> = match rule.hit_group {
+                Some(g) => Box::new(
+                    rule.regex
+                        .captures_iter(doc.text())
+                        .filter_map(move |c| c.get(g)),
+                ),
+                None => Box::new(rule.regex.find_iter(doc.text())),
+            };
+            for m in matches {
                 if m.as_str().is_empty() {
                     continue;
                 }
                 let start = doc.char_of(m.start());
                 let f = flags.get(start).copied().unwrap_or(0);
-                if f & (FRONT | MARKUP) != 0 || (rule.narration_only && f & DIALOGUE != 0) {
+                if f & (FRONT | MARKUP | HEADING) != 0 || (rule.narration_only && f & DIALOGUE != 0)
+                {
                     continue;
                 }
                 hits.push(PatternHit {
@@ -137,14 +152,28 @@ mod tests {
     fn template_pattern_table() {
         let p = template();
         // (text, rule ids found, why)
-        let cases: [(&str, &[&str], &str); 24] = [
+        let cases: [(&str, &[&str], &str); 30] = [
             ("这不是退缩，而是等待。", &["not-but"], "不是……而是……"),
             ("他并非不想，而是不能。", &["not-but"], "并非……而是……"),
             ("不是他。而是她。", &[], "跨句不算"),
+            (
+                "你是不是疯了，而是要我陪你送死？",
+                &[],
+                "「是不是」不是否定",
+            ),
+            (
+                "要不是你拦着，而是换了别人，早打起来了。",
+                &[],
+                "「要不是」是假设",
+            ),
+            ("「不是我，是他！」", &[], "省略版对举在对话里很自然"),
             ("不是害怕，是愤怒。", &["not-is"], "省略版对举"),
             ("不是害怕,是愤怒。", &["not-is"], "半角逗号"),
             ("他说不是，转身走了。", &[], "逗号后不是「是」"),
             ("他仿佛一头困兽一般。", &["as-if-like"], "仿佛……一般"),
+            ("他像是一般的庄稼汉。", &[], "「一般的」是普通"),
+            ("他仿佛不是一般人。", &[], "「不是一般人」"),
+            ("他宛如野兽般扑了上去。", &["as-if-like"], "宛如……般"),
             ("「你像是见了鬼似的。」", &[], "对话里不算"),
             ("他——停住了。", &["em-dash"], "叙述中的破折号"),
             ("「我——」", &[], "对话里的打断不算"),
@@ -186,6 +215,15 @@ mod tests {
         for (text, want, why) in cases {
             assert_eq!(ids(&p, text), want, "{text}: {why}");
         }
+    }
+
+    #[test]
+    fn a_hit_group_sets_the_reported_span() {
+        let p = template();
+        let doc = Document::new("他这不是退缩，而是等待。");
+        let hits = p.scan(&doc);
+        assert_eq!(hits.len(), 1);
+        assert_eq!(doc.original(hits[0].span), "不是退缩，而是");
     }
 
     #[test]

@@ -435,13 +435,19 @@ mod tests {
         let r = check(&d, 5, 2);
         findings(&d, &r)
             .into_iter()
-            .map(|f| format!("{}:{}", f.line, f.rule))
+            .map(|f| {
+                if f.col == 1 {
+                    format!("{}:{}", f.line, f.rule)
+                } else {
+                    format!("{}:{}:{}", f.line, f.col, f.rule)
+                }
+            })
             .collect()
     }
 
     #[test]
     fn repetition_table() {
-        let cases: [(&str, &[&str], &str); 7] = [
+        let cases: [(&str, &[&str], &str); 8] = [
             (
                 "他深吸一口气，站了起来。他深深看了她一眼。他深知此事不妙。",
                 &["1:repetition/consecutive"],
@@ -476,6 +482,11 @@ mod tests {
                 "他深吸一口气。他笑了。他深知此事不妙。他走了。他深夜才回家。",
                 &["1:repetition/window"],
                 "短句占位但不参与：他深×3 不连续，窗口内重复 2 句",
+            ),
+            (
+                "　　他深吸一口气，站了起来。他深深看了她一眼。他深知此事不妙。",
+                &["1:3:repetition/consecutive"],
+                "缩进的段落：列号指向句子，不指向缩进",
             ),
         ];
         for (text, want, why) in cases {

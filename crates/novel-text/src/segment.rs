@@ -123,9 +123,9 @@ impl Document {
             let mut prose = false;
             for i in s..e {
                 let f = flags[i];
-                if f & (FRONT | MARKUP) == 0 && !chars[i].is_whitespace() {
+                if f & (FRONT | MARKUP | HEADING) == 0 && !chars[i].is_whitespace() {
                     non_whitespace += 1;
-                    prose |= f & HEADING == 0;
+                    prose = true;
                 }
             }
             if prose {
@@ -209,8 +209,8 @@ impl Document {
         (line, o - start + 1)
     }
 
-    /// Characters that count for densities: everything but whitespace, front matter and
-    /// Markdown syntax.
+    /// Characters that count for densities: everything but whitespace, front matter, Markdown
+    /// syntax and headings (the chapter title is not linted, nor counted in 字数).
     pub fn non_whitespace_chars(&self) -> usize {
         self.non_whitespace
     }
@@ -317,6 +317,10 @@ fn split_sentences(chars: &[char], flags: &[u8], paragraphs: &[Span]) -> Vec<Sen
         let mut start = para.start;
         let mut i = para.start;
         let push = |start: usize, end: usize, out: &mut Vec<Sentence>| {
+            // A sentence starts at its first character, not at the paragraph's indentation.
+            let start = (start..end)
+                .find(|&k| !chars[k].is_whitespace() && flags[k] & (FRONT | MARKUP) == 0)
+                .unwrap_or(start);
             let mut len = 0;
             let mut dialogue_len = 0;
             for k in start..end {
@@ -426,6 +430,17 @@ mod tests {
         for (input, want) in cases {
             assert_eq!(sentences_of(input), want, "{input}");
         }
+    }
+
+    #[test]
+    fn a_sentence_starts_after_the_indentation() {
+        let d = Document::new("　　他来了。  她走了。");
+        let starts: Vec<(usize, usize)> = d
+            .sentences()
+            .iter()
+            .map(|s| d.position(s.span.start))
+            .collect();
+        assert_eq!(starts, [(1, 3), (1, 9)]);
     }
 
     #[test]

@@ -152,8 +152,29 @@ fn clean(phrase: &str) -> Result<(String, String), CliError> {
     Ok((phrase, key))
 }
 
+/// A phrase to add to the blacklist or the whitelist: at least two characters after
+/// normalisation, and not only punctuation — one character (的) or a punctuation mark would
+/// count, or protect, almost everywhere.
+fn clean_new(phrase: &str) -> Result<(String, String), CliError> {
+    let (phrase, key) = clean(phrase)?;
+    let trimmed = key.trim();
+    if trimmed.chars().count() < 2 {
+        return Err(usage(
+            format!("短语「{phrase}」太短：至少要 2 个字"),
+            "单个字几乎处处命中；写成它出现的套话形式，如「嘴角微微上扬」",
+        ));
+    }
+    if !trimmed.chars().any(char::is_alphanumeric) {
+        return Err(usage(
+            format!("短语「{phrase}」只有标点"),
+            "标点的滥用（如破折号）由 ai-blacklist.json 的 patterns 规则按密度检查",
+        ));
+    }
+    Ok((phrase, key))
+}
+
 fn add(list: &mut AiBlacklist, a: AddArgs) -> Result<(&'static str, String, String), CliError> {
-    let (phrase, key) = clean(&a.phrase)?;
+    let (phrase, key) = clean_new(&a.phrase)?;
     if let Some(e) = list
         .entries
         .iter()
@@ -297,7 +318,11 @@ fn whitelist(
     list: &mut AiBlacklist,
     a: WhitelistArgs,
 ) -> Result<(&'static str, String, String), CliError> {
-    let (phrase, key) = clean(&a.phrase)?;
+    let (phrase, key) = if a.remove {
+        clean(&a.phrase)?
+    } else {
+        clean_new(&a.phrase)?
+    };
     let at = list.whitelist.iter().position(|w| normalize_str(w) == key);
     if a.remove {
         let Some(i) = at else {

@@ -3,6 +3,9 @@
 //! Exit 1 when something is found. `novel check leak --chapter N`: names that belong only to
 //! other storylines in a chapter that is not their convergence (PRD §6.6.7 Layer 3), graded
 //! `leak_risk: none|low|high` with evidence; exit 1 when high (LS-005 forces a revision).
+//!
+//! For the in-flight chapter the leak result is also written to
+//! `staging/logs/chapter-NNN-leak.json` (see [`LEAK_RECORD_VERSION`]) for the gate to read.
 
 use clap::{Args, Subcommand};
 use serde_json::json;
@@ -11,8 +14,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use novel_core::model::{ChapterContract, Character, StorylineSchedule, Storylines};
 use novel_store::{Project, io, layout};
-use novel_text::leak::{EntityKind, ForeignEntity, LeakRisk, check_leak};
-use novel_text::names::{KnownName, NameIndex, NameIssueKind};
+use novel_text::leak::{EntityKind, ForeignEntity, LeakRisk, check_leak, names_in};
+use novel_text::names::{KnownName, NameIndex, NameIssueKind, world_terms};
 use novel_text::segment::{Document, Span};
 
 use super::lint::{ChapterSelection, HELP_TEMPLATE, committed_chapters, resolve_inputs};
@@ -22,10 +25,10 @@ use crate::output::{CliError, Exit, Report};
 #[derive(Debug, Subcommand)]
 pub enum CheckCommand {
     /// 人名一致性：登记名字的同音/形近误写（林枫→林峰）、同姓异名、反复出现的未登记人名
-    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项", after_help = "登记的名字来自 characters/active 与 characters/retired 中每个角色的 display_name 与 aliases，以及 storylines.json 中写成中文的 POV 角色与势力。别名永远不算问题。变体：与登记名等长、只差一个字、且这两个字同音或形近，并处在名字的位置（前后是标点、说/道/看……或 对/向/叫……）。同姓异名出现 2 次、其他未登记人名出现 3 次才报告。发现问题时退出码为 1。")]
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项", after_help = "登记的名字来自 characters/active 与 characters/retired 中每个角色的 display_name 与 aliases，以及 storylines.json 中写成中文的 POV 角色与势力。别名永远不算问题。已知的非人名（地点、势力、物品、设定名词）也不算，并且不会被读成人名：state/current-state.json 中 items/locations/factions 各条目的中文键与 name/display_name/aliases、characters 各条目的 location；world/rules.json 规则文本中用「」『』《》括起的名词；world/*.md 的标题、**加粗**词与「」『』《》括起的名词（2–12 字，不含句读）。变体：与登记名等长、只差一个字、且这两个字同音（不计声调）或形近，并处在名字的位置（前后是标点、说/道/看……或 对/向/叫……）；改了姓的两字名，新字须仍是姓或与原字形近；拼成常用词（方圆、林风）或没有姓的别名的变体，须有人在场的迹象（后接 说：/笑道/点头……，或前后有称谓）。同姓异名出现 2 次、其他未登记人名出现 3 次才报告，且名字须由常见名字用字组成。发现问题时退出码为 1。")]
     Names(NamesArgs),
     /// 防串线：本章出现只属于其他故事线的人物、势力、记忆中的名字（交汇章除外），给出 leak_risk
-    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项", after_help = "本章故事线取自章节契约（volumes/vol-NN/chapter-contracts/chapter-NNN.json）的 storyline_id，其次是摘要 front matter 的 storyline_id，也可用 --storyline 指定。其他故事线的 POV 角色（含别名）、所属势力、storylines/<id>/memory.md 中出现的登记人名视为外线实体；本线共享的（POV、势力、记忆、storylines.json 中 bridges.shared_characters）与本章所在交汇事件涉及的故事线不算。leak_risk：none 无；high 外线 POV 角色或势力出现在叙述中，或外线实体有两个及以上；其余为 low。high 时退出码为 1。")]
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项", after_help = "本章故事线取自章节契约（volumes/vol-NN/chapter-contracts/chapter-NNN.json）的 storyline_id，其次是摘要 front matter 的 storyline_id，也可用 --storyline 指定。其他故事线的 POV 角色（含别名）、所属势力、storylines/<id>/memory.md 中出现的登记人名视为外线实体；本线共享的（POV、势力、记忆、storylines.json 中 bridges.shared_characters）与本章所在交汇事件涉及的故事线不算。匹配取最长的已知名字（本线的苏婉儿不会被当成外线的苏婉），两字的名字须处在名字的位置（山林枫树中的林枫不算名字，只记为 low）。leak_risk：none 无；high 外线 POV 角色或势力出现在叙述中的名字位置，或处在名字位置的外线实体有两个及以上；其余为 low。检查的是正在写的章节时，结果同时写入 staging/logs/chapter-NNN-leak.json 供门控读取。high 时退出码为 1。")]
     Leak(LeakArgs),
 }
 
@@ -113,6 +116,86 @@ pub(crate) fn known_names(proj: &Project) -> Result<Vec<KnownName>, CliError> {
     Ok(names)
 }
 
+/// Known names of things that are not people: places, factions and items of the state, terms
+/// of the world documents (the rule is in the help of `check names`).
+pub(crate) fn entity_names(proj: &Project) -> Result<Vec<String>, CliError> {
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |s: &str| {
+        let s = s.trim();
+        let len = s.chars().count();
+        if (2..=12).contains(&len)
+            && s.chars().any(novel_text::count::is_han)
+            && !out.iter().any(|o| o == s)
+        {
+            out.push(s.to_string());
+        }
+    };
+    let path = proj.path(layout::CURRENT_STATE);
+    if path.is_file() {
+        let state = io::read_json_value(&path)?;
+        for section in ["items", "locations", "factions"] {
+            let Some(map) = state.get(section).and_then(serde_json::Value::as_object) else {
+                continue;
+            };
+            for (key, v) in map {
+                push(key);
+                match v {
+                    serde_json::Value::String(s) => push(s),
+                    serde_json::Value::Object(o) => {
+                        for k in ["name", "display_name"] {
+                            if let Some(s) = o.get(k).and_then(serde_json::Value::as_str) {
+                                push(s);
+                            }
+                        }
+                        if let Some(a) = o.get("aliases").and_then(serde_json::Value::as_array) {
+                            a.iter()
+                                .filter_map(serde_json::Value::as_str)
+                                .for_each(&mut push);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if let Some(map) = state
+            .get("characters")
+            .and_then(serde_json::Value::as_object)
+        {
+            for v in map.values() {
+                if let Some(s) = v.get("location").and_then(serde_json::Value::as_str) {
+                    push(s);
+                }
+            }
+        }
+    }
+    let world = proj.path("world");
+    let rules = world.join("rules.json");
+    if rules.is_file() {
+        let rules: novel_core::model::WorldRules = io::read_json(&rules, "L1 世界规则")?;
+        for r in &rules.rules {
+            // Only the quoted terms of a rule's sentence: it has no headings or bold.
+            let quoted: String = r.rule.replace('#', "").replace("**", "");
+            for t in world_terms(&quoted) {
+                push(&t);
+            }
+        }
+    }
+    if let Ok(entries) = std::fs::read_dir(&world) {
+        let mut files: Vec<_> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "md"))
+            .collect();
+        files.sort();
+        for f in files {
+            for t in world_terms(&io::read_text(&f)?) {
+                push(&t);
+            }
+        }
+    }
+    Ok(out)
+}
+
 fn names(global: &GlobalArgs, args: NamesArgs) -> Result<Report, CliError> {
     let (project, inputs) = match &args.chapters {
         Some(range) => {
@@ -145,11 +228,11 @@ fn names(global: &GlobalArgs, args: NamesArgs) -> Result<Report, CliError> {
         }
         None => resolve_inputs(global, &args.select)?,
     };
-    let known = match &project {
-        Some(p) => known_names(p)?,
-        None => Vec::new(),
+    let (known, entities) = match &project {
+        Some(p) => (known_names(p)?, entity_names(p)?),
+        None => (Vec::new(), Vec::new()),
     };
-    let index = NameIndex::new(known);
+    let index = NameIndex::with_entities(known, entities);
 
     let mut human = String::new();
     let mut issues_json = Vec::new();
@@ -218,6 +301,7 @@ fn names(global: &GlobalArgs, args: NamesArgs) -> Result<Report, CliError> {
     }
     let data = json!({
         "known_names": index.names().len(),
+        "known_entities": index.entities().len(),
         "files": inputs.iter().map(|i| i.shown.clone()).collect::<Vec<_>>(),
         "findings": issues_json,
     });
@@ -359,12 +443,13 @@ fn leak(global: &GlobalArgs, args: LeakArgs) -> Result<Report, CliError> {
         if !path.is_file() {
             return Ok(Vec::new());
         }
-        let text = io::read_text(&path)?;
-        Ok(known
+        // Longest match first, at a name boundary: 苏婉儿 in a memory is not 苏婉.
+        let people: Vec<String> = known
             .iter()
-            .filter(|k| !k.entity.starts_with("storyline:") && text.contains(&k.name))
+            .filter(|k| !k.entity.starts_with("storyline:"))
             .map(|k| k.name.clone())
-            .collect())
+            .collect();
+        Ok(names_in(&io::read_text(&path)?, &people))
     };
 
     // Lines converging in this chapter are not foreign here.
@@ -442,9 +527,16 @@ fn leak(global: &GlobalArgs, args: LeakArgs) -> Result<Report, CliError> {
         }
     }
     let foreign: Vec<ForeignEntity> = foreign.into_values().collect();
+    // Every name that is not foreign takes part in the longest match, so a foreign name
+    // inside one of them (苏婉 in 苏婉儿) is not counted.
+    let mut others: Vec<String> = allowed.iter().cloned().collect();
+    others.extend(known.iter().map(|k| k.name.clone()));
+    others.extend(entity_names(&proj)?);
+    others.retain(|o| !foreign.iter().any(|f| f.name == *o));
 
-    let doc = Document::new(&io::read_text(&proj.path(&rel))?);
-    let report = check_leak(&doc, &foreign);
+    let text = io::read_text(&proj.path(&rel))?;
+    let doc = Document::new(&text);
+    let report = check_leak(&doc, &foreign, &others);
     let risk_label = match report.risk {
         LeakRisk::None => "none（无串线）",
         LeakRisk::Low => "low（轻微，多为对话中提及）",
@@ -469,8 +561,9 @@ fn leak(global: &GlobalArgs, args: LeakArgs) -> Result<Report, CliError> {
             EntityKind::MemoryName => "记忆中的人名",
         };
         let (line, col) = doc.position(h.occurrences[0].start);
+        let unbounded = h.occurrences.len() - h.at_boundary;
         human.push_str(&format!(
-            "{rel}:{line}:{col}: leak/{}: 「{}」是故事线 {} 的{kind}（{} 次，叙述中 {} 次）\n",
+            "{rel}:{line}:{col}: leak/{}: 「{}」是故事线 {} 的{kind}（{} 次，叙述中 {} 次{}）\n",
             match h.entity.kind {
                 EntityKind::PovCharacter => "pov-character",
                 EntityKind::Faction => "faction",
@@ -479,7 +572,12 @@ fn leak(global: &GlobalArgs, args: LeakArgs) -> Result<Report, CliError> {
             h.entity.name,
             h.entity.storyline,
             h.occurrences.len(),
-            h.in_narration
+            h.in_narration,
+            if unbounded > 0 {
+                format!("；{unbounded} 次不在名字位置，可能只是字面相同")
+            } else {
+                String::new()
+            }
         ));
         refs.push(json!({
             "name": h.entity.name,
@@ -487,6 +585,7 @@ fn leak(global: &GlobalArgs, args: LeakArgs) -> Result<Report, CliError> {
             "kind": h.entity.kind,
             "count": h.occurrences.len(),
             "in_narration": h.in_narration,
+            "at_boundary": h.at_boundary,
             "evidence": h.occurrences.iter().map(|s| evidence(&doc, *s)).collect::<Vec<_>>(),
         }));
     }
@@ -499,7 +598,7 @@ fn leak(global: &GlobalArgs, args: LeakArgs) -> Result<Report, CliError> {
         "cross_references": refs,
         "foreign_entities": foreign.len(),
     });
-    record_leak(&proj, n, &data)?;
+    record_leak(&proj, n, &data, &text)?;
     if report.risk == LeakRisk::High {
         let err = CliError::new(
             "E_LEAK",
@@ -512,12 +611,31 @@ fn leak(global: &GlobalArgs, args: LeakArgs) -> Result<Report, CliError> {
     Ok(Report { data, human })
 }
 
-/// Keeps the result where the judge and the commit see it: for the in-flight chapter, under
-/// `leak_check` in its staged pipeline log (which `chapter commit` moves to `logs/`).
+/// Version of the leak record's shape (`staging/logs/chapter-NNN-leak.json`).
+pub const LEAK_RECORD_VERSION: u32 = 1;
+
+/// Where the leak result of chapter `n` is kept while it is in flight.
+pub fn leak_record(n: u32) -> String {
+    format!("staging/logs/{}-leak.json", layout::chapter_stem(n))
+}
+
+/// Keeps the result where the gate sees it: for the in-flight chapter, always in its own file
+/// `staging/logs/chapter-NNN-leak.json` (atomic; rewritten by every check):
+///
+/// ```json
+/// {"version": 1, "chapter": 3, "storyline_id": "main_arc", "path": "staging/chapters/chapter-003.md",
+///  "text_fnv1a64": "…16 hex digits…", "leak_risk": "none|low|high", "checked_at": "…",
+///  "converging_with": [], "findings": [ /* the cross_references of the JSON report */ ]}
+/// ```
+///
+/// `text_fnv1a64` fingerprints the exact bytes checked ([`novel_text::leak::fingerprint`]), so
+/// the gate can tell a result from before a revision. Also, as before, under `leak_check` in the
+/// staged pipeline log when that log exists (kept until the gate reads the file above).
 fn record_leak(
     project: &novel_store::Project,
     n: u32,
     data: &serde_json::Value,
+    text: &str,
 ) -> Result<(), CliError> {
     let Ok(cp) = novel_store::chapter::load_checkpoint(project) else {
         return Ok(());
@@ -525,6 +643,24 @@ fn record_leak(
     if cp.inflight_chapter != Some(n) {
         return Ok(());
     }
+    let checked_at = novel_store::time::now_iso();
+    let record = json!({
+        "version": LEAK_RECORD_VERSION,
+        "chapter": n,
+        "storyline_id": data["storyline_id"],
+        "path": data["path"],
+        "text_fnv1a64": novel_text::leak::fingerprint(text),
+        "leak_risk": data["leak_risk"],
+        "checked_at": checked_at,
+        "converging_with": data["converging_with"],
+        "findings": data["cross_references"],
+    });
+    let path = project.path(&leak_record(n));
+    if let Some(dir) = path.parent() {
+        io::create_dir_all(dir)?;
+    }
+    io::write_json(&path, &record)?;
+
     let path = project.path(&novel_store::layout::staging_log(n));
     let Ok(mut log) = novel_store::io::read_json_value(&path) else {
         return Ok(());
@@ -535,7 +671,7 @@ fn record_leak(
             json!({
                 "leak_risk": data["leak_risk"],
                 "cross_references": data["cross_references"],
-                "checked_at": novel_store::time::now_iso(),
+                "checked_at": checked_at,
             }),
         );
         novel_store::io::write_json(&path, &log)?;
