@@ -701,8 +701,13 @@ fn leak_check_of_the_inflight_chapter_lands_in_its_pipeline_log() {
         .to_string();
     stage_drafts(&root, 1);
     ok(&root, &["check", "leak", "--chapter", "1"]);
-    let log = read_json(&root.join("staging/logs/chapter-001-log.json"));
-    assert_eq!(log["leak_check"]["leak_risk"], "none", "{log}");
+    let rec = read_json(&root.join("staging/logs/chapter-001-leak.json"));
+    assert_eq!(rec["leak_risk"], "none", "{rec}");
+    assert_eq!(
+        code(&run(&root, &["validate"])),
+        0,
+        "the record is a known file"
+    );
     ok(&root, &["chapter", "stage", "drafted", "--token", &token]);
     ok(&root, &["chapter", "stage", "refined", "--token", &token]);
     stage_eval(&root, 1, 4.2, true);
@@ -714,6 +719,7 @@ fn leak_check_of_the_inflight_chapter_lands_in_its_pipeline_log() {
         log["leak_check"]["leak_risk"], "none",
         "kept through the commit: {log}"
     );
+    assert!(!root.join("staging/logs/chapter-001-leak.json").exists());
 }
 
 /// Begins chapter n and runs it to `judged` with the given score; returns the lock token.

@@ -365,8 +365,8 @@ fn leak_of_the_inflight_chapter_is_recorded_for_the_gate() {
     assert_eq!(rec["findings"][0]["name"], "枫哥");
     assert_eq!(rec["findings"][0]["kind"], "pov_character");
     assert_eq!(
-        rec["text_fnv1a64"].as_str().unwrap(),
-        novel_text::leak::fingerprint(text)
+        rec["text_digest"].as_str().unwrap(),
+        novel_core::pipeline::text_digest(text.as_bytes())
     );
     assert!(rec["checked_at"].is_string());
     // Rewritten by the next check.

@@ -510,3 +510,18 @@ pub fn resume_point(cp: &Checkpoint, facts: &StagingFacts) -> Resume {
         rewind_to,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::text_digest;
+
+    #[test]
+    fn text_digest_is_fnv1a64() {
+        assert_eq!(text_digest(b""), "cbf29ce484222325");
+        assert_eq!(text_digest(b"a"), "af63dc4c8601ec8c");
+        assert_ne!(
+            text_digest("林枫".as_bytes()),
+            text_digest("林峰".as_bytes())
+        );
+    }
+}

@@ -308,6 +308,9 @@ fn classify_chapter_file(parts: &[&str]) -> Entry {
                 expected: "chapter-NNN-eval.json",
             },
         },
+        // The in-flight chapter's leak check (`novel check leak`): read by the gate, folded
+        // into the pipeline log at commit.
+        "logs" if number_between(name, "chapter-", "-leak.json").is_some() => Entry::Other,
         "logs" if name.ends_with(".json") => match number_between(name, "chapter-", "-log.json") {
             Some(n) => json(FileKind::PipelineLog, n),
             None => Entry::Misnamed {

@@ -69,17 +69,6 @@ pub struct LeakReport {
     pub hits: Vec<LeakHit>,
 }
 
-/// A fingerprint of the exact text checked: FNV-1a, 64 bits, over its UTF-8 bytes, as 16
-/// lower-case hex digits. Written beside a recorded result so a reader can tell whether the
-/// chapter changed since.
-pub fn fingerprint(text: &str) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in text.bytes() {
-        h = (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
-    }
-    format!("{h:016x}")
-}
-
 /// Leftmost-longest matches of `names` in `text` that stand where a name stands, each name
 /// once, in order of first appearance. For reading names out of a memory file: 苏婉儿 there
 /// is 苏婉儿, not 苏婉.
@@ -255,13 +244,6 @@ mod tests {
             let r = check_leak(&Document::new(text), &foreign, &others);
             assert_eq!((r.risk, r.hits.len()), (risk, n), "{text}: {why}");
         }
-    }
-
-    #[test]
-    fn fingerprint_is_fnv1a64() {
-        assert_eq!(fingerprint(""), "cbf29ce484222325");
-        assert_eq!(fingerprint("a"), "af63dc4c8601ec8c");
-        assert_ne!(fingerprint("林枫"), fingerprint("林峰"));
     }
 
     #[test]

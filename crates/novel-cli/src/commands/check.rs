@@ -614,23 +614,19 @@ fn leak(global: &GlobalArgs, args: LeakArgs) -> Result<Report, CliError> {
 /// Version of the leak record's shape (`staging/logs/chapter-NNN-leak.json`).
 pub const LEAK_RECORD_VERSION: u32 = 1;
 
-/// Where the leak result of chapter `n` is kept while it is in flight.
-pub fn leak_record(n: u32) -> String {
-    format!("staging/logs/{}-leak.json", layout::chapter_stem(n))
-}
-
-/// Keeps the result where the gate sees it: for the in-flight chapter, always in its own file
-/// `staging/logs/chapter-NNN-leak.json` (atomic; rewritten by every check):
+/// Keeps the result where the gate sees it: for the in-flight chapter, in its own file
+/// `staging/logs/chapter-NNN-leak.json` (atomic; rewritten by every check), read as
+/// [`novel_core::gate::LeakCheck`]:
 ///
 /// ```json
 /// {"version": 1, "chapter": 3, "storyline_id": "main_arc", "path": "staging/chapters/chapter-003.md",
-///  "text_fnv1a64": "…16 hex digits…", "leak_risk": "none|low|high", "checked_at": "…",
+///  "text_digest": "…16 hex digits…", "leak_risk": "none|low|high", "checked_at": "…",
 ///  "converging_with": [], "findings": [ /* the cross_references of the JSON report */ ]}
 /// ```
 ///
-/// `text_fnv1a64` fingerprints the exact bytes checked ([`novel_text::leak::fingerprint`]), so
-/// the gate can tell a result from before a revision. Also, as before, under `leak_check` in the
-/// staged pipeline log when that log exists (kept until the gate reads the file above).
+/// `text_digest` ([`novel_core::pipeline::text_digest`] of the text checked) lets the gate
+/// ignore a result from before a revision; the commit folds the record into the chapter's
+/// pipeline log as `leak_check`.
 fn record_leak(
     project: &novel_store::Project,
     n: u32,
@@ -643,38 +639,21 @@ fn record_leak(
     if cp.inflight_chapter != Some(n) {
         return Ok(());
     }
-    let checked_at = novel_store::time::now_iso();
     let record = json!({
         "version": LEAK_RECORD_VERSION,
         "chapter": n,
         "storyline_id": data["storyline_id"],
         "path": data["path"],
-        "text_fnv1a64": novel_text::leak::fingerprint(text),
+        "text_digest": novel_core::pipeline::text_digest(text.as_bytes()),
         "leak_risk": data["leak_risk"],
-        "checked_at": checked_at,
+        "checked_at": novel_store::time::now_iso(),
         "converging_with": data["converging_with"],
         "findings": data["cross_references"],
     });
-    let path = project.path(&leak_record(n));
+    let path = project.path(&layout::staging_leak(n));
     if let Some(dir) = path.parent() {
         io::create_dir_all(dir)?;
     }
     io::write_json(&path, &record)?;
-
-    let path = project.path(&novel_store::layout::staging_log(n));
-    let Ok(mut log) = novel_store::io::read_json_value(&path) else {
-        return Ok(());
-    };
-    if let Some(obj) = log.as_object_mut() {
-        obj.insert(
-            "leak_check".into(),
-            json!({
-                "leak_risk": data["leak_risk"],
-                "cross_references": data["cross_references"],
-                "checked_at": checked_at,
-            }),
-        );
-        novel_store::io::write_json(&path, &log)?;
-    }
     Ok(())
 }
