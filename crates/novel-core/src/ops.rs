@@ -445,11 +445,9 @@ pub fn apply_op(
         OpKind::Set => Change::Put(op.value.clone()),
         OpKind::Inc => {
             let by = op.value.as_f64().unwrap_or(0.0);
-            match current {
-                None | Some(Value::Null) => Change::Put(number(by, &op.value, None)),
-                Some(Value::Number(n)) => {
-                    Change::Put(number(n.as_f64().unwrap_or(0.0) + by, &op.value, Some(n)))
-                }
+            let (sum, previous) = match current {
+                None | Some(Value::Null) => (by, None),
+                Some(Value::Number(n)) => (n.as_f64().unwrap_or(0.0) + by, Some(n)),
                 Some(v) => {
                     return Err((
                         "E_OP_TYPE_CONFLICT",
@@ -457,7 +455,16 @@ pub fn apply_op(
                         "对非数字字段请用 set".into(),
                     ));
                 }
+            };
+            // JSON has no infinity: an overflowing sum would be written as null.
+            if !sum.is_finite() {
+                return Err((
+                    "E_OP_INC_VALUE",
+                    format!("inc 之后 {} 的值溢出（超出可表示的数字范围）", op.path),
+                    "检查增量是否写错数量级；确需大数请用 set 写入具体值".into(),
+                ));
             }
+            Change::Put(number(sum, &op.value, previous))
         }
         OpKind::Add => match current {
             None | Some(Value::Null) => Change::Put(Value::Array(vec![op.value.clone()])),

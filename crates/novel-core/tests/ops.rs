@@ -346,3 +346,17 @@ fn skipped_chapters_are_counted_until_reapplied() {
     fixed.push(e(5, ChangeSource::Chapter));
     assert_eq!(ops::skipped_chapters(&fixed), vec![3, 8]);
 }
+
+#[test]
+fn inc_overflow_is_rejected_not_written_as_null() {
+    let r = run(json!([
+        {"op": "inc", "path": "characters.lu-chen.hp", "value": 1e308},
+        {"op": "inc", "path": "characters.lu-chen.hp", "value": 1e308},
+        {"op": "inc", "path": "characters.lu-chen.hp", "value": -1e308}
+    ]));
+    assert_eq!(r.rejected.len(), 1, "{:?}", r.rejected);
+    assert_eq!(r.rejected[0].index, 1);
+    assert_eq!(r.rejected[0].code, "E_OP_INC_VALUE");
+    assert!(r.rejected[0].reason.contains("溢出"), "{:?}", r.rejected[0]);
+    assert_eq!(r.state["characters"]["lu-chen"]["hp"], json!(0.0));
+}
