@@ -192,6 +192,16 @@ pub fn run_delta(
                 continue;
             }
         };
+        // Chapter 0 is the state before the book starts (a `--manual` delta); a thread's
+        // history counts chapters from 1.
+        if op.op == OpKind::Foreshadow && header.chapter == 0 {
+            rejected.push(reject(
+                "E_FORESHADOW_CHAPTER",
+                format!("第 0 章（开书前的初始状态）不能记录伏笔 {} 的进展", op.path),
+                "伏笔在正文章节里埋设、推进、回收；开书前就有的伏笔写进卷伏笔计划或 foreshadowing/global.json".into(),
+            ));
+            continue;
+        }
         match apply_op(
             &mut state,
             &mut global,

@@ -360,3 +360,31 @@ fn inc_overflow_is_rejected_not_written_as_null() {
     assert!(r.rejected[0].reason.contains("溢出"), "{:?}", r.rejected[0]);
     assert_eq!(r.state["characters"]["lu-chen"]["hp"], json!(0.0));
 }
+
+fn ctx<'a>(names: &'a NameIndex, plan: &'a [PlannedForeshadowing]) -> Context<'a> {
+    Context { names, plan }
+}
+
+#[test]
+fn foreshadowing_cannot_start_in_chapter_zero() {
+    let names = names();
+    let plan = plan();
+    let start = json!({"schema_version": 1, "state_version": 0, "last_updated_chapter": 0,
+        "characters": {}, "world_state": {}, "active_foreshadowing": []});
+    let delta = json!({"chapter": 0, "base_state_version": 0, "storyline_id": "main_arc", "ops": [
+        {"op": "set", "path": "characters.lu-chen.location", "value": "青云镇"},
+        {"op": "foreshadow", "path": "jade_pendant", "value": "planted"}
+    ]});
+    let empty = ForeshadowingGlobal {
+        foreshadowing: vec![],
+        extra: Default::default(),
+    };
+    let applied = ops::apply_delta(&start, &empty, &delta, ctx(&names, &plan), false, "t").unwrap();
+    assert_eq!(applied.run.rejected.len(), 1);
+    assert_eq!(applied.run.rejected[0].code, "E_FORESHADOW_CHAPTER");
+    assert!(
+        applied.run.global.foreshadowing.is_empty(),
+        "no history event at chapter 0"
+    );
+    assert_eq!(applied.run.state["state_version"], 1);
+}

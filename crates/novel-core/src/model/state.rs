@@ -92,7 +92,7 @@ pub struct StateOp {
 /// `staging/state/chapter-N-delta.json`: what the Summarizer says changed in chapter N.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct StateDelta {
-    #[schemars(range(min = 1))]
+    /// 章节号；0 表示开书前的初始状态（`novel ops apply --manual`）。
     pub chapter: u32,
     pub base_state_version: u64,
     #[schemars(pattern(SLUG))]
