@@ -632,8 +632,8 @@ pub fn status_name(s: ForeshadowStatus) -> &'static str {
 
 /// Merges one `foreshadow` op: status only moves forward, history is de-duplicated on
 /// (chapter, action), `last_updated_chapter` is the max, unknown ids are created (seeded from
-/// the volume plan when it has them). Returns the thread's status afterwards and a note when
-/// the op did not move it.
+/// the volume plan when it has them). A downgrade is a no-op. Returns the thread's status
+/// afterwards and, for a downgrade, a note saying so.
 pub fn merge_foreshadow(
     global: &mut ForeshadowingGlobal,
     plan: &[PlannedForeshadowing],
@@ -653,16 +653,16 @@ pub fn merge_foreshadow(
         }
     };
     let entry = &mut global.foreshadowing[pos];
-    let mut note = None;
-    if status > entry.status {
-        entry.status = status;
-    } else if status < entry.status {
-        note = Some(format!(
-            "伏笔 {id} 已是 {}，不回退到 {}（状态只前进）",
+    if status < entry.status {
+        // A downgrade changes nothing: no status, no history event, no last update.
+        let note = format!(
+            "伏笔 {id} 已是 {}，不回退到 {}（状态只前进，未记入 history）",
             status_name(entry.status),
             status_name(status)
-        ));
+        );
+        return (entry.status, Some(note));
     }
+    entry.status = status;
     if !entry
         .history
         .iter()
@@ -683,7 +683,7 @@ pub fn merge_foreshadow(
     if entry.planted_chapter.is_none() && status == ForeshadowStatus::Planted {
         entry.planted_chapter = Some(chapter);
     }
-    (entry.status, note)
+    (entry.status, None)
 }
 
 fn seed(
@@ -721,7 +721,8 @@ pub struct Applied {
 
 /// Applies a delta: refuses on a version mismatch (or any rejection under `strict`), bumps
 /// `state_version` by one, sets `last_updated_chapter`, and returns the changelog line that
-/// records the applied ops (and the rejected ones, marked as such).
+/// records the applied ops (those that changed nothing named in its `note`) and the rejected
+/// ones, marked as such.
 pub fn apply_delta(
     state: &Value,
     global: &ForeshadowingGlobal,
@@ -746,6 +747,13 @@ pub fn apply_delta(
     let mut run = run;
     let chapter = run.header.chapter;
     finish_version(&mut run.state, current + 1, chapter);
+    // Ops that changed nothing stay in `applied` (replay repeats them as the same no-op), and
+    // the line says which they were.
+    let noops: Vec<String> = run
+        .accepted
+        .iter()
+        .filter_map(|a| a.note.as_ref().map(|n| format!("#{} {n}", a.index)))
+        .collect();
     let entry = ChangelogEntry {
         chapter,
         source: ChangeSource::Chapter,
@@ -765,11 +773,14 @@ pub fn apply_delta(
                 extra: Extra::new(),
             })
             .collect(),
-        note: None,
+        note: (!noops.is_empty()).then(|| format!("{NOOP_NOTE}{}", noops.join("；"))),
         extra: Extra::new(),
     };
     Ok(Applied { run, entry })
 }
+
+/// How a changelog line's `note` starts when some applied ops changed nothing.
+pub const NOOP_NOTE: &str = "未产生变化的 op：";
 
 pub fn state_version(state: &Value) -> u64 {
     state

@@ -210,14 +210,15 @@ fn foreshadow_rules() {
         json!({"op": "foreshadow", "path": "ancient_prophecy", "value": "forgotten"}),
         "E_FORESHADOW_VALUE",
     );
-    // Downgrade attempt: resolved → planted stays resolved, and it is said.
+    // Downgrade attempt: resolved → planted stays resolved, and it is said; it is a no-op, so
+    // no `planted` event lands after `resolved` in the history.
     let r = run(
         json!([{"op": "foreshadow", "path": "ancient_prophecy", "value": "planted", "detail": "又提起预言"}]),
     );
     let f = &r.global.foreshadowing[0];
     assert_eq!(f.status, ForeshadowStatus::Resolved);
     assert!(r.accepted[0].note.as_deref().unwrap().contains("不回退"));
-    assert_eq!(f.last_updated_chapter, Some(48));
+    assert_eq!(f, &global().foreshadowing[0], "a downgrade changes nothing");
     // Unknown id: created, seeded from the volume plan; duplicates in history collapse.
     let r = run(json!([
         {"op": "foreshadow", "path": "jade_pendant", "value": "planted", "detail": "玉佩初现"},
@@ -347,6 +348,10 @@ fn skipped_chapters_are_counted_until_reapplied() {
     assert_eq!(ops::skipped_chapters(&fixed), vec![3, 8]);
 }
 
+fn ctx<'a>(names: &'a NameIndex, plan: &'a [PlannedForeshadowing]) -> Context<'a> {
+    Context { names, plan }
+}
+
 #[test]
 fn inc_overflow_is_rejected_not_written_as_null() {
     let r = run(json!([
@@ -361,8 +366,47 @@ fn inc_overflow_is_rejected_not_written_as_null() {
     assert_eq!(r.state["characters"]["lu-chen"]["hp"], json!(0.0));
 }
 
-fn ctx<'a>(names: &'a NameIndex, plan: &'a [PlannedForeshadowing]) -> Context<'a> {
-    Context { names, plan }
+#[test]
+fn noop_ops_are_named_in_the_changelog_line() {
+    let names = names();
+    let plan = plan();
+    let delta = json!({"chapter": 48, "base_state_version": 47, "storyline_id": "main_arc", "ops": [
+        {"op": "set", "path": "characters.lu-chen.location", "value": "幽暗森林"},
+        {"op": "remove", "path": "characters.lu-chen.inventory", "value": "不存在的东西"},
+        {"op": "foreshadow", "path": "ancient_prophecy", "value": "planted", "detail": "又提起预言"}
+    ]});
+    let applied =
+        ops::apply_delta(&state(), &global(), &delta, ctx(&names, &plan), false, "t").unwrap();
+    let note = applied.entry.note.as_deref().expect("no-ops are named");
+    assert!(note.starts_with(ops::NOOP_NOTE), "{note}");
+    assert!(
+        note.contains("#1") && note.contains("不存在的东西"),
+        "{note}"
+    );
+    assert!(
+        note.contains("#2") && note.contains("ancient_prophecy"),
+        "{note}"
+    );
+    assert!(!note.contains("#0"), "{note}");
+    assert_eq!(applied.entry.applied.len(), 3, "no-ops are still on record");
+    // The note survives the changelog's own schema, and a replay repeats the same no-ops.
+    let line = serde_json::to_value(&applied.entry).unwrap();
+    assert!(
+        novel_core::validate::check_document(
+            "state/changelog.jsonl",
+            novel_core::FileKind::ChangelogEntry,
+            &line
+        )
+        .is_empty()
+    );
+    let history = &applied.run.global.foreshadowing[0].history;
+    assert_eq!(history.len(), 2, "no planted event after resolved");
+    // A delta where everything changed something has no note.
+    let delta = json!({"chapter": 48, "base_state_version": 47, "storyline_id": "main_arc",
+        "ops": [{"op": "set", "path": "characters.lu-chen.location", "value": "幽暗森林"}]});
+    let applied =
+        ops::apply_delta(&state(), &global(), &delta, ctx(&names, &plan), false, "t").unwrap();
+    assert_eq!(applied.entry.note, None);
 }
 
 #[test]

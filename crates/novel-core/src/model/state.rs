@@ -147,7 +147,9 @@ pub struct ChangelogEntry {
     pub applied: Vec<StateOp>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rejected: Vec<RejectedOp>,
-    /// Why a chapter was skipped (`source: skipped`) or what a manual change was for.
+    /// Why a chapter was skipped (`source: skipped`), what a manual change was for, or which
+    /// applied ops changed nothing (`未产生变化的 op：#序号 原因；…`, e.g. a `remove` that
+    /// matched nothing or a foreshadowing downgrade).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     #[serde(flatten)]
