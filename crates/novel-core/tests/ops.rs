@@ -1,9 +1,9 @@
 //! The state engine's rules, one Chinese case per rule (`002` §10.6, upstream lessons).
 
-use novel_core::model::ForeshadowingGlobal;
 use novel_core::model::common::{ForeshadowScope, ForeshadowStatus};
 use novel_core::model::foreshadowing::PlannedForeshadowing;
 use novel_core::model::state::ChangeSource;
+use novel_core::model::{ChangelogEntry, ForeshadowingGlobal};
 use novel_core::ops::{self, Context, NameIndex, OpsError};
 use serde_json::{Value, json};
 
@@ -410,6 +410,47 @@ fn noop_ops_are_named_in_the_changelog_line() {
 }
 
 #[test]
+fn a_delta_before_the_last_updated_chapter_is_refused() {
+    let names = names();
+    let plan = plan();
+    let delta = |chapter: u32| {
+        json!({"chapter": chapter, "base_state_version": 47, "storyline_id": "main_arc",
+            "ops": [{"op": "set", "path": "characters.lu-chen.location", "value": "幽暗森林"}]})
+    };
+    let err = ops::apply_delta(
+        &state(),
+        &global(),
+        &delta(46),
+        ctx(&names, &plan),
+        false,
+        "t",
+    )
+    .unwrap_err();
+    assert_eq!(
+        err,
+        OpsError::ChapterOrder {
+            chapter: 46,
+            last: 47
+        }
+    );
+    assert_eq!(err.code(), "E_CHAPTER_ORDER");
+    assert!(err.hint().contains("--until-chapter 45"), "{}", err.hint());
+    // A correction at the current chapter (or later) is fine.
+    for chapter in [47, 48] {
+        let applied = ops::apply_delta(
+            &state(),
+            &global(),
+            &delta(chapter),
+            ctx(&names, &plan),
+            false,
+            "t",
+        )
+        .unwrap();
+        assert_eq!(applied.run.state["last_updated_chapter"], chapter);
+    }
+}
+
+#[test]
 fn foreshadowing_cannot_start_in_chapter_zero() {
     let names = names();
     let plan = plan();
@@ -431,4 +472,183 @@ fn foreshadowing_cannot_start_in_chapter_zero() {
         "no history event at chapter 0"
     );
     assert_eq!(applied.run.state["state_version"], 1);
+}
+
+/// A changelog line as apply writes it.
+fn line(
+    chapter: u32,
+    base: u64,
+    ops: Value,
+    state: &mut Value,
+    global: &mut ForeshadowingGlobal,
+) -> ChangelogEntry {
+    let names = names();
+    let plan = plan();
+    let delta = json!({"chapter": chapter, "base_state_version": base, "storyline_id": "main_arc", "ops": ops});
+    let applied = ops::apply_delta(state, global, &delta, ctx(&names, &plan), false, "t").unwrap();
+    assert!(
+        applied.run.rejected.is_empty(),
+        "{:?}",
+        applied.run.rejected
+    );
+    *state = applied.run.state;
+    *global = applied.run.global;
+    applied.entry
+}
+
+fn fresh() -> Value {
+    json!({"schema_version": 1, "state_version": 0, "last_updated_chapter": 0,
+        "characters": {}, "world_state": {}, "active_foreshadowing": []})
+}
+
+#[test]
+fn replay_to_a_chapter_stops_at_the_first_later_line() {
+    let names = names();
+    let plan = plan();
+    let mut state = fresh();
+    let mut global = global();
+    let set = |v: &str| json!([{"op": "set", "path": "characters.lu-chen.location", "value": v}]);
+    let mut log = vec![
+        line(1, 0, set("青云镇"), &mut state, &mut global),
+        line(2, 1, set("魔都"), &mut state, &mut global),
+        line(3, 2, set("城北废墟"), &mut state, &mut global),
+    ];
+    // A late correction filed under chapter 2 (as an older engine allowed): it came after
+    // chapter 3, so it is not part of "the state after chapter 2".
+    let mut late = line(3, 3, set("幽暗森林"), &mut state, &mut global);
+    late.chapter = 2;
+    log.push(late);
+    let at2 = ops::replay(&log, Some(2), &global, ctx(&names, &plan)).unwrap();
+    assert_eq!(at2.entries_used, 2);
+    assert_eq!(at2.state["state_version"], 2);
+    assert_eq!(at2.state["characters"]["lu-chen"]["location"], "魔都");
+    let all = ops::replay(&log, None, &global, ctx(&names, &plan)).unwrap();
+    assert_eq!(all.state, state);
+}
+
+#[test]
+fn rebuild_keeps_what_only_the_author_writes() {
+    let names = names();
+    let plan = plan();
+    // The author added a key of their own and the file is on schema 2.
+    let mut state = json!({"作者备注": "第三卷再回收玉佩", "schema_version": 2,
+        "state_version": 0, "last_updated_chapter": 0,
+        "characters": {}, "world_state": {}, "active_foreshadowing": []});
+    // An authored thread, advanced by hand in chapter 20, with a key of the author's own.
+    let mut global: ForeshadowingGlobal = serde_json::from_value(json!({"foreshadowing": [
+        {"id": "ancient_prophecy", "description": "上古预言", "scope": "long", "status": "advanced",
+         "planted_chapter": 3, "last_updated_chapter": 20, "作者备注": "别忘了",
+         "history": [{"chapter": 3, "action": "planted", "detail": "序章伏笔"},
+                     {"chapter": 20, "action": "advanced", "detail": "作者补记"}]}
+    ], "说明": "手写"}))
+    .unwrap();
+    let log = vec![
+        line(
+            48,
+            0,
+            json!([
+                {"op": "set", "path": "characters.lu-chen.location", "value": "幽暗森林"},
+                {"op": "foreshadow", "path": "ancient_prophecy", "value": "planted", "detail": "又提起"}
+            ]),
+            &mut state,
+            &mut global,
+        ),
+        line(
+            49,
+            1,
+            json!([{"op": "foreshadow", "path": "ancient_prophecy", "value": "advanced", "detail": "推进"}]),
+            &mut state,
+            &mut global,
+        ),
+    ];
+    let thread = &global.foreshadowing[0];
+    assert_eq!(thread.status, ForeshadowStatus::Advanced, "forward only");
+    assert_eq!(thread.history.len(), 3, "planted downgrade adds nothing");
+    let rebuilt = ops::rebuild(&log, None, Some(&state), &global, ctx(&names, &plan)).unwrap();
+    assert_eq!(ops::diff(&rebuilt.state, &state), vec![]);
+    assert_eq!(rebuilt.state["作者备注"], "第三卷再回收玉佩");
+    assert_eq!(rebuilt.state["schema_version"], 2);
+    let keys: Vec<&String> = rebuilt.state.as_object().unwrap().keys().collect();
+    assert_eq!(
+        keys[..3],
+        ["作者备注", "schema_version", "state_version"],
+        "on-disk key order"
+    );
+    assert_eq!(rebuilt.global, global);
+
+    // Back to chapter 48: the authored history up to there, the op's advance undone.
+    let at48 = ops::rebuild(&log, Some(48), Some(&state), &global, ctx(&names, &plan)).unwrap();
+    let t = &at48.global.foreshadowing[0];
+    assert_eq!(t.status, ForeshadowStatus::Advanced, "authored 20 advanced");
+    let chapters: Vec<u32> = t.history.iter().map(|h| h.chapter).collect();
+    assert_eq!(chapters, [3, 20]);
+    assert_eq!(t.extra["作者备注"], "别忘了");
+    let at10 = ops::rebuild(&log, Some(10), Some(&state), &global, ctx(&names, &plan)).unwrap();
+    let t = &at10.global.foreshadowing[0];
+    assert_eq!(t.status, ForeshadowStatus::Planted);
+    assert_eq!(t.last_updated_chapter, Some(3));
+    assert_eq!(at10.state["作者备注"], "第三卷再回收玉佩");
+}
+
+#[test]
+fn a_status_set_by_hand_is_a_timeless_floor() {
+    let names = names();
+    let plan = plan();
+    let mut state = fresh();
+    // Resolved by hand, with no history saying when.
+    let mut global: ForeshadowingGlobal = serde_json::from_value(json!({"foreshadowing": [
+        {"id": "ancient_prophecy", "description": "上古预言", "scope": "long", "status": "resolved",
+         "history": []}
+    ]}))
+    .unwrap();
+    let log = vec![line(
+        5,
+        0,
+        json!([{"op": "foreshadow", "path": "ancient_prophecy", "value": "advanced"}]),
+        &mut state,
+        &mut global,
+    )];
+    assert_eq!(state["active_foreshadowing"], json!([]));
+    for until in [None, Some(5), Some(1)] {
+        let r = ops::rebuild(&log, until, Some(&state), &global, ctx(&names, &plan)).unwrap();
+        let t = &r.global.foreshadowing[0];
+        assert_eq!(t.status, ForeshadowStatus::Resolved, "until {until:?}");
+        assert!(t.history.is_empty());
+    }
+}
+
+#[test]
+fn rebuild_to_before_a_thread_exists_names_it() {
+    let names = names();
+    let plan = plan();
+    let mut state = fresh();
+    let mut global = global();
+    let log = vec![
+        line(
+            1,
+            0,
+            json!([{"op": "set", "path": "characters.lu-chen.location", "value": "青云镇"}]),
+            &mut state,
+            &mut global,
+        ),
+        line(
+            2,
+            1,
+            json!([{"op": "foreshadow", "path": "jade_pendant", "value": "planted"}]),
+            &mut state,
+            &mut global,
+        ),
+    ];
+    // The author then described the thread in their own words.
+    global.foreshadowing[1].description = "作者改写的玉佩来历".into();
+    global.foreshadowing[1]
+        .extra
+        .insert("作者备注".into(), json!("第 55 章回收"));
+    let at1 = ops::rebuild(&log, Some(1), Some(&state), &global, ctx(&names, &plan)).unwrap();
+    assert_eq!(at1.dropped_threads, ["jade_pendant"]);
+    assert_eq!(at1.global.foreshadowing.len(), 1);
+    // Up to chapter 2 it exists again, with the author's fields.
+    let at2 = ops::rebuild(&log, Some(2), Some(&state), &global, ctx(&names, &plan)).unwrap();
+    assert!(at2.dropped_threads.is_empty());
+    assert_eq!(at2.global, global);
 }

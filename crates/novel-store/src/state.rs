@@ -45,6 +45,28 @@ pub fn load_state(project: &Project) -> Result<Value, StoreError> {
     read_checked(project, layout::CURRENT_STATE, FileKind::CurrentState)
 }
 
+/// `state/current-state.json` as a rebuild sees it: the file a rebuild must be able to repair
+/// is exactly the one [`load_state`] refuses.
+#[derive(Debug)]
+pub enum StateOnDisk {
+    /// Present and schema-valid.
+    Valid(Value),
+    /// No such file.
+    Missing,
+    /// Present but unreadable, not JSON, or not a valid state: why.
+    Unusable(StoreError),
+}
+
+pub fn state_on_disk(project: &Project) -> StateOnDisk {
+    match load_state(project) {
+        Ok(v) => StateOnDisk::Valid(v),
+        Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            StateOnDisk::Missing
+        }
+        Err(e) => StateOnDisk::Unusable(e),
+    }
+}
+
 /// `foreshadowing/global.json`; an absent file is an empty list.
 pub fn load_global(project: &Project) -> Result<ForeshadowingGlobal, StoreError> {
     if !project.path(layout::FORESHADOWING_GLOBAL).exists() {
@@ -177,7 +199,11 @@ pub fn write_changelog(project: &Project, entries: &[ChangelogEntry]) -> Result<
 }
 
 pub fn write_state(project: &Project, state: &Value) -> Result<(), StoreError> {
-    write_json(&project.path(layout::CURRENT_STATE), state)
+    let path = project.path(layout::CURRENT_STATE);
+    if let Some(dir) = path.parent() {
+        create_dir_all(dir)?;
+    }
+    write_json(&path, state)
 }
 
 pub fn write_global(project: &Project, global: &ForeshadowingGlobal) -> Result<(), StoreError> {

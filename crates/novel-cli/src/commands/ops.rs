@@ -26,7 +26,7 @@ pub fn run(global: &GlobalArgs, cmd: OpsCommand) -> Result<Report, CliError> {
 
 pub fn ops_error(e: OpsError) -> CliError {
     let exit = match e {
-        OpsError::StateVersion { .. } => Exit::Conflict,
+        OpsError::StateVersion { .. } | OpsError::ChapterOrder { .. } => Exit::Conflict,
         OpsError::Replay { .. } => Exit::Usage,
         OpsError::Delta { .. } | OpsError::Strict { .. } => Exit::Problems,
     };
@@ -115,13 +115,17 @@ fn validate(project: &Project, args: &OpsFileArgs) -> Result<Report, CliError> {
     let run = ops::run_delta(&state, &global, &delta, ctx).map_err(ops_error)?;
     let current = ops::state_version(&state);
     let version_ok = run.header.base_state_version == current;
-    let would_apply = version_ok && (!args.strict || run.rejected.is_empty());
+    let last = ops::last_updated_chapter(&state);
+    let chapter_order_ok = run.header.chapter >= last;
+    let would_apply = version_ok && chapter_order_ok && (!args.strict || run.rejected.is_empty());
     let data = json!({
         "chapter": run.header.chapter,
         "storyline_id": run.header.storyline_id,
         "base_state_version": run.header.base_state_version,
         "state_version": current,
         "version_ok": version_ok,
+        "last_updated_chapter": last,
+        "chapter_order_ok": chapter_order_ok,
         "strict": args.strict,
         "would_apply": would_apply,
         "accepted": run.accepted,
@@ -141,28 +145,35 @@ fn validate(project: &Project, args: &OpsFileArgs) -> Result<Report, CliError> {
             run.header.base_state_version
         ));
     }
-    if run.rejected.is_empty() && version_ok {
+    let order = ops::OpsError::ChapterOrder {
+        chapter: run.header.chapter,
+        last,
+    };
+    if !chapter_order_ok {
+        human.push_str(&format!("{order}，apply 会被拒绝。\n"));
+    }
+    if run.rejected.is_empty() && version_ok && chapter_order_ok {
         return Ok(Report { data, human });
     }
-    let message = if !version_ok {
-        format!(
-            "状态版本不符：增量基于 {}，当前为 {current}",
-            run.header.base_state_version
+    let (code, message, hint) = if !version_ok {
+        (
+            "E_STATE_VERSION",
+            format!(
+                "状态版本不符：增量基于 {}，当前为 {current}",
+                run.header.base_state_version
+            ),
+            "把 rejected 列表（原因与修正提示）交给 Summarizer 重新输出这些 op".to_string(),
         )
+    } else if !chapter_order_ok {
+        (order.code(), order.to_string(), order.hint())
     } else {
-        format!("{} 条 op 被拒绝", run.rejected.len())
+        (
+            "E_OPS_REJECTED",
+            format!("{} 条 op 被拒绝", run.rejected.len()),
+            "把 rejected 列表（原因与修正提示）交给 Summarizer 重新输出这些 op".to_string(),
+        )
     };
-    Err(CliError::new(
-        if version_ok {
-            "E_OPS_REJECTED"
-        } else {
-            "E_STATE_VERSION"
-        },
-        message,
-        "把 rejected 列表（原因与修正提示）交给 Summarizer 重新输出这些 op",
-        Exit::Problems,
-    )
-    .with_details(data, human))
+    Err(CliError::new(code, message, hint, Exit::Problems).with_details(data, human))
 }
 
 /// The changelog and the state must agree before anything is appended.
@@ -180,8 +191,19 @@ fn check_in_step(state: &Value, log: &[novel_core::model::ChangelogEntry]) -> Re
     Ok(())
 }
 
+/// The standalone path: the author's or a skill's own `ops apply` (a chapter commit calls
+/// the same library function inside its own journaled transaction).
 fn apply(project: &Project, args: &OpsFileArgs, manual: bool) -> Result<Report, CliError> {
     let delta = read_delta(&args.file)?;
+    apply_locked(project, args, manual, &delta)
+}
+
+fn apply_locked(
+    project: &Project,
+    args: &OpsFileArgs,
+    manual: bool,
+    delta: &Value,
+) -> Result<Report, CliError> {
     let (state, global, plan, names) = context_data(project)?;
     let log = load_changelog(project)?;
     check_in_step(&state, &log)?;
@@ -191,7 +213,7 @@ fn apply(project: &Project, args: &OpsFileArgs, manual: bool) -> Result<Report, 
     };
     let now = time::now_iso();
     let mut applied =
-        ops::apply_delta(&state, &global, &delta, ctx, args.strict, &now).map_err(ops_error)?;
+        ops::apply_delta(&state, &global, delta, ctx, args.strict, &now).map_err(ops_error)?;
     if manual {
         applied.entry.source = novel_core::model::state::ChangeSource::Manual;
     }

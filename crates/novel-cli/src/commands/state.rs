@@ -2,10 +2,10 @@
 
 use serde_json::{Value, json};
 
-use novel_core::ops::{self, Context, diff, entity_history, find_entity};
+use novel_core::ops::{self, Context, Difference, diff, entity_history, find_entity};
 use novel_store::state::{
-    backup, load_changelog, load_global, load_names, load_plan, load_state, write_changelog,
-    write_global, write_state,
+    StateOnDisk, backup, load_changelog, load_global, load_names, load_plan, state_on_disk,
+    write_changelog, write_global, write_state,
 };
 use novel_store::{Project, layout, time};
 
@@ -32,9 +32,23 @@ fn rebuild(project: &Project, args: &RebuildArgs) -> Result<Report, CliError> {
         names: &names,
         plan: &plan,
     };
-    let replayed = ops::replay(&log, args.until_chapter, &authored, ctx).map_err(ops_error)?;
-    let on_disk = load_state(project)?;
-    let state_diff = diff(&replayed.state, &on_disk);
+    // A state file that is missing or unusable is what a rebuild repairs: the whole file differs.
+    let disk = state_on_disk(project);
+    let (on_disk, state_file, problem) = match &disk {
+        StateOnDisk::Valid(v) => (Some(v), "ok", None),
+        StateOnDisk::Missing => (None, "missing", Some("文件不存在".to_string())),
+        StateOnDisk::Unusable(e) => (None, "unusable", Some(e.to_string())),
+    };
+    let replayed =
+        ops::rebuild(&log, args.until_chapter, on_disk, &authored, ctx).map_err(ops_error)?;
+    let state_diff = match on_disk {
+        Some(v) => diff(&replayed.state, v),
+        None => vec![Difference {
+            pointer: String::new(),
+            expected: Some(replayed.state.clone()),
+            actual: None,
+        }],
+    };
     let global_value = serde_json::to_value(&replayed.global).expect("serialises");
     let authored_value = serde_json::to_value(&authored).expect("serialises");
     let global_diff = diff(&global_value, &authored_value);
@@ -43,7 +57,7 @@ fn rebuild(project: &Project, args: &RebuildArgs) -> Result<Report, CliError> {
 
     let mut human = match args.until_chapter {
         Some(n) => format!(
-            "回放变更日志到第 {n} 章（{} / {} 行）：state_version {}。\n",
+            "回放变更日志到第 {n} 章（前 {} / {} 行）：state_version {}。\n",
             replayed.entries_used,
             log.len(),
             ops::state_version(&replayed.state)
@@ -54,10 +68,19 @@ fn rebuild(project: &Project, args: &RebuildArgs) -> Result<Report, CliError> {
             ops::state_version(&replayed.state)
         ),
     };
+    if let Some(p) = &problem {
+        human.push_str(&format!(
+            "  {}: {p}——整份文件视为差异，--write 会写入重建结果\n",
+            layout::CURRENT_STATE
+        ));
+    }
     for (file, d) in [
         (layout::CURRENT_STATE, &state_diff),
         (layout::FORESHADOWING_GLOBAL, &global_diff),
     ] {
+        if problem.is_some() && file == layout::CURRENT_STATE {
+            continue;
+        }
         for x in d.iter().take(50) {
             human.push_str(&format!(
                 "  {file}: {}: 重建为 {}，磁盘上为 {}\n",
@@ -76,6 +99,19 @@ fn rebuild(project: &Project, args: &RebuildArgs) -> Result<Report, CliError> {
             human.push_str(&format!("  {file}: 另有 {} 处差异\n", d.len() - 50));
         }
     }
+    if !replayed.dropped_threads.is_empty() {
+        human.push_str(&format!(
+            "  伏笔 {} 在第 {} 章之后才由变更日志创建，重建结果里没有它们：它们在 {} 中手写的字段（描述、额外的键）不会保留，之后重新应用相关章节时只从卷伏笔计划补全{}\n",
+            replayed.dropped_threads.join("、"),
+            args.until_chapter.unwrap_or(0),
+            layout::FORESHADOWING_GLOBAL,
+            if args.write {
+                "（原文件见下面的备份）"
+            } else {
+                "（--write 时原文件会先备份）"
+            }
+        ));
+    }
     let mut backups = Vec::new();
     if args.write && differs {
         let stamp = time::now_iso();
@@ -89,22 +125,19 @@ fn rebuild(project: &Project, args: &RebuildArgs) -> Result<Report, CliError> {
             }
         }
         if truncate {
-            // Replay-to-before-an-edit (§10.8): later lines move to the backup only.
-            let kept: Vec<_> = log
-                .iter()
-                .filter(|e| args.until_chapter.is_none_or(|n| e.chapter <= n))
-                .cloned()
-                .collect();
-            write_changelog(project, &kept)?;
+            // Replay-to-before-an-edit (§10.8): the replayed prefix stays, later lines move
+            // to the backup only.
+            write_changelog(project, &log[..replayed.entries_used])?;
         }
         if !global_diff.is_empty() {
             write_global(project, &replayed.global)?;
         }
         write_state(project, &replayed.state)?;
-        human.push_str(&format!(
-            "已写入重建结果；原文件备份在：{}\n",
-            backups.join("、")
-        ));
+        human.push_str(&if backups.is_empty() {
+            "已写入重建结果。\n".to_string()
+        } else {
+            format!("已写入重建结果；原文件备份在：{}\n", backups.join("、"))
+        });
     } else if !differs {
         human.push_str("磁盘上的状态与变更日志一致。\n");
     }
@@ -113,18 +146,24 @@ fn rebuild(project: &Project, args: &RebuildArgs) -> Result<Report, CliError> {
         "entries_replayed": replayed.entries_used,
         "entries_total": log.len(),
         "state_version": ops::state_version(&replayed.state),
+        "state_file": state_file,
+        "state_file_problem": problem,
         "state_differences": state_diff,
         "foreshadowing_differences": global_diff,
+        "dropped_threads": replayed.dropped_threads,
         "changelog_truncated": truncate && args.write,
         "written": args.write && differs,
         "backups": backups,
     });
     if differs && !args.write {
+        let what = match &problem {
+            Some(p) => format!("current-state 无法使用（{p}）"),
+            None => format!("current-state {} 处", state_diff.len()),
+        };
         return Err(CliError::new(
             "E_STATE_DIFFERS",
             format!(
-                "重建结果与磁盘不同：current-state {} 处，伏笔 {} 处{}",
-                state_diff.len(),
+                "重建结果与磁盘不同：{what}，伏笔 {} 处{}",
                 global_diff.len(),
                 if truncate {
                     "，且变更日志需要截断"
@@ -149,7 +188,12 @@ fn at(project: &Project, chapter: u32, entity: Option<&str>) -> Result<Report, C
         names: &names,
         plan: &plan,
     };
-    let replayed = ops::replay(&log, Some(chapter), &authored, ctx).map_err(ops_error)?;
+    let disk = state_on_disk(project);
+    let on_disk = match &disk {
+        StateOnDisk::Valid(v) => Some(v),
+        _ => None,
+    };
+    let replayed = ops::rebuild(&log, Some(chapter), on_disk, &authored, ctx).map_err(ops_error)?;
     let Some(slug) = entity else {
         let text = novel_store::state::render(&replayed.state);
         return Ok(Report {
