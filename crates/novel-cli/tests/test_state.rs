@@ -565,6 +565,46 @@ fn rebuild_to_before_a_thread_was_created_names_it() {
 }
 
 #[test]
+fn a_delta_on_an_unknown_storyline_is_refused() {
+    let (_t, root) = new_project();
+    let rel = "staging/state/chapter-001-delta.json";
+    write_json(
+        &root.join(rel),
+        &json!({"chapter": 1, "base_state_version": 0, "storyline_id": "side_arc", "ops": chapter1()}),
+    );
+    for cmd in ["validate", "apply"] {
+        let out = novel(&root, &["--json", "ops", cmd, rel]);
+        assert_eq!(code(&out), 1, "{cmd}: {}", stdout(&out));
+        let doc = json(&out);
+        assert_eq!(doc["error"]["code"], "E_DELTA");
+        assert!(
+            doc["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("/storyline_id")
+        );
+        assert!(
+            doc["error"]["hint"].as_str().unwrap().contains("main_arc"),
+            "{doc}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(root.join("state/changelog.jsonl")).unwrap(),
+        ""
+    );
+    // Without a readable storylines file the check cannot be made: said, not skipped.
+    std::fs::write(root.join("storylines/storylines.json"), "{ torn").unwrap();
+    let ok = delta(&root, 1, 0, chapter1());
+    let out = novel(&root, &["--json", "ops", "apply", &ok]);
+    assert_eq!(code(&out), 2, "{}", stdout(&out));
+    assert_eq!(json(&out)["error"]["code"], "E_STORYLINES");
+    assert_eq!(
+        read_json(&root.join("state/current-state.json"))["state_version"],
+        0
+    );
+}
+
+#[test]
 fn two_rebuild_writes_in_a_row_keep_every_backup() {
     let (_t, root) = new_project();
     three_chapters(&root);

@@ -42,6 +42,8 @@ pub enum OpsError {
     Replay { line: usize, message: String },
     #[error("增量属于第 {chapter} 章，但状态已更新到第 {last} 章：不能把更早章节的增量接在后面")]
     ChapterOrder { chapter: u32, last: u32 },
+    #[error("状态增量的格式不对：/storyline_id 故事线「{id}」不在 storylines/storylines.json 中")]
+    UnknownStoryline { id: String, known: Vec<String> },
 }
 
 impl OpsError {
@@ -52,6 +54,7 @@ impl OpsError {
             OpsError::Strict { .. } => "E_STRICT",
             OpsError::Replay { .. } => "E_REPLAY",
             OpsError::ChapterOrder { .. } => "E_CHAPTER_ORDER",
+            OpsError::UnknownStoryline { .. } => "E_DELTA",
         }
     }
 
@@ -71,6 +74,12 @@ impl OpsError {
                 "改写第 {chapter} 章请先 novel state rebuild --until-chapter {} --write 回退，再按章节顺序重新应用；手动修正请把 chapter 写成 {last} 或更晚",
                 chapter.saturating_sub(1)
             ),
+            OpsError::UnknownStoryline { known, .. } if known.is_empty() => {
+                "storylines/storylines.json 里还没有任何故事线：先在其中登记，再应用增量".into()
+            }
+            OpsError::UnknownStoryline { known, .. } => {
+                format!("storyline_id 应为已登记的故事线之一：{}", known.join("、"))
+            }
         }
     }
 }
@@ -89,6 +98,19 @@ impl NameIndex {
     pub fn slug_for(&self, name: &str) -> Option<&str> {
         self.names.get(name).map(String::as_str)
     }
+}
+
+/// Refuses a delta whose `storyline_id` is not one of the project's storylines (`known`, from
+/// `storylines/storylines.json`): the engine must not write a changelog line `novel validate`
+/// would then reject.
+pub fn check_storyline(storyline_id: &str, known: &[String]) -> Result<(), OpsError> {
+    if known.iter().any(|k| k == storyline_id) {
+        return Ok(());
+    }
+    Err(OpsError::UnknownStoryline {
+        id: storyline_id.to_string(),
+        known: known.to_vec(),
+    })
 }
 
 /// An op that was not applied, with a reason and a fix hint for the Summarizer.

@@ -474,6 +474,16 @@ fn foreshadowing_cannot_start_in_chapter_zero() {
     assert_eq!(applied.run.state["state_version"], 1);
 }
 
+#[test]
+fn storyline_must_be_a_known_one() {
+    let known = vec!["main_arc".to_string(), "side_sect".to_string()];
+    assert_eq!(ops::check_storyline("main_arc", &known), Ok(()));
+    let err = ops::check_storyline("side_arc", &known).unwrap_err();
+    assert_eq!(err.code(), "E_DELTA");
+    assert!(err.to_string().contains("/storyline_id"), "{err}");
+    assert!(err.hint().contains("main_arc、side_sect"), "{}", err.hint());
+}
+
 /// A changelog line as apply writes it.
 fn line(
     chapter: u32,

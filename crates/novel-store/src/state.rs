@@ -6,7 +6,9 @@ use std::path::Path;
 
 use novel_core::FileKind;
 use novel_core::model::foreshadowing::PlannedForeshadowing;
-use novel_core::model::{ChangelogEntry, Character, ForeshadowingGlobal, VolumeForeshadowing};
+use novel_core::model::{
+    ChangelogEntry, Character, ForeshadowingGlobal, Storylines, VolumeForeshadowing,
+};
 use novel_core::ops::NameIndex;
 use novel_core::validate::{check_document, parse_json};
 use serde_json::Value;
@@ -65,6 +67,13 @@ pub fn state_on_disk(project: &Project) -> StateOnDisk {
         }
         Err(e) => StateOnDisk::Unusable(e),
     }
+}
+
+/// The storyline ids of `storylines/storylines.json` (schema-checked), file order.
+pub fn load_storyline_ids(project: &Project) -> Result<Vec<String>, StoreError> {
+    let v = read_checked(project, layout::STORYLINES, FileKind::Storylines)?;
+    let lines: Storylines = serde_json::from_value(v).expect("schema-checked");
+    Ok(lines.storylines.into_iter().map(|s| s.id).collect())
 }
 
 /// `foreshadowing/global.json`; an absent file is an empty list.

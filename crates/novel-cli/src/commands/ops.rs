@@ -7,10 +7,10 @@ use novel_core::ops::{
     self, Accepted, Context, OpsError, Rejection, SKIPPED_REBUILD_THRESHOLD, skipped_chapters,
 };
 use novel_store::state::{
-    append_changelog, load_changelog, load_global, load_names, load_plan, load_state, write_global,
-    write_state,
+    append_changelog, load_changelog, load_global, load_names, load_plan, load_state,
+    load_storyline_ids, write_global, write_state,
 };
-use novel_store::{Project, StoreError, io, time};
+use novel_store::{Project, StoreError, io, layout, time};
 
 use crate::cli::{GlobalArgs, OpsCommand, OpsFileArgs};
 use crate::output::{CliError, Exit, Report};
@@ -28,9 +28,27 @@ pub fn ops_error(e: OpsError) -> CliError {
     let exit = match e {
         OpsError::StateVersion { .. } | OpsError::ChapterOrder { .. } => Exit::Conflict,
         OpsError::Replay { .. } => Exit::Usage,
-        OpsError::Delta { .. } | OpsError::Strict { .. } => Exit::Problems,
+        OpsError::Delta { .. } | OpsError::Strict { .. } | OpsError::UnknownStoryline { .. } => {
+            Exit::Problems
+        }
     };
     CliError::new(e.code(), e.to_string(), e.hint(), exit)
+}
+
+/// The project's storyline ids, to check a delta's `storyline_id` against. A storylines file
+/// that cannot be read is said, never taken as "anything goes".
+fn storyline_ids(project: &Project) -> Result<Vec<String>, CliError> {
+    load_storyline_ids(project).map_err(|e| {
+        CliError::new(
+            "E_STORYLINES",
+            format!(
+                "无法读取 {}，因此无法核对增量的 storyline_id：{e}",
+                layout::STORYLINES
+            ),
+            format!("{}；修好后重试（novel validate 可列出全部问题）", e.hint()),
+            Exit::Usage,
+        )
+    })
 }
 
 /// Reads the delta file; a syntax error is a finding for the Summarizer (exit 1), with line
@@ -113,6 +131,7 @@ fn validate(project: &Project, args: &OpsFileArgs) -> Result<Report, CliError> {
         plan: &plan,
     };
     let run = ops::run_delta(&state, &global, &delta, ctx).map_err(ops_error)?;
+    ops::check_storyline(&run.header.storyline_id, &storyline_ids(project)?).map_err(ops_error)?;
     let current = ops::state_version(&state);
     let version_ok = run.header.base_state_version == current;
     let last = ops::last_updated_chapter(&state);
@@ -214,6 +233,8 @@ fn apply_locked(
     let now = time::now_iso();
     let mut applied =
         ops::apply_delta(&state, &global, delta, ctx, args.strict, &now).map_err(ops_error)?;
+    ops::check_storyline(&applied.run.header.storyline_id, &storyline_ids(project)?)
+        .map_err(ops_error)?;
     if manual {
         applied.entry.source = novel_core::model::state::ChangeSource::Manual;
     }
