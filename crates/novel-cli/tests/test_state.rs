@@ -605,6 +605,38 @@ fn a_delta_on_an_unknown_storyline_is_refused() {
 }
 
 #[test]
+fn ops_apply_waits_for_no_one_and_takes_the_lock() {
+    let (_t, root) = new_project();
+    // Someone else (a live process that is not this session) holds the project.
+    let held = novel(&root, &["--json", "lock", "acquire", "--owner-pid", "1"]);
+    assert_eq!(code(&held), 0, "{}", stdout(&held));
+    let token = json(&held)["data"]["token"].as_str().unwrap().to_string();
+    let d1 = delta(&root, 1, 0, chapter1());
+    let out = novel(&root, &["--json", "ops", "apply", &d1]);
+    assert_eq!(code(&out), 3, "{}", stdout(&out));
+    let doc = json(&out);
+    assert_eq!(doc["error"]["code"], "E_LOCKED");
+    assert!(
+        doc["error"]["message"].as_str().unwrap().contains("进程 1"),
+        "{doc}"
+    );
+    assert_eq!(
+        read_json(&root.join("state/current-state.json"))["state_version"],
+        0
+    );
+    let out = novel(&root, &["--json", "state", "rebuild", "--write"]);
+    assert_eq!(code(&out), 3, "rebuild --write takes the lock too");
+    assert_eq!(json(&out)["error"]["code"], "E_LOCKED");
+    assert_eq!(
+        code(&novel(&root, &["lock", "release", "--token", &token])),
+        0
+    );
+    apply(&root, &d1);
+    let status = json(&novel(&root, &["--json", "lock", "status"]));
+    assert_eq!(status["data"]["state"], "free", "released after the write");
+}
+
+#[test]
 fn two_rebuild_writes_in_a_row_keep_every_backup() {
     let (_t, root) = new_project();
     three_chapters(&root);

@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use novel_core::ops::{
     self, Accepted, Context, OpsError, Rejection, SKIPPED_REBUILD_THRESHOLD, skipped_chapters,
 };
+use novel_store::lock::{self, LockState};
 use novel_store::state::{
     append_changelog, load_changelog, load_global, load_names, load_plan, load_state,
     load_storyline_ids, write_global, write_state,
@@ -14,6 +15,8 @@ use novel_store::{Project, StoreError, io, layout, time};
 
 use crate::cli::{GlobalArgs, OpsCommand, OpsFileArgs};
 use crate::output::{CliError, Exit, Report};
+
+use super::lock::{lock_error, stale_after};
 
 pub fn run(global: &GlobalArgs, cmd: OpsCommand) -> Result<Report, CliError> {
     let project = super::project(global)?;
@@ -49,6 +52,31 @@ fn storyline_ids(project: &Project) -> Result<Vec<String>, CliError> {
             Exit::Usage,
         )
     })
+}
+
+/// Runs a standalone read-check-write of the state files under the project lock, so two of
+/// them cannot both pass the version check. The lock is taken for this process and released
+/// afterwards; when this session already holds it (a chapter pipeline), `f` runs inside that
+/// lock. A lock held by anyone else is a conflict (exit 3, `E_LOCKED`) naming the holder.
+pub fn with_state_lock<T>(
+    project: &Project,
+    f: impl FnOnce() -> Result<T, CliError>,
+) -> Result<T, CliError> {
+    let stale = stale_after(project);
+    if let LockState::Held { info, .. } = lock::status(project, stale)
+        && info.pid != 0
+        && info.host == lock::host_name()
+        && info.pid == lock::session_pid()
+    {
+        return f();
+    }
+    // Owned by this short-lived process: if it dies, the lock is stale at once.
+    let got = lock::acquire(project, None, std::process::id(), stale).map_err(lock_error)?;
+    let result = f();
+    let released = lock::release(project, &got.info.token).map_err(lock_error);
+    let value = result?;
+    released?;
+    Ok(value)
 }
 
 /// Reads the delta file; a syntax error is a finding for the Summarizer (exit 1), with line
@@ -214,7 +242,7 @@ fn check_in_step(state: &Value, log: &[novel_core::model::ChangelogEntry]) -> Re
 /// the same library function inside its own journaled transaction).
 fn apply(project: &Project, args: &OpsFileArgs, manual: bool) -> Result<Report, CliError> {
     let delta = read_delta(&args.file)?;
-    apply_locked(project, args, manual, &delta)
+    with_state_lock(project, || apply_locked(project, args, manual, &delta))
 }
 
 fn apply_locked(

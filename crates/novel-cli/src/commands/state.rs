@@ -12,11 +12,12 @@ use novel_store::{Project, layout, time};
 use crate::cli::{GlobalArgs, RebuildArgs, StateCommand};
 use crate::output::{CliError, Exit, Report};
 
-use super::ops::ops_error;
+use super::ops::{ops_error, with_state_lock};
 
 pub fn run(global: &GlobalArgs, cmd: StateCommand) -> Result<Report, CliError> {
     let project = super::project(global)?;
     match cmd {
+        StateCommand::Rebuild(a) if a.write => with_state_lock(&project, || rebuild(&project, &a)),
         StateCommand::Rebuild(a) => rebuild(&project, &a),
         StateCommand::At(a) => at(&project, a.chapter, a.entity.as_deref()),
         StateCommand::History(a) => history(&project, &a.entity),
