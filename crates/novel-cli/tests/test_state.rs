@@ -637,6 +637,70 @@ fn ops_apply_waits_for_no_one_and_takes_the_lock() {
 }
 
 #[test]
+fn entities_by_display_name_and_unknown_ones_alike() {
+    let (_t, root) = new_project();
+    write_json(
+        &root.join("characters/active/lu-chen.json"),
+        &json!({"id": "lu-chen", "display_name": "陆尘", "aliases": ["小陆"], "contracts": []}),
+    );
+    three_chapters(&root);
+    let at = novel(
+        &root,
+        &[
+            "--json",
+            "state",
+            "at",
+            "--chapter",
+            "2",
+            "--entity",
+            "陆尘",
+        ],
+    );
+    assert_eq!(code(&at), 0, "{}", stdout(&at));
+    let doc = json(&at);
+    assert_eq!(doc["data"]["entity"], "lu-chen");
+    assert_eq!(doc["data"]["state"]["characters"]["location"], "魔都外城");
+    let h = novel(&root, &["--json", "state", "history", "--entity", "小陆"]);
+    assert_eq!(code(&h), 0);
+    assert_eq!(json(&h)["data"]["entity"], "lu-chen");
+    assert_eq!(json(&h)["data"]["changes"].as_array().unwrap().len(), 7);
+    // Unknown: the same exit code from both, with the close ids named.
+    for args in [
+        vec!["--json", "state", "history", "--entity", "lu-chan"],
+        vec![
+            "--json",
+            "state",
+            "at",
+            "--chapter",
+            "3",
+            "--entity",
+            "lu-chan",
+        ],
+    ] {
+        let out = novel(&root, &args);
+        assert_eq!(code(&out), 1, "{args:?}: {}", stdout(&out));
+        let doc = json(&out);
+        assert_eq!(doc["error"]["code"], "E_NO_ENTITY");
+        assert!(
+            doc["error"]["hint"].as_str().unwrap().contains("lu-chen"),
+            "{doc}"
+        );
+    }
+    let out = novel(&root, &["--json", "state", "history", "--entity", "陆晨"]);
+    assert_eq!(code(&out), 1);
+    assert!(
+        json(&out)["error"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("lu-chen（陆尘）")
+    );
+    assert_eq!(
+        code(&novel(&root, &["state", "history", "--entity", "nobody"])),
+        1
+    );
+}
+
+#[test]
 fn two_rebuild_writes_in_a_row_keep_every_backup() {
     let (_t, root) = new_project();
     three_chapters(&root);

@@ -98,6 +98,11 @@ impl NameIndex {
     pub fn slug_for(&self, name: &str) -> Option<&str> {
         self.names.get(name).map(String::as_str)
     }
+
+    /// (display name or alias, slug) pairs, sorted by name.
+    pub fn pairs(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.names.iter().map(|(n, s)| (n.as_str(), s.as_str()))
+    }
 }
 
 /// Refuses a delta whose `storyline_id` is not one of the project's storylines (`known`, from
@@ -111,6 +116,41 @@ pub fn check_storyline(storyline_id: &str, known: &[String]) -> Result<(), OpsEr
         id: storyline_id.to_string(),
         known: known.to_vec(),
     })
+}
+
+/// Up to `limit` of `candidates` closest to `query` (edit distance in characters, at most a
+/// quarter of the longer string, or one contains the other; ties by code point), for "did you
+/// mean" hints.
+pub fn closest<'c>(query: &str, candidates: &'c [String], limit: usize) -> Vec<&'c str> {
+    let q: Vec<char> = query.chars().collect();
+    let mut scored: Vec<(usize, &str)> = candidates
+        .iter()
+        .filter_map(|c| {
+            let cs: Vec<char> = c.chars().collect();
+            let d = edit_distance(&q, &cs);
+            let contains = !query.is_empty() && (c.contains(query) || query.contains(c.as_str()));
+            (d <= q.len().max(cs.len()).div_ceil(4) || contains).then_some((d, c.as_str()))
+        })
+        .collect();
+    scored.sort();
+    scored.dedup_by(|a, b| a.1 == b.1);
+    scored.into_iter().take(limit).map(|(_, c)| c).collect()
+}
+
+fn edit_distance(a: &[char], b: &[char]) -> usize {
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let next = (diag + usize::from(ca != cb))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
+            diag = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
 }
 
 /// An op that was not applied, with a reason and a fix hint for the Summarizer.
@@ -1133,17 +1173,31 @@ pub struct EntityChange {
     pub op: StateOp,
 }
 
+/// The entity an op touches: the second path segment, or the foreshadow id.
+fn entity_of(op: &StateOp) -> Option<&str> {
+    if op.op == OpKind::Foreshadow {
+        Some(op.path.as_str())
+    } else {
+        op.path.split('.').nth(1)
+    }
+}
+
+/// Every entity id the changelog's applied ops touch, sorted.
+pub fn changelog_entities(entries: &[ChangelogEntry]) -> Vec<String> {
+    let ids: std::collections::BTreeSet<&str> = entries
+        .iter()
+        .flat_map(|e| &e.applied)
+        .filter_map(entity_of)
+        .collect();
+    ids.into_iter().map(str::to_string).collect()
+}
+
 /// Every applied op that touches `slug` (as the second path segment, or a foreshadow id).
 pub fn entity_history(entries: &[ChangelogEntry], slug: &str) -> Vec<EntityChange> {
     let mut out = Vec::new();
     for e in entries {
         for op in &e.applied {
-            let hit = if op.op == OpKind::Foreshadow {
-                op.path == slug
-            } else {
-                op.path.split('.').nth(1) == Some(slug)
-            };
-            if hit {
+            if entity_of(op) == Some(slug) {
                 out.push(EntityChange {
                     chapter: e.chapter,
                     state_version: e.state_version,

@@ -662,3 +662,14 @@ fn rebuild_to_before_a_thread_exists_names_it() {
     assert!(at2.dropped_threads.is_empty());
     assert_eq!(at2.global, global);
 }
+
+#[test]
+fn closest_ids_for_a_did_you_mean_hint() {
+    let known: Vec<String> = ["lu-chen", "su-wan", "ancient_prophecy", "陆尘", "小陆"]
+        .map(String::from)
+        .to_vec();
+    assert_eq!(ops::closest("lu-chan", &known, 5), ["lu-chen"]);
+    assert_eq!(ops::closest("陆晨", &known, 5), ["陆尘"]);
+    assert_eq!(ops::closest("prophecy", &known, 5), ["ancient_prophecy"]);
+    assert!(ops::closest("nobody", &known, 5).is_empty());
+}
