@@ -88,14 +88,14 @@ fn initial() -> Value {
 
 const STATUSES: [&str; 3] = ["planted", "advanced", "resolved"];
 
-/// The deltas start at this chapter.
-const AUTHORED_UP_TO: u32 = 3;
+/// The deltas start at this chapter (authored history runs a little past it).
+const FIRST_CHAPTER: u32 = 3;
 
 /// One authored thread: a history in chapter order, a status at least as high as its history
 /// (higher = set by hand), and a key of the author's own.
 fn arb_thread(id: &'static str) -> impl Strategy<Value = Value> {
     // Past the first delta's chapter too, so that authored events and ops meet.
-    let history = prop::collection::btree_set((1..=AUTHORED_UP_TO + 2, 0..3usize), 0..4);
+    let history = prop::collection::btree_set((1..=FIRST_CHAPTER + 2, 0..3usize), 0..4);
     (history, 0..3usize, any::<bool>(), arb_json()).prop_map(
         move |(history, bump, planted, note)| {
             let top = history.iter().map(|(_, a)| *a).max();
@@ -183,10 +183,18 @@ proptest! {
         let mut global = authored.clone();
         let mut log = Vec::new();
         let mut snapshots = Vec::new();
+        // A fixed first delta, so that the random ones start from a state with entities in it.
+        let seed = vec![
+            json!({"op": "set", "path": "characters.lu-chen.location", "value": "青云镇"}),
+            json!({"op": "add", "path": "characters.lu-chen.inventory", "value": "密信"}),
+            json!({"op": "inc", "path": "characters.lu-chen.relationships.su-wan", "value": 5}),
+            json!({"op": "set", "path": "world_state.time_marker", "value": "第三年冬"}),
+            json!({"op": "foreshadow", "path": "jade_pendant", "value": "planted"}),
+        ];
+        let deltas: Vec<&Vec<Value>> = std::iter::once(&seed).chain(&deltas).collect();
         for (i, ops_list) in deltas.iter().enumerate() {
             let before = ops::state_version(&state);
-            // The first delta at the last authored chapter (a correction there), then onwards.
-            let chapter = AUTHORED_UP_TO + i as u32;
+            let chapter = FIRST_CHAPTER + i as u32;
             let delta = json!({"chapter": chapter, "base_state_version": before,
                 "storyline_id": "main_arc", "ops": ops_list});
             let applied = ops::apply_delta(&state, &global, &delta, ctx, false, "t").unwrap();
