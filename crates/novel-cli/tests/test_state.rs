@@ -329,3 +329,410 @@ fn state_ahead_of_changelog_is_refused() {
     assert_eq!(code(&out), 0);
     assert_eq!(read_json(&path)["state_version"], 0);
 }
+
+fn three_chapters(root: &Path) {
+    let d1 = delta(root, 1, 0, chapter1());
+    let d2 = delta(root, 2, 1, chapter2());
+    let d3 = delta(root, 3, 2, chapter3());
+    for d in [&d1, &d2, &d3] {
+        apply(root, d);
+    }
+}
+
+fn backups(root: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(root.join("state/backups"))
+        .map(|r| {
+            r.map(|e| e.unwrap().file_name().into_string().unwrap())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+#[test]
+fn rebuild_write_repairs_a_torn_or_missing_state_file() {
+    let (_t, root) = new_project();
+    three_chapters(&root);
+    let path = root.join("state/current-state.json");
+    let good = std::fs::read_to_string(&path).unwrap();
+
+    std::fs::write(&path, "{ torn").unwrap();
+    let dry = novel(&root, &["--json", "state", "rebuild"]);
+    assert_eq!(code(&dry), 1, "{}", stdout(&dry));
+    let doc = json(&dry);
+    assert_eq!(doc["error"]["code"], "E_STATE_DIFFERS");
+    assert_eq!(doc["data"]["state_file"], "unusable");
+    assert_eq!(doc["data"]["state_differences"][0]["pointer"], "");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "{ torn", "dry run");
+
+    let out = novel(&root, &["--json", "state", "rebuild", "--write"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    assert_eq!(
+        read_json(&path),
+        serde_json::from_str::<Value>(&good).unwrap()
+    );
+    let doc = json(&out);
+    let saved = doc["data"]["backups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b.as_str().unwrap().ends_with("state--current-state.json"))
+        .expect("the torn file is backed up")
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(std::fs::read_to_string(root.join(saved)).unwrap(), "{ torn");
+
+    std::fs::remove_file(&path).unwrap();
+    let human = novel(&root, &["state", "rebuild"]);
+    assert_eq!(code(&human), 1);
+    assert!(stdout(&human).contains("文件不存在"), "{}", stdout(&human));
+    let out = novel(&root, &["--json", "state", "rebuild", "--write"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    assert_eq!(json(&out)["data"]["state_file"], "missing");
+    assert_eq!(
+        read_json(&path),
+        serde_json::from_str::<Value>(&good).unwrap()
+    );
+    assert_eq!(code(&novel(&root, &["state", "rebuild"])), 0);
+    assert_eq!(code(&novel(&root, &["validate"])), 0);
+}
+
+#[test]
+fn rebuild_keeps_author_keys_and_authored_thread_history() {
+    let (_t, root) = new_project();
+    // The author's own key in the state file, and a thread they track by hand: advanced in
+    // chapter 1 with a note, and an extra key.
+    let path = root.join("state/current-state.json");
+    let mut s = read_json(&path);
+    s["作者备注"] = json!("第三卷再回收预言");
+    write_json(&path, &s);
+    write_json(
+        &root.join("foreshadowing/global.json"),
+        &json!({"foreshadowing": [
+            {"id": "ancient_prophecy", "description": "上古预言", "scope": "long", "status": "advanced",
+             "planted_chapter": 1, "last_updated_chapter": 1, "作者备注": "主线核心",
+             "history": [{"chapter": 1, "action": "advanced", "detail": "作者手记"}]}
+        ]}),
+    );
+    three_chapters(&root);
+    let global = read_json(&root.join("foreshadowing/global.json"));
+    let thread = &global["foreshadowing"][0];
+    assert_eq!(thread["status"], "advanced", "planted does not go back");
+    let actions: Vec<(u64, &str)> = thread["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            (
+                h["chapter"].as_u64().unwrap(),
+                h["action"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(actions, [(1, "advanced"), (3, "advanced")]);
+    let out = novel(&root, &["--json", "state", "rebuild"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    assert_eq!(read_json(&path)["作者备注"], "第三卷再回收预言");
+    // The changelog says the chapter-1 planted op changed nothing.
+    let log = std::fs::read_to_string(root.join("state/changelog.jsonl")).unwrap();
+    let first: Value = serde_json::from_str(log.lines().next().unwrap()).unwrap();
+    assert!(
+        first["note"].as_str().unwrap().contains("不回退"),
+        "{first}"
+    );
+    assert_eq!(code(&novel(&root, &["validate"])), 0);
+}
+
+#[test]
+fn changelog_stays_in_chapter_order_and_state_at_reads_a_prefix() {
+    let (_t, root) = new_project();
+    three_chapters(&root);
+    // A manual correction filed under chapter 2 after chapter 3 is refused…
+    let fix = |chapter: u32| {
+        let rel = format!("staging/state/manual-{chapter}.json");
+        write_json(
+            &root.join(&rel),
+            &json!({"chapter": chapter, "base_state_version": 3, "storyline_id": "main_arc",
+                "ops": [{"op": "set", "path": "characters.lu-chen.location", "value": "幽暗森林"}]}),
+        );
+        rel
+    };
+    let out = novel(&root, &["--json", "ops", "apply", "--manual", &fix(2)]);
+    assert_eq!(code(&out), 3, "{}", stdout(&out));
+    assert_eq!(json(&out)["error"]["code"], "E_CHAPTER_ORDER");
+    let out = novel(&root, &["--json", "ops", "validate", &fix(2)]);
+    assert_eq!(code(&out), 1);
+    assert_eq!(json(&out)["data"]["chapter_order_ok"], false);
+    assert_eq!(
+        read_json(&root.join("state/current-state.json"))["state_version"],
+        3
+    );
+    // …one at the current chapter is fine, and the state after chapter 2 is still there.
+    let out = novel(&root, &["--json", "ops", "apply", "--manual", &fix(3)]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    let at = novel(&root, &["--json", "state", "at", "--chapter", "2"]);
+    assert_eq!(code(&at), 0, "{}", stdout(&at));
+    assert_eq!(json(&at)["data"]["state"]["state_version"], 2);
+
+    // A changelog an older engine wrote, with a line for chapter 2 after chapter 3: the state
+    // after chapter 2 is the prefix before the first later line.
+    let log_path = root.join("state/changelog.jsonl");
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    let mut lines: Vec<Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    lines[3]["chapter"] = json!(2);
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&log_path, text).unwrap();
+    let at = novel(&root, &["--json", "state", "at", "--chapter", "2"]);
+    assert_eq!(code(&at), 0, "{}", stdout(&at));
+    assert_eq!(
+        json(&at)["data"]["state"]["characters"]["lu-chen"]["location"],
+        "魔都外城"
+    );
+    let out = novel(
+        &root,
+        &[
+            "--json",
+            "state",
+            "rebuild",
+            "--until-chapter",
+            "2",
+            "--write",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    assert_eq!(json(&out)["data"]["entries_replayed"], 2);
+    assert_eq!(
+        std::fs::read_to_string(&log_path).unwrap().lines().count(),
+        2,
+        "the changelog is cut at the first later line"
+    );
+    assert_eq!(code(&novel(&root, &["state", "rebuild"])), 0);
+}
+
+#[test]
+fn rebuild_to_before_a_thread_was_created_names_it() {
+    let (_t, root) = new_project();
+    three_chapters(&root);
+    let d4 = delta(
+        &root,
+        4,
+        3,
+        json!([{"op": "foreshadow", "path": "black_cat", "value": "planted", "detail": "黑猫现身"}]),
+    );
+    apply(&root, &d4);
+    let gpath = root.join("foreshadowing/global.json");
+    let mut g = read_json(&gpath);
+    g["foreshadowing"][1]["description"] = json!("作者写的：黑猫是师父的化身");
+    write_json(&gpath, &g);
+    let out = novel(
+        &root,
+        &["--json", "state", "rebuild", "--until-chapter", "3"],
+    );
+    assert_eq!(code(&out), 1);
+    let doc = json(&out);
+    assert_eq!(doc["data"]["dropped_threads"], json!(["black_cat"]));
+    let text = stdout(&novel(&root, &["state", "rebuild", "--until-chapter", "3"]));
+    assert!(
+        text.contains("black_cat") && text.contains("卷伏笔计划"),
+        "{text}"
+    );
+    let out = novel(
+        &root,
+        &[
+            "--json",
+            "state",
+            "rebuild",
+            "--until-chapter",
+            "3",
+            "--write",
+        ],
+    );
+    assert_eq!(code(&out), 0);
+    let backed_up = json(&out)["data"]["backups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b.as_str().unwrap().to_string())
+        .find(|b| b.ends_with("foreshadowing--global.json"))
+        .unwrap();
+    let old = std::fs::read_to_string(root.join(backed_up)).unwrap();
+    assert!(old.contains("黑猫是师父的化身"), "the backup keeps it");
+}
+
+#[test]
+fn a_delta_on_an_unknown_storyline_is_refused() {
+    let (_t, root) = new_project();
+    let rel = "staging/state/chapter-001-delta.json";
+    write_json(
+        &root.join(rel),
+        &json!({"chapter": 1, "base_state_version": 0, "storyline_id": "side_arc", "ops": chapter1()}),
+    );
+    for cmd in ["validate", "apply"] {
+        let out = novel(&root, &["--json", "ops", cmd, rel]);
+        assert_eq!(code(&out), 1, "{cmd}: {}", stdout(&out));
+        let doc = json(&out);
+        assert_eq!(doc["error"]["code"], "E_DELTA");
+        assert!(
+            doc["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("/storyline_id")
+        );
+        assert!(
+            doc["error"]["hint"].as_str().unwrap().contains("main_arc"),
+            "{doc}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(root.join("state/changelog.jsonl")).unwrap(),
+        ""
+    );
+    // Without a readable storylines file the check cannot be made: said, not skipped.
+    std::fs::write(root.join("storylines/storylines.json"), "{ torn").unwrap();
+    let ok = delta(&root, 1, 0, chapter1());
+    let out = novel(&root, &["--json", "ops", "apply", &ok]);
+    assert_eq!(code(&out), 2, "{}", stdout(&out));
+    assert_eq!(json(&out)["error"]["code"], "E_STORYLINES");
+    assert_eq!(
+        read_json(&root.join("state/current-state.json"))["state_version"],
+        0
+    );
+}
+
+#[test]
+fn ops_apply_waits_for_no_one_and_takes_the_lock() {
+    let (_t, root) = new_project();
+    // Someone else (a live process that is not this session) holds the project.
+    let held = novel(&root, &["--json", "lock", "acquire", "--owner-pid", "1"]);
+    assert_eq!(code(&held), 0, "{}", stdout(&held));
+    let token = json(&held)["data"]["token"].as_str().unwrap().to_string();
+    let d1 = delta(&root, 1, 0, chapter1());
+    let out = novel(&root, &["--json", "ops", "apply", &d1]);
+    assert_eq!(code(&out), 3, "{}", stdout(&out));
+    let doc = json(&out);
+    assert_eq!(doc["error"]["code"], "E_LOCKED");
+    assert!(
+        doc["error"]["message"].as_str().unwrap().contains("进程 1"),
+        "{doc}"
+    );
+    assert_eq!(
+        read_json(&root.join("state/current-state.json"))["state_version"],
+        0
+    );
+    let out = novel(&root, &["--json", "state", "rebuild", "--write"]);
+    assert_eq!(code(&out), 3, "rebuild --write takes the lock too");
+    assert_eq!(json(&out)["error"]["code"], "E_LOCKED");
+    assert_eq!(
+        code(&novel(&root, &["lock", "release", "--token", &token])),
+        0
+    );
+    apply(&root, &d1);
+    let status = json(&novel(&root, &["--json", "lock", "status"]));
+    assert_eq!(status["data"]["state"], "free", "released after the write");
+}
+
+#[test]
+fn entities_by_display_name_and_unknown_ones_alike() {
+    let (_t, root) = new_project();
+    write_json(
+        &root.join("characters/active/lu-chen.json"),
+        &json!({"id": "lu-chen", "display_name": "陆尘", "aliases": ["小陆"], "contracts": []}),
+    );
+    three_chapters(&root);
+    let at = novel(
+        &root,
+        &[
+            "--json",
+            "state",
+            "at",
+            "--chapter",
+            "2",
+            "--entity",
+            "陆尘",
+        ],
+    );
+    assert_eq!(code(&at), 0, "{}", stdout(&at));
+    let doc = json(&at);
+    assert_eq!(doc["data"]["entity"], "lu-chen");
+    assert_eq!(doc["data"]["state"]["characters"]["location"], "魔都外城");
+    let h = novel(&root, &["--json", "state", "history", "--entity", "小陆"]);
+    assert_eq!(code(&h), 0);
+    assert_eq!(json(&h)["data"]["entity"], "lu-chen");
+    assert_eq!(json(&h)["data"]["changes"].as_array().unwrap().len(), 7);
+    // Unknown: the same exit code from both, with the close ids named.
+    for args in [
+        vec!["--json", "state", "history", "--entity", "lu-chan"],
+        vec![
+            "--json",
+            "state",
+            "at",
+            "--chapter",
+            "3",
+            "--entity",
+            "lu-chan",
+        ],
+    ] {
+        let out = novel(&root, &args);
+        assert_eq!(code(&out), 1, "{args:?}: {}", stdout(&out));
+        let doc = json(&out);
+        assert_eq!(doc["error"]["code"], "E_NO_ENTITY");
+        assert!(
+            doc["error"]["hint"].as_str().unwrap().contains("lu-chen"),
+            "{doc}"
+        );
+    }
+    let out = novel(&root, &["--json", "state", "history", "--entity", "陆晨"]);
+    assert_eq!(code(&out), 1);
+    assert!(
+        json(&out)["error"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("lu-chen（陆尘）")
+    );
+    assert_eq!(
+        code(&novel(&root, &["state", "history", "--entity", "nobody"])),
+        1
+    );
+}
+
+#[test]
+fn two_rebuild_writes_in_a_row_keep_every_backup() {
+    let (_t, root) = new_project();
+    three_chapters(&root);
+    let path = root.join("state/current-state.json");
+    for broken in ["{ torn", "{ torn again"] {
+        std::fs::write(&path, broken).unwrap();
+        let out = novel(&root, &["state", "rebuild", "--write"]);
+        assert_eq!(code(&out), 0, "{}", stdout(&out));
+    }
+    let states: Vec<String> = backups(&root)
+        .into_iter()
+        .filter(|b| b.ends_with("state--current-state.json"))
+        .map(|b| std::fs::read_to_string(root.join("state/backups").join(b)).unwrap())
+        .collect();
+    assert!(
+        states.contains(&"{ torn".to_string()) && states.contains(&"{ torn again".to_string()),
+        "{states:?}"
+    );
+}
+
+#[test]
+fn a_chapter_zero_delta_applies_and_validates() {
+    let (_t, root) = new_project();
+    let rel = "staging/state/chapter-000-delta.json";
+    write_json(
+        &root.join(rel),
+        &json!({"chapter": 0, "base_state_version": 0, "storyline_id": "main_arc", "ops": [
+            {"op": "set", "path": "characters.lu-chen.location", "value": "青云镇"}
+        ]}),
+    );
+    let out = novel(&root, &["--json", "ops", "apply", "--manual", rel]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    let v = novel(&root, &["--json", "validate"]);
+    assert_eq!(code(&v), 0, "{}", stdout(&v));
+}

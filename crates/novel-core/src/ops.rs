@@ -4,7 +4,8 @@
 //! applied, and replay the changelog to rebuild either file or to see the state at any chapter.
 //!
 //! Pure: values in, values out. Apply and replay share [`apply_op`], so a rebuild always
-//! reproduces what was applied.
+//! reproduces what was applied; the changelog is kept in chapter order, so the state after
+//! chapter N is the replay of a prefix of it.
 
 use std::collections::BTreeMap;
 
@@ -39,6 +40,10 @@ pub enum OpsError {
     Strict { rejected: usize },
     #[error("变更日志第 {line} 行无法回放：{message}")]
     Replay { line: usize, message: String },
+    #[error("增量属于第 {chapter} 章，但状态已更新到第 {last} 章：不能把更早章节的增量接在后面")]
+    ChapterOrder { chapter: u32, last: u32 },
+    #[error("状态增量的格式不对：/storyline_id 故事线「{id}」不在 storylines/storylines.json 中")]
+    UnknownStoryline { id: String, known: Vec<String> },
 }
 
 impl OpsError {
@@ -48,6 +53,8 @@ impl OpsError {
             OpsError::StateVersion { .. } => "E_STATE_VERSION",
             OpsError::Strict { .. } => "E_STRICT",
             OpsError::Replay { .. } => "E_REPLAY",
+            OpsError::ChapterOrder { .. } => "E_CHAPTER_ORDER",
+            OpsError::UnknownStoryline { .. } => "E_DELTA",
         }
     }
 
@@ -62,6 +69,16 @@ impl OpsError {
             OpsError::Strict { .. } => "按 rejected 列表修正这些 op 后重试，或去掉 --strict".into(),
             OpsError::Replay { .. } => {
                 "变更日志与状态不一致：检查该行，或从备份恢复 state/changelog.jsonl".into()
+            }
+            OpsError::ChapterOrder { chapter, last } => format!(
+                "改写第 {chapter} 章请先 novel state rebuild --until-chapter {} --write 回退，再按章节顺序重新应用；手动修正请把 chapter 写成 {last} 或更晚",
+                chapter.saturating_sub(1)
+            ),
+            OpsError::UnknownStoryline { known, .. } if known.is_empty() => {
+                "storylines/storylines.json 里还没有任何故事线：先在其中登记，再应用增量".into()
+            }
+            OpsError::UnknownStoryline { known, .. } => {
+                format!("storyline_id 应为已登记的故事线之一：{}", known.join("、"))
             }
         }
     }
@@ -81,6 +98,59 @@ impl NameIndex {
     pub fn slug_for(&self, name: &str) -> Option<&str> {
         self.names.get(name).map(String::as_str)
     }
+
+    /// (display name or alias, slug) pairs, sorted by name.
+    pub fn pairs(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.names.iter().map(|(n, s)| (n.as_str(), s.as_str()))
+    }
+}
+
+/// Refuses a delta whose `storyline_id` is not one of the project's storylines (`known`, from
+/// `storylines/storylines.json`): the engine must not write a changelog line `novel validate`
+/// would then reject.
+pub fn check_storyline(storyline_id: &str, known: &[String]) -> Result<(), OpsError> {
+    if known.iter().any(|k| k == storyline_id) {
+        return Ok(());
+    }
+    Err(OpsError::UnknownStoryline {
+        id: storyline_id.to_string(),
+        known: known.to_vec(),
+    })
+}
+
+/// Up to `limit` of `candidates` closest to `query` (edit distance in characters, at most a
+/// quarter of the longer string, or one contains the other; ties by code point), for "did you
+/// mean" hints.
+pub fn closest<'c>(query: &str, candidates: &'c [String], limit: usize) -> Vec<&'c str> {
+    let q: Vec<char> = query.chars().collect();
+    let mut scored: Vec<(usize, &str)> = candidates
+        .iter()
+        .filter_map(|c| {
+            let cs: Vec<char> = c.chars().collect();
+            let d = edit_distance(&q, &cs);
+            let contains = !query.is_empty() && (c.contains(query) || query.contains(c.as_str()));
+            (d <= q.len().max(cs.len()).div_ceil(4) || contains).then_some((d, c.as_str()))
+        })
+        .collect();
+    scored.sort();
+    scored.dedup_by(|a, b| a.1 == b.1);
+    scored.into_iter().take(limit).map(|(_, c)| c).collect()
+}
+
+fn edit_distance(a: &[char], b: &[char]) -> usize {
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let next = (diag + usize::from(ca != cb))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
+            diag = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
 }
 
 /// An op that was not applied, with a reason and a fix hint for the Summarizer.
@@ -192,6 +262,16 @@ pub fn run_delta(
                 continue;
             }
         };
+        // Chapter 0 is the state before the book starts (a `--manual` delta); a thread's
+        // history counts chapters from 1.
+        if op.op == OpKind::Foreshadow && header.chapter == 0 {
+            rejected.push(reject(
+                "E_FORESHADOW_CHAPTER",
+                format!("第 0 章（开书前的初始状态）不能记录伏笔 {} 的进展", op.path),
+                "伏笔在正文章节里埋设、推进、回收；开书前就有的伏笔写进卷伏笔计划或 foreshadowing/global.json".into(),
+            ));
+            continue;
+        }
         match apply_op(
             &mut state,
             &mut global,
@@ -368,11 +448,9 @@ pub fn apply_op(
     ctx: Context<'_>,
 ) -> Result<Option<String>, OpFailure> {
     if op.op == OpKind::Foreshadow {
-        let status = match op.value.as_str() {
-            Some("planted") => ForeshadowStatus::Planted,
-            Some("advanced") => ForeshadowStatus::Advanced,
-            Some("resolved") => ForeshadowStatus::Resolved,
-            _ => {
+        let status = match status_of(&op.value) {
+            Some(s) => s,
+            None => {
                 return Err((
                     "E_FORESHADOW_VALUE",
                     "foreshadow 的 value 不合法".into(),
@@ -445,11 +523,9 @@ pub fn apply_op(
         OpKind::Set => Change::Put(op.value.clone()),
         OpKind::Inc => {
             let by = op.value.as_f64().unwrap_or(0.0);
-            match current {
-                None | Some(Value::Null) => Change::Put(number(by, &op.value, None)),
-                Some(Value::Number(n)) => {
-                    Change::Put(number(n.as_f64().unwrap_or(0.0) + by, &op.value, Some(n)))
-                }
+            let (sum, previous) = match current {
+                None | Some(Value::Null) => (by, None),
+                Some(Value::Number(n)) => (n.as_f64().unwrap_or(0.0) + by, Some(n)),
                 Some(v) => {
                     return Err((
                         "E_OP_TYPE_CONFLICT",
@@ -457,7 +533,16 @@ pub fn apply_op(
                         "对非数字字段请用 set".into(),
                     ));
                 }
+            };
+            // JSON has no infinity: an overflowing sum would be written as null.
+            if !sum.is_finite() {
+                return Err((
+                    "E_OP_INC_VALUE",
+                    format!("inc 之后 {} 的值溢出（超出可表示的数字范围）", op.path),
+                    "检查增量是否写错数量级；确需大数请用 set 写入具体值".into(),
+                ));
             }
+            Change::Put(number(sum, &op.value, previous))
         }
         OpKind::Add => match current {
             None | Some(Value::Null) => Change::Put(Value::Array(vec![op.value.clone()])),
@@ -615,8 +700,8 @@ pub fn status_name(s: ForeshadowStatus) -> &'static str {
 
 /// Merges one `foreshadow` op: status only moves forward, history is de-duplicated on
 /// (chapter, action), `last_updated_chapter` is the max, unknown ids are created (seeded from
-/// the volume plan when it has them). Returns the thread's status afterwards and a note when
-/// the op did not move it.
+/// the volume plan when it has them). A downgrade is a no-op. Returns the thread's status
+/// afterwards and, for a downgrade, a note saying so.
 pub fn merge_foreshadow(
     global: &mut ForeshadowingGlobal,
     plan: &[PlannedForeshadowing],
@@ -636,16 +721,16 @@ pub fn merge_foreshadow(
         }
     };
     let entry = &mut global.foreshadowing[pos];
-    let mut note = None;
-    if status > entry.status {
-        entry.status = status;
-    } else if status < entry.status {
-        note = Some(format!(
-            "伏笔 {id} 已是 {}，不回退到 {}（状态只前进）",
+    if status < entry.status {
+        // A downgrade changes nothing: no status, no history event, no last update.
+        let note = format!(
+            "伏笔 {id} 已是 {}，不回退到 {}（状态只前进，未记入 history）",
             status_name(entry.status),
             status_name(status)
-        ));
+        );
+        return (entry.status, Some(note));
     }
+    entry.status = status;
     if !entry
         .history
         .iter()
@@ -666,7 +751,7 @@ pub fn merge_foreshadow(
     if entry.planted_chapter.is_none() && status == ForeshadowStatus::Planted {
         entry.planted_chapter = Some(chapter);
     }
-    (entry.status, note)
+    (entry.status, None)
 }
 
 fn seed(
@@ -702,9 +787,11 @@ pub struct Applied {
     pub entry: ChangelogEntry,
 }
 
-/// Applies a delta: refuses on a version mismatch (or any rejection under `strict`), bumps
-/// `state_version` by one, sets `last_updated_chapter`, and returns the changelog line that
-/// records the applied ops (and the rejected ones, marked as such).
+/// Applies a delta: refuses on a version mismatch, on a chapter before the state's
+/// `last_updated_chapter` (the changelog stays in chapter order, so "the state after chapter N"
+/// is a prefix of it), or on any rejection under `strict`; bumps `state_version` by one, sets
+/// `last_updated_chapter`, and returns the changelog line that records the applied ops (those
+/// that changed nothing named in its `note`) and the rejected ones, marked as such.
 pub fn apply_delta(
     state: &Value,
     global: &ForeshadowingGlobal,
@@ -726,9 +813,23 @@ pub fn apply_delta(
             rejected: run.rejected.len(),
         });
     }
+    let last = last_updated_chapter(state);
+    if run.header.chapter < last {
+        return Err(OpsError::ChapterOrder {
+            chapter: run.header.chapter,
+            last,
+        });
+    }
     let mut run = run;
     let chapter = run.header.chapter;
     finish_version(&mut run.state, current + 1, chapter);
+    // Ops that changed nothing stay in `applied` (replay repeats them as the same no-op), and
+    // the line says which they were.
+    let noops: Vec<String> = run
+        .accepted
+        .iter()
+        .filter_map(|a| a.note.as_ref().map(|n| format!("#{} {n}", a.index)))
+        .collect();
     let entry = ChangelogEntry {
         chapter,
         source: ChangeSource::Chapter,
@@ -748,10 +849,20 @@ pub fn apply_delta(
                 extra: Extra::new(),
             })
             .collect(),
-        note: None,
+        note: (!noops.is_empty()).then(|| format!("{NOOP_NOTE}{}", noops.join("；"))),
         extra: Extra::new(),
     };
     Ok(Applied { run, entry })
+}
+
+/// How a changelog line's `note` starts when some applied ops changed nothing.
+pub const NOOP_NOTE: &str = "未产生变化的 op：";
+
+pub fn last_updated_chapter(state: &Value) -> u32 {
+    state
+        .get("last_updated_chapter")
+        .and_then(Value::as_u64)
+        .map_or(0, |c| u32::try_from(c).unwrap_or(u32::MAX))
 }
 
 pub fn state_version(state: &Value) -> u64 {
@@ -816,33 +927,75 @@ pub const SKIPPED_REBUILD_THRESHOLD: usize = 3;
 pub struct Replayed {
     pub state: Value,
     pub global: ForeshadowingGlobal,
-    /// How many changelog lines were replayed (those at or before `until`).
+    /// How many changelog lines were replayed: the prefix before the first line past `until`.
     pub entries_used: usize,
+    /// Authored threads the replay does not reach: only ops after `until` create them and the
+    /// authored file records nothing about them at or before `until`. They are not in
+    /// `global`, and neither are their authored fields (description, extra keys).
+    pub dropped_threads: Vec<String>,
 }
 
-/// Replays `entries` (up to and including chapter `until`, when given) from the initial state.
-///
-/// Foreshadowing: a thread that the changelog ever mentions is derived (it exists only if an
-/// op at or before `until` created it; status, history and last update come from the ops) while
-/// its descriptive fields are kept from `authored`; threads the changelog never mentions are
-/// kept exactly as authored.
+/// [`rebuild`] without an on-disk state: the state starts from [`CurrentState::initial`].
 pub fn replay(
     entries: &[ChangelogEntry],
     until: Option<u32>,
     authored: &ForeshadowingGlobal,
     ctx: Context<'_>,
 ) -> Result<Replayed, OpsError> {
-    let mut state = serde_json::to_value(CurrentState::initial()).expect("initial state");
+    rebuild(entries, until, None, authored, ctx)
+}
+
+/// Rebuilds `current-state.json` and `foreshadowing/global.json` from the changelog: replays
+/// its prefix up to the first line whose chapter is past `until` (the changelog is in chapter
+/// order, see [`apply_delta`]).
+///
+/// The state starts from the initial state plus every key of `on_disk` that no op can write
+/// (all but the six roots, `state_version` and `last_updated_chapter`: `schema_version`, the
+/// author's own keys); the result keeps the on-disk key order.
+///
+/// Foreshadowing: a thread the changelog never mentions is kept exactly as authored. One it
+/// mentions starts from its authored base ([`thread_base`]) and the ops are merged with
+/// [`merge_foreshadow`], the function apply uses, so rebuilding right after applying changes
+/// nothing. A thread the ops create takes its descriptive fields from the authored file when
+/// that has it. The authored order of threads is kept; new ones go at the end.
+pub fn rebuild(
+    entries: &[ChangelogEntry],
+    until: Option<u32>,
+    on_disk: Option<&Value>,
+    authored: &ForeshadowingGlobal,
+    ctx: Context<'_>,
+) -> Result<Replayed, OpsError> {
+    let mut state = start_state(on_disk);
+    // Per thread the changelog mentions: the highest status any of its ops asks for.
+    let mut asked: BTreeMap<&str, ForeshadowStatus> = BTreeMap::new();
+    for op in entries
+        .iter()
+        .flat_map(|e| &e.applied)
+        .filter(|op| op.op == OpKind::Foreshadow)
+    {
+        let s = status_of(&op.value).unwrap_or(ForeshadowStatus::Planted);
+        let m = asked.entry(op.path.as_str()).or_insert(s);
+        *m = (*m).max(s);
+    }
     let mut global = ForeshadowingGlobal {
-        foreshadowing: Vec::new(),
+        foreshadowing: authored
+            .foreshadowing
+            .iter()
+            .filter_map(|a| match asked.get(a.id.as_str()) {
+                None => Some(a.clone()),
+                Some(&ops_max) => thread_base(a, until, ops_max),
+            })
+            .collect(),
         extra: authored.extra.clone(),
     };
+    let based: std::collections::BTreeSet<String> =
+        global.foreshadowing.iter().map(|t| t.id.clone()).collect();
     let mut used = 0;
     for (i, entry) in entries.iter().enumerate() {
-        let line = i + 1;
         if until.is_some_and(|u| entry.chapter > u) {
-            continue;
+            break;
         }
+        let line = i + 1;
         used += 1;
         if entry.source == ChangeSource::Skipped {
             continue;
@@ -872,46 +1025,142 @@ pub fn replay(
         }
         finish_version(&mut state, entry.state_version, entry.chapter);
     }
-    // Descriptive fields of derived threads come from the authored file; untouched threads stay.
-    let mentioned: std::collections::BTreeSet<&str> = entries
-        .iter()
-        .flat_map(|e| e.applied.iter())
-        .filter(|op| op.op == OpKind::Foreshadow)
-        .map(|op| op.path.as_str())
-        .collect();
-    for derived in &mut global.foreshadowing {
-        if let Some(a) = authored.foreshadowing.iter().find(|a| a.id == derived.id) {
-            derived.description = a.description.clone();
-            derived.scope = a.scope;
-            derived.target_resolve_range = a.target_resolve_range;
-            derived.planted_storyline = a.planted_storyline.clone();
-            derived.extra = a.extra.clone();
-            if a.planted_chapter.is_some() {
-                derived.planted_chapter = a.planted_chapter;
+    let within = |c: u32| until.is_none_or(|u| c <= u);
+    for t in &mut global.foreshadowing {
+        if based.contains(&t.id) {
+            continue;
+        }
+        if let Some(a) = authored.foreshadowing.iter().find(|a| a.id == t.id) {
+            t.description = a.description.clone();
+            t.scope = a.scope;
+            t.target_resolve_range = a.target_resolve_range;
+            t.planted_storyline = a.planted_storyline.clone();
+            t.extra = a.extra.clone();
+            if let Some(p) = a.planted_chapter.filter(|p| within(*p)) {
+                t.planted_chapter = Some(p);
             }
         }
     }
-    let mut out = ForeshadowingGlobal {
-        foreshadowing: Vec::new(),
-        extra: global.extra.clone(),
+    let rank = |id: &str| {
+        authored
+            .foreshadowing
+            .iter()
+            .position(|a| a.id == id)
+            .unwrap_or(usize::MAX)
     };
-    // Keep the authored order; derived threads the authored file lacks go at the end.
-    for a in &authored.foreshadowing {
-        if !mentioned.contains(a.id.as_str()) {
-            out.foreshadowing.push(a.clone());
-        } else if let Some(d) = global.foreshadowing.iter().find(|d| d.id == a.id) {
-            out.foreshadowing.push(d.clone());
-        }
-    }
-    for d in &global.foreshadowing {
-        if !authored.foreshadowing.iter().any(|a| a.id == d.id) {
-            out.foreshadowing.push(d.clone());
-        }
-    }
+    global.foreshadowing.sort_by_key(|t| rank(&t.id));
+    let dropped_threads = authored
+        .foreshadowing
+        .iter()
+        .filter(|a| !global.foreshadowing.iter().any(|t| t.id == a.id))
+        .map(|a| a.id.clone())
+        .collect();
     Ok(Replayed {
-        state,
-        global: out,
+        state: in_disk_order(state, on_disk),
+        global,
         entries_used: used,
+        dropped_threads,
+    })
+}
+
+fn status_of(value: &Value) -> Option<ForeshadowStatus> {
+    match value.as_str()? {
+        "planted" => Some(ForeshadowStatus::Planted),
+        "advanced" => Some(ForeshadowStatus::Advanced),
+        "resolved" => Some(ForeshadowStatus::Resolved),
+        _ => None,
+    }
+}
+
+/// Keys of `current-state.json` that ops and the version bump write; every other key (such as
+/// `schema_version` or a note the author added) only the author writes.
+fn reachable(key: &str) -> bool {
+    ROOTS.contains(&key) || key == "state_version" || key == "last_updated_chapter"
+}
+
+/// The state a rebuild starts from: the initial state with the unreachable keys of the
+/// on-disk state carried over.
+fn start_state(on_disk: Option<&Value>) -> Value {
+    let mut state = serde_json::to_value(CurrentState::initial()).expect("initial state");
+    if let (Some(obj), Some(Value::Object(disk))) = (state.as_object_mut(), on_disk) {
+        for (k, v) in disk.iter().filter(|(k, _)| !reachable(k)) {
+            obj.insert(k.clone(), v.clone());
+        }
+    }
+    state
+}
+
+/// The rebuilt state's keys in the on-disk order (keys the disk lacks at the end), so writing
+/// it back keeps the file diff-friendly.
+fn in_disk_order(state: Value, on_disk: Option<&Value>) -> Value {
+    match (state, on_disk) {
+        (Value::Object(mut rebuilt), Some(Value::Object(disk))) => {
+            let mut out = Map::new();
+            for k in disk.keys() {
+                if let Some(v) = rebuilt.shift_remove(k) {
+                    out.insert(k.clone(), v);
+                }
+            }
+            out.extend(rebuilt);
+            Value::Object(out)
+        }
+        (state, _) => state,
+    }
+}
+
+/// Where a rebuild starts an authored thread that the changelog mentions (`ops_max`: the
+/// highest status its ops ask for): what the authored file records at or before `until`.
+///
+/// - history: the authored entries at or before `until` (entries the ops made too: merging
+///   an op again finds its entry and changes nothing, and keeps the order the file has);
+/// - status: the highest action of that history — or, when the authored status is higher
+///   than anything the ops and the whole authored history explain, so the author set it by
+///   hand, the authored status, with the authored last update, whatever `until` (a timeless
+///   manual floor);
+/// - `last_updated_chapter` (unless a manual floor), `planted_chapter`: the authored ones at
+///   or before `until`.
+///
+/// Re-deriving the history entries an op also made, instead of keeping them, would lose their
+/// authored `detail` and could turn a downgrade that apply skipped into an event; keeping them
+/// is what makes apply-then-rebuild the identity (see the property test).
+///
+/// None when that leaves nothing: the thread then exists only once an op creates it. A manual
+/// status that a later op also reaches is indistinguishable from that op's doing, so it is not
+/// a floor: rebuilding to before that op forgets it.
+fn thread_base(
+    a: &Foreshadowing,
+    until: Option<u32>,
+    ops_max: ForeshadowStatus,
+) -> Option<Foreshadowing> {
+    let within = |c: u32| until.is_none_or(|u| c <= u);
+    let history: Vec<ForeshadowEvent> = a
+        .history
+        .iter()
+        .filter(|h| within(h.chapter))
+        .cloned()
+        .collect();
+    let explained = a
+        .history
+        .iter()
+        .map(|h| h.action)
+        .fold(ops_max, ForeshadowStatus::max);
+    let manual = a.status > explained;
+    let status = if manual {
+        a.status
+    } else {
+        history.iter().map(|h| h.action).max()?
+    };
+    let last_updated_chapter = history
+        .iter()
+        .map(|h| h.chapter)
+        .chain(a.last_updated_chapter.filter(|c| manual || within(*c)))
+        .max();
+    Some(Foreshadowing {
+        status,
+        last_updated_chapter,
+        planted_chapter: a.planted_chapter.filter(|c| within(*c)),
+        history,
+        ..a.clone()
     })
 }
 
@@ -924,17 +1173,31 @@ pub struct EntityChange {
     pub op: StateOp,
 }
 
+/// The entity an op touches: the second path segment, or the foreshadow id.
+fn entity_of(op: &StateOp) -> Option<&str> {
+    if op.op == OpKind::Foreshadow {
+        Some(op.path.as_str())
+    } else {
+        op.path.split('.').nth(1)
+    }
+}
+
+/// Every entity id the changelog's applied ops touch, sorted.
+pub fn changelog_entities(entries: &[ChangelogEntry]) -> Vec<String> {
+    let ids: std::collections::BTreeSet<&str> = entries
+        .iter()
+        .flat_map(|e| &e.applied)
+        .filter_map(entity_of)
+        .collect();
+    ids.into_iter().map(str::to_string).collect()
+}
+
 /// Every applied op that touches `slug` (as the second path segment, or a foreshadow id).
 pub fn entity_history(entries: &[ChangelogEntry], slug: &str) -> Vec<EntityChange> {
     let mut out = Vec::new();
     for e in entries {
         for op in &e.applied {
-            let hit = if op.op == OpKind::Foreshadow {
-                op.path == slug
-            } else {
-                op.path.split('.').nth(1) == Some(slug)
-            };
-            if hit {
+            if entity_of(op) == Some(slug) {
                 out.push(EntityChange {
                     chapter: e.chapter,
                     state_version: e.state_version,

@@ -1,9 +1,9 @@
 //! The state engine's rules, one Chinese case per rule (`002` §10.6, upstream lessons).
 
-use novel_core::model::ForeshadowingGlobal;
 use novel_core::model::common::{ForeshadowScope, ForeshadowStatus};
 use novel_core::model::foreshadowing::PlannedForeshadowing;
 use novel_core::model::state::ChangeSource;
+use novel_core::model::{ChangelogEntry, ForeshadowingGlobal};
 use novel_core::ops::{self, Context, NameIndex, OpsError};
 use serde_json::{Value, json};
 
@@ -210,14 +210,15 @@ fn foreshadow_rules() {
         json!({"op": "foreshadow", "path": "ancient_prophecy", "value": "forgotten"}),
         "E_FORESHADOW_VALUE",
     );
-    // Downgrade attempt: resolved → planted stays resolved, and it is said.
+    // Downgrade attempt: resolved → planted stays resolved, and it is said; it is a no-op, so
+    // no `planted` event lands after `resolved` in the history.
     let r = run(
         json!([{"op": "foreshadow", "path": "ancient_prophecy", "value": "planted", "detail": "又提起预言"}]),
     );
     let f = &r.global.foreshadowing[0];
     assert_eq!(f.status, ForeshadowStatus::Resolved);
     assert!(r.accepted[0].note.as_deref().unwrap().contains("不回退"));
-    assert_eq!(f.last_updated_chapter, Some(48));
+    assert_eq!(f, &global().foreshadowing[0], "a downgrade changes nothing");
     // Unknown id: created, seeded from the volume plan; duplicates in history collapse.
     let r = run(json!([
         {"op": "foreshadow", "path": "jade_pendant", "value": "planted", "detail": "玉佩初现"},
@@ -345,4 +346,330 @@ fn skipped_chapters_are_counted_until_reapplied() {
     let mut fixed = log.clone();
     fixed.push(e(5, ChangeSource::Chapter));
     assert_eq!(ops::skipped_chapters(&fixed), vec![3, 8]);
+}
+
+fn ctx<'a>(names: &'a NameIndex, plan: &'a [PlannedForeshadowing]) -> Context<'a> {
+    Context { names, plan }
+}
+
+#[test]
+fn inc_overflow_is_rejected_not_written_as_null() {
+    let r = run(json!([
+        {"op": "inc", "path": "characters.lu-chen.hp", "value": 1e308},
+        {"op": "inc", "path": "characters.lu-chen.hp", "value": 1e308},
+        {"op": "inc", "path": "characters.lu-chen.hp", "value": -1e308}
+    ]));
+    assert_eq!(r.rejected.len(), 1, "{:?}", r.rejected);
+    assert_eq!(r.rejected[0].index, 1);
+    assert_eq!(r.rejected[0].code, "E_OP_INC_VALUE");
+    assert!(r.rejected[0].reason.contains("溢出"), "{:?}", r.rejected[0]);
+    assert_eq!(r.state["characters"]["lu-chen"]["hp"], json!(0.0));
+}
+
+#[test]
+fn noop_ops_are_named_in_the_changelog_line() {
+    let names = names();
+    let plan = plan();
+    let delta = json!({"chapter": 48, "base_state_version": 47, "storyline_id": "main_arc", "ops": [
+        {"op": "set", "path": "characters.lu-chen.location", "value": "幽暗森林"},
+        {"op": "remove", "path": "characters.lu-chen.inventory", "value": "不存在的东西"},
+        {"op": "foreshadow", "path": "ancient_prophecy", "value": "planted", "detail": "又提起预言"}
+    ]});
+    let applied =
+        ops::apply_delta(&state(), &global(), &delta, ctx(&names, &plan), false, "t").unwrap();
+    let note = applied.entry.note.as_deref().expect("no-ops are named");
+    assert!(note.starts_with(ops::NOOP_NOTE), "{note}");
+    assert!(
+        note.contains("#1") && note.contains("不存在的东西"),
+        "{note}"
+    );
+    assert!(
+        note.contains("#2") && note.contains("ancient_prophecy"),
+        "{note}"
+    );
+    assert!(!note.contains("#0"), "{note}");
+    assert_eq!(applied.entry.applied.len(), 3, "no-ops are still on record");
+    // The note survives the changelog's own schema, and a replay repeats the same no-ops.
+    let line = serde_json::to_value(&applied.entry).unwrap();
+    assert!(
+        novel_core::validate::check_document(
+            "state/changelog.jsonl",
+            novel_core::FileKind::ChangelogEntry,
+            &line
+        )
+        .is_empty()
+    );
+    let history = &applied.run.global.foreshadowing[0].history;
+    assert_eq!(history.len(), 2, "no planted event after resolved");
+    // A delta where everything changed something has no note.
+    let delta = json!({"chapter": 48, "base_state_version": 47, "storyline_id": "main_arc",
+        "ops": [{"op": "set", "path": "characters.lu-chen.location", "value": "幽暗森林"}]});
+    let applied =
+        ops::apply_delta(&state(), &global(), &delta, ctx(&names, &plan), false, "t").unwrap();
+    assert_eq!(applied.entry.note, None);
+}
+
+#[test]
+fn a_delta_before_the_last_updated_chapter_is_refused() {
+    let names = names();
+    let plan = plan();
+    let delta = |chapter: u32| {
+        json!({"chapter": chapter, "base_state_version": 47, "storyline_id": "main_arc",
+            "ops": [{"op": "set", "path": "characters.lu-chen.location", "value": "幽暗森林"}]})
+    };
+    let err = ops::apply_delta(
+        &state(),
+        &global(),
+        &delta(46),
+        ctx(&names, &plan),
+        false,
+        "t",
+    )
+    .unwrap_err();
+    assert_eq!(
+        err,
+        OpsError::ChapterOrder {
+            chapter: 46,
+            last: 47
+        }
+    );
+    assert_eq!(err.code(), "E_CHAPTER_ORDER");
+    assert!(err.hint().contains("--until-chapter 45"), "{}", err.hint());
+    // A correction at the current chapter (or later) is fine.
+    for chapter in [47, 48] {
+        let applied = ops::apply_delta(
+            &state(),
+            &global(),
+            &delta(chapter),
+            ctx(&names, &plan),
+            false,
+            "t",
+        )
+        .unwrap();
+        assert_eq!(applied.run.state["last_updated_chapter"], chapter);
+    }
+}
+
+#[test]
+fn foreshadowing_cannot_start_in_chapter_zero() {
+    let names = names();
+    let plan = plan();
+    let start = json!({"schema_version": 1, "state_version": 0, "last_updated_chapter": 0,
+        "characters": {}, "world_state": {}, "active_foreshadowing": []});
+    let delta = json!({"chapter": 0, "base_state_version": 0, "storyline_id": "main_arc", "ops": [
+        {"op": "set", "path": "characters.lu-chen.location", "value": "青云镇"},
+        {"op": "foreshadow", "path": "jade_pendant", "value": "planted"}
+    ]});
+    let empty = ForeshadowingGlobal {
+        foreshadowing: vec![],
+        extra: Default::default(),
+    };
+    let applied = ops::apply_delta(&start, &empty, &delta, ctx(&names, &plan), false, "t").unwrap();
+    assert_eq!(applied.run.rejected.len(), 1);
+    assert_eq!(applied.run.rejected[0].code, "E_FORESHADOW_CHAPTER");
+    assert!(
+        applied.run.global.foreshadowing.is_empty(),
+        "no history event at chapter 0"
+    );
+    assert_eq!(applied.run.state["state_version"], 1);
+}
+
+#[test]
+fn storyline_must_be_a_known_one() {
+    let known = vec!["main_arc".to_string(), "side_sect".to_string()];
+    assert_eq!(ops::check_storyline("main_arc", &known), Ok(()));
+    let err = ops::check_storyline("side_arc", &known).unwrap_err();
+    assert_eq!(err.code(), "E_DELTA");
+    assert!(err.to_string().contains("/storyline_id"), "{err}");
+    assert!(err.hint().contains("main_arc、side_sect"), "{}", err.hint());
+}
+
+/// A changelog line as apply writes it.
+fn line(
+    chapter: u32,
+    base: u64,
+    ops: Value,
+    state: &mut Value,
+    global: &mut ForeshadowingGlobal,
+) -> ChangelogEntry {
+    let names = names();
+    let plan = plan();
+    let delta = json!({"chapter": chapter, "base_state_version": base, "storyline_id": "main_arc", "ops": ops});
+    let applied = ops::apply_delta(state, global, &delta, ctx(&names, &plan), false, "t").unwrap();
+    assert!(
+        applied.run.rejected.is_empty(),
+        "{:?}",
+        applied.run.rejected
+    );
+    *state = applied.run.state;
+    *global = applied.run.global;
+    applied.entry
+}
+
+fn fresh() -> Value {
+    json!({"schema_version": 1, "state_version": 0, "last_updated_chapter": 0,
+        "characters": {}, "world_state": {}, "active_foreshadowing": []})
+}
+
+#[test]
+fn replay_to_a_chapter_stops_at_the_first_later_line() {
+    let names = names();
+    let plan = plan();
+    let mut state = fresh();
+    let mut global = global();
+    let set = |v: &str| json!([{"op": "set", "path": "characters.lu-chen.location", "value": v}]);
+    let mut log = vec![
+        line(1, 0, set("青云镇"), &mut state, &mut global),
+        line(2, 1, set("魔都"), &mut state, &mut global),
+        line(3, 2, set("城北废墟"), &mut state, &mut global),
+    ];
+    // A late correction filed under chapter 2 (as an older engine allowed): it came after
+    // chapter 3, so it is not part of "the state after chapter 2".
+    let mut late = line(3, 3, set("幽暗森林"), &mut state, &mut global);
+    late.chapter = 2;
+    log.push(late);
+    let at2 = ops::replay(&log, Some(2), &global, ctx(&names, &plan)).unwrap();
+    assert_eq!(at2.entries_used, 2);
+    assert_eq!(at2.state["state_version"], 2);
+    assert_eq!(at2.state["characters"]["lu-chen"]["location"], "魔都");
+    let all = ops::replay(&log, None, &global, ctx(&names, &plan)).unwrap();
+    assert_eq!(all.state, state);
+}
+
+#[test]
+fn rebuild_keeps_what_only_the_author_writes() {
+    let names = names();
+    let plan = plan();
+    // The author added a key of their own and the file is on schema 2.
+    let mut state = json!({"作者备注": "第三卷再回收玉佩", "schema_version": 2,
+        "state_version": 0, "last_updated_chapter": 0,
+        "characters": {}, "world_state": {}, "active_foreshadowing": []});
+    // An authored thread, advanced by hand in chapter 20, with a key of the author's own.
+    let mut global: ForeshadowingGlobal = serde_json::from_value(json!({"foreshadowing": [
+        {"id": "ancient_prophecy", "description": "上古预言", "scope": "long", "status": "advanced",
+         "planted_chapter": 3, "last_updated_chapter": 20, "作者备注": "别忘了",
+         "history": [{"chapter": 3, "action": "planted", "detail": "序章伏笔"},
+                     {"chapter": 20, "action": "advanced", "detail": "作者补记"}]}
+    ], "说明": "手写"}))
+    .unwrap();
+    let log = vec![
+        line(
+            48,
+            0,
+            json!([
+                {"op": "set", "path": "characters.lu-chen.location", "value": "幽暗森林"},
+                {"op": "foreshadow", "path": "ancient_prophecy", "value": "planted", "detail": "又提起"}
+            ]),
+            &mut state,
+            &mut global,
+        ),
+        line(
+            49,
+            1,
+            json!([{"op": "foreshadow", "path": "ancient_prophecy", "value": "advanced", "detail": "推进"}]),
+            &mut state,
+            &mut global,
+        ),
+    ];
+    let thread = &global.foreshadowing[0];
+    assert_eq!(thread.status, ForeshadowStatus::Advanced, "forward only");
+    assert_eq!(thread.history.len(), 3, "planted downgrade adds nothing");
+    let rebuilt = ops::rebuild(&log, None, Some(&state), &global, ctx(&names, &plan)).unwrap();
+    assert_eq!(ops::diff(&rebuilt.state, &state), vec![]);
+    assert_eq!(rebuilt.state["作者备注"], "第三卷再回收玉佩");
+    assert_eq!(rebuilt.state["schema_version"], 2);
+    let keys: Vec<&String> = rebuilt.state.as_object().unwrap().keys().collect();
+    assert_eq!(
+        keys[..3],
+        ["作者备注", "schema_version", "state_version"],
+        "on-disk key order"
+    );
+    assert_eq!(rebuilt.global, global);
+
+    // Back to chapter 48: the authored history up to there, the op's advance undone.
+    let at48 = ops::rebuild(&log, Some(48), Some(&state), &global, ctx(&names, &plan)).unwrap();
+    let t = &at48.global.foreshadowing[0];
+    assert_eq!(t.status, ForeshadowStatus::Advanced, "authored 20 advanced");
+    let chapters: Vec<u32> = t.history.iter().map(|h| h.chapter).collect();
+    assert_eq!(chapters, [3, 20]);
+    assert_eq!(t.extra["作者备注"], "别忘了");
+    let at10 = ops::rebuild(&log, Some(10), Some(&state), &global, ctx(&names, &plan)).unwrap();
+    let t = &at10.global.foreshadowing[0];
+    assert_eq!(t.status, ForeshadowStatus::Planted);
+    assert_eq!(t.last_updated_chapter, Some(3));
+    assert_eq!(at10.state["作者备注"], "第三卷再回收玉佩");
+}
+
+#[test]
+fn a_status_set_by_hand_is_a_timeless_floor() {
+    let names = names();
+    let plan = plan();
+    let mut state = fresh();
+    // Resolved by hand, with no history saying when.
+    let mut global: ForeshadowingGlobal = serde_json::from_value(json!({"foreshadowing": [
+        {"id": "ancient_prophecy", "description": "上古预言", "scope": "long", "status": "resolved",
+         "history": []}
+    ]}))
+    .unwrap();
+    let log = vec![line(
+        5,
+        0,
+        json!([{"op": "foreshadow", "path": "ancient_prophecy", "value": "advanced"}]),
+        &mut state,
+        &mut global,
+    )];
+    assert_eq!(state["active_foreshadowing"], json!([]));
+    for until in [None, Some(5), Some(1)] {
+        let r = ops::rebuild(&log, until, Some(&state), &global, ctx(&names, &plan)).unwrap();
+        let t = &r.global.foreshadowing[0];
+        assert_eq!(t.status, ForeshadowStatus::Resolved, "until {until:?}");
+        assert!(t.history.is_empty());
+    }
+}
+
+#[test]
+fn rebuild_to_before_a_thread_exists_names_it() {
+    let names = names();
+    let plan = plan();
+    let mut state = fresh();
+    let mut global = global();
+    let log = vec![
+        line(
+            1,
+            0,
+            json!([{"op": "set", "path": "characters.lu-chen.location", "value": "青云镇"}]),
+            &mut state,
+            &mut global,
+        ),
+        line(
+            2,
+            1,
+            json!([{"op": "foreshadow", "path": "jade_pendant", "value": "planted"}]),
+            &mut state,
+            &mut global,
+        ),
+    ];
+    // The author then described the thread in their own words.
+    global.foreshadowing[1].description = "作者改写的玉佩来历".into();
+    global.foreshadowing[1]
+        .extra
+        .insert("作者备注".into(), json!("第 55 章回收"));
+    let at1 = ops::rebuild(&log, Some(1), Some(&state), &global, ctx(&names, &plan)).unwrap();
+    assert_eq!(at1.dropped_threads, ["jade_pendant"]);
+    assert_eq!(at1.global.foreshadowing.len(), 1);
+    // Up to chapter 2 it exists again, with the author's fields.
+    let at2 = ops::rebuild(&log, Some(2), Some(&state), &global, ctx(&names, &plan)).unwrap();
+    assert!(at2.dropped_threads.is_empty());
+    assert_eq!(at2.global, global);
+}
+
+#[test]
+fn closest_ids_for_a_did_you_mean_hint() {
+    let known: Vec<String> = ["lu-chen", "su-wan", "ancient_prophecy", "陆尘", "小陆"]
+        .map(String::from)
+        .to_vec();
+    assert_eq!(ops::closest("lu-chan", &known, 5), ["lu-chen"]);
+    assert_eq!(ops::closest("陆晨", &known, 5), ["陆尘"]);
+    assert_eq!(ops::closest("prophecy", &known, 5), ["ancient_prophecy"]);
+    assert!(ops::closest("nobody", &known, 5).is_empty());
 }

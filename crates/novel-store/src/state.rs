@@ -6,7 +6,9 @@ use std::path::Path;
 
 use novel_core::FileKind;
 use novel_core::model::foreshadowing::PlannedForeshadowing;
-use novel_core::model::{ChangelogEntry, Character, ForeshadowingGlobal, VolumeForeshadowing};
+use novel_core::model::{
+    ChangelogEntry, Character, ForeshadowingGlobal, Storylines, VolumeForeshadowing,
+};
 use novel_core::ops::NameIndex;
 use novel_core::validate::{check_document, parse_json};
 use serde_json::Value;
@@ -43,6 +45,35 @@ fn read_checked(project: &Project, rel: &str, kind: FileKind) -> Result<Value, S
 /// `state/current-state.json` as a JSON value (schema-checked).
 pub fn load_state(project: &Project) -> Result<Value, StoreError> {
     read_checked(project, layout::CURRENT_STATE, FileKind::CurrentState)
+}
+
+/// `state/current-state.json` as a rebuild sees it: the file a rebuild must be able to repair
+/// is exactly the one [`load_state`] refuses.
+#[derive(Debug)]
+pub enum StateOnDisk {
+    /// Present and schema-valid.
+    Valid(Value),
+    /// No such file.
+    Missing,
+    /// Present but unreadable, not JSON, or not a valid state: why.
+    Unusable(StoreError),
+}
+
+pub fn state_on_disk(project: &Project) -> StateOnDisk {
+    match load_state(project) {
+        Ok(v) => StateOnDisk::Valid(v),
+        Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            StateOnDisk::Missing
+        }
+        Err(e) => StateOnDisk::Unusable(e),
+    }
+}
+
+/// The storyline ids of `storylines/storylines.json` (schema-checked), file order.
+pub fn load_storyline_ids(project: &Project) -> Result<Vec<String>, StoreError> {
+    let v = read_checked(project, layout::STORYLINES, FileKind::Storylines)?;
+    let lines: Storylines = serde_json::from_value(v).expect("schema-checked");
+    Ok(lines.storylines.into_iter().map(|s| s.id).collect())
 }
 
 /// `foreshadowing/global.json`; an absent file is an empty list.
@@ -177,7 +208,11 @@ pub fn write_changelog(project: &Project, entries: &[ChangelogEntry]) -> Result<
 }
 
 pub fn write_state(project: &Project, state: &Value) -> Result<(), StoreError> {
-    write_json(&project.path(layout::CURRENT_STATE), state)
+    let path = project.path(layout::CURRENT_STATE);
+    if let Some(dir) = path.parent() {
+        create_dir_all(dir)?;
+    }
+    write_json(&path, state)
 }
 
 pub fn write_global(project: &Project, global: &ForeshadowingGlobal) -> Result<(), StoreError> {
@@ -188,23 +223,88 @@ pub fn write_global(project: &Project, global: &ForeshadowingGlobal) -> Result<(
     write_json(&path, global)
 }
 
-/// Copies a project file into `state/backups/<stamp>-<name>` before it is replaced; returns
-/// the backup's project-relative path (None when the file does not exist).
+/// Copies a project file, byte for byte (whatever it holds), into
+/// `state/backups/<stamp>-<name>` before it is replaced; returns the backup's project-relative
+/// path (None when the file does not exist). Never overwrites a backup: when the name is taken
+/// (two backups within one second) a counter is added, `<stamp>-2-<name>`, …
 pub fn backup(project: &Project, rel: &str, stamp: &str) -> Result<Option<String>, StoreError> {
     let path = project.path(rel);
-    if !path.exists() {
-        return Ok(None);
-    }
-    let bytes = std::fs::read(&path).map_err(|e| StoreError::io(&path, e))?;
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(StoreError::io(&path, e)),
+    };
     let name = rel.replace('/', "--");
-    let backup_rel = format!("{}/{}-{name}", layout::BACKUPS, stamp.replace(':', ""));
-    let backup_path = project.path(&backup_rel);
-    create_dir_all(backup_path.parent().expect("has parent"))?;
-    write_atomic(&backup_path, &bytes)?;
-    Ok(Some(backup_rel))
+    let stamp = stamp.replace(':', "");
+    let dir = project.path(layout::BACKUPS);
+    create_dir_all(&dir)?;
+    for n in 1u32.. {
+        let backup_rel = match n {
+            1 => format!("{}/{stamp}-{name}", layout::BACKUPS),
+            _ => format!("{}/{stamp}-{n}-{name}", layout::BACKUPS),
+        };
+        let backup_path = project.path(&backup_rel);
+        // Claim the name atomically (another writer may be backing up too), then fill it.
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&backup_path)
+        {
+            Ok(_) => {
+                write_atomic(&backup_path, &bytes)?;
+                return Ok(Some(backup_rel));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(StoreError::io(&backup_path, e)),
+        }
+    }
+    unreachable!("some counter value names a free file")
 }
 
 /// Pretty text of a value as the engine writes it (for diffs and dry runs).
 pub fn render(value: &Value) -> String {
     to_json_text(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backups_in_the_same_second_never_overwrite_each_other() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = Project {
+            root: dir.path().to_path_buf(),
+        };
+        let state = project.path(layout::CURRENT_STATE);
+        std::fs::create_dir_all(state.parent().unwrap()).unwrap();
+        let stamp = "2026-11-22T08:00:00Z";
+        let mut made = Vec::new();
+        for text in ["{ torn", "第二版", "第三版"] {
+            std::fs::write(&state, text).unwrap();
+            made.push(
+                backup(&project, layout::CURRENT_STATE, stamp)
+                    .unwrap()
+                    .unwrap(),
+            );
+        }
+        assert_eq!(
+            made,
+            [
+                "state/backups/2026-11-22T080000Z-state--current-state.json",
+                "state/backups/2026-11-22T080000Z-2-state--current-state.json",
+                "state/backups/2026-11-22T080000Z-3-state--current-state.json",
+            ]
+        );
+        let kept: Vec<String> = made
+            .iter()
+            .map(|rel| std::fs::read_to_string(project.path(rel)).unwrap())
+            .collect();
+        assert_eq!(kept, ["{ torn", "第二版", "第三版"], "byte for byte");
+        std::fs::remove_file(&state).unwrap();
+        assert_eq!(
+            backup(&project, layout::CURRENT_STATE, stamp).unwrap(),
+            None
+        );
+    }
 }

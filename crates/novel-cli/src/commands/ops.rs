@@ -6,14 +6,17 @@ use serde_json::{Value, json};
 use novel_core::ops::{
     self, Accepted, Context, OpsError, Rejection, SKIPPED_REBUILD_THRESHOLD, skipped_chapters,
 };
+use novel_store::lock::{self, LockState};
 use novel_store::state::{
-    append_changelog, load_changelog, load_global, load_names, load_plan, load_state, write_global,
-    write_state,
+    append_changelog, load_changelog, load_global, load_names, load_plan, load_state,
+    load_storyline_ids, write_global, write_state,
 };
-use novel_store::{Project, StoreError, io, time};
+use novel_store::{Project, StoreError, io, layout, time};
 
 use crate::cli::{GlobalArgs, OpsCommand, OpsFileArgs};
 use crate::output::{CliError, Exit, Report};
+
+use super::lock::{lock_error, stale_after};
 
 pub fn run(global: &GlobalArgs, cmd: OpsCommand) -> Result<Report, CliError> {
     let project = super::project(global)?;
@@ -26,11 +29,54 @@ pub fn run(global: &GlobalArgs, cmd: OpsCommand) -> Result<Report, CliError> {
 
 pub fn ops_error(e: OpsError) -> CliError {
     let exit = match e {
-        OpsError::StateVersion { .. } => Exit::Conflict,
+        OpsError::StateVersion { .. } | OpsError::ChapterOrder { .. } => Exit::Conflict,
         OpsError::Replay { .. } => Exit::Usage,
-        OpsError::Delta { .. } | OpsError::Strict { .. } => Exit::Problems,
+        OpsError::Delta { .. } | OpsError::Strict { .. } | OpsError::UnknownStoryline { .. } => {
+            Exit::Problems
+        }
     };
     CliError::new(e.code(), e.to_string(), e.hint(), exit)
+}
+
+/// The project's storyline ids, to check a delta's `storyline_id` against. A storylines file
+/// that cannot be read is said, never taken as "anything goes".
+fn storyline_ids(project: &Project) -> Result<Vec<String>, CliError> {
+    load_storyline_ids(project).map_err(|e| {
+        CliError::new(
+            "E_STORYLINES",
+            format!(
+                "无法读取 {}，因此无法核对增量的 storyline_id：{e}",
+                layout::STORYLINES
+            ),
+            format!("{}；修好后重试（novel validate 可列出全部问题）", e.hint()),
+            Exit::Usage,
+        )
+    })
+}
+
+/// Runs a standalone read-check-write of the state files under the project lock, so two of
+/// them cannot both pass the version check. The lock is taken for this process and released
+/// afterwards; when this session already holds it (a chapter pipeline), `f` runs inside that
+/// lock. A lock held by anyone else is a conflict (exit 3, `E_LOCKED`) naming the holder.
+pub fn with_state_lock<T>(
+    project: &Project,
+    f: impl FnOnce() -> Result<T, CliError>,
+) -> Result<T, CliError> {
+    let stale = stale_after(project);
+    if let LockState::Held { info, .. } = lock::status(project, stale)
+        && info.pid != 0
+        && info.host == lock::host_name()
+        && info.pid == lock::session_pid()
+    {
+        return f();
+    }
+    // Owned by this short-lived process: if it dies, the lock is stale at once.
+    let got = lock::acquire(project, None, std::process::id(), stale).map_err(lock_error)?;
+    let result = f();
+    let released = lock::release(project, &got.info.token).map_err(lock_error);
+    let value = result?;
+    released?;
+    Ok(value)
 }
 
 /// Reads the delta file; a syntax error is a finding for the Summarizer (exit 1), with line
@@ -113,15 +159,20 @@ fn validate(project: &Project, args: &OpsFileArgs) -> Result<Report, CliError> {
         plan: &plan,
     };
     let run = ops::run_delta(&state, &global, &delta, ctx).map_err(ops_error)?;
+    ops::check_storyline(&run.header.storyline_id, &storyline_ids(project)?).map_err(ops_error)?;
     let current = ops::state_version(&state);
     let version_ok = run.header.base_state_version == current;
-    let would_apply = version_ok && (!args.strict || run.rejected.is_empty());
+    let last = ops::last_updated_chapter(&state);
+    let chapter_order_ok = run.header.chapter >= last;
+    let would_apply = version_ok && chapter_order_ok && (!args.strict || run.rejected.is_empty());
     let data = json!({
         "chapter": run.header.chapter,
         "storyline_id": run.header.storyline_id,
         "base_state_version": run.header.base_state_version,
         "state_version": current,
         "version_ok": version_ok,
+        "last_updated_chapter": last,
+        "chapter_order_ok": chapter_order_ok,
         "strict": args.strict,
         "would_apply": would_apply,
         "accepted": run.accepted,
@@ -141,28 +192,35 @@ fn validate(project: &Project, args: &OpsFileArgs) -> Result<Report, CliError> {
             run.header.base_state_version
         ));
     }
-    if run.rejected.is_empty() && version_ok {
+    let order = ops::OpsError::ChapterOrder {
+        chapter: run.header.chapter,
+        last,
+    };
+    if !chapter_order_ok {
+        human.push_str(&format!("{order}，apply 会被拒绝。\n"));
+    }
+    if run.rejected.is_empty() && version_ok && chapter_order_ok {
         return Ok(Report { data, human });
     }
-    let message = if !version_ok {
-        format!(
-            "状态版本不符：增量基于 {}，当前为 {current}",
-            run.header.base_state_version
+    let (code, message, hint) = if !version_ok {
+        (
+            "E_STATE_VERSION",
+            format!(
+                "状态版本不符：增量基于 {}，当前为 {current}",
+                run.header.base_state_version
+            ),
+            "把 rejected 列表（原因与修正提示）交给 Summarizer 重新输出这些 op".to_string(),
         )
+    } else if !chapter_order_ok {
+        (order.code(), order.to_string(), order.hint())
     } else {
-        format!("{} 条 op 被拒绝", run.rejected.len())
+        (
+            "E_OPS_REJECTED",
+            format!("{} 条 op 被拒绝", run.rejected.len()),
+            "把 rejected 列表（原因与修正提示）交给 Summarizer 重新输出这些 op".to_string(),
+        )
     };
-    Err(CliError::new(
-        if version_ok {
-            "E_OPS_REJECTED"
-        } else {
-            "E_STATE_VERSION"
-        },
-        message,
-        "把 rejected 列表（原因与修正提示）交给 Summarizer 重新输出这些 op",
-        Exit::Problems,
-    )
-    .with_details(data, human))
+    Err(CliError::new(code, message, hint, Exit::Problems).with_details(data, human))
 }
 
 /// The changelog and the state must agree before anything is appended.
@@ -180,8 +238,19 @@ fn check_in_step(state: &Value, log: &[novel_core::model::ChangelogEntry]) -> Re
     Ok(())
 }
 
+/// The standalone path: the author's or a skill's own `ops apply` (a chapter commit calls
+/// the same library function inside its own journaled transaction).
 fn apply(project: &Project, args: &OpsFileArgs, manual: bool) -> Result<Report, CliError> {
     let delta = read_delta(&args.file)?;
+    with_state_lock(project, || apply_locked(project, args, manual, &delta))
+}
+
+fn apply_locked(
+    project: &Project,
+    args: &OpsFileArgs,
+    manual: bool,
+    delta: &Value,
+) -> Result<Report, CliError> {
     let (state, global, plan, names) = context_data(project)?;
     let log = load_changelog(project)?;
     check_in_step(&state, &log)?;
@@ -191,7 +260,9 @@ fn apply(project: &Project, args: &OpsFileArgs, manual: bool) -> Result<Report, 
     };
     let now = time::now_iso();
     let mut applied =
-        ops::apply_delta(&state, &global, &delta, ctx, args.strict, &now).map_err(ops_error)?;
+        ops::apply_delta(&state, &global, delta, ctx, args.strict, &now).map_err(ops_error)?;
+    ops::check_storyline(&applied.run.header.storyline_id, &storyline_ids(project)?)
+        .map_err(ops_error)?;
     if manual {
         applied.entry.source = novel_core::model::state::ChangeSource::Manual;
     }

@@ -2,21 +2,26 @@
 
 use serde_json::{Value, json};
 
-use novel_core::ops::{self, Context, diff, entity_history, find_entity};
+use novel_core::model::{ChangelogEntry, ForeshadowingGlobal};
+use novel_core::ops::{
+    self, Context, Difference, NameIndex, changelog_entities, closest, diff, entity_history,
+    find_entity,
+};
 use novel_store::state::{
-    backup, load_changelog, load_global, load_names, load_plan, load_state, write_changelog,
-    write_global, write_state,
+    StateOnDisk, backup, load_changelog, load_global, load_names, load_plan, state_on_disk,
+    write_changelog, write_global, write_state,
 };
 use novel_store::{Project, layout, time};
 
 use crate::cli::{GlobalArgs, RebuildArgs, StateCommand};
 use crate::output::{CliError, Exit, Report};
 
-use super::ops::ops_error;
+use super::ops::{ops_error, with_state_lock};
 
 pub fn run(global: &GlobalArgs, cmd: StateCommand) -> Result<Report, CliError> {
     let project = super::project(global)?;
     match cmd {
+        StateCommand::Rebuild(a) if a.write => with_state_lock(&project, || rebuild(&project, &a)),
         StateCommand::Rebuild(a) => rebuild(&project, &a),
         StateCommand::At(a) => at(&project, a.chapter, a.entity.as_deref()),
         StateCommand::History(a) => history(&project, &a.entity),
@@ -32,9 +37,23 @@ fn rebuild(project: &Project, args: &RebuildArgs) -> Result<Report, CliError> {
         names: &names,
         plan: &plan,
     };
-    let replayed = ops::replay(&log, args.until_chapter, &authored, ctx).map_err(ops_error)?;
-    let on_disk = load_state(project)?;
-    let state_diff = diff(&replayed.state, &on_disk);
+    // A state file that is missing or unusable is what a rebuild repairs: the whole file differs.
+    let disk = state_on_disk(project);
+    let (on_disk, state_file, problem) = match &disk {
+        StateOnDisk::Valid(v) => (Some(v), "ok", None),
+        StateOnDisk::Missing => (None, "missing", Some("文件不存在".to_string())),
+        StateOnDisk::Unusable(e) => (None, "unusable", Some(e.to_string())),
+    };
+    let replayed =
+        ops::rebuild(&log, args.until_chapter, on_disk, &authored, ctx).map_err(ops_error)?;
+    let state_diff = match on_disk {
+        Some(v) => diff(&replayed.state, v),
+        None => vec![Difference {
+            pointer: String::new(),
+            expected: Some(replayed.state.clone()),
+            actual: None,
+        }],
+    };
     let global_value = serde_json::to_value(&replayed.global).expect("serialises");
     let authored_value = serde_json::to_value(&authored).expect("serialises");
     let global_diff = diff(&global_value, &authored_value);
@@ -43,7 +62,7 @@ fn rebuild(project: &Project, args: &RebuildArgs) -> Result<Report, CliError> {
 
     let mut human = match args.until_chapter {
         Some(n) => format!(
-            "回放变更日志到第 {n} 章（{} / {} 行）：state_version {}。\n",
+            "回放变更日志到第 {n} 章（前 {} / {} 行）：state_version {}。\n",
             replayed.entries_used,
             log.len(),
             ops::state_version(&replayed.state)
@@ -54,10 +73,19 @@ fn rebuild(project: &Project, args: &RebuildArgs) -> Result<Report, CliError> {
             ops::state_version(&replayed.state)
         ),
     };
+    if let Some(p) = &problem {
+        human.push_str(&format!(
+            "  {}: {p}——整份文件视为差异，--write 会写入重建结果\n",
+            layout::CURRENT_STATE
+        ));
+    }
     for (file, d) in [
         (layout::CURRENT_STATE, &state_diff),
         (layout::FORESHADOWING_GLOBAL, &global_diff),
     ] {
+        if problem.is_some() && file == layout::CURRENT_STATE {
+            continue;
+        }
         for x in d.iter().take(50) {
             human.push_str(&format!(
                 "  {file}: {}: 重建为 {}，磁盘上为 {}\n",
@@ -76,6 +104,19 @@ fn rebuild(project: &Project, args: &RebuildArgs) -> Result<Report, CliError> {
             human.push_str(&format!("  {file}: 另有 {} 处差异\n", d.len() - 50));
         }
     }
+    if !replayed.dropped_threads.is_empty() {
+        human.push_str(&format!(
+            "  伏笔 {} 在第 {} 章之后才由变更日志创建，重建结果里没有它们：它们在 {} 中手写的字段（描述、额外的键）不会保留，之后重新应用相关章节时只从卷伏笔计划补全{}\n",
+            replayed.dropped_threads.join("、"),
+            args.until_chapter.unwrap_or(0),
+            layout::FORESHADOWING_GLOBAL,
+            if args.write {
+                "（原文件见下面的备份）"
+            } else {
+                "（--write 时原文件会先备份）"
+            }
+        ));
+    }
     let mut backups = Vec::new();
     if args.write && differs {
         let stamp = time::now_iso();
@@ -89,22 +130,19 @@ fn rebuild(project: &Project, args: &RebuildArgs) -> Result<Report, CliError> {
             }
         }
         if truncate {
-            // Replay-to-before-an-edit (§10.8): later lines move to the backup only.
-            let kept: Vec<_> = log
-                .iter()
-                .filter(|e| args.until_chapter.is_none_or(|n| e.chapter <= n))
-                .cloned()
-                .collect();
-            write_changelog(project, &kept)?;
+            // Replay-to-before-an-edit (§10.8): the replayed prefix stays, later lines move
+            // to the backup only.
+            write_changelog(project, &log[..replayed.entries_used])?;
         }
         if !global_diff.is_empty() {
             write_global(project, &replayed.global)?;
         }
         write_state(project, &replayed.state)?;
-        human.push_str(&format!(
-            "已写入重建结果；原文件备份在：{}\n",
-            backups.join("、")
-        ));
+        human.push_str(&if backups.is_empty() {
+            "已写入重建结果。\n".to_string()
+        } else {
+            format!("已写入重建结果；原文件备份在：{}\n", backups.join("、"))
+        });
     } else if !differs {
         human.push_str("磁盘上的状态与变更日志一致。\n");
     }
@@ -113,18 +151,24 @@ fn rebuild(project: &Project, args: &RebuildArgs) -> Result<Report, CliError> {
         "entries_replayed": replayed.entries_used,
         "entries_total": log.len(),
         "state_version": ops::state_version(&replayed.state),
+        "state_file": state_file,
+        "state_file_problem": problem,
         "state_differences": state_diff,
         "foreshadowing_differences": global_diff,
+        "dropped_threads": replayed.dropped_threads,
         "changelog_truncated": truncate && args.write,
         "written": args.write && differs,
         "backups": backups,
     });
     if differs && !args.write {
+        let what = match &problem {
+            Some(p) => format!("current-state 无法使用（{p}）"),
+            None => format!("current-state {} 处", state_diff.len()),
+        };
         return Err(CliError::new(
             "E_STATE_DIFFERS",
             format!(
-                "重建结果与磁盘不同：current-state {} 处，伏笔 {} 处{}",
-                state_diff.len(),
+                "重建结果与磁盘不同：{what}，伏笔 {} 处{}",
                 global_diff.len(),
                 if truncate {
                     "，且变更日志需要截断"
@@ -140,6 +184,68 @@ fn rebuild(project: &Project, args: &RebuildArgs) -> Result<Report, CliError> {
     Ok(Report { data, human })
 }
 
+/// Every id the project knows an entity by: the changelog's, the state's, the foreshadowing
+/// file's and the character files'.
+fn known_entities(
+    log: &[ChangelogEntry],
+    state: Option<&Value>,
+    global: Option<&ForeshadowingGlobal>,
+    names: &NameIndex,
+) -> Vec<String> {
+    let mut ids = changelog_entities(log);
+    if let Some(state) = state {
+        for root in ops::ROOTS {
+            if let Some(map) = state.get(root).and_then(Value::as_object) {
+                ids.extend(map.keys().cloned());
+            }
+        }
+    }
+    if let Some(g) = global {
+        ids.extend(g.foreshadowing.iter().map(|t| t.id.clone()));
+    }
+    ids.extend(names.pairs().map(|(_, slug)| slug.to_string()));
+    ids.sort();
+    ids.dedup();
+    ids
+}
+
+/// What the author typed (a slug, or a character's display name or alias) as a known slug; an
+/// unknown one is a finding (exit 1) that names the closest known ids.
+fn resolve_entity(query: &str, known: &[String], names: &NameIndex) -> Result<String, CliError> {
+    if known.iter().any(|k| k == query) {
+        return Ok(query.to_string());
+    }
+    if let Some(slug) = names.slug_for(query) {
+        return Ok(slug.to_string());
+    }
+    let mut candidates: Vec<String> = known.to_vec();
+    candidates.extend(names.pairs().map(|(name, _)| name.to_string()));
+    let mut close: Vec<String> = Vec::new();
+    for hit in closest(query, &candidates, 5) {
+        let shown = match names.slug_for(hit) {
+            Some(slug) => format!("{slug}（{hit}）"),
+            None => hit.to_string(),
+        };
+        if !close.contains(&shown) {
+            close.push(shown);
+        }
+    }
+    let hint = if close.is_empty() {
+        "用实体的 slug（如 lu-chen）或角色的显示名、别名；novel state at --chapter N 可列出状态里的全部实体".to_string()
+    } else {
+        format!(
+            "是不是：{}？用实体的 slug，或角色的显示名、别名",
+            close.join("、")
+        )
+    };
+    Err(CliError::new(
+        "E_NO_ENTITY",
+        format!("项目里没有「{query}」这个实体（角色、物品、地点、势力或伏笔）"),
+        hint,
+        Exit::Problems,
+    ))
+}
+
 fn at(project: &Project, chapter: u32, entity: Option<&str>) -> Result<Report, CliError> {
     let log = load_changelog(project)?;
     let authored = load_global(project)?;
@@ -149,20 +255,27 @@ fn at(project: &Project, chapter: u32, entity: Option<&str>) -> Result<Report, C
         names: &names,
         plan: &plan,
     };
-    let replayed = ops::replay(&log, Some(chapter), &authored, ctx).map_err(ops_error)?;
-    let Some(slug) = entity else {
+    let disk = state_on_disk(project);
+    let on_disk = match &disk {
+        StateOnDisk::Valid(v) => Some(v),
+        _ => None,
+    };
+    let replayed = ops::rebuild(&log, Some(chapter), on_disk, &authored, ctx).map_err(ops_error)?;
+    let Some(query) = entity else {
         let text = novel_store::state::render(&replayed.state);
         return Ok(Report {
             data: json!({"chapter": chapter, "state": replayed.state}),
             human: format!("第 {chapter} 章完成后的状态：\n{text}"),
         });
     };
-    let found = find_entity(&replayed.state, slug);
+    let known = known_entities(&log, on_disk, Some(&authored), &names);
+    let slug = resolve_entity(query, &known, &names)?;
+    let found = find_entity(&replayed.state, &slug);
     if found.is_empty() {
         return Err(CliError::new(
             "E_NO_ENTITY",
             format!("第 {chapter} 章完成时，状态里没有「{slug}」"),
-            "用 slug（如 lin-feng）；novel state history --entity SLUG 可看它何时出现",
+            format!("novel state history --entity {slug} 可看它何时出现"),
             Exit::Problems,
         ));
     }
@@ -178,10 +291,25 @@ fn at(project: &Project, chapter: u32, entity: Option<&str>) -> Result<Report, C
     })
 }
 
-fn history(project: &Project, slug: &str) -> Result<Report, CliError> {
+fn history(project: &Project, query: &str) -> Result<Report, CliError> {
     let log = load_changelog(project)?;
-    let changes = entity_history(&log, slug);
-    let mut human = format!("「{slug}」的变更记录（{} 条）：\n", changes.len());
+    let names = load_names(project);
+    // Only to recognise ids: an unreadable file here just makes fewer ids known.
+    let global = load_global(project).ok();
+    let disk = state_on_disk(project);
+    let on_disk = match &disk {
+        StateOnDisk::Valid(v) => Some(v),
+        _ => None,
+    };
+    let known = known_entities(&log, on_disk, global.as_ref(), &names);
+    let slug = resolve_entity(query, &known, &names)?;
+    let changes = entity_history(&log, &slug);
+    let shown = if slug == query {
+        slug.clone()
+    } else {
+        format!("{slug}（{query}）")
+    };
+    let mut human = format!("「{shown}」的变更记录（{} 条）：\n", changes.len());
     let mut last = None;
     for c in &changes {
         if last != Some(c.chapter) {
@@ -205,7 +333,7 @@ fn history(project: &Project, slug: &str) -> Result<Report, CliError> {
         ));
     }
     Ok(Report {
-        data: json!({"entity": slug, "changes": changes}),
+        data: json!({"entity": slug, "query": query, "changes": changes}),
         human,
     })
 }

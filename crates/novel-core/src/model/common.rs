@@ -11,8 +11,12 @@ pub type Extra = Map<String, Value>;
 /// An ordered string map (keeps the author's key order on rewrite).
 pub type StrMap = IndexMap<String, String>;
 
-/// Slug ids: `lin-feng`, `jiangwang_dao`, `ancient_prophecy`. ASCII lowercase, digits, `-`/`_`.
-pub const SLUG: &str = r"^[a-z0-9]+(?:[-_][a-z0-9]+)*$";
+/// Slug ids: `lin-feng`, `jiangwang_dao`, `ancient_prophecy`. ASCII lowercase, digits, `-`/`_`,
+/// at most 64 characters (ids name files). The length cap is a lookahead: JSON Schema patterns
+/// are ECMA-262 regular expressions, which have it (the `regex` crate does not).
+pub const SLUG: &str = r"^(?=.{1,64}$)[a-z0-9]+(?:[-_][a-z0-9]+)*$";
+/// The longest slug [`is_slug`] and [`SLUG`] accept.
+pub const SLUG_MAX_LEN: usize = 64;
 /// L1 world-rule ids: `W-001`.
 pub const WORLD_RULE_ID: &str = r"^W-[0-9]{3,}$";
 /// L2 character-contract ids: `C-LUCHEN-001`.
@@ -23,7 +27,7 @@ pub const STORYLINE_RULE_ID: &str = r"^LS-[0-9]{3,}$";
 /// True when `s` is a slug id (see [`SLUG`]).
 pub fn is_slug(s: &str) -> bool {
     let mut prev_sep = true;
-    if s.is_empty() || s.len() > 64 {
+    if s.is_empty() || s.len() > SLUG_MAX_LEN {
         return false;
     }
     for c in s.chars() {
@@ -123,9 +127,29 @@ mod tests {
         ] {
             assert!(!is_slug(bad), "{bad}");
         }
-        let re = regex::Regex::new(SLUG).unwrap();
-        for s in ["lin-feng", "a--b", "林枫", "__proto__", "x_9"] {
-            assert_eq!(re.is_match(s), is_slug(s), "pattern and fn disagree on {s}");
+        // The schema pattern as the validator runs it agrees with the function, at the
+        // length cap too.
+        let schema = serde_json::json!({"type": "string", "pattern": SLUG});
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        let longest = "a".repeat(SLUG_MAX_LEN);
+        let too_long = "a".repeat(SLUG_MAX_LEN + 1);
+        let long_dashed = format!("{}-b", "a".repeat(SLUG_MAX_LEN - 1));
+        for s in [
+            "lin-feng",
+            "a--b",
+            "林枫",
+            "__proto__",
+            "x_9",
+            "",
+            "a\nb",
+            "ab\n",
+            longest.as_str(),
+            too_long.as_str(),
+            long_dashed.as_str(),
+        ] {
+            let by_pattern = validator.is_valid(&serde_json::json!(s));
+            assert_eq!(by_pattern, is_slug(s), "pattern and fn disagree on {s}");
         }
+        assert!(is_slug(&longest) && !is_slug(&too_long) && !is_slug(&long_dashed));
     }
 }

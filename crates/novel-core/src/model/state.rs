@@ -92,7 +92,7 @@ pub struct StateOp {
 /// `staging/state/chapter-N-delta.json`: what the Summarizer says changed in chapter N.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct StateDelta {
-    #[schemars(range(min = 1))]
+    /// 章节号；0 表示开书前的初始状态（`novel ops apply --manual`）。
     pub chapter: u32,
     pub base_state_version: u64,
     #[schemars(pattern(SLUG))]
@@ -147,7 +147,9 @@ pub struct ChangelogEntry {
     pub applied: Vec<StateOp>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rejected: Vec<RejectedOp>,
-    /// Why a chapter was skipped (`source: skipped`) or what a manual change was for.
+    /// Why a chapter was skipped (`source: skipped`), what a manual change was for, or which
+    /// applied ops changed nothing (`未产生变化的 op：#序号 原因；…`, e.g. a `remove` that
+    /// matched nothing or a foreshadowing downgrade).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     #[serde(flatten)]
