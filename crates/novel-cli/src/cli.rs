@@ -253,15 +253,15 @@ pub struct StateAtArgs {
     /// 章节号
     #[arg(long, value_name = "章")]
     pub chapter: u32,
-    /// 实体 slug（如 lin-feng）
-    #[arg(long, value_name = "slug")]
+    /// 实体：slug（如 lin-feng），或角色的显示名、别名（如 林枫）
+    #[arg(long, value_name = "实体")]
     pub entity: Option<String>,
 }
 
 #[derive(Debug, Args)]
 pub struct StateHistoryArgs {
-    /// 实体 slug（如 lin-feng），或伏笔 id
-    #[arg(long, value_name = "slug")]
+    /// 实体：slug（如 lin-feng）、角色的显示名或别名（如 林枫），或伏笔 id
+    #[arg(long, value_name = "实体")]
     pub entity: String,
 }
 

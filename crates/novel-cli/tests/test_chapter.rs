@@ -1107,3 +1107,30 @@ fn status_sums_the_pipeline_logs_and_keeps_unknowns_unknown() {
         assert_eq!(log["total_cost_usd"], Value::Null, "{log}");
     }
 }
+
+#[test]
+fn a_delta_on_an_unknown_storyline_stops_at_drafted() {
+    let (_t, root) = writing_project();
+    let token = ok(&root, &["chapter", "begin", "1"])["data"]["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    stage_drafts(&root, 1);
+    let path = root.join("staging/state/chapter-001-delta.json");
+    let mut delta = read_json(&path);
+    delta["storyline_id"] = json!("ghost_line");
+    write_json(&path, &delta);
+    let doc = fail(
+        &root,
+        &["chapter", "stage", "drafted", "--token", &token],
+        1,
+        "E_STAGING",
+    );
+    assert!(
+        doc["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("ghost_line"),
+        "{doc}"
+    );
+}

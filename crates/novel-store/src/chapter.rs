@@ -137,8 +137,24 @@ fn json_fact(
 
 /// What `staging/` holds for chapter `n`.
 pub fn staging_facts(project: &Project, n: u32) -> StagingFacts {
-    let (delta, delta_value) =
+    let (mut delta, delta_value) =
         json_fact(project, &layout::staging_delta(n), FileKind::StateDelta, n);
+    // A delta on a storyline the project does not have would fail at commit: say so now.
+    if delta.ok()
+        && let Some(id) = delta_value
+            .as_ref()
+            .and_then(|v| v.get("storyline_id"))
+            .and_then(serde_json::Value::as_str)
+    {
+        match crate::state::load_storyline_ids(project) {
+            Ok(known) => {
+                if let Err(e) = novel_core::ops::check_storyline(id, &known) {
+                    delta = FileFact::Invalid(e.to_string());
+                }
+            }
+            Err(e) => delta = FileFact::Invalid(e.to_string()),
+        }
+    }
     let storyline_id = delta_value
         .as_ref()
         .and_then(|v| v.get("storyline_id"))
@@ -632,6 +648,10 @@ pub fn plan_commit(
             },
             false,
             now,
+        )?;
+        ops::check_storyline(
+            &applied.run.header.storyline_id,
+            &crate::state::load_storyline_ids(project)?,
         )?;
         remove.push(delta_rel);
         writes.push(JournalWrite {
