@@ -71,3 +71,58 @@ fn propagate_human_summary_recommends_vol_planning() {
     assert!(text.contains("VOL_PLANNING"), "{text}");
     assert!(text.contains("第 35 章"), "{text}");
 }
+
+#[test]
+fn a_changed_rule_without_key_phrases_is_warned_about() {
+    let (_t, root) = fixture_copy(&[]);
+    assert_eq!(code(&novel(&root, &["spec", "snapshot"])), 0);
+    let mut rules = read_json(&root.join("world/rules.json"));
+    let mut added = rules["rules"][3].clone();
+    added["id"] = serde_json::json!("W-006");
+    added["rule"] = serde_json::json!("如果可以，因为所以");
+    rules["rules"].as_array_mut().unwrap().push(added.clone());
+    write_json(&root.join("world/rules.json"), &rules);
+    let out = novel(&root, &["spec", "propagate"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("提示：规则 W-006 的句子没有抽出关键短语"),
+        "{err}"
+    );
+    assert!(
+        stdout(&out).contains("W-006 关键短语：（未抽出"),
+        "{}",
+        stdout(&out)
+    );
+    // JSON: the same warning in the data.
+    assert_eq!(code(&novel(&root, &["spec", "snapshot"])), 0);
+    added["id"] = serde_json::json!("W-007");
+    added["rule"] = serde_json::json!("以及或者");
+    rules["rules"].as_array_mut().unwrap().push(added);
+    write_json(&root.join("world/rules.json"), &rules);
+    let out = novel(&root, &["--json", "spec", "propagate"]);
+    let warnings = &json(&out)["data"]["propagation"]["warnings"];
+    assert!(
+        warnings[0].as_str().unwrap().contains("W-007"),
+        "{warnings}"
+    );
+}
+
+#[test]
+fn key_phrases_are_words_not_fragments() {
+    let (_t, root) = fixture_copy(&[]);
+    assert_eq!(code(&novel(&root, &["spec", "snapshot"])), 0);
+    let mut rules = read_json(&root.join("world/rules.json"));
+    rules["rules"][3]["rule"] = serde_json::json!("镇北将军府的兵符只能由将军本人调动");
+    write_json(&root.join("world/rules.json"), &rules);
+    let out = novel(&root, &["--json", "spec", "propagate"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    let doc = json(&out);
+    let phrases = &doc["data"]["propagation"]["key_phrases"][0];
+    assert_eq!(phrases["rule_id"], "W-004");
+    // The new sentence's phrases, then the old one's (丹药每日服用不得超过三枚).
+    assert_eq!(
+        phrases["phrases"],
+        serde_json::json!(["镇北将军府", "兵符", "将军", "丹药", "服用"])
+    );
+}

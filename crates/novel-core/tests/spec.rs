@@ -82,8 +82,141 @@ fn glossary(chars: &[Located<Character>], rules: &WorldRules) -> Glossary {
 
 // ---------------------------------------------------------------- key phrases
 
+/// A key-phrase case: the rule sentence, the phrases an editor names as its key terms, and
+/// what must never come out (function words, generic verbs, numbers, fragments of words).
+struct PhraseCase {
+    sentence: &'static str,
+    expected: &'static [&'static str],
+    must_not: &'static [&'static str],
+}
+
+const fn case(
+    sentence: &'static str,
+    expected: &'static [&'static str],
+    must_not: &'static [&'static str],
+) -> PhraseCase {
+    PhraseCase {
+        sentence,
+        expected,
+        must_not,
+    }
+}
+
+/// Rule sentences of several genres. The first seven are the sentences the audit found cut into
+/// fragments (军本人, 血脉觉, 每十年召, 最终决 …) or yielding nothing.
+const PHRASE_CASES: &[PhraseCase] = &[
+    case("异能者无法进入要塞", &["异能者", "要塞"], &["无法", "进入"]),
+    case(
+        "镇北将军府的兵符只能由将军本人调动",
+        &["镇北将军府", "兵符", "将军"],
+        &["只能", "本人", "军本人", "镇北", "军府"],
+    ),
+    case(
+        "魔都外城夜间禁止御剑飞行",
+        &["魔都", "御剑飞行", "夜间"],
+        &["禁止", "外城夜间"],
+    ),
+    case(
+        "血脉觉醒者可以感应同族气息",
+        &["血脉觉醒者", "同族气息", "感应"],
+        &["可以", "血脉觉", "醒者", "感应同族"],
+    ),
+    case(
+        "天雷劫只会在渡劫期降临",
+        &["天雷劫", "渡劫期", "降临"],
+        &["只会", "天雷劫只"],
+    ),
+    case(
+        "宗门大会每十年召开一次",
+        &["宗门大会", "召开"],
+        &["一次", "每十年", "十年", "每十年召", "宗门大", "开一次"],
+    ),
+    case(
+        "会长拥有最终决定权",
+        &["会长", "决定权"],
+        &["拥有", "最终", "最终决", "定权"],
+    ),
+    // The PRD's own example.
+    case(
+        "修炼者突破金丹期需要天地灵气浓度 ≥ 3级",
+        &["金丹期", "天地灵气", "修炼者"],
+        &["需要", "3级", "级"],
+    ),
+    case("凡人不得踏入宗门禁地", &["凡人", "宗门禁地"], &["不得"]),
+    case(
+        "丹药每日服用不得超过三枚",
+        &["丹药", "服用"],
+        &["不得", "超过", "三枚", "每日"],
+    ),
+    case(
+        "于家子弟不得与魔教中人通婚",
+        &["于家", "魔教"],
+        &["不得", "家子弟", "中人"],
+    ),
+    case(
+        "结丹修士寿元可达五百年",
+        &["结丹修士", "寿元"],
+        &["可达", "五百年"],
+    ),
+    case(
+        "灵石是宗门之间唯一的通用货币",
+        &["灵石", "宗门", "货币"],
+        &["之间", "唯一"],
+    ),
+    case(
+        "炼丹师须持有丹盟颁发的证书",
+        &["炼丹师", "丹盟", "证书"],
+        &["持有", "师须"],
+    ),
+    case(
+        "夺舍之后修为会跌落一个大境界",
+        &["夺舍", "修为", "境界"],
+        &["之后", "一个"],
+    ),
+    case(
+        "月圆之夜妖兽会变得格外狂暴",
+        &["月圆之夜", "妖兽"],
+        &["变得", "格外", "圆之夜"],
+    ),
+    // Function words only: nothing.
+    case("如果可以通过以及因为所以", &[], &["如果", "可以", "因为"]),
+];
+
 #[test]
 fn keyphrase_table_of_chinese_rule_sentences() {
+    let g = Glossary::default();
+    for c in PHRASE_CASES {
+        let got = extract_texts(c.sentence, &g);
+        assert!(got.len() <= 5, "{}: {got:?}", c.sentence);
+        assert!(
+            got.len() >= c.expected.len().min(3),
+            "{}: {got:?}",
+            c.sentence
+        );
+        for e in c.expected {
+            assert!(
+                got.iter().any(|p| p == e),
+                "{}: {e} not in {got:?}",
+                c.sentence
+            );
+        }
+        for m in c.must_not {
+            assert!(
+                !got.iter().any(|p| p == m),
+                "{}: {m} in {got:?}",
+                c.sentence
+            );
+        }
+        assert!(
+            got.iter().all(|p| p.chars().count() >= 2),
+            "{}: {got:?}",
+            c.sentence
+        );
+    }
+}
+
+#[test]
+fn keyphrase_glossary_terms_come_first_and_whole() {
     let g = Glossary::from_terms([
         "金丹期",
         "天地灵气",
@@ -94,39 +227,35 @@ fn keyphrase_table_of_chinese_rule_sentences() {
         "陆尘",
     ]);
     let cases: &[(&str, &[&str])] = &[
-        // The PRD's own example: glossary terms first, then the best chunk; never 需要.
+        // The PRD example: glossary terms in sentence order, then the best noun; never 需要.
         (
             "修炼者突破金丹期需要天地灵气浓度 ≥ 3级",
-            &["金丹期", "天地灵气", "修炼者"],
+            &["金丹期", "天地灵气", "修炼者", "浓度"],
         ),
-        // Three glossary hits: nothing else is added.
         (
             "修炼者突破金丹期需要天地灵气浓度 ≥ 5级，且须有护法在侧",
-            &["金丹期", "天地灵气", "护法"],
+            &["金丹期", "天地灵气", "护法", "修炼者", "浓度"],
         ),
+        // The glossary keeps 魔都外城 whole (jieba alone cuts 魔都 / 外 / 城).
         (
             "魔都外城夜间禁止御剑飞行",
             &["魔都外城", "御剑飞行", "夜间"],
         ),
-        ("凡人不得踏入宗门禁地", &["宗门禁地", "凡人", "踏入"]),
-        // Fewer candidates than three: only what the sentence has.
-        ("封印之地内一切法术失效", &["封印之地", "法术失效"]),
-        // No glossary hit at all: the three longest chunks, in sentence order among equals.
-        ("丹药每日服用不得超过三枚", &["丹药每日", "服用", "三枚"]),
+        ("封印之地内一切法术失效", &["封印之地", "法术", "失效"]),
         // A character name is a glossary term too.
         (
             "陆尘的剑意只能在月圆之夜施展",
             &["陆尘", "月圆之夜", "剑意"],
         ),
-        // Function words never survive.
-        ("如果可以通过以及因为所以", &[]),
     ];
     for (sentence, expected) in cases {
-        let got = extract_texts(sentence, &g);
-        assert_eq!(got, *expected, "{sentence}");
-        assert!(got.len() <= 5);
-        assert!(!got.iter().any(|p| p == "需要"), "{sentence}: {got:?}");
+        assert_eq!(extract_texts(sentence, &g), *expected, "{sentence}");
     }
+    let glossary_flags: Vec<bool> = novel_core::spec::keyphrase::extract("陆尘的剑意", &g)
+        .iter()
+        .map(|p| p.glossary)
+        .collect();
+    assert_eq!(glossary_flags, [true, false]);
 }
 
 #[test]
@@ -342,6 +471,42 @@ fn character_change_reports_chapters_that_name_the_character() {
             (61, HitReason::CharacterMention, "/objectives/0/description"),
         ]
     );
+}
+
+fn rules(json: Value) -> WorldRules {
+    serde_json::from_value(json).unwrap()
+}
+
+fn rule(id: &str, text: &str) -> Value {
+    json!({"id": id, "category": "society", "rule": text, "constraint_type": "hard",
+           "exceptions": [], "introduced_chapter": 1, "last_verified": 30})
+}
+
+#[test]
+fn a_changed_rule_without_key_phrases_is_warned_about() {
+    let before = rules(json!({"rules": [rule("W-001", "修炼者突破金丹期需要天地灵气浓度 ≥ 3级")]}));
+    let after = rules(json!({"rules": [
+        rule("W-001", "修炼者突破金丹期需要天地灵气浓度 ≥ 5级"),
+        rule("W-007", "如果可以，因为所以"),
+    ]}));
+    let chars = characters();
+    let g = Glossary::default();
+    let p = propagate(
+        diff_rules(Some(&before), Some(&after)),
+        Vec::new(),
+        PropagationInputs {
+            characters: &chars,
+            chapter_contracts: &[],
+            current_volume: 2,
+            glossary: &g,
+        },
+    );
+    assert_eq!(p.changed_rule_ids, ["W-001", "W-007"]);
+    assert!(!p.key_phrases[0].phrases.is_empty());
+    assert!(p.key_phrases[1].phrases.is_empty());
+    assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
+    assert!(p.warnings[0].contains("W-007"), "{}", p.warnings[0]);
+    assert!(p.warnings[0].contains("没有抽出关键短语"));
 }
 
 #[test]

@@ -6,7 +6,8 @@
 //! a decision with its evidence — the file, the JSON pointer and the text that matched — so a
 //! skill can show the author exactly why, and a test can pin it.
 //!
-//! - [`keyphrase`]: the glossary-driven Chinese key-phrase extractor (no jieba; see there why).
+//! - [`keyphrase`]: Chinese key phrases of a rule sentence: jieba segmentation (feature `jieba`,
+//!   loaded lazily) with the project glossary and a genre vocabulary, stop words dropped.
 //! - [`diff`]: `world/rules.json` aligned by `id` and character contracts aligned by contract id.
 //! - [`propagate`]: which L2 character contracts and L3 chapter contracts a change touches.
 //! - [`retire`]: the three retirement protections (退场保护 A/B/C) and the pure pieces of a

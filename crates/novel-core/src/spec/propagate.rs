@@ -100,6 +100,8 @@ pub struct Propagation {
     pub affected_characters: Vec<String>,
     pub affected_character_contracts: Vec<AffectedCharacterContract>,
     pub affected_chapter_contracts: Vec<AffectedChapterContract>,
+    /// What the author should check by hand (Chinese), e.g. a changed rule without key phrases.
+    pub warnings: Vec<String>,
 }
 
 impl Propagation {
@@ -159,6 +161,15 @@ pub fn propagate(
             }
         })
         .collect();
+    let mut warnings = Vec::new();
+    for (r, rp) in rule_changes.iter().zip(&key_phrases) {
+        if rp.phrases.is_empty() && !r.sentences().is_empty() {
+            warnings.push(format!(
+                "规则 {} 的句子没有抽出关键短语：只有明确引用 {} 的角色契约会被找到，请人工核对其余角色契约",
+                r.id, r.id
+            ));
+        }
+    }
 
     // L2: character contracts.
     let mut affected_cc = Vec::new();
@@ -338,5 +349,6 @@ pub fn propagate(
         affected_characters,
         affected_character_contracts: affected_cc,
         affected_chapter_contracts: affected_ch,
+        warnings,
     }
 }
