@@ -72,6 +72,29 @@ fn propagate_human_summary_recommends_vol_planning() {
     assert!(text.contains("第 35 章"), "{text}");
 }
 
+/// `novel` with extra environment variables (a fixed clock, a fail point).
+pub fn novel_env(
+    cwd: &std::path::Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> std::process::Output {
+    let mut cmd = std::process::Command::new(bin());
+    cmd.args(args)
+        .current_dir(cwd)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("LANG", "C.UTF-8");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("run novel")
+}
+
+/// A live process id other than a `novel` run: this test process.
+pub fn live_pid() -> String {
+    std::process::id().to_string()
+}
+
 #[test]
 fn a_changed_rule_without_key_phrases_is_warned_about() {
     let (_t, root) = fixture_copy(&[]);
@@ -125,4 +148,55 @@ fn key_phrases_are_words_not_fragments() {
         phrases["phrases"],
         serde_json::json!(["镇北将军府", "兵符", "将军", "丹药", "服用"])
     );
+}
+
+#[test]
+fn propagate_and_resolve_refuse_while_the_lock_is_held() {
+    let (_t, root) = fixture_copy(&[]);
+    assert_eq!(code(&novel(&root, &["spec", "snapshot"])), 0);
+    let (_u, updated) = fixture_copy(&["world-update"]);
+    std::fs::copy(
+        updated.join("world/rules.json"),
+        root.join("world/rules.json"),
+    )
+    .unwrap();
+    let pid = live_pid();
+    let out = novel(
+        &root,
+        &[
+            "--json",
+            "lock",
+            "acquire",
+            "--chapter",
+            "34",
+            "--owner-pid",
+            &pid,
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    let token = json(&out)["data"]["token"].as_str().unwrap().to_string();
+    let out = novel(&root, &["spec", "propagate"]);
+    assert_eq!(code(&out), 3, "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(err.contains("E_LOCKED"), "{err}");
+    assert!(err.contains(&format!("进程 {pid}")), "{err}");
+    assert!(root.join("state/.spec-snapshot.json").exists());
+    let out = novel(&root, &["lock", "release", "--token", &token]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+
+    let out = novel(&root, &["spec", "propagate"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out = novel(&root, &["--json", "lock", "acquire", "--owner-pid", &pid]);
+    let token = json(&out)["data"]["token"].as_str().unwrap().to_string();
+    let out = novel(
+        &root,
+        &["--json", "pending", "resolve", "spec-propagation-001"],
+    );
+    assert_eq!(code(&out), 3, "{}", stdout(&out));
+    assert_eq!(json(&out)["error"]["code"], "E_LOCKED");
+    novel(&root, &["lock", "release", "--token", &token]);
+    let out = novel(&root, &["pending", "resolve", "spec-propagation-001"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out = novel(&root, &["--json", "lock", "status"]);
+    assert_eq!(json(&out)["data"]["state"], "free", "{}", stdout(&out));
 }

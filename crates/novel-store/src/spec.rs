@@ -8,7 +8,9 @@
 //!
 //! A retirement reuses the commit journal of [`crate::chapter`]: every new file content and the
 //! changelog line are decided first, journaled, then applied; a crash at any point is rolled
-//! forward by `novel chapter recover`.
+//! forward by `novel chapter recover`. It holds the project lock from the check to the journal's
+//! last step and is refused while a chapter is in flight. The checkpoint writes of `spec
+//! propagate` and `pending resolve` take the lock briefly too.
 
 use std::fs;
 use std::time::Duration;
@@ -34,7 +36,7 @@ use crate::chapter::{Journal, JournalWrite, load_checkpoint, read_journal, write
 use crate::error::StoreError;
 use crate::io::{read_json_value, read_text, to_json_text, write_atomic};
 use crate::layout;
-use crate::lock::{self, LockState};
+use crate::lock;
 use crate::project::Project;
 
 /// The pending snapshot (hidden: engine-internal, never validated as a project file).
@@ -61,6 +63,10 @@ pub enum SpecError {
     Blocked(Box<RetirementCheck>),
     #[error("项目正被占用：{0}")]
     Busy(String),
+    #[error(
+        "第 {chapter} 章正在写作流程中（尚未提交），现在退场角色会让这一章的状态变更与新状态冲突"
+    )]
+    ChapterInFlight { chapter: u32 },
     #[error("没有 id 为「{id}」的待处理事项")]
     PendingNotFound { id: String },
 }
@@ -75,6 +81,7 @@ impl SpecError {
             SpecError::AlreadyRetired { .. } => "E_ALREADY_RETIRED",
             SpecError::Blocked(_) => "E_RETIRE_BLOCKED",
             SpecError::Busy(_) => "E_LOCKED",
+            SpecError::ChapterInFlight { .. } => "E_INFLIGHT",
             SpecError::PendingNotFound { .. } => "E_PENDING_NOT_FOUND",
         }
     }
@@ -98,13 +105,21 @@ impl SpecError {
             SpecError::Busy(_) => {
                 "等章节提交完成，或先运行 novel chapter recover；确认无人在写时可用 novel lock clear".into()
             }
+            SpecError::ChapterInFlight { chapter } => format!(
+                "先提交第 {chapter} 章（novel chapter commit {chapter}），或在中断后运行 novel chapter recover，再退场角色"
+            ),
             SpecError::PendingNotFound { .. } => "用 novel pending list 查看现有 id".into(),
         }
     }
 
     /// Conflicts (exit 3) as opposed to usage or project errors (exit 2) and checks (exit 1).
     pub fn is_conflict(&self) -> bool {
-        matches!(self, SpecError::SnapshotExists { .. } | SpecError::Busy(_))
+        matches!(
+            self,
+            SpecError::SnapshotExists { .. }
+                | SpecError::Busy(_)
+                | SpecError::ChapterInFlight { .. }
+        )
     }
 }
 
@@ -376,11 +391,54 @@ fn next_pending_id(cp: &Checkpoint) -> String {
     format!("spec-propagation-{:03}", n + 1)
 }
 
+/// The project lock, held by this process for one short write (or handed to a commit
+/// journal, whose last step releases it). Dropping it releases it.
+struct HeldLock<'a> {
+    project: &'a Project,
+    token: Option<String>,
+}
+
+impl<'a> HeldLock<'a> {
+    /// Takes the lock, or says who holds it (`E_LOCKED`). A stale lock is broken.
+    fn take(project: &'a Project, stale_after: Duration) -> Result<Self, SpecError> {
+        match lock::acquire(project, None, std::process::id(), stale_after) {
+            Ok(got) => Ok(HeldLock {
+                project,
+                token: Some(got.info.token),
+            }),
+            Err(lock::LockError::Held { holder, .. }) => Err(SpecError::Busy(holder)),
+            Err(lock::LockError::Store(e)) => Err(e.into()),
+            Err(e) => Err(SpecError::Busy(e.to_string())),
+        }
+    }
+
+    /// Hands the lock to a commit journal: it is released by the journal's last step (or by
+    /// `novel chapter recover` after a crash), not here.
+    fn into_journal_token(mut self) -> String {
+        self.token.take().unwrap_or_default()
+    }
+}
+
+impl Drop for HeldLock<'_> {
+    fn drop(&mut self) {
+        if let Some(token) = self.token.take() {
+            let _ = lock::release(self.project, &token);
+        }
+    }
+}
+
 /// Compares the project with the pending snapshot, records ONE `spec_propagation` pending
-/// action in the checkpoint (atomically) and removes the snapshot. Rerunning after a crash
-/// between the two does not add a second entry (the entry carries the snapshot id).
-pub fn propagate_project(project: &Project, now: &str) -> Result<PropagateOutcome, SpecError> {
+/// action in the checkpoint (atomically) and removes the snapshot, holding the project lock
+/// for it (refused with `E_LOCKED` while someone else — e.g. a chapter in the pipeline — holds
+/// it). Rerunning after a crash between the two does not add a second entry (the entry carries
+/// the snapshot id).
+pub fn propagate_project(
+    project: &Project,
+    now: &str,
+    stale_after: Duration,
+) -> Result<PropagateOutcome, SpecError> {
     let snapshot = load_snapshot(project)?.ok_or(SpecError::NoSnapshot)?;
+    let held = HeldLock::take(project, stale_after)?;
     let current = load_spec_project(project)?;
     let model_err = |what: &'static str, message: String| {
         SpecError::Store(StoreError::Model {
@@ -474,6 +532,7 @@ pub fn propagate_project(project: &Project, now: &str) -> Result<PropagateOutcom
         }
     }
     discard_snapshot(project)?;
+    drop(held);
     Ok(PropagateOutcome {
         snapshot_id: snapshot.id,
         propagation,
@@ -526,8 +585,13 @@ fn pending_action(
 
 // ------------------------------------------------------------------------------- pending
 
-/// Removes one pending action by id (atomically) and returns it.
-pub fn resolve_pending(project: &Project, id: &str) -> Result<PendingAction, SpecError> {
+/// Removes one pending action by id (atomically, under the project lock) and returns it.
+pub fn resolve_pending(
+    project: &Project,
+    id: &str,
+    stale_after: Duration,
+) -> Result<PendingAction, SpecError> {
+    let _held = HeldLock::take(project, stale_after)?;
     let mut cp = load_checkpoint(project)?;
     let pos = cp
         .pending_actions
@@ -624,13 +688,17 @@ pub fn retire_apply(
     stale_after: Duration,
 ) -> Result<RetireApplied, SpecError> {
     layout::safe_id(slug)?;
-    if let LockState::Held { info, .. } = lock::status(project, stale_after) {
-        return Err(SpecError::Busy(lock::describe(&info)));
-    }
+    // The lock is held from the check to the end of the journaled commit.
+    let held = HeldLock::take(project, stale_after)?;
     if read_journal(project)?.is_some() {
         return Err(SpecError::Busy("有一个未完成的提交（提交日志仍在）".into()));
     }
     let sp = load_spec_project(project)?;
+    // A chapter in the pipeline was written against the current state version; retiring now
+    // would bump it under that chapter's delta.
+    if let Some(chapter) = sp.checkpoint.inflight_chapter {
+        return Err(SpecError::ChapterInFlight { chapter });
+    }
     let check = check_loaded(project, &sp, slug)?;
     if !check.allowed {
         return Err(SpecError::Blocked(Box::new(check)));
@@ -736,16 +804,17 @@ pub fn retire_apply(
         content: md,
     });
 
+    // The journal's last step fsyncs `staging/`; a hand-made project may lack it.
+    crate::io::create_dir_all(&project.path("staging"))?;
     let journal = Journal {
         chapter,
-        // No lock is taken for a retirement: the empty token makes the release step a no-op.
-        token: String::new(),
+        // From here the lock belongs to the journal: its last step releases it (so does
+        // `novel chapter recover` after a crash; a holder that died is stale at once).
+        token: held.into_journal_token(),
         writes,
         changelog_line: serde_json::to_string(&entry).expect("entries serialise"),
         remove,
     };
-    // The journal's last step fsyncs `staging/`; a hand-made project may lack it.
-    crate::io::create_dir_all(&project.path("staging"))?;
     crate::chapter::commit(project, &journal)?;
     Ok(RetireApplied {
         check,
@@ -765,7 +834,10 @@ mod tests {
     use novel_core::ops::{self, Context, NameIndex};
     use novel_core::spec::retire::Protection;
 
+    use crate::lock::LockState;
+
     const NOW: &str = "2026-01-03T00:00:00Z";
+    const STALE: Duration = Duration::from_secs(1800);
 
     fn fixtures() -> std::path::PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/spec")
@@ -835,7 +907,7 @@ mod tests {
     fn propagate_without_snapshot_says_so() {
         let (_t, p) = project(&[]);
         assert_eq!(
-            propagate_project(&p, NOW).unwrap_err().code(),
+            propagate_project(&p, NOW, STALE).unwrap_err().code(),
             "E_NO_SNAPSHOT"
         );
     }
@@ -845,7 +917,7 @@ mod tests {
         let (_t, p) = project(&[]);
         take_snapshot(&p, NOW, false).unwrap();
         overlay(&p, "world-update");
-        let out = propagate_project(&p, NOW).unwrap();
+        let out = propagate_project(&p, NOW, STALE).unwrap();
         assert_eq!(
             out.propagation.changed_rule_ids,
             ["W-001", "W-002", "W-003", "W-005"]
@@ -888,14 +960,14 @@ mod tests {
         }));
         // A second propagation needs a new snapshot; resolving removes the entry.
         assert_eq!(
-            propagate_project(&p, NOW).unwrap_err().code(),
+            propagate_project(&p, NOW, STALE).unwrap_err().code(),
             "E_NO_SNAPSHOT"
         );
-        let r = resolve_pending(&p, "spec-propagation-001").unwrap();
+        let r = resolve_pending(&p, "spec-propagation-001", STALE).unwrap();
         assert_eq!(r.kind, "spec_propagation");
         assert!(load_checkpoint(&p).unwrap().pending_actions.is_empty());
         assert_eq!(
-            resolve_pending(&p, "spec-propagation-001")
+            resolve_pending(&p, "spec-propagation-001", STALE)
                 .unwrap_err()
                 .code(),
             "E_PENDING_NOT_FOUND"
@@ -907,12 +979,52 @@ mod tests {
         let (_t, p) = project(&[]);
         let snap = take_snapshot(&p, NOW, false).unwrap();
         overlay(&p, "world-update");
-        propagate_project(&p, NOW).unwrap();
+        propagate_project(&p, NOW, STALE).unwrap();
         // Simulate a crash between the checkpoint write and the snapshot removal.
         write_atomic(&p.path(SNAPSHOT), to_json_text(&snap).as_bytes()).unwrap();
-        let out = propagate_project(&p, "2026-01-05T00:00:00Z").unwrap();
+        let out = propagate_project(&p, "2026-01-05T00:00:00Z", STALE).unwrap();
         assert_eq!(out.pending.unwrap().id, "spec-propagation-001");
         assert_eq!(load_checkpoint(&p).unwrap().pending_actions.len(), 1);
+    }
+
+    fn pending_ids(p: &Project) -> Vec<String> {
+        load_checkpoint(p)
+            .unwrap()
+            .pending_actions
+            .iter()
+            .map(|a| a.id.clone())
+            .collect()
+    }
+
+    #[test]
+    fn propagate_and_resolve_refuse_while_someone_else_holds_the_lock() {
+        let (_t, p) = project(&[]);
+        take_snapshot(&p, NOW, false).unwrap();
+        overlay(&p, "world-update");
+        // A live holder: this very test process, as if it were a session writing chapter 34.
+        let other = lock::acquire(&p, Some(34), std::process::id(), STALE).unwrap();
+        let err = propagate_project(&p, NOW, STALE).unwrap_err();
+        assert_eq!(err.code(), "E_LOCKED");
+        assert!(err.is_conflict());
+        assert!(
+            err.to_string()
+                .contains(&format!("进程 {}", std::process::id())),
+            "{err}"
+        );
+        // Nothing was consumed: the snapshot is still there, no entry was written.
+        assert!(load_snapshot(&p).unwrap().is_some());
+        assert!(pending_ids(&p).is_empty());
+        lock::release(&p, &other.info.token).unwrap();
+
+        propagate_project(&p, NOW, STALE).unwrap();
+        assert_eq!(lock::status(&p, STALE), LockState::Free);
+        let other = lock::acquire(&p, None, std::process::id(), STALE).unwrap();
+        let err = resolve_pending(&p, "spec-propagation-001", STALE).unwrap_err();
+        assert_eq!(err.code(), "E_LOCKED");
+        assert_eq!(pending_ids(&p), ["spec-propagation-001"]);
+        lock::release(&p, &other.info.token).unwrap();
+        resolve_pending(&p, "spec-propagation-001", STALE).unwrap();
+        assert_eq!(lock::status(&p, STALE), LockState::Free);
     }
 
     #[test]
@@ -920,7 +1032,7 @@ mod tests {
         let (_t, p) = project(&[]);
         take_snapshot(&p, NOW, false).unwrap();
         overlay(&p, "character-update");
-        let out = propagate_project(&p, NOW).unwrap();
+        let out = propagate_project(&p, NOW, STALE).unwrap();
         let a = out.pending.unwrap();
         assert_eq!(a.extra["changed_character_ids"], json!(["lu-chen"]));
         assert!(a.extra.get("changed_rule_ids").is_none());
@@ -937,7 +1049,7 @@ mod tests {
     fn no_change_writes_no_pending_action() {
         let (_t, p) = project(&[]);
         take_snapshot(&p, NOW, false).unwrap();
-        let out = propagate_project(&p, NOW).unwrap();
+        let out = propagate_project(&p, NOW, STALE).unwrap();
         assert!(out.propagation.is_empty());
         assert!(out.pending.is_none());
         assert!(load_checkpoint(&p).unwrap().pending_actions.is_empty());
@@ -974,7 +1086,7 @@ mod tests {
         assert_eq!(c.blocks[0].protection, Protection::B);
         assert!(!c.blocks[0].certain);
         assert_eq!(c.blocks[0].evidence.file, "storylines/storylines.json");
-        let err = retire_apply(&p, "li-si", NOW, Duration::from_secs(1800)).unwrap_err();
+        let err = retire_apply(&p, "li-si", NOW, STALE).unwrap_err();
         assert_eq!(err.code(), "E_RETIRE_BLOCKED");
         assert!(p.path("characters/active/li-si.json").exists());
     }
@@ -983,7 +1095,7 @@ mod tests {
     fn blocked_apply_changes_nothing() {
         let (_t, p) = project(&[]);
         let before = fs::read_to_string(p.path(layout::CURRENT_STATE)).unwrap();
-        let err = retire_apply(&p, "sun-li", NOW, Duration::from_secs(1800)).unwrap_err();
+        let err = retire_apply(&p, "sun-li", NOW, STALE).unwrap_err();
         let SpecError::Blocked(check) = err else {
             panic!("{err}")
         };
@@ -998,7 +1110,7 @@ mod tests {
     #[test]
     fn retire_apply_moves_files_and_state_rebuild_reproduces_it() {
         let (_t, p) = project(&[]);
-        let out = retire_apply(&p, "li-si", NOW, Duration::from_secs(1800)).unwrap();
+        let out = retire_apply(&p, "li-si", NOW, STALE).unwrap();
         assert!(out.state_changed);
         assert_eq!(out.state_version, 3);
         assert_eq!(
@@ -1024,6 +1136,8 @@ mod tests {
         );
         let md = fs::read_to_string(p.path(CHARACTER_CHANGELOG)).unwrap();
         assert!(md.contains("角色退场：李四（li-si）"), "{md}");
+        // The lock was held through the commit and released by its last step.
+        assert_eq!(lock::status(&p, STALE), LockState::Free);
 
         // novel validate passes.
         assert_eq!(errors(&p), Vec::<String>::new());
@@ -1051,11 +1165,42 @@ mod tests {
         assert_eq!(ops::diff(&replayed.state, &state), vec![]);
         // And a second retirement of the same character says it is done.
         assert_eq!(
-            retire_apply(&p, "li-si", NOW, Duration::from_secs(1800))
-                .unwrap_err()
-                .code(),
+            retire_apply(&p, "li-si", NOW, STALE).unwrap_err().code(),
             "E_ALREADY_RETIRED"
         );
+    }
+
+    #[test]
+    fn retire_apply_refuses_while_a_chapter_is_in_flight() {
+        let (_t, p) = project(&[]);
+        let mut cp = load_checkpoint(&p).unwrap();
+        cp.inflight_chapter = Some(34);
+        write_checkpoint(&p, &cp).unwrap();
+        let before = fs::read_to_string(p.path(layout::CURRENT_STATE)).unwrap();
+        let err = retire_apply(&p, "li-si", NOW, STALE).unwrap_err();
+        assert_eq!(err.code(), "E_INFLIGHT");
+        assert!(err.is_conflict());
+        assert!(err.to_string().contains("第 34 章"), "{err}");
+        assert_eq!(
+            fs::read_to_string(p.path(layout::CURRENT_STATE)).unwrap(),
+            before
+        );
+        assert!(p.path("characters/active/li-si.json").exists());
+        // The lock taken for the attempt is given back.
+        assert_eq!(lock::status(&p, STALE), LockState::Free);
+    }
+
+    #[test]
+    fn retire_apply_refuses_while_someone_else_holds_the_lock() {
+        let (_t, p) = project(&[]);
+        let other = lock::acquire(&p, Some(34), std::process::id(), STALE).unwrap();
+        let err = retire_apply(&p, "li-si", NOW, STALE).unwrap_err();
+        assert_eq!(err.code(), "E_LOCKED");
+        assert!(err.is_conflict());
+        assert!(err.to_string().contains("第 34 章"), "{err}");
+        assert!(p.path("characters/active/li-si.json").exists());
+        // Still the other holder's lock.
+        assert_eq!(lock::verify(&p, &other.info.token).unwrap(), other.info);
     }
 
     #[test]
@@ -1073,7 +1218,7 @@ mod tests {
             serde_json::to_string(&journal).unwrap(),
         )
         .unwrap();
-        let err = retire_apply(&p, "li-si", NOW, Duration::from_secs(1800)).unwrap_err();
+        let err = retire_apply(&p, "li-si", NOW, STALE).unwrap_err();
         assert_eq!(err.code(), "E_LOCKED");
         assert!(err.is_conflict());
     }

@@ -82,7 +82,8 @@ pub fn run(global: &GlobalArgs, cmd: SpecCommand) -> Result<Report, CliError> {
             })
         }
         SpecCommand::Propagate => {
-            let out = propagate_project(&project, &now).map_err(spec_error)?;
+            let stale = super::lock::stale_after(&project);
+            let out = propagate_project(&project, &now, stale).map_err(spec_error)?;
             if !global.json {
                 for w in &out.propagation.warnings {
                     eprintln!("提示：{w}");
