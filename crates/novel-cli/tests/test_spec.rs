@@ -96,6 +96,48 @@ pub fn live_pid() -> String {
 }
 
 #[test]
+fn two_propagations_in_the_same_second_are_both_recorded() {
+    let (_t, root) = fixture_copy(&[]);
+    let clock = [("NOVEL_NOW", "1795325400")];
+    assert_eq!(code(&novel_env(&root, &["spec", "snapshot"], &clock)), 0);
+    let (_u, updated) = fixture_copy(&["world-update", "character-update"]);
+    std::fs::copy(
+        updated.join("world/rules.json"),
+        root.join("world/rules.json"),
+    )
+    .unwrap();
+    let out = novel_env(&root, &["--json", "spec", "propagate"], &clock);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    assert_eq!(code(&novel_env(&root, &["spec", "snapshot"], &clock)), 0);
+    std::fs::copy(
+        updated.join("characters/active/lu-chen.json"),
+        root.join("characters/active/lu-chen.json"),
+    )
+    .unwrap();
+    let out = novel_env(&root, &["--json", "spec", "propagate"], &clock);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    assert_eq!(
+        json(&out)["data"]["pending"]["id"],
+        "spec-propagation-002",
+        "{}",
+        stdout(&out)
+    );
+    let cp = read_json(&root.join(".checkpoint.json"));
+    let pending = cp["pending_actions"].as_array().unwrap();
+    assert_eq!(pending.len(), 2);
+    assert_ne!(pending[0]["snapshot_id"], pending[1]["snapshot_id"]);
+    // Resolving the newest entry never hands its id out again.
+    let out = novel(&root, &["pending", "resolve", "spec-propagation-002"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(code(&novel_env(&root, &["spec", "snapshot"], &clock)), 0);
+    let mut lu = read_json(&root.join("characters/active/lu-chen.json"));
+    lu["contracts"][0]["rule"] = serde_json::json!("当前修为：金丹中期");
+    write_json(&root.join("characters/active/lu-chen.json"), &lu);
+    let out = novel_env(&root, &["--json", "spec", "propagate"], &clock);
+    assert_eq!(json(&out)["data"]["pending"]["id"], "spec-propagation-003");
+}
+
+#[test]
 fn a_changed_rule_without_key_phrases_is_warned_about() {
     let (_t, root) = fixture_copy(&[]);
     assert_eq!(code(&novel(&root, &["spec", "snapshot"])), 0);

@@ -144,7 +144,9 @@ pub struct SnapshotFile {
 /// What `spec propagate` compares against (seed `000` step 2).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Snapshot {
-    /// Unique id (`snap-<time>`): a propagation records it, so a rerun does not add a second entry.
+    /// Unique id (`snap-<time>-<random>`): the propagation records it in its pending action,
+    /// so rerunning the same propagation (after a crash before the snapshot was removed) does
+    /// not add a second entry, while a new snapshot — even within the same second — does.
     pub id: String,
     pub created_at: String,
     pub last_completed_chapter: u32,
@@ -234,7 +236,11 @@ pub fn take_snapshot(project: &Project, now: &str, replace: bool) -> Result<Snap
         });
     }
     let snapshot = Snapshot {
-        id: format!("snap-{}", now.replace([':', '-'], "")),
+        id: format!(
+            "snap-{}-{}",
+            now.replace([':', '-'], ""),
+            &lock::new_token()[..8]
+        ),
         created_at: now.to_string(),
         last_completed_chapter: cp.last_completed_chapter,
         current_volume: cp.current_volume,
@@ -380,15 +386,27 @@ pub struct PropagateOutcome {
     pub unreadable: Vec<(String, String)>,
 }
 
-fn next_pending_id(cp: &Checkpoint) -> String {
-    let n = cp
+/// `.checkpoint.json` key holding the last `spec-propagation-NNN` number handed out, so an id
+/// is never reused after its entry is resolved.
+pub const PENDING_SEQ_KEY: &str = "spec_propagation_seq";
+
+/// The next pending id, and records it as handed out.
+fn next_pending_id(cp: &mut Checkpoint) -> String {
+    let listed = cp
         .pending_actions
         .iter()
         .filter_map(|a| a.id.strip_prefix("spec-propagation-"))
-        .filter_map(|d| d.parse::<u32>().ok())
+        .filter_map(|d| d.parse::<u64>().ok())
         .max()
         .unwrap_or(0);
-    format!("spec-propagation-{:03}", n + 1)
+    let issued = cp
+        .extra
+        .get(PENDING_SEQ_KEY)
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    let n = listed.max(issued) + 1;
+    cp.extra.insert(PENDING_SEQ_KEY.into(), json!(n));
+    format!("spec-propagation-{n:03}")
 }
 
 /// The project lock, held by this process for one short write (or handed to a commit
@@ -524,7 +542,8 @@ pub fn propagate_project(
         match existing {
             Some(p) => pending = Some(p.clone()),
             None => {
-                let action = pending_action(&cp, &snapshot, &propagation, &current.unreadable, now);
+                let action =
+                    pending_action(&mut cp, &snapshot, &propagation, &current.unreadable, now);
                 cp.pending_actions.push(action.clone());
                 write_checkpoint(project, &cp)?;
                 pending = Some(action);
@@ -543,7 +562,7 @@ pub fn propagate_project(
 }
 
 fn pending_action(
-    cp: &Checkpoint,
+    cp: &mut Checkpoint,
     snapshot: &Snapshot,
     p: &Propagation,
     unreadable: &[(String, String)],
@@ -987,6 +1006,14 @@ mod tests {
         assert_eq!(load_checkpoint(&p).unwrap().pending_actions.len(), 1);
     }
 
+    /// Rewrites 陆尘's first contract (a character update the snapshot will see).
+    fn edit_lu_chen(p: &Project, rule: &str) {
+        let path = p.path("characters/active/lu-chen.json");
+        let mut v = read_json_value(&path).unwrap();
+        v["contracts"][0]["rule"] = json!(rule);
+        write_atomic(&path, to_json_text(&v).as_bytes()).unwrap();
+    }
+
     fn pending_ids(p: &Project) -> Vec<String> {
         load_checkpoint(p)
             .unwrap()
@@ -994,6 +1021,62 @@ mod tests {
             .iter()
             .map(|a| a.id.clone())
             .collect()
+    }
+
+    #[test]
+    fn a_second_propagation_within_the_same_second_is_recorded() {
+        let (_t, p) = project(&[]);
+        let first_snap = take_snapshot(&p, NOW, false).unwrap();
+        overlay(&p, "world-update");
+        let first = propagate_project(&p, NOW, STALE).unwrap();
+        // A new update, snapshot and propagation, all within the same second.
+        let second_snap = take_snapshot(&p, NOW, false).unwrap();
+        assert_ne!(first_snap.id, second_snap.id);
+        overlay(&p, "character-update");
+        let second = propagate_project(&p, NOW, STALE).unwrap();
+        assert_ne!(first.snapshot_id, second.snapshot_id);
+        assert_eq!(
+            pending_ids(&p),
+            ["spec-propagation-001", "spec-propagation-002"]
+        );
+        assert_eq!(
+            second.pending.unwrap().extra["changed_character_ids"],
+            json!(["lu-chen"])
+        );
+    }
+
+    #[test]
+    fn pending_ids_are_never_reused_after_a_resolve() {
+        let (_t, p) = project(&[]);
+        take_snapshot(&p, NOW, false).unwrap();
+        overlay(&p, "world-update");
+        propagate_project(&p, NOW, STALE).unwrap();
+        take_snapshot(&p, NOW, false).unwrap();
+        overlay(&p, "character-update");
+        propagate_project(&p, NOW, STALE).unwrap();
+        // Resolving the newest entry must not hand its id out again.
+        resolve_pending(&p, "spec-propagation-002", STALE).unwrap();
+        take_snapshot(&p, NOW, false).unwrap();
+        edit_lu_chen(&p, "当前修为：金丹初期");
+        propagate_project(&p, NOW, STALE).unwrap();
+        assert_eq!(
+            pending_ids(&p),
+            ["spec-propagation-001", "spec-propagation-003"]
+        );
+        // Nor when every entry is gone.
+        resolve_pending(&p, "spec-propagation-001", STALE).unwrap();
+        resolve_pending(&p, "spec-propagation-003", STALE).unwrap();
+        take_snapshot(&p, NOW, false).unwrap();
+        edit_lu_chen(&p, "当前修为：金丹中期");
+        let out = propagate_project(&p, NOW, STALE).unwrap();
+        assert_eq!(out.pending.unwrap().id, "spec-propagation-004");
+        // The checkpoint with its counter stays valid (the W-003 findings of chapter 61 are
+        // the world update's, see above).
+        let left = errors(&p);
+        assert!(
+            !left.iter().any(|e| e.starts_with(".checkpoint")),
+            "{left:?}"
+        );
     }
 
     #[test]
