@@ -167,6 +167,54 @@ fn retire_apply_refuses_while_someone_else_holds_the_lock() {
 }
 
 #[test]
+fn retirement_shows_from_the_next_chapter_in_state_at_and_history() {
+    let (_t, root) = fixture_copy(&[]);
+    let out = novel(&root, &["retire", "apply", "li-si"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // 33 is the last completed chapter: it was written with 李四 in the state.
+    let out = novel(
+        &root,
+        &[
+            "--json",
+            "state",
+            "at",
+            "--chapter",
+            "33",
+            "--entity",
+            "li-si",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    let out = novel(
+        &root,
+        &[
+            "--json",
+            "state",
+            "at",
+            "--chapter",
+            "34",
+            "--entity",
+            "li-si",
+        ],
+    );
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    assert_eq!(json(&out)["error"]["code"], "E_NO_ENTITY");
+    let out = novel(&root, &["--json", "state", "history", "--entity", "li-si"]);
+    let changes = json(&out)["data"]["changes"].clone();
+    let last = changes.as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["chapter"], 34, "{changes}");
+    assert_eq!(last["source"], "retire");
+    // `state at` the next chapter and a full rebuild agree with the file on disk.
+    let at_34 = json(&novel(&root, &["--json", "state", "at", "--chapter", "34"]));
+    let on_disk = read_json(&root.join("state/current-state.json"));
+    assert_eq!(at_34["data"]["state"], on_disk);
+    let out = novel(&root, &["state", "rebuild"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let out = novel(&root, &["validate"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+}
+
+#[test]
 fn retire_apply_killed_mid_commit_keeps_the_lock_until_recover() {
     let (_t, root) = fixture_copy(&[]);
     // Exit right after the second journal step: the lock must still be held (by the dead

@@ -795,10 +795,42 @@ fn retirement_is_a_changelog_entry_that_replay_reproduces() {
 }
 
 #[test]
+fn retirement_takes_effect_from_the_chapter_after_the_last_completed_one() {
+    // Chapter 33 is the last completed chapter: the state at 33 is the state chapter 33 was
+    // written against, so it still has 李四; the retirement shows from chapter 34 on.
+    let state: Value = load("project/state/current-state.json");
+    let (next, entry) = retire_state(&state, "li-si", "李四", 33, "t");
+    assert_eq!(entry.chapter, 34);
+    let mut log = changelog();
+    log.push(entry);
+    let global: ForeshadowingGlobal = load("project/foreshadowing/global.json");
+    let names = NameIndex::default();
+    let ctx = Context {
+        names: &names,
+        plan: &[],
+    };
+    let at_33 = ops::replay(&log, Some(33), &global, ctx).unwrap();
+    assert!(at_33.state["characters"].get("li-si").is_some());
+    assert_eq!(ops::state_version(&at_33.state), 2);
+    let at_34 = ops::replay(&log, Some(34), &global, ctx).unwrap();
+    assert!(at_34.state["characters"].get("li-si").is_none());
+    // `state rebuild` (no bound) and `state at` the next chapter agree with the retired state.
+    let all = ops::replay(&log, None, &global, ctx).unwrap();
+    assert_eq!(ops::diff(&all.state, &next), vec![]);
+    assert_eq!(ops::diff(&at_34.state, &next), vec![]);
+    // `state history` lists the removal under chapter 34.
+    let history = ops::entity_history(&log, "li-si");
+    let last = history.last().unwrap();
+    assert_eq!((last.chapter, last.state_version), (34, 3));
+}
+
+#[test]
 fn retiring_a_character_absent_from_the_state_records_the_line_without_a_version_bump() {
     let state: Value = load("project/state/current-state.json");
     let (next, entry) = retire_state(&state, "sun-li", "孙立", 33, "t");
-    assert_eq!(next, state);
+    assert_eq!(next["characters"], state["characters"]);
+    assert_eq!(next["state_version"], state["state_version"]);
+    assert_eq!(next["last_updated_chapter"], 34);
     assert!(entry.applied.is_empty());
     assert_eq!((entry.base_state_version, entry.state_version), (2, 2));
     let mut log = changelog();
@@ -815,7 +847,7 @@ fn retiring_a_character_absent_from_the_state_records_the_line_without_a_version
         },
     )
     .unwrap();
-    assert_eq!(ops::diff(&replayed.state, &state), vec![]);
+    assert_eq!(ops::diff(&replayed.state, &next), vec![]);
 }
 
 #[test]

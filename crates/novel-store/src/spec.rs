@@ -728,7 +728,7 @@ pub fn retire_apply(
         .find(|c| c.value.id == slug)
         .expect("checked above")
         .value;
-    let chapter = sp.checkpoint.last_completed_chapter;
+    let last_completed = sp.checkpoint.last_completed_chapter;
 
     let mut writes = Vec::new();
     let mut remove = Vec::new();
@@ -773,9 +773,9 @@ pub fn retire_apply(
     } else {
         serde_json::to_value(novel_core::model::CurrentState::initial()).expect("serialises")
     };
-    let (next_state, entry) = retire_state(&state, slug, &me.display_name, chapter, now);
+    let (next_state, entry) = retire_state(&state, slug, &me.display_name, last_completed, now);
     let state_changed = !entry.applied.is_empty();
-    if state_changed {
+    if next_state != state {
         writes.push(JournalWrite {
             path: layout::CURRENT_STATE.into(),
             content: to_json_text(&next_state),
@@ -813,7 +813,7 @@ pub fn retire_apply(
     let moved_to: Vec<String> = moved.iter().map(|(_, to)| to.clone()).collect();
     md.push_str(&changelog_md_entry(
         me,
-        chapter,
+        last_completed,
         now,
         &moved_to,
         ended.len(),
@@ -826,7 +826,7 @@ pub fn retire_apply(
     // The journal's last step fsyncs `staging/`; a hand-made project may lack it.
     crate::io::create_dir_all(&project.path("staging"))?;
     let journal = Journal {
-        chapter,
+        chapter: last_completed,
         // From here the lock belongs to the journal: its last step releases it (so does
         // `novel chapter recover` after a crash; a holder that died is stale at once).
         token: held.into_journal_token(),
@@ -1219,6 +1219,7 @@ mod tests {
         );
         let md = fs::read_to_string(p.path(CHARACTER_CHANGELOG)).unwrap();
         assert!(md.contains("角色退场：李四（li-si）"), "{md}");
+        assert!(md.contains("自第 34 章起退场"), "{md}");
         // The lock was held through the commit and released by its last step.
         assert_eq!(lock::status(&p, STALE), LockState::Free);
 
@@ -1233,6 +1234,8 @@ mod tests {
             serde_json::to_value(log[2].source).unwrap(),
             json!("retire")
         );
+        // Effective from the chapter after the last completed one (33).
+        assert_eq!(log[2].chapter, 34);
         let global = crate::state::load_global(&p).unwrap();
         let names = NameIndex::default();
         let replayed = ops::replay(

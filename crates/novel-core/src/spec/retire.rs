@@ -303,14 +303,21 @@ pub fn check_retirement(input: &RetireInputs<'_>) -> RetirementCheck {
 /// The state after retiring `slug`, and the changelog line (`source: retire`) that records it.
 /// The removal goes through [`ops::remove_entity`], the function `ops::replay` uses, so
 /// `novel state rebuild` reproduces it. When the state has no entry for the character the
-/// line still records the retirement, with no op and no version change.
+/// line still records the retirement, with no op and no version change (the state only moves
+/// its `last_updated_chapter`, as replaying the line does).
+///
+/// The line is stamped with the chapter the retirement takes effect from: the one after the
+/// last completed chapter. `novel state at --chapter N` replays the lines up to chapter N, so
+/// the state at the last completed chapter still has the character, as it had when that
+/// chapter was written.
 pub fn retire_state(
     state: &Value,
     slug: &str,
     display_name: &str,
-    chapter: u32,
+    last_completed_chapter: u32,
     timestamp: &str,
 ) -> (Value, ChangelogEntry) {
+    let chapter = effective_chapter(last_completed_chapter);
     let base = ops::state_version(state);
     let present = state.get("characters").and_then(|c| c.get(slug)).is_some();
     let op = StateOp {
@@ -326,15 +333,19 @@ pub fn retire_state(
     if present && ops::remove_entity(&mut next, &op).unwrap_or(false) {
         applied.push(op);
         version = base + 1;
-        if let Some(obj) = next.as_object_mut() {
+    }
+    // What replaying the line does (even one without ops): the version, and the chapter the
+    // state is updated to.
+    if let Some(obj) = next.as_object_mut() {
+        if version != base {
             obj.insert("state_version".into(), json!(version));
-            let last = obj
-                .get("last_updated_chapter")
-                .and_then(Value::as_u64)
-                .unwrap_or(0)
-                .max(u64::from(chapter));
-            obj.insert("last_updated_chapter".into(), json!(last));
         }
+        let last = obj
+            .get("last_updated_chapter")
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+            .max(u64::from(chapter));
+        obj.insert("last_updated_chapter".into(), json!(last));
     }
     let entry = ChangelogEntry {
         chapter,
@@ -355,6 +366,11 @@ pub fn retire_state(
     (next, entry)
 }
 
+/// The chapter a retirement decided after `last_completed_chapter` takes effect from.
+pub fn effective_chapter(last_completed_chapter: u32) -> u32 {
+    last_completed_chapter + 1
+}
+
 /// Marks every edge that touches `slug` as `ended` (kept for history, not deleted); returns the
 /// new file and the pointers of the edges it changed.
 pub fn end_relationships(rels: &Relationships, slug: &str) -> (Relationships, Vec<String>) {
@@ -372,15 +388,16 @@ pub fn end_relationships(rels: &Relationships, slug: &str) -> (Relationships, Ve
 /// The entry appended to `characters/changelog.md`.
 pub fn changelog_md_entry(
     c: &Character,
-    chapter: u32,
+    last_completed_chapter: u32,
     timestamp: &str,
     moved: &[String],
     ended_edges: usize,
 ) -> String {
     format!(
-        "\n## {timestamp} 角色退场：{}（{}）\n\n- 最后完成章节：第 {chapter} 章\n- 移至 characters/retired/：{}\n- 关系边标记为 ended：{ended_edges} 条\n- 从 state/current-state.json 移除（变更日志 source: retire）\n",
+        "\n## {timestamp} 角色退场：{}（{}）\n\n- 最后完成章节：第 {last_completed_chapter} 章；自第 {} 章起退场\n- 移至 characters/retired/：{}\n- 关系边标记为 ended：{ended_edges} 条\n- 从 state/current-state.json 移除（变更日志 source: retire）\n",
         c.display_name,
         c.id,
+        effective_chapter(last_completed_chapter),
         moved.join("、"),
     )
 }
