@@ -473,6 +473,64 @@ fn character_change_reports_chapters_that_name_the_character() {
     );
 }
 
+/// The fixture's chapter contracts with chapter 35's objective rewritten.
+fn contracts_with_objective(text: &str) -> Vec<Located<ChapterContract>> {
+    let mut contracts = chapter_contracts();
+    let c35 = contracts
+        .iter_mut()
+        .find(|c| c.value.chapter == 35)
+        .unwrap();
+    c35.value.objectives[0].description = text.to_string();
+    contracts
+}
+
+fn su_wan_changed(after: &[Located<Character>]) -> Vec<novel_core::spec::diff::CharacterChange> {
+    let before = characters();
+    let b: Vec<&Character> = before.iter().map(|c| &c.value).collect();
+    let a: Vec<&Character> = after.iter().map(|c| &c.value).collect();
+    diff_characters(&b, &a)
+}
+
+#[test]
+fn character_change_does_not_count_the_name_inside_a_longer_name() {
+    let mut after = characters();
+    let su_wan = after.iter_mut().find(|c| c.value.id == "su-wan").unwrap();
+    su_wan.value.contracts[0].rule = "精通阵法，近身武技也已小成".into();
+    let changes = su_wan_changed(&after);
+    assert_eq!(changes.len(), 1);
+    let g = Glossary::default();
+    let run = |text: &str| {
+        let contracts = contracts_with_objective(text);
+        let p = propagate(
+            Vec::new(),
+            su_wan_changed(&after),
+            PropagationInputs {
+                characters: &after,
+                chapter_contracts: &contracts,
+                current_volume: 2,
+                glossary: &g,
+            },
+        );
+        // Chapter 34 names 苏婉 in its own right; chapter 35 is the one under test.
+        p.affected_chapter_contracts
+            .iter()
+            .filter(|c| c.chapter == 35)
+            .flat_map(|c| {
+                c.hits
+                    .iter()
+                    .map(move |h| (c.chapter, h.evidence.matched.clone()))
+            })
+            .collect::<Vec<_>>()
+    };
+    // 苏婉儿 is another character: 苏婉 is not mentioned there.
+    assert_eq!(run("苏婉儿取回玉佩"), vec![]);
+    // Written as itself it is, also next to the longer name.
+    assert_eq!(run("苏婉布阵困住敌人"), vec![(35, "苏婉".to_string())]);
+    assert_eq!(run("苏婉儿与苏婉同行"), vec![(35, "苏婉".to_string())]);
+    // A slug inside a longer slug is not the character either.
+    assert_eq!(run("见 su-wan-er 的档案"), vec![]);
+}
+
 fn rules(json: Value) -> WorldRules {
     serde_json::from_value(json).unwrap()
 }
@@ -480,6 +538,50 @@ fn rules(json: Value) -> WorldRules {
 fn rule(id: &str, text: &str) -> Value {
     json!({"id": id, "category": "society", "rule": text, "constraint_type": "hard",
            "exceptions": [], "introduced_chapter": 1, "last_verified": 30})
+}
+
+#[test]
+fn key_phrase_that_is_a_name_does_not_match_inside_a_longer_name() {
+    let before = rules(json!({"rules": [rule("W-009", "苏婉可以随意出入藏经阁")]}));
+    let after = rules(json!({"rules": [rule("W-009", "苏婉不得离开藏经阁")]}));
+    let mut chars = characters();
+    let su_wan_er = chars
+        .iter_mut()
+        .find(|c| c.value.id == "su-wan-er")
+        .unwrap();
+    su_wan_er.value.contracts = serde_json::from_value(json!([
+        {"id": "C-SUWANER-001", "type": "behavior", "rule": "苏婉儿只在夜里出门"}
+    ]))
+    .unwrap();
+    let su_wan = chars.iter_mut().find(|c| c.value.id == "su-wan").unwrap();
+    su_wan.value.contracts[0].rule = "苏婉每日午后在藏经阁抄经".into();
+    let g = glossary(&chars, &after);
+    let p = propagate(
+        diff_rules(Some(&before), Some(&after)),
+        Vec::new(),
+        PropagationInputs {
+            characters: &chars,
+            chapter_contracts: &[],
+            current_volume: 2,
+            glossary: &g,
+        },
+    );
+    assert!(p.key_phrases[0].phrases.contains(&"苏婉".to_string()));
+    let hits: Vec<(&str, &str)> = p
+        .affected_character_contracts
+        .iter()
+        .flat_map(|a| {
+            a.hits
+                .iter()
+                .map(move |h| (a.contract_id.as_str(), h.evidence.matched.as_str()))
+        })
+        .collect();
+    assert!(hits.contains(&("C-SUWAN-001", "苏婉")), "{hits:?}");
+    assert!(hits.contains(&("C-SUWAN-001", "藏经阁")), "{hits:?}");
+    assert!(
+        !hits.iter().any(|(id, _)| *id == "C-SUWANER-001"),
+        "苏婉 matched inside 苏婉儿: {hits:?}"
+    );
 }
 
 #[test]
@@ -710,6 +812,44 @@ fn retire_blocked_conservatively_when_name_is_inside_another_name() {
     // The longer name itself is a certain hit.
     let c = check(&world(), "su-wan-er");
     assert!(protections(&c)[0].1);
+}
+
+#[test]
+fn convergence_block_is_unsure_when_the_storyline_link_is_unsure() {
+    // The dormant 靖海计划 line lists «苏婉儿（化名）»: for 苏婉 that is 苏婉儿's name, so both
+    // the storyline block (B) and the convergence block it leads to (C) are conservative.
+    let mut w = world();
+    let Loaded::Parsed(s) = &mut w.storylines else {
+        unreachable!()
+    };
+    s.storylines[1].pov_characters = vec!["苏婉儿（化名）".into()];
+    let c = check(&w, "su-wan");
+    let got = protections(&c);
+    assert!(
+        got.contains(&(
+            Protection::B,
+            false,
+            "storylines/storylines.json",
+            "/storylines/1/pov_characters/0"
+        )),
+        "{got:?}"
+    );
+    assert!(
+        got.contains(&(
+            Protection::C,
+            false,
+            SCHEDULE,
+            "/convergence_events/1/involved_storylines/1"
+        )),
+        "{got:?}"
+    );
+    assert!(got.iter().all(|(_, certain, _, _)| !certain), "{got:?}");
+    let b = c
+        .blocks
+        .iter()
+        .find(|b| b.protection == Protection::B)
+        .unwrap();
+    assert_eq!(b.evidence.matched, "苏婉儿");
 }
 
 #[test]

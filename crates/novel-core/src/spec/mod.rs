@@ -12,8 +12,9 @@
 //! - [`propagate`]: which L2 character contracts and L3 chapter contracts a change touches.
 //! - [`retire`]: the three retirement protections (退场保护 A/B/C) and the pure pieces of a
 //!   retirement (state removal through the state engine, relationship edges, changelog text).
-//! - [`names`]: how a character's names are found in lists and in free text, including the
-//!   conservative case where one name is a substring of another.
+//! - [`names`]: how a character's names are found in lists and in free text (longest match over
+//!   every registered name), including the conservative case where one name is a substring of
+//!   another.
 
 pub mod diff;
 pub mod keyphrase;

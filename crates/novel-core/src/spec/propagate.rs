@@ -18,7 +18,8 @@ use regex::Regex;
 use serde::Serialize;
 
 use super::diff::{CharacterChange, RuleChange};
-use super::keyphrase::{Glossary, extract_texts};
+use super::keyphrase::{Glossary, TermSource, extract_texts};
+use super::names::{Occurrence, find_name, slug_in};
 use super::{Evidence, Located};
 use crate::model::{ChapterContract, Character};
 use crate::validate::escape;
@@ -137,6 +138,16 @@ fn names_of(c: &Character) -> Vec<String> {
     v
 }
 
+/// True when `text` contains the key phrase `p`. A phrase that is a character name must be
+/// written as itself, not inside a longer name (苏婉 is not in 「苏婉儿的玉佩」).
+fn has_phrase(text: &str, p: &str, glossary: &Glossary, names: &[String]) -> bool {
+    if glossary.source(p) == Some(TermSource::CharacterName) {
+        matches!(find_name(text, p, names), Occurrence::At(_))
+    } else {
+        text.contains(p)
+    }
+}
+
 /// Runs the propagation for the given changes.
 pub fn propagate(
     rule_changes: Vec<RuleChange>,
@@ -170,6 +181,12 @@ pub fn propagate(
             ));
         }
     }
+    // Every registered name, for longest-match name lookups.
+    let all_names: Vec<String> = input
+        .characters
+        .iter()
+        .flat_map(|c| names_of(&c.value))
+        .collect();
 
     // L2: character contracts.
     let mut affected_cc = Vec::new();
@@ -191,7 +208,7 @@ pub fn propagate(
                 }
                 for rp in &key_phrases {
                     for p in &rp.phrases {
-                        if k.rule.contains(p.as_str()) {
+                        if has_phrase(&k.rule, p, input.glossary, &all_names) {
                             hits.push(Hit {
                                 reason: HitReason::KeyPhrase,
                                 rule_id: Some(rp.rule_id.clone()),
@@ -312,10 +329,11 @@ pub fn propagate(
                 texts.push((format!("/objectives/{i}/description"), &o.description));
             }
             for (pointer, text) in texts {
+                // Longest match: 苏婉 is not mentioned where 苏婉儿 is written.
                 let found = names
                     .iter()
-                    .find(|n| text.contains(n.as_str()))
-                    .or_else(|| text.contains(slug.as_str()).then_some(slug));
+                    .find(|n| matches!(find_name(text, n, &all_names), Occurrence::At(_)))
+                    .or_else(|| slug_in(text, slug).then_some(slug));
                 if let Some(n) = found {
                     hits.push(Hit {
                         reason: HitReason::CharacterMention,

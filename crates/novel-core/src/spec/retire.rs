@@ -123,6 +123,30 @@ fn broken(protection: Protection, file: &str, why: &str) -> RetirementBlock {
     }
 }
 
+/// The storylines a character is linked to, each with whether the link is certain.
+#[derive(Default)]
+struct Linked(Vec<(String, bool)>);
+
+impl Linked {
+    fn add(&mut self, id: &str, found: &NameMatch) {
+        let certain = matches!(found, NameMatch::Certain { .. });
+        match self.0.iter_mut().find(|(l, _)| l == id) {
+            Some((_, c)) => *c |= certain,
+            None => self.0.push((id.to_string(), certain)),
+        }
+    }
+
+    fn certainty(&self, id: &str) -> Option<bool> {
+        self.0.iter().find(|(l, _)| l == id).map(|(_, c)| *c)
+    }
+
+    fn ids(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.0.iter().map(|(l, _)| l.clone()).collect();
+        v.sort();
+        v
+    }
+}
+
 /// Runs the three protections.
 pub fn check_retirement(input: &RetireInputs<'_>) -> RetirementCheck {
     let me = NameSet::of(input.character);
@@ -160,8 +184,9 @@ pub fn check_retirement(input: &RetireInputs<'_>) -> RetirementCheck {
         }
     }
 
-    // B — storylines (and the storyline set C needs).
-    let mut linked: Vec<String> = Vec::new();
+    // B — storylines (and the storyline set C needs). A link found only through an unsure name
+    // match (苏婉 inside «苏婉儿（化名）») stays unsure for C as well.
+    let mut linked = Linked::default();
     let mut storylines_known = true;
     match &input.storylines {
         Loaded::Absent => {}
@@ -177,9 +202,7 @@ pub fn check_retirement(input: &RetireInputs<'_>) -> RetirementCheck {
                     if found.is_none() {
                         continue;
                     }
-                    if !linked.contains(&line.id) {
-                        linked.push(line.id.clone());
-                    }
+                    linked.add(&line.id, &found);
                     if protects {
                         blocks.extend(block(
                             Protection::B,
@@ -203,11 +226,8 @@ pub fn check_retirement(input: &RetireInputs<'_>) -> RetirementCheck {
                     if found.is_none() {
                         continue;
                     }
-                    for id in [&rel.from, &rel.to] {
-                        if !linked.contains(id) {
-                            linked.push(id.clone());
-                        }
-                    }
+                    linked.add(&rel.from, &found);
+                    linked.add(&rel.to, &found);
                     if !ends_resolved {
                         blocks.extend(block(
                             Protection::B,
@@ -222,7 +242,6 @@ pub fn check_retirement(input: &RetireInputs<'_>) -> RetirementCheck {
             }
         }
     }
-    linked.sort();
 
     // C — future convergence events of the current volume.
     match &input.schedule {
@@ -237,11 +256,17 @@ pub fn check_retirement(input: &RetireInputs<'_>) -> RetirementCheck {
                 let what = format!("第 {first}–{last} 章的交汇事件");
                 if storylines_known {
                     for (j, id) in e.involved_storylines.iter().enumerate() {
-                        if linked.contains(id) {
+                        if let Some(certain) = linked.certainty(id) {
                             blocks.push(RetirementBlock {
                                 protection: Protection::C,
-                                certain: true,
-                                reason: format!("{what}涉及角色所在的故事线「{id}」"),
+                                certain,
+                                reason: if certain {
+                                    format!("{what}涉及角色所在的故事线「{id}」")
+                                } else {
+                                    format!(
+                                        "{what}涉及故事线「{id}」，角色与它的关联无法确定（见保护条件 B），按保守策略视为有关联"
+                                    )
+                                },
                                 evidence: Evidence::new(
                                     input.schedule_file,
                                     format!("/convergence_events/{i}/involved_storylines/{j}"),
@@ -295,7 +320,7 @@ pub fn check_retirement(input: &RetireInputs<'_>) -> RetirementCheck {
         slug: me.slug.clone(),
         display_name: input.character.display_name.clone(),
         allowed: blocks.is_empty(),
-        linked_storylines: linked,
+        linked_storylines: linked.ids(),
         blocks,
     }
 }
