@@ -111,3 +111,128 @@ fn retire_apply_blocked_changes_nothing_and_unknown_slug_is_usage() {
     assert_eq!(code(&out), 2);
     assert_eq!(json(&out)["error"]["code"], "E_UNKNOWN_CHARACTER");
 }
+
+fn set_inflight(root: &Path, chapter: u32) {
+    let mut cp = read_json(&root.join(".checkpoint.json"));
+    cp["inflight_chapter"] = serde_json::json!(chapter);
+    cp["pipeline_stage"] = serde_json::json!("drafting");
+    write_json(&root.join(".checkpoint.json"), &cp);
+}
+
+#[test]
+fn retire_apply_refuses_while_a_chapter_is_in_flight() {
+    let (_t, root) = fixture_copy(&[]);
+    set_inflight(&root, 34);
+    let state_before = std::fs::read_to_string(root.join("state/current-state.json")).unwrap();
+    let out = novel(&root, &["retire", "apply", "li-si"]);
+    assert_eq!(code(&out), 3, "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(err.contains("E_INFLIGHT"), "{err}");
+    assert!(err.contains("第 34 章正在写作流程中"), "{err}");
+    assert!(root.join("characters/active/li-si.json").exists());
+    assert_eq!(
+        std::fs::read_to_string(root.join("state/current-state.json")).unwrap(),
+        state_before
+    );
+    // The check alone is still allowed (it changes nothing).
+    assert_eq!(code(&novel(&root, &["retire", "check", "li-si"])), 0);
+    let out = novel(&root, &["--json", "lock", "status"]);
+    assert_eq!(json(&out)["data"]["state"], "free", "{}", stdout(&out));
+}
+
+#[test]
+fn retire_apply_refuses_while_someone_else_holds_the_lock() {
+    let (_t, root) = fixture_copy(&[]);
+    let pid = crate::test_spec::live_pid();
+    let out = novel(
+        &root,
+        &[
+            "--json",
+            "lock",
+            "acquire",
+            "--chapter",
+            "34",
+            "--owner-pid",
+            &pid,
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    let out = novel(&root, &["--json", "retire", "apply", "li-si"]);
+    assert_eq!(code(&out), 3, "{}", stdout(&out));
+    let doc = json(&out);
+    assert_eq!(doc["error"]["code"], "E_LOCKED");
+    let message = doc["error"]["message"].as_str().unwrap();
+    assert!(message.contains(&format!("进程 {pid}")), "{message}");
+    assert!(root.join("characters/active/li-si.json").exists());
+}
+
+#[test]
+fn retirement_shows_from_the_next_chapter_in_state_at_and_history() {
+    let (_t, root) = fixture_copy(&[]);
+    let out = novel(&root, &["retire", "apply", "li-si"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // 33 is the last completed chapter: it was written with 李四 in the state.
+    let out = novel(
+        &root,
+        &[
+            "--json",
+            "state",
+            "at",
+            "--chapter",
+            "33",
+            "--entity",
+            "li-si",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    let out = novel(
+        &root,
+        &[
+            "--json",
+            "state",
+            "at",
+            "--chapter",
+            "34",
+            "--entity",
+            "li-si",
+        ],
+    );
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    assert_eq!(json(&out)["error"]["code"], "E_NO_ENTITY");
+    let out = novel(&root, &["--json", "state", "history", "--entity", "li-si"]);
+    let changes = json(&out)["data"]["changes"].clone();
+    let last = changes.as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["chapter"], 34, "{changes}");
+    assert_eq!(last["source"], "retire");
+    // `state at` the next chapter and a full rebuild agree with the file on disk.
+    let at_34 = json(&novel(&root, &["--json", "state", "at", "--chapter", "34"]));
+    let on_disk = read_json(&root.join("state/current-state.json"));
+    assert_eq!(at_34["data"]["state"], on_disk);
+    let out = novel(&root, &["state", "rebuild"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let out = novel(&root, &["validate"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+}
+
+#[test]
+fn retire_apply_killed_mid_commit_keeps_the_lock_until_recover() {
+    let (_t, root) = fixture_copy(&[]);
+    // Exit right after the second journal step: the lock must still be held (by the dead
+    // process), so no chapter can begin until the retirement is rolled forward.
+    let out = crate::test_spec::novel_env(
+        &root,
+        &["retire", "apply", "li-si"],
+        &[("NOVEL_FAILPOINT", "commit:2")],
+    );
+    assert_eq!(code(&out), 99, "{}{}", stdout(&out), stderr(&out));
+    assert!(root.join(".novel.lock").exists());
+    let journal = read_json(&root.join(".novel-commit-journal.json"));
+    assert!(!journal["token"].as_str().unwrap().is_empty());
+    let out = novel(&root, &["chapter", "recover"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert!(!root.join(".novel.lock").exists());
+    assert!(root.join("characters/retired/li-si.json").exists());
+    assert!(!root.join("characters/active/li-si.json").exists());
+    let out = novel(&root, &["state", "rebuild"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+}

@@ -82,8 +82,141 @@ fn glossary(chars: &[Located<Character>], rules: &WorldRules) -> Glossary {
 
 // ---------------------------------------------------------------- key phrases
 
+/// A key-phrase case: the rule sentence, the phrases an editor names as its key terms, and
+/// what must never come out (function words, generic verbs, numbers, fragments of words).
+struct PhraseCase {
+    sentence: &'static str,
+    expected: &'static [&'static str],
+    must_not: &'static [&'static str],
+}
+
+const fn case(
+    sentence: &'static str,
+    expected: &'static [&'static str],
+    must_not: &'static [&'static str],
+) -> PhraseCase {
+    PhraseCase {
+        sentence,
+        expected,
+        must_not,
+    }
+}
+
+/// Rule sentences of several genres. The first seven are the sentences the audit found cut into
+/// fragments (军本人, 血脉觉, 每十年召, 最终决 …) or yielding nothing.
+const PHRASE_CASES: &[PhraseCase] = &[
+    case("异能者无法进入要塞", &["异能者", "要塞"], &["无法", "进入"]),
+    case(
+        "镇北将军府的兵符只能由将军本人调动",
+        &["镇北将军府", "兵符", "将军"],
+        &["只能", "本人", "军本人", "镇北", "军府"],
+    ),
+    case(
+        "魔都外城夜间禁止御剑飞行",
+        &["魔都", "御剑飞行", "夜间"],
+        &["禁止", "外城夜间"],
+    ),
+    case(
+        "血脉觉醒者可以感应同族气息",
+        &["血脉觉醒者", "同族气息", "感应"],
+        &["可以", "血脉觉", "醒者", "感应同族"],
+    ),
+    case(
+        "天雷劫只会在渡劫期降临",
+        &["天雷劫", "渡劫期", "降临"],
+        &["只会", "天雷劫只"],
+    ),
+    case(
+        "宗门大会每十年召开一次",
+        &["宗门大会", "召开"],
+        &["一次", "每十年", "十年", "每十年召", "宗门大", "开一次"],
+    ),
+    case(
+        "会长拥有最终决定权",
+        &["会长", "决定权"],
+        &["拥有", "最终", "最终决", "定权"],
+    ),
+    // The PRD's own example.
+    case(
+        "修炼者突破金丹期需要天地灵气浓度 ≥ 3级",
+        &["金丹期", "天地灵气", "修炼者"],
+        &["需要", "3级", "级"],
+    ),
+    case("凡人不得踏入宗门禁地", &["凡人", "宗门禁地"], &["不得"]),
+    case(
+        "丹药每日服用不得超过三枚",
+        &["丹药", "服用"],
+        &["不得", "超过", "三枚", "每日"],
+    ),
+    case(
+        "于家子弟不得与魔教中人通婚",
+        &["于家", "魔教"],
+        &["不得", "家子弟", "中人"],
+    ),
+    case(
+        "结丹修士寿元可达五百年",
+        &["结丹修士", "寿元"],
+        &["可达", "五百年"],
+    ),
+    case(
+        "灵石是宗门之间唯一的通用货币",
+        &["灵石", "宗门", "货币"],
+        &["之间", "唯一"],
+    ),
+    case(
+        "炼丹师须持有丹盟颁发的证书",
+        &["炼丹师", "丹盟", "证书"],
+        &["持有", "师须"],
+    ),
+    case(
+        "夺舍之后修为会跌落一个大境界",
+        &["夺舍", "修为", "境界"],
+        &["之后", "一个"],
+    ),
+    case(
+        "月圆之夜妖兽会变得格外狂暴",
+        &["月圆之夜", "妖兽"],
+        &["变得", "格外", "圆之夜"],
+    ),
+    // Function words only: nothing.
+    case("如果可以通过以及因为所以", &[], &["如果", "可以", "因为"]),
+];
+
 #[test]
 fn keyphrase_table_of_chinese_rule_sentences() {
+    let g = Glossary::default();
+    for c in PHRASE_CASES {
+        let got = extract_texts(c.sentence, &g);
+        assert!(got.len() <= 5, "{}: {got:?}", c.sentence);
+        assert!(
+            got.len() >= c.expected.len().min(3),
+            "{}: {got:?}",
+            c.sentence
+        );
+        for e in c.expected {
+            assert!(
+                got.iter().any(|p| p == e),
+                "{}: {e} not in {got:?}",
+                c.sentence
+            );
+        }
+        for m in c.must_not {
+            assert!(
+                !got.iter().any(|p| p == m),
+                "{}: {m} in {got:?}",
+                c.sentence
+            );
+        }
+        assert!(
+            got.iter().all(|p| p.chars().count() >= 2),
+            "{}: {got:?}",
+            c.sentence
+        );
+    }
+}
+
+#[test]
+fn keyphrase_glossary_terms_come_first_and_whole() {
     let g = Glossary::from_terms([
         "金丹期",
         "天地灵气",
@@ -94,39 +227,35 @@ fn keyphrase_table_of_chinese_rule_sentences() {
         "陆尘",
     ]);
     let cases: &[(&str, &[&str])] = &[
-        // The PRD's own example: glossary terms first, then the best chunk; never 需要.
+        // The PRD example: glossary terms in sentence order, then the best noun; never 需要.
         (
             "修炼者突破金丹期需要天地灵气浓度 ≥ 3级",
-            &["金丹期", "天地灵气", "修炼者"],
+            &["金丹期", "天地灵气", "修炼者", "浓度"],
         ),
-        // Three glossary hits: nothing else is added.
         (
             "修炼者突破金丹期需要天地灵气浓度 ≥ 5级，且须有护法在侧",
-            &["金丹期", "天地灵气", "护法"],
+            &["金丹期", "天地灵气", "护法", "修炼者", "浓度"],
         ),
+        // The glossary keeps 魔都外城 whole (jieba alone cuts 魔都 / 外 / 城).
         (
             "魔都外城夜间禁止御剑飞行",
             &["魔都外城", "御剑飞行", "夜间"],
         ),
-        ("凡人不得踏入宗门禁地", &["宗门禁地", "凡人", "踏入"]),
-        // Fewer candidates than three: only what the sentence has.
-        ("封印之地内一切法术失效", &["封印之地", "法术失效"]),
-        // No glossary hit at all: the three longest chunks, in sentence order among equals.
-        ("丹药每日服用不得超过三枚", &["丹药每日", "服用", "三枚"]),
+        ("封印之地内一切法术失效", &["封印之地", "法术", "失效"]),
         // A character name is a glossary term too.
         (
             "陆尘的剑意只能在月圆之夜施展",
             &["陆尘", "月圆之夜", "剑意"],
         ),
-        // Function words never survive.
-        ("如果可以通过以及因为所以", &[]),
     ];
     for (sentence, expected) in cases {
-        let got = extract_texts(sentence, &g);
-        assert_eq!(got, *expected, "{sentence}");
-        assert!(got.len() <= 5);
-        assert!(!got.iter().any(|p| p == "需要"), "{sentence}: {got:?}");
+        assert_eq!(extract_texts(sentence, &g), *expected, "{sentence}");
     }
+    let glossary_flags: Vec<bool> = novel_core::spec::keyphrase::extract("陆尘的剑意", &g)
+        .iter()
+        .map(|p| p.glossary)
+        .collect();
+    assert_eq!(glossary_flags, [true, false]);
 }
 
 #[test]
@@ -344,6 +473,144 @@ fn character_change_reports_chapters_that_name_the_character() {
     );
 }
 
+/// The fixture's chapter contracts with chapter 35's objective rewritten.
+fn contracts_with_objective(text: &str) -> Vec<Located<ChapterContract>> {
+    let mut contracts = chapter_contracts();
+    let c35 = contracts
+        .iter_mut()
+        .find(|c| c.value.chapter == 35)
+        .unwrap();
+    c35.value.objectives[0].description = text.to_string();
+    contracts
+}
+
+fn su_wan_changed(after: &[Located<Character>]) -> Vec<novel_core::spec::diff::CharacterChange> {
+    let before = characters();
+    let b: Vec<&Character> = before.iter().map(|c| &c.value).collect();
+    let a: Vec<&Character> = after.iter().map(|c| &c.value).collect();
+    diff_characters(&b, &a)
+}
+
+#[test]
+fn character_change_does_not_count_the_name_inside_a_longer_name() {
+    let mut after = characters();
+    let su_wan = after.iter_mut().find(|c| c.value.id == "su-wan").unwrap();
+    su_wan.value.contracts[0].rule = "精通阵法，近身武技也已小成".into();
+    let changes = su_wan_changed(&after);
+    assert_eq!(changes.len(), 1);
+    let g = Glossary::default();
+    let run = |text: &str| {
+        let contracts = contracts_with_objective(text);
+        let p = propagate(
+            Vec::new(),
+            su_wan_changed(&after),
+            PropagationInputs {
+                characters: &after,
+                chapter_contracts: &contracts,
+                current_volume: 2,
+                glossary: &g,
+            },
+        );
+        // Chapter 34 names 苏婉 in its own right; chapter 35 is the one under test.
+        p.affected_chapter_contracts
+            .iter()
+            .filter(|c| c.chapter == 35)
+            .flat_map(|c| {
+                c.hits
+                    .iter()
+                    .map(move |h| (c.chapter, h.evidence.matched.clone()))
+            })
+            .collect::<Vec<_>>()
+    };
+    // 苏婉儿 is another character: 苏婉 is not mentioned there.
+    assert_eq!(run("苏婉儿取回玉佩"), vec![]);
+    // Written as itself it is, also next to the longer name.
+    assert_eq!(run("苏婉布阵困住敌人"), vec![(35, "苏婉".to_string())]);
+    assert_eq!(run("苏婉儿与苏婉同行"), vec![(35, "苏婉".to_string())]);
+    // A slug inside a longer slug is not the character either.
+    assert_eq!(run("见 su-wan-er 的档案"), vec![]);
+}
+
+fn rules(json: Value) -> WorldRules {
+    serde_json::from_value(json).unwrap()
+}
+
+fn rule(id: &str, text: &str) -> Value {
+    json!({"id": id, "category": "society", "rule": text, "constraint_type": "hard",
+           "exceptions": [], "introduced_chapter": 1, "last_verified": 30})
+}
+
+#[test]
+fn key_phrase_that_is_a_name_does_not_match_inside_a_longer_name() {
+    let before = rules(json!({"rules": [rule("W-009", "苏婉可以随意出入藏经阁")]}));
+    let after = rules(json!({"rules": [rule("W-009", "苏婉不得离开藏经阁")]}));
+    let mut chars = characters();
+    let su_wan_er = chars
+        .iter_mut()
+        .find(|c| c.value.id == "su-wan-er")
+        .unwrap();
+    su_wan_er.value.contracts = serde_json::from_value(json!([
+        {"id": "C-SUWANER-001", "type": "behavior", "rule": "苏婉儿只在夜里出门"}
+    ]))
+    .unwrap();
+    let su_wan = chars.iter_mut().find(|c| c.value.id == "su-wan").unwrap();
+    su_wan.value.contracts[0].rule = "苏婉每日午后在藏经阁抄经".into();
+    let g = glossary(&chars, &after);
+    let p = propagate(
+        diff_rules(Some(&before), Some(&after)),
+        Vec::new(),
+        PropagationInputs {
+            characters: &chars,
+            chapter_contracts: &[],
+            current_volume: 2,
+            glossary: &g,
+        },
+    );
+    assert!(p.key_phrases[0].phrases.contains(&"苏婉".to_string()));
+    let hits: Vec<(&str, &str)> = p
+        .affected_character_contracts
+        .iter()
+        .flat_map(|a| {
+            a.hits
+                .iter()
+                .map(move |h| (a.contract_id.as_str(), h.evidence.matched.as_str()))
+        })
+        .collect();
+    assert!(hits.contains(&("C-SUWAN-001", "苏婉")), "{hits:?}");
+    assert!(hits.contains(&("C-SUWAN-001", "藏经阁")), "{hits:?}");
+    assert!(
+        !hits.iter().any(|(id, _)| *id == "C-SUWANER-001"),
+        "苏婉 matched inside 苏婉儿: {hits:?}"
+    );
+}
+
+#[test]
+fn a_changed_rule_without_key_phrases_is_warned_about() {
+    let before = rules(json!({"rules": [rule("W-001", "修炼者突破金丹期需要天地灵气浓度 ≥ 3级")]}));
+    let after = rules(json!({"rules": [
+        rule("W-001", "修炼者突破金丹期需要天地灵气浓度 ≥ 5级"),
+        rule("W-007", "如果可以，因为所以"),
+    ]}));
+    let chars = characters();
+    let g = Glossary::default();
+    let p = propagate(
+        diff_rules(Some(&before), Some(&after)),
+        Vec::new(),
+        PropagationInputs {
+            characters: &chars,
+            chapter_contracts: &[],
+            current_volume: 2,
+            glossary: &g,
+        },
+    );
+    assert_eq!(p.changed_rule_ids, ["W-001", "W-007"]);
+    assert!(!p.key_phrases[0].phrases.is_empty());
+    assert!(p.key_phrases[1].phrases.is_empty());
+    assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
+    assert!(p.warnings[0].contains("W-007"), "{}", p.warnings[0]);
+    assert!(p.warnings[0].contains("没有抽出关键短语"));
+}
+
 #[test]
 fn unchanged_characters_are_not_changes() {
     let cs = characters();
@@ -548,6 +815,44 @@ fn retire_blocked_conservatively_when_name_is_inside_another_name() {
 }
 
 #[test]
+fn convergence_block_is_unsure_when_the_storyline_link_is_unsure() {
+    // The dormant 靖海计划 line lists «苏婉儿（化名）»: for 苏婉 that is 苏婉儿's name, so both
+    // the storyline block (B) and the convergence block it leads to (C) are conservative.
+    let mut w = world();
+    let Loaded::Parsed(s) = &mut w.storylines else {
+        unreachable!()
+    };
+    s.storylines[1].pov_characters = vec!["苏婉儿（化名）".into()];
+    let c = check(&w, "su-wan");
+    let got = protections(&c);
+    assert!(
+        got.contains(&(
+            Protection::B,
+            false,
+            "storylines/storylines.json",
+            "/storylines/1/pov_characters/0"
+        )),
+        "{got:?}"
+    );
+    assert!(
+        got.contains(&(
+            Protection::C,
+            false,
+            SCHEDULE,
+            "/convergence_events/1/involved_storylines/1"
+        )),
+        "{got:?}"
+    );
+    assert!(got.iter().all(|(_, certain, _, _)| !certain), "{got:?}");
+    let b = c
+        .blocks
+        .iter()
+        .find(|b| b.protection == Protection::B)
+        .unwrap();
+    assert_eq!(b.evidence.matched, "苏婉儿");
+}
+
+#[test]
 fn retire_blocked_conservatively_when_storylines_do_not_parse() {
     let mut w = world();
     w.storylines = Loaded::Broken("第 3 行第 48 列：JSON 不完整".into());
@@ -630,10 +935,42 @@ fn retirement_is_a_changelog_entry_that_replay_reproduces() {
 }
 
 #[test]
+fn retirement_takes_effect_from_the_chapter_after_the_last_completed_one() {
+    // Chapter 33 is the last completed chapter: the state at 33 is the state chapter 33 was
+    // written against, so it still has 李四; the retirement shows from chapter 34 on.
+    let state: Value = load("project/state/current-state.json");
+    let (next, entry) = retire_state(&state, "li-si", "李四", 33, "t");
+    assert_eq!(entry.chapter, 34);
+    let mut log = changelog();
+    log.push(entry);
+    let global: ForeshadowingGlobal = load("project/foreshadowing/global.json");
+    let names = NameIndex::default();
+    let ctx = Context {
+        names: &names,
+        plan: &[],
+    };
+    let at_33 = ops::replay(&log, Some(33), &global, ctx).unwrap();
+    assert!(at_33.state["characters"].get("li-si").is_some());
+    assert_eq!(ops::state_version(&at_33.state), 2);
+    let at_34 = ops::replay(&log, Some(34), &global, ctx).unwrap();
+    assert!(at_34.state["characters"].get("li-si").is_none());
+    // `state rebuild` (no bound) and `state at` the next chapter agree with the retired state.
+    let all = ops::replay(&log, None, &global, ctx).unwrap();
+    assert_eq!(ops::diff(&all.state, &next), vec![]);
+    assert_eq!(ops::diff(&at_34.state, &next), vec![]);
+    // `state history` lists the removal under chapter 34.
+    let history = ops::entity_history(&log, "li-si");
+    let last = history.last().unwrap();
+    assert_eq!((last.chapter, last.state_version), (34, 3));
+}
+
+#[test]
 fn retiring_a_character_absent_from_the_state_records_the_line_without_a_version_bump() {
     let state: Value = load("project/state/current-state.json");
     let (next, entry) = retire_state(&state, "sun-li", "孙立", 33, "t");
-    assert_eq!(next, state);
+    assert_eq!(next["characters"], state["characters"]);
+    assert_eq!(next["state_version"], state["state_version"]);
+    assert_eq!(next["last_updated_chapter"], 34);
     assert!(entry.applied.is_empty());
     assert_eq!((entry.base_state_version, entry.state_version), (2, 2));
     let mut log = changelog();
@@ -650,7 +987,7 @@ fn retiring_a_character_absent_from_the_state_records_the_line_without_a_version
         },
     )
     .unwrap();
-    assert_eq!(ops::diff(&replayed.state, &state), vec![]);
+    assert_eq!(ops::diff(&replayed.state, &next), vec![]);
 }
 
 #[test]

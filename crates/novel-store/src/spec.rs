@@ -8,7 +8,9 @@
 //!
 //! A retirement reuses the commit journal of [`crate::chapter`]: every new file content and the
 //! changelog line are decided first, journaled, then applied; a crash at any point is rolled
-//! forward by `novel chapter recover`.
+//! forward by `novel chapter recover`. It holds the project lock from the check to the journal's
+//! last step and is refused while a chapter is in flight. The checkpoint writes of `spec
+//! propagate` and `pending resolve` take the lock briefly too.
 
 use std::fs;
 use std::time::Duration;
@@ -34,7 +36,7 @@ use crate::chapter::{Journal, JournalWrite, load_checkpoint, read_journal, write
 use crate::error::StoreError;
 use crate::io::{read_json_value, read_text, to_json_text, write_atomic};
 use crate::layout;
-use crate::lock::{self, LockState};
+use crate::lock;
 use crate::project::Project;
 
 /// The pending snapshot (hidden: engine-internal, never validated as a project file).
@@ -61,6 +63,10 @@ pub enum SpecError {
     Blocked(Box<RetirementCheck>),
     #[error("项目正被占用：{0}")]
     Busy(String),
+    #[error(
+        "第 {chapter} 章正在写作流程中（尚未提交），现在退场角色会让这一章的状态变更与新状态冲突"
+    )]
+    ChapterInFlight { chapter: u32 },
     #[error("没有 id 为「{id}」的待处理事项")]
     PendingNotFound { id: String },
 }
@@ -75,6 +81,7 @@ impl SpecError {
             SpecError::AlreadyRetired { .. } => "E_ALREADY_RETIRED",
             SpecError::Blocked(_) => "E_RETIRE_BLOCKED",
             SpecError::Busy(_) => "E_LOCKED",
+            SpecError::ChapterInFlight { .. } => "E_INFLIGHT",
             SpecError::PendingNotFound { .. } => "E_PENDING_NOT_FOUND",
         }
     }
@@ -98,13 +105,21 @@ impl SpecError {
             SpecError::Busy(_) => {
                 "等章节提交完成，或先运行 novel chapter recover；确认无人在写时可用 novel lock clear".into()
             }
+            SpecError::ChapterInFlight { chapter } => format!(
+                "先提交第 {chapter} 章（novel chapter commit {chapter}），或在中断后运行 novel chapter recover，再退场角色"
+            ),
             SpecError::PendingNotFound { .. } => "用 novel pending list 查看现有 id".into(),
         }
     }
 
     /// Conflicts (exit 3) as opposed to usage or project errors (exit 2) and checks (exit 1).
     pub fn is_conflict(&self) -> bool {
-        matches!(self, SpecError::SnapshotExists { .. } | SpecError::Busy(_))
+        matches!(
+            self,
+            SpecError::SnapshotExists { .. }
+                | SpecError::Busy(_)
+                | SpecError::ChapterInFlight { .. }
+        )
     }
 }
 
@@ -129,7 +144,9 @@ pub struct SnapshotFile {
 /// What `spec propagate` compares against (seed `000` step 2).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Snapshot {
-    /// Unique id (`snap-<time>`): a propagation records it, so a rerun does not add a second entry.
+    /// Unique id (`snap-<time>-<random>`): the propagation records it in its pending action,
+    /// so rerunning the same propagation (after a crash before the snapshot was removed) does
+    /// not add a second entry, while a new snapshot — even within the same second — does.
     pub id: String,
     pub created_at: String,
     pub last_completed_chapter: u32,
@@ -219,7 +236,11 @@ pub fn take_snapshot(project: &Project, now: &str, replace: bool) -> Result<Snap
         });
     }
     let snapshot = Snapshot {
-        id: format!("snap-{}", now.replace([':', '-'], "")),
+        id: format!(
+            "snap-{}-{}",
+            now.replace([':', '-'], ""),
+            &lock::new_token()[..8]
+        ),
         created_at: now.to_string(),
         last_completed_chapter: cp.last_completed_chapter,
         current_volume: cp.current_volume,
@@ -365,22 +386,77 @@ pub struct PropagateOutcome {
     pub unreadable: Vec<(String, String)>,
 }
 
-fn next_pending_id(cp: &Checkpoint) -> String {
-    let n = cp
+/// `.checkpoint.json` key holding the last `spec-propagation-NNN` number handed out, so an id
+/// is never reused after its entry is resolved.
+pub const PENDING_SEQ_KEY: &str = "spec_propagation_seq";
+
+/// The next pending id, and records it as handed out.
+fn next_pending_id(cp: &mut Checkpoint) -> String {
+    let listed = cp
         .pending_actions
         .iter()
         .filter_map(|a| a.id.strip_prefix("spec-propagation-"))
-        .filter_map(|d| d.parse::<u32>().ok())
+        .filter_map(|d| d.parse::<u64>().ok())
         .max()
         .unwrap_or(0);
-    format!("spec-propagation-{:03}", n + 1)
+    let issued = cp
+        .extra
+        .get(PENDING_SEQ_KEY)
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    let n = listed.max(issued) + 1;
+    cp.extra.insert(PENDING_SEQ_KEY.into(), json!(n));
+    format!("spec-propagation-{n:03}")
+}
+
+/// The project lock, held by this process for one short write (or handed to a commit
+/// journal, whose last step releases it). Dropping it releases it.
+struct HeldLock<'a> {
+    project: &'a Project,
+    token: Option<String>,
+}
+
+impl<'a> HeldLock<'a> {
+    /// Takes the lock, or says who holds it (`E_LOCKED`). A stale lock is broken.
+    fn take(project: &'a Project, stale_after: Duration) -> Result<Self, SpecError> {
+        match lock::acquire(project, None, std::process::id(), stale_after) {
+            Ok(got) => Ok(HeldLock {
+                project,
+                token: Some(got.info.token),
+            }),
+            Err(lock::LockError::Held { holder, .. }) => Err(SpecError::Busy(holder)),
+            Err(lock::LockError::Store(e)) => Err(e.into()),
+            Err(e) => Err(SpecError::Busy(e.to_string())),
+        }
+    }
+
+    /// Hands the lock to a commit journal: it is released by the journal's last step (or by
+    /// `novel chapter recover` after a crash), not here.
+    fn into_journal_token(mut self) -> String {
+        self.token.take().unwrap_or_default()
+    }
+}
+
+impl Drop for HeldLock<'_> {
+    fn drop(&mut self) {
+        if let Some(token) = self.token.take() {
+            let _ = lock::release(self.project, &token);
+        }
+    }
 }
 
 /// Compares the project with the pending snapshot, records ONE `spec_propagation` pending
-/// action in the checkpoint (atomically) and removes the snapshot. Rerunning after a crash
-/// between the two does not add a second entry (the entry carries the snapshot id).
-pub fn propagate_project(project: &Project, now: &str) -> Result<PropagateOutcome, SpecError> {
+/// action in the checkpoint (atomically) and removes the snapshot, holding the project lock
+/// for it (refused with `E_LOCKED` while someone else — e.g. a chapter in the pipeline — holds
+/// it). Rerunning after a crash between the two does not add a second entry (the entry carries
+/// the snapshot id).
+pub fn propagate_project(
+    project: &Project,
+    now: &str,
+    stale_after: Duration,
+) -> Result<PropagateOutcome, SpecError> {
     let snapshot = load_snapshot(project)?.ok_or(SpecError::NoSnapshot)?;
+    let held = HeldLock::take(project, stale_after)?;
     let current = load_spec_project(project)?;
     let model_err = |what: &'static str, message: String| {
         SpecError::Store(StoreError::Model {
@@ -466,7 +542,8 @@ pub fn propagate_project(project: &Project, now: &str) -> Result<PropagateOutcom
         match existing {
             Some(p) => pending = Some(p.clone()),
             None => {
-                let action = pending_action(&cp, &snapshot, &propagation, &current.unreadable, now);
+                let action =
+                    pending_action(&mut cp, &snapshot, &propagation, &current.unreadable, now);
                 cp.pending_actions.push(action.clone());
                 write_checkpoint(project, &cp)?;
                 pending = Some(action);
@@ -474,6 +551,7 @@ pub fn propagate_project(project: &Project, now: &str) -> Result<PropagateOutcom
         }
     }
     discard_snapshot(project)?;
+    drop(held);
     Ok(PropagateOutcome {
         snapshot_id: snapshot.id,
         propagation,
@@ -484,7 +562,7 @@ pub fn propagate_project(project: &Project, now: &str) -> Result<PropagateOutcom
 }
 
 fn pending_action(
-    cp: &Checkpoint,
+    cp: &mut Checkpoint,
     snapshot: &Snapshot,
     p: &Propagation,
     unreadable: &[(String, String)],
@@ -526,8 +604,13 @@ fn pending_action(
 
 // ------------------------------------------------------------------------------- pending
 
-/// Removes one pending action by id (atomically) and returns it.
-pub fn resolve_pending(project: &Project, id: &str) -> Result<PendingAction, SpecError> {
+/// Removes one pending action by id (atomically, under the project lock) and returns it.
+pub fn resolve_pending(
+    project: &Project,
+    id: &str,
+    stale_after: Duration,
+) -> Result<PendingAction, SpecError> {
+    let _held = HeldLock::take(project, stale_after)?;
     let mut cp = load_checkpoint(project)?;
     let pos = cp
         .pending_actions
@@ -624,13 +707,17 @@ pub fn retire_apply(
     stale_after: Duration,
 ) -> Result<RetireApplied, SpecError> {
     layout::safe_id(slug)?;
-    if let LockState::Held { info, .. } = lock::status(project, stale_after) {
-        return Err(SpecError::Busy(lock::describe(&info)));
-    }
+    // The lock is held from the check to the end of the journaled commit.
+    let held = HeldLock::take(project, stale_after)?;
     if read_journal(project)?.is_some() {
         return Err(SpecError::Busy("有一个未完成的提交（提交日志仍在）".into()));
     }
     let sp = load_spec_project(project)?;
+    // A chapter in the pipeline was written against the current state version; retiring now
+    // would bump it under that chapter's delta.
+    if let Some(chapter) = sp.checkpoint.inflight_chapter {
+        return Err(SpecError::ChapterInFlight { chapter });
+    }
     let check = check_loaded(project, &sp, slug)?;
     if !check.allowed {
         return Err(SpecError::Blocked(Box::new(check)));
@@ -641,7 +728,7 @@ pub fn retire_apply(
         .find(|c| c.value.id == slug)
         .expect("checked above")
         .value;
-    let chapter = sp.checkpoint.last_completed_chapter;
+    let last_completed = sp.checkpoint.last_completed_chapter;
 
     let mut writes = Vec::new();
     let mut remove = Vec::new();
@@ -686,9 +773,9 @@ pub fn retire_apply(
     } else {
         serde_json::to_value(novel_core::model::CurrentState::initial()).expect("serialises")
     };
-    let (next_state, entry) = retire_state(&state, slug, &me.display_name, chapter, now);
+    let (next_state, entry) = retire_state(&state, slug, &me.display_name, last_completed, now);
     let state_changed = !entry.applied.is_empty();
-    if state_changed {
+    if next_state != state {
         writes.push(JournalWrite {
             path: layout::CURRENT_STATE.into(),
             content: to_json_text(&next_state),
@@ -726,7 +813,7 @@ pub fn retire_apply(
     let moved_to: Vec<String> = moved.iter().map(|(_, to)| to.clone()).collect();
     md.push_str(&changelog_md_entry(
         me,
-        chapter,
+        last_completed,
         now,
         &moved_to,
         ended.len(),
@@ -736,16 +823,17 @@ pub fn retire_apply(
         content: md,
     });
 
+    // The journal's last step fsyncs `staging/`; a hand-made project may lack it.
+    crate::io::create_dir_all(&project.path("staging"))?;
     let journal = Journal {
-        chapter,
-        // No lock is taken for a retirement: the empty token makes the release step a no-op.
-        token: String::new(),
+        chapter: last_completed,
+        // From here the lock belongs to the journal: its last step releases it (so does
+        // `novel chapter recover` after a crash; a holder that died is stale at once).
+        token: held.into_journal_token(),
         writes,
         changelog_line: Some(serde_json::to_string(&entry).expect("entries serialise")),
         remove,
     };
-    // The journal's last step fsyncs `staging/`; a hand-made project may lack it.
-    crate::io::create_dir_all(&project.path("staging"))?;
     crate::chapter::commit(project, &journal)?;
     Ok(RetireApplied {
         check,
@@ -765,7 +853,10 @@ mod tests {
     use novel_core::ops::{self, Context, NameIndex};
     use novel_core::spec::retire::Protection;
 
+    use crate::lock::LockState;
+
     const NOW: &str = "2026-01-03T00:00:00Z";
+    const STALE: Duration = Duration::from_secs(1800);
 
     fn fixtures() -> std::path::PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/spec")
@@ -835,7 +926,7 @@ mod tests {
     fn propagate_without_snapshot_says_so() {
         let (_t, p) = project(&[]);
         assert_eq!(
-            propagate_project(&p, NOW).unwrap_err().code(),
+            propagate_project(&p, NOW, STALE).unwrap_err().code(),
             "E_NO_SNAPSHOT"
         );
     }
@@ -845,7 +936,7 @@ mod tests {
         let (_t, p) = project(&[]);
         take_snapshot(&p, NOW, false).unwrap();
         overlay(&p, "world-update");
-        let out = propagate_project(&p, NOW).unwrap();
+        let out = propagate_project(&p, NOW, STALE).unwrap();
         assert_eq!(
             out.propagation.changed_rule_ids,
             ["W-001", "W-002", "W-003", "W-005"]
@@ -888,14 +979,14 @@ mod tests {
         }));
         // A second propagation needs a new snapshot; resolving removes the entry.
         assert_eq!(
-            propagate_project(&p, NOW).unwrap_err().code(),
+            propagate_project(&p, NOW, STALE).unwrap_err().code(),
             "E_NO_SNAPSHOT"
         );
-        let r = resolve_pending(&p, "spec-propagation-001").unwrap();
+        let r = resolve_pending(&p, "spec-propagation-001", STALE).unwrap();
         assert_eq!(r.kind, "spec_propagation");
         assert!(load_checkpoint(&p).unwrap().pending_actions.is_empty());
         assert_eq!(
-            resolve_pending(&p, "spec-propagation-001")
+            resolve_pending(&p, "spec-propagation-001", STALE)
                 .unwrap_err()
                 .code(),
             "E_PENDING_NOT_FOUND"
@@ -907,12 +998,116 @@ mod tests {
         let (_t, p) = project(&[]);
         let snap = take_snapshot(&p, NOW, false).unwrap();
         overlay(&p, "world-update");
-        propagate_project(&p, NOW).unwrap();
+        propagate_project(&p, NOW, STALE).unwrap();
         // Simulate a crash between the checkpoint write and the snapshot removal.
         write_atomic(&p.path(SNAPSHOT), to_json_text(&snap).as_bytes()).unwrap();
-        let out = propagate_project(&p, "2026-01-05T00:00:00Z").unwrap();
+        let out = propagate_project(&p, "2026-01-05T00:00:00Z", STALE).unwrap();
         assert_eq!(out.pending.unwrap().id, "spec-propagation-001");
         assert_eq!(load_checkpoint(&p).unwrap().pending_actions.len(), 1);
+    }
+
+    /// Rewrites 陆尘's first contract (a character update the snapshot will see).
+    fn edit_lu_chen(p: &Project, rule: &str) {
+        let path = p.path("characters/active/lu-chen.json");
+        let mut v = read_json_value(&path).unwrap();
+        v["contracts"][0]["rule"] = json!(rule);
+        write_atomic(&path, to_json_text(&v).as_bytes()).unwrap();
+    }
+
+    fn pending_ids(p: &Project) -> Vec<String> {
+        load_checkpoint(p)
+            .unwrap()
+            .pending_actions
+            .iter()
+            .map(|a| a.id.clone())
+            .collect()
+    }
+
+    #[test]
+    fn a_second_propagation_within_the_same_second_is_recorded() {
+        let (_t, p) = project(&[]);
+        let first_snap = take_snapshot(&p, NOW, false).unwrap();
+        overlay(&p, "world-update");
+        let first = propagate_project(&p, NOW, STALE).unwrap();
+        // A new update, snapshot and propagation, all within the same second.
+        let second_snap = take_snapshot(&p, NOW, false).unwrap();
+        assert_ne!(first_snap.id, second_snap.id);
+        overlay(&p, "character-update");
+        let second = propagate_project(&p, NOW, STALE).unwrap();
+        assert_ne!(first.snapshot_id, second.snapshot_id);
+        assert_eq!(
+            pending_ids(&p),
+            ["spec-propagation-001", "spec-propagation-002"]
+        );
+        assert_eq!(
+            second.pending.unwrap().extra["changed_character_ids"],
+            json!(["lu-chen"])
+        );
+    }
+
+    #[test]
+    fn pending_ids_are_never_reused_after_a_resolve() {
+        let (_t, p) = project(&[]);
+        take_snapshot(&p, NOW, false).unwrap();
+        overlay(&p, "world-update");
+        propagate_project(&p, NOW, STALE).unwrap();
+        take_snapshot(&p, NOW, false).unwrap();
+        overlay(&p, "character-update");
+        propagate_project(&p, NOW, STALE).unwrap();
+        // Resolving the newest entry must not hand its id out again.
+        resolve_pending(&p, "spec-propagation-002", STALE).unwrap();
+        take_snapshot(&p, NOW, false).unwrap();
+        edit_lu_chen(&p, "当前修为：金丹初期");
+        propagate_project(&p, NOW, STALE).unwrap();
+        assert_eq!(
+            pending_ids(&p),
+            ["spec-propagation-001", "spec-propagation-003"]
+        );
+        // Nor when every entry is gone.
+        resolve_pending(&p, "spec-propagation-001", STALE).unwrap();
+        resolve_pending(&p, "spec-propagation-003", STALE).unwrap();
+        take_snapshot(&p, NOW, false).unwrap();
+        edit_lu_chen(&p, "当前修为：金丹中期");
+        let out = propagate_project(&p, NOW, STALE).unwrap();
+        assert_eq!(out.pending.unwrap().id, "spec-propagation-004");
+        // The checkpoint with its counter stays valid (the W-003 findings of chapter 61 are
+        // the world update's, see above).
+        let left = errors(&p);
+        assert!(
+            !left.iter().any(|e| e.starts_with(".checkpoint")),
+            "{left:?}"
+        );
+    }
+
+    #[test]
+    fn propagate_and_resolve_refuse_while_someone_else_holds_the_lock() {
+        let (_t, p) = project(&[]);
+        take_snapshot(&p, NOW, false).unwrap();
+        overlay(&p, "world-update");
+        // A live holder: this very test process, as if it were a session writing chapter 34.
+        let other = lock::acquire(&p, Some(34), std::process::id(), STALE).unwrap();
+        let err = propagate_project(&p, NOW, STALE).unwrap_err();
+        assert_eq!(err.code(), "E_LOCKED");
+        assert!(err.is_conflict());
+        assert!(
+            err.to_string()
+                .contains(&format!("进程 {}", std::process::id())),
+            "{err}"
+        );
+        // Nothing was consumed: the snapshot is still there, no entry was written.
+        assert!(load_snapshot(&p).unwrap().is_some());
+        assert!(pending_ids(&p).is_empty());
+        lock::release(&p, &other.info.token).unwrap();
+
+        propagate_project(&p, NOW, STALE).unwrap();
+        assert_eq!(lock::status(&p, STALE), LockState::Free);
+        let other = lock::acquire(&p, None, std::process::id(), STALE).unwrap();
+        let err = resolve_pending(&p, "spec-propagation-001", STALE).unwrap_err();
+        assert_eq!(err.code(), "E_LOCKED");
+        assert_eq!(pending_ids(&p), ["spec-propagation-001"]);
+        lock::release(&p, &other.info.token).unwrap();
+        resolve_pending(&p, "spec-propagation-001", STALE).unwrap();
+        assert_eq!(lock::status(&p, STALE), LockState::Free);
     }
 
     #[test]
@@ -920,7 +1115,7 @@ mod tests {
         let (_t, p) = project(&[]);
         take_snapshot(&p, NOW, false).unwrap();
         overlay(&p, "character-update");
-        let out = propagate_project(&p, NOW).unwrap();
+        let out = propagate_project(&p, NOW, STALE).unwrap();
         let a = out.pending.unwrap();
         assert_eq!(a.extra["changed_character_ids"], json!(["lu-chen"]));
         assert!(a.extra.get("changed_rule_ids").is_none());
@@ -937,7 +1132,7 @@ mod tests {
     fn no_change_writes_no_pending_action() {
         let (_t, p) = project(&[]);
         take_snapshot(&p, NOW, false).unwrap();
-        let out = propagate_project(&p, NOW).unwrap();
+        let out = propagate_project(&p, NOW, STALE).unwrap();
         assert!(out.propagation.is_empty());
         assert!(out.pending.is_none());
         assert!(load_checkpoint(&p).unwrap().pending_actions.is_empty());
@@ -974,7 +1169,7 @@ mod tests {
         assert_eq!(c.blocks[0].protection, Protection::B);
         assert!(!c.blocks[0].certain);
         assert_eq!(c.blocks[0].evidence.file, "storylines/storylines.json");
-        let err = retire_apply(&p, "li-si", NOW, Duration::from_secs(1800)).unwrap_err();
+        let err = retire_apply(&p, "li-si", NOW, STALE).unwrap_err();
         assert_eq!(err.code(), "E_RETIRE_BLOCKED");
         assert!(p.path("characters/active/li-si.json").exists());
     }
@@ -983,7 +1178,7 @@ mod tests {
     fn blocked_apply_changes_nothing() {
         let (_t, p) = project(&[]);
         let before = fs::read_to_string(p.path(layout::CURRENT_STATE)).unwrap();
-        let err = retire_apply(&p, "sun-li", NOW, Duration::from_secs(1800)).unwrap_err();
+        let err = retire_apply(&p, "sun-li", NOW, STALE).unwrap_err();
         let SpecError::Blocked(check) = err else {
             panic!("{err}")
         };
@@ -998,7 +1193,7 @@ mod tests {
     #[test]
     fn retire_apply_moves_files_and_state_rebuild_reproduces_it() {
         let (_t, p) = project(&[]);
-        let out = retire_apply(&p, "li-si", NOW, Duration::from_secs(1800)).unwrap();
+        let out = retire_apply(&p, "li-si", NOW, STALE).unwrap();
         assert!(out.state_changed);
         assert_eq!(out.state_version, 3);
         assert_eq!(
@@ -1024,6 +1219,9 @@ mod tests {
         );
         let md = fs::read_to_string(p.path(CHARACTER_CHANGELOG)).unwrap();
         assert!(md.contains("角色退场：李四（li-si）"), "{md}");
+        assert!(md.contains("自第 34 章起退场"), "{md}");
+        // The lock was held through the commit and released by its last step.
+        assert_eq!(lock::status(&p, STALE), LockState::Free);
 
         // novel validate passes.
         assert_eq!(errors(&p), Vec::<String>::new());
@@ -1036,6 +1234,8 @@ mod tests {
             serde_json::to_value(log[2].source).unwrap(),
             json!("retire")
         );
+        // Effective from the chapter after the last completed one (33).
+        assert_eq!(log[2].chapter, 34);
         let global = crate::state::load_global(&p).unwrap();
         let names = NameIndex::default();
         let replayed = ops::replay(
@@ -1051,11 +1251,42 @@ mod tests {
         assert_eq!(ops::diff(&replayed.state, &state), vec![]);
         // And a second retirement of the same character says it is done.
         assert_eq!(
-            retire_apply(&p, "li-si", NOW, Duration::from_secs(1800))
-                .unwrap_err()
-                .code(),
+            retire_apply(&p, "li-si", NOW, STALE).unwrap_err().code(),
             "E_ALREADY_RETIRED"
         );
+    }
+
+    #[test]
+    fn retire_apply_refuses_while_a_chapter_is_in_flight() {
+        let (_t, p) = project(&[]);
+        let mut cp = load_checkpoint(&p).unwrap();
+        cp.inflight_chapter = Some(34);
+        write_checkpoint(&p, &cp).unwrap();
+        let before = fs::read_to_string(p.path(layout::CURRENT_STATE)).unwrap();
+        let err = retire_apply(&p, "li-si", NOW, STALE).unwrap_err();
+        assert_eq!(err.code(), "E_INFLIGHT");
+        assert!(err.is_conflict());
+        assert!(err.to_string().contains("第 34 章"), "{err}");
+        assert_eq!(
+            fs::read_to_string(p.path(layout::CURRENT_STATE)).unwrap(),
+            before
+        );
+        assert!(p.path("characters/active/li-si.json").exists());
+        // The lock taken for the attempt is given back.
+        assert_eq!(lock::status(&p, STALE), LockState::Free);
+    }
+
+    #[test]
+    fn retire_apply_refuses_while_someone_else_holds_the_lock() {
+        let (_t, p) = project(&[]);
+        let other = lock::acquire(&p, Some(34), std::process::id(), STALE).unwrap();
+        let err = retire_apply(&p, "li-si", NOW, STALE).unwrap_err();
+        assert_eq!(err.code(), "E_LOCKED");
+        assert!(err.is_conflict());
+        assert!(err.to_string().contains("第 34 章"), "{err}");
+        assert!(p.path("characters/active/li-si.json").exists());
+        // Still the other holder's lock.
+        assert_eq!(lock::verify(&p, &other.info.token).unwrap(), other.info);
     }
 
     #[test]
@@ -1073,7 +1304,7 @@ mod tests {
             serde_json::to_string(&journal).unwrap(),
         )
         .unwrap();
-        let err = retire_apply(&p, "li-si", NOW, Duration::from_secs(1800)).unwrap_err();
+        let err = retire_apply(&p, "li-si", NOW, STALE).unwrap_err();
         assert_eq!(err.code(), "E_LOCKED");
         assert!(err.is_conflict());
     }

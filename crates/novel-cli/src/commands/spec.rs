@@ -82,7 +82,13 @@ pub fn run(global: &GlobalArgs, cmd: SpecCommand) -> Result<Report, CliError> {
             })
         }
         SpecCommand::Propagate => {
-            let out = propagate_project(&project, &now).map_err(spec_error)?;
+            let stale = super::lock::stale_after(&project);
+            let out = propagate_project(&project, &now, stale).map_err(spec_error)?;
+            if !global.json {
+                for w in &out.propagation.warnings {
+                    eprintln!("提示：{w}");
+                }
+            }
             Ok(Report {
                 data: serde_json::to_value(&out).expect("serialises"),
                 human: render(&out),
@@ -133,7 +139,9 @@ fn render(out: &PropagateOutcome) -> String {
         }
     }
     for kp in &p.key_phrases {
-        if !kp.phrases.is_empty() {
+        if kp.phrases.is_empty() {
+            s.push_str(&format!("  {} 关键短语：（未抽出，见提示）\n", kp.rule_id));
+        } else {
             s.push_str(&format!(
                 "  {} 关键短语：{}\n",
                 kp.rule_id,

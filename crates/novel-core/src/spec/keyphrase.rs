@@ -1,25 +1,27 @@
 //! Key phrases of a Chinese rule sentence (seed `000` step 4: 「从变更规则 rule 句子中抽取 3-5 个关键短语」).
 //!
-//! A deterministic, glossary-driven segmenter rather than jieba:
-//! - **deterministic**: the same sentence and project always give the same phrases, so the
-//!   pending entry and the tests are stable (no dictionary version, no HMM guesses);
-//! - **cheap**: nothing to initialise (jieba's dictionary load is ~130 ms per process; this
-//!   binary runs once per skill step);
-//! - **the glossary is what matters**: the phrases worth matching in a contract are the
-//!   project's own terms — character names and aliases, world-rule ids, terms the world docs
-//!   highlight, storyline names — which no general dictionary knows.
+//! Real word segmentation (jieba, behind the `jieba` feature, which the CLI enables) with two
+//! layers of domain vocabulary on top of its general dictionary:
+//! - the **project glossary** — character names and aliases, world-rule ids, terms the world
+//!   docs highlight, storyline names. Its terms are cut out of the sentence first (longest
+//!   match), which is what adding them to jieba as user words with a very high frequency does,
+//!   while the dictionary stays one shared, read-only value for the process;
+//! - a built-in **genre vocabulary** ([`GENRE_TERMS`]: 渡劫期、御剑飞行、炼丹师 …) that jieba's
+//!   news-text dictionary lacks, added to jieba as user words.
 //!
-//! How a sentence is cut:
-//! 1. At each position the longest glossary term wins (it is a phrase, scored first).
-//! 2. Otherwise the longest stop word (function words such as 需要、可以、的、了 and generic verbs
-//!    such as 突破、使用) ends the current run and is dropped.
-//! 3. Punctuation, whitespace, ASCII letters and digits, comparison signs end the run too.
-//! 4. Runs of CJK characters between cuts are candidate phrases; runs longer than 4 are cut
-//!    into pieces of 4 (3 + 2 for five), single characters are dropped.
+//! Then, per jieba token: a one-character suffix (者、期、劫、府、师 …) joins the word before it
+//! (修炼+者 → 修炼者, 渡劫+期 → 渡劫期); adjacent nouns join into one compound of at most five
+//! characters (宗门+大会 → 宗门大会, 结丹+修士 → 结丹修士); stop words ([`STOP_WORDS`]: 需要、只能、
+//! 无法、可以 …), function words by part of speech (adverbs, prepositions, particles, pronouns,
+//! localisers), single characters and numbers (一次、三枚、每十年、3级) are dropped.
 //!
-//! Scoring: glossary hits first (in sentence order, at most 5); other candidates, longest first
-//! then in sentence order, only top up to 3 — non-glossary chunks are weaker evidence, and every
-//! extra one widens the net of "possibly affected" contracts.
+//! Ranking: glossary terms first (sentence order, at most 5); then nouns, longer first, then
+//! rarer (jieba's dictionary frequency); other content words (verbs, adjectives, times) only top
+//! the list up to 3 — every extra weak phrase widens the net of "possibly affected" contracts.
+//!
+//! The dictionary is loaded on the first call of [`extract`] (~60 ms in a release build), which
+//! only `novel spec propagate` makes: nothing else in the binary pays for it. Without the
+//! `jieba` feature only the glossary and the genre vocabulary are recognised.
 
 use std::collections::BTreeSet;
 
@@ -29,122 +31,54 @@ use crate::model::{Character, Storylines};
 
 /// Most phrases kept per sentence.
 pub const MAX_PHRASES: usize = 5;
-/// Non-glossary chunks only top the list up to this many.
+/// Words that are not nouns only top the list up to this many.
 pub const MIN_PHRASES: usize = 3;
 
-/// Function words and generic verbs: never key phrases, always cut points. Multi-character
-/// entries are matched before single characters (longest match). Single characters are kept
-/// few, because many of them also live inside real words (能力, 存在, 和平).
+/// Words that are never key phrases: modal and logical words, quantifiers, generic verbs and
+/// adverbs. (Single characters are dropped anyway; function words are also dropped by their
+/// part of speech, this list catches what jieba tags as content words, e.g. 无法 as a noun.)
+#[rustfmt::skip]
 pub const STOP_WORDS: &[&str] = &[
     // modal and logical words
-    "需要",
-    "可以",
-    "必须",
-    "不能",
-    "无法",
-    "不得",
-    "不可",
-    "禁止",
-    "应当",
-    "应该",
-    "能够",
-    "只能",
-    "只有",
-    "除非",
-    "否则",
-    "如果",
-    "假如",
-    "一旦",
-    "因为",
-    "所以",
-    "因此",
-    "但是",
-    "然而",
-    "而且",
-    "并且",
-    "或者",
-    "以及",
-    "以上",
-    "以下",
-    "之间",
-    "其中",
-    "已经",
-    "正在",
-    "将会",
-    "不会",
-    "不是",
-    "就是",
-    "可能",
-    "时候",
-    "所有",
-    "一切",
-    "任何",
-    "每个",
-    "一个",
-    "这个",
-    "那个",
-    "这些",
-    "那些",
-    "没有",
-    "进行",
-    "通过",
-    "至少",
-    "最多",
-    "超过",
-    "达到",
-    "低于",
-    "高于",
-    "等于",
-    "不超过",
-    "之一",
+    "需要", "可以", "必须", "不能", "无法", "不得", "不可", "禁止", "应当", "应该", "能够",
+    "只能", "只有", "只会", "只要", "只是", "除非", "否则", "如果", "假如", "一旦", "因为",
+    "所以", "因此", "但是", "然而", "而且", "并且", "或者", "以及", "即使", "虽然", "无论",
+    "不论", "凡是", "是否", "能否", "可能", "一定", "必定", "不会", "不是", "就是", "还是",
+    "便是", "都是", "也是", "将会", "已经", "正在", "仍然", "依然", "同时", "随时", "立即",
+    "一律", "绝不", "永远", "不再", "可达",
+    // places in the sentence, quantities, references
+    "以上", "以下", "以内", "以外", "之间", "之后", "之前", "之中", "之内", "之外", "之一",
+    "其中", "时候", "所有", "一切", "任何", "每个", "一个", "一些", "这个", "那个", "这些",
+    "那些", "本人", "自己", "唯一", "最终", "至少", "最多", "超过", "达到", "低于", "高于",
+    "等于", "不超过", "相关", "有关", "关于", "对于", "根据", "按照", "由于",
     // generic verbs
-    "突破",
-    "使用",
-    "进入",
-    "离开",
-    "获得",
-    "拥有",
-    "成为",
-    "发现",
-    "保护",
-    "面对",
-    "倾向",
-    "出现",
-    "发生",
-    "导致",
-    "影响",
-    "需",
-    "须",
-    // single function characters
-    "的",
-    "了",
-    "在",
-    "和",
-    "与",
-    "或",
-    "被",
-    "把",
-    "将",
-    "会",
-    "能",
-    "要",
-    "是",
-    "及",
-    "并",
-    "而",
-    "则",
-    "其",
-    "于",
-    "都",
-    "也",
-    "又",
-    "就",
-    "才",
-    "均",
-    "皆",
-    "着",
-    "过",
-    "即",
+    "没有", "进行", "通过", "使用", "进入", "离开", "获得", "拥有", "持有", "成为", "变得",
+    "发现", "出现", "发生", "导致", "影响", "格外",
+];
+
+/// Genre vocabulary (修真、玄幻、都市异能、历史) that jieba's general dictionary lacks or
+/// splits; added to the segmenter as user words.
+#[rustfmt::skip]
+pub const GENRE_TERMS: &[&str] = &[
+    // realms and tribulations
+    "炼气期", "筑基期", "结丹期", "金丹期", "元婴期", "化神期", "炼虚期", "合体期", "大乘期",
+    "渡劫期", "结丹", "元婴", "化神", "天劫", "雷劫", "天雷劫", "心魔", "心魔劫", "修为",
+    // cultivation
+    "修炼者", "灵根", "元神", "真元", "秘境", "宗门", "阵眼", "阵盘", "玉简", "秘法", "禁术",
+    "本命法宝", "御剑", "御剑飞行", "储物袋", "储物戒指", "传送阵", "护山大阵", "天地灵气",
+    "夺舍", "寿元", "妖兽", "妖丹", "妖族", "魔族", "魔修", "魔都", "剑意", "剑修", "体修",
+    "鬼修", "灵脉", "灵宠", "真仙", "域外天魔", "炼丹师", "炼器师", "阵法师", "符师", "丹盟",
+    "月圆之夜",
+    // urban powers, apocalypse, contract beasts
+    "觉醒者", "进化者", "魂环", "魂力", "魂师", "契约兽",
+    // court and household
+    "将军府", "侯府", "嫡女", "庶女", "暗卫",
+];
+
+/// One-character suffixes that make a new word with the word before them.
+#[rustfmt::skip]
+const SUFFIXES: &[char] = &[
+    '者', '期', '劫', '府', '师', '族', '界', '术', '诀', '阵', '境',
 ];
 
 /// Where a glossary term came from.
@@ -200,6 +134,15 @@ impl Glossary {
     pub fn contains(&self, term: &str) -> bool {
         let chars: Vec<char> = term.chars().collect();
         self.terms.iter().any(|(t, _)| *t == chars)
+    }
+
+    /// Where `term` came from, when it is a glossary term.
+    pub fn source(&self, term: &str) -> Option<TermSource> {
+        let chars: Vec<char> = term.chars().collect();
+        self.terms
+            .iter()
+            .find(|(t, _)| *t == chars)
+            .map(|(_, s)| *s)
     }
 
     /// The longest term starting at `chars[i]`.
@@ -285,64 +228,182 @@ fn is_cjk(c: char) -> bool {
         0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0x20000..=0x2FA1F)
 }
 
-fn stop_at(chars: &[char], i: usize) -> Option<usize> {
-    STOP_WORDS
-        .iter()
-        .map(|w| w.chars().collect::<Vec<char>>())
-        .filter(|w| chars[i..].starts_with(w))
-        .map(|w| w.len())
-        .max()
+/// A word of the sentence with its part of speech (jieba's tag set) and dictionary frequency.
+#[derive(Debug, Clone)]
+struct Word {
+    text: String,
+    tag: String,
+    freq: usize,
 }
 
-/// Cuts a run of CJK characters into pieces of at most 4 (five → 3 + 2).
-fn cut_run(run: &[char], start: usize, out: &mut Vec<(usize, String)>) {
-    let mut i = 0;
-    while run.len() - i > 4 {
-        let take = if run.len() - i == 5 { 3 } else { 4 };
-        out.push((start + i, run[i..i + take].iter().collect()));
-        i += take;
+impl Word {
+    fn len(&self) -> usize {
+        self.text.chars().count()
     }
-    if run.len() - i >= 2 {
-        out.push((start + i, run[i..].iter().collect()));
+
+    fn is_noun(&self) -> bool {
+        self.tag.starts_with('n')
     }
+
+    /// Nouns, and what jieba tags as set phrases, idioms, abbreviations, places — or as a
+    /// numeral when it is not a number (于家).
+    fn is_noun_like(&self) -> bool {
+        self.is_noun() || matches!(self.tag.as_str(), "l" | "i" | "j" | "s" | "m")
+    }
+}
+
+/// The segmenter: jieba with the genre vocabulary, initialised on first use.
+#[cfg(feature = "jieba")]
+mod segmenter {
+    use std::sync::OnceLock;
+
+    use jieba_rs::Jieba;
+
+    use super::{GENRE_TERMS, Word};
+
+    static JIEBA: OnceLock<Jieba> = OnceLock::new();
+
+    fn jieba() -> &'static Jieba {
+        JIEBA.get_or_init(|| {
+            let mut j = Jieba::new();
+            for w in GENRE_TERMS {
+                // The frequency that makes the word win over its own pieces.
+                let freq = j.suggest_freq(w);
+                j.add_word(w, Some(freq), Some("n"));
+            }
+            j
+        })
+    }
+
+    pub(super) fn words(text: &str) -> Vec<Word> {
+        let j = jieba();
+        j.tag(text, true)
+            .into_iter()
+            .map(|t| Word {
+                text: t.word.to_string(),
+                tag: t.tag.to_string(),
+                freq: j.suggest_freq(t.word),
+            })
+            .collect()
+    }
+}
+
+/// Without jieba: the genre vocabulary by longest match; everything else is single characters
+/// (which are dropped).
+#[cfg(not(feature = "jieba"))]
+mod segmenter {
+    use super::{GENRE_TERMS, Word};
+
+    pub(super) fn words(text: &str) -> Vec<Word> {
+        let chars: Vec<char> = text.chars().collect();
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < chars.len() {
+            let hit = GENRE_TERMS
+                .iter()
+                .map(|t| t.chars().collect::<Vec<char>>())
+                .filter(|t| chars[i..].starts_with(t))
+                .max_by_key(Vec::len);
+            let (text, tag, n) = match hit {
+                Some(t) => (t.iter().collect(), "n", t.len()),
+                None => (chars[i].to_string(), "x", 1),
+            };
+            out.push(Word {
+                text,
+                tag: tag.to_string(),
+                freq: 0,
+            });
+            i += n;
+        }
+        out
+    }
+}
+
+/// Parts of speech (jieba's tag set) that are never key phrases: adverbs, prepositions,
+/// conjunctions, particles, pronouns, quantifiers, localisers, punctuation, interjections,
+/// affixes, non-Chinese words.
+const FUNCTION_TAGS: &[&str] = &[
+    "d", "p", "c", "u", "uj", "ul", "uv", "uz", "ud", "ug", "r", "rr", "rz", "q", "mq", "f", "x",
+    "w", "y", "e", "o", "k", "h", "zg", "eng",
+];
+
+fn function_tag(tag: &str) -> bool {
+    FUNCTION_TAGS.contains(&tag)
+}
+
+/// 一次、三枚、每十年、五百年、3级: numerals with at most measure words around them.
+fn is_number(word: &str) -> bool {
+    const NUMERALS: &str = "0123456789０１２３４５６７８９〇零一二三四五六七八九十百千万亿两半几数";
+    const MEASURES: &str =
+        "每第年月日天次个枚级层倍成岁里丈尺寸斤名位只件颗粒把章回刻时分秒周代阶品重段些多余来";
+    word.chars().any(|c| NUMERALS.contains(c))
+        && word
+            .chars()
+            .all(|c| NUMERALS.contains(c) || MEASURES.contains(c) || c == '.')
+}
+
+fn content_word(w: &Word) -> bool {
+    w.len() >= 2 && w.text.chars().all(is_cjk) && !STOP_WORDS.contains(&w.text.as_str())
+}
+
+/// Suffix joining, then noun compounds, within one stretch of text between glossary terms.
+fn join(words: Vec<Word>) -> Vec<Word> {
+    let mut joined: Vec<Word> = Vec::new();
+    for w in words {
+        let suffix = w.len() == 1 && w.text.chars().all(|c| SUFFIXES.contains(&c));
+        match joined.last_mut() {
+            Some(prev) if suffix && content_word(prev) && !function_tag(&prev.tag) => {
+                prev.text.push_str(&w.text);
+                prev.tag = "n".into();
+                prev.freq = 0;
+            }
+            _ => joined.push(w),
+        }
+    }
+    const MAX_COMPOUND: usize = 5;
+    let mut out: Vec<Word> = Vec::new();
+    let mut open = false; // the last word of `out` is a noun a next noun may join
+    for w in joined {
+        let noun = w.is_noun() && content_word(&w);
+        match out.last_mut() {
+            Some(prev) if open && noun && prev.len() + w.len() <= MAX_COMPOUND => {
+                prev.text.push_str(&w.text);
+                prev.freq = prev.freq.min(w.freq);
+            }
+            _ => {
+                open = noun;
+                out.push(w);
+            }
+        }
+    }
+    out
 }
 
 /// The 3–5 key phrases of `sentence` (fewer only when the sentence has fewer candidates).
 pub fn extract(sentence: &str, glossary: &Glossary) -> Vec<KeyPhrase> {
     let chars: Vec<char> = sentence.chars().collect();
     let mut hits: Vec<String> = Vec::new();
-    let mut chunks: Vec<(usize, String)> = Vec::new();
-    let mut run: Vec<char> = Vec::new();
-    let mut run_start = 0;
-    let mut i = 0;
-    let flush = |run: &mut Vec<char>, start: usize, chunks: &mut Vec<(usize, String)>| {
-        cut_run(run, start, chunks);
-        run.clear();
+    // Candidates from the stretches between glossary terms, in sentence order.
+    let mut words: Vec<Word> = Vec::new();
+    let flush = |from: usize, to: usize, words: &mut Vec<Word>| {
+        if from < to {
+            let text: String = chars[from..to].iter().collect();
+            words.extend(join(segmenter::words(&text)));
+        }
     };
+    let mut gap_start = 0;
+    let mut i = 0;
     while i < chars.len() {
         if let Some(n) = glossary.longest_at(&chars, i) {
-            flush(&mut run, run_start, &mut chunks);
+            flush(gap_start, i, &mut words);
             hits.push(chars[i..i + n].iter().collect());
             i += n;
-            continue;
-        }
-        if !is_cjk(chars[i]) {
-            flush(&mut run, run_start, &mut chunks);
+            gap_start = i;
+        } else {
             i += 1;
-            continue;
         }
-        if let Some(n) = stop_at(&chars, i) {
-            flush(&mut run, run_start, &mut chunks);
-            i += n;
-            continue;
-        }
-        if run.is_empty() {
-            run_start = i;
-        }
-        run.push(chars[i]);
-        i += 1;
     }
-    flush(&mut run, run_start, &mut chunks);
+    flush(gap_start, chars.len(), &mut words);
 
     let mut seen = BTreeSet::new();
     let mut out: Vec<KeyPhrase> = Vec::new();
@@ -357,20 +418,28 @@ pub fn extract(sentence: &str, glossary: &Glossary) -> Vec<KeyPhrase> {
             });
         }
     }
-    // Longest first, then sentence order (stable sort keeps position order among equals).
-    chunks.sort_by(|a, b| {
-        b.1.chars()
-            .count()
-            .cmp(&a.1.chars().count())
-            .then(a.0.cmp(&b.0))
+    // (noun-like, position, word)
+    let mut candidates: Vec<(bool, usize, Word)> = words
+        .into_iter()
+        .enumerate()
+        .filter(|(_, w)| content_word(w) && !function_tag(&w.tag) && !is_number(&w.text))
+        .map(|(k, w)| (w.is_noun_like(), k, w))
+        .collect();
+    // Nouns first; then longer, rarer, earlier.
+    candidates.sort_by(|a, b| {
+        b.0.cmp(&a.0)
+            .then(b.2.len().cmp(&a.2.len()))
+            .then(a.2.freq.cmp(&b.2.freq))
+            .then(a.1.cmp(&b.1))
     });
-    for (_, c) in chunks {
-        if out.len() >= MIN_PHRASES {
-            break;
+    for (noun, _, w) in candidates {
+        let room = if noun { MAX_PHRASES } else { MIN_PHRASES };
+        if out.len() >= room {
+            continue;
         }
-        if seen.insert(c.clone()) {
+        if seen.insert(w.text.clone()) {
             out.push(KeyPhrase {
-                text: c,
+                text: w.text,
                 glossary: false,
             });
         }

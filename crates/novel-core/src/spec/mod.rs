@@ -6,13 +6,15 @@
 //! a decision with its evidence — the file, the JSON pointer and the text that matched — so a
 //! skill can show the author exactly why, and a test can pin it.
 //!
-//! - [`keyphrase`]: the glossary-driven Chinese key-phrase extractor (no jieba; see there why).
+//! - [`keyphrase`]: Chinese key phrases of a rule sentence: jieba segmentation (feature `jieba`,
+//!   loaded lazily) with the project glossary and a genre vocabulary, stop words dropped.
 //! - [`diff`]: `world/rules.json` aligned by `id` and character contracts aligned by contract id.
 //! - [`propagate`]: which L2 character contracts and L3 chapter contracts a change touches.
 //! - [`retire`]: the three retirement protections (退场保护 A/B/C) and the pure pieces of a
 //!   retirement (state removal through the state engine, relationship edges, changelog text).
-//! - [`names`]: how a character's names are found in lists and in free text, including the
-//!   conservative case where one name is a substring of another.
+//! - [`names`]: how a character's names are found in lists and in free text (longest match over
+//!   every registered name), including the conservative case where one name is a substring of
+//!   another.
 
 pub mod diff;
 pub mod keyphrase;

@@ -3,7 +3,9 @@
 //!
 //! A name that is part of another character's name cannot be decided reliably: 「苏婉」 inside
 //! 「苏婉儿的玉佩」 most likely means 苏婉儿. Such a hit is reported as [`NameMatch::Ambiguous`] so
-//! that retirement protection can block conservatively and say why (seed `000` step 3).
+//! that retirement protection can block conservatively and say why (seed `000` step 3), while
+//! change propagation, which looks for the character itself, does not count it: at any place
+//! the longest registered name written there is the one meant ([`find_name`]).
 
 use crate::model::Character;
 
@@ -72,7 +74,7 @@ fn slug_char(b: u8) -> bool {
 }
 
 /// True when the ASCII slug occurs in `text` as a whole token (not inside `lu-chenxi`).
-fn slug_in(text: &str, slug: &str) -> bool {
+pub fn slug_in(text: &str, slug: &str) -> bool {
     let bytes = text.as_bytes();
     text.match_indices(slug).any(|(i, _)| {
         let before = i.checked_sub(1).map(|j| bytes[j]);
@@ -81,34 +83,61 @@ fn slug_in(text: &str, slug: &str) -> bool {
     })
 }
 
+/// Where a name occurs in a text, by longest match over every registered name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Occurrence<'a> {
+    None,
+    /// Written as itself at this byte offset.
+    At(usize),
+    /// Written only as part of this longer registered name (苏婉 inside 苏婉儿).
+    Within(&'a str),
+}
+
+/// Finds `name` in `text` where the longest registered name at that place is `name` itself:
+/// an occurrence inside a longer name of `known` that is written there (苏婉儿 for 苏婉) is not
+/// the name, and is reported as [`Occurrence::Within`] only when no other occurrence is.
+pub fn find_name<'a>(text: &str, name: &str, known: &'a [String]) -> Occurrence<'a> {
+    if name.is_empty() {
+        return Occurrence::None;
+    }
+    let longer: Vec<&'a String> = known
+        .iter()
+        .filter(|o| o.len() > name.len() && o.contains(name))
+        .collect();
+    let mut within = None;
+    for (start, _) in text.match_indices(name) {
+        let end = start + name.len();
+        let cover = longer.iter().find(|o| {
+            text.match_indices(o.as_str())
+                .any(|(s, m)| s <= start && end <= s + m.len())
+        });
+        match cover {
+            None => return Occurrence::At(start),
+            Some(o) => {
+                within.get_or_insert(o.as_str());
+            }
+        }
+    }
+    within.map_or(Occurrence::None, Occurrence::Within)
+}
+
 /// Looks for the character in free text.
 pub fn in_text(text: &str, me: &NameSet, others: &[String]) -> NameMatch {
     let mut ambiguous: Option<NameMatch> = None;
     for name in &me.names {
-        let longer: Vec<&String> = others
-            .iter()
-            .filter(|o| o.len() > name.len() && o.contains(name.as_str()))
-            .collect();
-        for (start, _) in text.match_indices(name.as_str()) {
-            let end = start + name.len();
-            let cover = longer.iter().find(|o| {
-                text.match_indices(o.as_str())
-                    .any(|(s, m)| s <= start && end <= s + m.len())
-            });
-            match cover {
-                None => {
-                    return NameMatch::Certain {
-                        matched: name.clone(),
-                    };
-                }
-                Some(o) if ambiguous.is_none() => {
-                    ambiguous = Some(NameMatch::Ambiguous {
-                        matched: name.clone(),
-                        within: (*o).clone(),
-                    });
-                }
-                Some(_) => {}
+        match find_name(text, name, others) {
+            Occurrence::At(_) => {
+                return NameMatch::Certain {
+                    matched: name.clone(),
+                };
             }
+            Occurrence::Within(o) if ambiguous.is_none() => {
+                ambiguous = Some(NameMatch::Ambiguous {
+                    matched: name.clone(),
+                    within: o.to_string(),
+                });
+            }
+            _ => {}
         }
     }
     if slug_in(text, &me.slug) {
@@ -130,18 +159,30 @@ pub fn in_entry(entry: &str, me: &NameSet, others: &[String]) -> NameMatch {
     if others.iter().any(|o| o == entry) {
         return NameMatch::None;
     }
-    // An entry that is nobody's exact name but contains one of ours («苏婉（化名）»): unsure.
-    match me
-        .names
-        .iter()
-        .find(|n| entry.contains(n.as_str()))
-        .cloned()
-        .or_else(|| slug_in(entry, &me.slug).then(|| me.slug.clone()))
-    {
-        Some(matched) => NameMatch::Ambiguous {
-            matched,
-            within: entry.to_string(),
-        },
-        None => NameMatch::None,
+    // An entry that is nobody's exact name but contains one of ours («苏婉（化名）»), or one
+    // of ours only inside a longer name («苏婉儿（化名）»): unsure either way.
+    for name in &me.names {
+        match find_name(entry, name, others) {
+            Occurrence::None => {}
+            Occurrence::At(_) => {
+                return NameMatch::Ambiguous {
+                    matched: name.clone(),
+                    within: entry.to_string(),
+                };
+            }
+            Occurrence::Within(o) => {
+                return NameMatch::Ambiguous {
+                    matched: name.clone(),
+                    within: o.to_string(),
+                };
+            }
+        }
     }
+    if slug_in(entry, &me.slug) {
+        return NameMatch::Ambiguous {
+            matched: me.slug.clone(),
+            within: entry.to_string(),
+        };
+    }
+    NameMatch::None
 }

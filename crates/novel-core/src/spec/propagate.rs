@@ -18,7 +18,8 @@ use regex::Regex;
 use serde::Serialize;
 
 use super::diff::{CharacterChange, RuleChange};
-use super::keyphrase::{Glossary, extract_texts};
+use super::keyphrase::{Glossary, TermSource, extract_texts};
+use super::names::{Occurrence, find_name, slug_in};
 use super::{Evidence, Located};
 use crate::model::{ChapterContract, Character};
 use crate::validate::escape;
@@ -100,6 +101,8 @@ pub struct Propagation {
     pub affected_characters: Vec<String>,
     pub affected_character_contracts: Vec<AffectedCharacterContract>,
     pub affected_chapter_contracts: Vec<AffectedChapterContract>,
+    /// What the author should check by hand (Chinese), e.g. a changed rule without key phrases.
+    pub warnings: Vec<String>,
 }
 
 impl Propagation {
@@ -135,6 +138,16 @@ fn names_of(c: &Character) -> Vec<String> {
     v
 }
 
+/// True when `text` contains the key phrase `p`. A phrase that is a character name must be
+/// written as itself, not inside a longer name (苏婉 is not in 「苏婉儿的玉佩」).
+fn has_phrase(text: &str, p: &str, glossary: &Glossary, names: &[String]) -> bool {
+    if glossary.source(p) == Some(TermSource::CharacterName) {
+        matches!(find_name(text, p, names), Occurrence::At(_))
+    } else {
+        text.contains(p)
+    }
+}
+
 /// Runs the propagation for the given changes.
 pub fn propagate(
     rule_changes: Vec<RuleChange>,
@@ -159,6 +172,21 @@ pub fn propagate(
             }
         })
         .collect();
+    let mut warnings = Vec::new();
+    for (r, rp) in rule_changes.iter().zip(&key_phrases) {
+        if rp.phrases.is_empty() && !r.sentences().is_empty() {
+            warnings.push(format!(
+                "规则 {} 的句子没有抽出关键短语：只有明确引用 {} 的角色契约会被找到，请人工核对其余角色契约",
+                r.id, r.id
+            ));
+        }
+    }
+    // Every registered name, for longest-match name lookups.
+    let all_names: Vec<String> = input
+        .characters
+        .iter()
+        .flat_map(|c| names_of(&c.value))
+        .collect();
 
     // L2: character contracts.
     let mut affected_cc = Vec::new();
@@ -180,7 +208,7 @@ pub fn propagate(
                 }
                 for rp in &key_phrases {
                     for p in &rp.phrases {
-                        if k.rule.contains(p.as_str()) {
+                        if has_phrase(&k.rule, p, input.glossary, &all_names) {
                             hits.push(Hit {
                                 reason: HitReason::KeyPhrase,
                                 rule_id: Some(rp.rule_id.clone()),
@@ -301,10 +329,11 @@ pub fn propagate(
                 texts.push((format!("/objectives/{i}/description"), &o.description));
             }
             for (pointer, text) in texts {
+                // Longest match: 苏婉 is not mentioned where 苏婉儿 is written.
                 let found = names
                     .iter()
-                    .find(|n| text.contains(n.as_str()))
-                    .or_else(|| text.contains(slug.as_str()).then_some(slug));
+                    .find(|n| matches!(find_name(text, n, &all_names), Occurrence::At(_)))
+                    .or_else(|| slug_in(text, slug).then_some(slug));
                 if let Some(n) = found {
                     hits.push(Hit {
                         reason: HitReason::CharacterMention,
@@ -338,5 +367,6 @@ pub fn propagate(
         affected_characters,
         affected_character_contracts: affected_cc,
         affected_chapter_contracts: affected_ch,
+        warnings,
     }
 }

@@ -123,6 +123,30 @@ fn broken(protection: Protection, file: &str, why: &str) -> RetirementBlock {
     }
 }
 
+/// The storylines a character is linked to, each with whether the link is certain.
+#[derive(Default)]
+struct Linked(Vec<(String, bool)>);
+
+impl Linked {
+    fn add(&mut self, id: &str, found: &NameMatch) {
+        let certain = matches!(found, NameMatch::Certain { .. });
+        match self.0.iter_mut().find(|(l, _)| l == id) {
+            Some((_, c)) => *c |= certain,
+            None => self.0.push((id.to_string(), certain)),
+        }
+    }
+
+    fn certainty(&self, id: &str) -> Option<bool> {
+        self.0.iter().find(|(l, _)| l == id).map(|(_, c)| *c)
+    }
+
+    fn ids(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.0.iter().map(|(l, _)| l.clone()).collect();
+        v.sort();
+        v
+    }
+}
+
 /// Runs the three protections.
 pub fn check_retirement(input: &RetireInputs<'_>) -> RetirementCheck {
     let me = NameSet::of(input.character);
@@ -160,8 +184,9 @@ pub fn check_retirement(input: &RetireInputs<'_>) -> RetirementCheck {
         }
     }
 
-    // B — storylines (and the storyline set C needs).
-    let mut linked: Vec<String> = Vec::new();
+    // B — storylines (and the storyline set C needs). A link found only through an unsure name
+    // match (苏婉 inside «苏婉儿（化名）») stays unsure for C as well.
+    let mut linked = Linked::default();
     let mut storylines_known = true;
     match &input.storylines {
         Loaded::Absent => {}
@@ -177,9 +202,7 @@ pub fn check_retirement(input: &RetireInputs<'_>) -> RetirementCheck {
                     if found.is_none() {
                         continue;
                     }
-                    if !linked.contains(&line.id) {
-                        linked.push(line.id.clone());
-                    }
+                    linked.add(&line.id, &found);
                     if protects {
                         blocks.extend(block(
                             Protection::B,
@@ -203,11 +226,8 @@ pub fn check_retirement(input: &RetireInputs<'_>) -> RetirementCheck {
                     if found.is_none() {
                         continue;
                     }
-                    for id in [&rel.from, &rel.to] {
-                        if !linked.contains(id) {
-                            linked.push(id.clone());
-                        }
-                    }
+                    linked.add(&rel.from, &found);
+                    linked.add(&rel.to, &found);
                     if !ends_resolved {
                         blocks.extend(block(
                             Protection::B,
@@ -222,7 +242,6 @@ pub fn check_retirement(input: &RetireInputs<'_>) -> RetirementCheck {
             }
         }
     }
-    linked.sort();
 
     // C — future convergence events of the current volume.
     match &input.schedule {
@@ -237,11 +256,17 @@ pub fn check_retirement(input: &RetireInputs<'_>) -> RetirementCheck {
                 let what = format!("第 {first}–{last} 章的交汇事件");
                 if storylines_known {
                     for (j, id) in e.involved_storylines.iter().enumerate() {
-                        if linked.contains(id) {
+                        if let Some(certain) = linked.certainty(id) {
                             blocks.push(RetirementBlock {
                                 protection: Protection::C,
-                                certain: true,
-                                reason: format!("{what}涉及角色所在的故事线「{id}」"),
+                                certain,
+                                reason: if certain {
+                                    format!("{what}涉及角色所在的故事线「{id}」")
+                                } else {
+                                    format!(
+                                        "{what}涉及故事线「{id}」，角色与它的关联无法确定（见保护条件 B），按保守策略视为有关联"
+                                    )
+                                },
                                 evidence: Evidence::new(
                                     input.schedule_file,
                                     format!("/convergence_events/{i}/involved_storylines/{j}"),
@@ -295,7 +320,7 @@ pub fn check_retirement(input: &RetireInputs<'_>) -> RetirementCheck {
         slug: me.slug.clone(),
         display_name: input.character.display_name.clone(),
         allowed: blocks.is_empty(),
-        linked_storylines: linked,
+        linked_storylines: linked.ids(),
         blocks,
     }
 }
@@ -303,14 +328,21 @@ pub fn check_retirement(input: &RetireInputs<'_>) -> RetirementCheck {
 /// The state after retiring `slug`, and the changelog line (`source: retire`) that records it.
 /// The removal goes through [`ops::remove_entity`], the function `ops::replay` uses, so
 /// `novel state rebuild` reproduces it. When the state has no entry for the character the
-/// line still records the retirement, with no op and no version change.
+/// line still records the retirement, with no op and no version change (the state only moves
+/// its `last_updated_chapter`, as replaying the line does).
+///
+/// The line is stamped with the chapter the retirement takes effect from: the one after the
+/// last completed chapter. `novel state at --chapter N` replays the lines up to chapter N, so
+/// the state at the last completed chapter still has the character, as it had when that
+/// chapter was written.
 pub fn retire_state(
     state: &Value,
     slug: &str,
     display_name: &str,
-    chapter: u32,
+    last_completed_chapter: u32,
     timestamp: &str,
 ) -> (Value, ChangelogEntry) {
+    let chapter = effective_chapter(last_completed_chapter);
     let base = ops::state_version(state);
     let present = state.get("characters").and_then(|c| c.get(slug)).is_some();
     let op = StateOp {
@@ -326,15 +358,19 @@ pub fn retire_state(
     if present && ops::remove_entity(&mut next, &op).unwrap_or(false) {
         applied.push(op);
         version = base + 1;
-        if let Some(obj) = next.as_object_mut() {
+    }
+    // What replaying the line does (even one without ops): the version, and the chapter the
+    // state is updated to.
+    if let Some(obj) = next.as_object_mut() {
+        if version != base {
             obj.insert("state_version".into(), json!(version));
-            let last = obj
-                .get("last_updated_chapter")
-                .and_then(Value::as_u64)
-                .unwrap_or(0)
-                .max(u64::from(chapter));
-            obj.insert("last_updated_chapter".into(), json!(last));
         }
+        let last = obj
+            .get("last_updated_chapter")
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+            .max(u64::from(chapter));
+        obj.insert("last_updated_chapter".into(), json!(last));
     }
     let entry = ChangelogEntry {
         chapter,
@@ -355,6 +391,11 @@ pub fn retire_state(
     (next, entry)
 }
 
+/// The chapter a retirement decided after `last_completed_chapter` takes effect from.
+pub fn effective_chapter(last_completed_chapter: u32) -> u32 {
+    last_completed_chapter + 1
+}
+
 /// Marks every edge that touches `slug` as `ended` (kept for history, not deleted); returns the
 /// new file and the pointers of the edges it changed.
 pub fn end_relationships(rels: &Relationships, slug: &str) -> (Relationships, Vec<String>) {
@@ -372,15 +413,16 @@ pub fn end_relationships(rels: &Relationships, slug: &str) -> (Relationships, Ve
 /// The entry appended to `characters/changelog.md`.
 pub fn changelog_md_entry(
     c: &Character,
-    chapter: u32,
+    last_completed_chapter: u32,
     timestamp: &str,
     moved: &[String],
     ended_edges: usize,
 ) -> String {
     format!(
-        "\n## {timestamp} 角色退场：{}（{}）\n\n- 最后完成章节：第 {chapter} 章\n- 移至 characters/retired/：{}\n- 关系边标记为 ended：{ended_edges} 条\n- 从 state/current-state.json 移除（变更日志 source: retire）\n",
+        "\n## {timestamp} 角色退场：{}（{}）\n\n- 最后完成章节：第 {last_completed_chapter} 章；自第 {} 章起退场\n- 移至 characters/retired/：{}\n- 关系边标记为 ended：{ended_edges} 条\n- 从 state/current-state.json 移除（变更日志 source: retire）\n",
         c.display_name,
         c.id,
+        effective_chapter(last_completed_chapter),
         moved.join("、"),
     )
 }
