@@ -213,6 +213,10 @@ pub struct OpsApplyArgs {
     /// 记为作者手动修改（source: manual），如第 0 章的初始角色状态
     #[arg(long)]
     pub manual: bool,
+    /// 这份手动增量从正文重新提取、补上了哪些被跳过章节的状态变化（逗号分隔，如 5,6,7）：
+    /// 它们不再计入跳过数（§10.6）；需与 --manual 同用
+    #[arg(long, value_name = "章,…", value_delimiter = ',', requires = "manual")]
+    pub resolves_skipped: Vec<u32>,
 }
 
 #[derive(Debug, Args)]

@@ -951,6 +951,38 @@ fn skipped_delta_goes_on_without_state_and_three_recommend_a_rebuild() {
     );
     assert_eq!(code(&novel(&root, &["state", "rebuild"])), 0);
     assert_eq!(code(&novel(&root, &["validate"])), 0);
+
+    // The changelog stays in chapter order: a past chapter cannot be skipped any more …
+    fail(
+        &root,
+        &["ops", "skip", "--chapter", "2", "--reason", "晚了"],
+        3,
+        "E_CHAPTER_ORDER",
+    );
+    // … and the state those chapters changed is re-recorded by hand, at the current chapter,
+    // settling the skips (§10.6: re-extracted from the chapters' text).
+    let version = read_json(&root.join("state/current-state.json"))["state_version"].clone();
+    let manual = root.join("manual-delta.json");
+    write_json(
+        &manual,
+        &json!({"chapter": 3, "base_state_version": version, "storyline_id": "main_arc",
+            "ops": [{"op": "set", "path": "characters.lu-chen.location", "value": "城北废墟"}]}),
+    );
+    let m = manual.to_str().unwrap();
+    fail(
+        &root,
+        &["ops", "apply", m, "--manual", "--resolves-skipped", "2,7"],
+        2,
+        "E_NOT_SKIPPED",
+    );
+    ok(
+        &root,
+        &["ops", "apply", m, "--manual", "--resolves-skipped", "1,2,3"],
+    );
+    let status = ok(&root, &["status"]);
+    assert_eq!(status["data"]["skipped_chapters"], json!([]), "{status}");
+    assert_eq!(status["data"]["recommend_rebuild"], false);
+    assert_eq!(code(&novel(&root, &["state", "rebuild"])), 0);
 }
 
 #[test]

@@ -850,9 +850,23 @@ pub fn apply_delta(
             })
             .collect(),
         note: (!noops.is_empty()).then(|| format!("{NOOP_NOTE}{}", noops.join("；"))),
+        resolves_skipped: Vec::new(),
         extra: Extra::new(),
     };
     Ok(Applied { run, entry })
+}
+
+/// The changelog stays in chapter order (so `state at` and `--until-chapter` read a prefix): a
+/// new line's chapter may not be below the last line's. (`apply_delta` checks the state's
+/// `last_updated_chapter` itself; a skipped chapter's line moves only the changelog.)
+pub fn check_changelog_order(chapter: u32, log: &[ChangelogEntry]) -> Result<(), OpsError> {
+    match log.last() {
+        Some(e) if chapter < e.chapter => Err(OpsError::ChapterOrder {
+            chapter,
+            last: e.chapter,
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// How a changelog line's `note` starts when some applied ops changed nothing.
@@ -902,11 +916,14 @@ pub fn skipped_entry(
         applied: Vec::new(),
         rejected: Vec::new(),
         note: Some(reason.to_string()),
+        resolves_skipped: Vec::new(),
         extra: Extra::new(),
     }
 }
 
-/// Chapters whose delta was skipped and never re-applied since (the §10.6 counter).
+/// Chapters whose delta was skipped and never re-applied since (the §10.6 counter): a skip
+/// ends with a `chapter` line for the same chapter, or with a manual line that lists it in
+/// `resolves_skipped`.
 pub fn skipped_chapters(entries: &[ChangelogEntry]) -> Vec<u32> {
     let mut out: Vec<u32> = Vec::new();
     for e in entries {
@@ -915,6 +932,8 @@ pub fn skipped_chapters(entries: &[ChangelogEntry]) -> Vec<u32> {
             ChangeSource::Chapter => out.retain(|c| *c != e.chapter),
             _ => {}
         }
+        // A manual line that re-records skipped chapters from their text settles them.
+        out.retain(|c| !e.resolves_skipped.contains(c));
     }
     out
 }

@@ -653,6 +653,7 @@ pub fn plan_commit(
             &applied.run.header.storyline_id,
             &crate::state::load_storyline_ids(project)?,
         )?;
+        ops::check_changelog_order(applied.run.header.chapter, &log)?;
         remove.push(delta_rel);
         writes.push(JournalWrite {
             path: layout::CURRENT_STATE.to_string(),

@@ -22,7 +22,7 @@ pub fn run(global: &GlobalArgs, cmd: OpsCommand) -> Result<Report, CliError> {
     let project = super::project(global)?;
     match cmd {
         OpsCommand::Validate(a) => validate(&project, &a),
-        OpsCommand::Apply(a) => apply(&project, &a.file, a.manual),
+        OpsCommand::Apply(a) => apply(&project, &a.file, a.manual, &a.resolves_skipped),
         OpsCommand::Skip(a) => skip(&project, a.chapter, &a.reason),
     }
 }
@@ -240,20 +240,48 @@ fn check_in_step(state: &Value, log: &[novel_core::model::ChangelogEntry]) -> Re
 
 /// The standalone path: the author's or a skill's own `ops apply` (a chapter commit calls
 /// the same library function inside its own journaled transaction).
-fn apply(project: &Project, args: &OpsFileArgs, manual: bool) -> Result<Report, CliError> {
+fn apply(
+    project: &Project,
+    args: &OpsFileArgs,
+    manual: bool,
+    resolves: &[u32],
+) -> Result<Report, CliError> {
     let delta = read_delta(&args.file)?;
-    with_state_lock(project, || apply_locked(project, args, manual, &delta))
+    with_state_lock(project, || {
+        apply_locked(project, args, manual, resolves, &delta)
+    })
 }
 
 fn apply_locked(
     project: &Project,
     args: &OpsFileArgs,
     manual: bool,
+    resolves: &[u32],
     delta: &Value,
 ) -> Result<Report, CliError> {
     let (state, global, plan, names) = context_data(project)?;
     let log = load_changelog(project)?;
     check_in_step(&state, &log)?;
+    let open_skips = skipped_chapters(&log);
+    if let Some(n) = resolves.iter().find(|n| !open_skips.contains(n)) {
+        return Err(CliError::new(
+            "E_NOT_SKIPPED",
+            format!("第 {n} 章不在被跳过的章节里，不能记为已补"),
+            format!(
+                "目前被跳过、尚未补记的章节：{}",
+                if open_skips.is_empty() {
+                    "无".to_string()
+                } else {
+                    open_skips
+                        .iter()
+                        .map(u32::to_string)
+                        .collect::<Vec<_>>()
+                        .join("、")
+                }
+            ),
+            Exit::Usage,
+        ));
+    }
     let ctx = Context {
         names: &names,
         plan: &plan,
@@ -263,8 +291,10 @@ fn apply_locked(
         ops::apply_delta(&state, &global, delta, ctx, args.strict, &now).map_err(ops_error)?;
     ops::check_storyline(&applied.run.header.storyline_id, &storyline_ids(project)?)
         .map_err(ops_error)?;
+    ops::check_changelog_order(applied.run.header.chapter, &log).map_err(ops_error)?;
     if manual {
         applied.entry.source = novel_core::model::state::ChangeSource::Manual;
+        applied.entry.resolves_skipped = resolves.to_vec();
     }
     // Changelog first: if we stop half-way the log is ahead of the state, which the next
     // apply detects and `state rebuild --write` repairs; the reverse could not be detected.
@@ -303,9 +333,24 @@ fn apply_locked(
 }
 
 fn skip(project: &Project, chapter: u32, reason: &str) -> Result<Report, CliError> {
+    with_state_lock(project, || skip_locked(project, chapter, reason))
+}
+
+fn skip_locked(project: &Project, chapter: u32, reason: &str) -> Result<Report, CliError> {
     let state = load_state(project)?;
     let log = load_changelog(project)?;
     check_in_step(&state, &log)?;
+    // The changelog stays in chapter order, so `state at` and `--until-chapter` can read a
+    // prefix of it.
+    let last = ops::last_updated_chapter(&state).max(log.last().map_or(0, |e| e.chapter));
+    if chapter < last {
+        return Err(CliError::new(
+            "E_CHAPTER_ORDER",
+            format!("变更日志已记录到第 {last} 章，不能再记录第 {chapter} 章的增量被跳过"),
+            "只能为正在写的章节记录跳过；已过去的章节要补记状态，用 novel ops apply --manual --resolves-skipped",
+            Exit::Conflict,
+        ));
+    }
     let entry = ops::skipped_entry(
         chapter,
         ops::state_version(&state),

@@ -152,6 +152,10 @@ pub struct ChangelogEntry {
     /// matched nothing or a foreshadowing downgrade).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// 本行（作者手动补记，`source: manual`）从正文重新提取并补上了这些被跳过章节（§10.6）的
+    /// 状态变化：它们不再计入跳过数。
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resolves_skipped: Vec<u32>,
     #[serde(flatten)]
     pub extra: Extra,
 }

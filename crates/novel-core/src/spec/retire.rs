@@ -386,6 +386,7 @@ pub fn retire_state(
         } else {
             format!("角色「{display_name}」（{slug}）退场（当前状态中没有该角色的条目）")
         }),
+        resolves_skipped: Vec::new(),
         extra: Extra::new(),
     };
     (next, entry)
