@@ -1166,3 +1166,49 @@ fn a_delta_on_an_unknown_storyline_stops_at_drafted() {
         "{doc}"
     );
 }
+
+#[test]
+fn an_interrupted_archive_is_finished_by_running_the_stage_again() {
+    let (_t, root) = writing_project();
+    let token = to_judged(&root, 1, 3.2);
+    let mut second = eval_doc(1, 3.3);
+    second["judge"] = json!("opus");
+    write_json(
+        &root.join("staging/evaluations/chapter-001-eval-secondary.json"),
+        &second,
+    );
+    ok(&root, &["chapter", "gate", "1", "--token", &token]);
+    // Killed half-way through `stage revising`: the primary evaluation is already archived,
+    // nothing else is, and the checkpoint still says judged.
+    let archive = root.join("logs/revisions/chapter-001/r1");
+    std::fs::create_dir_all(&archive).unwrap();
+    std::fs::rename(
+        root.join("staging/evaluations/chapter-001-eval.json"),
+        archive.join("chapter-001-eval.json"),
+    )
+    .unwrap();
+    let rec = ok(&root, &["chapter", "recover"]);
+    assert_eq!(rec["data"]["resume"]["step"], "revise_with_fixes", "{rec}");
+    ok(&root, &["chapter", "stage", "revising", "--token", &token]);
+    for name in [
+        "chapter-001-eval.json",
+        "chapter-001-eval-secondary.json",
+        "chapter-001-summary.md",
+        "chapter-001.md",
+    ] {
+        assert!(archive.join(name).is_file(), "{name}");
+    }
+    assert!(
+        !root
+            .join("staging/evaluations/chapter-001-eval-secondary.json")
+            .exists()
+    );
+    assert!(
+        root.join("staging/chapters/chapter-001.md").is_file(),
+        "kept for revising"
+    );
+    assert_eq!(
+        read_json(&root.join(".checkpoint.json"))["revision_count"],
+        1
+    );
+}
