@@ -6,7 +6,10 @@
 //! Every decision takes values and returns values with evidence.
 //!
 //! What it is not: it never touches the file system and never prints. Reading, writing and
-//! locking live in `novel-store`; rendering lives in `novel-cli`.
+//! locking live in `novel-store`; rendering lives in `novel-cli`. It segments no Chinese text:
+//! spec propagation takes the key phrases of a rule sentence from an extractor its caller
+//! passes in (`novel-text`'s jieba extractor in the binary), so the rules stay pure and testable
+//! with fixed phrases, and nothing that depends on this crate pays for a dictionary.
 
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 

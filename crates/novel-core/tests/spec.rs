@@ -1,6 +1,7 @@
 //! The spec engine on the Chinese fixture novel `tests/fixtures/spec/project` (青云志异, 第 2 卷,
-//! 已完成第 33 章): key phrases, rule diff, change propagation, retirement protection.
+//! 已完成第 33 章): the glossary, rule diff, change propagation, retirement protection.
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
 use novel_core::model::{
@@ -9,7 +10,7 @@ use novel_core::model::{
 };
 use novel_core::ops::{self, Context, NameIndex};
 use novel_core::spec::diff::{ChangeKind, diff_characters, diff_rules, text_diff};
-use novel_core::spec::keyphrase::{Glossary, doc_terms, extract_texts};
+use novel_core::spec::glossary::{Glossary, TermSource, doc_terms, glossary_phrases};
 use novel_core::spec::names::{NameMatch, NameSet, in_entry, in_text};
 use novel_core::spec::propagate::{HitReason, Propagation, PropagationInputs, propagate};
 use novel_core::spec::retire::{
@@ -80,189 +81,35 @@ fn glossary(chars: &[Located<Character>], rules: &WorldRules) -> Glossary {
     Glossary::from_project(&cs, &ids, &docs, Some(&storylines))
 }
 
-// ---------------------------------------------------------------- key phrases
-
-/// A key-phrase case: the rule sentence, the phrases an editor names as its key terms, and
-/// what must never come out (function words, generic verbs, numbers, fragments of words).
-struct PhraseCase {
-    sentence: &'static str,
-    expected: &'static [&'static str],
-    must_not: &'static [&'static str],
-}
-
-const fn case(
-    sentence: &'static str,
-    expected: &'static [&'static str],
-    must_not: &'static [&'static str],
-) -> PhraseCase {
-    PhraseCase {
-        sentence,
-        expected,
-        must_not,
-    }
-}
-
-/// Rule sentences of several genres. The first seven are the sentences the audit found cut into
-/// fragments (军本人, 血脉觉, 每十年召, 最终决 …) or yielding nothing.
-const PHRASE_CASES: &[PhraseCase] = &[
-    case("异能者无法进入要塞", &["异能者", "要塞"], &["无法", "进入"]),
-    case(
-        "镇北将军府的兵符只能由将军本人调动",
-        &["镇北将军府", "兵符", "将军"],
-        &["只能", "本人", "军本人", "镇北", "军府"],
-    ),
-    case(
-        "魔都外城夜间禁止御剑飞行",
-        &["魔都", "御剑飞行", "夜间"],
-        &["禁止", "外城夜间"],
-    ),
-    case(
-        "血脉觉醒者可以感应同族气息",
-        &["血脉觉醒者", "同族气息", "感应"],
-        &["可以", "血脉觉", "醒者", "感应同族"],
-    ),
-    case(
-        "天雷劫只会在渡劫期降临",
-        &["天雷劫", "渡劫期", "降临"],
-        &["只会", "天雷劫只"],
-    ),
-    case(
-        "宗门大会每十年召开一次",
-        &["宗门大会", "召开"],
-        &["一次", "每十年", "十年", "每十年召", "宗门大", "开一次"],
-    ),
-    case(
-        "会长拥有最终决定权",
-        &["会长", "决定权"],
-        &["拥有", "最终", "最终决", "定权"],
-    ),
-    // The PRD's own example.
-    case(
-        "修炼者突破金丹期需要天地灵气浓度 ≥ 3级",
-        &["金丹期", "天地灵气", "修炼者"],
-        &["需要", "3级", "级"],
-    ),
-    case("凡人不得踏入宗门禁地", &["凡人", "宗门禁地"], &["不得"]),
-    case(
-        "丹药每日服用不得超过三枚",
-        &["丹药", "服用"],
-        &["不得", "超过", "三枚", "每日"],
-    ),
-    case(
-        "于家子弟不得与魔教中人通婚",
-        &["于家", "魔教"],
-        &["不得", "家子弟", "中人"],
-    ),
-    case(
-        "结丹修士寿元可达五百年",
-        &["结丹修士", "寿元"],
-        &["可达", "五百年"],
-    ),
-    case(
-        "灵石是宗门之间唯一的通用货币",
-        &["灵石", "宗门", "货币"],
-        &["之间", "唯一"],
-    ),
-    case(
-        "炼丹师须持有丹盟颁发的证书",
-        &["炼丹师", "丹盟", "证书"],
-        &["持有", "师须"],
-    ),
-    case(
-        "夺舍之后修为会跌落一个大境界",
-        &["夺舍", "修为", "境界"],
-        &["之后", "一个"],
-    ),
-    case(
-        "月圆之夜妖兽会变得格外狂暴",
-        &["月圆之夜", "妖兽"],
-        &["变得", "格外", "圆之夜"],
-    ),
-    // Function words only: nothing.
-    case("如果可以通过以及因为所以", &[], &["如果", "可以", "因为"]),
+/// Words of the fixture's rule sentences that novel-text's segmenter finds besides the
+/// glossary (修炼者、浓度、藏经阁 …): what the fake extractor knows, so the propagation tests see
+/// the same phrases as the binary does.
+#[rustfmt::skip]
+const VOCABULARY: &[&str] = &[
+    "修炼者", "金丹期", "天地灵气", "浓度", "护法", "魔都", "御剑飞行", "夜间", "凡人", "踏入",
+    "封印", "法术", "失效", "藏经阁", "出入",
 ];
 
-#[test]
-fn keyphrase_table_of_chinese_rule_sentences() {
-    let g = Glossary::default();
-    for c in PHRASE_CASES {
-        let got = extract_texts(c.sentence, &g);
-        assert!(got.len() <= 5, "{}: {got:?}", c.sentence);
-        assert!(
-            got.len() >= c.expected.len().min(3),
-            "{}: {got:?}",
-            c.sentence
-        );
-        for e in c.expected {
-            assert!(
-                got.iter().any(|p| p == e),
-                "{}: {e} not in {got:?}",
-                c.sentence
-            );
-        }
-        for m in c.must_not {
-            assert!(
-                !got.iter().any(|p| p == m),
-                "{}: {m} in {got:?}",
-                c.sentence
-            );
-        }
-        assert!(
-            got.iter().all(|p| p.chars().count() >= 2),
-            "{}: {got:?}",
-            c.sentence
-        );
+/// Stands in for novel-text's key-phrase extractor (core never segments): the glossary terms
+/// and [`VOCABULARY`] words of the sentence, longest match, in sentence order.
+fn phrases(sentence: &str, g: &Glossary) -> Vec<String> {
+    let mut known = g.clone();
+    for w in VOCABULARY {
+        known.insert(w, TermSource::Extra);
     }
+    glossary_phrases(sentence, &known)
 }
 
-#[test]
-fn keyphrase_glossary_terms_come_first_and_whole() {
-    let g = Glossary::from_terms([
-        "金丹期",
-        "天地灵气",
-        "护法",
-        "魔都外城",
-        "宗门禁地",
-        "封印之地",
-        "陆尘",
-    ]);
-    let cases: &[(&str, &[&str])] = &[
-        // The PRD example: glossary terms in sentence order, then the best noun; never 需要.
-        (
-            "修炼者突破金丹期需要天地灵气浓度 ≥ 3级",
-            &["金丹期", "天地灵气", "修炼者", "浓度"],
-        ),
-        (
-            "修炼者突破金丹期需要天地灵气浓度 ≥ 5级，且须有护法在侧",
-            &["金丹期", "天地灵气", "护法", "修炼者", "浓度"],
-        ),
-        // The glossary keeps 魔都外城 whole (jieba alone cuts 魔都 / 外 / 城).
-        (
-            "魔都外城夜间禁止御剑飞行",
-            &["魔都外城", "御剑飞行", "夜间"],
-        ),
-        ("封印之地内一切法术失效", &["封印之地", "法术", "失效"]),
-        // A character name is a glossary term too.
-        (
-            "陆尘的剑意只能在月圆之夜施展",
-            &["陆尘", "月圆之夜", "剑意"],
-        ),
-    ];
-    for (sentence, expected) in cases {
-        assert_eq!(extract_texts(sentence, &g), *expected, "{sentence}");
-    }
-    let glossary_flags: Vec<bool> = novel_core::spec::keyphrase::extract("陆尘的剑意", &g)
-        .iter()
-        .map(|p| p.glossary)
-        .collect();
-    assert_eq!(glossary_flags, [true, false]);
-}
+// ---------------------------------------------------------------- glossary
 
 #[test]
-fn keyphrase_glossary_caps_at_five() {
-    let g = Glossary::from_terms(["甲乙", "丙丁", "戊己", "庚辛", "壬癸", "子丑"]);
-    let got = extract_texts("甲乙丙丁戊己庚辛壬癸子丑", &g);
-    assert_eq!(got, ["甲乙", "丙丁", "戊己", "庚辛", "壬癸"]);
+fn glossary_phrases_are_whole_terms_in_sentence_order() {
+    let g = Glossary::from_terms(["魔都", "魔都外城", "御剑飞行", "夜间"]);
+    assert_eq!(
+        glossary_phrases("魔都外城夜间禁止御剑飞行，违者逐出魔都外城", &g),
+        ["魔都外城", "夜间", "御剑飞行"]
+    );
+    assert!(glossary_phrases("如果可以，因为所以", &g).is_empty());
 }
 
 #[test]
@@ -355,6 +202,7 @@ fn world_propagation() -> Propagation {
             chapter_contracts: &contracts,
             current_volume: 2,
             glossary: &g,
+            extract_phrases: &phrases,
         },
     )
 }
@@ -445,6 +293,7 @@ fn character_change_reports_chapters_that_name_the_character() {
             chapter_contracts: &contracts,
             current_volume: 2,
             glossary: &g,
+            extract_phrases: &phrases,
         },
     );
     assert_eq!(p.changed_character_ids, ["lu-chen"]);
@@ -509,6 +358,7 @@ fn character_change_does_not_count_the_name_inside_a_longer_name() {
                 chapter_contracts: &contracts,
                 current_volume: 2,
                 glossary: &g,
+                extract_phrases: &phrases,
             },
         );
         // Chapter 34 names 苏婉 in its own right; chapter 35 is the one under test.
@@ -564,6 +414,7 @@ fn key_phrase_that_is_a_name_does_not_match_inside_a_longer_name() {
             chapter_contracts: &[],
             current_volume: 2,
             glossary: &g,
+            extract_phrases: &phrases,
         },
     );
     assert!(p.key_phrases[0].phrases.contains(&"苏婉".to_string()));
@@ -601,6 +452,7 @@ fn a_changed_rule_without_key_phrases_is_warned_about() {
             chapter_contracts: &[],
             current_volume: 2,
             glossary: &g,
+            extract_phrases: &phrases,
         },
     );
     assert_eq!(p.changed_rule_ids, ["W-001", "W-007"]);
@@ -609,6 +461,44 @@ fn a_changed_rule_without_key_phrases_is_warned_about() {
     assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
     assert!(p.warnings[0].contains("W-007"), "{}", p.warnings[0]);
     assert!(p.warnings[0].contains("没有抽出关键短语"));
+}
+
+#[test]
+fn propagation_asks_the_extractor_only_for_sentences_of_changed_rules() {
+    let before = rules(json!({"rules": [
+        rule("W-001", "凡人不得踏入宗门禁地"),
+        rule("W-002", "丹药每日服用不得超过三枚"),
+    ]}));
+    let after = rules(json!({"rules": [
+        rule("W-001", "凡人不得踏入宗门禁地与藏经阁"),
+        rule("W-002", "丹药每日服用不得超过三枚"),
+    ]}));
+    let asked = RefCell::new(Vec::new());
+    let extract = |sentence: &str, _: &Glossary| {
+        asked.borrow_mut().push(sentence.to_string());
+        vec!["宗门禁地".to_string()]
+    };
+    let chars = characters();
+    let g = Glossary::default();
+    let input = PropagationInputs {
+        characters: &chars,
+        chapter_contracts: &[],
+        current_volume: 2,
+        glossary: &g,
+        extract_phrases: &extract,
+    };
+    let p = propagate(diff_rules(Some(&before), Some(&after)), Vec::new(), input);
+    // The rule after the update, then before it; the unchanged W-002 is not asked about.
+    assert_eq!(
+        *asked.borrow(),
+        ["凡人不得踏入宗门禁地与藏经阁", "凡人不得踏入宗门禁地"]
+    );
+    assert_eq!(p.key_phrases[0].phrases, ["宗门禁地"], "each phrase once");
+    // Nothing changed: the extractor (and a segmenter behind it) is never called.
+    asked.borrow_mut().clear();
+    let p = propagate(Vec::new(), Vec::new(), input);
+    assert!(p.is_empty());
+    assert!(asked.borrow().is_empty());
 }
 
 #[test]

@@ -21,7 +21,7 @@ use novel_core::model::{
     StorylineSchedule, Storylines, WorldRules,
 };
 use novel_core::spec::diff::{diff_characters, diff_rules};
-use novel_core::spec::keyphrase::Glossary;
+use novel_core::spec::glossary::Glossary;
 use novel_core::spec::propagate::{Propagation, PropagationInputs, propagate};
 use novel_core::spec::retire::{
     RetireInputs, RetirementCheck, changelog_md_entry, check_retirement, end_relationships,
@@ -450,10 +450,14 @@ impl Drop for HeldLock<'_> {
 /// for it (refused with `E_LOCKED` while someone else — e.g. a chapter in the pipeline — holds
 /// it). Rerunning after a crash between the two does not add a second entry (the entry carries
 /// the snapshot id).
+///
+/// `extract_phrases` gives the key phrases of one changed rule sentence (see
+/// [`PropagationInputs::extract_phrases`]); the store builds the glossary it is given.
 pub fn propagate_project(
     project: &Project,
     now: &str,
     stale_after: Duration,
+    extract_phrases: &dyn Fn(&str, &Glossary) -> Vec<String>,
 ) -> Result<PropagateOutcome, SpecError> {
     let snapshot = load_snapshot(project)?.ok_or(SpecError::NoSnapshot)?;
     let held = HeldLock::take(project, stale_after)?;
@@ -529,6 +533,7 @@ pub fn propagate_project(
             chapter_contracts: &current.chapter_contracts,
             current_volume: current.checkpoint.current_volume,
             glossary: &glossary,
+            extract_phrases,
         },
     );
 
@@ -846,11 +851,14 @@ pub fn retire_apply(
 
 #[cfg(test)]
 mod tests {
-    //! The flow on a copy of the fixture novel `tests/fixtures/spec/project`.
+    //! The flow on a copy of the fixture novel `tests/fixtures/spec/project`. Key phrases are
+    //! the glossary terms of a rule sentence (`glossary_phrases`): the store cannot depend on
+    //! novel-text's segmenter, and the flow here does not depend on which extractor it is given.
     use std::path::Path;
 
     use super::*;
     use novel_core::ops::{self, Context, NameIndex};
+    use novel_core::spec::glossary::glossary_phrases;
     use novel_core::spec::retire::Protection;
 
     use crate::lock::LockState;
@@ -926,7 +934,9 @@ mod tests {
     fn propagate_without_snapshot_says_so() {
         let (_t, p) = project(&[]);
         assert_eq!(
-            propagate_project(&p, NOW, STALE).unwrap_err().code(),
+            propagate_project(&p, NOW, STALE, &glossary_phrases)
+                .unwrap_err()
+                .code(),
             "E_NO_SNAPSHOT"
         );
     }
@@ -936,7 +946,7 @@ mod tests {
         let (_t, p) = project(&[]);
         take_snapshot(&p, NOW, false).unwrap();
         overlay(&p, "world-update");
-        let out = propagate_project(&p, NOW, STALE).unwrap();
+        let out = propagate_project(&p, NOW, STALE, &glossary_phrases).unwrap();
         assert_eq!(
             out.propagation.changed_rule_ids,
             ["W-001", "W-002", "W-003", "W-005"]
@@ -979,7 +989,9 @@ mod tests {
         }));
         // A second propagation needs a new snapshot; resolving removes the entry.
         assert_eq!(
-            propagate_project(&p, NOW, STALE).unwrap_err().code(),
+            propagate_project(&p, NOW, STALE, &glossary_phrases)
+                .unwrap_err()
+                .code(),
             "E_NO_SNAPSHOT"
         );
         let r = resolve_pending(&p, "spec-propagation-001", STALE).unwrap();
@@ -998,10 +1010,10 @@ mod tests {
         let (_t, p) = project(&[]);
         let snap = take_snapshot(&p, NOW, false).unwrap();
         overlay(&p, "world-update");
-        propagate_project(&p, NOW, STALE).unwrap();
+        propagate_project(&p, NOW, STALE, &glossary_phrases).unwrap();
         // Simulate a crash between the checkpoint write and the snapshot removal.
         write_atomic(&p.path(SNAPSHOT), to_json_text(&snap).as_bytes()).unwrap();
-        let out = propagate_project(&p, "2026-01-05T00:00:00Z", STALE).unwrap();
+        let out = propagate_project(&p, "2026-01-05T00:00:00Z", STALE, &glossary_phrases).unwrap();
         assert_eq!(out.pending.unwrap().id, "spec-propagation-001");
         assert_eq!(load_checkpoint(&p).unwrap().pending_actions.len(), 1);
     }
@@ -1028,12 +1040,12 @@ mod tests {
         let (_t, p) = project(&[]);
         let first_snap = take_snapshot(&p, NOW, false).unwrap();
         overlay(&p, "world-update");
-        let first = propagate_project(&p, NOW, STALE).unwrap();
+        let first = propagate_project(&p, NOW, STALE, &glossary_phrases).unwrap();
         // A new update, snapshot and propagation, all within the same second.
         let second_snap = take_snapshot(&p, NOW, false).unwrap();
         assert_ne!(first_snap.id, second_snap.id);
         overlay(&p, "character-update");
-        let second = propagate_project(&p, NOW, STALE).unwrap();
+        let second = propagate_project(&p, NOW, STALE, &glossary_phrases).unwrap();
         assert_ne!(first.snapshot_id, second.snapshot_id);
         assert_eq!(
             pending_ids(&p),
@@ -1050,15 +1062,15 @@ mod tests {
         let (_t, p) = project(&[]);
         take_snapshot(&p, NOW, false).unwrap();
         overlay(&p, "world-update");
-        propagate_project(&p, NOW, STALE).unwrap();
+        propagate_project(&p, NOW, STALE, &glossary_phrases).unwrap();
         take_snapshot(&p, NOW, false).unwrap();
         overlay(&p, "character-update");
-        propagate_project(&p, NOW, STALE).unwrap();
+        propagate_project(&p, NOW, STALE, &glossary_phrases).unwrap();
         // Resolving the newest entry must not hand its id out again.
         resolve_pending(&p, "spec-propagation-002", STALE).unwrap();
         take_snapshot(&p, NOW, false).unwrap();
         edit_lu_chen(&p, "当前修为：金丹初期");
-        propagate_project(&p, NOW, STALE).unwrap();
+        propagate_project(&p, NOW, STALE, &glossary_phrases).unwrap();
         assert_eq!(
             pending_ids(&p),
             ["spec-propagation-001", "spec-propagation-003"]
@@ -1068,7 +1080,7 @@ mod tests {
         resolve_pending(&p, "spec-propagation-003", STALE).unwrap();
         take_snapshot(&p, NOW, false).unwrap();
         edit_lu_chen(&p, "当前修为：金丹中期");
-        let out = propagate_project(&p, NOW, STALE).unwrap();
+        let out = propagate_project(&p, NOW, STALE, &glossary_phrases).unwrap();
         assert_eq!(out.pending.unwrap().id, "spec-propagation-004");
         // The checkpoint with its counter stays valid (the W-003 findings of chapter 61 are
         // the world update's, see above).
@@ -1086,7 +1098,7 @@ mod tests {
         overlay(&p, "world-update");
         // A live holder: this very test process, as if it were a session writing chapter 34.
         let other = lock::acquire(&p, Some(34), std::process::id(), STALE).unwrap();
-        let err = propagate_project(&p, NOW, STALE).unwrap_err();
+        let err = propagate_project(&p, NOW, STALE, &glossary_phrases).unwrap_err();
         assert_eq!(err.code(), "E_LOCKED");
         assert!(err.is_conflict());
         assert!(
@@ -1099,7 +1111,7 @@ mod tests {
         assert!(pending_ids(&p).is_empty());
         lock::release(&p, &other.info.token).unwrap();
 
-        propagate_project(&p, NOW, STALE).unwrap();
+        propagate_project(&p, NOW, STALE, &glossary_phrases).unwrap();
         assert_eq!(lock::status(&p, STALE), LockState::Free);
         let other = lock::acquire(&p, None, std::process::id(), STALE).unwrap();
         let err = resolve_pending(&p, "spec-propagation-001", STALE).unwrap_err();
@@ -1115,7 +1127,7 @@ mod tests {
         let (_t, p) = project(&[]);
         take_snapshot(&p, NOW, false).unwrap();
         overlay(&p, "character-update");
-        let out = propagate_project(&p, NOW, STALE).unwrap();
+        let out = propagate_project(&p, NOW, STALE, &glossary_phrases).unwrap();
         let a = out.pending.unwrap();
         assert_eq!(a.extra["changed_character_ids"], json!(["lu-chen"]));
         assert!(a.extra.get("changed_rule_ids").is_none());
@@ -1132,7 +1144,7 @@ mod tests {
     fn no_change_writes_no_pending_action() {
         let (_t, p) = project(&[]);
         take_snapshot(&p, NOW, false).unwrap();
-        let out = propagate_project(&p, NOW, STALE).unwrap();
+        let out = propagate_project(&p, NOW, STALE, &glossary_phrases).unwrap();
         assert!(out.propagation.is_empty());
         assert!(out.pending.is_none());
         assert!(load_checkpoint(&p).unwrap().pending_actions.is_empty());

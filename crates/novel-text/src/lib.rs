@@ -14,11 +14,16 @@
 //! - [`metrics`]: the numbers of `style-profile.json`; [`drift`]: 风格校准 against them.
 //! - [`names`]: near-miss variants of registered names and unregistered person-like names;
 //!   [`leak`]: names of other storylines in a chapter (防串线).
+//! - [`keyphrase`]: the 3–5 key phrases of a world-rule sentence for spec propagation (jieba
+//!   behind the `jieba` feature, with the project glossary of `novel_core::spec::glossary` and
+//!   a genre vocabulary); the CLI hands it to `novel_core::spec::propagate`.
 //!
 //! What it is not: it reads no files and prints nothing (the CLI does both), and it decides
-//! nothing about a chapter's fate beyond pass/fail against the thresholds it is given. There is
-//! no word segmenter: every rule here works on characters, so the hook and status paths never
-//! pay for one. Rules are data where the project keeps data (`ai-blacklist.json`, `novel.json`);
+//! nothing about a chapter's fate beyond pass/fail against the thresholds it is given. Every lint
+//! rule works on characters, without a word segmenter, so the hook and status paths never pay
+//! for one; the one segmenter, jieba in [`keyphrase`], is compiled only with the `jieba`
+//! feature and loads its dictionary on its first call, which only `novel spec propagate`
+//! makes. Rules are data where the project keeps data (`ai-blacklist.json`, `novel.json`);
 //! the small tables that are code (function characters, surnames, name characters, look-alike
 //! characters) say why beside them, and the one generated table, tone-less pinyin for the
 //! homophone check, is data in `data/pinyin.txt` with its generator beside it.
@@ -29,6 +34,7 @@ pub mod blacklist;
 pub mod count;
 pub mod drift;
 pub mod finding;
+pub mod keyphrase;
 pub mod leak;
 pub mod lint;
 pub mod markdown;

@@ -8,6 +8,7 @@ use serde_json::json;
 use novel_core::spec::propagate::{Hit, Propagation};
 use novel_store::spec::{PropagateOutcome, SpecError, propagate_project, take_snapshot};
 use novel_store::time;
+use novel_text::keyphrase;
 
 use crate::cli::GlobalArgs;
 use crate::output::{CliError, Exit, Report};
@@ -83,7 +84,9 @@ pub fn run(global: &GlobalArgs, cmd: SpecCommand) -> Result<Report, CliError> {
         }
         SpecCommand::Propagate => {
             let stale = super::lock::stale_after(&project);
-            let out = propagate_project(&project, &now, stale).map_err(spec_error)?;
+            // jieba loads its dictionary on the first sentence it segments: only here.
+            let out = propagate_project(&project, &now, stale, &keyphrase::extract_texts)
+                .map_err(spec_error)?;
             if !global.json {
                 for w in &out.propagation.warnings {
                     eprintln!("提示：{w}");

@@ -6,10 +6,12 @@
 //! a decision with its evidence — the file, the JSON pointer and the text that matched — so a
 //! skill can show the author exactly why, and a test can pin it.
 //!
-//! - [`keyphrase`]: Chinese key phrases of a rule sentence: jieba segmentation (feature `jieba`,
-//!   loaded lazily) with the project glossary and a genre vocabulary, stop words dropped.
+//! - [`glossary`]: the project's own vocabulary (character names and aliases, rule ids, world-doc
+//!   terms, storyline names) that key phrases are ranked and matched by.
 //! - [`diff`]: `world/rules.json` aligned by `id` and character contracts aligned by contract id.
-//! - [`propagate`]: which L2 character contracts and L3 chapter contracts a change touches.
+//! - [`propagate`]: which L2 character contracts and L3 chapter contracts a change touches. The
+//!   key phrases of a changed rule sentence come from an extractor the caller passes in
+//!   (the CLI passes `novel_text::keyphrase`, jieba behind a feature): no segmenter here.
 //! - [`retire`]: the three retirement protections (退场保护 A/B/C) and the pure pieces of a
 //!   retirement (state removal through the state engine, relationship edges, changelog text).
 //! - [`names`]: how a character's names are found in lists and in free text (longest match over
@@ -17,7 +19,7 @@
 //!   another.
 
 pub mod diff;
-pub mod keyphrase;
+pub mod glossary;
 pub mod names;
 pub mod propagate;
 pub mod retire;

@@ -4,7 +4,10 @@
 //!
 //! World rules changed →
 //! - L2: a contract whose `rule` names a changed `W-XXX` (明确引用), or contains one of the key
-//!   phrases of a changed rule sentence (最小关键字, see [`super::keyphrase`]);
+//!   phrases of a changed rule sentence (最小关键字). The phrases come from the extractor in
+//!   [`PropagationInputs::extract_phrases`]: segmenting Chinese is not a rule of this crate, so
+//!   the caller supplies it (the CLI: `novel_text::keyphrase::extract_texts`, jieba behind a
+//!   feature), and tests can pin propagation with a fake one;
 //! - L3: `preconditions.required_world_rules` (or an acceptance criterion) names a changed id, or
 //!   `preconditions.character_states` names a character with an affected contract.
 //!
@@ -12,13 +15,14 @@
 //! `acceptance_criteria` / `objectives` mention it (display name, alias, slug, former name).
 
 use std::collections::BTreeSet;
+use std::fmt;
 use std::sync::OnceLock;
 
 use regex::Regex;
 use serde::Serialize;
 
 use super::diff::{CharacterChange, RuleChange};
-use super::keyphrase::{Glossary, TermSource, extract_texts};
+use super::glossary::{Glossary, TermSource};
 use super::names::{Occurrence, find_name, slug_in};
 use super::{Evidence, Located};
 use crate::model::{ChapterContract, Character};
@@ -113,7 +117,7 @@ impl Propagation {
 }
 
 /// What propagation reads besides the diffs.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct PropagationInputs<'a> {
     /// The active characters after the update.
     pub characters: &'a [Located<Character>],
@@ -121,6 +125,21 @@ pub struct PropagationInputs<'a> {
     pub chapter_contracts: &'a [Located<ChapterContract>],
     pub current_volume: u32,
     pub glossary: &'a Glossary,
+    /// The 3–5 key phrases of one rule sentence, given the glossary (seed `000` step 4). Called
+    /// once per sentence of a changed rule and only then, so a segmenter behind it that loads
+    /// its dictionary on first use costs nothing when no rule changed.
+    pub extract_phrases: &'a dyn Fn(&str, &Glossary) -> Vec<String>,
+}
+
+impl fmt::Debug for PropagationInputs<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PropagationInputs")
+            .field("characters", &self.characters)
+            .field("chapter_contracts", &self.chapter_contracts)
+            .field("current_volume", &self.current_volume)
+            .field("glossary", &self.glossary)
+            .finish_non_exhaustive()
+    }
 }
 
 fn rule_refs(text: &str) -> Vec<&str> {
@@ -160,7 +179,7 @@ pub fn propagate(
         .map(|r| {
             let mut phrases: Vec<String> = Vec::new();
             for s in r.sentences() {
-                for p in extract_texts(s, input.glossary) {
+                for p in (input.extract_phrases)(s, input.glossary) {
                     if !phrases.contains(&p) {
                         phrases.push(p);
                     }

@@ -1,11 +1,13 @@
-//! Key phrases of a Chinese rule sentence (seed `000` step 4: 「从变更规则 rule 句子中抽取 3-5 个关键短语」).
+//! Key phrases of a Chinese rule sentence (seed `000` step 4: 「从变更规则 rule 句子中抽取 3-5 个关键短语」),
+//! the extractor `novel spec propagate` hands to `novel_core::spec::propagate`.
 //!
 //! Real word segmentation (jieba, behind the `jieba` feature, which the CLI enables) with two
 //! layers of domain vocabulary on top of its general dictionary:
-//! - the **project glossary** — character names and aliases, world-rule ids, terms the world
-//!   docs highlight, storyline names. Its terms are cut out of the sentence first (longest
-//!   match), which is what adding them to jieba as user words with a very high frequency does,
-//!   while the dictionary stays one shared, read-only value for the process;
+//! - the **project glossary** (`novel_core::spec::glossary::Glossary`: character names and
+//!   aliases, world-rule ids, terms the world docs highlight, storyline names). Its terms are
+//!   cut out of the sentence first (longest match), which is what adding them to jieba as user
+//!   words with a very high frequency does, while the dictionary stays one shared, read-only
+//!   value for the process;
 //! - a built-in **genre vocabulary** ([`GENRE_TERMS`]: 渡劫期、御剑飞行、炼丹师 …) that jieba's
 //!   news-text dictionary lacks, added to jieba as user words.
 //!
@@ -25,9 +27,8 @@
 
 use std::collections::BTreeSet;
 
+use novel_core::spec::glossary::Glossary;
 use serde::Serialize;
-
-use crate::model::{Character, Storylines};
 
 /// Most phrases kept per sentence.
 pub const MAX_PHRASES: usize = 5;
@@ -80,140 +81,6 @@ pub const GENRE_TERMS: &[&str] = &[
 const SUFFIXES: &[char] = &[
     '者', '期', '劫', '府', '师', '族', '界', '术', '诀', '阵', '境',
 ];
-
-/// Where a glossary term came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TermSource {
-    CharacterName,
-    WorldRuleId,
-    WorldDoc,
-    StorylineName,
-    Extra,
-}
-
-/// The project's own vocabulary, longest terms first.
-#[derive(Debug, Clone, Default)]
-pub struct Glossary {
-    /// (term as chars, source), sorted by length descending then term.
-    terms: Vec<(Vec<char>, TermSource)>,
-}
-
-impl Glossary {
-    /// A glossary from explicit terms (tests, extra vocabulary).
-    pub fn from_terms<'a>(terms: impl IntoIterator<Item = &'a str>) -> Self {
-        let mut g = Glossary::default();
-        for t in terms {
-            g.insert(t, TermSource::Extra);
-        }
-        g
-    }
-
-    /// Adds a term (trimmed; 2–12 characters; duplicates ignored).
-    pub fn insert(&mut self, term: &str, source: TermSource) {
-        let chars: Vec<char> = term.trim().chars().collect();
-        if !(2..=12).contains(&chars.len()) || chars.iter().any(|c| c.is_whitespace()) {
-            return;
-        }
-        if self.terms.iter().any(|(t, _)| *t == chars) {
-            return;
-        }
-        self.terms.push((chars, source));
-        self.terms
-            .sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.cmp(&b.0)));
-    }
-
-    pub fn len(&self) -> usize {
-        self.terms.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.terms.is_empty()
-    }
-
-    pub fn contains(&self, term: &str) -> bool {
-        let chars: Vec<char> = term.chars().collect();
-        self.terms.iter().any(|(t, _)| *t == chars)
-    }
-
-    /// Where `term` came from, when it is a glossary term.
-    pub fn source(&self, term: &str) -> Option<TermSource> {
-        let chars: Vec<char> = term.chars().collect();
-        self.terms
-            .iter()
-            .find(|(t, _)| *t == chars)
-            .map(|(_, s)| *s)
-    }
-
-    /// The longest term starting at `chars[i]`.
-    fn longest_at(&self, chars: &[char], i: usize) -> Option<usize> {
-        self.terms
-            .iter()
-            .find(|(t, _)| chars[i..].starts_with(t))
-            .map(|(t, _)| t.len())
-    }
-
-    /// The project glossary: character display names and aliases, world-rule ids, terms from
-    /// the world docs (headings, `**bold**`, 「quoted」), storyline names.
-    pub fn from_project(
-        characters: &[&Character],
-        rule_ids: &[&str],
-        world_docs: &[&str],
-        storylines: Option<&Storylines>,
-    ) -> Self {
-        let mut g = Glossary::default();
-        for c in characters {
-            g.insert(&c.display_name, TermSource::CharacterName);
-            for a in &c.aliases {
-                g.insert(a, TermSource::CharacterName);
-            }
-        }
-        for id in rule_ids {
-            g.insert(id, TermSource::WorldRuleId);
-        }
-        for doc in world_docs {
-            for term in doc_terms(doc) {
-                g.insert(&term, TermSource::WorldDoc);
-            }
-        }
-        if let Some(s) = storylines {
-            for line in &s.storylines {
-                g.insert(&line.name, TermSource::StorylineName);
-            }
-        }
-        g
-    }
-}
-
-/// Terms a world doc highlights: Markdown headings, `**bold**` spans and 「」/『』 quotes.
-pub fn doc_terms(doc: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for line in doc.lines() {
-        let t = line.trim_start();
-        if t.starts_with('#') {
-            let heading = t.trim_start_matches('#').trim();
-            // "一、修炼体系" / "1. 境界" → the words after the numbering.
-            let heading = heading
-                .trim_start_matches(|c: char| {
-                    c.is_ascii_digit() || "一二三四五六七八九十、.．）) ".contains(c)
-                })
-                .trim();
-            out.push(heading.to_string());
-        }
-    }
-    for (open, close) in [("**", "**"), ("「", "」"), ("『", "』")] {
-        let mut rest = doc;
-        while let Some(start) = rest.find(open) {
-            let after = &rest[start + open.len()..];
-            let Some(end) = after.find(close) else {
-                break;
-            };
-            out.push(after[..end].trim().to_string());
-            rest = &after[end + close.len()..];
-        }
-    }
-    out
-}
 
 /// One extracted phrase.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -453,4 +320,220 @@ pub fn extract_texts(sentence: &str, glossary: &Glossary) -> Vec<String> {
         .into_iter()
         .map(|p| p.text)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    //! The tables of rule sentences need the real segmenter: they run with the `jieba`
+    //! feature, which `cargo test --workspace` turns on (novel-cli enables it) and
+    //! `cargo test -p novel-text --features jieba` asks for.
+
+    use super::*;
+
+    /// The tables of real rule sentences: they need the segmenter.
+    #[cfg(feature = "jieba")]
+    mod segmented {
+        use super::*;
+
+        /// A key-phrase case: the rule sentence, the phrases an editor names as its key terms, and
+        /// what must never come out (function words, generic verbs, numbers, fragments of words).
+        struct PhraseCase {
+            sentence: &'static str,
+            expected: &'static [&'static str],
+            must_not: &'static [&'static str],
+        }
+
+        const fn case(
+            sentence: &'static str,
+            expected: &'static [&'static str],
+            must_not: &'static [&'static str],
+        ) -> PhraseCase {
+            PhraseCase {
+                sentence,
+                expected,
+                must_not,
+            }
+        }
+
+        /// Rule sentences of several genres. The first seven are the sentences the audit found cut into
+        /// fragments (军本人, 血脉觉, 每十年召, 最终决 …) or yielding nothing.
+        const PHRASE_CASES: &[PhraseCase] = &[
+            case("异能者无法进入要塞", &["异能者", "要塞"], &["无法", "进入"]),
+            case(
+                "镇北将军府的兵符只能由将军本人调动",
+                &["镇北将军府", "兵符", "将军"],
+                &["只能", "本人", "军本人", "镇北", "军府"],
+            ),
+            case(
+                "魔都外城夜间禁止御剑飞行",
+                &["魔都", "御剑飞行", "夜间"],
+                &["禁止", "外城夜间"],
+            ),
+            case(
+                "血脉觉醒者可以感应同族气息",
+                &["血脉觉醒者", "同族气息", "感应"],
+                &["可以", "血脉觉", "醒者", "感应同族"],
+            ),
+            case(
+                "天雷劫只会在渡劫期降临",
+                &["天雷劫", "渡劫期", "降临"],
+                &["只会", "天雷劫只"],
+            ),
+            case(
+                "宗门大会每十年召开一次",
+                &["宗门大会", "召开"],
+                &["一次", "每十年", "十年", "每十年召", "宗门大", "开一次"],
+            ),
+            case(
+                "会长拥有最终决定权",
+                &["会长", "决定权"],
+                &["拥有", "最终", "最终决", "定权"],
+            ),
+            // The PRD's own example.
+            case(
+                "修炼者突破金丹期需要天地灵气浓度 ≥ 3级",
+                &["金丹期", "天地灵气", "修炼者"],
+                &["需要", "3级", "级"],
+            ),
+            case("凡人不得踏入宗门禁地", &["凡人", "宗门禁地"], &["不得"]),
+            case(
+                "丹药每日服用不得超过三枚",
+                &["丹药", "服用"],
+                &["不得", "超过", "三枚", "每日"],
+            ),
+            case(
+                "于家子弟不得与魔教中人通婚",
+                &["于家", "魔教"],
+                &["不得", "家子弟", "中人"],
+            ),
+            case(
+                "结丹修士寿元可达五百年",
+                &["结丹修士", "寿元"],
+                &["可达", "五百年"],
+            ),
+            case(
+                "灵石是宗门之间唯一的通用货币",
+                &["灵石", "宗门", "货币"],
+                &["之间", "唯一"],
+            ),
+            case(
+                "炼丹师须持有丹盟颁发的证书",
+                &["炼丹师", "丹盟", "证书"],
+                &["持有", "师须"],
+            ),
+            case(
+                "夺舍之后修为会跌落一个大境界",
+                &["夺舍", "修为", "境界"],
+                &["之后", "一个"],
+            ),
+            case(
+                "月圆之夜妖兽会变得格外狂暴",
+                &["月圆之夜", "妖兽"],
+                &["变得", "格外", "圆之夜"],
+            ),
+            // Function words only: nothing.
+            case("如果可以通过以及因为所以", &[], &["如果", "可以", "因为"]),
+        ];
+
+        #[test]
+        fn keyphrase_table_of_chinese_rule_sentences() {
+            let g = Glossary::default();
+            for c in PHRASE_CASES {
+                let got = extract_texts(c.sentence, &g);
+                assert!(got.len() <= 5, "{}: {got:?}", c.sentence);
+                assert!(
+                    got.len() >= c.expected.len().min(3),
+                    "{}: {got:?}",
+                    c.sentence
+                );
+                for e in c.expected {
+                    assert!(
+                        got.iter().any(|p| p == e),
+                        "{}: {e} not in {got:?}",
+                        c.sentence
+                    );
+                }
+                for m in c.must_not {
+                    assert!(
+                        !got.iter().any(|p| p == m),
+                        "{}: {m} in {got:?}",
+                        c.sentence
+                    );
+                }
+                assert!(
+                    got.iter().all(|p| p.chars().count() >= 2),
+                    "{}: {got:?}",
+                    c.sentence
+                );
+            }
+        }
+
+        #[test]
+        fn keyphrase_glossary_terms_come_first_and_whole() {
+            let g = Glossary::from_terms([
+                "金丹期",
+                "天地灵气",
+                "护法",
+                "魔都外城",
+                "宗门禁地",
+                "封印之地",
+                "陆尘",
+            ]);
+            let cases: &[(&str, &[&str])] = &[
+                // The PRD example: glossary terms in sentence order, then the best noun; never 需要.
+                (
+                    "修炼者突破金丹期需要天地灵气浓度 ≥ 3级",
+                    &["金丹期", "天地灵气", "修炼者", "浓度"],
+                ),
+                (
+                    "修炼者突破金丹期需要天地灵气浓度 ≥ 5级，且须有护法在侧",
+                    &["金丹期", "天地灵气", "护法", "修炼者", "浓度"],
+                ),
+                // The glossary keeps 魔都外城 whole (jieba alone cuts 魔都 / 外 / 城).
+                (
+                    "魔都外城夜间禁止御剑飞行",
+                    &["魔都外城", "御剑飞行", "夜间"],
+                ),
+                ("封印之地内一切法术失效", &["封印之地", "法术", "失效"]),
+                // A character name is a glossary term too.
+                (
+                    "陆尘的剑意只能在月圆之夜施展",
+                    &["陆尘", "月圆之夜", "剑意"],
+                ),
+            ];
+            for (sentence, expected) in cases {
+                assert_eq!(extract_texts(sentence, &g), *expected, "{sentence}");
+            }
+            let glossary_flags: Vec<bool> = extract("陆尘的剑意", &g)
+                .iter()
+                .map(|p| p.glossary)
+                .collect();
+            assert_eq!(glossary_flags, [true, false]);
+        }
+    }
+
+    #[test]
+    fn keyphrase_glossary_caps_at_five() {
+        let g = Glossary::from_terms(["甲乙", "丙丁", "戊己", "庚辛", "壬癸", "子丑"]);
+        let got = extract_texts("甲乙丙丁戊己庚辛壬癸子丑", &g);
+        assert_eq!(got, ["甲乙", "丙丁", "戊己", "庚辛", "壬癸"]);
+    }
+
+    /// Without jieba the extractor still knows the glossary and the genre vocabulary.
+    #[cfg(not(feature = "jieba"))]
+    #[test]
+    fn keyphrase_without_jieba_knows_glossary_and_genre_terms() {
+        assert_eq!(
+            extract_texts(
+                "魔都外城夜间禁止御剑飞行",
+                &Glossary::from_terms(["魔都外城"])
+            ),
+            ["魔都外城", "御剑飞行"]
+        );
+        assert_eq!(
+            extract_texts("魔都外城夜间禁止御剑飞行", &Glossary::default()),
+            ["御剑飞行", "魔都"]
+        );
+        assert!(extract_texts("如果可以通过以及因为所以", &Glossary::default()).is_empty());
+    }
 }
