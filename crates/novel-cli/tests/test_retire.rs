@@ -228,8 +228,14 @@ fn retire_apply_killed_mid_commit_keeps_the_lock_until_recover() {
     assert!(root.join(".novel.lock").exists());
     let journal = read_json(&root.join(".novel-commit-journal.json"));
     assert!(!journal["token"].as_str().unwrap().is_empty());
+    assert_eq!(journal["retiring"], "li-si");
     let out = novel(&root, &["chapter", "recover"]);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("补完了角色 li-si 中断的退场"),
+        "{}",
+        stdout(&out)
+    );
     assert!(!root.join(".novel.lock").exists());
     assert!(root.join("characters/retired/li-si.json").exists());
     assert!(!root.join("characters/active/li-si.json").exists());

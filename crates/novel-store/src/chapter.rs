@@ -277,6 +277,10 @@ pub struct Journal {
     pub changelog_line: Option<String>,
     /// Staging files to remove once everything is in place.
     pub remove: Vec<String>,
+    /// The character whose retirement this journal carries (`retire apply`), when it is not
+    /// a chapter commit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retiring: Option<String>,
 }
 
 /// The journal of an interrupted commit, if any.
@@ -749,6 +753,7 @@ pub fn plan_commit(
         writes,
         changelog_line,
         remove,
+        retiring: None,
     })
 }
 

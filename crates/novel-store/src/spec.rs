@@ -838,6 +838,7 @@ pub fn retire_apply(
         writes,
         changelog_line: Some(serde_json::to_string(&entry).expect("entries serialise")),
         remove,
+        retiring: Some(slug.to_string()),
     };
     crate::chapter::commit(project, &journal)?;
     Ok(RetireApplied {
@@ -1310,6 +1311,7 @@ mod tests {
             writes: Vec::new(),
             changelog_line: None,
             remove: Vec::new(),
+            retiring: None,
         };
         fs::write(
             p.path(layout::JOURNAL),

@@ -431,7 +431,10 @@ fn recover(project: &Project) -> Result<Report, CliError> {
     let stale = stale_after(project);
     if let Some(journal) = tx::read_journal(project)? {
         tx::apply(project, &journal, false)?;
-        actions.push(format!("补完了第 {} 章中断的提交", journal.chapter));
+        actions.push(match &journal.retiring {
+            Some(slug) => format!("补完了角色 {slug} 中断的退场"),
+            None => format!("补完了第 {} 章中断的提交", journal.chapter),
+        });
     }
     if let Some(b) = lock::break_stale(project, stale).map_err(lock_error)? {
         actions.push(match &b.info {
