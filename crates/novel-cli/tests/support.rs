@@ -71,3 +71,30 @@ pub fn read_json(path: &Path) -> serde_json::Value {
 pub fn write_json(path: &Path, v: &serde_json::Value) {
     std::fs::write(path, serde_json::to_string_pretty(v).unwrap()).unwrap();
 }
+
+/// A process that stays alive while this value lives: a lock holder that is neither dead nor
+/// the caller's own session.
+pub struct Alive(std::process::Child);
+
+impl Alive {
+    pub fn new() -> Self {
+        Alive(
+            Command::new("sleep")
+                .arg("120")
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .expect("spawn sleep"),
+        )
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.0.id()
+    }
+}
+
+impl Drop for Alive {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

@@ -45,31 +45,6 @@ fn lock_state(root: &Path) -> String {
     doc["data"]["state"].as_str().unwrap().to_string()
 }
 
-/// A process that stays alive for the test, and its pid.
-struct Alive(std::process::Child);
-
-impl Alive {
-    fn new() -> Self {
-        Alive(
-            Command::new("sleep")
-                .arg("60")
-                .stdout(Stdio::null())
-                .spawn()
-                .unwrap(),
-        )
-    }
-    fn pid(&self) -> u32 {
-        self.0.id()
-    }
-}
-
-impl Drop for Alive {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 fn bare_seed_lock_ages_by_its_started_time() {
     // A §10.7 lock written by another tool: only {pid, started, chapter}, no host.

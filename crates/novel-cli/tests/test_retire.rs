@@ -143,7 +143,9 @@ fn retire_apply_refuses_while_a_chapter_is_in_flight() {
 #[test]
 fn retire_apply_refuses_while_someone_else_holds_the_lock() {
     let (_t, root) = fixture_copy(&[]);
-    let pid = crate::test_spec::live_pid();
+    // Another live session holds the lock.
+    let other = Alive::new();
+    let pid = other.pid().to_string();
     let out = novel(
         &root,
         &[

@@ -91,10 +91,6 @@ pub fn novel_env(
 }
 
 /// A live process id other than a `novel` run: this test process.
-pub fn live_pid() -> String {
-    std::process::id().to_string()
-}
-
 #[test]
 fn two_propagations_in_the_same_second_are_both_recorded() {
     let (_t, root) = fixture_copy(&[]);
@@ -202,7 +198,9 @@ fn propagate_and_resolve_refuse_while_the_lock_is_held() {
         root.join("world/rules.json"),
     )
     .unwrap();
-    let pid = live_pid();
+    // Another live session holds the lock.
+    let other = Alive::new();
+    let pid = other.pid().to_string();
     let out = novel(
         &root,
         &[

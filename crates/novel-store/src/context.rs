@@ -464,7 +464,7 @@ pub fn lock_fact(project: &Project, stale_minutes: u32) -> LockFact {
         LockState::Free => LockFact::Free,
         LockState::Stale { why, .. } => LockFact::Stale { why },
         LockState::Held { info, .. } => {
-            if info.pid != 0 && info.host == lock::host_name() && info.pid == lock::session_pid() {
+            if lock::held_by_this_session(&info) {
                 LockFact::HeldByThisSession {
                     chapter: info.chapter,
                     token: info.token,

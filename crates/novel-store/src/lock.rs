@@ -485,3 +485,60 @@ pub fn clear(project: &Project) -> Result<Option<Cleared>, LockError> {
         Ok(Some(Cleared { info }))
     })
 }
+
+/// Whether `info` is the lock of the session this command runs in (same host, and its owner
+/// is this process's session: see [`session_pid`]).
+pub fn held_by_this_session(info: &LockInfo) -> bool {
+    info.pid != 0 && info.host == host_name() && info.pid == session_pid()
+}
+
+/// The lock held for one short operation (`ops apply`, `state rebuild --write`, `spec
+/// propagate`, `pending resolve`, `retire apply`). When the session this command runs in
+/// already holds the lock, the operation runs inside it and leaves it alone; otherwise it is
+/// taken for this process — so if the process dies the lock is stale at once — and released
+/// when this is dropped, unless it was handed to a commit journal.
+pub struct Held<'a> {
+    project: &'a Project,
+    /// `Some` when this process took the lock (and must release it).
+    token: Option<String>,
+}
+
+impl<'a> Held<'a> {
+    pub fn take(project: &'a Project, stale_after: Duration) -> Result<Self, LockError> {
+        if let LockState::Held { info, .. } = status(project, stale_after)
+            && held_by_this_session(&info)
+        {
+            return Ok(Held {
+                project,
+                token: None,
+            });
+        }
+        let got = acquire(project, None, std::process::id(), stale_after)?;
+        Ok(Held {
+            project,
+            token: Some(got.info.token),
+        })
+    }
+
+    /// Hands the lock to a commit journal, whose last step (or `novel chapter recover` after a
+    /// crash) releases it. Empty when the lock is the session's own: the journal leaves it.
+    pub fn into_journal_token(mut self) -> String {
+        self.token.take().unwrap_or_default()
+    }
+
+    /// Releases now, reporting a failure (dropping releases too, silently).
+    pub fn release(mut self) -> Result<(), LockError> {
+        match self.token.take() {
+            Some(token) => release(self.project, &token).map(|_| ()),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        if let Some(token) = self.token.take() {
+            let _ = release(self.project, &token);
+        }
+    }
+}

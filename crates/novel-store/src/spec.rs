@@ -409,40 +409,13 @@ fn next_pending_id(cp: &mut Checkpoint) -> String {
     format!("spec-propagation-{n:03}")
 }
 
-/// The project lock, held by this process for one short write (or handed to a commit
-/// journal, whose last step releases it). Dropping it releases it.
-struct HeldLock<'a> {
-    project: &'a Project,
-    token: Option<String>,
-}
-
-impl<'a> HeldLock<'a> {
-    /// Takes the lock, or says who holds it (`E_LOCKED`). A stale lock is broken.
-    fn take(project: &'a Project, stale_after: Duration) -> Result<Self, SpecError> {
-        match lock::acquire(project, None, std::process::id(), stale_after) {
-            Ok(got) => Ok(HeldLock {
-                project,
-                token: Some(got.info.token),
-            }),
-            Err(lock::LockError::Held { holder, .. }) => Err(SpecError::Busy(holder)),
-            Err(lock::LockError::Store(e)) => Err(e.into()),
-            Err(e) => Err(SpecError::Busy(e.to_string())),
-        }
-    }
-
-    /// Hands the lock to a commit journal: it is released by the journal's last step (or by
-    /// `novel chapter recover` after a crash), not here.
-    fn into_journal_token(mut self) -> String {
-        self.token.take().unwrap_or_default()
-    }
-}
-
-impl Drop for HeldLock<'_> {
-    fn drop(&mut self) {
-        if let Some(token) = self.token.take() {
-            let _ = lock::release(self.project, &token);
-        }
-    }
+/// The project lock for one spec operation ([`lock::Held`]), or who holds it (`E_LOCKED`).
+fn hold(project: &Project, stale_after: Duration) -> Result<lock::Held<'_>, SpecError> {
+    lock::Held::take(project, stale_after).map_err(|e| match e {
+        lock::LockError::Held { holder, .. } => SpecError::Busy(holder),
+        lock::LockError::Store(e) => e.into(),
+        e => SpecError::Busy(e.to_string()),
+    })
 }
 
 /// Compares the project with the pending snapshot, records ONE `spec_propagation` pending
@@ -460,7 +433,7 @@ pub fn propagate_project(
     extract_phrases: &dyn Fn(&str, &Glossary) -> Vec<String>,
 ) -> Result<PropagateOutcome, SpecError> {
     let snapshot = load_snapshot(project)?.ok_or(SpecError::NoSnapshot)?;
-    let held = HeldLock::take(project, stale_after)?;
+    let held = hold(project, stale_after)?;
     let current = load_spec_project(project)?;
     let model_err = |what: &'static str, message: String| {
         SpecError::Store(StoreError::Model {
@@ -615,7 +588,7 @@ pub fn resolve_pending(
     id: &str,
     stale_after: Duration,
 ) -> Result<PendingAction, SpecError> {
-    let _held = HeldLock::take(project, stale_after)?;
+    let _held = hold(project, stale_after)?;
     let mut cp = load_checkpoint(project)?;
     let pos = cp
         .pending_actions
@@ -713,7 +686,7 @@ pub fn retire_apply(
 ) -> Result<RetireApplied, SpecError> {
     layout::safe_id(slug)?;
     // The lock is held from the check to the end of the journaled commit.
-    let held = HeldLock::take(project, stale_after)?;
+    let held = hold(project, stale_after)?;
     if read_journal(project)?.is_some() {
         return Err(SpecError::Busy("有一个未完成的提交（提交日志仍在）".into()));
     }

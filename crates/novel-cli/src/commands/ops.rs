@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use novel_core::ops::{
     self, Accepted, Context, OpsError, Rejection, SKIPPED_REBUILD_THRESHOLD, skipped_chapters,
 };
-use novel_store::lock::{self, LockState};
+use novel_store::lock;
 use novel_store::state::{
     append_changelog, load_changelog, load_global, load_names, load_plan, load_state,
     load_storyline_ids, write_global, write_state,
@@ -62,20 +62,9 @@ pub fn with_state_lock<T>(
     project: &Project,
     f: impl FnOnce() -> Result<T, CliError>,
 ) -> Result<T, CliError> {
-    let stale = stale_after(project);
-    if let LockState::Held { info, .. } = lock::status(project, stale)
-        && info.pid != 0
-        && info.host == lock::host_name()
-        && info.pid == lock::session_pid()
-    {
-        return f();
-    }
-    // Owned by this short-lived process: if it dies, the lock is stale at once.
-    let got = lock::acquire(project, None, std::process::id(), stale).map_err(lock_error)?;
-    let result = f();
-    let released = lock::release(project, &got.info.token).map_err(lock_error);
-    let value = result?;
-    released?;
+    let held = lock::Held::take(project, stale_after(project)).map_err(lock_error)?;
+    let value = f()?;
+    held.release().map_err(lock_error)?;
     Ok(value)
 }
 
