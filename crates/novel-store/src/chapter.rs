@@ -92,14 +92,7 @@ pub fn skipped_deltas(project: &Project) -> Result<Vec<u32>, StoreError> {
 
 /// Whether a staged text file is there and non-empty.
 pub(crate) fn text_fact(project: &Project, rel: &str) -> FileFact {
-    match read_text(&project.path(rel)) {
-        Ok(t) if t.trim().is_empty() => FileFact::Empty,
-        Ok(_) => FileFact::Ok,
-        Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
-            FileFact::Missing
-        }
-        Err(e) => FileFact::Invalid(e.to_string()),
-    }
+    text_fact_digest(project, rel).0
 }
 
 fn json_fact(

@@ -783,10 +783,10 @@ mod tests {
         ])
     }
 
-    fn issues(text: &str) -> Vec<(String, String)> {
-        let doc = Document::new(text);
-        index()
-            .check(&doc)
+    /// (name, kind) of each finding of `index` on `text`, for the tables.
+    fn findings(index: &NameIndex, text: &str) -> Vec<(String, String)> {
+        index
+            .check(&Document::new(text))
             .into_iter()
             .map(|i| {
                 let kind = match i.kind {
@@ -797,6 +797,10 @@ mod tests {
                 (i.name, kind)
             })
             .collect()
+    }
+
+    fn issues(text: &str) -> Vec<(String, String)> {
+        findings(&index(), text)
     }
 
     type Case = (
@@ -863,19 +867,7 @@ mod tests {
             ],
             vec!["青云门".into(), "魔都外城".into()],
         );
-        let doc = Document::new(text);
-        index
-            .check(&doc)
-            .into_iter()
-            .map(|i| {
-                let kind = match i.kind {
-                    NameIssueKind::NearMiss { of, why, .. } => format!("{why}:{of}"),
-                    NameIssueKind::SameSurname { like, .. } => format!("同姓:{like}"),
-                    NameIssueKind::Unregistered => "未登记".into(),
-                };
-                (i.name, kind)
-            })
-            .collect()
+        findings(&index, text)
     }
 
     #[test]
