@@ -108,12 +108,15 @@ pub enum Command {
     /// 上下文：SessionStart 钩子、每个 agent 的资料包及其 token 预算
     #[command(subcommand, help_template = HELP_TEMPLATE, subcommand_help_heading = "命令", subcommand_value_name = "命令")]
     Context(crate::commands::context::ContextCommand),
-    /// 只读状态：进度、评分均值、伏笔、流水线日志汇总（token、耗时、费用）、锁
+    /// 只读状态：一行总览，状态机与阶段、字数、评分与趋势、故事线节奏、伏笔、待处理事项、锁、费用；文件有问题时列出并以退出码 1 结束
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Status,
-    /// 下一步做什么：由断点、锁、staging 与待处理事项推出（与 SessionStart 钩子同一套规则）
+    /// 下一步做什么与 /novel:start 的菜单：由断点、锁、staging、待处理事项与待做的回顾推出（项目外也可用）
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Next,
+    /// 快速起步的步骤：查看进度、标记完成（done）或取消标记（undo）
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    Quickstart(crate::commands::quickstart::QuickstartArgs),
     /// 显示某个命令的说明
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Help(HelpArgs),
@@ -286,6 +289,22 @@ pub enum ChapterCommand {
     /// 中断后恢复：补完未完成的提交、清理僵尸锁，并说明从哪一步继续
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Recover,
+    /// 在写的章节出错：记下原因，进入 ERROR_RETRY 并释放锁（staging 不动）；之后 chapter begin N 从出错处继续
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    Fail(ChapterFailArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ChapterFailArgs {
+    /// 章节号（必须是在写的章节）
+    #[arg(value_name = "章", help_heading = "参数")]
+    pub chapter: u32,
+    /// chapter begin 给出的锁令牌
+    #[arg(long, value_name = "令牌")]
+    pub token: String,
+    /// 出错原因（作者可读，如「StyleRefiner 两次超时」）
+    #[arg(long, value_name = "原因")]
+    pub reason: String,
 }
 
 #[derive(Debug, Args)]

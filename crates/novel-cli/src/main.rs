@@ -125,6 +125,7 @@ fn run(args: Vec<OsString>) -> i32 {
                 cli::ChapterCommand::Gate(_) => "chapter gate",
                 cli::ChapterCommand::Commit(_) => "chapter commit",
                 cli::ChapterCommand::Recover => "chapter recover",
+                cli::ChapterCommand::Fail(_) => "chapter fail",
             };
             finish(json_mode, name, commands::chapter::run(global, c))
         }
@@ -169,6 +170,10 @@ fn run(args: Vec<OsString>) -> i32 {
         }
         Command::Status => finish(json_mode, "status", commands::status::run(global)),
         Command::Next => finish(json_mode, "next", commands::next::run(global)),
+        Command::Quickstart(a) => {
+            let name = commands::quickstart::command_name(&a);
+            finish(json_mode, name, commands::quickstart::run(global, a))
+        }
         Command::Help(a) => finish(json_mode, "help", commands::help::run(&a.command)),
     }
 }

@@ -15,11 +15,14 @@
 
 pub mod context;
 pub mod gate;
+pub mod menu;
 pub mod model;
 pub mod next;
 pub mod ops;
 pub mod pipeline;
+pub mod quickstart;
 pub mod spec;
+pub mod status;
 pub mod validate;
 
 pub use model::FileKind;

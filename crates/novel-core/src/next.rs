@@ -53,7 +53,7 @@ pub struct DiskFacts {
     /// Short foreshadowing threads past their range and unresolved.
     pub overdue_foreshadowing: usize,
     pub style_drift_active: bool,
-    /// The last chapter of the current volume (its schedule's `chapter_range`).
+    /// The last chapter of the current volume (`novel_store::next::volume_span`).
     pub volume_end: Option<u32>,
     /// Chapters whose delta was skipped and never applied since (§10.6).
     #[serde(default)]
@@ -270,6 +270,17 @@ fn resume(cp: &Checkpoint, n: u32, facts: &StagingFacts) -> Recommendation {
 /// The next action for `cp` and the disk facts (see the module note for the order).
 pub fn recommend(cp: &Checkpoint, facts: &DiskFacts) -> Recommendation {
     let mut r = decide(cp, facts);
+    if cp.orchestrator_state == OrchestratorState::ErrorRetry {
+        r.notes.push(match &cp.error {
+            Some(e) => format!(
+                "上次出错{}：{}",
+                e.chapter
+                    .map_or(String::new(), |n| format!("（第 {n} 章）")),
+                e.reason
+            ),
+            None => "编排状态为 ERROR_RETRY（出错待重试）".to_string(),
+        });
+    }
     if facts.skipped_deltas.len() >= crate::ops::SKIPPED_REBUILD_THRESHOLD {
         r.notes.push(format!(
             "已有 {} 章的状态增量被跳过（第 {} 章），状态可能缺了这些章的变化：建议先运行 novel state rebuild 核对，再按这些章的正文补记状态（novel ops apply --manual）",

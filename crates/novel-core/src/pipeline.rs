@@ -163,11 +163,27 @@ pub fn writing_allowed(state: OrchestratorState) -> bool {
     )
 }
 
+/// The orchestrator state `novel chapter begin` leaves behind: ERROR_RETRY returns to the state
+/// before the error (`error.previous_state`; WRITING when it is not recorded), VOL_REVIEW goes
+/// back to WRITING (the author writes on past the volume's plan), the rest stay.
+pub fn state_after_begin(cp: &Checkpoint) -> OrchestratorState {
+    match cp.orchestrator_state {
+        OrchestratorState::ErrorRetry => cp
+            .error
+            .as_ref()
+            .map(|e| e.previous_state)
+            .filter(|s| *s != OrchestratorState::ErrorRetry)
+            .unwrap_or(OrchestratorState::Writing),
+        OrchestratorState::VolReview => OrchestratorState::Writing,
+        s => s,
+    }
+}
+
 /// Checks `novel chapter begin n`.
 pub fn check_begin(cp: &Checkpoint, n: u32) -> Result<(), StageRefusal> {
     if let Some(inflight) = cp.inflight_chapter {
         if inflight == n {
-            return Ok(()); // resuming the in-flight chapter
+            return Ok(()); // resuming the in-flight chapter (after an error too)
         }
         return Err(refuse(
             "E_INFLIGHT",
@@ -189,14 +205,34 @@ pub fn check_begin(cp: &Checkpoint, n: u32) -> Result<(), StageRefusal> {
             "章节必须按顺序写",
         ));
     }
-    if !writing_allowed(cp.orchestrator_state) {
+    if !writing_allowed(state_after_begin(cp)) {
         return Err(refuse(
             "E_STATE",
-            format!("当前状态是 {:?}，不能写章节", cp.orchestrator_state),
-            "用 /novel:start 完成卷规划或卷末回顾后再续写",
+            format!(
+                "当前状态是 {}，不能写章节",
+                crate::context::session::state_name(cp.orchestrator_state)
+            ),
+            "用 /novel:start 完成快速起步或卷规划后再续写",
         ));
     }
     Ok(())
+}
+
+/// Checks `novel chapter fail n`: only the chapter in flight can fail.
+pub fn check_fail(cp: &Checkpoint, n: u32) -> Result<(), StageRefusal> {
+    match cp.inflight_chapter {
+        Some(i) if i == n => Ok(()),
+        Some(i) => Err(refuse(
+            "E_NOT_INFLIGHT",
+            format!("在写的是第 {i} 章，不是第 {n} 章"),
+            "只有在写的章节能记为出错",
+        )),
+        None => Err(refuse(
+            "E_NOT_INFLIGHT",
+            format!("第 {n} 章没有在写"),
+            "只有在写的章节能记为出错",
+        )),
+    }
 }
 
 /// Checks `novel chapter stage to` for chapter `n`.
@@ -513,7 +549,82 @@ pub fn resume_point(cp: &Checkpoint, facts: &StagingFacts) -> Resume {
 
 #[cfg(test)]
 mod tests {
-    use super::text_digest;
+    use super::*;
+    use crate::model::ErrorRecord;
+
+    fn cp(state: OrchestratorState, last: u32, inflight: Option<u32>) -> Checkpoint {
+        serde_json::from_value(serde_json::json!({
+            "last_completed_chapter": last, "current_volume": 1,
+            "orchestrator_state": state, "inflight_chapter": inflight,
+            "pipeline_stage": inflight.map(|_| "drafted"),
+        }))
+        .unwrap()
+    }
+
+    fn error(previous: OrchestratorState) -> Option<ErrorRecord> {
+        Some(ErrorRecord {
+            previous_state: previous,
+            reason: "ChapterWriter 超时".into(),
+            at: None,
+            chapter: Some(5),
+            extra: Default::default(),
+        })
+    }
+
+    #[test]
+    fn begin_is_refused_while_planning_and_allowed_past_the_plan() {
+        use OrchestratorState as S;
+        for (state, ok) in [
+            (S::Init, false),
+            (S::QuickStart, true),
+            (S::VolPlanning, false),
+            (S::Writing, true),
+            (S::ChapterRewrite, true),
+            (S::VolReview, true),
+            (S::ErrorRetry, true),
+        ] {
+            let r = check_begin(&cp(state, 4, None), 5);
+            assert_eq!(r.is_ok(), ok, "{state:?}: {r:?}");
+            if let Err(e) = r {
+                assert_eq!(e.code, "E_STATE");
+                assert!(!e.reason.contains(&format!("{state:?}")), "{}", e.reason);
+            }
+        }
+        assert_eq!(state_after_begin(&cp(S::VolReview, 50, None)), S::Writing);
+    }
+
+    #[test]
+    fn begin_after_an_error_returns_to_the_state_before_it() {
+        use OrchestratorState as S;
+        let mut c = cp(S::ErrorRetry, 4, Some(5));
+        c.error = error(S::QuickStart);
+        assert!(check_begin(&c, 5).is_ok());
+        assert_eq!(state_after_begin(&c), S::QuickStart);
+        c.error = error(S::ChapterRewrite);
+        assert_eq!(state_after_begin(&c), S::ChapterRewrite);
+        c.error = None;
+        assert_eq!(state_after_begin(&c), S::Writing);
+        // Another chapter than the failed one is still refused.
+        assert_eq!(check_begin(&c, 6).unwrap_err().code, "E_INFLIGHT");
+        // Failed while planning (a hand-made checkpoint): begin stays refused.
+        let mut idle = cp(S::ErrorRetry, 4, None);
+        idle.error = error(S::VolPlanning);
+        assert_eq!(check_begin(&idle, 5).unwrap_err().code, "E_STATE");
+    }
+
+    #[test]
+    fn only_the_inflight_chapter_can_fail() {
+        use OrchestratorState as S;
+        assert!(check_fail(&cp(S::Writing, 4, Some(5)), 5).is_ok());
+        assert_eq!(
+            check_fail(&cp(S::Writing, 4, Some(5)), 4).unwrap_err().code,
+            "E_NOT_INFLIGHT"
+        );
+        assert_eq!(
+            check_fail(&cp(S::Writing, 4, None), 5).unwrap_err().code,
+            "E_NOT_INFLIGHT"
+        );
+    }
 
     #[test]
     fn text_digest_is_fnv1a64() {

@@ -170,6 +170,7 @@ fn main() {
             chapter,
             "bench",
             "2026-11-22T00:00:00Z",
+            &|t| t.chars().count(),
         )
         .unwrap();
         novel_store::chapter::commit(&project, &journal).unwrap();

@@ -554,13 +554,16 @@ pub enum PlanError {
     Diverged { state: u64, logged: u64 },
 }
 
-/// Plans the commit of chapter `n`: every new file content, decided up front.
+/// Plans the commit of chapter `n`: every new file content, decided up front. `count` is the
+/// platform 字数 of a chapter text (`novel_text::count`); the chapter's count goes into its
+/// pipeline log so `novel status` need not count the text again.
 pub fn plan_commit(
     project: &Project,
     cp: &Checkpoint,
     n: u32,
     token: &str,
     now: &str,
+    count: &dyn Fn(&str) -> usize,
 ) -> Result<Journal, PlanError> {
     use novel_core::model::pipeline_log::PipelineLog;
     use novel_core::model::{OrchestratorState, PipelineStage};
@@ -574,11 +577,9 @@ pub fn plan_commit(
         remove.push(from);
     };
     let chapter_rel = layout::staging_chapter(n);
-    moved(
-        chapter_rel.clone(),
-        layout::chapter_file(n),
-        read(&chapter_rel)?,
-    );
+    let chapter_text = read(&chapter_rel)?;
+    let chars = count(&chapter_text);
+    moved(chapter_rel.clone(), layout::chapter_file(n), chapter_text);
     let summary_rel = layout::staging_summary(n);
     moved(
         summary_rel.clone(),
@@ -692,6 +693,8 @@ pub fn plan_commit(
         plog.extra
             .insert("delta_skipped".into(), serde_json::json!(true));
     }
+    plog.extra
+        .insert(crate::status::LOG_CHARS.into(), serde_json::json!(chars));
     let leak_rel = layout::staging_leak(n);
     if let Ok(text) = read(&leak_rel) {
         if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {

@@ -535,13 +535,9 @@ pub fn session_facts(project: &Project, source: Option<String>) -> SessionFacts 
                 .count();
         }
         let vdir = layout::volume_dir(cp.current_volume.max(1));
-        disk.volume_end = json_opt::<RangeOnly>(
-            project,
-            &format!("{vdir}/storyline-schedule.json"),
-            &mut problems,
-        )
-        .and_then(|r| r.chapter_range)
-        .map(|[_, end]| end);
+        disk.volume_end =
+            crate::next::volume_span(project, cp.current_volume.max(1), &mut problems)
+                .map(|s| s.range[1]);
         let upcoming = cp.inflight_chapter.unwrap_or(last + 1);
         if let Some(text) = text_opt(project, &format!("{vdir}/outline.md"), &mut problems) {
             match outline::parse(&text) {

@@ -107,6 +107,8 @@ pub fn project_files(opts: &InitOptions, now: &str) -> Vec<(String, String)> {
         pending_actions: Vec::new(),
         last_checkpoint_time: Some(now.to_string()),
         gate: None,
+        quick_start: None,
+        error: None,
         extra: Extra::new(),
     };
     let storylines = Storylines {

@@ -79,6 +79,18 @@ pub fn log_file(n: u32) -> String {
     format!("logs/{}-log.json", chapter_stem(n))
 }
 
+/// The reports of the periodic reviews (`docs/orchestration.md` §8): a review is due until
+/// its report exists. `logs/reviews/brief-chapter-NNN.json`,
+/// `logs/reviews/consistency-chapter-NNN.json` (NNN = the last completed chapter covered).
+pub fn review_chapter_report(kind: &str, n: u32) -> String {
+    format!("logs/reviews/{kind}-{}.json", chapter_stem(n))
+}
+
+/// `logs/reviews/volume-NN.json`.
+pub fn review_volume_report(v: u32) -> String {
+    format!("logs/reviews/volume-{v:02}.json")
+}
+
 /// The in-flight chapter's cross-storyline leak check (`novel check leak`).
 pub fn staging_leak(n: u32) -> String {
     format!("staging/logs/{}-leak.json", chapter_stem(n))

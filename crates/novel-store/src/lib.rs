@@ -17,9 +17,12 @@ pub mod io;
 pub mod layout;
 pub mod load;
 pub mod lock;
+pub mod next;
 pub mod project;
+pub mod quickstart;
 pub mod spec;
 pub mod state;
+pub mod status;
 pub mod synth;
 pub mod time;
 

@@ -2,7 +2,7 @@
 //! storylines (three active, one dormant, one planned), 24 characters with L2 contracts, eight
 //! world rules, volumes of 50 chapters each with an outline in the strict heading format, a
 //! storyline schedule with a convergence event, a foreshadowing plan, a chapter contract for
-//! every chapter, chapter texts, summaries with front matter, storyline memories, and a
+//! every chapter, chapter texts, summaries with front matter, pipeline logs, storyline memories, and a
 //! changelog built through `novel_core::ops` — so `novel validate` passes and
 //! `novel state rebuild` agrees with the state on disk.
 //!
@@ -705,14 +705,16 @@ pub fn synth_project(dir: &Path, opts: &SynthOptions) -> Result<SynthReport, Sto
     write(&root, layout::FORESHADOWING_GLOBAL, &to_json_text(&global))?;
 
     for c in 1..=n {
+        let body = body_text(c, opts.chapter_chars);
         write(
             &root,
             &layout::chapter_file(c),
-            &format!(
-                "# 第{c}章 {}\n\n{}\n",
-                chapter_title(c),
-                body_text(c, opts.chapter_chars)
-            ),
+            &format!("# 第{c}章 {}\n\n{body}\n", chapter_title(c)),
+        )?;
+        write(
+            &root,
+            &layout::log_file(c),
+            &to_json_text(&pipeline_log(&l, c, &body)),
         )?;
         write(
             &root,
@@ -742,6 +744,36 @@ pub fn synth_project(dir: &Path, opts: &SynthOptions) -> Result<SynthReport, Sto
         next_chapter: next,
         volume: volumes,
         volumes,
+    })
+}
+
+/// The pipeline log a commit of chapter `c` would have left: four stages with their figures,
+/// the gate's score, and the chapter's 字数 (the body is Han and CJK punctuation only, so its
+/// platform count is its non-blank characters).
+fn pipeline_log(l: &Layout, c: u32, body: &str) -> Value {
+    let stage = |name: &str, model: &str, input: u64, output: u64, ms: u64, cost: f64| {
+        json!({"name": name, "model": model, "input_tokens": input + u64::from(c % 13) * 100,
+            "output_tokens": output, "duration_ms": ms, "at": TS, "cost_usd": cost})
+    };
+    let stages = vec![
+        stage("drafted", "sonnet", 18_000, 4_600, 62_000, 0.12),
+        stage("refined", "opus", 7_000, 4_500, 48_000, 0.41),
+        stage("judged", "sonnet", 14_000, 900, 21_000, 0.06),
+        stage("committed", "-", 0, 0, 300, 0.0),
+    ];
+    let revisions = u32::from(c.is_multiple_of(7));
+    json!({
+        "chapter": c,
+        "storyline_id": l.line_of(c),
+        "started_at": TS,
+        "stages": stages,
+        "gate_decision": "pass",
+        "revisions": revisions,
+        "force_passed": false,
+        "total_duration_ms": 131_300,
+        "total_cost_usd": 0.59,
+        "gate_overall": 3.5 + f64::from((c * 37) % 15) / 10.0,
+        "chars": body.chars().filter(|ch| !ch.is_whitespace()).count(),
     })
 }
 

@@ -5,14 +5,18 @@ use serde_json::json;
 use novel_core::gate::{self, GateInput};
 use novel_core::model::checkpoint::GateRecord;
 use novel_core::model::common::GateDecision;
-use novel_core::model::{Checkpoint, Extra, PipelineStage, Settings, StorylineSpec};
+use novel_core::model::{
+    Checkpoint, ErrorRecord, Extra, OrchestratorState, PipelineStage, Settings, StorylineSpec,
+};
 use novel_core::pipeline::{self, StageRefusal};
 use novel_store::chapter::{self as tx, PlanError};
 use novel_store::lock::{self, LockState};
 use novel_store::{Project, io, layout, time};
 
 use super::lock::{lock_error, stale_after};
-use crate::cli::{ChapterCommand, ChapterCommitArgs, ChapterStageArgs, GlobalArgs};
+use crate::cli::{
+    ChapterCommand, ChapterCommitArgs, ChapterFailArgs, ChapterStageArgs, GlobalArgs,
+};
 use crate::output::{CliError, Exit, Report};
 
 pub fn run(global: &GlobalArgs, cmd: ChapterCommand) -> Result<Report, CliError> {
@@ -23,6 +27,7 @@ pub fn run(global: &GlobalArgs, cmd: ChapterCommand) -> Result<Report, CliError>
         ChapterCommand::Gate(a) => gate_cmd(&project, a.chapter, &a.token),
         ChapterCommand::Commit(a) => commit(&project, &a),
         ChapterCommand::Recover => recover(&project),
+        ChapterCommand::Fail(a) => fail(&project, &a),
     }
 }
 
@@ -42,6 +47,20 @@ fn settings(project: &Project) -> Result<Settings, CliError> {
         return Ok(Settings::default());
     }
     Ok(io::read_json(&path, "项目设置")?)
+}
+
+/// After `chapter fail` the pipeline waits for `chapter begin N` to resume it.
+fn not_failed(cp: &Checkpoint) -> Result<(), CliError> {
+    if cp.orchestrator_state == OrchestratorState::ErrorRetry {
+        let n = cp.inflight_chapter.unwrap_or(cp.last_completed_chapter + 1);
+        return Err(CliError::new(
+            "E_STATE",
+            format!("第 {n} 章处于出错待重试（ERROR_RETRY）"),
+            format!("先运行 novel chapter begin {n} 从出错处恢复"),
+            Exit::Conflict,
+        ));
+    }
+    Ok(())
 }
 
 fn save(project: &Project, cp: &mut Checkpoint) -> Result<(), CliError> {
@@ -74,6 +93,16 @@ fn begin(project: &Project, n: u32, owner: Option<u32>) -> Result<Report, CliErr
         }
     };
     let resuming = cp.inflight_chapter == Some(n);
+    // ERROR_RETRY returns to the state before the error; VOL_REVIEW to WRITING (the author
+    // writes on past the volume's plan).
+    let from_state = cp.orchestrator_state;
+    let next_state = pipeline::state_after_begin(&cp);
+    let recovered = if from_state == OrchestratorState::ErrorRetry {
+        cp.error.take()
+    } else {
+        None
+    };
+    cp.orchestrator_state = next_state;
     if !resuming {
         cp.inflight_chapter = Some(n);
         cp.pipeline_stage = Some(PipelineStage::Drafting);
@@ -102,10 +131,23 @@ fn begin(project: &Project, n: u32, owner: Option<u32>) -> Result<Report, CliErr
     if let Some(b) = &got.broke_stale {
         human.push_str(&format!("已清除僵尸锁：{b}\n"));
     }
+    if let Some(e) = &recovered {
+        human.push_str(&format!(
+            "从出错处恢复（上次原因：{}），编排状态回到 {}。\n",
+            e.reason,
+            novel_core::context::session::state_name(cp.orchestrator_state)
+        ));
+    } else if from_state == OrchestratorState::VolReview {
+        human.push_str(&format!(
+            "本卷计划的章节已写完，第 {n} 章超出计划继续写；编排状态回到 {}。\n",
+            novel_core::context::session::state_name(cp.orchestrator_state)
+        ));
+    }
     Ok(Report {
         data: json!({
             "chapter": n, "token": got.info.token, "resumed": resuming,
             "stage": cp.pipeline_stage, "broke_stale_lock": got.broke_stale,
+            "orchestrator_state": cp.orchestrator_state, "recovered_error": recovered,
             "paths": {
                 "chapter": layout::staging_chapter(n),
                 "summary": layout::staging_summary(n),
@@ -140,6 +182,7 @@ fn parse_stage(s: &str) -> Result<PipelineStage, CliError> {
 fn stage(project: &Project, a: &ChapterStageArgs) -> Result<Report, CliError> {
     let to = parse_stage(&a.stage)?;
     let mut cp = tx::load_checkpoint(project)?;
+    not_failed(&cp)?;
     let Some(n) = cp.inflight_chapter else {
         return Err(CliError::new(
             "E_NOT_INFLIGHT",
@@ -211,6 +254,7 @@ fn stage(project: &Project, a: &ChapterStageArgs) -> Result<Report, CliError> {
 
 fn gate_cmd(project: &Project, n: u32, token: &str) -> Result<Report, CliError> {
     let mut cp = tx::load_checkpoint(project)?;
+    not_failed(&cp)?;
     if cp.inflight_chapter != Some(n) || cp.pipeline_stage != Some(PipelineStage::Judged) {
         return Err(CliError::new(
             "E_STAGE_ORDER",
@@ -331,6 +375,7 @@ fn commit(project: &Project, a: &ChapterCommitArgs) -> Result<Report, CliError> 
         ));
     }
     let mut cp = tx::load_checkpoint(project)?;
+    not_failed(&cp)?;
     if cp.inflight_chapter != Some(n) {
         return Err(CliError::new(
             "E_NOT_INFLIGHT",
@@ -395,16 +440,18 @@ fn commit(project: &Project, a: &ChapterCommitArgs) -> Result<Report, CliError> 
         g.accepted_by_author = true;
     }
     let now = time::now_iso();
-    let journal = tx::plan_commit(project, &cp, n, &a.token, &now).map_err(|e| match e {
-        PlanError::Store(s) => s.into(),
-        PlanError::Ops(o) => super::ops::ops_error(o),
-        PlanError::Diverged { .. } => CliError::new(
-            "E_STATE_DIVERGED",
-            e.to_string(),
-            "先运行 novel state rebuild 查看差异，确认后 --write",
-            Exit::Conflict,
-        ),
-    })?;
+    let count = |t: &str| novel_text::count::count(t).chars;
+    let journal =
+        tx::plan_commit(project, &cp, n, &a.token, &now, &count).map_err(|e| match e {
+            PlanError::Store(s) => s.into(),
+            PlanError::Ops(o) => super::ops::ops_error(o),
+            PlanError::Diverged { .. } => CliError::new(
+                "E_STATE_DIVERGED",
+                e.to_string(),
+                "先运行 novel state rebuild 查看差异，确认后 --write",
+                Exit::Conflict,
+            ),
+        })?;
     tx::commit(project, &journal)?;
     let cp = tx::load_checkpoint(project)?;
     Ok(Report {
@@ -422,6 +469,56 @@ fn commit(project: &Project, a: &ChapterCommitArgs) -> Result<Report, CliError> 
             } else {
                 ""
             }
+        ),
+    })
+}
+
+fn fail(project: &Project, a: &ChapterFailArgs) -> Result<Report, CliError> {
+    let n = a.chapter;
+    let reason = a.reason.trim();
+    if reason.is_empty() {
+        return Err(CliError::new(
+            "E_USAGE",
+            "--reason 不能为空",
+            "写明出了什么错，如 --reason \"StyleRefiner 两次超时\"",
+            Exit::Usage,
+        ));
+    }
+    if tx::read_journal(project)?.is_some() {
+        return Err(CliError::new(
+            "E_JOURNAL",
+            "上一次提交没有完成",
+            "先运行 novel chapter recover 补完它",
+            Exit::Conflict,
+        ));
+    }
+    let mut cp = tx::load_checkpoint(project)?;
+    pipeline::check_fail(&cp, n).map_err(refusal)?;
+    lock::verify(project, &a.token).map_err(lock_error)?;
+    let previous = match (&cp.orchestrator_state, &cp.error) {
+        (OrchestratorState::ErrorRetry, Some(e)) => e.previous_state,
+        (OrchestratorState::ErrorRetry, None) => OrchestratorState::Writing,
+        (s, _) => *s,
+    };
+    let now = time::now_iso();
+    cp.error = Some(ErrorRecord {
+        previous_state: previous,
+        reason: reason.to_string(),
+        at: Some(now),
+        chapter: Some(n),
+        extra: Extra::new(),
+    });
+    cp.orchestrator_state = OrchestratorState::ErrorRetry;
+    save(project, &mut cp)?;
+    lock::release(project, &a.token).map_err(lock_error)?;
+    Ok(Report {
+        data: json!({
+            "chapter": n, "orchestrator_state": cp.orchestrator_state, "error": cp.error,
+            "stage": cp.pipeline_stage, "lock_released": true,
+        }),
+        human: format!(
+            "第 {n} 章记为出错（{reason}），编排状态 ERROR_RETRY，锁已释放；staging 保持原样。\n之后运行 novel chapter begin {n} 从 {} 继续。\n",
+            pipeline::stage_name(cp.pipeline_stage)
         ),
     })
 }

@@ -13,6 +13,7 @@ pub mod lock;
 pub mod next;
 pub mod ops;
 pub mod pending;
+pub mod quickstart;
 pub mod retire;
 pub mod spec;
 pub mod state;

@@ -1,16 +1,69 @@
 //! `novel next`: the recommended next step — the same decision the SessionStart hook
-//! announces ([`novel_core::next::recommend`]), for skills to obey between steps.
+//! announces ([`novel_core::next::recommend`]), for skills to obey between steps — and the menu
+//! of `/novel:start` ([`novel_core::menu`], `docs/orchestration.md` §2). Outside a project it
+//! succeeds with `project: null` and the no-project menu.
 
-use serde_json::json;
+use std::path::Path;
 
-use novel_store::context::session_facts;
+use serde_json::{Value, json};
+
+use novel_core::menu::{self, Menu, MenuFacts};
+use novel_core::next::Recommendation;
+use novel_store::next::next_view;
+use novel_store::{Project, StoreError};
 
 use crate::cli::GlobalArgs;
 use crate::output::{CliError, Exit, Report};
 
+fn human(r: &Recommendation, m: &Menu, problems: &[String]) -> String {
+    let mut out = format!(
+        "下一步：{}\n原因：{}\n之后：{}\n",
+        r.command, r.reason, r.then
+    );
+    for n in &r.notes {
+        out.push_str(&format!("注意：{n}\n"));
+    }
+    out.push_str(&menu::render(m));
+    for p in problems {
+        out.push_str(&format!("文件问题：{p}\n"));
+    }
+    out
+}
+
+fn no_project() -> Report {
+    let r = menu::no_project_recommendation();
+    let m = menu::no_project_menu();
+    Report {
+        human: human(&r, &m, &[]),
+        data: json!({
+            "project": Value::Null,
+            "recommendation": r,
+            "options": m.options,
+            "recommended": m.recommended,
+            "quick_start": Value::Null,
+            "reviews": {"due": []},
+            "volume": Value::Null,
+            "skipped_deltas": [],
+            "recommend_rebuild": false,
+            "problems": [],
+        }),
+    }
+}
+
 pub fn run(global: &GlobalArgs) -> Result<Report, CliError> {
-    let project = super::project(global)?;
-    let facts = session_facts(&project, None);
+    let found = match &global.project {
+        Some(dir) => Project::open(dir),
+        None => {
+            Project::discover(&std::env::current_dir().unwrap_or_else(|_| Path::new(".").into()))
+        }
+    };
+    let project = match found {
+        Ok(p) => p,
+        Err(StoreError::NotAProject { .. }) => return Ok(no_project()),
+        Err(e) => return Err(e.into()),
+    };
+    let view = next_view(&project);
+    let facts = &view.facts;
     let Some(cp) = facts.checkpoint.as_ref() else {
         return Err(CliError::new(
             "E_CHECKPOINT",
@@ -23,24 +76,32 @@ pub fn run(global: &GlobalArgs) -> Result<Report, CliError> {
         ));
     };
     let r = novel_core::next::recommend(cp, &facts.disk);
-    let mut human = format!(
-        "下一步：{}\n原因：{}\n之后：{}\n",
-        r.command, r.reason, r.then
-    );
-    for n in &r.notes {
-        human.push_str(&format!("注意：{n}\n"));
-    }
-    for p in &facts.problems {
-        human.push_str(&format!("文件问题：{p}\n"));
-    }
+    let m = menu::menu(&MenuFacts {
+        checkpoint: cp,
+        disk: &facts.disk,
+        quick_start: view.quick_start.as_ref(),
+        reviews_due: &view.reviews_due,
+        volume_outline: view.volume_outline,
+        volume_start: view.volume.as_ref().map(|s| s.range[0]),
+    });
     Ok(Report {
+        human: human(&r, &m, &facts.problems),
         data: json!({
+            "project": project.root.to_string_lossy(),
             "recommendation": r,
+            "options": m.options,
+            "recommended": m.recommended,
+            "quick_start": view.quick_start,
+            "reviews": {"due": view.reviews_due},
+            "volume": {
+                "current": cp.current_volume,
+                "range": view.volume.as_ref().map(|s| s.range),
+                "range_source": view.volume.as_ref().map(|s| s.range_source),
+            },
             "skipped_deltas": facts.disk.skipped_deltas,
             "recommend_rebuild":
                 facts.disk.skipped_deltas.len() >= novel_core::ops::SKIPPED_REBUILD_THRESHOLD,
             "problems": facts.problems,
         }),
-        human,
     })
 }

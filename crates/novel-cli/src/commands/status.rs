@@ -1,204 +1,268 @@
-//! `novel status`: where the book stands, computed from the files (never guessed), and the
-//! pipeline logs summed. Tolerant: an unreadable file is reported, not fatal — status is what
-//! an author runs when something is wrong.
+//! `novel status` (PRD §2.4; `docs/orchestration.md` §4): the one-line headline, then the
+//! state machine and stage, 字数, scores and their trend, storyline rhythm, foreshadowing,
+//! pending actions, lock, style drift and cost — computed from the files by
+//! [`novel_store::status::gather`]. Never fails on a broken project: it reports every problem
+//! and exits 1.
 
-use std::time::Duration;
-
-use serde_json::{Value, json};
-
-use novel_core::model::PipelineLog;
-use novel_core::model::common::{ForeshadowScope, ForeshadowStatus};
-use novel_core::ops::SKIPPED_REBUILD_THRESHOLD;
+use novel_core::model::storyline::{StorylineStatus, VolumeRole};
 use novel_store::lock::{self, LockState};
-use novel_store::{Project, chapter as tx, io, layout, state};
+use novel_store::status::{Status, gather};
 
 use crate::cli::GlobalArgs;
-use crate::output::{CliError, Report};
+use crate::output::{CliError, Exit, Report};
 
-fn chapter_numbers(project: &Project, dir: &str, suffix: &str) -> Vec<u32> {
-    let mut out: Vec<u32> = std::fs::read_dir(project.path(dir))
-        .map(|r| {
-            r.filter_map(|e| e.ok())
-                .filter_map(|e| {
-                    let name = e.file_name().to_string_lossy().into_owned();
-                    name.strip_prefix("chapter-")?
-                        .strip_suffix(suffix)?
-                        .parse()
-                        .ok()
+fn role_label(r: VolumeRole) -> &'static str {
+    match r {
+        VolumeRole::Primary => "主线",
+        VolumeRole::Secondary => "副线",
+        VolumeRole::Seasoning => "点缀",
+    }
+}
+
+fn line_status_label(s: StorylineStatus) -> &'static str {
+    match s {
+        StorylineStatus::Active => "活跃",
+        StorylineStatus::Dormant => "休眠",
+        StorylineStatus::Planned => "计划中",
+        StorylineStatus::Resolved => "已完结",
+    }
+}
+
+fn source_label(s: &str) -> &'static str {
+    match s {
+        "schedule" => "故事线调度",
+        "outline" => "卷大纲",
+        "contracts" => "章节契约",
+        "settings" => "项目设置",
+        _ => "未知来源",
+    }
+}
+
+/// The human dashboard.
+pub fn render(s: &Status) -> String {
+    let mut out = format!("{}\n", s.headline);
+    if let Some(t) = &s.title {
+        out.push_str(&format!("《{t}》\n"));
+    }
+    out.push_str(&format!(
+        "状态：{}；流水线：{}\n",
+        s.state_label.unwrap_or("未知（断点文件无法读取）"),
+        s.stage_label
+    ));
+    if let Some(v) = s.volume.current {
+        let mut line = format!("卷：第 {v} 卷");
+        match (s.volume.range, s.volume.range_source) {
+            (Some([a, b]), Some(src)) => {
+                line.push_str(&format!("，计划第 {a}–{b} 章（来自{}）", source_label(src)))
+            }
+            _ => line.push_str("，章节范围未定"),
+        }
+        if let Some(last) = s.last_completed_chapter {
+            line.push_str(&format!("；已完成到第 {last} 章"));
+            if let (true, Some([_, b])) = (s.volume.over_plan, s.volume.range) {
+                line.push_str(&format!("，超出计划 {} 章", last - b));
+            }
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    match &s.inflight {
+        Some(i) => out.push_str(&format!(
+            "在写：第 {} 章（{}，已修订 {} 次）\n",
+            i.chapter, i.stage_label, i.revision_count
+        )),
+        None => out.push_str("在写：没有在写的章节\n"),
+    }
+    if let Some(e) = &s.error {
+        out.push_str(&format!(
+            "出错待重试：{}{}{}\n",
+            e.chapter.map_or(String::new(), |n| format!("第 {n} 章，")),
+            e.reason,
+            e.at.as_deref()
+                .map_or(String::new(), |t| format!("（{t}）"))
+        ));
+    }
+    let mut chars = format!("字数：总 {} 字", s.chars.total);
+    if !s.chars.per_volume.is_empty() {
+        let parts: Vec<String> = s
+            .chars
+            .per_volume
+            .iter()
+            .map(|v| format!("第 {} 卷 {} 章 {} 字", v.volume, v.chapters, v.chars))
+            .collect();
+        chars.push_str(&format!("（{}）", parts.join("；")));
+    }
+    out.push_str(&chars);
+    out.push('\n');
+    match s.scores.average {
+        Some(a) => {
+            let recent: Vec<String> = s
+                .scores
+                .recent
+                .iter()
+                .map(|c| {
+                    let mut t = format!("第{}章 {:.2}", c.chapter, c.score);
+                    if c.force_passed {
+                        t.push_str("（强制通过）");
+                    } else if c.revisions > 0 {
+                        t.push_str(&format!("（修订 {} 次）", c.revisions));
+                    }
+                    t
                 })
-                .collect()
-        })
-        .unwrap_or_default();
-    out.sort_unstable();
+                .collect();
+            out.push_str(&format!(
+                "评分：均分 {a:.2}（{} 章）；最近 {} 章：{}；趋势：{}\n",
+                s.scores.scored_chapters,
+                recent.len(),
+                recent.join("、"),
+                s.scores.trend.map_or("—", |t| t.label())
+            ));
+        }
+        None => out.push_str("评分：还没有评分\n"),
+    }
+    out.push_str(&format!(
+        "修订与强制通过：修订 {} 次，强制通过 {} 章\n",
+        s.pipeline.revisions, s.pipeline.force_passed
+    ));
+    if s.storylines.is_empty() {
+        out.push_str("故事线：没有活跃的故事线\n");
+    } else {
+        out.push_str("故事线：\n");
+        for l in &s.storylines {
+            let mut t = format!("  - {}（{}", l.name, l.id);
+            if let Some(r) = l.volume_role {
+                t.push_str(&format!("，本卷{}", role_label(r)));
+            }
+            if l.status != StorylineStatus::Active {
+                t.push_str(&format!("，{}", line_status_label(l.status)));
+            }
+            t.push_str("）：");
+            t.push_str(&match l.last_chapter {
+                Some(c) => format!("最近出现在第 {c} 章"),
+                None => "还没有出现".to_string(),
+            });
+            if let (Some(g), Some(m)) = (l.gap, l.max_gap) {
+                t.push_str(&format!("；已隔 {g} 章（最多可隔 {m} 章）"));
+                if l.over_gap {
+                    t.push_str(" ⚠ 超出调度");
+                }
+            }
+            if let (Some(r @ 1..), Some(m)) = (l.run, l.max_run) {
+                t.push_str(&format!("；连续 {r} 章（上限 {m} 章）"));
+                if l.over_run {
+                    t.push_str(" ⚠ 超出调度");
+                }
+            }
+            out.push_str(&t);
+            out.push('\n');
+        }
+    }
+    out.push_str(&format!(
+        "伏笔：未回收 {} 个，逾期 {} 个{}\n",
+        s.foreshadowing.open,
+        s.foreshadowing.overdue.len(),
+        if s.foreshadowing.overdue.is_empty() {
+            String::new()
+        } else {
+            format!("（{}）", s.foreshadowing.overdue.join("、"))
+        }
+    ));
+    if s.pending_actions.is_empty() {
+        out.push_str("待处理事项：无\n");
+    } else {
+        let items: Vec<String> = s
+            .pending_actions
+            .iter()
+            .map(|a| format!("{}（{}）", a.id, a.kind))
+            .collect();
+        out.push_str(&format!("待处理事项：{}\n", items.join("、")));
+    }
+    if !s.reviews.due.is_empty() {
+        let items: Vec<String> = s
+            .reviews
+            .due
+            .iter()
+            .map(|r| format!("{}（第 {} 章，{}）", r.kind.label(), r.chapter, r.command))
+            .collect();
+        out.push_str(&format!("待做的回顾：{}\n", items.join("、")));
+    }
+    match &s.lock_state {
+        LockState::Free => out.push_str("锁：空闲\n"),
+        LockState::Held { info, .. } => {
+            out.push_str(&format!("锁：{}\n", lock::describe(info)));
+        }
+        LockState::Stale { why, .. } => out.push_str(&format!(
+            "锁：僵尸锁（{why}），运行 novel chapter recover 清除\n"
+        )),
+    }
+    if let Some(n) = s.interrupted_commit {
+        out.push_str(&format!(
+            "被中断的提交：第 {n} 章，运行 novel chapter recover 补完\n"
+        ));
+    }
+    match &s.style_drift {
+        Some(d) if d.active => {
+            let metrics: Vec<String> = d
+                .metrics
+                .iter()
+                .map(|m| format!("{} 偏离 {:.0}%", m.name, m.deviation * 100.0))
+                .collect();
+            out.push_str(&format!(
+                "风格漂移：纠偏生效中（第 {}–{} 章：{}）\n",
+                d.window[0],
+                d.window[1],
+                metrics.join("、")
+            ));
+        }
+        _ => out.push_str("风格漂移：无\n"),
+    }
+    let p = &s.pipeline;
+    out.push_str(&format!(
+        "费用：流水线日志 {} 章，输入 {} / 输出 {} tokens，耗时 {:.1} 分钟，费用 ${:.2}{}\n",
+        p.logs,
+        p.input_tokens,
+        p.output_tokens,
+        p.duration_ms as f64 / 60000.0,
+        p.cost_usd,
+        if p.chapters_without_cost > 0 {
+            format!("（{} 章有阶段费用未知，实际更高）", p.chapters_without_cost)
+        } else {
+            String::new()
+        }
+    ));
+    if s.recommend_rebuild {
+        out.push_str(&format!(
+            "被跳过的增量：{} 章（第 {} 章）：建议重新提取这些章的增量并运行 novel state rebuild\n",
+            s.skipped_chapters.len(),
+            s.skipped_chapters
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join("、")
+        ));
+    }
+    if !s.problems.is_empty() {
+        out.push_str("问题：\n");
+        for p in &s.problems {
+            out.push_str(&format!("  - {p}\n"));
+        }
+    }
     out
 }
 
 pub fn run(global: &GlobalArgs) -> Result<Report, CliError> {
     let project = super::project(global)?;
-    let mut problems: Vec<String> = Vec::new();
-    let cp = match tx::load_checkpoint(&project) {
-        Ok(cp) => Some(cp),
-        Err(e) => {
-            problems.push(format!("断点文件有问题：{e}"));
-            None
-        }
-    };
-    let settings: novel_core::model::Settings =
-        io::read_json(&project.path(layout::SETTINGS), "项目设置").unwrap_or_default();
-    let committed = chapter_numbers(&project, "chapters", ".md");
-
-    // Pipeline logs summed; unknown figures stay unknown.
-    let mut gate_scores = std::collections::BTreeMap::new();
-    let (mut input_tokens, mut output_tokens, mut duration_ms, mut cost) = (0u64, 0u64, 0u64, 0f64);
-    let (mut logs, mut revisions, mut forced, mut unknown_cost) = (0usize, 0u32, 0usize, 0usize);
-    for n in chapter_numbers(&project, "logs", "-log.json") {
-        let Ok(log) =
-            io::read_json::<PipelineLog>(&project.path(&layout::log_file(n)), "流水线日志")
-        else {
-            problems.push(format!("{} 无法读取", layout::log_file(n)));
-            continue;
-        };
-        logs += 1;
-        if let Some(o) = log.extra.get("gate_overall").and_then(Value::as_f64) {
-            gate_scores.insert(n, o);
-        }
-        revisions += log.revisions;
-        forced += usize::from(log.force_passed);
-        // Known figures are summed stage by stage; a chapter with any stage's cost unknown is
-        // counted, so the author knows the sum is a lower bound.
-        let mut cost_known = !log.stages.is_empty();
-        for s in &log.stages {
-            input_tokens += s.input_tokens.unwrap_or(0);
-            output_tokens += s.output_tokens.unwrap_or(0);
-            duration_ms += s.duration_ms.unwrap_or(0);
-            match s.extra.get("cost_usd").and_then(Value::as_f64) {
-                Some(c) => cost += c,
-                None => cost_known = false,
-            }
-        }
-        unknown_cost += usize::from(!cost_known);
+    let status = gather(&project, &|t| novel_text::count::count(t).chars);
+    let human = render(&status);
+    let data = serde_json::to_value(&status).expect("status serialises");
+    if !status.problems.is_empty() {
+        return Err(CliError::new(
+            "E_PROJECT_PROBLEMS",
+            format!("项目有 {} 个问题（见上面的列表）", status.problems.len()),
+            "按列出的问题逐个修复；novel validate 会给出更详细的位置",
+            Exit::Problems,
+        )
+        .with_details(data, human));
     }
-
-    // Scores: the score the gate counted (the log's `gate_overall`: recomputed from the
-    // weights, the lower of two judges); for older logs, recomputed from the evaluation.
-    let mut scores = Vec::new();
-    for n in &committed {
-        let score = gate_scores.get(n).copied().or_else(|| {
-            io::read_json::<novel_core::model::Evaluation>(
-                &project.path(&layout::evaluation_file(*n)),
-                "评估",
-            )
-            .ok()
-            .map(|e| novel_core::gate::weighted_overall(&e).0)
-        });
-        if let Some(o) = score {
-            scores.push((*n, o));
-        }
-    }
-    let average = (!scores.is_empty())
-        .then(|| scores.iter().map(|(_, s)| s).sum::<f64>() / scores.len() as f64);
-
-    // Foreshadowing: open threads and overdue short ones.
-    let last = cp.as_ref().map_or(0, |c| c.last_completed_chapter);
-    let (mut open, mut overdue) = (0usize, Vec::new());
-    match state::load_global(&project) {
-        Ok(g) => {
-            for f in &g.foreshadowing {
-                if f.status != ForeshadowStatus::Resolved {
-                    open += 1;
-                    if f.scope == ForeshadowScope::Short
-                        && f.target_resolve_range.is_some_and(|[_, end]| last > end)
-                    {
-                        overdue.push(f.id.clone());
-                    }
-                }
-            }
-        }
-        Err(e) => problems.push(format!("伏笔文件有问题：{e}")),
-    }
-    let skipped = tx::skipped_deltas(&project).unwrap_or_else(|e| {
-        problems.push(format!("变更日志有问题：{e}"));
-        Vec::new()
-    });
-    let lock_state = lock::status(
-        &project,
-        Duration::from_secs(u64::from(settings.lock.stale_minutes) * 60),
-    );
-    let journal = tx::read_journal(&project).ok().flatten().map(|j| j.chapter);
-
-    let mut human = String::new();
-    if let Some(t) = &settings.title {
-        human.push_str(&format!("《{t}》\n"));
-    }
-    if let Some(c) = &cp {
-        human.push_str(&format!(
-            "第 {} 卷，已完成 {} 章，状态 {:?}{}\n",
-            c.current_volume,
-            c.last_completed_chapter,
-            c.orchestrator_state,
-            match c.inflight_chapter {
-                Some(n) => format!(
-                    "，第 {n} 章在写（{}）",
-                    novel_core::pipeline::stage_name(c.pipeline_stage)
-                ),
-                None => String::new(),
-            }
-        ));
-    }
-    match average {
-        Some(a) => human.push_str(&format!("评分均值 {a:.2}（{} 章）", scores.len())),
-        None => human.push_str("还没有评分"),
-    }
-    human.push_str(&format!(
-        "；未回收伏笔 {open} 个，逾期 {} 个\n",
-        overdue.len()
-    ));
-    human.push_str(&format!(
-        "流水线日志 {logs} 章：修订 {revisions} 次，强制通过 {forced} 章，输入 {input_tokens} / 输出 {output_tokens} tokens，耗时 {:.1} 分钟，费用 ${cost:.2}{}\n",
-        duration_ms as f64 / 60000.0,
-        if unknown_cost > 0 { format!("（{unknown_cost} 章有阶段费用未知，实际更高）") } else { String::new() }
-    ));
-    match &lock_state {
-        LockState::Held { info, .. } => human.push_str(&format!("锁：{}\n", lock::describe(info))),
-        LockState::Stale { why, .. } => human.push_str(&format!(
-            "锁：僵尸锁（{why}），运行 novel chapter recover\n"
-        )),
-        LockState::Free => {}
-    }
-    if let Some(n) = journal {
-        human.push_str(&format!(
-            "第 {n} 章的提交被中断：运行 novel chapter recover 补完\n"
-        ));
-    }
-    if skipped.len() >= SKIPPED_REBUILD_THRESHOLD {
-        human.push_str(&format!(
-            "已有 {} 章状态增量被跳过：建议重新提取这些章的增量并运行 novel state rebuild\n",
-            skipped.len()
-        ));
-    }
-    for p in &problems {
-        human.push_str(&format!("问题：{p}\n"));
-    }
-    let mut lock_json = serde_json::to_value(&lock_state).unwrap_or_default();
-    if let Some(info) = lock_json.get_mut("info").and_then(Value::as_object_mut) {
-        info.remove("token");
-    }
-    Ok(Report {
-        data: json!({
-            "title": settings.title,
-            "checkpoint": cp,
-            "chapters_committed": committed.len(),
-            "average_score": average,
-            "foreshadowing": {"open": open, "overdue": overdue},
-            "pipeline": {"logs": logs, "revisions": revisions, "force_passed": forced,
-                "input_tokens": input_tokens, "output_tokens": output_tokens,
-                "duration_ms": duration_ms, "cost_usd": cost, "chapters_without_cost": unknown_cost},
-            "lock": lock_json,
-            "interrupted_commit": journal,
-            "skipped_chapters": skipped,
-            "recommend_rebuild": skipped.len() >= SKIPPED_REBUILD_THRESHOLD,
-            "problems": problems,
-        }),
-        human,
-    })
+    Ok(Report { data, human })
 }

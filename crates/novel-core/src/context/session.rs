@@ -90,6 +90,17 @@ pub fn render(f: &SessionFacts, rec: Option<&Recommendation>) -> String {
             if let Some(o) = &f.next_outline {
                 head.push_str(&format!("- 大纲中的下一章：{o}。\n"));
             }
+            if cp.orchestrator_state == OrchestratorState::ErrorRetry {
+                attention.push(match &cp.error {
+                    Some(e) => format!(
+                        "上次出错{}：{}（novel chapter begin 从出错处继续）",
+                        e.chapter
+                            .map_or(String::new(), |n| format!("（第 {n} 章）")),
+                        e.reason
+                    ),
+                    None => "编排状态为 ERROR_RETRY（出错待重试）".to_string(),
+                });
+            }
             if let Some(n) = cp.inflight_chapter {
                 let mut w = format!(
                     "⚠ 第 {n} 章写到一半，处于阶段 {}",

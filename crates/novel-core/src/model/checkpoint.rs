@@ -60,6 +60,68 @@ pub struct Checkpoint {
     /// 在写章节最近一次门控的结论（提交时据此放行）。
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gate: Option<GateRecord>,
+    /// 快速起步中作者确认过的步骤（`novel quickstart done STEP`）。
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quick_start: Option<QuickStartMarks>,
+    /// 进入 ERROR_RETRY 时记录的错误（`novel chapter fail`）；恢复后清除。
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorRecord>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// The steps of the quick start (PRD §6 Layer 1), in order.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+pub enum QuickStartStep {
+    #[serde(rename = "brief")]
+    Brief,
+    #[serde(rename = "world")]
+    World,
+    #[serde(rename = "characters")]
+    Characters,
+    #[serde(rename = "storylines")]
+    Storylines,
+    #[serde(rename = "style")]
+    Style,
+    #[serde(rename = "outline")]
+    Outline,
+    #[serde(rename = "trial-1")]
+    Trial1,
+    #[serde(rename = "trial-2")]
+    Trial2,
+    #[serde(rename = "trial-3")]
+    Trial3,
+    #[serde(rename = "confirm")]
+    Confirm,
+}
+
+/// `quick_start` in the checkpoint: the steps the author marked done.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct QuickStartMarks {
+    /// 已标记完成的步骤（按步骤顺序，不重复）。
+    #[serde(default)]
+    pub done: Vec<QuickStartStep>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// Why the orchestrator is in ERROR_RETRY, and where it returns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ErrorRecord {
+    /// 出错前的编排状态（`chapter begin` 恢复时回到它）。
+    pub previous_state: OrchestratorState,
+    /// 出错原因（作者可读）。
+    #[schemars(length(min = 1))]
+    pub reason: String,
+    /// ISO-8601 时间。
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<String>,
+    /// 出错的章节。
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub chapter: Option<u32>,
     #[serde(flatten)]
     pub extra: Extra,
 }

@@ -17,7 +17,10 @@ pub mod world;
 
 pub use blacklist::AiBlacklist;
 pub use character::{Character, Relationships};
-pub use checkpoint::{Checkpoint, OrchestratorState, PendingAction, PipelineStage};
+pub use checkpoint::{
+    Checkpoint, ErrorRecord, OrchestratorState, PendingAction, PipelineStage, QuickStartMarks,
+    QuickStartStep,
+};
 pub use common::{Extra, is_slug};
 pub use contract::ChapterContract;
 pub use evaluation::Evaluation;

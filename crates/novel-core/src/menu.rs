@@ -1,0 +1,712 @@
+//! The menu of `/novel:start` (PRD §2.2; `docs/orchestration.md` §2): 2–4 options for the
+//! author, exactly one recommended and listed first, each with a one-line reason and the skill
+//! flow or command it leads to — decided from the checkpoint and a few disk facts, in the same
+//! order of precedence as [`crate::next::recommend`] (journal, lock, propagation, the chapter in
+//! flight, then the orchestrator state). The menu goes one step further than the
+//! recommendation in one place: when idle in WRITING with a periodic review due, it recommends
+//! the review (the recommendation still names the next chapter — the hook shares its rules).
+//! Also: which periodic reviews are due (§8).
+
+use serde::Serialize;
+
+use crate::model::{Checkpoint, OrchestratorState};
+use crate::next::{DiskFacts, LockFact, NextAction, Recommendation, SPEC_PROPAGATION};
+use crate::pipeline::{ResumeStep, StagingFacts, current_gate, resume_point, stage_name};
+use crate::quickstart::QuickStartStatus;
+
+/// The stable option ids of the contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OptionId {
+    CreateProject,
+    ShowHelp,
+    ContinueQuickStart,
+    ContinueWriting,
+    DecidePausedChapter,
+    QualityReview,
+    ImportResearch,
+    UpdateSpec,
+    ReviewPropagation,
+    PlanVolume,
+    ReviewVolume,
+    Recover,
+    WaitLock,
+    ShowStatus,
+}
+
+impl OptionId {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OptionId::CreateProject => "create_project",
+            OptionId::ShowHelp => "show_help",
+            OptionId::ContinueQuickStart => "continue_quick_start",
+            OptionId::ContinueWriting => "continue_writing",
+            OptionId::DecidePausedChapter => "decide_paused_chapter",
+            OptionId::QualityReview => "quality_review",
+            OptionId::ImportResearch => "import_research",
+            OptionId::UpdateSpec => "update_spec",
+            OptionId::ReviewPropagation => "review_propagation",
+            OptionId::PlanVolume => "plan_volume",
+            OptionId::ReviewVolume => "review_volume",
+            OptionId::Recover => "recover",
+            OptionId::WaitLock => "wait_lock",
+            OptionId::ShowStatus => "show_status",
+        }
+    }
+
+    /// The default label and where the option leads: (label, flow, command).
+    fn lead(self) -> (&'static str, Option<&'static str>, Option<&'static str>) {
+        match self {
+            OptionId::CreateProject => ("创建新项目", Some("quick-start"), None),
+            OptionId::ShowHelp => ("查看帮助", None, Some("novel help")),
+            OptionId::ContinueQuickStart => ("继续快速起步", Some("quick-start"), None),
+            OptionId::ContinueWriting => ("继续写作", None, Some("/novel:continue")),
+            OptionId::DecidePausedChapter => ("处理暂停的章节", Some("pause-decision"), None),
+            OptionId::QualityReview => ("质量回顾", Some("quality-review"), None),
+            OptionId::ImportResearch => ("导入研究资料", Some("import-research"), None),
+            OptionId::UpdateSpec => ("更新设定", Some("update-spec"), None),
+            OptionId::ReviewPropagation => ("处理设定变更传播", Some("update-spec"), None),
+            OptionId::PlanVolume => ("规划新卷", Some("vol-planning"), None),
+            OptionId::ReviewVolume => ("卷末回顾", Some("vol-review"), None),
+            OptionId::Recover => ("恢复中断的工作", Some("recovery"), None),
+            OptionId::WaitLock => ("等待另一个会话", None, Some("novel lock status")),
+            OptionId::ShowStatus => ("查看状态", None, Some("/novel:status")),
+        }
+    }
+}
+
+/// One menu entry. Exactly one of `flow` and `command` is set.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MenuOption {
+    pub id: OptionId,
+    /// Shown to the author as is (the skill appends「（推荐）」to the recommended one).
+    pub label: String,
+    /// One line, Chinese.
+    pub why: String,
+    /// `skills/start/references/<flow>.md`.
+    pub flow: Option<&'static str>,
+    /// A skill (`/novel:continue`) or a binary command.
+    pub command: Option<&'static str>,
+    pub recommended: bool,
+}
+
+/// The menu: options (recommended first) and the recommended id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Menu {
+    pub options: Vec<MenuOption>,
+    pub recommended: OptionId,
+}
+
+/// A periodic review (§8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReviewKind {
+    /// 质量简报: every 5 chapters.
+    Brief,
+    /// 一致性检查: every 10 chapters.
+    Consistency,
+    /// 卷末回顾: in VOL_REVIEW.
+    Volume,
+}
+
+impl ReviewKind {
+    pub fn label(self) -> &'static str {
+        match self {
+            ReviewKind::Brief => "质量简报",
+            ReviewKind::Consistency => "一致性检查",
+            ReviewKind::Volume => "卷末回顾",
+        }
+    }
+
+    pub fn command(self) -> &'static str {
+        match self {
+            ReviewKind::Brief => "novel review brief",
+            ReviewKind::Consistency => "novel review consistency",
+            ReviewKind::Volume => "novel review volume",
+        }
+    }
+}
+
+/// A review the checkpoint calls for; it is due until its report file exists (the store
+/// checks, and fills `report`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReviewDue {
+    pub kind: ReviewKind,
+    /// The last completed chapter the review covers.
+    pub chapter: u32,
+    /// The volume (volume reviews only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub volume: Option<u32>,
+    pub command: &'static str,
+    /// The report file whose absence makes it due (project-relative).
+    pub report: String,
+}
+
+/// The reviews the checkpoint calls for, before looking for their reports: a brief when the
+/// last completed chapter is a multiple of 5, a consistency check at a multiple of 10, the
+/// volume review in VOL_REVIEW. `report` is left empty for the store to fill.
+pub fn reviews_wanted(cp: &Checkpoint) -> Vec<ReviewDue> {
+    let last = cp.last_completed_chapter;
+    let mut out = Vec::new();
+    let mut want = |kind: ReviewKind, volume: Option<u32>| {
+        out.push(ReviewDue {
+            kind,
+            chapter: last,
+            volume,
+            command: kind.command(),
+            report: String::new(),
+        })
+    };
+    if last > 0 && last.is_multiple_of(5) {
+        want(ReviewKind::Brief, None);
+    }
+    if last > 0 && last.is_multiple_of(10) {
+        want(ReviewKind::Consistency, None);
+    }
+    if cp.orchestrator_state == OrchestratorState::VolReview {
+        want(ReviewKind::Volume, Some(cp.current_volume));
+    }
+    out
+}
+
+/// What the menu is decided from, besides the checkpoint's own fields.
+#[derive(Debug, Clone, Copy)]
+pub struct MenuFacts<'a> {
+    pub checkpoint: &'a Checkpoint,
+    pub disk: &'a DiskFacts,
+    /// The quick start's standing (in INIT / QUICK_START).
+    pub quick_start: Option<&'a QuickStartStatus>,
+    /// Reviews due (their reports missing).
+    pub reviews_due: &'a [ReviewDue],
+    /// The current volume has an outline (`volumes/vol-NN/outline.md`).
+    pub volume_outline: bool,
+    /// The first chapter of the current volume, when known (its end is `disk.volume_end`).
+    pub volume_start: Option<u32>,
+}
+
+fn opt(id: OptionId, why: impl Into<String>) -> MenuOption {
+    let (label, flow, command) = id.lead();
+    MenuOption {
+        id,
+        label: label.to_string(),
+        why: why.into(),
+        flow,
+        command,
+        recommended: false,
+    }
+}
+
+fn labelled(id: OptionId, label: impl Into<String>, why: impl Into<String>) -> MenuOption {
+    MenuOption {
+        label: label.into(),
+        ..opt(id, why)
+    }
+}
+
+/// The first option is the recommended one; at most four.
+fn build(mut options: Vec<MenuOption>) -> Menu {
+    options.truncate(4);
+    for (i, o) in options.iter_mut().enumerate() {
+        o.recommended = i == 0;
+    }
+    Menu {
+        recommended: options[0].id,
+        options,
+    }
+}
+
+fn show_status() -> MenuOption {
+    opt(
+        OptionId::ShowStatus,
+        "进度、字数、评分、伏笔与待处理事项一览",
+    )
+}
+
+fn import_research() -> MenuOption {
+    opt(
+        OptionId::ImportResearch,
+        "把参考资料整理进 research/，供设定与写作引用",
+    )
+}
+
+fn update_spec() -> MenuOption {
+    opt(
+        OptionId::UpdateSpec,
+        "修改世界观、角色或故事线设定，并找出受影响的契约",
+    )
+}
+
+fn quality_review(f: &MenuFacts<'_>) -> MenuOption {
+    let due: Vec<&ReviewDue> = f
+        .reviews_due
+        .iter()
+        .filter(|r| r.kind != ReviewKind::Volume)
+        .collect();
+    let mut why = match due.first() {
+        Some(first) => format!(
+            "第 {} 章后的{}还没做",
+            first.chapter,
+            due.iter()
+                .map(|r| r.kind.label())
+                .collect::<Vec<_>>()
+                .join("、")
+        ),
+        None => "质量简报、一致性检查、伏笔盘点与风格漂移".to_string(),
+    };
+    if f.disk.overdue_foreshadowing > 0 {
+        why.push_str(&format!(
+            "（{} 条短线伏笔已逾期）",
+            f.disk.overdue_foreshadowing
+        ));
+    }
+    opt(OptionId::QualityReview, why)
+}
+
+fn error_why(cp: &Checkpoint, n: Option<u32>) -> String {
+    let what = n.map_or("上一步".to_string(), |n| format!("第 {n} 章"));
+    match &cp.error {
+        Some(e) => format!("{what}出错待重试：{}；从出错的地方继续", e.reason),
+        None => format!("{what}出错待重试；从出错的地方继续"),
+    }
+}
+
+/// The no-project menu (no `.checkpoint.json` up the tree).
+pub fn no_project_menu() -> Menu {
+    build(vec![
+        opt(
+            OptionId::CreateProject,
+            "当前目录不是小说项目：新建项目，进入快速起步",
+        ),
+        opt(OptionId::ShowHelp, "看看 novel 能做什么、各命令怎么用"),
+    ])
+}
+
+/// The recommendation outside a project.
+pub fn no_project_recommendation() -> Recommendation {
+    Recommendation {
+        action: NextAction::Start,
+        chapter: None,
+        reason: "当前目录不在小说项目中".into(),
+        command: "/novel:start".into(),
+        then: "创建新项目并进入快速起步".into(),
+        notes: Vec::new(),
+    }
+}
+
+fn quick_start_menu(f: &MenuFacts<'_>) -> Menu {
+    let (label, why) = match f.quick_start.and_then(|q| q.next_step().map(|s| (q, s))) {
+        Some((q, step)) => {
+            let done = q.steps.iter().filter(|s| s.done).count();
+            let evidence = q
+                .steps
+                .iter()
+                .find(|s| s.id == step.id())
+                .and_then(|s| s.evidence.clone());
+            (
+                format!("继续快速起步：{}", step.label()),
+                match evidence {
+                    Some(e) => format!("已完成 {done}/{} 步；下一步：{e}", q.steps.len()),
+                    None => format!(
+                        "已完成 {done}/{} 步；下一步：{}",
+                        q.steps.len(),
+                        step.label()
+                    ),
+                },
+            )
+        }
+        None => (
+            "继续快速起步".to_string(),
+            "设定、角色、风格样本、试写 3 章，确认后进入卷规划".to_string(),
+        ),
+    };
+    build(vec![
+        labelled(OptionId::ContinueQuickStart, label, why),
+        import_research(),
+        show_status(),
+    ])
+}
+
+/// The volume is written: plan the next one (the flow runs the volume review first when it is
+/// not done).
+fn volume_done_menu(f: &MenuFacts<'_>, end: Option<u32>) -> Menu {
+    let cp = f.checkpoint;
+    let v = cp.current_volume;
+    let written = match end {
+        Some(e) if cp.last_completed_chapter > e => format!(
+            "第 {v} 卷已写完（计划到第 {e} 章，已写到第 {} 章）",
+            cp.last_completed_chapter
+        ),
+        Some(e) => format!("第 {v} 卷已写完（到第 {e} 章）"),
+        None => format!("第 {v} 卷已写完"),
+    };
+    let review_due = f.reviews_due.iter().any(|r| r.kind == ReviewKind::Volume)
+        || cp.orchestrator_state != OrchestratorState::VolReview;
+    let why = if review_due {
+        format!("{written}：先做卷末回顾，再规划第 {} 卷", v + 1)
+    } else {
+        format!("{written}，卷末回顾已完成：规划第 {} 卷", v + 1)
+    };
+    let next = cp.last_completed_chapter + 1;
+    build(vec![
+        opt(OptionId::PlanVolume, why),
+        quality_review(f),
+        opt(
+            OptionId::ContinueWriting,
+            format!("不开新卷，接着写第 {next} 章（超出本卷计划）"),
+        ),
+    ])
+}
+
+/// The menu for a project (see the module note for the order).
+pub fn menu(f: &MenuFacts<'_>) -> Menu {
+    let cp = f.checkpoint;
+    let d = f.disk;
+    if let Some(n) = d.commit_journal {
+        return build(vec![
+            opt(
+                OptionId::Recover,
+                format!("第 {n} 章的提交被中断：先补完它，再说从哪一步继续"),
+            ),
+            show_status(),
+        ]);
+    }
+    match &d.lock {
+        LockFact::Stale { why } => {
+            return build(vec![
+                opt(
+                    OptionId::Recover,
+                    format!("项目锁已失效（{why}）：清理后从中断处继续"),
+                ),
+                show_status(),
+            ]);
+        }
+        LockFact::HeldByOther { holder, .. } => {
+            return build(vec![
+                opt(
+                    OptionId::WaitLock,
+                    format!("另一个会话正在处理本项目（{holder}）：等它结束"),
+                ),
+                opt(
+                    OptionId::Recover,
+                    "只有确认那个会话已经不在运行时才选：清除锁并恢复",
+                ),
+                show_status(),
+            ]);
+        }
+        _ => {}
+    }
+    if cp.orchestrator_state == OrchestratorState::Init {
+        return quick_start_menu(f);
+    }
+    if let Some(a) = cp
+        .pending_actions
+        .iter()
+        .find(|a| a.kind == SPEC_PROPAGATION)
+    {
+        return build(vec![
+            opt(
+                OptionId::ReviewPropagation,
+                format!("有待处理的设定变更传播（{}）：受影响的契约要先复核", a.id),
+            ),
+            opt(
+                OptionId::ContinueWriting,
+                "暂不复核、继续写作：受影响的章节可能与新设定矛盾",
+            ),
+            show_status(),
+        ]);
+    }
+    if let Some(n) = cp.inflight_chapter {
+        if cp.orchestrator_state == OrchestratorState::ErrorRetry {
+            return build(vec![
+                labelled(
+                    OptionId::ContinueWriting,
+                    format!("继续第 {n} 章"),
+                    error_why(cp, Some(n)),
+                ),
+                opt(
+                    OptionId::Recover,
+                    "检查中断留下的文件与锁，说明从哪一步继续",
+                ),
+                show_status(),
+            ]);
+        }
+        let staging = d.staging.clone().unwrap_or_else(StagingFacts::nothing);
+        if resume_point(cp, &staging).step == ResumeStep::AskAuthor {
+            let score = current_gate(cp, n)
+                .map(|g| format!("（总分 {:.2}）", g.overall))
+                .unwrap_or_default();
+            return build(vec![
+                labelled(
+                    OptionId::DecidePausedChapter,
+                    format!("处理暂停的第 {n} 章"),
+                    format!("第 {n} 章被质量门控暂停{score}：接受现稿还是重写，由你决定"),
+                ),
+                quality_review(f),
+                show_status(),
+            ]);
+        }
+        return build(vec![
+            labelled(
+                OptionId::ContinueWriting,
+                format!("继续第 {n} 章"),
+                format!(
+                    "第 {n} 章写到一半（阶段 {}），从断点继续",
+                    stage_name(cp.pipeline_stage)
+                ),
+            ),
+            quality_review(f),
+            show_status(),
+        ]);
+    }
+    let last = cp.last_completed_chapter;
+    let v = cp.current_volume;
+    match cp.orchestrator_state {
+        OrchestratorState::Init | OrchestratorState::QuickStart => quick_start_menu(f),
+        OrchestratorState::ErrorRetry => build(vec![
+            opt(
+                OptionId::ContinueWriting,
+                error_why(cp, cp.error.as_ref().and_then(|e| e.chapter)),
+            ),
+            opt(
+                OptionId::Recover,
+                "检查中断留下的文件与锁，说明从哪一步继续",
+            ),
+            show_status(),
+        ]),
+        OrchestratorState::VolPlanning => {
+            let why = if f.volume_outline {
+                format!(
+                    "第 {v} 卷大纲已有：检查通过后开卷（novel volume check {v}，再 novel volume open {v}）"
+                )
+            } else {
+                format!("PlotArchitect 规划第 {v} 卷：大纲、故事线节奏、伏笔与章节契约")
+            };
+            build(vec![
+                labelled(OptionId::PlanVolume, format!("规划第 {v} 卷"), why),
+                update_spec(),
+                import_research(),
+                quality_review(f),
+            ])
+        }
+        OrchestratorState::VolReview => volume_done_menu(f, d.volume_end),
+        OrchestratorState::Writing | OrchestratorState::ChapterRewrite => {
+            if let Some(end) = d.volume_end
+                && last >= end
+            {
+                return volume_done_menu(f, Some(end));
+            }
+            let written = if last == 0 || f.volume_start == Some(last + 1) {
+                format!("第 {v} 卷从第 {} 章开始", last + 1)
+            } else {
+                format!("第 {v} 卷写到第 {last} 章，下一章第 {} 章", last + 1)
+            };
+            if f.reviews_due.iter().any(|r| r.kind != ReviewKind::Volume) {
+                build(vec![
+                    quality_review(f),
+                    opt(
+                        OptionId::ContinueWriting,
+                        format!("{written}（回顾可以稍后再做）"),
+                    ),
+                    update_spec(),
+                    import_research(),
+                ])
+            } else {
+                build(vec![
+                    opt(OptionId::ContinueWriting, written),
+                    quality_review(f),
+                    import_research(),
+                    update_spec(),
+                ])
+            }
+        }
+    }
+}
+
+/// One line per option for the human output (`1. 继续写作（推荐）— 为什么`).
+pub fn render(menu: &Menu) -> String {
+    let mut out = String::from("可选：\n");
+    for (i, o) in menu.options.iter().enumerate() {
+        out.push_str(&format!(
+            "  {}. {}{} — {}\n",
+            i + 1,
+            o.label,
+            if o.recommended { "（推荐）" } else { "" },
+            o.why
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::PipelineStage;
+
+    fn cp(state: OrchestratorState, last: u32) -> Checkpoint {
+        serde_json::from_value(serde_json::json!({
+            "last_completed_chapter": last, "current_volume": 2,
+            "orchestrator_state": state,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn reviews_are_wanted_every_five_and_ten_chapters_and_at_the_volume_end() {
+        let kinds = |c: &Checkpoint| -> Vec<(ReviewKind, u32, Option<u32>)> {
+            reviews_wanted(c)
+                .iter()
+                .map(|r| (r.kind, r.chapter, r.volume))
+                .collect()
+        };
+        assert_eq!(kinds(&cp(OrchestratorState::Writing, 0)), []);
+        assert_eq!(kinds(&cp(OrchestratorState::Writing, 7)), []);
+        assert_eq!(
+            kinds(&cp(OrchestratorState::Writing, 15)),
+            [(ReviewKind::Brief, 15, None)]
+        );
+        assert_eq!(
+            kinds(&cp(OrchestratorState::VolReview, 40)),
+            [
+                (ReviewKind::Brief, 40, None),
+                (ReviewKind::Consistency, 40, None),
+                (ReviewKind::Volume, 40, Some(2))
+            ]
+        );
+    }
+
+    /// Every combination of state, chapter in flight, stage, lock, journal, propagation and
+    /// due reviews gives 2–4 options, exactly one recommended and first, each leading to
+    /// exactly one of a flow or a command, no id twice.
+    #[test]
+    fn every_situation_gives_a_well_formed_menu() {
+        use OrchestratorState as S;
+        let locks = [
+            LockFact::Free,
+            LockFact::Stale {
+                why: "久无心跳".into(),
+            },
+            LockFact::HeldByOther {
+                chapter: Some(41),
+                holder: "进程 9".into(),
+            },
+            LockFact::HeldByThisSession {
+                chapter: Some(41),
+                token: "t".into(),
+            },
+        ];
+        let due = [ReviewDue {
+            kind: ReviewKind::Brief,
+            chapter: 40,
+            volume: None,
+            command: ReviewKind::Brief.command(),
+            report: "logs/reviews/brief-chapter-040.json".into(),
+        }];
+        let mut checkpoints = Vec::new();
+        for state in [
+            S::Init,
+            S::QuickStart,
+            S::VolPlanning,
+            S::Writing,
+            S::ChapterRewrite,
+            S::VolReview,
+            S::ErrorRetry,
+        ] {
+            for inflight in [None, Some(41)] {
+                for stage in [
+                    None,
+                    Some(PipelineStage::Drafted),
+                    Some(PipelineStage::Judged),
+                ] {
+                    for pending in [false, true] {
+                        let mut c = cp(state, 40);
+                        c.inflight_chapter = inflight;
+                        c.pipeline_stage = stage;
+                        if pending {
+                            c.pending_actions.push(
+                                serde_json::from_value(
+                                    serde_json::json!({"id": "sp-1", "type": SPEC_PROPAGATION}),
+                                )
+                                .unwrap(),
+                            );
+                        }
+                        checkpoints.push(c);
+                    }
+                }
+            }
+        }
+        let mut disks = Vec::new();
+        for lock in &locks {
+            for journal in [None, Some(41)] {
+                for end in [None, Some(40), Some(50)] {
+                    disks.push(DiskFacts {
+                        lock: lock.clone(),
+                        commit_journal: journal,
+                        volume_end: end,
+                        ..DiskFacts::quiet()
+                    });
+                }
+            }
+        }
+        let mut seen = 0;
+        for c in &checkpoints {
+            for disk in &disks {
+                for reviews in [&due[..0], &due[..]] {
+                    let m = menu(&MenuFacts {
+                        checkpoint: c,
+                        disk,
+                        quick_start: None,
+                        reviews_due: reviews,
+                        volume_outline: false,
+                        volume_start: Some(31),
+                    });
+                    let ctx = format!("{c:?} {disk:?} {}", reviews.len());
+                    assert!((2..=4).contains(&m.options.len()), "{ctx}");
+                    assert!(m.options[0].recommended, "{ctx}");
+                    assert_eq!(m.recommended, m.options[0].id, "{ctx}");
+                    assert_eq!(
+                        m.options.iter().filter(|o| o.recommended).count(),
+                        1,
+                        "{ctx}"
+                    );
+                    for o in &m.options {
+                        assert!(o.flow.is_some() != o.command.is_some(), "{ctx}");
+                        assert!(!o.why.is_empty() && !o.label.is_empty(), "{ctx}");
+                    }
+                    let mut ids: Vec<&str> = m.options.iter().map(|o| o.id.as_str()).collect();
+                    ids.sort_unstable();
+                    ids.dedup();
+                    assert_eq!(ids.len(), m.options.len(), "{ctx}");
+                    // An interrupted commit and a stale lock always come first.
+                    if disk.commit_journal.is_some() || matches!(disk.lock, LockFact::Stale { .. })
+                    {
+                        assert_eq!(m.recommended, OptionId::Recover, "{ctx}");
+                    }
+                    seen += 1;
+                }
+            }
+        }
+        assert_eq!(seen, (7 * 2 * 3 * 2) * (4 * 2 * 3) * 2);
+    }
+
+    #[test]
+    fn option_ids_serialise_as_the_contract_names() {
+        for id in [
+            OptionId::CreateProject,
+            OptionId::ShowHelp,
+            OptionId::ContinueQuickStart,
+            OptionId::ContinueWriting,
+            OptionId::DecidePausedChapter,
+            OptionId::QualityReview,
+            OptionId::ImportResearch,
+            OptionId::UpdateSpec,
+            OptionId::ReviewPropagation,
+            OptionId::PlanVolume,
+            OptionId::ReviewVolume,
+            OptionId::Recover,
+            OptionId::WaitLock,
+            OptionId::ShowStatus,
+        ] {
+            assert_eq!(serde_json::to_value(id).unwrap(), id.as_str());
+        }
+    }
+}

@@ -1,0 +1,614 @@
+//! `novel status` (PRD §2.4; `docs/orchestration.md` §4): where the book stands, gathered
+//! from the files and never guessed. Tolerant: every file that cannot be read or parsed, and
+//! every disagreement between the checkpoint and the chapters on disk, is a listed problem —
+//! status is what an author runs when something is wrong, so it never stops at the first.
+//!
+//! Fast on a long book: each committed chapter's 字数, score, gate decision and storyline come
+//! from its pipeline log (one small file per chapter, written at commit); only chapters whose
+//! log lacks a figure have their text counted (with the caller's platform counter), their
+//! evaluation read, or the changelog / summary consulted. Files are parsed with serde, no JSON
+//! Schema is compiled.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::time::Duration;
+
+use novel_core::context::session::state_name;
+use novel_core::context::text::summary_parts;
+use novel_core::menu::ReviewDue;
+use novel_core::model::common::{ForeshadowStatus, GateDecision};
+use novel_core::model::style::StyleDrift;
+use novel_core::model::{
+    Checkpoint, CurrentState, ErrorRecord, Evaluation, ForeshadowingGlobal, PendingAction,
+    PipelineLog, PipelineStage, Settings, StorylineSchedule, Storylines,
+};
+use novel_core::next::is_overdue;
+use novel_core::ops::SKIPPED_REBUILD_THRESHOLD;
+use novel_core::pipeline::stage_name;
+use novel_core::status::{StorylineRhythm, Trend, headline, storyline_rhythm, trend};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::chapter as tx;
+use crate::error::StoreError;
+use crate::io::read_text;
+use crate::layout;
+use crate::lock::{self, LockState};
+use crate::next::{VolumeSpan, reviews_due, volume_span};
+use crate::project::Project;
+
+/// The key of a pipeline log that records the committed chapter's 字数 (written at commit).
+pub const LOG_CHARS: &str = "chars";
+/// The key of a pipeline log with the score the gate counted.
+pub const LOG_GATE_OVERALL: &str = "gate_overall";
+/// How many recent scores `status` shows (and takes the trend of).
+pub const RECENT_SCORES: usize = 5;
+
+/// The current volume as status sees it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VolumeStatus {
+    pub current: Option<u32>,
+    pub range: Option<[u32; 2]>,
+    pub range_source: Option<&'static str>,
+    /// The last completed chapter is past the volume's planned end (`第51/50章（超出）`).
+    pub over_plan: bool,
+}
+
+/// The chapter in flight.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Inflight {
+    pub chapter: u32,
+    pub stage: Option<PipelineStage>,
+    pub stage_label: &'static str,
+    pub revision_count: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VolumeChars {
+    pub volume: u32,
+    pub chapters: usize,
+    pub chars: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Chars {
+    /// Platform 字数 of every committed chapter (the `novel count` rule).
+    pub total: u64,
+    pub per_volume: Vec<VolumeChars>,
+    /// Chapters whose 字数 came from counting their text (their log did not record it).
+    pub counted_from_text: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScoredChapter {
+    pub chapter: u32,
+    pub score: f64,
+    pub decision: Option<GateDecision>,
+    pub revisions: u32,
+    pub force_passed: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Scores {
+    /// Mean of every committed chapter's counted score.
+    pub average: Option<f64>,
+    pub scored_chapters: usize,
+    /// The last [`RECENT_SCORES`], oldest first.
+    pub recent: Vec<ScoredChapter>,
+    pub trend: Option<Trend>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Foreshadowing {
+    /// Not resolved.
+    pub open: usize,
+    /// Short threads past their range (`novel_core::next::is_overdue`), by id.
+    pub overdue: Vec<String>,
+}
+
+/// The pipeline logs summed; unknown figures stay unknown.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct PipelineSums {
+    pub logs: usize,
+    pub revisions: u32,
+    pub force_passed: usize,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub duration_ms: u64,
+    pub cost_usd: f64,
+    /// Chapters with at least one stage whose cost is unknown (the sum is a lower bound).
+    pub chapters_without_cost: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Reviews {
+    pub due: Vec<ReviewDue>,
+}
+
+/// Everything `novel status` reports (its `--json` `data`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Status {
+    pub headline: String,
+    pub title: Option<String>,
+    pub state: Option<novel_core::model::OrchestratorState>,
+    pub state_label: Option<&'static str>,
+    pub stage: Option<PipelineStage>,
+    pub stage_label: &'static str,
+    pub volume: VolumeStatus,
+    pub last_completed_chapter: Option<u32>,
+    pub inflight: Option<Inflight>,
+    /// Why the orchestrator is in ERROR_RETRY.
+    pub error: Option<ErrorRecord>,
+    pub chars: Chars,
+    pub scores: Scores,
+    pub storylines: Vec<StorylineRhythm>,
+    pub foreshadowing: Foreshadowing,
+    pub pending_actions: Vec<PendingAction>,
+    /// The lock (`state` free | held | stale), its token removed.
+    pub lock: Value,
+    /// The same, for rendering (never serialised: it carries the token).
+    #[serde(skip)]
+    pub lock_state: LockState,
+    pub interrupted_commit: Option<u32>,
+    pub style_drift: Option<StyleDrift>,
+    pub pipeline: PipelineSums,
+    pub reviews: Reviews,
+    pub skipped_chapters: Vec<u32>,
+    pub recommend_rebuild: bool,
+    /// Chapters on disk (`chapters/chapter-NNN.md`).
+    pub chapters_committed: usize,
+    /// Same as `scores.average` (kept for older readers).
+    pub average_score: Option<f64>,
+    pub checkpoint: Option<Checkpoint>,
+    /// Files that could not be read or parsed, and disagreements between them.
+    pub problems: Vec<String>,
+}
+
+/// Problems, each once, in the order found.
+#[derive(Default)]
+struct Problems(Vec<String>);
+
+impl Problems {
+    fn push(&mut self, p: String) {
+        if !self.0.contains(&p) {
+            self.0.push(p);
+        }
+    }
+
+    fn extend(&mut self, ps: Vec<String>) {
+        for p in ps {
+            self.push(p);
+        }
+    }
+}
+
+/// A file: `None` when absent; a problem when unreadable or not `T`.
+fn load<T: DeserializeOwned>(project: &Project, rel: &str, problems: &mut Problems) -> Option<T> {
+    let text = match read_text(&project.path(rel)) {
+        Ok(t) => t,
+        Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            return None;
+        }
+        Err(e) => {
+            problems.push(format!("{rel} 无法读取：{e}"));
+            return None;
+        }
+    };
+    match serde_json::from_str(&text) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            problems.push(format!("{rel} 无法解析：{e}"));
+            None
+        }
+    }
+}
+
+/// Chapter numbers of `dir/chapter-NNN<suffix>` files, sorted.
+fn chapter_numbers(project: &Project, dir: &str, suffix: &str) -> Vec<u32> {
+    let mut out: Vec<u32> = fs::read_dir(project.path(dir))
+        .map(|r| {
+            r.filter_map(|e| e.ok())
+                .filter_map(|e| {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    let stem = name.strip_suffix(suffix)?;
+                    let n: u32 = stem.strip_prefix("chapter-")?.parse().ok()?;
+                    (layout::chapter_stem(n) == stem).then_some(n)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort_unstable();
+    out
+}
+
+/// Volume numbers with a `volumes/vol-NN` directory, sorted.
+fn volume_numbers(project: &Project) -> Vec<u32> {
+    let mut out: Vec<u32> = fs::read_dir(project.path("volumes"))
+        .map(|r| {
+            r.filter_map(|e| e.ok())
+                .filter(|e| e.path().is_dir())
+                .filter_map(|e| {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    let v: u32 = name.strip_prefix("vol-")?.parse().ok()?;
+                    (layout::volume_dir(v) == format!("volumes/{name}")).then_some(v)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort_unstable();
+    out
+}
+
+/// "第 3、5、7 章" with at most ten numbers shown.
+fn chapter_list(ns: &[u32]) -> String {
+    let shown: Vec<String> = ns.iter().take(10).map(u32::to_string).collect();
+    if ns.len() > 10 {
+        format!("第 {} 等 {} 章", shown.join("、"), ns.len())
+    } else {
+        format!("第 {} 章", shown.join("、"))
+    }
+}
+
+/// What the status reads of one committed chapter.
+#[derive(Default)]
+struct ChapterFigures {
+    chars: Option<u64>,
+    score: Option<f64>,
+    decision: Option<GateDecision>,
+    revisions: u32,
+    force_passed: bool,
+    storyline: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+struct LightEntry {
+    chapter: u32,
+    #[serde(default)]
+    storyline_id: Option<String>,
+}
+
+/// Gathers the status. `count` is the platform 字数 of a chapter's text (`novel_text::count`).
+pub fn gather(project: &Project, count: &dyn Fn(&str) -> usize) -> Status {
+    let mut problems = Problems::default();
+    let settings: Settings = load(project, layout::SETTINGS, &mut problems).unwrap_or_default();
+    let cp: Option<Checkpoint> = match read_text(&project.path(layout::CHECKPOINT)) {
+        Ok(t) => match serde_json::from_str(&t) {
+            Ok(cp) => Some(cp),
+            Err(e) => {
+                problems.push(format!("断点文件 .checkpoint.json 无法解析：{e}"));
+                None
+            }
+        },
+        Err(e) => {
+            problems.push(format!("断点文件 .checkpoint.json 无法读取：{e}"));
+            None
+        }
+    };
+    let committed = chapter_numbers(project, "chapters", ".md");
+    let committed_set: BTreeSet<u32> = committed.iter().copied().collect();
+    let journal = match tx::read_journal(project) {
+        Ok(j) => j.map(|j| j.chapter),
+        Err(e) => {
+            problems.push(format!("提交日志无法读取：{e}"));
+            None
+        }
+    };
+    let last = cp
+        .as_ref()
+        .map_or(committed.last().copied().unwrap_or(0), |c| {
+            c.last_completed_chapter
+        });
+
+    // The checkpoint against the chapters on disk.
+    if let Some(c) = &cp {
+        let missing: Vec<u32> = (1..=c.last_completed_chapter)
+            .filter(|n| !committed_set.contains(n))
+            .collect();
+        let recover = if journal.is_some() {
+            "（有被中断的提交：先运行 novel chapter recover）"
+        } else {
+            ""
+        };
+        if !missing.is_empty() {
+            problems.push(format!(
+                "断点记录已完成到第 {} 章，但 chapters/ 里没有{}{recover}",
+                c.last_completed_chapter,
+                chapter_list(&missing)
+            ));
+        }
+        let extra: Vec<u32> = committed
+            .iter()
+            .copied()
+            .filter(|n| *n > c.last_completed_chapter)
+            .collect();
+        if !extra.is_empty() && journal.is_none() {
+            problems.push(format!(
+                "chapters/ 里有{}，但断点只记录到第 {} 章",
+                chapter_list(&extra),
+                c.last_completed_chapter
+            ));
+        }
+    }
+    if let Err(e) = read_text(&project.path(layout::CURRENT_STATE))
+        .map_err(|e| e.to_string())
+        .and_then(|t| {
+            serde_json::from_str::<CurrentState>(&t).map_err(|e| format!("无法解析：{e}"))
+        })
+    {
+        problems.push(format!("状态文件 {} {e}", layout::CURRENT_STATE));
+    }
+
+    // Per chapter: the pipeline logs first.
+    let mut counted_from_text = 0usize;
+    let mut figures: BTreeMap<u32, ChapterFigures> = BTreeMap::new();
+    let mut pipeline = PipelineSums::default();
+    for n in chapter_numbers(project, "logs", "-log.json") {
+        let rel = layout::log_file(n);
+        let Some(log) = load::<PipelineLog>(project, &rel, &mut problems) else {
+            continue;
+        };
+        pipeline.logs += 1;
+        pipeline.revisions += log.revisions;
+        pipeline.force_passed += usize::from(log.force_passed);
+        let mut cost_known = !log.stages.is_empty();
+        for s in &log.stages {
+            pipeline.input_tokens += s.input_tokens.unwrap_or(0);
+            pipeline.output_tokens += s.output_tokens.unwrap_or(0);
+            pipeline.duration_ms += s.duration_ms.unwrap_or(0);
+            match s.extra.get("cost_usd").and_then(Value::as_f64) {
+                Some(c) => pipeline.cost_usd += c,
+                None => cost_known = false,
+            }
+        }
+        pipeline.chapters_without_cost += usize::from(!cost_known);
+        figures.insert(
+            n,
+            ChapterFigures {
+                chars: log.extra.get(LOG_CHARS).and_then(Value::as_u64),
+                score: log.extra.get(LOG_GATE_OVERALL).and_then(Value::as_f64),
+                decision: log.gate_decision,
+                revisions: log.revisions,
+                force_passed: log.force_passed,
+                storyline: log.storyline_id,
+            },
+        );
+    }
+    // Then, for committed chapters whose log lacks a figure, the files themselves.
+    let mut needs_storyline = Vec::new();
+    for &n in &committed {
+        let f = figures.entry(n).or_default();
+        if f.chars.is_none() {
+            match read_text(&project.path(&layout::chapter_file(n))) {
+                Ok(t) => {
+                    f.chars = Some(count(&t) as u64);
+                    counted_from_text += 1;
+                }
+                Err(e) => problems.push(format!("{} 无法读取：{e}", layout::chapter_file(n))),
+            }
+        }
+        if f.score.is_none() {
+            let rel = layout::evaluation_file(n);
+            if let Some(e) = load::<Evaluation>(project, &rel, &mut problems) {
+                f.score = Some(novel_core::gate::weighted_overall(&e).0);
+            }
+        }
+        if f.storyline.is_none() {
+            needs_storyline.push(n);
+        }
+    }
+    if !needs_storyline.is_empty() {
+        if let Ok(text) = read_text(&project.path(layout::CHANGELOG)) {
+            for line in text.lines().filter(|l| !l.trim().is_empty()) {
+                if let Ok(e) = serde_json::from_str::<LightEntry>(line)
+                    && let Some(f) = figures.get_mut(&e.chapter)
+                    && f.storyline.is_none()
+                    && committed_set.contains(&e.chapter)
+                {
+                    f.storyline = e.storyline_id;
+                }
+            }
+        }
+        for n in needs_storyline {
+            let f = figures.entry(n).or_default();
+            if f.storyline.is_none()
+                && let Ok(t) = read_text(&project.path(&layout::summary_file(n)))
+            {
+                f.storyline = summary_parts(&t).storyline;
+            }
+        }
+    }
+
+    // Volumes: the current one's span, and every known one for 字数 per volume.
+    let current = cp.as_ref().map(|c| c.current_volume.max(1));
+    let mut span_problems = Vec::new();
+    let mut spans: Vec<(u32, VolumeSpan)> = Vec::new();
+    let mut vols = volume_numbers(project);
+    if let Some(v) = current
+        && !vols.contains(&v)
+    {
+        vols.push(v);
+        vols.sort_unstable();
+    }
+    for v in vols {
+        if let Some(s) = volume_span(project, v, &mut span_problems) {
+            spans.push((v, s));
+        }
+    }
+    problems.extend(span_problems);
+    let current_span =
+        current.and_then(|v| spans.iter().find(|(w, _)| *w == v).map(|(_, s)| s.clone()));
+    let volume_of = |c: u32| -> u32 {
+        spans
+            .iter()
+            .rev()
+            .find(|(_, s)| s.range[0] <= c)
+            .map(|(v, _)| *v)
+            .unwrap_or(if spans.is_empty() {
+                current.unwrap_or(1)
+            } else {
+                1
+            })
+    };
+    let mut per_volume: BTreeMap<u32, (usize, u64)> = BTreeMap::new();
+    let mut total = 0u64;
+    for &n in &committed {
+        let f = &figures[&n];
+        let chars = f.chars.unwrap_or(0);
+        total += chars;
+        let e = per_volume.entry(volume_of(n)).or_default();
+        e.0 += 1;
+        e.1 += chars;
+    }
+
+    // Scores.
+    let scored: Vec<ScoredChapter> = committed
+        .iter()
+        .filter_map(|n| {
+            let f = &figures[n];
+            f.score.map(|score| ScoredChapter {
+                chapter: *n,
+                score,
+                decision: f.decision,
+                revisions: f.revisions,
+                force_passed: f.force_passed,
+            })
+        })
+        .collect();
+    let average = (!scored.is_empty())
+        .then(|| scored.iter().map(|s| s.score).sum::<f64>() / scored.len() as f64);
+    let recent: Vec<ScoredChapter> = scored
+        .iter()
+        .skip(scored.len().saturating_sub(RECENT_SCORES))
+        .cloned()
+        .collect();
+    let scores = Scores {
+        average,
+        scored_chapters: scored.len(),
+        trend: trend(&recent.iter().map(|s| s.score).collect::<Vec<_>>()),
+        recent,
+    };
+
+    // Storylines and their rhythm against the current schedule.
+    let storylines = load::<Storylines>(project, layout::STORYLINES, &mut problems);
+    let schedule = current.and_then(|v| {
+        load::<StorylineSchedule>(
+            project,
+            &format!("{}/storyline-schedule.json", layout::volume_dir(v)),
+            &mut problems,
+        )
+    });
+    let appearances: BTreeMap<u32, String> = committed
+        .iter()
+        .filter_map(|n| figures[n].storyline.clone().map(|s| (*n, s)))
+        .collect();
+    let rhythm = storylines.as_ref().map_or_else(Vec::new, |s| {
+        storyline_rhythm(
+            s,
+            schedule.as_ref(),
+            &appearances,
+            last,
+            current_span.as_ref().map(|s| s.range[0]),
+        )
+    });
+
+    // Foreshadowing.
+    let mut foreshadowing = Foreshadowing {
+        open: 0,
+        overdue: Vec::new(),
+    };
+    if let Some(g) =
+        load::<ForeshadowingGlobal>(project, layout::FORESHADOWING_GLOBAL, &mut problems)
+    {
+        for f in &g.foreshadowing {
+            if f.status != ForeshadowStatus::Resolved {
+                foreshadowing.open += 1;
+            }
+            if is_overdue(f.scope, f.status, f.target_resolve_range, last) {
+                foreshadowing.overdue.push(f.id.clone());
+            }
+        }
+        foreshadowing.overdue.sort();
+    }
+
+    let skipped = tx::skipped_deltas(project).unwrap_or_else(|e| {
+        problems.push(format!("变更日志有问题：{e}"));
+        Vec::new()
+    });
+    let lock_state = lock::status(
+        project,
+        Duration::from_secs(u64::from(settings.lock.stale_minutes.max(1)) * 60),
+    );
+    let mut lock_json = serde_json::to_value(&lock_state).unwrap_or(Value::Null);
+    if let Some(info) = lock_json.get_mut("info").and_then(Value::as_object_mut) {
+        info.remove("token");
+    }
+    let style_drift = load::<StyleDrift>(project, layout::STYLE_DRIFT, &mut problems);
+    let due = cp
+        .as_ref()
+        .map_or_else(Vec::new, |c| reviews_due(project, c));
+
+    let over_plan = current_span.as_ref().is_some_and(|s| last > s.range[1]);
+    let per_volume: Vec<VolumeChars> = per_volume
+        .into_iter()
+        .map(|(volume, (chapters, chars))| VolumeChars {
+            volume,
+            chapters,
+            chars,
+        })
+        .collect();
+    Status {
+        headline: headline(
+            current,
+            last,
+            current_span.as_ref().map(|s| s.range[1]),
+            total,
+            average,
+            foreshadowing.open,
+        ),
+        title: settings.title.clone(),
+        state: cp.as_ref().map(|c| c.orchestrator_state),
+        state_label: cp.as_ref().map(|c| state_name(c.orchestrator_state)),
+        stage: cp.as_ref().and_then(|c| c.pipeline_stage),
+        stage_label: stage_name(cp.as_ref().and_then(|c| c.pipeline_stage)),
+        volume: VolumeStatus {
+            current,
+            range: current_span.as_ref().map(|s| s.range),
+            range_source: current_span.as_ref().map(|s| s.range_source),
+            over_plan,
+        },
+        last_completed_chapter: cp.as_ref().map(|c| c.last_completed_chapter),
+        inflight: cp.as_ref().and_then(|c| {
+            c.inflight_chapter.map(|n| Inflight {
+                chapter: n,
+                stage: c.pipeline_stage,
+                stage_label: stage_name(c.pipeline_stage),
+                revision_count: c.revision_count,
+            })
+        }),
+        error: cp.as_ref().and_then(|c| c.error.clone()),
+        chars: Chars {
+            total,
+            per_volume,
+            counted_from_text,
+        },
+        average_score: scores.average,
+        scores,
+        storylines: rhythm,
+        foreshadowing,
+        pending_actions: cp
+            .as_ref()
+            .map_or_else(Vec::new, |c| c.pending_actions.clone()),
+        lock: lock_json,
+        lock_state,
+        interrupted_commit: journal,
+        style_drift,
+        pipeline,
+        reviews: Reviews { due },
+        recommend_rebuild: skipped.len() >= SKIPPED_REBUILD_THRESHOLD,
+        skipped_chapters: skipped,
+        chapters_committed: committed.len(),
+        checkpoint: cp,
+        problems: problems.0,
+    }
+}
