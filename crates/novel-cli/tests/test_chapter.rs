@@ -11,9 +11,9 @@ use serde_json::{Value, json};
 use crate::support::*;
 
 /// A fixed clock (debug builds only) so two runs produce identical bytes.
-const NOW: &str = "1795325400";
+pub(crate) const NOW: &str = "1795325400";
 
-fn run(root: &Path, args: &[&str]) -> Output {
+pub(crate) fn run(root: &Path, args: &[&str]) -> Output {
     Command::new(bin())
         .args(args)
         .current_dir(root)
@@ -24,7 +24,7 @@ fn run(root: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
-fn ok(root: &Path, args: &[&str]) -> Value {
+pub(crate) fn ok(root: &Path, args: &[&str]) -> Value {
     let mut full = vec!["--json"];
     full.extend_from_slice(args);
     let out = run(root, &full);
@@ -32,7 +32,7 @@ fn ok(root: &Path, args: &[&str]) -> Value {
     json(&out)
 }
 
-fn fail(root: &Path, args: &[&str], exit: i32, code_str: &str) -> Value {
+pub(crate) fn fail(root: &Path, args: &[&str], exit: i32, code_str: &str) -> Value {
     let mut full = vec!["--json"];
     full.extend_from_slice(args);
     let out = run(root, &full);
@@ -133,7 +133,7 @@ pub(crate) fn stage_eval(root: &Path, n: u32, score: f64, second: bool) {
 }
 
 /// Runs chapter n up to a passed gate; returns the lock token.
-fn up_to_gate(root: &Path, n: u32, key: bool) -> String {
+pub(crate) fn up_to_gate(root: &Path, n: u32, key: bool) -> String {
     let token = ok(root, &["chapter", "begin", &n.to_string()])["data"]["token"]
         .as_str()
         .unwrap()
@@ -370,7 +370,7 @@ fn out_of_order_attempts_are_refused() {
     assert_eq!(log["revisions"], 1);
 }
 
-fn tree(root: &Path) -> BTreeMap<String, Option<Vec<u8>>> {
+pub(crate) fn tree(root: &Path) -> BTreeMap<String, Option<Vec<u8>>> {
     let mut out = BTreeMap::new();
     for e in walkdir(root) {
         let rel = e.strip_prefix(root).unwrap().to_string_lossy().into_owned();
@@ -398,7 +398,7 @@ fn walkdir(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+pub(crate) fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {
         let p = e.unwrap().path();
@@ -411,7 +411,7 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-fn diff_trees(
+pub(crate) fn diff_trees(
     a: &BTreeMap<String, Option<Vec<u8>>>,
     b: &BTreeMap<String, Option<Vec<u8>>>,
 ) -> Vec<String> {
@@ -425,7 +425,7 @@ fn diff_trees(
 }
 
 /// A project with chapter 3 gated and ready to commit (two committed before it).
-fn ready_to_commit() -> (tempfile::TempDir, PathBuf, String) {
+pub(crate) fn ready_to_commit() -> (tempfile::TempDir, PathBuf, String) {
     let (t, root) = writing_project();
     for n in 1..=2 {
         let token = up_to_gate(&root, n, n == 1);

@@ -274,6 +274,33 @@ pub struct Journal {
     /// a chapter commit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retiring: Option<String>,
+    /// What wrote the journal when it is not a chapter commit or a retirement.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<JournalKind>,
+}
+
+/// The writers besides the chapter commit and the retirement that go through a journal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JournalKind {
+    /// `novel ops apply`: the state, the foreshadowing and one changelog line.
+    OpsApply,
+    /// `novel state rebuild --write`: the replayed state (and a truncated changelog).
+    Rebuild,
+}
+
+impl Journal {
+    /// What the journal carries, for messages (`补完了中断的…`, `…没有完成`).
+    pub fn describe(&self) -> String {
+        match (&self.retiring, self.kind) {
+            (Some(slug), _) => format!("角色 {slug} 的退场"),
+            (None, Some(JournalKind::OpsApply)) => {
+                format!("第 {} 章状态增量的合并（ops apply）", self.chapter)
+            }
+            (None, Some(JournalKind::Rebuild)) => "状态重建（state rebuild --write）".to_string(),
+            (None, None) => format!("第 {} 章的提交", self.chapter),
+        }
+    }
 }
 
 /// The journal of an interrupted commit, if any.
@@ -375,7 +402,9 @@ pub fn apply(project: &Project, journal: &Journal, failpoints: bool) -> Result<(
             }
         }
     }
-    sync_dir(&project.path("staging"))?;
+    if !journal.remove.is_empty() {
+        sync_dir(&project.path("staging"))?;
+    }
     step += 1;
     fp(step);
     lock::release_if_owner(project, &journal.token).map_err(|e| match e {
@@ -750,6 +779,7 @@ pub fn plan_commit(
         changelog_line,
         remove,
         retiring: None,
+        kind: None,
     })
 }
 

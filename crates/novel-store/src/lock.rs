@@ -62,6 +62,11 @@ pub enum LockError {
     NotHeld,
     #[error("另一个进程正在清理这把锁，请稍后重试")]
     Busy,
+    /// A journal (a commit, a retirement, an `ops apply`, a rebuild) is still on disk: its
+    /// writer died half-way. Any other writer would be overwritten when the journal is rolled
+    /// forward, so every writer refuses until `novel chapter recover` has finished it.
+    #[error("{what}没有完成（日志 {} 仍在）", layout::JOURNAL)]
+    JournalPending { what: String },
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -73,6 +78,7 @@ impl LockError {
             LockError::NotOwner => "E_LOCK_OWNER",
             LockError::NotHeld => "E_NOT_LOCKED",
             LockError::Busy => "E_LOCK_BUSY",
+            LockError::JournalPending { .. } => "E_JOURNAL",
             LockError::Store(e) => e.code(),
         }
     }
@@ -352,14 +358,30 @@ pub fn break_stale(project: &Project, stale_after: Duration) -> Result<Option<Br
     })
 }
 
+/// Refuses while a journal is pending (see [`LockError::JournalPending`]). Every path by which
+/// a writer gets the lock — [`acquire`], [`Held::take`], [`heartbeat`] — goes through here, so
+/// no writer can run between a crash and the roll-forward that would overwrite its work.
+pub fn ensure_no_journal(project: &Project) -> Result<(), LockError> {
+    let path = project.path(layout::JOURNAL);
+    if !path.exists() {
+        return Ok(());
+    }
+    let what = match crate::chapter::read_journal(project) {
+        Ok(Some(j)) => j.describe(),
+        _ => "一次写入".to_string(),
+    };
+    Err(LockError::JournalPending { what })
+}
+
 /// Takes the lock for `chapter`. A stale lock is broken first (race-free); a live one is a
-/// conflict naming its holder.
+/// conflict naming its holder. Refused while a journal is pending.
 pub fn acquire(
     project: &Project,
     chapter: Option<u32>,
     owner_pid: u32,
     stale_after: Duration,
 ) -> Result<Acquired, LockError> {
+    ensure_no_journal(project)?;
     let broke = break_stale(project, stale_after)?.map(|b| match b.info {
         Some(i) => format!("{}；{}", describe(&i), b.why),
         None => b.why,
@@ -436,6 +458,7 @@ pub fn verify(project: &Project, token: &str) -> Result<LockInfo, LockError> {
 pub fn heartbeat(project: &Project, token: &str) -> Result<LockInfo, LockError> {
     // Under the guard: a breaker cannot replace the lock between the check and the write.
     with_guard(project, || {
+        ensure_no_journal(project)?;
         let mut info = verify(project, token)?;
         info.heartbeat = now_secs();
         write_atomic(
@@ -505,6 +528,7 @@ pub struct Held<'a> {
 
 impl<'a> Held<'a> {
     pub fn take(project: &'a Project, stale_after: Duration) -> Result<Self, LockError> {
+        ensure_no_journal(project)?;
         if let LockState::Held { info, .. } = status(project, stale_after)
             && held_by_this_session(&info)
         {
@@ -523,6 +547,12 @@ impl<'a> Held<'a> {
     /// Hands the lock to a commit journal, whose last step (or `novel chapter recover` after a
     /// crash) releases it. Empty when the lock is the session's own: the journal leaves it.
     pub fn into_journal_token(mut self) -> String {
+        self.hand_to_journal()
+    }
+
+    /// Like [`Held::into_journal_token`] for a holder that is kept (and released, now a no-op,
+    /// by its owner afterwards).
+    pub fn hand_to_journal(&mut self) -> String {
         self.token.take().unwrap_or_default()
     }
 

@@ -70,14 +70,7 @@ fn save(project: &Project, cp: &mut Checkpoint) -> Result<(), CliError> {
 }
 
 fn begin(project: &Project, n: u32, owner: Option<u32>) -> Result<Report, CliError> {
-    if tx::read_journal(project)?.is_some() {
-        return Err(CliError::new(
-            "E_JOURNAL",
-            "上一次提交没有完成",
-            "先运行 novel chapter recover 补完它",
-            Exit::Conflict,
-        ));
-    }
+    lock::ensure_no_journal(project).map_err(lock_error)?;
     pipeline::check_begin(&tx::load_checkpoint(project)?, n).map_err(refusal)?;
     let pid = owner.unwrap_or_else(lock::session_pid);
     let got = lock::acquire(project, Some(n), pid, stale_after(project)).map_err(lock_error)?;
@@ -366,14 +359,7 @@ fn decision_zh(d: GateDecision) -> &'static str {
 
 fn commit(project: &Project, a: &ChapterCommitArgs) -> Result<Report, CliError> {
     let n = a.chapter;
-    if tx::read_journal(project)?.is_some() {
-        return Err(CliError::new(
-            "E_JOURNAL",
-            "上一次提交没有完成",
-            "先运行 novel chapter recover",
-            Exit::Conflict,
-        ));
-    }
+    lock::ensure_no_journal(project).map_err(lock_error)?;
     let mut cp = tx::load_checkpoint(project)?;
     not_failed(&cp)?;
     if cp.inflight_chapter != Some(n) {
@@ -484,14 +470,7 @@ fn fail(project: &Project, a: &ChapterFailArgs) -> Result<Report, CliError> {
             Exit::Usage,
         ));
     }
-    if tx::read_journal(project)?.is_some() {
-        return Err(CliError::new(
-            "E_JOURNAL",
-            "上一次提交没有完成",
-            "先运行 novel chapter recover 补完它",
-            Exit::Conflict,
-        ));
-    }
+    lock::ensure_no_journal(project).map_err(lock_error)?;
     let mut cp = tx::load_checkpoint(project)?;
     pipeline::check_fail(&cp, n).map_err(refusal)?;
     lock::verify(project, &a.token).map_err(lock_error)?;
@@ -528,10 +507,7 @@ fn recover(project: &Project) -> Result<Report, CliError> {
     let stale = stale_after(project);
     if let Some(journal) = tx::read_journal(project)? {
         tx::apply(project, &journal, false)?;
-        actions.push(match &journal.retiring {
-            Some(slug) => format!("补完了角色 {slug} 中断的退场"),
-            None => format!("补完了第 {} 章中断的提交", journal.chapter),
-        });
+        actions.push(format!("补完了中断的{}", journal.describe()));
     }
     if let Some(b) = lock::break_stale(project, stale).map_err(lock_error)? {
         actions.push(match &b.info {
