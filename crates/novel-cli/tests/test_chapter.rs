@@ -303,8 +303,23 @@ fn out_of_order_attempts_are_refused() {
         3,
         "E_STAGE_ORDER",
     );
-    // Resuming the in-flight chapter is allowed, but the lock is held by the live first run.
-    fail(&root, &["chapter", "begin", "1"], 3, "E_LOCKED");
+    // Resuming the in-flight chapter: this session gets its token back; another live session
+    // is refused while the first run holds the lock.
+    let resumed = ok(&root, &["chapter", "begin", "1"]);
+    assert_eq!(resumed["data"]["token"], json!(token));
+    let other = Alive::new();
+    fail(
+        &root,
+        &[
+            "chapter",
+            "begin",
+            "1",
+            "--owner-pid",
+            &other.pid().to_string(),
+        ],
+        3,
+        "E_LOCKED",
+    );
     // A failed gate cannot be committed.
     stage_drafts(&root, 1);
     ok(&root, &["chapter", "stage", "drafted", "--token", &token]);
@@ -539,9 +554,12 @@ fn commit_killed_at_random_points_recovers_to_the_same_bytes() {
 fn racing_begins_let_exactly_one_through() {
     for _ in 0..5 {
         let (_t, root) = writing_project();
-        let spawn = || {
+        // Two sessions (two live owners) race for the same chapter.
+        let owners = [Alive::new(), Alive::new()];
+        let spawn = |owner: &Alive| {
             Command::new(bin())
-                .args(["--json", "chapter", "begin", "1"])
+                .args(["--json", "chapter", "begin", "1", "--owner-pid"])
+                .arg(owner.pid().to_string())
                 .current_dir(&root)
                 .env_clear()
                 .env("PATH", "/usr/bin:/bin")
@@ -549,21 +567,21 @@ fn racing_begins_let_exactly_one_through() {
                 .spawn()
                 .unwrap()
         };
-        let (a, b) = (spawn(), spawn());
+        let (a, b) = (spawn(&owners[0]), spawn(&owners[1]));
         let outs = [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()];
         let codes: Vec<i32> = outs.iter().map(code).collect();
         let winners = codes.iter().filter(|c| **c == 0).count();
         assert_eq!(winners, 1, "{codes:?}");
-        let loser = outs.iter().find(|o| code(o) != 0).unwrap();
-        assert_eq!(code(loser), 3);
-        let doc = json(loser);
+        let loser = outs.iter().position(|o| code(o) != 0).unwrap();
+        assert_eq!(code(&outs[loser]), 3);
+        let doc = json(&outs[loser]);
         assert_eq!(doc["error"]["code"], "E_LOCKED");
-        // The winner's owner is this test process (the caller's session).
+        // The loser names the winner's session.
         assert!(
             doc["error"]["message"]
                 .as_str()
                 .unwrap()
-                .contains(&format!("进程 {}", std::process::id())),
+                .contains(&format!("进程 {}", owners[1 - loser].pid())),
             "names the holder: {doc}"
         );
     }

@@ -271,6 +271,13 @@ fn dir_mtime(meta: &fs::Metadata) -> Option<u64> {
 
 /// Human description of a holder.
 pub fn describe(info: &LockInfo) -> String {
+    if info.pid == 0 && info.token.is_empty() {
+        // The lock directory exists but names nobody (yet): its creator is writing info.json
+        // right now, or was killed before it could.
+        return format!(
+            "持有者未知（锁目录里还没有 info.json：另一个进程可能正在创建它，或创建它的进程已被终止；{CREATING_GRACE_SECS} 秒后仍没有即视为僵尸锁）"
+        );
+    }
     format!(
         "进程 {}（主机 {}）自 {} 起持有，第 {} 章",
         info.pid,
@@ -387,16 +394,6 @@ pub fn acquire(
         None => b.why,
     });
     let dir = lock_dir(project);
-    if let Err(e) = fs::create_dir(&dir) {
-        if e.kind() == std::io::ErrorKind::AlreadyExists {
-            let info = winner_info(project);
-            return Err(LockError::Held {
-                holder: describe(&info),
-                info: Box::new(info),
-            });
-        }
-        return Err(StoreError::io(&dir, e).into());
-    }
     let now = now_secs();
     let info = LockInfo {
         pid: owner_pid,
@@ -408,10 +405,49 @@ pub fn acquire(
         started_epoch: now,
         pid_start: process_start(owner_pid),
     };
-    write_atomic(
-        &dir.join("info.json"),
+    // The lock appears with its info.json already inside: built under a temporary name, then
+    // renamed into place (atomic; refused when the lock exists). A process killed half-way
+    // leaves only a temporary directory, never a lock that names nobody.
+    if dir.symlink_metadata().is_ok() {
+        // Held (a rename would even replace an empty lock directory someone is filling).
+        let info = winner_info(project);
+        return Err(LockError::Held {
+            holder: describe(&info),
+            info: Box::new(info),
+        });
+    }
+    let tmp = project.path(&format!(
+        ".novel.lock.tmp-{}-{}",
+        std::process::id(),
+        new_token()
+    ));
+    fs::create_dir(&tmp).map_err(|e| StoreError::io(&tmp, e))?;
+    let placed = write_atomic(
+        &tmp.join("info.json"),
         crate::io::to_json_text(&info).as_bytes(),
-    )?;
+    )
+    .and_then(|()| match fs::rename(&tmp, &dir) {
+        Ok(()) => Ok(true),
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::AlreadyExists | std::io::ErrorKind::DirectoryNotEmpty
+            ) =>
+        {
+            Ok(false)
+        }
+        Err(e) => Err(StoreError::io(&dir, e)),
+    });
+    if !matches!(placed, Ok(true)) {
+        let _ = fs::remove_dir_all(&tmp);
+    }
+    if !placed? {
+        let info = winner_info(project);
+        return Err(LockError::Held {
+            holder: describe(&info),
+            info: Box::new(info),
+        });
+    }
     crate::io::sync_dir(&project.root)?;
     Ok(Acquired {
         info,

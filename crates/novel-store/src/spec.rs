@@ -1271,7 +1271,7 @@ mod tests {
         let (_t, p) = project(&[]);
         let other = lock::acquire(&p, Some(34), std::process::id(), STALE).unwrap();
         let err = retire_apply(&p, "li-si", NOW, STALE).unwrap_err();
-        assert_eq!(err.code(), "E_JOURNAL");
+        assert_eq!(err.code(), "E_LOCKED");
         assert!(err.is_conflict());
         assert!(err.to_string().contains("第 34 章"), "{err}");
         assert!(p.path("characters/active/li-si.json").exists());

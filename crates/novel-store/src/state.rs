@@ -312,19 +312,10 @@ pub fn backup(project: &Project, rel: &str, stamp: &str) -> Result<Option<String
             1 => format!("{}/{stamp}-{name}", layout::BACKUPS),
             _ => format!("{}/{stamp}-{n}-{name}", layout::BACKUPS),
         };
-        let backup_path = project.path(&backup_rel);
-        // Claim the name atomically (another writer may be backing up too), then fill it.
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&backup_path)
-        {
-            Ok(_) => {
-                write_atomic(&backup_path, &bytes)?;
-                return Ok(Some(backup_rel));
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(StoreError::io(&backup_path, e)),
+        // Write it whole under a temporary name, then link it to the free name (a link never
+        // replaces an existing file): a backup is complete or absent, never empty.
+        if crate::io::write_new(&project.path(&backup_rel), &bytes)? {
+            return Ok(Some(backup_rel));
         }
     }
     unreachable!("some counter value names a free file")

@@ -23,7 +23,14 @@ pub fn run(global: &GlobalArgs, cmd: OpsCommand) -> Result<Report, CliError> {
     let project = super::project(global)?;
     match cmd {
         OpsCommand::Validate(a) => validate(&project, &a),
-        OpsCommand::Apply(a) => apply(&project, &a.file, a.manual, &a.resolves_skipped),
+        OpsCommand::Apply(a) => {
+            let resolves: Vec<u32> = a
+                .resolves_skipped
+                .iter()
+                .flat_map(|s| s.chapters())
+                .collect();
+            apply(&project, &a.file, a.manual, &resolves)
+        }
         OpsCommand::Skip(a) => skip(&project, a.chapter, &a.reason),
     }
 }
@@ -283,6 +290,21 @@ fn apply_locked(
     ops::check_storyline(&applied.run.header.storyline_id, &storyline_ids(project)?)
         .map_err(ops_error)?;
     ops::check_changelog_order(applied.run.header.chapter, &log).map_err(ops_error)?;
+    if applied.run.accepted.is_empty() && !applied.run.rejected.is_empty() {
+        // Nothing would change: recording a new version for it would only say otherwise.
+        let data = json!({"chapter": applied.run.header.chapter, "accepted": [],
+            "rejected": applied.run.rejected, "written": false});
+        return Err(CliError::new(
+            "E_OPS_REJECTED",
+            format!(
+                "{} 条 op 全部被拒绝，没有写入任何文件",
+                applied.run.rejected.len()
+            ),
+            "按 rejected 列表的原因与提示修正这些 op 后重试（novel ops validate 可先检查）",
+            Exit::Problems,
+        )
+        .with_details(data, describe(&applied.run.accepted, &applied.run.rejected)));
+    }
     if manual {
         applied.entry.source = novel_core::model::state::ChangeSource::Manual;
         applied.entry.resolves_skipped = resolves.to_vec();
