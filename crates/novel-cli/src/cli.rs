@@ -216,16 +216,16 @@ pub struct OpsApplyArgs {
     /// 记为作者手动修改（source: manual），如第 0 章的初始角色状态
     #[arg(long)]
     pub manual: bool,
-    /// 这份手动增量从正文重新提取、补上了哪些被跳过章节的状态变化（逗号分隔，如 5,6,7）：
+    /// 这份手动增量从正文重新提取、补上了哪些被跳过章节的状态变化（逗号分隔，可写范围，如 5,6,7 或 5..7）：
     /// 它们不再计入跳过数（§10.6）；需与 --manual 同用
-    #[arg(long, value_name = "章,…", value_delimiter = ',', requires = "manual")]
-    pub resolves_skipped: Vec<u32>,
+    #[arg(long, value_name = "章,…", value_delimiter = ',', requires = "manual", value_parser = chapter_span)]
+    pub resolves_skipped: Vec<ChapterSpan>,
 }
 
 #[derive(Debug, Args)]
 pub struct OpsSkipArgs {
     /// 被跳过的章节号
-    #[arg(long, value_name = "章")]
+    #[arg(long, value_name = "章", value_parser = chapter_number)]
     pub chapter: u32,
     /// 跳过原因（如两次解析失败的错误信息）
     #[arg(long, value_name = "原因")]
@@ -248,7 +248,7 @@ pub enum StateCommand {
 #[derive(Debug, Args)]
 pub struct RebuildArgs {
     /// 只回放到第 N 章（含）：用于改稿后从该章之前重新应用（§10.8）
-    #[arg(long, value_name = "章")]
+    #[arg(long, value_name = "章", value_parser = chapter_number)]
     pub until_chapter: Option<u32>,
     /// 用重建结果替换磁盘文件（旧文件先备份到 state/backups/）；配合 --until-chapter 时，变更日志也截到第 N 章
     #[arg(long)]
@@ -258,7 +258,7 @@ pub struct RebuildArgs {
 #[derive(Debug, Args)]
 pub struct StateAtArgs {
     /// 章节号
-    #[arg(long, value_name = "章")]
+    #[arg(long, value_name = "章", value_parser = chapter_number)]
     pub chapter: u32,
     /// 实体：slug（如 lin-feng），或角色的显示名、别名（如 林枫）
     #[arg(long, value_name = "实体")]
@@ -297,7 +297,7 @@ pub enum ChapterCommand {
 #[derive(Debug, Args)]
 pub struct ChapterFailArgs {
     /// 章节号（必须是在写的章节）
-    #[arg(value_name = "章", help_heading = "参数")]
+    #[arg(value_name = "章", help_heading = "参数", value_parser = chapter_number)]
     pub chapter: u32,
     /// chapter begin 给出的锁令牌
     #[arg(long, value_name = "令牌")]
@@ -310,7 +310,7 @@ pub struct ChapterFailArgs {
 #[derive(Debug, Args)]
 pub struct ChapterBeginArgs {
     /// 章节号
-    #[arg(value_name = "章", help_heading = "参数")]
+    #[arg(value_name = "章", help_heading = "参数", value_parser = chapter_number)]
     pub chapter: u32,
     /// 流水线所属进程（默认：调用者所在的会话进程）
     #[arg(long, value_name = "PID")]
@@ -345,7 +345,7 @@ pub struct ChapterStageArgs {
 #[derive(Debug, Args)]
 pub struct ChapterGateArgs {
     /// 章节号
-    #[arg(value_name = "章", help_heading = "参数")]
+    #[arg(value_name = "章", help_heading = "参数", value_parser = chapter_number)]
     pub chapter: u32,
     /// chapter begin 给出的锁令牌
     #[arg(long, value_name = "令牌")]
@@ -355,7 +355,7 @@ pub struct ChapterGateArgs {
 #[derive(Debug, Args)]
 pub struct ChapterCommitArgs {
     /// 章节号
-    #[arg(value_name = "章", help_heading = "参数")]
+    #[arg(value_name = "章", help_heading = "参数", value_parser = chapter_number)]
     pub chapter: u32,
     /// chapter begin 给出的锁令牌
     #[arg(long, value_name = "令牌")]
@@ -384,7 +384,7 @@ pub enum LockCommand {
 #[derive(Debug, Args)]
 pub struct LockAcquireArgs {
     /// 锁对应的章节号
-    #[arg(long, value_name = "章")]
+    #[arg(long, value_name = "章", value_parser = chapter_number)]
     pub chapter: Option<u32>,
     /// 持有进程（默认：调用者所在的会话进程）
     #[arg(long, value_name = "PID")]
@@ -396,4 +396,40 @@ pub struct LockReleaseArgs {
     /// 获取锁时得到的令牌
     #[arg(long, value_name = "令牌")]
     pub token: String,
+}
+
+/// A chapter number on the command line: 0 ..= `MAX_CHAPTER`.
+fn chapter_number(s: &str) -> Result<u32, String> {
+    let max = novel_core::model::common::MAX_CHAPTER;
+    let t = s.trim();
+    if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("章节号应为 0–{max} 的整数，而不是「{s}」"));
+    }
+    match t.parse::<u32>() {
+        Ok(n) if n <= max => Ok(n),
+        _ => Err(format!("章节号「{s}」超出范围：应为 0–{max} 的整数")),
+    }
+}
+
+/// One chapter (`5`) or an inclusive range (`5..7`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChapterSpan(pub u32, pub u32);
+
+impl ChapterSpan {
+    pub fn chapters(self) -> std::ops::RangeInclusive<u32> {
+        self.0..=self.1
+    }
+}
+
+fn chapter_span(s: &str) -> Result<ChapterSpan, String> {
+    match s.split_once("..") {
+        None => chapter_number(s).map(|n| ChapterSpan(n, n)),
+        Some((a, b)) => {
+            let (a, b) = (chapter_number(a)?, chapter_number(b)?);
+            if a > b {
+                return Err(format!("章节范围「{s}」的起点大于终点"));
+            }
+            Ok(ChapterSpan(a, b))
+        }
+    }
 }

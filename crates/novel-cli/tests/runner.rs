@@ -9,6 +9,7 @@ mod test_context;
 mod test_count;
 mod test_envelope;
 mod test_init;
+mod test_integrity;
 mod test_lint;
 mod test_lock;
 mod test_menu;

@@ -11,9 +11,9 @@ use serde_json::{Value, json};
 use crate::support::*;
 
 /// A fixed clock (debug builds only) so two runs produce identical bytes.
-const NOW: &str = "1795325400";
+pub(crate) const NOW: &str = "1795325400";
 
-fn run(root: &Path, args: &[&str]) -> Output {
+pub(crate) fn run(root: &Path, args: &[&str]) -> Output {
     Command::new(bin())
         .args(args)
         .current_dir(root)
@@ -24,7 +24,7 @@ fn run(root: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
-fn ok(root: &Path, args: &[&str]) -> Value {
+pub(crate) fn ok(root: &Path, args: &[&str]) -> Value {
     let mut full = vec!["--json"];
     full.extend_from_slice(args);
     let out = run(root, &full);
@@ -32,7 +32,7 @@ fn ok(root: &Path, args: &[&str]) -> Value {
     json(&out)
 }
 
-fn fail(root: &Path, args: &[&str], exit: i32, code_str: &str) -> Value {
+pub(crate) fn fail(root: &Path, args: &[&str], exit: i32, code_str: &str) -> Value {
     let mut full = vec!["--json"];
     full.extend_from_slice(args);
     let out = run(root, &full);
@@ -133,7 +133,7 @@ pub(crate) fn stage_eval(root: &Path, n: u32, score: f64, second: bool) {
 }
 
 /// Runs chapter n up to a passed gate; returns the lock token.
-fn up_to_gate(root: &Path, n: u32, key: bool) -> String {
+pub(crate) fn up_to_gate(root: &Path, n: u32, key: bool) -> String {
     let token = ok(root, &["chapter", "begin", &n.to_string()])["data"]["token"]
         .as_str()
         .unwrap()
@@ -303,8 +303,23 @@ fn out_of_order_attempts_are_refused() {
         3,
         "E_STAGE_ORDER",
     );
-    // Resuming the in-flight chapter is allowed, but the lock is held by the live first run.
-    fail(&root, &["chapter", "begin", "1"], 3, "E_LOCKED");
+    // Resuming the in-flight chapter: this session gets its token back; another live session
+    // is refused while the first run holds the lock.
+    let resumed = ok(&root, &["chapter", "begin", "1"]);
+    assert_eq!(resumed["data"]["token"], json!(token));
+    let other = Alive::new();
+    fail(
+        &root,
+        &[
+            "chapter",
+            "begin",
+            "1",
+            "--owner-pid",
+            &other.pid().to_string(),
+        ],
+        3,
+        "E_LOCKED",
+    );
     // A failed gate cannot be committed.
     stage_drafts(&root, 1);
     ok(&root, &["chapter", "stage", "drafted", "--token", &token]);
@@ -370,7 +385,7 @@ fn out_of_order_attempts_are_refused() {
     assert_eq!(log["revisions"], 1);
 }
 
-fn tree(root: &Path) -> BTreeMap<String, Option<Vec<u8>>> {
+pub(crate) fn tree(root: &Path) -> BTreeMap<String, Option<Vec<u8>>> {
     let mut out = BTreeMap::new();
     for e in walkdir(root) {
         let rel = e.strip_prefix(root).unwrap().to_string_lossy().into_owned();
@@ -398,7 +413,7 @@ fn walkdir(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+pub(crate) fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {
         let p = e.unwrap().path();
@@ -411,7 +426,7 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-fn diff_trees(
+pub(crate) fn diff_trees(
     a: &BTreeMap<String, Option<Vec<u8>>>,
     b: &BTreeMap<String, Option<Vec<u8>>>,
 ) -> Vec<String> {
@@ -425,7 +440,7 @@ fn diff_trees(
 }
 
 /// A project with chapter 3 gated and ready to commit (two committed before it).
-fn ready_to_commit() -> (tempfile::TempDir, PathBuf, String) {
+pub(crate) fn ready_to_commit() -> (tempfile::TempDir, PathBuf, String) {
     let (t, root) = writing_project();
     for n in 1..=2 {
         let token = up_to_gate(&root, n, n == 1);
@@ -539,9 +554,12 @@ fn commit_killed_at_random_points_recovers_to_the_same_bytes() {
 fn racing_begins_let_exactly_one_through() {
     for _ in 0..5 {
         let (_t, root) = writing_project();
-        let spawn = || {
+        // Two sessions (two live owners) race for the same chapter.
+        let owners = [Alive::new(), Alive::new()];
+        let spawn = |owner: &Alive| {
             Command::new(bin())
-                .args(["--json", "chapter", "begin", "1"])
+                .args(["--json", "chapter", "begin", "1", "--owner-pid"])
+                .arg(owner.pid().to_string())
                 .current_dir(&root)
                 .env_clear()
                 .env("PATH", "/usr/bin:/bin")
@@ -549,21 +567,21 @@ fn racing_begins_let_exactly_one_through() {
                 .spawn()
                 .unwrap()
         };
-        let (a, b) = (spawn(), spawn());
+        let (a, b) = (spawn(&owners[0]), spawn(&owners[1]));
         let outs = [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()];
         let codes: Vec<i32> = outs.iter().map(code).collect();
         let winners = codes.iter().filter(|c| **c == 0).count();
         assert_eq!(winners, 1, "{codes:?}");
-        let loser = outs.iter().find(|o| code(o) != 0).unwrap();
-        assert_eq!(code(loser), 3);
-        let doc = json(loser);
+        let loser = outs.iter().position(|o| code(o) != 0).unwrap();
+        assert_eq!(code(&outs[loser]), 3);
+        let doc = json(&outs[loser]);
         assert_eq!(doc["error"]["code"], "E_LOCKED");
-        // The winner's owner is this test process (the caller's session).
+        // The loser names the winner's session.
         assert!(
             doc["error"]["message"]
                 .as_str()
                 .unwrap()
-                .contains(&format!("进程 {}", std::process::id())),
+                .contains(&format!("进程 {}", owners[1 - loser].pid())),
             "names the holder: {doc}"
         );
     }

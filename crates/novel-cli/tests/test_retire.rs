@@ -234,7 +234,7 @@ fn retire_apply_killed_mid_commit_keeps_the_lock_until_recover() {
     let out = novel(&root, &["chapter", "recover"]);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     assert!(
-        stdout(&out).contains("补完了角色 li-si 中断的退场"),
+        stdout(&out).contains("补完了中断的角色 li-si 的退场"),
         "{}",
         stdout(&out)
     );

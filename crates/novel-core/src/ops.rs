@@ -209,6 +209,15 @@ fn header(delta: &Value) -> Result<(DeltaHeader, &Vec<Value>), OpsError> {
         .and_then(Value::as_u64)
         .and_then(|n| u32::try_from(n).ok())
         .ok_or_else(|| bad("/chapter", "缺失或不是非负整数"))?;
+    if chapter > crate::model::common::MAX_CHAPTER {
+        return Err(bad(
+            "/chapter",
+            &format!(
+                "章节号 {chapter} 超出上限 {}",
+                crate::model::common::MAX_CHAPTER
+            ),
+        ));
+    }
     let base = obj
         .get("base_state_version")
         .and_then(Value::as_u64)
@@ -522,10 +531,9 @@ pub fn apply_op(
     let change = match op.op {
         OpKind::Set => Change::Put(op.value.clone()),
         OpKind::Inc => {
-            let by = op.value.as_f64().unwrap_or(0.0);
-            let (sum, previous) = match current {
-                None | Some(Value::Null) => (by, None),
-                Some(Value::Number(n)) => (n.as_f64().unwrap_or(0.0) + by, Some(n)),
+            let previous = match current {
+                None | Some(Value::Null) => None,
+                Some(Value::Number(n)) => Some(n),
                 Some(v) => {
                     return Err((
                         "E_OP_TYPE_CONFLICT",
@@ -534,15 +542,15 @@ pub fn apply_op(
                     ));
                 }
             };
-            // JSON has no infinity: an overflowing sum would be written as null.
-            if !sum.is_finite() {
+            // JSON has no infinity, and an integer past i64/u64 would silently become a float.
+            let Some(sum) = inc_number(previous, &op.value) else {
                 return Err((
                     "E_OP_INC_VALUE",
                     format!("inc 之后 {} 的值溢出（超出可表示的数字范围）", op.path),
                     "检查增量是否写错数量级；确需大数请用 set 写入具体值".into(),
                 ));
-            }
-            Change::Put(number(sum, &op.value, previous))
+            };
+            Change::Put(sum)
         }
         OpKind::Add => match current {
             None | Some(Value::Null) => Change::Put(Value::Array(vec![op.value.clone()])),
@@ -638,14 +646,26 @@ pub fn remove_entity(state: &mut Value, op: &StateOp) -> Result<bool, OpFailure>
 }
 
 /// Keeps integers integers: 3 + 2 is `5`, not `5.0`.
-fn number(sum: f64, by: &Value, current: Option<&serde_json::Number>) -> Value {
-    let integral = by.is_i64() || by.is_u64();
-    let current_integral = current.is_none_or(|n| n.is_i64() || n.is_u64());
-    if integral && current_integral && sum.fract() == 0.0 && sum.abs() < 9.0e15 {
-        json!(sum as i64)
-    } else {
-        json!(sum)
+/// `current + by`: exact integer arithmetic when both are integers (`None` past the range of
+/// i64/u64), otherwise a float (`None` when not finite). A missing value counts as 0.
+fn inc_number(current: Option<&serde_json::Number>, by: &Value) -> Option<Value> {
+    let int = |n: &serde_json::Number| {
+        n.as_i64()
+            .map(i128::from)
+            .or_else(|| n.as_u64().map(i128::from))
+    };
+    let Value::Number(by_n) = by else {
+        return None;
+    };
+    if let (Some(b), Some(c)) = (int(by_n), current.map_or(Some(0), int)) {
+        let sum = c + b; // both fit in 65 bits: no i128 overflow
+        return i64::try_from(sum)
+            .map(Value::from)
+            .ok()
+            .or_else(|| u64::try_from(sum).ok().map(Value::from));
     }
+    let sum = current.map_or(0.0, |n| n.as_f64().unwrap_or(0.0)) + by_n.as_f64()?;
+    sum.is_finite().then(|| json!(sum))
 }
 
 fn kind_zh(v: &Value) -> &'static str {

@@ -406,6 +406,8 @@ pub struct ProjectView {
     pub markdown: Vec<MarkdownDoc>,
     /// `storylines/<dir>/` directory names.
     pub storyline_dirs: Vec<String>,
+    /// Volume outlines read (their parse errors are in `preexisting`).
+    pub outlines: Vec<String>,
     pub preexisting: Vec<Finding>,
     pub failed: Vec<FailedDoc>,
 }
@@ -805,10 +807,50 @@ pub fn check_project(view: &ProjectView) -> Vec<Finding> {
     for md in &view.markdown {
         markdown_check(md, storyline_ids.as_ref(), &mut out);
     }
+    if !broken.contains(&FileKind::ChangelogEntry) {
+        state_follows_changelog(&valid, &mut out);
+    }
 
     out.sort();
     out.dedup();
     out
+}
+
+/// The state file is what its changelog replays to: its `state_version` is the last line's
+/// (0 with an empty changelog). A state ahead of or behind its log cannot be rebuilt.
+fn state_follows_changelog(valid: &[&JsonDoc], out: &mut Vec<Finding>) {
+    const STATE: &str = "state/current-state.json";
+    let Some(state) = valid.iter().find(|d| d.file == STATE) else {
+        return;
+    };
+    let version = state
+        .value
+        .get("state_version")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    let last = valid.iter().rfind(|d| {
+        d.kind == FileKind::ChangelogEntry && d.file.starts_with("state/changelog.jsonl:")
+    });
+    let logged = last
+        .and_then(|d| d.value.get("state_version"))
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    if version != logged {
+        out.push(Finding::error(
+            STATE,
+            "/state_version",
+            "E_STATE_DIVERGED",
+            match last {
+                Some(d) => format!(
+                    "state_version 为 {version}，但变更日志最后一行（{}）记到 {logged}：状态文件与变更日志不一致。运行 novel state rebuild 查看差异",
+                    d.file
+                ),
+                None => format!(
+                    "state_version 为 {version}，但变更日志是空的：这些版本没有任何记录可以重建。运行 novel state rebuild 查看差异"
+                ),
+            },
+        ));
+    }
 }
 
 /// Escapes a key for use inside a JSON pointer (RFC 6901).

@@ -367,6 +367,26 @@ fn inc_overflow_is_rejected_not_written_as_null() {
 }
 
 #[test]
+fn integer_inc_past_the_integer_range_is_rejected_not_stored_as_a_float() {
+    let r = run(json!([
+        {"op": "set", "path": "characters.lu-chen.spirit_stones", "value": u64::MAX},
+        {"op": "inc", "path": "characters.lu-chen.spirit_stones", "value": 1},
+        {"op": "set", "path": "characters.lu-chen.debt", "value": i64::MIN},
+        {"op": "inc", "path": "characters.lu-chen.debt", "value": -1},
+        {"op": "set", "path": "characters.lu-chen.merit", "value": 9_007_199_254_740_993u64},
+        {"op": "inc", "path": "characters.lu-chen.merit", "value": 2}
+    ]));
+    let codes: Vec<(usize, &str)> = r.rejected.iter().map(|x| (x.index, x.code)).collect();
+    assert_eq!(codes, [(1, "E_OP_INC_VALUE"), (3, "E_OP_INC_VALUE")]);
+    let lu = &r.state["characters"]["lu-chen"];
+    assert_eq!(lu["spirit_stones"], json!(u64::MAX), "unchanged");
+    assert_eq!(lu["debt"], json!(i64::MIN), "unchanged");
+    // Exact, not rounded through a float (2^53 + 3 is not representable as f64).
+    assert_eq!(lu["merit"], json!(9_007_199_254_740_995u64));
+    assert!(lu["merit"].is_u64());
+}
+
+#[test]
 fn noop_ops_are_named_in_the_changelog_line() {
     let names = names();
     let plan = plan();

@@ -6,6 +6,7 @@
 //! atomic writes. Every step is idempotent, so after a crash at any point `recover` re-applies
 //! the journal and the project ends byte-identical to an uninterrupted commit.
 
+use std::collections::BTreeMap;
 use std::fs;
 
 use novel_core::FileKind;
@@ -42,6 +43,15 @@ pub fn write_checkpoint(project: &Project, cp: &Checkpoint) -> Result<(), StoreE
         &project.path(layout::CHECKPOINT),
         to_json_text(cp).as_bytes(),
     )
+}
+
+/// Creates the staging directories that are missing (a hand-tidied project may lack some), so
+/// no stage fails half-way for want of one.
+pub fn ensure_staging_dirs(project: &Project) -> Result<(), StoreError> {
+    for d in layout::DIRS.iter().filter(|d| d.starts_with("staging/")) {
+        crate::io::create_dir_all(&project.path(d))?;
+    }
+    Ok(())
 }
 
 /// Whether a staged text file is there and non-empty, and its digest when it is.
@@ -274,6 +284,33 @@ pub struct Journal {
     /// a chapter commit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retiring: Option<String>,
+    /// What wrote the journal when it is not a chapter commit or a retirement.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<JournalKind>,
+}
+
+/// The writers besides the chapter commit and the retirement that go through a journal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JournalKind {
+    /// `novel ops apply`: the state, the foreshadowing and one changelog line.
+    OpsApply,
+    /// `novel state rebuild --write`: the replayed state (and a truncated changelog).
+    Rebuild,
+}
+
+impl Journal {
+    /// What the journal carries, for messages (`补完了中断的…`, `…没有完成`).
+    pub fn describe(&self) -> String {
+        match (&self.retiring, self.kind) {
+            (Some(slug), _) => format!("角色 {slug} 的退场"),
+            (None, Some(JournalKind::OpsApply)) => {
+                format!("第 {} 章状态增量的合并（ops apply）", self.chapter)
+            }
+            (None, Some(JournalKind::Rebuild)) => "状态重建（state rebuild --write）".to_string(),
+            (None, None) => format!("第 {} 章的提交", self.chapter),
+        }
+    }
 }
 
 /// The journal of an interrupted commit, if any.
@@ -292,19 +329,8 @@ pub fn read_journal(project: &Project) -> Result<Option<Journal>, StoreError> {
         })
 }
 
-/// Debug builds only: `NOVEL_FAILPOINT=commit:K` exits the process (code 99, no cleanup)
-/// right after commit step K, to test recovery. Release builds never read it.
 fn failpoint(step: usize) {
-    #[cfg(debug_assertions)]
-    if let Ok(v) = std::env::var("NOVEL_FAILPOINT")
-        && v.strip_prefix("commit:")
-            .and_then(|k| k.parse::<usize>().ok())
-            == Some(step)
-    {
-        std::process::exit(99);
-    }
-    #[cfg(not(debug_assertions))]
-    let _ = step;
+    crate::io::failpoint("commit", step);
 }
 
 /// Number of steps of a journal (for fail-point tests): journal, each write, the changelog,
@@ -375,7 +401,9 @@ pub fn apply(project: &Project, journal: &Journal, failpoints: bool) -> Result<(
             }
         }
     }
-    sync_dir(&project.path("staging"))?;
+    if !journal.remove.is_empty() {
+        sync_dir(&project.path("staging"))?;
+    }
     step += 1;
     fp(step);
     lock::release_if_owner(project, &journal.token).map_err(|e| match e {
@@ -427,6 +455,7 @@ pub fn sweep_leftovers(project: &Project) -> Vec<String> {
     for d in layout::DIRS {
         dirs.push(d.to_string());
     }
+    dirs.push(layout::BACKUPS.to_string());
     if let Ok(read) = fs::read_dir(project.path("storylines")) {
         for e in read.filter_map(|e| e.ok()) {
             if e.path().is_dir() {
@@ -552,6 +581,100 @@ pub enum PlanError {
     Ops(#[from] novel_core::ops::OpsError),
     #[error("状态文件（state_version {state}）与变更日志（最后记录到 {logged}）不一致")]
     Diverged { state: u64, logged: u64 },
+    #[error("staging 中的文件在门控之后被改动过：{}", files.join("、"))]
+    ChangedSinceGate { files: Vec<String> },
+}
+
+/// A staged file the commit moves: from where, to where, with what content.
+pub struct Staged {
+    pub from: String,
+    pub to: String,
+    pub content: String,
+}
+
+/// Reads a staged file as the commit takes it: a regular file only. A symlink (or anything
+/// else) is refused, so nothing from outside the project is ever committed.
+pub fn read_staged(project: &Project, rel: &str) -> Result<String, StoreError> {
+    let path = project.path(rel);
+    let meta = fs::symlink_metadata(&path).map_err(|e| StoreError::io(&path, e))?;
+    if !meta.file_type().is_file() {
+        return Err(StoreError::NotARegularFile { path });
+    }
+    read_text(&path)
+}
+
+/// The files a commit of chapter `n` moves out of staging, in commit order: the chapter text
+/// (always first), the summary, the evaluations, the storyline memories (which overwrite the
+/// committed ones, as the seed says). The state delta is not among them: it goes through the
+/// state engine.
+pub fn staged_for_commit(project: &Project, n: u32) -> Result<Vec<Staged>, StoreError> {
+    let mut out = Vec::new();
+    let mut take = |from: String, to: String| -> Result<(), StoreError> {
+        let content = read_staged(project, &from)?;
+        out.push(Staged { from, to, content });
+        Ok(())
+    };
+    take(layout::staging_chapter(n), layout::chapter_file(n))?;
+    take(layout::staging_summary(n), layout::summary_file(n))?;
+    for (rel, _) in staged_evaluations(project, n)? {
+        let name = rel.rsplit('/').next().expect("file name").to_string();
+        take(rel.clone(), format!("evaluations/{name}"))?;
+    }
+    if let Ok(entries) = fs::read_dir(project.path("staging/storylines")) {
+        let mut ids: Vec<String> = entries
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        ids.sort();
+        for id in ids {
+            let Ok(from) = layout::staging_memory(&id) else {
+                continue;
+            };
+            if fs::symlink_metadata(project.path(&from)).is_ok() {
+                let to = layout::storyline_memory(&id)?;
+                take(from, to)?;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The digest of every staged file a commit of chapter `n` would take (the delta included),
+/// keyed by its project-relative path: recorded by the gate, compared again at commit.
+pub fn staged_digests(project: &Project, n: u32) -> Result<BTreeMap<String, String>, StoreError> {
+    let staged = staged_for_commit(project, n)?;
+    let delta_rel = layout::staging_delta(n);
+    let delta = match read_staged(project, &delta_rel) {
+        Ok(t) => Some(t),
+        Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e),
+    };
+    Ok(digests(&staged, &delta_rel, delta.as_deref()))
+}
+
+fn digests(staged: &[Staged], delta_rel: &str, delta: Option<&str>) -> BTreeMap<String, String> {
+    let digest = |t: &str| novel_core::pipeline::text_digest(t.as_bytes());
+    let mut out: BTreeMap<String, String> = staged
+        .iter()
+        .map(|f| (f.from.clone(), digest(&f.content)))
+        .collect();
+    if let Some(t) = delta {
+        out.insert(delta_rel.to_string(), digest(t));
+    }
+    out
+}
+
+/// Files whose digest differs, that appeared or that went, between two digest maps.
+fn changed_files(judged: &BTreeMap<String, String>, now: &BTreeMap<String, String>) -> Vec<String> {
+    let mut out: Vec<String> = judged
+        .keys()
+        .chain(now.keys())
+        .filter(|k| judged.get(*k) != now.get(*k))
+        .cloned()
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// Plans the commit of chapter `n`: every new file content, decided up front. `count` is the
@@ -572,46 +695,35 @@ pub fn plan_commit(
     let read = |rel: &str| read_text(&project.path(rel));
     let mut writes = Vec::new();
     let mut remove = Vec::new();
-    let mut moved = |from: String, to: String, content: String| {
-        writes.push(JournalWrite { path: to, content });
-        remove.push(from);
+    let staged = staged_for_commit(project, n)?;
+    let delta_rel = layout::staging_delta(n);
+    let delta_text = match read_staged(project, &delta_rel) {
+        Ok(t) => Some(t),
+        Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e.into()),
     };
-    let chapter_rel = layout::staging_chapter(n);
-    let chapter_text = read(&chapter_rel)?;
-    let chars = count(&chapter_text);
-    moved(chapter_rel.clone(), layout::chapter_file(n), chapter_text);
-    let summary_rel = layout::staging_summary(n);
-    moved(
-        summary_rel.clone(),
-        layout::summary_file(n),
-        read(&summary_rel)?,
-    );
-    for (rel, _) in staged_evaluations(project, n)? {
-        let name = rel.rsplit('/').next().expect("file name").to_string();
-        moved(rel.clone(), format!("evaluations/{name}"), read(&rel)?);
-    }
-    // Storyline memories overwrite the committed ones (the seed says so).
-    if let Ok(entries) = fs::read_dir(project.path("staging/storylines")) {
-        let mut ids: Vec<String> = entries
-            .filter_map(|e| e.ok())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect();
-        ids.sort();
-        for id in ids {
-            let Ok(from) = layout::staging_memory(&id) else {
-                continue;
-            };
-            if project.path(&from).is_file() {
-                let to = layout::storyline_memory(&id)?;
-                let content = read(&from)?;
-                moved(from, to, content);
-            }
+    // Commit what was judged: every staged file as it was at the gate (or after the second
+    // polish), not whatever was put there since.
+    if let Some(judged) = novel_core::pipeline::current_gate(cp, n).map(|g| &g.staged)
+        && !judged.is_empty()
+    {
+        let now_digests = digests(&staged, &delta_rel, delta_text.as_deref());
+        let changed = changed_files(judged, &now_digests);
+        if !changed.is_empty() {
+            return Err(PlanError::ChangedSinceGate { files: changed });
         }
+    }
+    let chars = count(&staged[0].content);
+    for f in staged {
+        writes.push(JournalWrite {
+            path: f.to,
+            content: f.content,
+        });
+        remove.push(f.from);
     }
 
     // The state delta through the state engine — unless it was skipped (§10.6), in which
     // case the state does not move and whatever was staged is kept in the logs.
-    let delta_rel = layout::staging_delta(n);
     let facts = staging_facts(project, n);
     let state = crate::state::load_state(project)?;
     let log = crate::state::load_changelog(project)?;
@@ -623,16 +735,26 @@ pub fn plan_commit(
         });
     }
     let (changelog_line, storyline_id) = if facts.delta_skipped {
-        if let Ok(bytes) = fs::read(project.path(&delta_rel)) {
-            moved(
-                delta_rel,
-                format!("{}/skipped-delta.json", layout::revision_dir(n, 0)),
-                String::from_utf8_lossy(&bytes).into_owned(),
-            );
+        if let Some(text) = delta_text {
+            writes.push(JournalWrite {
+                path: format!("{}/skipped-delta.json", layout::revision_dir(n, 0)),
+                content: text,
+            });
+            remove.push(delta_rel);
         }
         (None, None)
     } else {
-        let delta = crate::io::read_json_value(&project.path(&delta_rel))?;
+        let Some(text) = delta_text else {
+            return Err(StoreError::io(
+                project.path(&delta_rel),
+                std::io::Error::from(std::io::ErrorKind::NotFound),
+            )
+            .into());
+        };
+        let delta = novel_core::validate::parse_json(&text).map_err(|error| StoreError::Json {
+            path: project.path(&delta_rel),
+            error,
+        })?;
         let global = crate::state::load_global(project)?;
         let plan = crate::state::load_plan(project)?;
         let names = crate::state::load_names(project);
@@ -750,6 +872,7 @@ pub fn plan_commit(
         changelog_line,
         remove,
         retiring: None,
+        kind: None,
     })
 }
 

@@ -36,6 +36,10 @@ pub enum StoreError {
     UnknownPreset { name: String, known: Vec<String> },
     #[error("「{id}」不能用作路径：{why}")]
     UnsafePath { id: String, why: &'static str },
+    #[error(
+        "{path} 不是普通文件（是符号链接或目录）：staging 里的文件只按普通文件读取，不跟随链接"
+    )]
+    NotARegularFile { path: PathBuf },
 }
 
 impl StoreError {
@@ -57,6 +61,7 @@ impl StoreError {
             StoreError::Model { .. } => "E_SCHEMA",
             StoreError::UnsafePath { .. } => "E_UNSAFE_PATH",
             StoreError::UnknownPreset { .. } => "E_USAGE",
+            StoreError::NotARegularFile { .. } => "E_NOT_REGULAR_FILE",
         }
     }
 
@@ -78,6 +83,9 @@ impl StoreError {
             }
             StoreError::UnsafePath { .. } => {
                 "id 只能用小写英文字母、数字和 - / _（如 lin-feng）".into()
+            }
+            StoreError::NotARegularFile { .. } => {
+                "删除这个链接，让写它的 agent 把内容直接写进这个文件，再重新走评审与门控".into()
             }
         }
     }

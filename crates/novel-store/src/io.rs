@@ -73,19 +73,7 @@ fn write_atomic_inner(path: &Path, bytes: &[u8], sync_parent: bool) -> Result<()
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    let tmp = dir.join(format!(
-        ".{name}.tmp-{}-{}-{nanos}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
+    let tmp = temp_name(dir, path);
     let result = (|| {
         let mut f = OpenOptions::new()
             .write(true)
@@ -102,6 +90,71 @@ fn write_atomic_inner(path: &Path, bytes: &[u8], sync_parent: bool) -> Result<()
         let _ = fs::remove_file(&tmp);
     }
     result
+}
+
+/// Debug builds only: `NOVEL_FAILPOINT=<name>:<K>` exits the process (code 99, no cleanup)
+/// at step K of `<name>` (`commit` — any journal —, `write_new`), to test recovery. Release
+/// builds never read it.
+pub fn failpoint(name: &str, step: usize) {
+    #[cfg(debug_assertions)]
+    if let Ok(v) = std::env::var("NOVEL_FAILPOINT")
+        && v.split_once(':')
+            .is_some_and(|(n, k)| n == name && k.parse::<usize>().ok() == Some(step))
+    {
+        std::process::exit(99);
+    }
+    #[cfg(not(debug_assertions))]
+    let _ = (name, step);
+}
+
+/// Creates `path` with `bytes` unless it already exists (then `Ok(false)`, nothing written):
+/// temp + fsync, then a hard link to the name (atomic and never replacing), then the temp goes.
+/// A crash leaves either nothing or the whole file, plus at most a temp that
+/// [`crate::chapter::sweep_leftovers`] removes.
+pub fn write_new(path: &Path, bytes: &[u8]) -> Result<bool, StoreError> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let tmp = temp_name(dir, path);
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .map_err(|e| StoreError::io(&tmp, e))?;
+    let written = f
+        .write_all(bytes)
+        .and_then(|()| f.sync_all())
+        .map_err(|e| StoreError::io(&tmp, e));
+    drop(f);
+    failpoint("write_new", 0);
+    let linked = written.and_then(|()| match fs::hard_link(&tmp, path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        Err(e) => Err(StoreError::io(path, e)),
+    });
+    let _ = fs::remove_file(&tmp);
+    let created = linked?;
+    if created {
+        sync_dir(dir)?;
+    }
+    Ok(created)
+}
+
+fn temp_name(dir: &Path, path: &Path) -> std::path::PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    dir.join(format!(
+        ".{name}.tmp-{}-{}-{nanos}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ))
 }
 
 /// fsyncs a directory so a rename or create inside it is durable.

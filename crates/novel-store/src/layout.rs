@@ -53,6 +53,14 @@ pub const DIRS: [&str; 23] = [
     "volumes",
 ];
 
+/// Whether `rel` is a volume outline, `volumes/vol-NN/outline.md`.
+pub fn is_outline(rel: &str) -> bool {
+    matches!(
+        rel.split('/').collect::<Vec<_>>().as_slice(),
+        ["volumes", vol, "outline.md"] if vol.strip_prefix("vol-").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    )
+}
+
 /// `chapter-048` (3 digits, more when needed).
 pub fn chapter_stem(n: u32) -> String {
     format!("chapter-{n:03}")

@@ -3,6 +3,7 @@
 //! refers into them is misjudged); required files that are absent become `E_MISSING`; nothing
 //! is skipped silently.
 
+use novel_core::context::outline::OutlineError;
 use std::path::Path;
 
 use novel_core::FileKind;
@@ -93,6 +94,16 @@ fn finding(file: &str, code: &'static str, severity: Severity, message: String) 
 /// Reads every file of the project that the engine interprets.
 pub fn load_project(project: &Project) -> ProjectView {
     let mut view = ProjectView::default();
+    if project.path(layout::JOURNAL).exists() {
+        // A half-applied commit (or retirement, ops apply, rebuild): the files on disk are
+        // between two consistent states until it is rolled forward.
+        view.preexisting.push(finding(
+            layout::JOURNAL,
+            "E_JOURNAL",
+            Severity::Error,
+            "有一次没有完成的写入（提交日志仍在），项目文件处于半完成状态：运行 novel chapter recover 补完它".to_string(),
+        ));
+    }
     let walker = WalkDir::new(&project.root)
         .sort_by_file_name()
         .into_iter()
@@ -258,6 +269,32 @@ pub fn load_file(root: &Path, rel: &str, view: &mut ProjectView) {
             format!("文件名不符合约定，应为 {expected}（N 为章节号，至少 3 位，如 chapter-048）"),
         )),
         Entry::Backup => {}
+        Entry::Other if layout::is_outline(rel) => match read_text(&path) {
+            // Read exactly as every `context` call reads it, so validate passes no outline
+            // that the packets would reject.
+            Ok(text) => {
+                view.outlines.push(rel.to_string());
+                if let Err(e) = novel_core::context::outline::parse(&text) {
+                    let line = match &e {
+                        OutlineError::Heading { line, .. }
+                        | OutlineError::Duplicate { line, .. } => *line,
+                    };
+                    view.preexisting.push(finding(
+                        &format!("{rel}:{line}"),
+                        "E_OUTLINE",
+                        Severity::Error,
+                        format!(
+                            "{e}（章节标题格式：{}）",
+                            novel_core::context::outline::HEADING_FORMAT
+                        ),
+                    ));
+                }
+            }
+            Err(e) => {
+                view.preexisting
+                    .push(finding(rel, e.code(), Severity::Error, read_error(&e)))
+            }
+        },
         Entry::Other => {
             let top = rel.split('/').next().unwrap_or("");
             if name.ends_with(".json") && DATA_DIRS.contains(&top) {

@@ -62,6 +62,11 @@ pub enum LockError {
     NotHeld,
     #[error("另一个进程正在清理这把锁，请稍后重试")]
     Busy,
+    /// A journal (a commit, a retirement, an `ops apply`, a rebuild) is still on disk: its
+    /// writer died half-way. Any other writer would be overwritten when the journal is rolled
+    /// forward, so every writer refuses until `novel chapter recover` has finished it.
+    #[error("{what}没有完成（日志 {} 仍在）", layout::JOURNAL)]
+    JournalPending { what: String },
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -73,6 +78,7 @@ impl LockError {
             LockError::NotOwner => "E_LOCK_OWNER",
             LockError::NotHeld => "E_NOT_LOCKED",
             LockError::Busy => "E_LOCK_BUSY",
+            LockError::JournalPending { .. } => "E_JOURNAL",
             LockError::Store(e) => e.code(),
         }
     }
@@ -265,6 +271,13 @@ fn dir_mtime(meta: &fs::Metadata) -> Option<u64> {
 
 /// Human description of a holder.
 pub fn describe(info: &LockInfo) -> String {
+    if info.pid == 0 && info.token.is_empty() {
+        // The lock directory exists but names nobody (yet): its creator is writing info.json
+        // right now, or was killed before it could.
+        return format!(
+            "持有者未知（锁目录里还没有 info.json：另一个进程可能正在创建它，或创建它的进程已被终止；{CREATING_GRACE_SECS} 秒后仍没有即视为僵尸锁）"
+        );
+    }
     format!(
         "进程 {}（主机 {}）自 {} 起持有，第 {} 章",
         info.pid,
@@ -352,29 +365,35 @@ pub fn break_stale(project: &Project, stale_after: Duration) -> Result<Option<Br
     })
 }
 
+/// Refuses while a journal is pending (see [`LockError::JournalPending`]). Every path by which
+/// a writer gets the lock — [`acquire`], [`Held::take`], [`heartbeat`] — goes through here, so
+/// no writer can run between a crash and the roll-forward that would overwrite its work.
+pub fn ensure_no_journal(project: &Project) -> Result<(), LockError> {
+    let path = project.path(layout::JOURNAL);
+    if !path.exists() {
+        return Ok(());
+    }
+    let what = match crate::chapter::read_journal(project) {
+        Ok(Some(j)) => j.describe(),
+        _ => "一次写入".to_string(),
+    };
+    Err(LockError::JournalPending { what })
+}
+
 /// Takes the lock for `chapter`. A stale lock is broken first (race-free); a live one is a
-/// conflict naming its holder.
+/// conflict naming its holder. Refused while a journal is pending.
 pub fn acquire(
     project: &Project,
     chapter: Option<u32>,
     owner_pid: u32,
     stale_after: Duration,
 ) -> Result<Acquired, LockError> {
+    ensure_no_journal(project)?;
     let broke = break_stale(project, stale_after)?.map(|b| match b.info {
         Some(i) => format!("{}；{}", describe(&i), b.why),
         None => b.why,
     });
     let dir = lock_dir(project);
-    if let Err(e) = fs::create_dir(&dir) {
-        if e.kind() == std::io::ErrorKind::AlreadyExists {
-            let info = winner_info(project);
-            return Err(LockError::Held {
-                holder: describe(&info),
-                info: Box::new(info),
-            });
-        }
-        return Err(StoreError::io(&dir, e).into());
-    }
     let now = now_secs();
     let info = LockInfo {
         pid: owner_pid,
@@ -386,10 +405,49 @@ pub fn acquire(
         started_epoch: now,
         pid_start: process_start(owner_pid),
     };
-    write_atomic(
-        &dir.join("info.json"),
+    // The lock appears with its info.json already inside: built under a temporary name, then
+    // renamed into place (atomic; refused when the lock exists). A process killed half-way
+    // leaves only a temporary directory, never a lock that names nobody.
+    if dir.symlink_metadata().is_ok() {
+        // Held (a rename would even replace an empty lock directory someone is filling).
+        let info = winner_info(project);
+        return Err(LockError::Held {
+            holder: describe(&info),
+            info: Box::new(info),
+        });
+    }
+    let tmp = project.path(&format!(
+        ".novel.lock.tmp-{}-{}",
+        std::process::id(),
+        new_token()
+    ));
+    fs::create_dir(&tmp).map_err(|e| StoreError::io(&tmp, e))?;
+    let placed = write_atomic(
+        &tmp.join("info.json"),
         crate::io::to_json_text(&info).as_bytes(),
-    )?;
+    )
+    .and_then(|()| match fs::rename(&tmp, &dir) {
+        Ok(()) => Ok(true),
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::AlreadyExists | std::io::ErrorKind::DirectoryNotEmpty
+            ) =>
+        {
+            Ok(false)
+        }
+        Err(e) => Err(StoreError::io(&dir, e)),
+    });
+    if !matches!(placed, Ok(true)) {
+        let _ = fs::remove_dir_all(&tmp);
+    }
+    if !placed? {
+        let info = winner_info(project);
+        return Err(LockError::Held {
+            holder: describe(&info),
+            info: Box::new(info),
+        });
+    }
     crate::io::sync_dir(&project.root)?;
     Ok(Acquired {
         info,
@@ -436,6 +494,7 @@ pub fn verify(project: &Project, token: &str) -> Result<LockInfo, LockError> {
 pub fn heartbeat(project: &Project, token: &str) -> Result<LockInfo, LockError> {
     // Under the guard: a breaker cannot replace the lock between the check and the write.
     with_guard(project, || {
+        ensure_no_journal(project)?;
         let mut info = verify(project, token)?;
         info.heartbeat = now_secs();
         write_atomic(
@@ -505,6 +564,7 @@ pub struct Held<'a> {
 
 impl<'a> Held<'a> {
     pub fn take(project: &'a Project, stale_after: Duration) -> Result<Self, LockError> {
+        ensure_no_journal(project)?;
         if let LockState::Held { info, .. } = status(project, stale_after)
             && held_by_this_session(&info)
         {
@@ -523,6 +583,12 @@ impl<'a> Held<'a> {
     /// Hands the lock to a commit journal, whose last step (or `novel chapter recover` after a
     /// crash) releases it. Empty when the lock is the session's own: the journal leaves it.
     pub fn into_journal_token(mut self) -> String {
+        self.hand_to_journal()
+    }
+
+    /// Like [`Held::into_journal_token`] for a holder that is kept (and released, now a no-op,
+    /// by its owner afterwards).
+    pub fn hand_to_journal(&mut self) -> String {
         self.token.take().unwrap_or_default()
     }
 

@@ -32,7 +32,7 @@ use novel_core::validate::check_document;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::chapter::{Journal, JournalWrite, load_checkpoint, read_journal, write_checkpoint};
+use crate::chapter::{Journal, JournalWrite, load_checkpoint, write_checkpoint};
 use crate::error::StoreError;
 use crate::io::{read_json_value, read_text, to_json_text, write_atomic};
 use crate::layout;
@@ -63,6 +63,8 @@ pub enum SpecError {
     Blocked(Box<RetirementCheck>),
     #[error("项目正被占用：{0}")]
     Busy(String),
+    #[error("{0}")]
+    JournalPending(String),
     #[error(
         "第 {chapter} 章正在写作流程中（尚未提交），现在退场角色会让这一章的状态变更与新状态冲突"
     )]
@@ -81,6 +83,7 @@ impl SpecError {
             SpecError::AlreadyRetired { .. } => "E_ALREADY_RETIRED",
             SpecError::Blocked(_) => "E_RETIRE_BLOCKED",
             SpecError::Busy(_) => "E_LOCKED",
+            SpecError::JournalPending(_) => "E_JOURNAL",
             SpecError::ChapterInFlight { .. } => "E_INFLIGHT",
             SpecError::PendingNotFound { .. } => "E_PENDING_NOT_FOUND",
         }
@@ -105,6 +108,7 @@ impl SpecError {
             SpecError::Busy(_) => {
                 "等章节提交完成，或先运行 novel chapter recover；确认无人在写时可用 novel lock clear".into()
             }
+            SpecError::JournalPending(_) => "先运行 novel chapter recover 补完它".into(),
             SpecError::ChapterInFlight { chapter } => format!(
                 "先提交第 {chapter} 章（novel chapter commit {chapter}），或在中断后运行 novel chapter recover，再退场角色"
             ),
@@ -118,6 +122,7 @@ impl SpecError {
             self,
             SpecError::SnapshotExists { .. }
                 | SpecError::Busy(_)
+                | SpecError::JournalPending(_)
                 | SpecError::ChapterInFlight { .. }
         )
     }
@@ -414,6 +419,7 @@ fn hold(project: &Project, stale_after: Duration) -> Result<lock::Held<'_>, Spec
     lock::Held::take(project, stale_after).map_err(|e| match e {
         lock::LockError::Held { holder, .. } => SpecError::Busy(holder),
         lock::LockError::Store(e) => e.into(),
+        e @ lock::LockError::JournalPending { .. } => SpecError::JournalPending(e.to_string()),
         e => SpecError::Busy(e.to_string()),
     })
 }
@@ -687,9 +693,6 @@ pub fn retire_apply(
     layout::safe_id(slug)?;
     // The lock is held from the check to the end of the journaled commit.
     let held = hold(project, stale_after)?;
-    if read_journal(project)?.is_some() {
-        return Err(SpecError::Busy("有一个未完成的提交（提交日志仍在）".into()));
-    }
     let sp = load_spec_project(project)?;
     // A chapter in the pipeline was written against the current state version; retiring now
     // would bump it under that chapter's delta.
@@ -812,6 +815,7 @@ pub fn retire_apply(
         changelog_line: Some(serde_json::to_string(&entry).expect("entries serialise")),
         remove,
         retiring: Some(slug.to_string()),
+        kind: None,
     };
     crate::chapter::commit(project, &journal)?;
     Ok(RetireApplied {
@@ -1285,6 +1289,7 @@ mod tests {
             changelog_line: None,
             remove: Vec::new(),
             retiring: None,
+            kind: None,
         };
         fs::write(
             p.path(layout::JOURNAL),
@@ -1292,7 +1297,7 @@ mod tests {
         )
         .unwrap();
         let err = retire_apply(&p, "li-si", NOW, STALE).unwrap_err();
-        assert_eq!(err.code(), "E_LOCKED");
+        assert_eq!(err.code(), "E_JOURNAL");
         assert!(err.is_conflict());
     }
 }

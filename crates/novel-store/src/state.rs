@@ -13,6 +13,7 @@ use novel_core::ops::NameIndex;
 use novel_core::validate::{check_document, parse_json};
 use serde_json::Value;
 
+use crate::chapter::{Journal, JournalKind, JournalWrite};
 use crate::error::StoreError;
 use crate::io::{
     create_dir_all, read_json_value, read_text, to_json_text, write_atomic, write_json,
@@ -199,12 +200,10 @@ pub fn append_changelog(project: &Project, entry: &ChangelogEntry) -> Result<(),
 
 /// Replaces the changelog with `entries` (atomically).
 pub fn write_changelog(project: &Project, entries: &[ChangelogEntry]) -> Result<(), StoreError> {
-    let mut text = String::new();
-    for e in entries {
-        text.push_str(&serde_json::to_string(e).expect("entries serialise"));
-        text.push('\n');
-    }
-    write_atomic(&project.path(layout::CHANGELOG), text.as_bytes())
+    write_atomic(
+        &project.path(layout::CHANGELOG),
+        changelog_text(entries).as_bytes(),
+    )
 }
 
 pub fn write_state(project: &Project, state: &Value) -> Result<(), StoreError> {
@@ -221,6 +220,76 @@ pub fn write_global(project: &Project, global: &ForeshadowingGlobal) -> Result<(
         create_dir_all(dir)?;
     }
     write_json(&path, global)
+}
+
+/// The changelog part of a [`StateWrite`].
+pub enum ChangelogWrite<'a> {
+    /// One line appended (`ops apply`).
+    Append(&'a ChangelogEntry),
+    /// The file replaced by these entries (`state rebuild --until-chapter N --write`).
+    Replace(&'a [ChangelogEntry]),
+    /// Left as it is.
+    Keep,
+}
+
+/// What one state writer outside the chapter commit changes: the state file, the global
+/// foreshadowing (when it changed) and the changelog.
+pub struct StateWrite<'a> {
+    /// The chapter the change is about (for messages).
+    pub chapter: u32,
+    pub kind: JournalKind,
+    pub state: &'a Value,
+    pub global: Option<&'a ForeshadowingGlobal>,
+    pub changelog: ChangelogWrite<'a>,
+}
+
+/// Applies a [`StateWrite`] all-or-nothing through the commit journal: killed at any point,
+/// the project is either untouched or `novel chapter recover` finishes it to the same bytes,
+/// and no other writer runs in between (see [`crate::lock::ensure_no_journal`]). `token` is
+/// the lock the journal releases at its end (empty when the lock is the session's own).
+pub fn commit_state(project: &Project, w: StateWrite<'_>, token: String) -> Result<(), StoreError> {
+    let mut writes = Vec::new();
+    if let ChangelogWrite::Replace(entries) = w.changelog {
+        writes.push(JournalWrite {
+            path: layout::CHANGELOG.to_string(),
+            content: changelog_text(entries),
+        });
+    }
+    if let Some(global) = w.global {
+        writes.push(JournalWrite {
+            path: layout::FORESHADOWING_GLOBAL.to_string(),
+            content: to_json_text(global),
+        });
+    }
+    writes.push(JournalWrite {
+        path: layout::CURRENT_STATE.to_string(),
+        content: to_json_text(w.state),
+    });
+    let changelog_line = match w.changelog {
+        ChangelogWrite::Append(entry) => {
+            Some(serde_json::to_string(entry).expect("entries serialise"))
+        }
+        _ => None,
+    };
+    let journal = Journal {
+        chapter: w.chapter,
+        token,
+        writes,
+        changelog_line,
+        remove: Vec::new(),
+        retiring: None,
+        kind: Some(w.kind),
+    };
+    crate::chapter::commit(project, &journal)
+}
+
+fn changelog_text(entries: &[ChangelogEntry]) -> String {
+    let mut text = String::new();
+    for e in entries {
+        text.push_str(&serde_json::to_string(e).expect("entries serialise"));
+        text.push('\n');
+    }
+    text
 }
 
 /// Copies a project file, byte for byte (whatever it holds), into
@@ -243,19 +312,10 @@ pub fn backup(project: &Project, rel: &str, stamp: &str) -> Result<Option<String
             1 => format!("{}/{stamp}-{name}", layout::BACKUPS),
             _ => format!("{}/{stamp}-{n}-{name}", layout::BACKUPS),
         };
-        let backup_path = project.path(&backup_rel);
-        // Claim the name atomically (another writer may be backing up too), then fill it.
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&backup_path)
-        {
-            Ok(_) => {
-                write_atomic(&backup_path, &bytes)?;
-                return Ok(Some(backup_rel));
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(StoreError::io(&backup_path, e)),
+        // Write it whole under a temporary name, then link it to the free name (a link never
+        // replaces an existing file): a backup is complete or absent, never empty.
+        if crate::io::write_new(&project.path(&backup_rel), &bytes)? {
+            return Ok(Some(backup_rel));
         }
     }
     unreachable!("some counter value names a free file")

@@ -1,6 +1,6 @@
 //! `novel chapter begin|stage|gate|commit|recover`: the chapter transaction.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use novel_core::gate::{self, GateInput};
 use novel_core::model::checkpoint::GateRecord;
@@ -69,29 +69,18 @@ fn save(project: &Project, cp: &mut Checkpoint) -> Result<(), CliError> {
     Ok(())
 }
 
-fn begin(project: &Project, n: u32, owner: Option<u32>) -> Result<Report, CliError> {
-    if tx::read_journal(project)?.is_some() {
-        return Err(CliError::new(
-            "E_JOURNAL",
-            "上一次提交没有完成",
-            "先运行 novel chapter recover 补完它",
-            Exit::Conflict,
-        ));
-    }
-    pipeline::check_begin(&tx::load_checkpoint(project)?, n).map_err(refusal)?;
-    let pid = owner.unwrap_or_else(lock::session_pid);
-    let got = lock::acquire(project, Some(n), pid, stale_after(project)).map_err(lock_error)?;
-    // Re-read under the lock: another session may have moved the book on meanwhile.
-    let mut cp = match tx::load_checkpoint(project)
-        .map_err(CliError::from)
-        .and_then(|cp| pipeline::check_begin(&cp, n).map_err(refusal).map(|()| cp))
-    {
-        Ok(cp) => cp,
-        Err(e) => {
-            let _ = lock::release(project, &got.info.token);
-            return Err(e);
-        }
-    };
+struct BeginState {
+    cp: Checkpoint,
+    resuming: bool,
+    from_state: OrchestratorState,
+    recovered: Option<novel_core::model::checkpoint::ErrorRecord>,
+}
+
+/// The part of `begin` done under the lock: re-read the checkpoint (another session may have
+/// moved the book on meanwhile), set the chapter in flight, make sure staging is there.
+fn start_locked(project: &Project, n: u32) -> Result<BeginState, CliError> {
+    let mut cp = tx::load_checkpoint(project)?;
+    pipeline::check_begin(&cp, n).map_err(refusal)?;
     let resuming = cp.inflight_chapter == Some(n);
     // ERROR_RETRY returns to the state before the error; VOL_REVIEW to WRITING (the author
     // writes on past the volume's plan).
@@ -103,6 +92,7 @@ fn begin(project: &Project, n: u32, owner: Option<u32>) -> Result<Report, CliErr
         None
     };
     cp.orchestrator_state = next_state;
+    tx::ensure_staging_dirs(project)?;
     if !resuming {
         cp.inflight_chapter = Some(n);
         cp.pipeline_stage = Some(PipelineStage::Drafting);
@@ -112,10 +102,49 @@ fn begin(project: &Project, n: u32, owner: Option<u32>) -> Result<Report, CliErr
         let log = json!({"chapter": n, "started_at": time::now_iso(), "stages": []});
         io::write_json(&project.path(&layout::staging_log(n)), &log)?;
     }
-    if let Err(e) = save(project, &mut cp) {
-        let _ = lock::release(project, &got.info.token);
-        return Err(e);
-    }
+    save(project, &mut cp)?;
+    Ok(BeginState {
+        cp,
+        resuming,
+        from_state,
+        recovered,
+    })
+}
+
+fn begin(project: &Project, n: u32, owner: Option<u32>) -> Result<Report, CliError> {
+    lock::ensure_no_journal(project).map_err(lock_error)?;
+    let before = tx::load_checkpoint(project)?;
+    pipeline::check_begin(&before, n).map_err(refusal)?;
+    let pid = owner.unwrap_or_else(lock::session_pid);
+    let (got, took) = match lock::acquire(project, Some(n), pid, stale_after(project)) {
+        Ok(got) => (got, true),
+        // This session already holds the lock for this chapter (it began it, then lost the
+        // token, e.g. to a compacted conversation): resuming hands the same token back.
+        Err(lock::LockError::Held { info, .. })
+            if info.pid == pid
+                && info.host == lock::host_name()
+                && before.inflight_chapter == Some(n) =>
+        {
+            let acquired = lock::Acquired {
+                info: *info,
+                broke_stale: None,
+            };
+            (acquired, false)
+        }
+        Err(e) => return Err(lock_error(e)),
+    };
+    // Whatever fails from here leaves the lock as it was before this call.
+    let started = start_locked(project, n).inspect_err(|_| {
+        if took {
+            let _ = lock::release(project, &got.info.token);
+        }
+    })?;
+    let BeginState {
+        cp,
+        resuming,
+        from_state,
+        recovered,
+    } = started;
     let mut human = if resuming {
         format!(
             "继续第 {n} 章（阶段 {}）。\n",
@@ -213,6 +242,12 @@ fn stage(project: &Project, a: &ChapterStageArgs) -> Result<Report, CliError> {
     if to == PipelineStage::Judged && pipeline::current_gate(&cp, n).is_some() {
         // A new evaluation: the verdict on the old one no longer holds.
         cp.gate = None;
+    }
+    if to == PipelineStage::Polished
+        && let Some(g) = cp.gate.as_mut()
+    {
+        // The second polish is what gets committed: take its files as the approved ones.
+        g.staged = tx::staged_digests(project, n)?;
     }
     cp.pipeline_stage = Some(to);
     // Record the stage in the chapter's pipeline log (figures the skill knows, else null).
@@ -329,6 +364,7 @@ fn gate_cmd(project: &Project, n: u32, token: &str) -> Result<Report, CliError> 
         revision: cp.revision_count,
         text_digest: facts.text_digest.clone(),
         accepted_by_author: false,
+        staged: tx::staged_digests(project, n)?,
         extra: Extra::new(),
     });
     save(project, &mut cp)?;
@@ -366,14 +402,7 @@ fn decision_zh(d: GateDecision) -> &'static str {
 
 fn commit(project: &Project, a: &ChapterCommitArgs) -> Result<Report, CliError> {
     let n = a.chapter;
-    if tx::read_journal(project)?.is_some() {
-        return Err(CliError::new(
-            "E_JOURNAL",
-            "上一次提交没有完成",
-            "先运行 novel chapter recover",
-            Exit::Conflict,
-        ));
-    }
+    lock::ensure_no_journal(project).map_err(lock_error)?;
     let mut cp = tx::load_checkpoint(project)?;
     not_failed(&cp)?;
     if cp.inflight_chapter != Some(n) {
@@ -451,18 +480,39 @@ fn commit(project: &Project, a: &ChapterCommitArgs) -> Result<Report, CliError> 
                 "先运行 novel state rebuild 查看差异，确认后 --write",
                 Exit::Conflict,
             ),
+            PlanError::ChangedSinceGate { .. } => CliError::new(
+                "E_STAGING_CHANGED",
+                e.to_string(),
+                "提交的只能是评审过的稿件：改动是有意的就重新运行 novel chapter stage judged 并重新评审、门控；否则恢复这些文件",
+                Exit::Conflict,
+            ),
         })?;
     tx::commit(project, &journal)?;
     let cp = tx::load_checkpoint(project)?;
+    // The figures the skill reports per chapter, as the pipeline log records them.
+    let log_rel = layout::log_file(n);
+    let plog: Value = journal
+        .writes
+        .iter()
+        .find(|w| w.path == log_rel)
+        .and_then(|w| serde_json::from_str(&w.content).ok())
+        .unwrap_or(Value::Null);
     Ok(Report {
         data: json!({
             "chapter": n, "last_completed_chapter": cp.last_completed_chapter,
             "orchestrator_state": cp.orchestrator_state,
             "files": journal.writes.iter().map(|w| w.path.clone()).collect::<Vec<_>>(),
             "force_passed": gate.as_ref().is_some_and(|g| g.force_passed),
+            "chars": plog.get(novel_store::status::LOG_CHARS),
+            "gate_overall": plog.get("gate_overall"),
+            "gate_decision": plog.get("gate_decision"),
+            "revisions": plog.get("revisions"),
+            "accepted_by_author": gate.as_ref().is_some_and(|g| g.accepted_by_author),
         }),
         human: format!(
-            "第 {n} 章已提交（{} 个文件），锁已释放。{}\n",
+            "第 {n} 章已提交（{}字，{} 个文件），锁已释放。{}\n",
+            plog.get(novel_store::status::LOG_CHARS)
+                .map_or("?".to_string(), Value::to_string),
             journal.writes.len(),
             if cp.orchestrator_state == novel_core::model::OrchestratorState::VolReview {
                 "本卷最后一章完成，进入卷末回顾（VOL_REVIEW）。"
@@ -484,14 +534,7 @@ fn fail(project: &Project, a: &ChapterFailArgs) -> Result<Report, CliError> {
             Exit::Usage,
         ));
     }
-    if tx::read_journal(project)?.is_some() {
-        return Err(CliError::new(
-            "E_JOURNAL",
-            "上一次提交没有完成",
-            "先运行 novel chapter recover 补完它",
-            Exit::Conflict,
-        ));
-    }
+    lock::ensure_no_journal(project).map_err(lock_error)?;
     let mut cp = tx::load_checkpoint(project)?;
     pipeline::check_fail(&cp, n).map_err(refusal)?;
     lock::verify(project, &a.token).map_err(lock_error)?;
@@ -528,10 +571,7 @@ fn recover(project: &Project) -> Result<Report, CliError> {
     let stale = stale_after(project);
     if let Some(journal) = tx::read_journal(project)? {
         tx::apply(project, &journal, false)?;
-        actions.push(match &journal.retiring {
-            Some(slug) => format!("补完了角色 {slug} 中断的退场"),
-            None => format!("补完了第 {} 章中断的提交", journal.chapter),
-        });
+        actions.push(format!("补完了中断的{}", journal.describe()));
     }
     if let Some(b) = lock::break_stale(project, stale).map_err(lock_error)? {
         actions.push(match &b.info {

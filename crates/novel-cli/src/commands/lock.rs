@@ -37,6 +37,12 @@ pub fn lock_error(e: LockError) -> CliError {
             Exit::Conflict,
         ),
         LockError::Busy => CliError::new(code, e.to_string(), "稍后重试", Exit::Conflict),
+        LockError::JournalPending { .. } => CliError::new(
+            code,
+            e.to_string(),
+            "先运行 novel chapter recover 补完它，再重试这条命令",
+            Exit::Conflict,
+        ),
         LockError::NotHeld => CliError::new(code, e.to_string(), "无需释放", Exit::Usage),
         LockError::Store(s) => s.into(),
     }

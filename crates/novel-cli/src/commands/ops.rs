@@ -6,10 +6,11 @@ use serde_json::{Value, json};
 use novel_core::ops::{
     self, Accepted, Context, OpsError, Rejection, SKIPPED_REBUILD_THRESHOLD, skipped_chapters,
 };
+use novel_store::chapter::JournalKind;
 use novel_store::lock;
 use novel_store::state::{
-    append_changelog, load_changelog, load_global, load_names, load_plan, load_state,
-    load_storyline_ids, write_global, write_state,
+    ChangelogWrite, StateWrite, append_changelog, commit_state, load_changelog, load_global,
+    load_names, load_plan, load_state, load_storyline_ids,
 };
 use novel_store::{Project, StoreError, io, layout, time};
 
@@ -22,7 +23,14 @@ pub fn run(global: &GlobalArgs, cmd: OpsCommand) -> Result<Report, CliError> {
     let project = super::project(global)?;
     match cmd {
         OpsCommand::Validate(a) => validate(&project, &a),
-        OpsCommand::Apply(a) => apply(&project, &a.file, a.manual, &a.resolves_skipped),
+        OpsCommand::Apply(a) => {
+            let resolves: Vec<u32> = a
+                .resolves_skipped
+                .iter()
+                .flat_map(|s| s.chapters())
+                .collect();
+            apply(&project, &a.file, a.manual, &resolves)
+        }
         OpsCommand::Skip(a) => skip(&project, a.chapter, &a.reason),
     }
 }
@@ -60,10 +68,10 @@ fn storyline_ids(project: &Project) -> Result<Vec<String>, CliError> {
 /// lock. A lock held by anyone else is a conflict (exit 3, `E_LOCKED`) naming the holder.
 pub fn with_state_lock<T>(
     project: &Project,
-    f: impl FnOnce() -> Result<T, CliError>,
+    f: impl FnOnce(&mut lock::Held<'_>) -> Result<T, CliError>,
 ) -> Result<T, CliError> {
-    let held = lock::Held::take(project, stale_after(project)).map_err(lock_error)?;
-    let value = f()?;
+    let mut held = lock::Held::take(project, stale_after(project)).map_err(lock_error)?;
+    let value = f(&mut held)?;
     held.release().map_err(lock_error)?;
     Ok(value)
 }
@@ -236,13 +244,14 @@ fn apply(
     resolves: &[u32],
 ) -> Result<Report, CliError> {
     let delta = read_delta(&args.file)?;
-    with_state_lock(project, || {
-        apply_locked(project, args, manual, resolves, &delta)
+    with_state_lock(project, |held| {
+        apply_locked(project, held, args, manual, resolves, &delta)
     })
 }
 
 fn apply_locked(
     project: &Project,
+    held: &mut lock::Held<'_>,
     args: &OpsFileArgs,
     manual: bool,
     resolves: &[u32],
@@ -281,17 +290,34 @@ fn apply_locked(
     ops::check_storyline(&applied.run.header.storyline_id, &storyline_ids(project)?)
         .map_err(ops_error)?;
     ops::check_changelog_order(applied.run.header.chapter, &log).map_err(ops_error)?;
+    if applied.run.accepted.is_empty() && !applied.run.rejected.is_empty() {
+        // Nothing would change: recording a new version for it would only say otherwise.
+        let data = json!({"chapter": applied.run.header.chapter, "accepted": [],
+            "rejected": applied.run.rejected, "written": false});
+        return Err(CliError::new(
+            "E_OPS_REJECTED",
+            format!(
+                "{} 条 op 全部被拒绝，没有写入任何文件",
+                applied.run.rejected.len()
+            ),
+            "按 rejected 列表的原因与提示修正这些 op 后重试（novel ops validate 可先检查）",
+            Exit::Problems,
+        )
+        .with_details(data, describe(&applied.run.accepted, &applied.run.rejected)));
+    }
     if manual {
         applied.entry.source = novel_core::model::state::ChangeSource::Manual;
         applied.entry.resolves_skipped = resolves.to_vec();
     }
-    // Changelog first: if we stop half-way the log is ahead of the state, which the next
-    // apply detects and `state rebuild --write` repairs; the reverse could not be detected.
-    append_changelog(project, &applied.entry)?;
-    if applied.run.global != global {
-        write_global(project, &applied.run.global)?;
-    }
-    write_state(project, &applied.run.state)?;
+    // State, foreshadowing and changelog line together or not at all.
+    let write = StateWrite {
+        chapter: applied.run.header.chapter,
+        kind: JournalKind::OpsApply,
+        state: &applied.run.state,
+        global: (applied.run.global != global).then_some(&applied.run.global),
+        changelog: ChangelogWrite::Append(&applied.entry),
+    };
+    commit_state(project, write, held.hand_to_journal())?;
 
     let run = &applied.run;
     let skipped = skipped_chapters(&{
@@ -322,7 +348,7 @@ fn apply_locked(
 }
 
 fn skip(project: &Project, chapter: u32, reason: &str) -> Result<Report, CliError> {
-    with_state_lock(project, || skip_locked(project, chapter, reason))
+    with_state_lock(project, |_| skip_locked(project, chapter, reason))
 }
 
 fn skip_locked(project: &Project, chapter: u32, reason: &str) -> Result<Report, CliError> {

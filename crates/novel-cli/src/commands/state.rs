@@ -7,9 +7,10 @@ use novel_core::ops::{
     self, Context, Difference, NameIndex, changelog_entities, closest, diff, entity_history,
     find_entity,
 };
+use novel_store::chapter::JournalKind;
 use novel_store::state::{
-    StateOnDisk, backup, load_changelog, load_global, load_names, load_plan, state_on_disk,
-    write_changelog, write_global, write_state,
+    ChangelogWrite, StateOnDisk, StateWrite, backup, commit_state, load_changelog, load_global,
+    load_names, load_plan, state_on_disk,
 };
 use novel_store::{Project, layout, time};
 
@@ -21,14 +22,21 @@ use super::ops::{ops_error, with_state_lock};
 pub fn run(global: &GlobalArgs, cmd: StateCommand) -> Result<Report, CliError> {
     let project = super::project(global)?;
     match cmd {
-        StateCommand::Rebuild(a) if a.write => with_state_lock(&project, || rebuild(&project, &a)),
-        StateCommand::Rebuild(a) => rebuild(&project, &a),
+        StateCommand::Rebuild(a) if a.write => {
+            with_state_lock(&project, |held| rebuild(&project, &a, Some(held)))
+        }
+        StateCommand::Rebuild(a) => rebuild(&project, &a, None),
         StateCommand::At(a) => at(&project, a.chapter, a.entity.as_deref()),
         StateCommand::History(a) => history(&project, &a.entity),
     }
 }
 
-fn rebuild(project: &Project, args: &RebuildArgs) -> Result<Report, CliError> {
+/// `held` is the project lock when `--write` (the journal of the write releases it).
+fn rebuild(
+    project: &Project,
+    args: &RebuildArgs,
+    held: Option<&mut novel_store::lock::Held<'_>>,
+) -> Result<Report, CliError> {
     let log = load_changelog(project)?;
     let authored = load_global(project)?;
     let plan = load_plan(project)?;
@@ -118,7 +126,7 @@ fn rebuild(project: &Project, args: &RebuildArgs) -> Result<Report, CliError> {
         ));
     }
     let mut backups = Vec::new();
-    if args.write && differs {
+    if let (Some(held), true) = (held, differs) {
         let stamp = time::now_iso();
         for rel in [
             layout::CURRENT_STATE,
@@ -129,15 +137,20 @@ fn rebuild(project: &Project, args: &RebuildArgs) -> Result<Report, CliError> {
                 backups.push(b);
             }
         }
-        if truncate {
-            // Replay-to-before-an-edit (§10.8): the replayed prefix stays, later lines move
-            // to the backup only.
-            write_changelog(project, &log[..replayed.entries_used])?;
-        }
-        if !global_diff.is_empty() {
-            write_global(project, &replayed.global)?;
-        }
-        write_state(project, &replayed.state)?;
+        // Replay-to-before-an-edit (§10.8): the replayed prefix stays, later lines move to
+        // the backup only. All three files together or not at all.
+        let write = StateWrite {
+            chapter: args.until_chapter.unwrap_or(0),
+            kind: JournalKind::Rebuild,
+            state: &replayed.state,
+            global: (!global_diff.is_empty()).then_some(&replayed.global),
+            changelog: if truncate {
+                ChangelogWrite::Replace(&log[..replayed.entries_used])
+            } else {
+                ChangelogWrite::Keep
+            },
+        };
+        commit_state(project, write, held.hand_to_journal())?;
         human.push_str(&if backups.is_empty() {
             "已写入重建结果。\n".to_string()
         } else {

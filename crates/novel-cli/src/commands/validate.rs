@@ -41,11 +41,27 @@ pub fn run(global: &GlobalArgs, args: ValidateArgs) -> Result<Report, CliError> 
     let (findings, checked) = if args.paths.is_empty() {
         let project = super::project(global)?;
         let view = load_project(&project);
-        let checked = view.docs.len() + view.markdown.len();
+        let checked = view.docs.len() + view.markdown.len() + view.outlines.len();
         (check_project(&view), checked)
     } else {
         validate_paths(global, &args.paths, forced_kind)?
     };
+    if checked == 0 && !args.paths.is_empty() {
+        // A path of no known kind: saying "0 files, passed" would read as a pass.
+        return Err(CliError::new(
+            "E_USAGE",
+            format!(
+                "没有可校验的文件：{} 不是项目约定的数据文件",
+                args.paths
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join("、")
+            ),
+            "校验整个项目时不带路径；单个文件可用 --kind 指定类型，如 --kind state-delta",
+            Exit::Usage,
+        ));
+    }
     render(findings, checked)
 }
 
@@ -102,6 +118,7 @@ fn validate_paths(
             .iter()
             .map(|d| d.file.as_str())
             .chain(view.markdown.iter().map(|m| m.file.as_str()))
+            .chain(view.outlines.iter().map(String::as_str))
             .filter(|file| {
                 inside.iter().any(|rel| {
                     rel.is_empty()

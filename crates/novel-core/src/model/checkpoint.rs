@@ -36,6 +36,7 @@ pub enum PipelineStage {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Checkpoint {
     /// 最后完成的章节号（0 = 尚未完成任何章节）。
+    #[schemars(range(max = 99_999))]
     pub last_completed_chapter: u32,
     /// 当前卷号（从 1 开始）。
     #[schemars(range(min = 1))]
@@ -46,7 +47,7 @@ pub struct Checkpoint {
     pub pipeline_stage: Option<PipelineStage>,
     /// 正在处理的章节号；`null` 表示没有在写的章节。
     #[serde(default)]
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 1, max = 99_999))]
     pub inflight_chapter: Option<u32>,
     /// 本章已做的修订次数（门控最多 2 次）。
     #[serde(default)]
@@ -158,6 +159,10 @@ pub struct GateRecord {
     /// 作者明确接受了暂停中的章节（novel chapter commit --accept）。
     #[serde(default, skip_serializing_if = "super::common::is_false")]
     pub accepted_by_author: bool,
+    /// 门控（或二次润色完成）时提交会带走的每个 staging 文件的摘要值：提交时逐个核对，
+    /// 之后被改动、替换或删除的文件会让提交被拒。
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub staged: std::collections::BTreeMap<String, String>,
     #[serde(flatten)]
     pub extra: Extra,
 }

@@ -17,6 +17,9 @@ pub type StrMap = IndexMap<String, String>;
 pub const SLUG: &str = r"^(?=.{1,64}$)[a-z0-9]+(?:[-_][a-z0-9]+)*$";
 /// The longest slug [`is_slug`] and [`SLUG`] accept.
 pub const SLUG_MAX_LEN: usize = 64;
+/// The highest chapter number a project may use (a 500-万字 book has ~1,700 chapters). Far
+/// below `u32::MAX`, so `last + 1` never wraps and every chapter still names a file.
+pub const MAX_CHAPTER: u32 = 99_999;
 /// L1 world-rule ids: `W-001`.
 pub const WORLD_RULE_ID: &str = r"^W-[0-9]{3,}$";
 /// L2 character-contract ids: `C-LUCHEN-001`.

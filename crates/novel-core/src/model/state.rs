@@ -93,6 +93,7 @@ pub struct StateOp {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct StateDelta {
     /// 章节号；0 表示开书前的初始状态（`novel ops apply --manual`）。
+    #[schemars(range(max = 99_999))]
     pub chapter: u32,
     pub base_state_version: u64,
     #[schemars(pattern(SLUG))]
