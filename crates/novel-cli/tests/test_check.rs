@@ -380,3 +380,40 @@ fn leak_of_the_inflight_chapter_is_recorded_for_the_gate() {
     novel(&root, &["--json", "check", "leak", "--chapter", "3"]);
     assert!(!root.join("staging/logs/chapter-003-leak.json").exists());
 }
+
+#[test]
+fn same_surname_variant_seen_once_is_reported() {
+    let (_t, root) = project_with_cast();
+    write_text(
+        &root,
+        "chapters/chapter-007.md",
+        "# 第七章 夜路\n\n林枫把车停在粮站外面。\n　　雨很大，林桦点了点头，推开铁门。\n他们走进林子里，林间很静。\n「林伯呢？」苏婉问。\n",
+    );
+    let out = novel(&root, &["check", "names", "--chapter", "7"]);
+    assert_eq!(code(&out), 1, "{}{}", stdout(&out), stderr(&out));
+    let text = stdout(&out);
+    let want = "chapters/chapter-007.md:4:7: names/same-surname: 「林桦」与「林枫」同姓不同名（1 次：第 4 行）";
+    assert!(text.lines().any(|l| l.starts_with(want)), "{text}");
+    // Ordinary words after the surname, the form of address and the registered names stay quiet.
+    assert_eq!(text.lines().count(), 1, "{text}");
+    let doc = json(&novel(
+        &root,
+        &["--json", "check", "names", "--chapter", "7"],
+    ));
+    let f = &doc["data"]["findings"][0];
+    assert_eq!(
+        (f["kind"].as_str(), f["like"].as_str(), f["entity"].as_str()),
+        (Some("same_surname"), Some("林枫"), Some("lin-feng"))
+    );
+    assert_eq!(f["evidence"][0]["line"], 4);
+    assert_eq!(f["evidence"][0]["col"], 7);
+    // Registering it as an alias clears it.
+    let path = root.join("characters/active/lin-feng.json");
+    let mut c = read_json(&path);
+    c["aliases"].as_array_mut().unwrap().push("林桦".into());
+    write_json(&path, &c);
+    assert_eq!(
+        code(&novel(&root, &["check", "names", "--chapter", "7"])),
+        0
+    );
+}
