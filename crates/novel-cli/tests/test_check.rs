@@ -380,3 +380,102 @@ fn leak_of_the_inflight_chapter_is_recorded_for_the_gate() {
     novel(&root, &["--json", "check", "leak", "--chapter", "3"]);
     assert!(!root.join("staging/logs/chapter-003-leak.json").exists());
 }
+
+/// The sect line is bound to 青云门 and to two places: 魔都外城, which the world documents
+/// describe, and 黑石镇, which a third line is bound to as well. Places and factions that
+/// something else refers to are shared ground, not the sect line's own.
+fn book_with_shared_places(chapter_text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let (t, root) = two_lines(chapter_text);
+    let path = root.join("storylines/storylines.json");
+    let mut s = read_json(&path);
+    s["storylines"][1]["affiliated_factions"] = serde_json::json!(["青云门", "魔都外城", "黑石镇"]);
+    s["storylines"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({
+        "id": "haizu", "name": "海族线", "type": "faction_conflict", "scope": "novel",
+        "pov_characters": [], "affiliated_factions": ["黑石镇"], "status": "active"}));
+    write_json(&path, &s);
+    write_text(
+        &root,
+        "world/geography.md",
+        "# 地理\n\n## 魔都外城\n\n商旅云集，三教九流都在这里落脚。\n",
+    );
+    assert_eq!(code(&novel(&root, &["validate"])), 0);
+    (t, root)
+}
+
+#[test]
+fn place_affiliated_with_another_line_is_not_a_leak_when_shared() {
+    let (_t, root) = book_with_shared_places(
+        "陈默走进魔都外城的集市，雨还没停。\n他在黑石镇住过三年，认得这种雨。\n",
+    );
+    let out = novel(&root, &["--json", "check", "leak", "--chapter", "3"]);
+    let doc = json(&out);
+    assert_eq!(code(&out), 0, "{doc}");
+    assert_eq!(doc["data"]["leak_risk"], "none", "{doc}");
+    assert_eq!(
+        doc["data"]["cross_references"],
+        serde_json::json!([]),
+        "{doc}"
+    );
+}
+
+#[test]
+fn exclusive_character_of_another_line_is_still_a_leak() {
+    // Shared places around it change nothing: 林枫 is the sect line's POV.
+    let (_t, root) = book_with_shared_places("陈默走进魔都外城的集市，林枫站在城门下。\n");
+    let out = novel(&root, &["--json", "check", "leak", "--chapter", "3"]);
+    let doc = json(&out);
+    assert_eq!(code(&out), 1, "{doc}");
+    assert_eq!(doc["data"]["leak_risk"], "high", "{doc}");
+    let refs = doc["data"]["cross_references"].as_array().unwrap();
+    let names: Vec<&str> = refs.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["林枫"], "{doc}");
+    // A faction nothing else refers to stays the sect line's own.
+    let (_t, root) = book_with_shared_places("他认出那是青云门的人。\n");
+    let out = novel(&root, &["--json", "check", "leak", "--chapter", "3"]);
+    let doc = json(&out);
+    assert_eq!(doc["data"]["leak_risk"], "high", "{doc}");
+    assert_eq!(
+        doc["data"]["cross_references"][0]["kind"], "faction",
+        "{doc}"
+    );
+}
+
+#[test]
+fn same_surname_variant_seen_once_is_reported() {
+    let (_t, root) = project_with_cast();
+    write_text(
+        &root,
+        "chapters/chapter-007.md",
+        "# 第七章 夜路\n\n林枫把车停在粮站外面。\n　　雨很大，林桦点了点头，推开铁门。\n他们走进林子里，林间很静。\n「林伯呢？」苏婉问。\n",
+    );
+    let out = novel(&root, &["check", "names", "--chapter", "7"]);
+    assert_eq!(code(&out), 1, "{}{}", stdout(&out), stderr(&out));
+    let text = stdout(&out);
+    let want = "chapters/chapter-007.md:4:7: names/same-surname: 「林桦」与「林枫」同姓不同名（1 次：第 4 行）";
+    assert!(text.lines().any(|l| l.starts_with(want)), "{text}");
+    // Ordinary words after the surname, the form of address and the registered names stay quiet.
+    assert_eq!(text.lines().count(), 1, "{text}");
+    let doc = json(&novel(
+        &root,
+        &["--json", "check", "names", "--chapter", "7"],
+    ));
+    let f = &doc["data"]["findings"][0];
+    assert_eq!(
+        (f["kind"].as_str(), f["like"].as_str(), f["entity"].as_str()),
+        (Some("same_surname"), Some("林枫"), Some("lin-feng"))
+    );
+    assert_eq!(f["evidence"][0]["line"], 4);
+    assert_eq!(f["evidence"][0]["col"], 7);
+    // Registering it as an alias clears it.
+    let path = root.join("characters/active/lin-feng.json");
+    let mut c = read_json(&path);
+    c["aliases"].as_array_mut().unwrap().push("林桦".into());
+    write_json(&path, &c);
+    assert_eq!(
+        code(&novel(&root, &["check", "names", "--chapter", "7"])),
+        0
+    );
+}

@@ -397,26 +397,58 @@ fn outline_problems_name_the_chapter_and_the_line() {
         msg.contains("没有第 31 章") && msg.contains("1–30、32–50"),
         "{msg}"
     );
-    // A Chinese-numeral heading is a format error naming its line.
-    std::fs::write(&outline, text.replace("## 第31章", "## 第三十一章")).unwrap();
+    // A heading that names a chapter but cannot be read (the title glued to it) is a format
+    // error naming its line and the shapes that are read.
+    std::fs::write(&outline, text.replace("## 第31章 ", "## 第31章")).unwrap();
     let out = novel(
         &root,
         &["--json", "context", "chapter-writer", "--chapter", "31"],
     );
     let doc = json(&out);
     assert_eq!(doc["error"]["code"], "E_OUTLINE_FORMAT");
+    let msg = doc["error"]["message"].as_str().unwrap();
+    let line = text[..text.find("## 第31章").unwrap()].lines().count() + 1;
     assert!(
-        doc["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("阿拉伯数字")
+        msg.contains(&format!("第 {line} 行")) && msg.contains("空格或冒号"),
+        "{msg}"
     );
+    assert!(msg.contains("### 第 48 章：标题"), "{msg}");
     assert!(
         doc["error"]["hint"]
             .as_str()
             .unwrap()
             .contains("## 第48章 章节标题")
     );
+}
+
+#[test]
+fn outline_heading_with_spaces_and_a_colon_is_read() {
+    let (_t, root) = synth(30);
+    let outline = root.join("volumes/vol-01/outline.md");
+    let text = std::fs::read_to_string(&outline).unwrap();
+    let title = text[text.find("## 第31章 ").unwrap() + "## 第31章 ".len()..]
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    for (from, to) in [
+        ("## 第31章 ", "### 第 31 章: "),
+        ("## 第31章 ", "## 第三十一章："),
+    ] {
+        std::fs::write(&outline, text.replace(from, to)).unwrap();
+        let out = novel(
+            &root,
+            &["--json", "context", "chapter-writer", "--chapter", "31"],
+        );
+        assert_eq!(code(&out), 0, "{to}: {}", stdout(&out));
+        let p = packet(&root, Agent::ChapterWriter, Some(31));
+        let block = p
+            .section("chapter_outline")
+            .expect("chapter_outline")
+            .body();
+        assert!(block.contains(&title), "{to}: {block}");
+        assert!(block.contains("- 故事线："), "{to}: {block}");
+    }
 }
 
 #[test]

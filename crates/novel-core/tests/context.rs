@@ -256,25 +256,85 @@ fn current_line_falls_back_from_contract_to_outline_to_schedule() {
 // ---- outline format -------------------------------------------------------------------------
 
 #[test]
-fn outline_headings_are_parsed_strictly() {
+fn common_chapter_heading_shapes_are_read() {
+    // (heading, chapter, title)
+    let cases: [(&str, u32, Option<&str>); 16] = [
+        ("## 第12章 雨夜", 12, Some("雨夜")),
+        ("### 第 12 章: 雨夜", 12, Some("雨夜")),
+        ("## 第12章：雨夜", 12, Some("雨夜")),
+        ("## 第 12 章 雨夜", 12, Some("雨夜")),
+        ("## 第12章", 12, None),
+        ("## 第12章：", 12, None),
+        ("# 第12章 雨夜", 12, Some("雨夜")),
+        ("#### 第12章 · 雨夜", 12, Some("雨夜")),
+        ("##第12章 雨夜", 12, Some("雨夜")),
+        ("## 第１２章　雨夜", 12, Some("雨夜")),
+        ("## 第12章 - 雨夜", 12, Some("雨夜")),
+        ("## **第12章** 雨夜", 12, Some("雨夜")),
+        ("## 第十二章 雨夜", 12, Some("雨夜")),
+        ("### 第二十章：风起", 20, Some("风起")),
+        ("## 第一百零三章 归航", 103, Some("归航")),
+        ("## 第十章", 10, None),
+    ];
+    for (heading, n, title) in cases {
+        let text = format!("# 第 1 卷 · 风起\n卷概述。\n\n{heading}\n- 故事线：main_arc\n");
+        let o = outline::parse(&text).unwrap_or_else(|e| panic!("{heading}: {e}"));
+        assert_eq!(o.chapters.len(), 1, "{heading}");
+        let b = &o.chapters[0];
+        assert_eq!(
+            (b.chapter, b.title.as_deref(), b.line),
+            (n, title, 4),
+            "{heading}"
+        );
+        assert_eq!(b.storyline(), Some("main_arc"), "{heading}");
+        assert_eq!(o.overview, "# 第 1 卷 · 风起\n卷概述。", "{heading}");
+    }
+}
+
+#[test]
+fn chapter_blocks_under_level_three_headings_end_at_the_same_level() {
+    let text = "# 第 3 卷\n## 第一幕 入城\n### 第 1 章: 进城\n- 故事线：main_arc\n#### 场景一\n城门。\n### 第 2 章: 夜市\n- 故事线：main_arc\n### 本幕伏笔\n- 玉佩\n## 第二幕 出城\n### 第 3 章: 出城\n";
+    let o = outline::parse(text).unwrap();
+    assert_eq!(o.ranges(), "1–3");
+    let one = o.block(1).unwrap();
+    assert!(one.text.ends_with("城门。"), "{:?}", one.text);
+    assert_eq!(one.title.as_deref(), Some("进城"));
+    // A heading of the chapters' own level (or higher) that is not a chapter ends the block.
+    assert!(!o.block(2).unwrap().text.contains("本幕伏笔"));
+    assert!(o.overview.contains("本幕伏笔") && o.overview.contains("第二幕"));
+}
+
+#[test]
+fn unreadable_chapter_heading_names_its_line_and_the_shapes() {
     for (bad, why) in [
-        ("### 第48章 密信", "二级标题"),
-        ("## 第四十八章 密信", "阿拉伯数字"),
-        ("##第48章 密信", "空格"),
-        ("## 第48章：密信", "冒号"),
-        ("## 第 48 章 密信", "不要空格"),
-        ("## 第48 章 密信", "不要空格"),
-        ("# 第48章", "二级标题"),
+        ("## 第12章雨夜", "空格或冒号"),
+        ("## 卷一 第12章 雨夜", "开头"),
+        ("## 第十十章 雨夜", "读不出"),
+        ("## 第0章 序", "从 1 开始"),
+        ("## 第99999999999章", "读不出"),
+        ("## 第一2章", "读不出"),
     ] {
-        let text = format!("# 卷\n\n## 第47章 前\n正文\n{bad}\n");
+        let text = format!("# 卷\n\n## 第11章 前\n正文\n{bad}\n");
         match outline::parse(&text) {
-            Err(OutlineError::Heading { line, why: w, .. }) => {
-                assert_eq!(line, 5, "{bad}");
+            Err(e @ OutlineError::Heading { .. }) => {
+                let OutlineError::Heading { line, why: w, .. } = &e else {
+                    unreachable!()
+                };
+                assert_eq!(*line, 5, "{bad}");
                 assert!(w.contains(why), "{bad}: {w}");
+                let msg = e.to_string();
+                assert!(
+                    msg.contains("第 5 行") && msg.contains(outline::HEADING_SHAPES),
+                    "{bad}: {msg}"
+                );
             }
             other => panic!("{bad}: {other:?}"),
         }
     }
+}
+
+#[test]
+fn outline_chapters_appear_once_whatever_the_heading_shape() {
     let dup = outline::parse("## 第3章 a\n\n## 第3章 b\n").unwrap_err();
     assert_eq!(
         dup,
@@ -283,6 +343,18 @@ fn outline_headings_are_parsed_strictly() {
             first: 1,
             line: 3
         }
+    );
+    let dup = outline::parse("## 第三章 a\n\n### 第 3 章：b\n").unwrap_err();
+    assert!(
+        matches!(
+            dup,
+            OutlineError::Duplicate {
+                chapter: 3,
+                first: 1,
+                line: 3
+            }
+        ),
+        "{dup:?}"
     );
     // Volume titles, other sections and fenced code are not chapter headings.
     let ok = outline::parse("# 第2卷：风起章台\n\n```\n## 第四章\n```\n## 第1章\n- 故事线：main_arc\n\n## 卷末钩子\n潮水。\n").unwrap();

@@ -1,9 +1,19 @@
 //! Cross-storyline entity leaks (PRD §6.6.7 Layer 3, 防串线): names that belong only to other
 //! storylines appearing in a chapter of this one.
 //!
-//! The caller says which names are foreign (the POV characters, affiliated factions and memory
-//! names of the other lines, minus what this line shares with them and minus the lines that
-//! converge in this chapter); this module finds them and grades the risk:
+//! Which names are foreign is decided by [`foreign_entities`] from what each storyline names: a
+//! leak is an entity that belongs only to another line —
+//!
+//! - its POV characters and the people its `memory.md` names, unless this line has them too
+//!   (its POV, its memory, the characters it shares with the other line through `bridges`);
+//! - its `affiliated_factions` (factions and places, §6.6.1), but only those nothing else
+//!   refers to: an affiliation is a binding, not ownership, so a faction or place that this
+//!   line is affiliated with, that a third line is affiliated with, that this line's memory
+//!   names, or that the setting knows (a location, faction or item of the state, a term of
+//!   `world/`) is shared ground — a chapter may walk through it without leaking anything;
+//! - nothing at all from a line that converges with this one in this chapter.
+//!
+//! [`check_leak`] then finds them and grades the risk:
 //!
 //! - `none`: no foreign name;
 //! - `high`: a foreign POV character or faction in narration, or two or more distinct foreign
@@ -17,6 +27,8 @@
 //! name must stand at a name boundary (see [`crate::names::at_name_boundary`]: 林枫 in
 //! 山林枫树 does not); one that does not is still reported, but only ever as `low`.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use aho_corasick::{AhoCorasick, MatchKind};
 use serde::Serialize;
 
@@ -29,7 +41,7 @@ use crate::segment::{Document, Span};
 pub enum EntityKind {
     /// A POV character of the other line (or one of its aliases).
     PovCharacter,
-    /// A faction affiliated with the other line.
+    /// A faction or place affiliated with the other line and with nothing else.
     Faction,
     /// A registered name found in the other line's `memory.md`.
     MemoryName,
@@ -41,6 +53,97 @@ pub struct ForeignEntity {
     pub name: String,
     pub storyline: String,
     pub kind: EntityKind,
+}
+
+/// What one storyline names, as the leak check reads it (the caller has turned slugs into
+/// names and read the memory file).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LineNames {
+    pub id: String,
+    /// Names of its POV characters (display names and aliases).
+    pub pov: Vec<String>,
+    /// Its `affiliated_factions`: the factions and places it is bound to.
+    pub affiliations: Vec<String>,
+    /// Registered people named in its `storylines/<id>/memory.md`.
+    pub memory_people: Vec<String>,
+    /// The text of that memory (an affiliation named there is the line's own ground too).
+    pub memory: String,
+}
+
+/// What may not leak into a chapter of `current`: the entities that belong only to another
+/// storyline (see the module note), each once with the strongest kind it has, sorted by name.
+/// `converging` are the lines that meet `current` in this chapter; `shared` the names of the
+/// characters `current` shares with other lines (`bridges.shared_characters`); `setting` the
+/// names the setting knows (places, factions and items of the state, terms of `world/`).
+pub fn foreign_entities(
+    lines: &[LineNames],
+    current: &str,
+    converging: &[String],
+    shared: &[String],
+    setting: &[String],
+) -> Vec<ForeignEntity> {
+    let key = |s: &str| normalize_str(s);
+    let mut allowed: BTreeSet<String> = shared.iter().map(|s| key(s)).collect();
+    let own = lines.iter().find(|l| l.id == current);
+    if let Some(own) = own {
+        allowed.extend(
+            own.pov
+                .iter()
+                .chain(&own.affiliations)
+                .chain(&own.memory_people)
+                .map(|s| key(s)),
+        );
+    }
+    let own_memory = own.map(|l| key(&l.memory)).unwrap_or_default();
+    let setting: BTreeSet<String> = setting.iter().map(|s| key(s)).collect();
+    // How many lines are bound to each affiliation.
+    let mut bound: BTreeMap<String, usize> = BTreeMap::new();
+    for l in lines {
+        let mine: BTreeSet<String> = l.affiliations.iter().map(|s| key(s)).collect();
+        for a in mine {
+            *bound.entry(a).or_default() += 1;
+        }
+    }
+    let exclusive_affiliation = |name: &str| {
+        let k = key(name);
+        !k.is_empty()
+            && bound.get(&k).copied().unwrap_or(0) <= 1
+            && !setting.contains(&k)
+            && !own_memory.contains(k.as_str())
+    };
+
+    let mut foreign: BTreeMap<String, ForeignEntity> = BTreeMap::new();
+    let mut add = |name: &str, storyline: &str, kind: EntityKind| {
+        if name.trim().is_empty() || allowed.contains(&key(name)) {
+            return;
+        }
+        let e = foreign
+            .entry(name.to_string())
+            .or_insert_with(|| ForeignEntity {
+                name: name.to_string(),
+                storyline: storyline.to_string(),
+                kind,
+            });
+        if kind < e.kind {
+            e.kind = kind;
+            e.storyline = storyline.to_string();
+        }
+    };
+    for l in lines
+        .iter()
+        .filter(|l| l.id != current && !converging.contains(&l.id))
+    {
+        for name in &l.pov {
+            add(name, &l.id, EntityKind::PovCharacter);
+        }
+        for name in l.affiliations.iter().filter(|a| exclusive_affiliation(a)) {
+            add(name, &l.id, EntityKind::Faction);
+        }
+        for name in &l.memory_people {
+            add(name, &l.id, EntityKind::MemoryName);
+        }
+    }
+    foreign.into_values().collect()
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -244,6 +347,127 @@ mod tests {
             let r = check_leak(&Document::new(text), &foreign, &others);
             assert_eq!((r.risk, r.hits.len()), (risk, n), "{text}: {why}");
         }
+    }
+
+    /// Two lines as a hand-written book sets them up: 陈默's main line and 林枫's sect line,
+    /// bound to 青云门 and to the city 魔都外城 where both lines live.
+    fn book() -> Vec<LineNames> {
+        let v = |xs: &[&str]| xs.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        vec![
+            LineNames {
+                id: "main_arc".into(),
+                pov: v(&["陈默"]),
+                affiliations: v(&["城南派出所"]),
+                memory_people: v(&["陆尘"]),
+                memory: "陈默在查父亲的旧账，陆尘在帮他。".into(),
+            },
+            LineNames {
+                id: "jiangwang".into(),
+                pov: v(&["林枫", "枫哥"]),
+                affiliations: v(&["青云门", "魔都外城", "黑石镇"]),
+                memory_people: v(&["苏婉", "陆尘"]),
+                memory: "林枫拜入青云门，苏婉是他师姐。".into(),
+            },
+            LineNames {
+                id: "haizu".into(),
+                pov: v(&["敖青"]),
+                affiliations: v(&["黑石镇"]),
+                memory_people: Vec::new(),
+                memory: String::new(),
+            },
+        ]
+    }
+
+    /// (name, kind) of what may not leak into `current`.
+    fn foreign_of(
+        lines: &[LineNames],
+        current: &str,
+        converging: &[&str],
+        setting: &[&str],
+    ) -> Vec<(String, EntityKind)> {
+        let converging: Vec<String> = converging.iter().map(|s| s.to_string()).collect();
+        let setting: Vec<String> = setting.iter().map(|s| s.to_string()).collect();
+        foreign_entities(lines, current, &converging, &[], &setting)
+            .into_iter()
+            .map(|e| (e.name, e.kind))
+            .collect()
+    }
+
+    #[test]
+    fn affiliation_shared_with_anything_else_is_not_foreign() {
+        use EntityKind::*;
+        let own = |xs: &[(&str, EntityKind)]| -> Vec<(String, EntityKind)> {
+            xs.iter().map(|(n, k)| (n.to_string(), *k)).collect()
+        };
+        // 黑石镇 is bound to two lines: shared ground, never foreign.
+        // 魔都外城 is a place the world documents describe: shared ground.
+        assert_eq!(
+            foreign_of(&book(), "main_arc", &[], &["魔都外城"]),
+            own(&[
+                ("敖青", PovCharacter),
+                ("林枫", PovCharacter),
+                ("枫哥", PovCharacter),
+                ("苏婉", MemoryName),
+                ("青云门", Faction),
+            ]),
+            "陆尘 is in this line's memory too; 黑石镇 and 魔都外城 are shared"
+        );
+        // Nothing else refers to 魔都外城: it is the sect line's alone.
+        let names: Vec<String> = foreign_of(&book(), "main_arc", &[], &[])
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        assert!(names.contains(&"魔都外城".to_string()), "{names:?}");
+        assert!(!names.contains(&"黑石镇".to_string()), "{names:?}");
+        // This line's memory names 青云门: it is this line's ground too.
+        let mut lines = book();
+        lines[0].memory.push_str("陆尘早年在青云门学过剑。");
+        let names: Vec<String> = foreign_of(&lines, "main_arc", &[], &["魔都外城"])
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        assert!(!names.contains(&"青云门".to_string()), "{names:?}");
+        // This line's own affiliation is never foreign, whoever else is bound to it.
+        lines[0].affiliations.push("青云门".into());
+        lines[0].memory.clear();
+        let names: Vec<String> = foreign_of(&lines, "main_arc", &[], &[])
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        assert!(!names.contains(&"青云门".to_string()), "{names:?}");
+    }
+
+    #[test]
+    fn exclusive_people_of_another_line_are_foreign() {
+        use EntityKind::*;
+        let found = foreign_of(&book(), "main_arc", &[], &["魔都外城", "青云门"]);
+        assert_eq!(
+            found,
+            [
+                ("敖青".to_string(), PovCharacter),
+                ("林枫".to_string(), PovCharacter),
+                ("枫哥".to_string(), PovCharacter),
+                ("苏婉".to_string(), MemoryName),
+            ],
+            "another line's POV (and alias) and the people only its memory names stay foreign"
+        );
+        // A converging line brings its people in; the third line's POV stays foreign.
+        assert_eq!(
+            foreign_of(&book(), "main_arc", &["jiangwang"], &["魔都外城", "青云门"]),
+            [("敖青".to_string(), PovCharacter)]
+        );
+        // Characters shared through a bridge are not foreign.
+        let found = foreign_entities(&book(), "main_arc", &[], &["林枫".into()], &[]);
+        assert!(found.iter().all(|e| e.name != "林枫"), "{found:?}");
+        // The risk a foreign POV character in narration carries is unchanged.
+        let foreign = foreign_entities(&book(), "main_arc", &[], &[], &["魔都外城".into()]);
+        let r = check_leak(
+            &Document::new("陈默走进魔都外城，林枫站在城门下。"),
+            &foreign,
+            &["魔都外城".into()],
+        );
+        assert_eq!((r.risk, r.hits.len()), (LeakRisk::High, 1));
+        assert_eq!(r.hits[0].entity.name, "林枫");
     }
 
     #[test]

@@ -12,9 +12,18 @@
 //!   person standing there: a speech or gesture right after it (说：, 笑道, 点了点头) or a
 //!   title around it (师兄, 长老) — so 林风说 is reported and 天雨路滑, 方圆百里 are not.
 //! - **Person-like names**: a common surname, a given name of one or two common name
-//!   characters (not 片, 族: 叶片, 龙族; not a clan: 林家) and a name boundary either side.
+//!   characters (not 片, 族: 叶片, 龙族; not a clan: 林家) and a name boundary either side
+//!   (a title next to it counts: 师兄林凡, 林凡师兄).
 //!   One with the surname of a known name (林凡 beside 林枫) is reported from its second
 //!   occurrence; any other from its third.
+//! - **Same-surname variant seen once**: a person-like name as long as a known name with the
+//!   same surname and one character of the given name changed (林桦 for 林枫, 林天翔 for
+//!   林天宇) is reported from its first occurrence — a slip the author makes once is the one
+//!   that survives — but only where a person clearly acts: a speech or gesture right after it
+//!   (林桦点了点头, 苏婧笑道), a title around it (师兄), or a verb that takes a person before
+//!   it with the clause ending after it (问林桦。; not 到了林海。). Forms of address (林伯,
+//!   林叔) and ordinary words (林子, 林间, 陆续) are not variants; a name of another length
+//!   (林建国) is another person.
 //!
 //! Registered names and aliases are never findings, nor is text inside their occurrences; the
 //! same holds for the names of things that are not people (places, factions, world terms:
@@ -116,6 +125,9 @@ const NAME_CHARS: &str = "伟刚勇毅俊峰强军平保东文辉力明永健世
 
 /// A one-character given name that is a clan or household, not a person: 林家, 萧氏, 王府.
 const CLAN_SUFFIXES: &str = "家氏府门宗族帮派";
+/// A one-character "given name" that is a form of address (林伯, 林叔, 林老, 林总): a person,
+/// but not a slip of a registered name.
+const ADDRESS_SUFFIXES: &str = "伯叔婶姨舅爷奶姑嫂哥姐弟妹兄老总董少某";
 
 /// Words that begin like a name but are ordinary words. They are never unregistered names,
 /// and a near miss that spells one (林风 beside 林枫, 方圆 beside 方源) counts only where a
@@ -213,6 +225,52 @@ const NOT_NAMES: &[&str] = &[
     "宁静",
     "白云",
     "陈旧",
+    // Common words made of a surname and a name character (from a word-frequency list): they
+    // stand before 点头, after 是 … like a name would.
+    "陆续",
+    "何以",
+    "何止",
+    "万万",
+    "万千",
+    "万民",
+    "万众",
+    "高大",
+    "高山",
+    "高空",
+    "高贵",
+    "高傲",
+    "高深",
+    "高歌",
+    "高洁",
+    "江山",
+    "江河",
+    "江心",
+    "方言",
+    "黄金",
+    "金融",
+    "金银",
+    "金发",
+    "王国",
+    "武士",
+    "武力",
+    "武艺",
+    "武学",
+    "严峻",
+    "严寒",
+    "严明",
+    "郑重",
+    "庄重",
+    "余力",
+    "余音",
+    "余烬",
+    "卓然",
+    "云海",
+    "云烟",
+    "石子",
+    "白影",
+    "白烟",
+    "秋夜",
+    "夏夜",
     // Common words one sound away from a name (沉默 beside 陈默).
     "沉默",
     "沉思",
@@ -250,6 +308,9 @@ const NOT_NAMES: &[&str] = &[
 const FOLLOWERS: &str = "一没说道问答笑看望点摇叹喊叫走站坐抬低转皱冷沉轻猛忽突把被在从向对和与也都就又还却才已正便并的是却刚终这那心眼手脸身自";
 /// Before a name: prepositions and verbs that take a person.
 const PRECEDERS: &str = "了对向和跟与叫让把被给是问找见等帮替陪随同";
+/// Before a name: verbs whose object is a person (问林桦。), a stronger sign than the
+/// prepositions of [`PRECEDERS`] (了 and 是 also come before places: 到了林海。).
+const PERSON_VERBS: &str = "问叫找等帮替陪跟让喊请";
 /// Titles and forms of address around a name (师兄林风, 林风师兄).
 const TITLES: &[&str] = &[
     "师兄", "师姐", "师弟", "师妹", "师父", "师尊", "师叔", "师伯", "长老", "掌门", "宗主", "城主",
@@ -308,6 +369,10 @@ struct Context {
     /// A person clearly stands there: a speech or gesture after it, a title around it, or a
     /// preposition before it with a boundary after.
     person: bool,
+    /// A person acts or is addressed there: a speech or gesture after it, a title around it,
+    /// or a verb that takes a person before it with the clause ending right after it
+    /// (问林桦。) — stricter than `person`, which also takes 是林立的 and 到了林海。
+    acts: bool,
 }
 
 fn starts_with_at(chars: &[char], at: usize, word: &str) -> bool {
@@ -334,6 +399,12 @@ fn context(chars: &[char], s: usize, e: usize) -> Context {
         && (e + 1 >= n || !is_han(chars[e + 1]) || SPEECH_TAILS.contains(chars[e + 1]));
     let gesture_after = GESTURES.iter().any(|g| starts_with_at(chars, e, g));
     let title_after = TITLES.iter().any(|t| starts_with_at(chars, e, t));
+    let person_verb_before = s > 0 && PERSON_VERBS.contains(chars[s - 1]);
+    let acts = speech_after
+        || gesture_after
+        || title_before
+        || title_after
+        || (person_verb_before && open_after);
     Context {
         boundary: open_before || prep_before || open_after || follower_after,
         person: speech_after
@@ -341,6 +412,7 @@ fn context(chars: &[char], s: usize, e: usize) -> Context {
             || title_before
             || title_after
             || (prep_before && (open_after || follower_after)),
+        acts,
     }
 }
 
@@ -557,6 +629,27 @@ impl NameIndex {
         Some(why)
     }
 
+    /// The known name `name` is a same-surname variant of: as long, the same surname, one
+    /// character of the given name changed (林桦 for 林枫). Not a form of address (林伯).
+    fn one_given_char_off(&self, name: &str) -> Option<usize> {
+        let chars: Vec<char> = name.chars().collect();
+        let slen = surname_len(&chars)?;
+        if chars.len() == slen + 1 && ADDRESS_SUFFIXES.contains(chars[slen]) {
+            return None;
+        }
+        self.keys.iter().position(|key| {
+            key.len() == chars.len()
+                && surname_len(key) == Some(slen)
+                && key[..slen] == chars[..slen]
+                && key[slen..]
+                    .iter()
+                    .zip(&chars[slen..])
+                    .filter(|(a, b)| a != b)
+                    .count()
+                    == 1
+        })
+    }
+
     /// Every suspicious name in `doc`, first occurrence first.
     pub fn check(&self, doc: &Document) -> Vec<NameIssue> {
         let chars = doc.chars();
@@ -630,7 +723,11 @@ impl NameIndex {
                 i += 1;
                 continue;
             };
-            let before_ok = i == 0 || !is_han(chars[i - 1]) || PRECEDERS.contains(chars[i - 1]);
+            // A title next to it is a boundary too (师兄林凡, 林凡师兄).
+            let before_ok = i == 0
+                || !is_han(chars[i - 1])
+                || PRECEDERS.contains(chars[i - 1])
+                || TITLES.iter().any(|t| ends_with_at(chars, i, t));
             if !before_ok || claimed[i] {
                 i += 1;
                 continue;
@@ -641,7 +738,10 @@ impl NameIndex {
                 if !free(i, e, &claimed) {
                     continue;
                 }
-                let after_ok = e >= n || !is_han(chars[e]) || FOLLOWERS.contains(chars[e]);
+                let after_ok = e >= n
+                    || !is_han(chars[e])
+                    || FOLLOWERS.contains(chars[e])
+                    || TITLES.iter().any(|t| starts_with_at(chars, e, t));
                 if !after_ok
                     || !chars[i + slen..e].iter().all(|c| names.contains(c))
                     || (g == 1 && CLAN_SUFFIXES.contains(chars[e - 1]))
@@ -677,24 +777,25 @@ impl NameIndex {
                 .chars()
                 .take(surname_len(&name.chars().collect::<Vec<_>>()).unwrap_or(1))
                 .collect();
-            match self.surnames.get(&surname) {
-                Some(&k) if spans.len() >= 2 => {
-                    let known = &self.names[k];
-                    found.insert(
-                        name,
-                        (
-                            NameIssueKind::SameSurname {
-                                like: known.display.clone(),
-                                entity: known.entity.clone(),
-                            },
-                            spans,
-                        ),
-                    );
-                }
-                None if spans.len() >= 3 => {
-                    found.insert(name, (NameIssueKind::Unregistered, spans));
-                }
-                _ => {}
+            // The registered name this one is like: any of its surname from the second
+            // occurrence (the closest one when one character of the given name is changed),
+            // a one-character variant from the first where a person acts.
+            let variant_of = self.one_given_char_off(&name);
+            let like = match self.surnames.get(&surname) {
+                Some(&k) if spans.len() >= 2 => Some(variant_of.unwrap_or(k)),
+                Some(_) => variant_of
+                    .filter(|_| spans.iter().any(|sp| context(chars, sp.start, sp.end).acts)),
+                None => None,
+            };
+            if let Some(k) = like {
+                let known = &self.names[k];
+                let kind = NameIssueKind::SameSurname {
+                    like: known.display.clone(),
+                    entity: known.entity.clone(),
+                };
+                found.insert(name, (kind, spans));
+            } else if spans.len() >= 3 && !self.surnames.contains_key(&surname) {
+                found.insert(name, (NameIssueKind::Unregistered, spans));
             }
         }
         let mut issues: Vec<NameIssue> = found
@@ -829,7 +930,7 @@ mod tests {
                 &[("林凡", "同姓:林枫")],
                 "同姓不同名出现两次",
             ),
-            ("林凡说。", &[], "同姓不同名只出现一次"),
+            ("林凡的剑。", &[], "同姓不同名只出现一次，没有人在场的迹象"),
             (
                 "赵铁柱说。赵铁柱笑了。赵铁柱走了。",
                 &[("赵铁柱", "未登记")],
@@ -844,6 +945,78 @@ mod tests {
                 .collect();
             assert_eq!(issues(text), want, "{text}: {why}");
         }
+    }
+
+    #[test]
+    fn same_surname_variant_seen_once_is_reported() {
+        let cases: [Case; 7] = [
+            (
+                "林枫把车停好。林桦点了点头，推开铁门。",
+                &[("林桦", "同姓:林枫")],
+                "改了名字的一个字，只出现一次，后接点头",
+            ),
+            ("林凡说。", &[("林凡", "同姓:林枫")], "后接说"),
+            ("苏婧笑道：「来了。」", &[("苏婧", "同姓:苏婉")], "后接笑道"),
+            (
+                "他转身问陈然。",
+                &[("陈然", "同姓:陈默")],
+                "前接问，后面句子结束",
+            ),
+            (
+                "陆尘看了一眼。师兄陆川走了过来。",
+                &[("陆川", "同姓:陆尘")],
+                "前有称谓",
+            ),
+            ("陆川师兄走了过来。", &[("陆川", "同姓:陆尘")], "后有称谓"),
+            (
+                "林峰说：「走。」林桦点头。",
+                &[("林峰", "同音:林枫"), ("林桦", "同姓:林枫")],
+                "同音变体与同姓变体各报各的",
+            ),
+        ];
+        for (text, want, why) in cases {
+            let want: Vec<(String, String)> = want
+                .iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect();
+            assert_eq!(issues(text), want, "{text}: {why}");
+        }
+        // Three characters, one of the given name changed; the evidence is the one place.
+        let found = wide_issues("林天翔冷笑一声，没有说话。");
+        assert_eq!(found, [("林天翔".to_string(), "同姓:林天宇".to_string())]);
+        let doc = Document::new("第一行。\n　　他看了看，林桦点了点头。");
+        let issues = index().check(&doc);
+        assert_eq!(issues.len(), 1);
+        assert_eq!(doc.position(issues[0].occurrences[0].start), (2, 8));
+    }
+
+    #[test]
+    fn words_after_a_surname_seen_once_are_not_variants() {
+        let cases: [Case; 11] = [
+            ("他们走进林子里，林间很静。", &[], "林子、林间是常用词"),
+            ("林枫说：「枫哥这个名字，别再叫了。」", &[], "登记名与别名"),
+            ("林家的人说：「滚。」", &[], "林家是家族"),
+            ("林伯说：「少爷回来了。」", &[], "林伯是称呼，不是误写"),
+            ("他叫林建国，说话南方口音。", &[], "长度不同：另一个人"),
+            ("林凡的剑很快。", &[], "没有人在场的迹象"),
+            ("四周都是林立的高楼。", &[], "是……的：不算人在场"),
+            ("天黑前他们到了林海。", &[], "到了……。：地方也这样写"),
+            ("众人陆续点头。", &[], "陆续不在名字位置"),
+            ("陆续点头的人越来越多。", &[], "陆续是常用词"),
+            ("林小雨说：「好。」", &[], "两个字都改了：不是林枫的变体"),
+        ];
+        for (text, want, why) in cases {
+            let want: Vec<(String, String)> = want
+                .iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect();
+            assert_eq!(issues(text), want, "{text}: {why}");
+        }
+        // A two-character given name with both characters changed is another person.
+        assert_eq!(
+            wide_issues("林小风冷笑一声。"),
+            Vec::<(String, String)>::new()
+        );
     }
 
     fn wide_issues(text: &str) -> Vec<(String, String)> {

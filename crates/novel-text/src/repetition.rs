@@ -14,6 +14,13 @@
 //! Only narration sentences of at least [`MIN_SENTENCE_LEN`] characters take part: dialogue is
 //! the characters' voice, and 「他说。」 after a quote is not a sentence pattern. Dialogue and
 //! short sentences still occupy their places in the window.
+//!
+//! A frame is a sentence's shape, so inside a window a second sentence of one frame is already
+//! a repeat. An opening is weaker evidence: the subject of a sentence is most often a name or a
+//! pronoun, and two people acting in turn (林枫…。苏婉…。林枫…。苏婉…。) is ordinary prose. So
+//! inside a window an opening counts only once it is there [`MIN_OPENING_REPEATS`] times
+//! (林枫… three times in five sentences is the tell); three sentences in a row on one opening
+//! or one frame are still the §5.4 tell on their own.
 
 use serde::Serialize;
 
@@ -24,6 +31,9 @@ use crate::segment::{Document, Sentence, Span, is_text_char};
 pub const MIN_SENTENCE_LEN: usize = 5;
 /// A frame needs this many function characters to be distinctive.
 const MIN_FRAME_MARKERS: usize = 3;
+/// Sentences of one opening a window must hold before they count as repeats (two sentences
+/// starting with the same name are normal prose).
+pub const MIN_OPENING_REPEATS: usize = 3;
 
 /// Function characters kept in a frame (a `match`, not a string search: this runs per character).
 fn is_function_char(c: char) -> bool {
@@ -138,8 +148,8 @@ struct PatternKey {
 }
 
 impl PatternKey {
-    fn shares(&self, other: &PatternKey) -> bool {
-        self.opening == other.opening || (self.frame.is_some() && self.frame == other.frame)
+    fn same_frame(&self, other: &PatternKey) -> bool {
+        self.frame.is_some() && self.frame == other.frame
     }
 }
 
@@ -256,8 +266,12 @@ pub fn check(doc: &Document, window: usize, max_repeats: usize) -> RepetitionRep
     let sentences = doc.sentences();
     let pats: Vec<Option<PatternKey>> = sentences.iter().map(|s| pattern_key(doc, s)).collect();
     let n = pats.len();
-    let shares = |a: usize, b: usize| match (&pats[a], &pats[b]) {
-        (Some(x), Some(y)) => x.shares(y),
+    let same_frame = |a: usize, b: usize| match (&pats[a], &pats[b]) {
+        (Some(x), Some(y)) => x.same_frame(y),
+        _ => false,
+    };
+    let same_opening = |a: usize, b: usize| match (&pats[a], &pats[b]) {
+        (Some(x), Some(y)) => x.opening == y.opening,
         _ => false,
     };
     // Consecutive triples: three eligible sentences in a row, all on one opening or one frame.
@@ -271,13 +285,20 @@ pub fn check(doc: &Document, window: usize, max_repeats: usize) -> RepetitionRep
             }
         }
     }
-    // Windows: a sentence is a repeat when it shares its pattern with an earlier one inside.
+    // Windows: a sentence is a repeat when it shares its frame with an earlier one inside, or
+    // its opening with an earlier one when the window holds that opening often enough.
     let starts = if n <= window { 0..1 } else { 0..n - window + 1 };
     let mut worst = 0;
     let mut ranges: Vec<(usize, usize, usize)> = Vec::new(); // (first, last, repeats)
     for a in starts {
         let end = (a + window).min(n);
-        let repeats = (a..end).filter(|&i| (a..i).any(|j| shares(i, j))).count();
+        let opening_repeats = |i: usize| {
+            (a..i).any(|j| same_opening(i, j))
+                && (a..end).filter(|&j| same_opening(i, j)).count() >= MIN_OPENING_REPEATS
+        };
+        let repeats = (a..end)
+            .filter(|&i| (a..i).any(|j| same_frame(i, j)) || opening_repeats(i))
+            .count();
         worst = worst.max(repeats);
         if repeats >= max_repeats && n > 0 {
             match ranges.last_mut() {
@@ -339,6 +360,12 @@ fn describe(
             .iter()
             .filter(|q| q.as_ref().is_some_and(|q| q.opening == p.opening))
             .count();
+        // A pair of sentences on one opening is not what repeats (see the module note).
+        let same_open = if same_open >= MIN_OPENING_REPEATS {
+            same_open
+        } else {
+            0
+        };
         let same_frame = p.frame.as_ref().map_or(0, |f| {
             pats.iter()
                 .filter(|q| q.as_ref().is_some_and(|q| q.frame.as_ref() == Some(f)))
@@ -494,5 +521,62 @@ mod tests {
             let want: Vec<String> = want.iter().map(|s| s.to_string()).collect();
             assert_eq!(got, want, "{text}: {why}");
         }
+    }
+
+    #[test]
+    fn two_sentences_opening_with_one_name_in_five_pass() {
+        // Normal prose: two people acting in turn, each named at the head of a sentence.
+        let cases: [(&str, &str); 3] = [
+            (
+                "林枫推开门走了进去。苏婉跟在他身后。林枫摸到墙上的开关。苏婉没有说话。灯亮了，桌上摆着一封信。",
+                "两人轮流作句首，各 2 次",
+            ),
+            (
+                "林枫把车停在粮站外面。雨下得很密，打在车顶上噼啪作响。林枫摇下车窗看了一眼。铁门半开着，门口的灯坏了一半。陆尘从副驾驶下来，递给他一支手电。",
+                "同一人名开头 2 次，中间隔着别的句子",
+            ),
+            (
+                "林枫的手在门框上停了一下。屋里的灯是亮的。老周的手在围裙上擦了一下。林枫没有去接那个电话。院子里的狗叫了两声。",
+                "人名句首 2 次，另有一对句架相同",
+            ),
+        ];
+        for (text, why) in cases {
+            assert_eq!(rules(text), Vec::<String>::new(), "{text}: {why}");
+        }
+    }
+
+    #[test]
+    fn same_opening_three_times_in_five_fails() {
+        let cases: [(&str, &[&str], &str); 3] = [
+            (
+                "林枫推开门走了进去。屋里很暗，什么也看不清。林枫摸到墙上的开关。灯亮了，桌上摆着一封信。林枫拿起信封看了看。",
+                &["1:repetition/window"],
+                "同一人名在 5 句中开头 3 次",
+            ),
+            (
+                "林枫推开门走了进去。林枫摸到墙上的开关。林枫拿起信封看了看。",
+                &["1:repetition/consecutive"],
+                "连续 3 句同一句首",
+            ),
+            (
+                "他缓缓地站了起来，目光落在远方。门外传来脚步声。她轻轻地放下了杯子，视线停在窗外。院子里很静。他慢慢地推开了窗，冷风灌在脸上。",
+                &["1:repetition/window"],
+                "句架相同的句子在 5 句中 3 次",
+            ),
+        ];
+        for (text, want, why) in cases {
+            let want: Vec<String> = want.iter().map(|s| s.to_string()).collect();
+            assert_eq!(rules(text), want, "{text}: {why}");
+        }
+        // The message names what repeats: the frame, not a pair of sentences on one name.
+        let text = "林枫的手在门框上停了一下。老周的手在围裙上擦了一下。林枫没有去接那个电话。陈默的手在桌面上敲了一下。";
+        let d = Document::new(text);
+        let found = findings(&d, &check(&d, 5, 2));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].message.contains("句架「…的…在…了一…」×3"),
+            "{}",
+            found[0].message
+        );
     }
 }

@@ -10,11 +10,13 @@
 use clap::{Args, Subcommand};
 use serde_json::json;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use novel_core::model::{ChapterContract, Character, StorylineSchedule, Storylines};
 use novel_store::{Project, io, layout};
-use novel_text::leak::{EntityKind, ForeignEntity, LeakRisk, check_leak, names_in};
+use novel_text::leak::{
+    EntityKind, ForeignEntity, LeakRisk, LineNames, check_leak, foreign_entities, names_in,
+};
 use novel_text::names::{KnownName, NameIndex, NameIssueKind, world_terms};
 use novel_text::segment::{Document, Span};
 
@@ -25,10 +27,10 @@ use crate::output::{CliError, Exit, Report};
 #[derive(Debug, Subcommand)]
 pub enum CheckCommand {
     /// 人名一致性：登记名字的同音/形近误写（林枫→林峰）、同姓异名、反复出现的未登记人名
-    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项", after_help = "登记的名字来自 characters/active 与 characters/retired 中每个角色的 display_name 与 aliases，以及 storylines.json 中写成中文的 POV 角色与势力。别名永远不算问题。已知的非人名（地点、势力、物品、设定名词）也不算，并且不会被读成人名：state/current-state.json 中 items/locations/factions 各条目的中文键与 name/display_name/aliases、characters 各条目的 location；world/rules.json 规则文本中用「」『』《》括起的名词；world/*.md 的标题、**加粗**词与「」『』《》括起的名词（2–12 字，不含句读）。变体：与登记名等长、只差一个字、且这两个字同音（不计声调）或形近，并处在名字的位置（前后是标点、说/道/看……或 对/向/叫……）；改了姓的两字名，新字须仍是姓或与原字形近；拼成常用词（方圆、林风）或没有姓的别名的变体，须有人在场的迹象（后接 说：/笑道/点头……，或前后有称谓）。同姓异名出现 2 次、其他未登记人名出现 3 次才报告，且名字须由常见名字用字组成。发现问题时退出码为 1。")]
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项", after_help = "登记的名字来自 characters/active 与 characters/retired 中每个角色的 display_name 与 aliases，以及 storylines.json 中写成中文的 POV 角色与势力。别名永远不算问题。已知的非人名（地点、势力、物品、设定名词）也不算，并且不会被读成人名：state/current-state.json 中 items/locations/factions 各条目的中文键与 name/display_name/aliases、characters 各条目的 location；world/rules.json 规则文本中用「」『』《》括起的名词；world/*.md 的标题、**加粗**词与「」『』《》括起的名词（2–12 字，不含句读）。变体：与登记名等长、只差一个字、且这两个字同音（不计声调）或形近，并处在名字的位置（前后是标点、说/道/看……或 对/向/叫……）；改了姓的两字名，新字须仍是姓或与原字形近；拼成常用词（方圆、林风）或没有姓的别名的变体，须有人在场的迹象（后接 说：/笑道/点头……，或前后有称谓）。同姓异名出现 2 次、其他未登记人名出现 3 次才报告，且名字须由常见名字用字组成；与登记名等长、同姓、只改了名字中一个字的（林桦之于林枫），在有人在场的位置（后接 说/笑道/点头……、前后有称谓、问/叫/找……之后句子结束）出现 1 次就报告，称呼（林伯、林叔）与常用词（林子、林间）除外。发现问题时退出码为 1。")]
     Names(NamesArgs),
     /// 防串线：本章出现只属于其他故事线的人物、势力、记忆中的名字（交汇章除外），给出 leak_risk
-    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项", after_help = "本章故事线取自章节契约（volumes/vol-NN/chapter-contracts/chapter-NNN.json）的 storyline_id，其次是摘要 front matter 的 storyline_id，也可用 --storyline 指定。其他故事线的 POV 角色（含别名）、所属势力、storylines/<id>/memory.md 中出现的登记人名视为外线实体；本线共享的（POV、势力、记忆、storylines.json 中 bridges.shared_characters）与本章所在交汇事件涉及的故事线不算。匹配取最长的已知名字（本线的苏婉儿不会被当成外线的苏婉），两字的名字须处在名字的位置（山林枫树中的林枫不算名字，只记为 low）。leak_risk：none 无；high 外线 POV 角色或势力出现在叙述中的名字位置，或处在名字位置的外线实体有两个及以上；其余为 low。检查的是正在写的章节时，结果同时写入 staging/logs/chapter-NNN-leak.json 供门控读取。high 时退出码为 1。")]
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项", after_help = "本章故事线取自章节契约（volumes/vol-NN/chapter-contracts/chapter-NNN.json）的 storyline_id，其次是摘要 front matter 的 storyline_id，也可用 --storyline 指定。其他故事线的 POV 角色（含别名）与 storylines/<id>/memory.md 中出现的登记人名视为外线实体；本线也有的（本线 POV、本线记忆、storylines.json 中 bridges.shared_characters）与本章所在交汇事件涉及的故事线不算。其他故事线的 affiliated_factions（势力、地点）只是挂靠，不等于独占：本线也挂靠的、另有一条线挂靠的、本线记忆里提到的、设定里已有的（state/current-state.json 的地点、势力、物品，world/ 的名词）都是共享的，不算串线；只有别处都没提到的才算外线势力。匹配取最长的已知名字（本线的苏婉儿不会被当成外线的苏婉），两字的名字须处在名字的位置（山林枫树中的林枫不算名字，只记为 low）。leak_risk：none 无；high 外线 POV 角色或势力出现在叙述中的名字位置，或处在名字位置的外线实体有两个及以上；其余为 low。检查的是正在写的章节时，结果同时写入 staging/logs/chapter-NNN-leak.json 供门控读取。high 时退出码为 1。")]
     Leak(LeakArgs),
 }
 
@@ -435,22 +437,22 @@ fn leak(global: &GlobalArgs, args: LeakArgs) -> Result<Report, CliError> {
         }
         out
     };
-    let memory_names = |id: &str| -> Result<Vec<String>, CliError> {
+    let memory_of = |id: &str| -> Result<String, CliError> {
         let Ok(rel) = layout::storyline_memory(id) else {
-            return Ok(Vec::new());
+            return Ok(String::new());
         };
         let path = proj.path(&rel);
         if !path.is_file() {
-            return Ok(Vec::new());
+            return Ok(String::new());
         }
-        // Longest match first, at a name boundary: 苏婉儿 in a memory is not 苏婉.
-        let people: Vec<String> = known
-            .iter()
-            .filter(|k| !k.entity.starts_with("storyline:"))
-            .map(|k| k.name.clone())
-            .collect();
-        Ok(names_in(&io::read_text(&path)?, &people))
+        Ok(io::read_text(&path)?)
     };
+    // Longest match first, at a name boundary: 苏婉儿 in a memory is not 苏婉.
+    let people: Vec<String> = known
+        .iter()
+        .filter(|k| !k.entity.starts_with("storyline:"))
+        .map(|k| k.name.clone())
+        .collect();
 
     // Lines converging in this chapter are not foreign here.
     let mut converging: BTreeSet<String> = BTreeSet::new();
@@ -474,65 +476,47 @@ fn leak(global: &GlobalArgs, args: LeakArgs) -> Result<Report, CliError> {
         }
     }
 
-    // What this line may name: its own people, factions, memory and shared characters.
-    let mut allowed: BTreeSet<String> = BTreeSet::new();
-    let own = lines
-        .storylines
-        .iter()
-        .find(|s| s.id == current)
-        .expect("checked above");
-    for who in &own.pov_characters {
-        allowed.extend(names_of(who));
+    // What each line names; the rule of what is foreign is novel_text::leak::foreign_entities.
+    let mut line_names: Vec<LineNames> = Vec::new();
+    for s in &lines.storylines {
+        let memory = memory_of(&s.id)?;
+        line_names.push(LineNames {
+            id: s.id.clone(),
+            pov: s
+                .pov_characters
+                .iter()
+                .flat_map(|who| names_of(who))
+                .collect(),
+            affiliations: s.affiliated_factions.clone(),
+            memory_people: names_in(&memory, &people),
+            memory,
+        });
     }
-    allowed.extend(own.affiliated_factions.iter().cloned());
-    allowed.extend(memory_names(&current)?);
+    let mut shared: Vec<String> = Vec::new();
     for r in &lines.relationships {
         if r.from == current || r.to == current {
             for who in &r.bridges.shared_characters {
-                allowed.extend(names_of(who));
+                shared.extend(names_of(who));
             }
         }
     }
-
-    let mut foreign: BTreeMap<String, ForeignEntity> = BTreeMap::new();
-    let mut add = |name: String, storyline: &str, kind: EntityKind| {
-        if allowed.contains(&name) {
-            return;
-        }
-        let e = foreign.entry(name.clone()).or_insert(ForeignEntity {
-            name,
-            storyline: storyline.to_string(),
-            kind,
-        });
-        if kind < e.kind {
-            e.kind = kind;
-            e.storyline = storyline.to_string();
-        }
-    };
-    for s in lines
-        .storylines
-        .iter()
-        .filter(|s| s.id != current && !converging.contains(&s.id))
-    {
-        for who in &s.pov_characters {
-            for name in names_of(who) {
-                add(name, &s.id, EntityKind::PovCharacter);
-            }
-        }
-        for f in &s.affiliated_factions {
-            add(f.clone(), &s.id, EntityKind::Faction);
-        }
-        for name in memory_names(&s.id)? {
-            add(name, &s.id, EntityKind::MemoryName);
-        }
-    }
-    let foreign: Vec<ForeignEntity> = foreign.into_values().collect();
+    let setting = entity_names(&proj)?;
+    let converging_ids: Vec<String> = converging.iter().cloned().collect();
+    let foreign: Vec<ForeignEntity> =
+        foreign_entities(&line_names, &current, &converging_ids, &shared, &setting);
     // Every name that is not foreign takes part in the longest match, so a foreign name
     // inside one of them (苏婉 in 苏婉儿) is not counted.
-    let mut others: Vec<String> = allowed.iter().cloned().collect();
+    let mut others: Vec<String> = line_names
+        .iter()
+        .flat_map(|l| l.pov.iter().chain(&l.affiliations).chain(&l.memory_people))
+        .cloned()
+        .collect();
+    others.extend(shared);
     others.extend(known.iter().map(|k| k.name.clone()));
-    others.extend(entity_names(&proj)?);
+    others.extend(setting);
     others.retain(|o| !foreign.iter().any(|f| f.name == *o));
+    others.sort();
+    others.dedup();
 
     let text = io::read_text(&proj.path(&rel))?;
     let doc = Document::new(&text);

@@ -42,7 +42,7 @@ pub struct ChapterSelection {
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "规则：黑名单短语（最长优先、不重复计数；narration_only 的短语在「」“”『』对话内不计，paragraph_start_only 的只在段首计）、句式规则（各有每千字上限）、句式重复（相邻 5 句中重复须少于 2 句；连续 3 句相同句式）。密度 = 命中数 ÷（非空白字符数 ÷ 1000），黑名单须低于 novel.json 的 lint.blacklist_per_1000（默认 3）。超标时退出码为 1。"
+    after_help = "规则：黑名单短语（最长优先、不重复计数；narration_only 的短语在「」“”『』对话内不计，paragraph_start_only 的只在段首计）、句式规则（各有每千字上限）、句式重复（相邻 5 句中同句架的重复须少于 2 句；同一句首在相邻 5 句中出现 3 次才算重复，两句以同一人名开头不算；连续 3 句同句首或同句架）。密度 = 命中数 ÷（非空白字符数 ÷ 1000），黑名单须低于 novel.json 的 lint.blacklist_per_1000（默认 3）。超标时退出码为 1。"
 )]
 pub struct LintArgs {
     #[command(flatten)]

@@ -2001,8 +2001,8 @@ fn scope_name(s: ForeshadowScope) -> &'static str {
 }
 
 /// The outline format, handed to PlotArchitect (same text as `docs/context-packets.md`).
-pub const OUTLINE_FORMAT_TEXT: &str = "volumes/vol-NN/outline.md 的格式（程序按此严格解析）：
+pub const OUTLINE_FORMAT_TEXT: &str = "volumes/vol-NN/outline.md 的格式（程序按此解析）：
 - 卷概述写在第一个章节标题之前（可有一级标题「# 第 N 卷 · 卷名」）。
-- 每章一节，标题必须是二级标题：「## 第48章 章节标题」——两个 #、一个空格、「第」、阿拉伯数字、「章」，再空格接标题（标题可省略）。不要写成「## 第四十八章」「### 第48章」「## 第48章：标题」。
-- 每章只出现一次；一节从标题开始，到下一个一级或二级标题为止，三级及以下标题属于本节。
+- 每章一节，标题统一写成二级标题「## 第48章 章节标题」——两个 #、一个空格、「第」、阿拉伯数字、「章」，再空格接标题（标题可省略）。程序也读得懂「### 第 48 章：标题」「## 第四十八章 标题」这类常见写法，但同一份大纲请只用一种。
+- 每章只出现一次；一节从标题开始，到下一个章节标题或同级、更高级的标题为止，更低级的标题属于本节。
 - 每节用列表写字段：「- 故事线：<storyline_id>」「- POV：」「- 地点：」「- 冲突：」「- 弧光：」「- 伏笔：」「- 状态变化：」。故事线写 storylines.json 中的 id。";

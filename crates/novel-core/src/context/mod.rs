@@ -198,7 +198,8 @@ impl ContextError {
                 "让 PlotArchitect 在大纲中补上「## 第{chapter}章 标题」一节，或用 --volume 指定所在的卷"
             ),
             ContextError::OutlineFormat { .. } => format!(
-                "章节标题必须是「{}」（二级标题、阿拉伯数字、空格后接标题），每章只出现一次",
+                "章节标题写成 {}，每章只出现一次；推荐统一用「{}」",
+                outline::HEADING_SHAPES,
                 outline::HEADING_FORMAT
             ),
             ContextError::ChapterText { .. } => {

@@ -1,5 +1,5 @@
-//! `volumes/vol-NN/outline.md` — the volume outline PlotArchitect writes, parsed strictly so a
-//! chapter's block can be cut out of it.
+//! `volumes/vol-NN/outline.md` — the volume outline PlotArchitect writes, parsed so a chapter's
+//! block can be cut out of it.
 //!
 //! The format (also in `docs/context-packets.md`):
 //!
@@ -7,8 +7,8 @@
 //! # 第 2 卷 · 海上风云            ← optional title; everything outside chapter blocks is the
 //! 本卷主题……                      ← volume overview
 //!
-//! ## 第48章 密信                  ← a chapter heading: exactly `## 第<阿拉伯数字>章`, then
-//! - 故事线：main_arc                 optionally one or more spaces and a title
+//! ## 第48章 密信                  ← a chapter heading (the shape PlotArchitect is told to write)
+//! - 故事线：main_arc
 //! - POV：陆尘
 //! - 地点：魔都外城
 //! - 冲突：……
@@ -20,14 +20,20 @@
 //! ……
 //! ```
 //!
-//! A chapter block runs from its heading to the next level-1 or level-2 heading (`#`/`##`) or
-//! the end of the file; `###` and deeper belong to the block. Field lines `- 键：值` (or
-//! `- Key: value`) are read leniently; the block is handed to agents verbatim.
+//! Chapter headings are read in the shapes people write them ([`HEADING_SHAPES`]): any level
+//! `#` … `######`; `第`, the number in Arabic (half- or full-width) or Chinese numerals
+//! (第十二章, 第一百零三章), `章`, with or without spaces around the number; then nothing, or
+//! the title after a space, a colon (`:` `：`) or a dash or dot (`-` `—` `·`); `**bold**` is
+//! ignored. A chapter block runs from its heading to the next chapter heading, the next
+//! heading of the same level or higher (`##` ends a `##` chapter; a `###` chapter is ended by
+//! `###`, `##` or `#`), or the end of the file; deeper headings belong to the block. Field
+//! lines `- 键：值` (or `- Key: value`) are read leniently; the block is handed to agents
+//! verbatim.
 //!
-//! Strict: any heading line (`#` … `######`) that names a chapter (`第…章`) must be exactly a
-//! level-2 heading with Arabic digits — `### 第48章`, `## 第四十八章`, `##第48章` and
-//! `## 第48章：密信` are errors naming the line — and a chapter may appear only once. Headings
-//! inside fenced code blocks are ignored.
+//! Strict where a mistake would silently lose a chapter: any heading that names a chapter
+//! (`第…章`) but cannot be read as one (第12章雨夜 with the title glued on, 卷一 第12章, 第十十章,
+//! 第0章) is an error naming its line and the shapes expected, and a chapter may appear only
+//! once. Headings inside fenced code blocks are ignored.
 
 /// One chapter's block.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -103,7 +109,10 @@ impl Outline {
 /// Why an outline does not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum OutlineError {
-    #[error("第 {line} 行「{text}」不符合章节标题格式：{why}")]
+    #[error(
+        "第 {line} 行「{text}」像章节标题，但读不出来：{why}；可用的写法：{}",
+        HEADING_SHAPES
+    )]
     Heading {
         line: usize,
         text: String,
@@ -117,79 +126,190 @@ pub enum OutlineError {
     },
 }
 
-/// The heading format, for hints.
+/// The canonical heading, the one PlotArchitect is told to write.
 pub const HEADING_FORMAT: &str = "## 第48章 章节标题";
 
+/// The heading shapes the parser reads, for messages.
+pub const HEADING_SHAPES: &str =
+    "「## 第48章 标题」「### 第 48 章：标题」「## 第四十八章 标题」「## 第48章」（# 的个数不限）";
+
 enum Heading {
-    /// `#`/`##` that is not a chapter: ends a block.
-    Section,
-    Chapter(u32, Option<String>),
-    /// `###` and deeper, not naming a chapter: part of a block.
-    Minor,
+    /// A heading that is not a chapter, with its level: ends a chapter block of the same level
+    /// or deeper, belongs to a block of a higher level.
+    Other(usize),
+    Chapter {
+        n: u32,
+        title: Option<String>,
+        level: usize,
+    },
+}
+
+/// Separators between `第N章` and its title.
+fn is_title_separator(c: char) -> bool {
+    c.is_whitespace()
+        || matches!(
+            c,
+            ':' | '：' | '·' | '・' | '-' | '—' | '–' | '|' | '｜' | '、'
+        )
+}
+
+/// Half- and full-width Arabic digits.
+fn arabic_digit(c: char) -> Option<u32> {
+    match c {
+        '0'..='9' => c.to_digit(10),
+        '０'..='９' => Some(c as u32 - '０' as u32),
+        _ => None,
+    }
+}
+
+fn chinese_digit(c: char) -> Option<u64> {
+    "零一二三四五六七八九"
+        .chars()
+        .position(|d| d == c)
+        .map(|d| d as u64)
+        .or(match c {
+            '〇' => Some(0),
+            '两' => Some(2),
+            _ => None,
+        })
+}
+
+fn chinese_unit(c: char) -> Option<u64> {
+    match c {
+        '十' => Some(10),
+        '百' => Some(100),
+        '千' => Some(1000),
+        '万' => Some(10_000),
+        _ => None,
+    }
+}
+
+/// A chapter number in Chinese numerals: 十二, 二十, 一百零三, 两千, 一万二千; or digit by digit
+/// (一二〇). `None` when the characters do not make one number (十十, 百一千).
+fn chinese_number(s: &str) -> Option<u64> {
+    let chars: Vec<char> = s.chars().collect();
+    if chars.is_empty() {
+        return None;
+    }
+    if chars.iter().all(|c| chinese_digit(*c).is_some()) {
+        return chars.iter().try_fold(0u64, |acc, c| {
+            acc.checked_mul(10)?.checked_add(chinese_digit(*c)?)
+        });
+    }
+    let mut total = 0u64; // the part above 万
+    let mut section = 0u64; // the part below 万
+    let mut digit: Option<u64> = None;
+    let mut last_unit = u64::MAX; // units inside a section must go down: 千 > 百 > 十
+    for &c in &chars {
+        if let Some(d) = chinese_digit(c) {
+            if digit.is_some_and(|p| p != 0) {
+                return None; // 二三 inside a number with units
+            }
+            digit = Some(d);
+        } else if let Some(unit) = chinese_unit(c) {
+            if unit == 10_000 {
+                if total != 0 {
+                    return None;
+                }
+                total = (section + digit.unwrap_or(0)).checked_mul(unit)?;
+                if total == 0 {
+                    return None;
+                }
+                section = 0;
+                last_unit = u64::MAX;
+            } else {
+                if unit >= last_unit {
+                    return None;
+                }
+                let d = match digit {
+                    Some(0) => return None,
+                    Some(d) => d,
+                    // 十二 = 12; a bare 百 or 千 is not written
+                    None if unit == 10 && section == 0 => 1,
+                    None => return None,
+                };
+                section += d * unit;
+                last_unit = unit;
+            }
+            digit = None;
+        } else {
+            return None;
+        }
+    }
+    total.checked_add(section + digit.unwrap_or(0))
+}
+
+/// Reads `第N章…` at the start of a heading's text: `Ok((n, title))`, or why it cannot.
+fn chapter_heading(body: &str) -> Result<(u32, Option<String>), &'static str> {
+    let Some(after) = body.strip_prefix('第') else {
+        return Err("章节标题要以「第N章」开头");
+    };
+    let after = after.trim_start();
+    let numeral: String = after
+        .chars()
+        .take_while(|c| {
+            arabic_digit(*c).is_some() || chinese_digit(*c).is_some() || chinese_unit(*c).is_some()
+        })
+        .collect();
+    let unreadable = "读不出章号（用阿拉伯数字如 48，或中文数字如 四十八）";
+    let n: u64 = if numeral.is_empty() {
+        return Err(unreadable);
+    } else if numeral.chars().all(|c| arabic_digit(c).is_some()) {
+        numeral
+            .chars()
+            .try_fold(0u64, |acc, c| {
+                acc.checked_mul(10)?
+                    .checked_add(u64::from(arabic_digit(c)?))
+            })
+            .ok_or(unreadable)?
+    } else {
+        chinese_number(&numeral).ok_or(unreadable)?
+    };
+    let n = u32::try_from(n).map_err(|_| unreadable)?;
+    let Some(tail) = after[numeral.len()..].trim_start().strip_prefix('章') else {
+        return Err("章号后要接「章」");
+    };
+    if n == 0 {
+        return Err("章号从 1 开始");
+    }
+    if !tail.is_empty() && !tail.starts_with(is_title_separator) {
+        return Err("「第N章」与标题之间要用空格或冒号隔开");
+    }
+    let title = tail.trim_start_matches(is_title_separator).trim();
+    Ok((n, (!title.is_empty()).then(|| title.to_string())))
 }
 
 fn heading(line: &str, no: usize) -> Result<Option<Heading>, OutlineError> {
-    let trimmed = line.trim_end();
-    let hashes = trimmed.chars().take_while(|c| *c == '#').count();
-    if hashes == 0 || hashes > 6 {
+    let trimmed = line.trim();
+    let level = trimmed.chars().take_while(|c| *c == '#').count();
+    if level == 0 || level > 6 {
         return Ok(None);
     }
-    let rest = &trimmed[hashes..];
-    let names_chapter = names_chapter(rest);
-    let err = |why| OutlineError::Heading {
-        line: no,
-        text: trimmed.to_string(),
-        why,
-    };
-    if !names_chapter {
+    let rest = &trimmed[level..];
+    if !names_chapter(rest) {
         // `#tag` without a space is not a Markdown heading at all.
-        if !rest.is_empty() && !rest.starts_with([' ', '\t']) {
+        if !rest.is_empty() && !rest.starts_with(char::is_whitespace) {
             return Ok(None);
         }
-        return Ok(Some(if hashes <= 2 {
-            Heading::Section
-        } else {
-            Heading::Minor
-        }));
+        return Ok(Some(Heading::Other(level)));
     }
-    if hashes != 2 {
-        return Err(err("章节标题必须是二级标题（## 开头）"));
+    // A heading that names a chapter is read even without the space (##第48章).
+    let body = rest.replace("**", "");
+    match chapter_heading(body.trim()) {
+        Ok((n, title)) => Ok(Some(Heading::Chapter { n, title, level })),
+        Err(why) => Err(OutlineError::Heading {
+            line: no,
+            text: trimmed.to_string(),
+            why,
+        }),
     }
-    let Some(body) = rest.strip_prefix(' ') else {
-        return Err(err("## 后要有一个空格"));
-    };
-    let Some(after) = body.strip_prefix('第') else {
-        return Err(err("标题要以「第N章」开头"));
-    };
-    if after.starts_with(char::is_whitespace) {
-        return Err(err("「第」「章」与章号之间不要空格（如 第48章）"));
-    }
-    let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
-    if digits.is_empty() {
-        return Err(err("章号要用阿拉伯数字（如 第48章）"));
-    }
-    let after_digits = &after[digits.len()..];
-    let Some(tail) = after_digits.strip_prefix('章') else {
-        return Err(err("章号后要紧跟「章」，中间不要空格"));
-    };
-    let title = if tail.is_empty() {
-        None
-    } else if tail.starts_with([' ', '\t', '\u{3000}']) {
-        let t = tail.trim();
-        (!t.is_empty()).then(|| t.to_string())
-    } else {
-        return Err(err("「第N章」与标题之间用空格分隔，不要用冒号或其他符号"));
-    };
-    let n: u32 = digits.parse().map_err(|_| err("章号超出范围"))?;
-    if n == 0 {
-        return Err(err("章号从 1 开始"));
-    }
-    Ok(Some(Heading::Chapter(n, title)))
 }
 
 /// True when `s` contains `第<number>章` (Arabic or Chinese numerals, spaces allowed).
 fn names_chapter(s: &str) -> bool {
-    let numeral = |c: char| c.is_ascii_digit() || "零〇一二两三四五六七八九十百千万".contains(c);
+    let numeral = |c: char| {
+        arabic_digit(c).is_some() || chinese_digit(c).is_some() || chinese_unit(c).is_some()
+    };
     s.match_indices('第').any(|(i, _)| {
         let rest = s[i + '第'.len_utf8()..].trim_start();
         let digits = rest.chars().take_while(|c| numeral(*c)).count();
@@ -208,15 +328,16 @@ fn field_of(line: &str) -> Option<(String, String)> {
     (!k.is_empty() && k.chars().count() <= 20).then(|| (k.to_string(), v.to_string()))
 }
 
-/// Parses an outline strictly (see the module note).
+/// Parses an outline (see the module note).
 pub fn parse(text: &str) -> Result<Outline, OutlineError> {
     let text = crate::validate::strip_bom(text);
     let mut chapters: Vec<ChapterBlock> = Vec::new();
     let mut overview: Vec<&str> = Vec::new();
-    let mut current: Option<(ChapterBlock, Vec<&str>)> = None;
+    // The open chapter: its block, its lines and its heading's level.
+    let mut current: Option<(ChapterBlock, Vec<&str>, usize)> = None;
     let mut fenced = false;
-    let close = |cur: Option<(ChapterBlock, Vec<&str>)>, out: &mut Vec<ChapterBlock>| {
-        if let Some((mut block, lines)) = cur {
+    let close = |cur: Option<(ChapterBlock, Vec<&str>, usize)>, out: &mut Vec<ChapterBlock>| {
+        if let Some((mut block, lines, _)) = cur {
             let mut end = lines.len();
             while end > 0 && lines[end - 1].trim().is_empty() {
                 end -= 1;
@@ -235,8 +356,12 @@ pub fn parse(text: &str) -> Result<Outline, OutlineError> {
         } else {
             heading(line, no)?
         };
+        // A heading of the open chapter's level or higher ends its block.
+        let ends_block = |level: usize, cur: &Option<(ChapterBlock, Vec<&str>, usize)>| {
+            cur.as_ref().is_none_or(|c| level <= c.2)
+        };
         match h {
-            Some(Heading::Chapter(n, title)) => {
+            Some(Heading::Chapter { n, title, level }) => {
                 close(current.take(), &mut chapters);
                 if let Some(prev) = chapters.iter().find(|b| b.chapter == n) {
                     return Err(OutlineError::Duplicate {
@@ -254,14 +379,15 @@ pub fn parse(text: &str) -> Result<Outline, OutlineError> {
                         fields: Vec::new(),
                     },
                     vec![line],
+                    level,
                 ));
             }
-            Some(Heading::Section) => {
+            Some(Heading::Other(level)) if ends_block(level, &current) => {
                 close(current.take(), &mut chapters);
                 overview.push(line);
             }
             _ => match &mut current {
-                Some((block, lines)) => {
+                Some((block, lines, _)) => {
                     if let Some(f) = field_of(line) {
                         block.fields.push(f);
                     }
