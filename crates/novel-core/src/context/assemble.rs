@@ -5,9 +5,9 @@
 //!
 //! | agent | sections |
 //! |---|---|
-//! | chapter-writer | storyline, task, revision (revising only), chapter_text (revising only), chapter_outline, chapter_contract, world_rules, characters, foreshadowing, recent_summaries, current_state, volume_outline, style, brief, author_preferences |
+//! | chapter-writer | storyline, task, revision (revising only), chapter_text (revising only), rewrite (rewrite only), chapter_outline, chapter_contract, world_rules, characters, foreshadowing, recent_summaries, current_state, volume_outline, style, brief, author_preferences |
 //! | summarizer | storyline, task, chapter_text, entity_map, foreshadowing, current_state |
-//! | style-refiner | task, chapter_text, style |
+//! | style-refiner | task, polish (after a gate polish only), chapter_text, style |
 //! | quality-judge | storyline, task, chapter_text, chapter_outline, chapter_contract, world_rules, characters, recent_summaries, storyline_spec, storyline_schedule, style |
 //! | plot-architect | task, outline_format, brief, storylines, storyline_spec, foreshadowing, prev_volume_review, recent_summaries, world_rules, world_docs, characters |
 //! | world-builder | task, brief, world_rules, world_docs, storylines, research |
@@ -43,6 +43,7 @@ use serde_json::Value;
 use super::lines::{self, LinePlan, LineRole};
 use super::outline::{self, ChapterBlock, Outline};
 use super::packet::{Budget, BudgetSource, Packet, Section};
+use super::rounds::{self, Pass};
 use super::text::{compact, compact_tail, cut_chars, memory_body, scalar};
 use super::{Agent, ContextError};
 use crate::model::blacklist::{BlacklistEntry, EntrySource};
@@ -145,8 +146,11 @@ pub struct Inputs {
     pub chapter_text: Option<(String, String)>,
     /// Where the chapter text was looked for (for the error).
     pub chapter_text_tried: Vec<String>,
-    /// The staged evaluation when the chapter is being revised.
-    pub evaluation: Option<Evaluation>,
+    /// The evaluations a revision, rewrite or polish refers back to ([`rounds::Pass`]), as
+    /// (path, evaluation): the primary first, then second judges.
+    pub evaluations: Vec<(String, Evaluation)>,
+    /// Where the draft of the round sent back is archived (a rewrite; never its text).
+    pub archived_draft: Option<String>,
     pub prev_volume_review: Option<String>,
     /// `research/*.md` file names.
     pub research: Vec<String>,
@@ -357,12 +361,34 @@ pub fn sections_of(agent: Agent, revising: bool) -> Vec<&'static str> {
     }
 }
 
+/// The section tags of an agent's packet for a pass of the chapter: [`sections_of`], with the
+/// `rewrite` (ChapterWriter) or `polish` (StyleRefiner) section right after the task.
+pub fn sections_for(agent: Agent, pass: Pass) -> Vec<&'static str> {
+    let mut v = sections_of(agent, pass == Pass::Revising);
+    let extra = match pass {
+        Pass::Rewrite if agent == Agent::ChapterWriter => Some("rewrite"),
+        Pass::Polish if agent == Agent::StyleRefiner => Some("polish"),
+        _ => None,
+    };
+    if let Some(tag) = extra
+        && let Some(i) = v.iter().position(|t| *t == "task")
+    {
+        v.insert(i + 1, tag);
+    }
+    v
+}
+
 /// Whether the chapter is being revised (ChapterWriter then gets the draft and the fixes).
 pub fn revising(inputs: &Inputs) -> bool {
     inputs.checkpoint.as_ref().is_some_and(|cp| {
         cp.inflight_chapter == Some(inputs.chapter)
             && cp.pipeline_stage == Some(PipelineStage::Revising)
     })
+}
+
+/// The pass `agent` works on for the chapter of `inputs` ([`rounds::pass_of`]).
+pub fn pass(agent: Agent, inputs: &Inputs) -> Pass {
+    rounds::pass_of(agent, inputs.checkpoint.as_ref(), inputs.chapter)
 }
 
 /// The outline block and overview, for agents that need them (`required`: a missing outline
@@ -456,7 +482,7 @@ pub fn assemble(agent: Agent, inputs: &Inputs) -> Result<Packet, ContextError> {
         overview: overview.as_deref(),
         cast: select_characters(inputs),
     };
-    let sections = sections_of(agent, agent == Agent::ChapterWriter && revising(inputs))
+    let sections = sections_for(agent, pass(agent, inputs))
         .into_iter()
         .map(|tag| a.section(tag))
         .collect();
@@ -622,7 +648,9 @@ impl Assembler<'_> {
         match tag {
             "storyline" => self.storyline(),
             "task" => self.task(),
-            "revision" => self.revision(),
+            "revision" => rounds::revision_section(self.inputs),
+            "rewrite" => rounds::rewrite_section(self.inputs),
+            "polish" => rounds::polish_section(self.inputs),
             "chapter_text" => self.chapter_text(),
             "chapter_outline" => self.chapter_outline(),
             "chapter_contract" => self.chapter_contract(),
@@ -837,8 +865,10 @@ impl Assembler<'_> {
                     "写第 {n} 章（第 {} 卷），故事线 {line}。字数 {}–{} 字。正文写入 {}。",
                     i.volume, len.min, len.max, p.staging_chapter
                 );
-                if revising(i) {
-                    t.push_str("\n这是修订：按 <revision> 中的修订指令修改 <chapter_text> 里的现稿，只改指出的地方，修订稿覆盖写回同一文件。");
+                match pass(self.agent, i) {
+                    Pass::Revising => t.push_str("\n这是修订：按 <revision> 中的修订指令修改 <chapter_text> 里的现稿，只改指出的地方，修订稿覆盖写回同一文件。"),
+                    Pass::Rewrite => t.push_str("\n这是重写：上一稿被门控退回，原因见 <rewrite>；整章重新写，正文写入同一文件。"),
+                    _ => {}
                 }
                 t
             }
@@ -852,6 +882,10 @@ impl Assembler<'_> {
                     p.staging_summary, p.staging_delta, p.staging_storylines
                 )
             }
+            Agent::StyleRefiner if pass(self.agent, i) == Pass::Polish => format!(
+                "二次润色第 {n} 章（门控结论 polish）：按 <polish> 的要点修改 <chapter_text> 的现稿，比第一遍轻，但稿子必须有改动（与门控评估时完全相同的稿子过不了 novel chapter stage polished）。润色稿覆盖写回 {}。不改情节、对话内容、角色行为，保留伏笔与状态变化的细节。",
+                p.staging_chapter
+            ),
             Agent::StyleRefiner => format!(
                 "润色第 {n} 章初稿（<chapter_text>），去 AI 化：替换命中黑名单的用语，句式贴近风格指纹。润色稿覆盖写回 {}。修改量控制在原文 15% 以内；不改情节、对话内容、角色行为，保留伏笔与状态变化的细节。",
                 p.staging_chapter
@@ -895,29 +929,6 @@ impl Assembler<'_> {
             Agent::StyleAnalyzer => "从作者提供的样章提取风格指纹，写入 style-profile.json：avg_sentence_length、dialogue_ratio、rhetoric_preferences、forbidden_words、character_speech_patterns、writing_directives、source_type。".to_string(),
         };
         s.required(text);
-        s
-    }
-
-    fn revision(&self) -> Section {
-        let mut s = Section::new("revision", "修订指令");
-        let Some(e) = &self.inputs.evaluation else {
-            s.required("（没有找到本章的评估结果：按门控结论修订）");
-            return s;
-        };
-        let mut lines = Vec::new();
-        for f in &e.required_fixes {
-            lines.push(format!("- 〔{}〕{}", f.target, f.instruction));
-        }
-        for v in &e.violations {
-            lines.push(format!("- 违反 {}：{}", v.rule_id, v.description));
-        }
-        for issue in &e.issues {
-            lines.push(format!("- 问题：{issue}"));
-        }
-        if lines.is_empty() {
-            lines.push("（评估没有给出具体修订指令）".into());
-        }
-        s.required(format!("评估总分 {:.2}。\n{}", e.overall, lines.join("\n")));
         s
     }
 
