@@ -738,6 +738,20 @@ fn two_line_project() -> (tempfile::TempDir, PathBuf) {
 }
 
 #[test]
+fn quality_judge_packet_says_up_front_that_the_chapter_is_key() {
+    let (_t, root) = two_line_project();
+    crate::test_chapter::stage_drafts(&root, 1);
+    let doc = cli(&root, &["context", "quality-judge", "--chapter", "1"]);
+    assert_eq!(doc["data"]["key_chapter"], json!(["volume_first"]), "{doc}");
+    assert!(section_text(&doc, "foreshadowing").is_some());
+    crate::test_chapter::stage_drafts(&root, 2);
+    let doc = cli(&root, &["context", "quality-judge", "--chapter", "2"]);
+    assert_eq!(doc["data"]["key_chapter"], json!([]));
+    let doc = cli(&root, &["context", "world-builder"]);
+    assert_eq!(doc["data"]["key_chapter"], json!([]));
+}
+
+#[test]
 fn revising_after_a_pause_hands_the_writer_both_judges_notes() {
     let (_t, root) = two_line_project();
     let token = chapter_one_judged(&root, 2.8, 2.5);

@@ -393,6 +393,77 @@ fn characters_named_by_the_contract_else_the_most_recently_seen() {
     assert!(c.find("苏婉").unwrap() < c.find("陆尘").unwrap(), "{c}");
 }
 
+/// The inputs with the chapter's text (QualityJudge, Summarizer and StyleRefiner need it).
+fn with_text(mut i: Inputs) -> Inputs {
+    let n = i.chapter;
+    i.chapter_text = Some((
+        format!("staging/chapters/chapter-{n:03}.md"),
+        "陆尘推门而入，屋里一灯如豆。".into(),
+    ));
+    i
+}
+
+#[test]
+fn quality_judge_gets_the_foreshadowing_section_with_threads_not_yet_due() {
+    let mut i = with_text(inputs(31, "main_arc", None));
+    i.foreshadowing = Some(
+        serde_json::from_value(json!({"foreshadowing": [
+            {"id": "jade_pendant", "description": "玉佩的来历", "scope": "medium", "status": "planted",
+             "planted_chapter": 3, "planted_storyline": "main_arc", "target_resolve_range": [40, 45]},
+            {"id": "sword_sheath", "description": "剑鞘里的密信", "scope": "short", "status": "advanced",
+             "planted_chapter": 20, "planted_storyline": "main_arc", "target_resolve_range": [30, 33]},
+            {"id": "sea_envoy", "description": "佑国使者", "scope": "medium", "status": "planted",
+             "planted_chapter": 8, "planted_storyline": "jinghai_plan", "target_resolve_range": [36, 40]}
+        ]}))
+        .unwrap(),
+    );
+    let tags = |agent| {
+        context::assemble(agent, &i)
+            .unwrap()
+            .sections
+            .iter()
+            .map(|s| s.tag)
+            .collect::<Vec<_>>()
+    };
+    assert!(tags(Agent::QualityJudge).contains(&"foreshadowing"));
+    for agent in [Agent::QualityJudge, Agent::ChapterWriter] {
+        let p = context::assemble(agent, &i).unwrap();
+        let f = p.section("foreshadowing").unwrap().body();
+        assert!(
+            f.contains("sword_sheath（advanced，计划第 30–33 章回收）"),
+            "{f}"
+        );
+        assert!(
+            f.contains("【未到回收区间（本章不应回收）】\n- jade_pendant（计划第 40–45 章回收）"),
+            "{agent:?}: {f}"
+        );
+        // Another line's thread is not this chapter's business.
+        assert!(!f.contains("sea_envoy"), "{f}");
+    }
+}
+
+#[test]
+fn key_chapter_reasons_are_data_in_the_packet() {
+    let judge = |n| context::assemble(Agent::QualityJudge, &with_text(inputs(n, "main_arc", None)));
+    let p = judge(26).unwrap();
+    assert_eq!(p.to_json()["key_chapter"], json!(["convergence"]));
+    assert!(
+        p.section("task")
+            .unwrap()
+            .body()
+            .contains("本章是关键章（交汇章）")
+    );
+    let p = judge(31).unwrap();
+    assert_eq!(p.to_json()["key_chapter"], json!([]));
+    let mut i = inputs(50, "main_arc", None);
+    i.outline = Some(outline_text());
+    let p = context::assemble(Agent::ChapterWriter, &i).unwrap();
+    assert_eq!(p.to_json()["key_chapter"], json!(["volume_last"]));
+    // Agents that do not load the schedule say nothing.
+    let p = context::assemble(Agent::PlotArchitect, &i).unwrap();
+    assert_eq!(p.to_json()["key_chapter"], json!([]));
+}
+
 // ---- gate rounds: revision, rewrite, polish -------------------------------------------------
 
 fn evaluation(score: f64, fix: &str, issue: &str, violation: Option<&str>) -> Evaluation {

@@ -8,7 +8,7 @@
 //! | chapter-writer | storyline, task, revision (revising only), chapter_text (revising only), rewrite (rewrite only), chapter_outline, chapter_contract, world_rules, characters, foreshadowing, recent_summaries, current_state, volume_outline, style, brief, author_preferences |
 //! | summarizer | storyline, task, chapter_text, entity_map, foreshadowing, current_state |
 //! | style-refiner | task, polish (after a gate polish only), chapter_text, style |
-//! | quality-judge | storyline, task, chapter_text, chapter_outline, chapter_contract, world_rules, characters, recent_summaries, storyline_spec, storyline_schedule, style |
+//! | quality-judge | storyline, task, chapter_text, chapter_outline, chapter_contract, world_rules, characters, foreshadowing, recent_summaries, storyline_spec, storyline_schedule, style |
 //! | plot-architect | task, outline_format, brief, storylines, storyline_spec, foreshadowing, prev_volume_review, recent_summaries, world_rules, world_docs, characters |
 //! | world-builder | task, brief, world_rules, world_docs, storylines, research |
 //! | character-weaver | task, brief, world_rules, world_docs, characters, relationships, retired_characters, storylines |
@@ -26,6 +26,7 @@
 //! | 60 | character profile details (beyond name, state, speech, contracts), least recently seen first |
 //! | 55 | whole characters NOT named by the chapter contract, least recently seen first |
 //! | 50 | blacklist phrases beyond the first five (ten for StyleRefiner), last first |
+//! | 46 | open threads of the chapter's lines not yet in their resolve range |
 //! | 45 | soft world rules the contract does not require |
 //! | 40 | one-sentence states of frozen lines |
 //! | 38 | one-sentence states of other active lines |
@@ -64,6 +65,7 @@ const R_SUMMARY_OLD: u16 = 70;
 const R_PROFILE: u16 = 60;
 const R_CHARACTER: u16 = 55;
 const R_BLACKLIST_TAIL: u16 = 50;
+const R_NOT_DUE: u16 = 46;
 const R_SOFT_RULE: u16 = 45;
 const R_FROZEN: u16 = 40;
 const R_CONCURRENT: u16 = 38;
@@ -81,6 +83,8 @@ pub const SUMMARY_MAX_CHARS: usize = 800;
 pub const BLACKLIST_TOP: usize = 10;
 /// Overdue threads listed by name (the rest are counted).
 pub const OVERDUE_LISTED: usize = 3;
+/// Threads not yet due listed by name (nearest range first; the rest are counted).
+pub const NOT_DUE_LISTED: usize = 5;
 /// Elements of a `world_state` array shown (the most recent ones).
 pub const STATE_ARRAY_TAIL: usize = 8;
 
@@ -232,6 +236,7 @@ impl Agent {
                 last_seen: true,
                 memories: true,
                 state: true,
+                foreshadowing: true,
                 summaries: 1,
                 summaries_on_line: false,
                 chapter_text: true,
@@ -321,6 +326,7 @@ pub fn sections_of(agent: Agent, revising: bool) -> Vec<&'static str> {
             "chapter_contract",
             "world_rules",
             "characters",
+            "foreshadowing",
             "recent_summaries",
             "storyline_spec",
             "storyline_schedule",
@@ -496,6 +502,11 @@ pub fn assemble(agent: Agent, inputs: &Inputs) -> Result<Packet, ContextError> {
             None
         },
         convergence: agent.per_chapter() && plan.is_convergence(),
+        key_chapter: if agent.needs().schedule {
+            crate::gate::key_chapter(inputs.chapter, inputs.schedule.as_ref())
+        } else {
+            Vec::new()
+        },
         sections,
         warnings,
         budget: None,
@@ -908,6 +919,18 @@ impl Assembler<'_> {
                             .collect::<Vec<_>>()
                             .join("、"),
                         stem(n)
+                    ));
+                }
+                let weights = &i.settings.gate.weights;
+                if *weights != crate::model::settings::DimensionWeights::default() {
+                    t.push_str(&format!(
+                        "\n本项目的维度权重（novel.json gate.weights，评估文件照此填写 weight）：{}。",
+                        weights
+                            .values()
+                            .iter()
+                            .map(|(d, w)| format!("{d} {w}"))
+                            .collect::<Vec<_>>()
+                            .join("、")
                     ));
                 }
                 t
@@ -1332,6 +1355,7 @@ impl Assembler<'_> {
         let mut due: Vec<String> = Vec::new();
         let mut overdue: Vec<String> = Vec::new();
         let mut overdue_elsewhere = 0usize;
+        let mut not_due: Vec<(u32, String)> = Vec::new();
         let last_completed = i
             .checkpoint
             .as_ref()
@@ -1368,6 +1392,18 @@ impl Assembler<'_> {
                 } else {
                     overdue_elsewhere += 1;
                 }
+            } else if a > n
+                && on_line(t.planted_storyline.as_deref())
+                && !seen.iter().any(|(x, _)| *x == t.id)
+            {
+                not_due.push((
+                    a,
+                    format!(
+                        "- {}（计划第 {a}–{b} 章回收）：{}",
+                        t.id,
+                        cut_chars(&t.description, 40)
+                    ),
+                ));
             }
         }
         if !tasks.is_empty() {
@@ -1395,6 +1431,23 @@ impl Assembler<'_> {
         }
         if s.units.is_empty() {
             s.required("（本章没有伏笔任务）");
+        }
+        if !not_due.is_empty() {
+            // Nearest range first: what a chapter is most tempted to pay off early.
+            not_due.sort_by_key(|(a, _)| *a);
+            let listed = not_due.len().min(NOT_DUE_LISTED);
+            let mut t = format!(
+                "【未到回收区间（本章不应回收）】\n{}",
+                not_due[..listed]
+                    .iter()
+                    .map(|(_, l)| l.as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            );
+            if not_due.len() > listed {
+                t.push_str(&format!("\n（另有 {} 条，未列出）", not_due.len() - listed));
+            }
+            s.optional(t, R_NOT_DUE, 0, "未到回收区间的伏笔");
         }
         s
     }
