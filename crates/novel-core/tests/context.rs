@@ -404,6 +404,39 @@ fn with_text(mut i: Inputs) -> Inputs {
 }
 
 #[test]
+fn speech_line_merges_the_style_profile_and_the_character_file() {
+    let mut i = with_text(inputs(31, "main_arc", None));
+    i.characters[0]
+        .extra
+        .insert("speech_patterns".into(), json!("话少，口头禅「试试。」"));
+    // Only the character file: its field becomes the 语癖 line, not a detail.
+    let p = context::assemble(Agent::ChapterWriter, &i).unwrap();
+    let c = p.section("characters").unwrap().body();
+    assert!(c.contains("语癖：话少，口头禅「试试。」"), "{c}");
+    assert!(
+        !c.contains("speech_patterns"),
+        "not repeated in the details: {c}"
+    );
+    // Both: the profile's first, then the file's.
+    i.style_profile = Some(
+        serde_json::from_value(json!({"character_speech_patterns": {"陆尘": "爱用反问"}})).unwrap(),
+    );
+    let p = context::assemble(Agent::QualityJudge, &i).unwrap();
+    let c = p.section("characters").unwrap().body();
+    assert!(c.contains("语癖：爱用反问；话少，口头禅「试试。」"), "{c}");
+    // The same words in both places are said once; a list in the file is joined.
+    i.characters[0]
+        .extra
+        .insert("speech_patterns".into(), json!(["爱用反问"]));
+    let p = context::assemble(Agent::ChapterWriter, &i).unwrap();
+    let c = p.section("characters").unwrap().body();
+    assert!(
+        c.contains("语癖：爱用反问\n") || c.ends_with("语癖：爱用反问"),
+        "{c}"
+    );
+}
+
+#[test]
 fn quality_judge_gets_the_foreshadowing_section_with_threads_not_yet_due() {
     let mut i = with_text(inputs(31, "main_arc", None));
     i.foreshadowing = Some(

@@ -633,6 +633,33 @@ fn select_characters(inputs: &Inputs) -> Cast<'_> {
     }
 }
 
+/// The character-file fields that hold a character's 语癖 (CharacterWeaver writes
+/// `speech_patterns`); they go to the 语癖 line, not to the details.
+const SPEECH_FIELDS: [&str; 2] = ["speech_patterns", "speech_pattern"];
+
+/// A character file's own 语癖: a string, a list of strings, or an object of labelled strings.
+fn file_speech(c: &Character) -> Option<String> {
+    let v = SPEECH_FIELDS.iter().find_map(|k| c.extra.get(*k))?;
+    let text = match v {
+        Value::String(s) => s.trim().to_string(),
+        Value::Array(items) => items
+            .iter()
+            .map(scalar)
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join("；"),
+        Value::Object(map) => map
+            .iter()
+            .map(|(k, v)| format!("{k}：{}", scalar(v)))
+            .collect::<Vec<_>>()
+            .join("；"),
+        Value::Null => String::new(),
+        other => scalar(other),
+    };
+    (!text.is_empty()).then(|| cut_chars(&text, 200))
+}
+
 fn contract_valid_at(k: &crate::model::character::CharacterContract, n: u32) -> bool {
     k.valid_from_chapter.is_none_or(|f| f <= n)
         && match k.valid_until {
@@ -1127,13 +1154,23 @@ impl Assembler<'_> {
             .and_then(|c| c.get(id))
     }
 
-    fn speech(&self, c: &Character) -> Option<&str> {
-        let patterns = &self
-            .inputs
-            .style_profile
-            .as_ref()?
-            .character_speech_patterns;
-        names_of(c).find_map(|n| patterns.get(n).map(String::as_str))
+    /// 语癖: the style profile's `character_speech_patterns` entry and the character file's
+    /// own `speech_patterns`, both when they say different things.
+    fn speech(&self, c: &Character) -> Option<String> {
+        let profile = self.inputs.style_profile.as_ref().and_then(|p| {
+            names_of(c).find_map(|n| p.character_speech_patterns.get(n).map(|s| s.trim()))
+        });
+        let own = file_speech(c);
+        let parts: Vec<&str> = [profile, own.as_deref()]
+            .into_iter()
+            .flatten()
+            .filter(|s| !s.is_empty())
+            .collect();
+        match parts.as_slice() {
+            [] => None,
+            [a, b] if a != b => Some(format!("{a}；{b}")),
+            [a, ..] => Some((*a).to_string()),
+        }
     }
 
     fn character_core(&self, c: &Character, n: u32) -> String {
@@ -1174,7 +1211,7 @@ impl Assembler<'_> {
         let fields: Vec<String> = c
             .extra
             .iter()
-            .filter(|(_, v)| !v.is_null())
+            .filter(|(k, v)| !v.is_null() && !SPEECH_FIELDS.contains(&k.as_str()))
             .map(|(k, v)| format!("{k}：{}", cut_chars(&scalar(v), 200)))
             .collect();
         (!fields.is_empty()).then(|| cut_chars(&format!("档案：{}", fields.join("；")), max_chars))
