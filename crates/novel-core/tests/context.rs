@@ -583,7 +583,12 @@ fn rewrite_says_why_and_where_the_old_draft_is_without_its_text() {
     );
     assert!(!tags.contains(&"revision") && !tags.contains(&"chapter_text"));
     let r = p.section("rewrite").unwrap().body();
-    assert!(r.contains("门控结论 rewrite（强制重写），总分 2.60"), "{r}");
+    assert!(
+        r.starts_with(
+            "这是重写：上一稿被门控退回（本章第 1 次退回）。门控结论 rewrite（强制重写），总分 2.60"
+        ),
+        "{r}"
+    );
     assert!(
         r.contains("旧稿已存档：logs/revisions/chapter-026/r1/chapter-026.md"),
         "{r}"

@@ -208,7 +208,8 @@ pub fn rewrite_section(inputs: &Inputs) -> Section {
     let mut s = Section::new("rewrite", "重写说明");
     let gate = gate_of(inputs, Pass::Rewrite);
     let round = inputs.checkpoint.as_ref().map_or(0, |c| c.revision_count);
-    let mut head = format!("这是第 {round} 轮重写：上一稿被门控退回。");
+    // `revision_count` counts every round sent back (revisions and rewrites alike).
+    let mut head = format!("这是重写：上一稿被门控退回（本章第 {round} 次退回）。");
     if !inputs.evaluations.is_empty() || gate.is_some() {
         head.push_str(&score_line(inputs, gate));
     }
