@@ -703,3 +703,175 @@ fn a_long_chapter_never_breaks_the_style_refiner_budget() {
         assert!(p.tokens() <= b.limit, "{chars} 字");
     }
 }
+
+// ---- packets after the gate: revision, rewrite, polish; the key chapter as data ------------
+
+fn cli(root: &Path, args: &[&str]) -> serde_json::Value {
+    let mut full = vec!["--json"];
+    full.extend_from_slice(args);
+    let out = novel(root, &full);
+    assert_eq!(code(&out), 0, "{args:?}: {}{}", stdout(&out), stderr(&out));
+    json(&out)
+}
+
+/// The text of a section of `novel context AGENT --chapter 1 --json`.
+fn section_text(doc: &serde_json::Value, tag: &str) -> Option<String> {
+    doc["data"]["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["tag"] == tag)
+        .map(|s| s["text"].as_str().unwrap().to_string())
+}
+
+/// A judge's evaluation of chapter 1 with every dimension at `score`.
+fn judged(score: f64, fix: &str, issue: &str) -> serde_json::Value {
+    let mut e = json!({"chapter": 1, "overall": score, "recommendation": "pause",
+        "scores": {}, "required_fixes": [{"target": "第 2 段", "instruction": fix}],
+        "issues": [issue]});
+    for (dim, w) in novel_core::model::evaluation::DIMENSIONS {
+        e["scores"][dim] =
+            json!({"score": score, "weight": w, "reason": "句子发飘", "evidence": "「一灯如豆」"});
+    }
+    e
+}
+
+/// Chapter 1 of a two-line project (the volume's first chapter: two judges) judged with the
+/// given scores; returns the lock token.
+fn chapter_one_judged(root: &Path, first: f64, second: f64) -> String {
+    let token = cli(root, &["chapter", "begin", "1"])["data"]["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    crate::test_chapter::stage_drafts(root, 1);
+    cli(root, &["chapter", "stage", "drafted", "--token", &token]);
+    cli(root, &["chapter", "stage", "refined", "--token", &token]);
+    let dir = root.join("staging/evaluations");
+    write_json(
+        &dir.join("chapter-001-eval.json"),
+        &judged(first, "寒山的台词改回他惯用的反问", "开场交代过多"),
+    );
+    let mut other = judged(second, "补上陆尘受伤的因果", "开场交代过多");
+    other["violations"] = json!([{"rule_id": "W-001", "layer": "L1", "confidence": "medium",
+        "description": "灵气等级交代含糊"}]);
+    write_json(&dir.join("chapter-001-eval-secondary.json"), &other);
+    cli(root, &["chapter", "stage", "judged", "--token", &token]);
+    token
+}
+
+fn two_line_project() -> (tempfile::TempDir, PathBuf) {
+    let (t, root) = crate::test_chapter::writing_project();
+    std::fs::write(
+        root.join("volumes/vol-01/outline.md"),
+        "# 第 1 卷 · 风起\n\n## 第1章 风起\n- 故事线：main_arc\n\n## 第2章 暗潮\n- 故事线：jinghai_plan\n",
+    )
+    .unwrap();
+    (t, root)
+}
+
+#[test]
+fn quality_judge_packet_says_up_front_that_the_chapter_is_key() {
+    let (_t, root) = two_line_project();
+    crate::test_chapter::stage_drafts(&root, 1);
+    let doc = cli(&root, &["context", "quality-judge", "--chapter", "1"]);
+    assert_eq!(doc["data"]["key_chapter"], json!(["volume_first"]), "{doc}");
+    assert!(section_text(&doc, "foreshadowing").is_some());
+    crate::test_chapter::stage_drafts(&root, 2);
+    let doc = cli(&root, &["context", "quality-judge", "--chapter", "2"]);
+    assert_eq!(doc["data"]["key_chapter"], json!([]));
+    let doc = cli(&root, &["context", "world-builder"]);
+    assert_eq!(doc["data"]["key_chapter"], json!([]));
+}
+
+#[test]
+fn revising_after_a_pause_hands_the_writer_both_judges_notes() {
+    let (_t, root) = two_line_project();
+    let token = chapter_one_judged(&root, 2.8, 2.5);
+    let gate = cli(&root, &["chapter", "gate", "1", "--token", &token]);
+    assert_eq!(gate["data"]["decision"], "pause", "{gate}");
+    // The author chose "revise along the notes": allowed, and counted as a revision.
+    let moved = cli(&root, &["chapter", "stage", "revising", "--token", &token]);
+    assert_eq!(moved["data"]["revision_count"], 1);
+    assert!(
+        root.join("logs/revisions/chapter-001/r1/chapter-001-eval-secondary.json")
+            .is_file()
+    );
+    let doc = cli(&root, &["context", "chapter-writer", "--chapter", "1"]);
+    let r = section_text(&doc, "revision").expect("revision section");
+    assert!(
+        r.starts_with("门控结论 pause（暂停，作者决定），总分 2.50（关键章双裁判：主裁判 2.80、第二裁判 2.50，取较低分）。"),
+        "{r}"
+    );
+    assert!(
+        r.contains("〔第 2 段〕寒山的台词改回他惯用的反问（主裁判）"),
+        "{r}"
+    );
+    assert!(
+        r.contains("〔第 2 段〕补上陆尘受伤的因果（第二裁判）"),
+        "{r}"
+    );
+    assert!(
+        r.contains("违反 W-001（medium）：灵气等级交代含糊（第二裁判）"),
+        "{r}"
+    );
+    assert!(r.contains("问题：开场交代过多（主裁判、第二裁判）"), "{r}");
+    assert!(
+        section_text(&doc, "chapter_text")
+            .unwrap()
+            .contains("一灯如豆")
+    );
+}
+
+#[test]
+fn rewrite_names_the_archived_draft_and_polish_hands_the_refiner_the_notes() {
+    let (_t, root) = two_line_project();
+    let token = chapter_one_judged(&root, 1.6, 1.5);
+    let gate = cli(&root, &["chapter", "gate", "1", "--token", &token]);
+    assert_eq!(gate["data"]["decision"], "rewrite", "{gate}");
+    cli(&root, &["chapter", "stage", "drafting", "--token", &token]);
+    let doc = cli(&root, &["context", "chapter-writer", "--chapter", "1"]);
+    let r = section_text(&doc, "rewrite").expect("rewrite section");
+    assert!(
+        r.contains("旧稿已存档：logs/revisions/chapter-001/r1/chapter-001.md"),
+        "{r}"
+    );
+    assert!(r.contains("总分 1.50"), "{r}");
+    assert!(r.contains("补上陆尘受伤的因果"), "{r}");
+    let text = doc["data"]["text"].as_str().unwrap();
+    assert!(!text.contains("一灯如豆"), "never the old text: {text}");
+    assert!(section_text(&doc, "revision").is_none());
+
+    // The second round scores 3.7: polish. The refiner gets the judges' notes.
+    crate::test_chapter::stage_drafts(&root, 1);
+    std::fs::write(
+        root.join("staging/chapters/chapter-001.md"),
+        "# 第1章 风起\n\n城北的雨下了一夜，陆尘在废墟里找到半块腰牌。\n",
+    )
+    .unwrap();
+    cli(&root, &["chapter", "stage", "drafted", "--token", &token]);
+    cli(&root, &["chapter", "stage", "refined", "--token", &token]);
+    let dir = root.join("staging/evaluations");
+    write_json(
+        &dir.join("chapter-001-eval.json"),
+        &judged(3.7, "雨夜的环境描写压到两句", "四字词堆叠"),
+    );
+    write_json(
+        &dir.join("chapter-001-eval-secondary.json"),
+        &judged(3.8, "腰牌出场前加一处伏笔", "句式单一"),
+    );
+    cli(&root, &["chapter", "stage", "judged", "--token", &token]);
+    let gate = cli(&root, &["chapter", "gate", "1", "--token", &token]);
+    assert_eq!(gate["data"]["decision"], "polish", "{gate}");
+    let doc = cli(&root, &["context", "style-refiner", "--chapter", "1"]);
+    let p = section_text(&doc, "polish").expect("polish section");
+    assert!(
+        p.contains("门控结论 polish（二次润色后通过），总分 3.70"),
+        "{p}"
+    );
+    assert!(p.contains("问题：四字词堆叠（主裁判）"), "{p}");
+    assert!(p.contains("问题：句式单一（第二裁判）"), "{p}");
+    assert!(
+        p.contains("文风（style_naturalness）3.7 分（主裁判）"),
+        "{p}"
+    );
+}

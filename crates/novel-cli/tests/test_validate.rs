@@ -344,3 +344,40 @@ fn missing_required_files_are_reported_with_a_way_back() {
     }
     assert_eq!(code(&novel(&root, &["validate"])), 0);
 }
+
+#[test]
+fn an_evaluation_gets_the_same_checks_by_project_path_and_by_kind() {
+    let (tmp, root) = new_project();
+    let d = |w: f64| json!({"score": 4, "weight": w, "reason": "", "evidence": ""});
+    // Weights summing to 1.10: valid by its schema, wrong for the rubric.
+    let eval = json!({"chapter": 1, "overall": 4.0, "recommendation": "pass",
+        "scores": {"plot_logic": d(0.28), "character": d(0.18), "immersion": d(0.15),
+            "foreshadowing": d(0.10), "pacing": d(0.08), "style_naturalness": d(0.15),
+            "emotional_impact": d(0.08), "storyline_coherence": d(0.08)}});
+    let rel = "staging/evaluations/chapter-001-eval.json";
+    write_json(&root.join(rel), &eval);
+    let outside = tmp.path().join("judge-output.json");
+    write_json(&outside, &eval);
+    let by_path = json(&novel(&root, &["--json", "validate", rel]));
+    let by_kind = json(&novel(
+        &root,
+        &["--json", "validate", "--kind", "evaluation", rel],
+    ));
+    let standalone = json(&novel(
+        tmp.path(),
+        &[
+            "--json",
+            "validate",
+            "--kind",
+            "evaluation",
+            outside.to_str().unwrap(),
+        ],
+    ));
+    for doc in [&by_path, &by_kind, &standalone] {
+        assert_eq!(doc["error"]["code"], "E_VALIDATION", "{doc}");
+        let f = &doc["data"]["findings"][0];
+        assert_eq!(f["code"], "E_WEIGHTS", "{doc}");
+        assert_eq!(f["pointer"], "/scores", "{doc}");
+        assert!(f["message"].as_str().unwrap().contains("1.100"), "{doc}");
+    }
+}

@@ -3,7 +3,8 @@
 //! Track 1 (contract verification): a `confidence: high` violation of L1/L2/L3, or of an LS
 //! rule whose `constraint_type` is hard, forces a revision whatever the score; other
 //! violations are reported only. Track 2 (score): `overall` is recomputed from the eight
-//! dimension scores and weights, then ≥ pass → pass, ≥ polish → polish (one more StyleRefiner
+//! dimension scores and the project's fixed weights (`novel.json` `gate.weights`, else §6.6.5;
+//! weights written in the evaluation file are reported when they differ, never used), then ≥ pass → pass, ≥ polish → polish (one more StyleRefiner
 //! pass, then commit), ≥ revise → revise, ≥ pause → pause for the author, below → forced
 //! rewrite. After `max_revisions` revisions a chapter ≥ `force_pass_min` without a high
 //! violation is force-passed and marked; below that the author decides (pause).
@@ -18,7 +19,7 @@ use serde::Serialize;
 use crate::model::Evaluation;
 use crate::model::common::{ConstraintType, GateDecision};
 use crate::model::evaluation::{Confidence, RequiredFix, SpecLayer, Violation};
-use crate::model::settings::GateThresholds;
+use crate::model::settings::{DimensionWeights, GateThresholds};
 use crate::model::storyline::{StorylineSchedule, StorylineSpec};
 
 /// Why a chapter is a key chapter (关键章).
@@ -53,12 +54,27 @@ pub fn key_chapter(n: u32, schedule: Option<&StorylineSchedule>) -> Vec<KeyReaso
     out
 }
 
-/// The weighted mean of the eight dimensions, and the sum of the weights.
-pub fn weighted_overall(e: &Evaluation) -> (f64, f64) {
-    let dims = e.scores.dimensions();
-    let weight_sum: f64 = dims.iter().map(|(_, d)| d.weight).sum();
-    let total: f64 = dims.iter().map(|(_, d)| d.score * d.weight).sum();
-    (total, weight_sum)
+/// The overall score of an evaluation: its eight dimension scores weighed with the project's
+/// fixed weights (`novel.json` `gate.weights`, else §6.6.5) — never with the weights the
+/// evaluation file carries, so a judge cannot shift weight between dimensions.
+pub fn weighted_overall(e: &Evaluation, weights: &DimensionWeights) -> f64 {
+    e.scores
+        .dimensions()
+        .iter()
+        .zip(weights.values())
+        .map(|((_, d), (_, w))| d.score * w)
+        .sum()
+}
+
+/// Dimensions whose weight in the evaluation file differs from the project's fixed weight.
+pub fn weights_differing(e: &Evaluation, weights: &DimensionWeights) -> Vec<&'static str> {
+    e.scores
+        .dimensions()
+        .iter()
+        .zip(weights.values())
+        .filter(|((_, d), (_, w))| (d.weight - w).abs() > 1e-6)
+        .map(|((name, _), _)| *name)
+        .collect()
 }
 
 /// A violation that forces a revision.
@@ -135,9 +151,14 @@ pub struct GateResult {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ScoreCheck {
     pub judge_overall: f64,
+    /// The overall with the project's fixed weights ([`weighted_overall`]).
     pub recomputed: f64,
+    /// The sum of the weights written in the evaluation file (not used for the score).
     pub weight_sum: f64,
+    /// The judge's `overall` differs from the recomputed one by more than 0.05.
     pub mismatch: bool,
+    /// Dimensions whose weight in the file differs from the project's: reported, not used.
+    pub weight_mismatch: Vec<&'static str>,
 }
 
 /// Why the gate cannot decide yet.
@@ -149,11 +170,9 @@ pub enum GateError {
         reasons: String,
         have: usize,
     },
-    #[error("评估的 8 个维度权重之和为 {sum:.3}，应为 1.0")]
-    Weights { sum: f64 },
     #[error("没有评估结果")]
     NoEvaluation,
-    #[error("门控阈值顺序不对：{detail}")]
+    #[error("门控设置不对：{detail}")]
     Thresholds { detail: String },
 }
 
@@ -161,7 +180,6 @@ impl GateError {
     pub fn code(&self) -> &'static str {
         match self {
             GateError::SecondJudgeMissing { .. } => "E_SECOND_JUDGE",
-            GateError::Weights { .. } => "E_WEIGHTS",
             GateError::NoEvaluation => "E_NO_EVALUATION",
             GateError::Thresholds { .. } => "E_SETTINGS",
         }
@@ -178,6 +196,7 @@ fn key_label(r: &KeyReason) -> &'static str {
 
 /// The thresholds must be ordered pass ≥ polish ≥ revise ≥ pause, with the force-pass floor
 /// no higher than pass: otherwise a band is empty or inverted and scores land in the wrong one.
+/// The dimension weights must be within 0–1 and sum to 1.
 pub fn check_thresholds(t: &GateThresholds) -> Result<(), GateError> {
     let ordered = t.pass >= t.polish && t.polish >= t.revise && t.revise >= t.pause;
     let values_ok = [t.pass, t.polish, t.revise, t.pause, t.force_pass_min]
@@ -186,8 +205,21 @@ pub fn check_thresholds(t: &GateThresholds) -> Result<(), GateError> {
     if !ordered || !values_ok || t.force_pass_min > t.pass {
         return Err(GateError::Thresholds {
             detail: format!(
-                "pass {} / polish {} / revise {} / pause {} / force_pass_min {}",
+                "阈值应满足 pass ≥ polish ≥ revise ≥ pause 且 force_pass_min ≤ pass（现为 pass {} / polish {} / revise {} / pause {} / force_pass_min {}）",
                 t.pass, t.polish, t.revise, t.pause, t.force_pass_min
+            ),
+        });
+    }
+    let w = &t.weights;
+    let weights_ok = w
+        .values()
+        .iter()
+        .all(|(_, v)| v.is_finite() && (0.0..=1.0).contains(v));
+    if !weights_ok || (w.sum() - 1.0).abs() > 0.005 {
+        return Err(GateError::Thresholds {
+            detail: format!(
+                "gate.weights 的 8 个维度权重应在 0–1 之间且和为 1.0（现为 {:.3}）",
+                w.sum()
             ),
         });
     }
@@ -198,6 +230,39 @@ pub fn check_thresholds(t: &GateThresholds) -> Result<(), GateError> {
 /// 3.496 stays 3.496.
 fn denoise(x: f64) -> f64 {
     (x * 1e6).round() / 1e6
+}
+
+/// Each evaluation's overall recomputed with the project's weights; differences from what the
+/// file says (its overall, its weights) become reasons.
+fn score_checks(input: &GateInput<'_>, reasons: &mut Vec<String>) -> Vec<ScoreCheck> {
+    let mut scores = Vec::new();
+    let weights = &input.thresholds.weights;
+    for e in &input.evaluations {
+        let recomputed = weighted_overall(e, weights);
+        let weight_sum: f64 = e.scores.dimensions().iter().map(|(_, d)| d.weight).sum();
+        let weight_mismatch = weights_differing(e, weights);
+        if !weight_mismatch.is_empty() {
+            reasons.push(format!(
+                "警告：评估文件里 {} 的权重与项目规定不同，已按规定权重计算",
+                weight_mismatch.join("、")
+            ));
+        }
+        let mismatch = (recomputed - e.overall).abs() > 0.05;
+        if mismatch {
+            reasons.push(format!(
+                "评审给出的 overall {:.2} 与按权重重算的 {:.2} 不符，以重算值为准",
+                e.overall, recomputed
+            ));
+        }
+        scores.push(ScoreCheck {
+            judge_overall: e.overall,
+            recomputed,
+            weight_sum,
+            mismatch,
+            weight_mismatch,
+        });
+    }
+    scores
 }
 
 /// Decides. Pure: the caller loads the evaluations, settings, schedule and spec.
@@ -219,26 +284,7 @@ pub fn decide(input: &GateInput<'_>) -> Result<GateResult, GateError> {
         });
     }
     let mut reasons = Vec::new();
-    let mut scores = Vec::new();
-    for e in &input.evaluations {
-        let (recomputed, weight_sum) = weighted_overall(e);
-        if (weight_sum - 1.0).abs() > 0.005 {
-            return Err(GateError::Weights { sum: weight_sum });
-        }
-        let mismatch = (recomputed - e.overall).abs() > 0.05;
-        if mismatch {
-            reasons.push(format!(
-                "评审给出的 overall {:.2} 与按权重重算的 {:.2} 不符，以重算值为准",
-                e.overall, recomputed
-            ));
-        }
-        scores.push(ScoreCheck {
-            judge_overall: e.overall,
-            recomputed,
-            weight_sum,
-            mismatch,
-        });
-    }
+    let scores = score_checks(input, &mut reasons);
     let overall = denoise(
         scores
             .iter()

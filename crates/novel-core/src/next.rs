@@ -261,7 +261,7 @@ fn resume(cp: &Checkpoint, n: u32, facts: &StagingFacts) -> Recommendation {
             reason,
             "/novel:start",
             format!(
-                "作者决定：接受（novel chapter commit {n} --accept --token <令牌>）或重写（novel chapter stage drafting --token <令牌>）"
+                "作者决定：接受（novel chapter commit {n} --accept --token <令牌>）、按意见修订（novel chapter stage revising --token <令牌>）或重写（novel chapter stage drafting --token <令牌>）"
             ),
         ),
     }

@@ -259,7 +259,11 @@ pub fn check_stage(
         S::Drafted => matches!(from, Some(S::Drafting | S::Revising | S::Drafted)),
         S::Refined => matches!(from, Some(S::Drafted | S::Refined)),
         S::Judged => matches!(from, Some(S::Refined | S::Judged)),
-        S::Revising => from == Some(S::Judged) && gate == Some(GateDecision::Revise),
+        // After a pause the author may choose to revise along the judges' notes.
+        S::Revising => {
+            from == Some(S::Judged)
+                && matches!(gate, Some(GateDecision::Revise | GateDecision::Pause))
+        }
         S::Drafting => {
             from == Some(S::Judged)
                 && matches!(gate, Some(GateDecision::Rewrite | GateDecision::Pause))
@@ -273,7 +277,7 @@ pub fn check_stage(
         let reason = match to {
             S::Committed => "committed 只能由 novel chapter commit 设置".to_string(),
             S::Revising => format!(
-                "只有门控结论为 revise 时才能进入修订（当前阶段 {}，门控 {:?}）",
+                "只有门控结论为 revise、或暂停（pause）后作者决定按意见修订时才能进入修订（当前阶段 {}，门控 {:?}）",
                 stage_name(from),
                 gate
             ),
@@ -496,7 +500,7 @@ pub fn resume_point(cp: &Checkpoint, facts: &StagingFacts) -> Resume {
             {
                 step(
                     R::AskAuthor,
-                    "门控暂停：请作者决定（接受 commit --accept，或 stage drafting 重写）",
+                    "门控暂停：请作者决定（接受 commit --accept，按意见修订 stage revising，或 stage drafting 重写）",
                 )
             }
             _ if no_text || !summarized => drafting_steps(stage),
@@ -623,6 +627,52 @@ mod tests {
         assert_eq!(
             check_fail(&cp(S::Writing, 4, None), 5).unwrap_err().code,
             "E_NOT_INFLIGHT"
+        );
+    }
+
+    #[test]
+    fn after_a_pause_the_author_may_revise_or_rewrite() {
+        use GateDecision as G;
+        use PipelineStage as S;
+        let judged = |decision: G| {
+            let mut c = cp(OrchestratorState::Writing, 4, Some(5));
+            c.pipeline_stage = Some(S::Judged);
+            c.gate = Some(GateRecord {
+                chapter: 5,
+                decision,
+                overall: 2.6,
+                force_passed: false,
+                revision: 0,
+                text_digest: None,
+                accepted_by_author: false,
+                extra: Default::default(),
+            });
+            c
+        };
+        let facts = StagingFacts::nothing();
+        for (decision, revising, drafting) in [
+            (G::Revise, true, false),
+            (G::Pause, true, true),
+            (G::Rewrite, false, true),
+            (G::Polish, false, false),
+            (G::Pass, false, false),
+        ] {
+            let c = judged(decision);
+            let r = check_stage(&c, 5, S::Revising, &facts);
+            assert_eq!(r.is_ok(), revising, "{decision:?} → revising: {r:?}");
+            if let Err(e) = r {
+                assert_eq!(e.code, "E_STAGE_ORDER");
+            }
+            let d = check_stage(&c, 5, S::Drafting, &facts);
+            assert_eq!(d.is_ok(), drafting, "{decision:?} → drafting: {d:?}");
+        }
+        // The pause's message names all three ways on.
+        let resume = resume_point(&judged(G::Pause), &facts);
+        assert_eq!(resume.step, ResumeStep::AskAuthor);
+        assert!(
+            resume.message.contains("stage revising"),
+            "{}",
+            resume.message
         );
     }
 

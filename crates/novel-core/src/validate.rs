@@ -323,6 +323,34 @@ pub fn check_document(file: &str, kind: FileKind, value: &Value) -> Vec<Finding>
     Vec::new()
 }
 
+/// Everything that can be said about one document on its own: [`check_document`], then what
+/// its schema cannot express (an evaluation's weights sum to 1). `novel validate --kind KIND
+/// FILE` runs this; [`check_project`] runs the same on each document of the project.
+pub fn check_file(file: &str, kind: FileKind, value: &Value) -> Vec<Finding> {
+    let mut found = check_document(file, kind, value);
+    if found.is_empty()
+        && kind == FileKind::Evaluation
+        && let Ok(e) = serde_json::from_value::<model::Evaluation>(value.clone())
+    {
+        evaluation_weights(file, &e, &mut found);
+    }
+    found
+}
+
+/// The eight weights written in an evaluation must sum to 1 (the gate uses the project's own
+/// weights, but a file whose weights are off was not scored by the rubric).
+fn evaluation_weights(file: &str, e: &model::Evaluation, out: &mut Vec<Finding>) {
+    let sum: f64 = e.scores.dimensions().iter().map(|(_, d)| d.weight).sum();
+    if (sum - 1.0).abs() > 0.005 {
+        out.push(Finding::error(
+            file,
+            "/scores",
+            "E_WEIGHTS",
+            format!("8 个维度的权重之和为 {sum:.3}，应为 1.0"),
+        ));
+    }
+}
+
 fn deserialize_as(kind: FileKind, value: &Value) -> Result<(), (String, String)> {
     fn de<T: serde::de::DeserializeOwned>(v: &Value) -> Result<(), (String, String)> {
         serde_path_to_error::deserialize::<_, T>(v)
@@ -741,15 +769,7 @@ pub fn check_project(view: &ProjectView) -> Vec<Finding> {
             }
             FileKind::Evaluation => {
                 if let Some(e) = typed::<model::Evaluation>(doc) {
-                    let sum: f64 = e.scores.dimensions().iter().map(|(_, d)| d.weight).sum();
-                    if (sum - 1.0).abs() > 0.005 {
-                        out.push(Finding::error(
-                            file,
-                            "/scores",
-                            "E_WEIGHTS",
-                            format!("8 个维度的权重之和为 {sum:.3}，应为 1.0"),
-                        ));
-                    }
+                    evaluation_weights(file, &e, &mut out);
                 }
             }
             FileKind::Checkpoint => {
@@ -774,6 +794,15 @@ pub fn check_project(view: &ProjectView) -> Vec<Finding> {
                             "/gate",
                             "E_RANGE",
                             "门控阈值应满足 pass ≥ polish ≥ revise ≥ pause".to_string(),
+                        ));
+                    }
+                    let sum = g.weights.sum();
+                    if (sum - 1.0).abs() > 0.005 {
+                        out.push(Finding::error(
+                            file,
+                            "/gate/weights",
+                            "E_WEIGHTS",
+                            format!("8 个维度的权重之和为 {sum:.3}，应为 1.0"),
                         ));
                     }
                 }

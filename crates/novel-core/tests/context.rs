@@ -8,7 +8,7 @@ use novel_core::context::session::{self, HOOK_MAX_CHARS, SessionFacts};
 use novel_core::context::tokens::estimate;
 use novel_core::context::{self, Agent, ContextError};
 use novel_core::model::{
-    ChapterContract, Checkpoint, OrchestratorState, PendingAction, PipelineStage,
+    ChapterContract, Checkpoint, Evaluation, OrchestratorState, PendingAction, PipelineStage,
     StorylineSchedule, Storylines,
 };
 use novel_core::next::{self, DiskFacts, LockFact, NextAction};
@@ -463,6 +463,263 @@ fn characters_named_by_the_contract_else_the_most_recently_seen() {
     let p = context::assemble(Agent::ChapterWriter, &i).unwrap();
     let c = p.section("characters").unwrap().body();
     assert!(c.find("苏婉").unwrap() < c.find("陆尘").unwrap(), "{c}");
+}
+
+/// The inputs with the chapter's text (QualityJudge, Summarizer and StyleRefiner need it).
+fn with_text(mut i: Inputs) -> Inputs {
+    let n = i.chapter;
+    i.chapter_text = Some((
+        format!("staging/chapters/chapter-{n:03}.md"),
+        "陆尘推门而入，屋里一灯如豆。".into(),
+    ));
+    i
+}
+
+#[test]
+fn speech_line_merges_the_style_profile_and_the_character_file() {
+    let mut i = with_text(inputs(31, "main_arc", None));
+    i.characters[0]
+        .extra
+        .insert("speech_patterns".into(), json!("话少，口头禅「试试。」"));
+    // Only the character file: its field becomes the 语癖 line, not a detail.
+    let p = context::assemble(Agent::ChapterWriter, &i).unwrap();
+    let c = p.section("characters").unwrap().body();
+    assert!(c.contains("语癖：话少，口头禅「试试。」"), "{c}");
+    assert!(
+        !c.contains("speech_patterns"),
+        "not repeated in the details: {c}"
+    );
+    // Both: the profile's first, then the file's.
+    i.style_profile = Some(
+        serde_json::from_value(json!({"character_speech_patterns": {"陆尘": "爱用反问"}})).unwrap(),
+    );
+    let p = context::assemble(Agent::QualityJudge, &i).unwrap();
+    let c = p.section("characters").unwrap().body();
+    assert!(c.contains("语癖：爱用反问；话少，口头禅「试试。」"), "{c}");
+    // The same words in both places are said once; a list in the file is joined.
+    i.characters[0]
+        .extra
+        .insert("speech_patterns".into(), json!(["爱用反问"]));
+    let p = context::assemble(Agent::ChapterWriter, &i).unwrap();
+    let c = p.section("characters").unwrap().body();
+    assert!(
+        c.contains("语癖：爱用反问\n") || c.ends_with("语癖：爱用反问"),
+        "{c}"
+    );
+}
+
+#[test]
+fn quality_judge_gets_the_foreshadowing_section_with_threads_not_yet_due() {
+    let mut i = with_text(inputs(31, "main_arc", None));
+    i.foreshadowing = Some(
+        serde_json::from_value(json!({"foreshadowing": [
+            {"id": "jade_pendant", "description": "玉佩的来历", "scope": "medium", "status": "planted",
+             "planted_chapter": 3, "planted_storyline": "main_arc", "target_resolve_range": [40, 45]},
+            {"id": "sword_sheath", "description": "剑鞘里的密信", "scope": "short", "status": "advanced",
+             "planted_chapter": 20, "planted_storyline": "main_arc", "target_resolve_range": [30, 33]},
+            {"id": "sea_envoy", "description": "佑国使者", "scope": "medium", "status": "planted",
+             "planted_chapter": 8, "planted_storyline": "jinghai_plan", "target_resolve_range": [36, 40]}
+        ]}))
+        .unwrap(),
+    );
+    let tags = |agent| {
+        context::assemble(agent, &i)
+            .unwrap()
+            .sections
+            .iter()
+            .map(|s| s.tag)
+            .collect::<Vec<_>>()
+    };
+    assert!(tags(Agent::QualityJudge).contains(&"foreshadowing"));
+    for agent in [Agent::QualityJudge, Agent::ChapterWriter] {
+        let p = context::assemble(agent, &i).unwrap();
+        let f = p.section("foreshadowing").unwrap().body();
+        assert!(
+            f.contains("sword_sheath（advanced，计划第 30–33 章回收）"),
+            "{f}"
+        );
+        assert!(
+            f.contains("【未到回收区间（本章不应回收）】\n- jade_pendant（计划第 40–45 章回收）"),
+            "{agent:?}: {f}"
+        );
+        // Another line's thread is not this chapter's business.
+        assert!(!f.contains("sea_envoy"), "{f}");
+    }
+}
+
+#[test]
+fn key_chapter_reasons_are_data_in_the_packet() {
+    let judge = |n| context::assemble(Agent::QualityJudge, &with_text(inputs(n, "main_arc", None)));
+    let p = judge(26).unwrap();
+    assert_eq!(p.to_json()["key_chapter"], json!(["convergence"]));
+    assert!(
+        p.section("task")
+            .unwrap()
+            .body()
+            .contains("本章是关键章（交汇章）")
+    );
+    let p = judge(31).unwrap();
+    assert_eq!(p.to_json()["key_chapter"], json!([]));
+    let mut i = inputs(50, "main_arc", None);
+    i.outline = Some(outline_text());
+    let p = context::assemble(Agent::ChapterWriter, &i).unwrap();
+    assert_eq!(p.to_json()["key_chapter"], json!(["volume_last"]));
+    // Agents that do not load the schedule say nothing.
+    let p = context::assemble(Agent::PlotArchitect, &i).unwrap();
+    assert_eq!(p.to_json()["key_chapter"], json!([]));
+}
+
+// ---- gate rounds: revision, rewrite, polish -------------------------------------------------
+
+fn evaluation(score: f64, fix: &str, issue: &str, violation: Option<&str>) -> Evaluation {
+    let d = |w: f64| json!({"score": score, "weight": w, "reason": "句子偏长，四字词堆叠", "evidence": "「月色如水」"});
+    let mut e = json!({"chapter": 26, "overall": score, "recommendation": "revise",
+        "scores": {"plot_logic": d(0.18), "character": d(0.18), "immersion": d(0.15),
+            "foreshadowing": d(0.10), "pacing": d(0.08), "style_naturalness": d(0.15),
+            "emotional_impact": d(0.08), "storyline_coherence": d(0.08)},
+        "required_fixes": [{"target": "第 3 段", "instruction": fix}],
+        "issues": [issue, "结尾仓促"]});
+    if let Some(id) = violation {
+        e["violations"] = json!([{"rule_id": id, "layer": "L1", "confidence": "high", "description": "金丹期法术越级"}]);
+    }
+    serde_json::from_value(e).unwrap()
+}
+
+/// Chapter 26 (a convergence chapter: two judges) in flight at `stage`, after `revisions`
+/// rounds, with the gate's verdict of round `gate_round`.
+fn in_flight(stage: &str, revisions: u32, decision: &str, gate_round: u32) -> Inputs {
+    let mut i = inputs(26, "main_arc", None);
+    i.checkpoint = Some(
+        serde_json::from_value(json!({
+            "last_completed_chapter": 25, "current_volume": 1, "orchestrator_state": "CHAPTER_REWRITE",
+            "inflight_chapter": 26, "pipeline_stage": stage, "revision_count": revisions,
+            "gate": {"chapter": 26, "decision": decision, "overall": 2.6, "revision": gate_round}
+        }))
+        .unwrap(),
+    );
+    let dir = format!("logs/revisions/chapter-026/r{revisions}");
+    i.evaluations = vec![
+        (
+            format!("{dir}/chapter-026-eval.json"),
+            evaluation(3.0, "寒山的台词改回反问", "节奏拖沓", None),
+        ),
+        (
+            format!("{dir}/chapter-026-eval-secondary.json"),
+            evaluation(2.6, "补上陆尘受伤的因果", "节奏拖沓", Some("W-001")),
+        ),
+    ];
+    i.chapter_text = Some((
+        "staging/chapters/chapter-026.md".into(),
+        "陆尘推门而入。".into(),
+    ));
+    i
+}
+
+#[test]
+fn revision_carries_both_judges_and_the_score_the_gate_used() {
+    let i = in_flight("revising", 1, "pause", 0);
+    let p = context::assemble(Agent::ChapterWriter, &i).unwrap();
+    let r = p.section("revision").unwrap().body();
+    assert!(r.starts_with("门控结论 pause（暂停，作者决定），总分 2.60（关键章双裁判：主裁判 3.00、第二裁判 2.60，取较低分）。"), "{r}");
+    assert!(
+        r.contains("- 〔第 3 段〕寒山的台词改回反问（主裁判）"),
+        "{r}"
+    );
+    assert!(
+        r.contains("- 〔第 3 段〕补上陆尘受伤的因果（第二裁判）"),
+        "{r}"
+    );
+    assert!(
+        r.contains("- 违反 W-001（high）：金丹期法术越级（第二裁判）"),
+        "{r}"
+    );
+    // An issue both judges raise is listed once, naming both.
+    assert_eq!(r.matches("节奏拖沓").count(), 1, "{r}");
+    assert!(r.contains("- 问题：节奏拖沓（主裁判、第二裁判）"), "{r}");
+    assert_eq!(
+        p.sections.iter().map(|s| s.tag).take(4).collect::<Vec<_>>(),
+        ["storyline", "task", "revision", "chapter_text"]
+    );
+}
+
+#[test]
+fn rewrite_says_why_and_where_the_old_draft_is_without_its_text() {
+    let mut i = in_flight("drafting", 1, "rewrite", 0);
+    i.chapter_text = None;
+    i.archived_draft = Some("logs/revisions/chapter-026/r1/chapter-026.md".into());
+    let p = context::assemble(Agent::ChapterWriter, &i).unwrap();
+    let tags: Vec<&str> = p.sections.iter().map(|s| s.tag).collect();
+    assert_eq!(
+        tags[..4],
+        ["storyline", "task", "rewrite", "chapter_outline"]
+    );
+    assert!(!tags.contains(&"revision") && !tags.contains(&"chapter_text"));
+    let r = p.section("rewrite").unwrap().body();
+    assert!(
+        r.starts_with(
+            "这是重写：上一稿被门控退回（本章第 1 次退回）。门控结论 rewrite（强制重写），总分 2.60"
+        ),
+        "{r}"
+    );
+    assert!(
+        r.contains("旧稿已存档：logs/revisions/chapter-026/r1/chapter-026.md"),
+        "{r}"
+    );
+    assert!(r.contains("补上陆尘受伤的因果（第二裁判）"), "{r}");
+    assert!(r.contains("违反 W-001"), "{r}");
+    assert!(p.section("task").unwrap().body().contains("这是重写"));
+    // A first draft has neither.
+    let first = context::assemble(Agent::ChapterWriter, &inputs(26, "main_arc", None)).unwrap();
+    assert!(first.section("rewrite").is_none() && first.section("revision").is_none());
+}
+
+#[test]
+fn polish_hands_the_refiner_the_judges_notes() {
+    let mut i = in_flight("judged", 0, "polish", 0);
+    for (p, _) in &mut i.evaluations {
+        *p = p.replace("logs/revisions/chapter-026/r0", "staging/evaluations");
+    }
+    let p = context::assemble(Agent::StyleRefiner, &i).unwrap();
+    let tags: Vec<&str> = p.sections.iter().map(|s| s.tag).collect();
+    assert_eq!(tags, ["task", "polish", "chapter_text", "style"]);
+    let t = p.section("polish").unwrap().body();
+    assert!(t.contains("门控结论 polish（二次润色后通过）"), "{t}");
+    assert!(
+        t.contains(
+            "文风（style_naturalness）2.6 分（第二裁判）：句子偏长，四字词堆叠｜原文：「月色如水」"
+        ),
+        "{t}"
+    );
+    assert!(t.contains("- 问题：结尾仓促（主裁判、第二裁判）"), "{t}");
+    assert!(
+        t.contains("- 〔第 3 段〕寒山的台词改回反问（主裁判）"),
+        "{t}"
+    );
+    assert!(
+        !t.contains("W-001"),
+        "violations are not the refiner's: {t}"
+    );
+    assert!(
+        p.section("task")
+            .unwrap()
+            .body()
+            .starts_with("二次润色第 26 章")
+    );
+    // After the polish pass a re-run still gets them; a first refinement does not.
+    let again = in_flight("polished", 0, "polish", 0);
+    assert!(
+        context::assemble(Agent::StyleRefiner, &again)
+            .unwrap()
+            .section("polish")
+            .is_some()
+    );
+    let first = in_flight("drafted", 0, "polish", 0);
+    assert!(
+        context::assemble(Agent::StyleRefiner, &first)
+            .unwrap()
+            .section("polish")
+            .is_none()
+    );
 }
 
 // ---- next step ----------------------------------------------------------------------------

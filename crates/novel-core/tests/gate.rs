@@ -190,37 +190,92 @@ fn thresholds_come_from_settings_and_must_be_ordered() {
     assert_eq!(decide(&input(&nan)).unwrap_err().code(), "E_SETTINGS");
 }
 
+/// One evaluation of an ordinary chapter, first round.
+fn single<'a>(e: &'a Evaluation, t: &'a GateThresholds) -> GateInput<'a> {
+    GateInput {
+        chapter: 12,
+        evaluations: vec![e],
+        thresholds: t,
+        revision_count: 0,
+        key_reasons: vec![],
+        storyline_spec: None,
+        leak: None,
+    }
+}
+
 #[test]
-fn overall_is_recomputed_and_weights_checked() {
+fn overall_is_recomputed_with_the_projects_fixed_weights() {
     let mut e = eval(3.0, json!([]));
     e.overall = 4.6; // the judge's arithmetic is wrong
     e.scores.plot_logic.score = 5.0; // 3.0 + 0.18 * 2 = 3.36
     let t = GateThresholds::default();
-    let got = decide(&GateInput {
-        chapter: 12,
-        evaluations: vec![&e],
-        thresholds: &t,
-        revision_count: 0,
-        key_reasons: vec![],
-        storyline_spec: None,
-        leak: None,
-    })
-    .unwrap();
+    let got = decide(&single(&e, &t)).unwrap();
     assert_eq!(got.decision, GateDecision::Revise);
     assert!((got.overall - 3.36).abs() < 1e-9, "{}", got.overall);
     assert!(got.scores[0].mismatch);
-    e.scores.pacing.weight = 0.2;
-    let err = decide(&GateInput {
-        chapter: 12,
-        evaluations: vec![&e],
-        thresholds: &t,
-        revision_count: 0,
-        key_reasons: vec![],
-        storyline_spec: None,
-        leak: None,
-    })
-    .unwrap_err();
-    assert_eq!(err.code(), "E_WEIGHTS");
+    assert!(got.scores[0].weight_mismatch.is_empty());
+    // A judge moving weight onto its best dimension (sum still 1) changes nothing but a warning.
+    e.scores.plot_logic.weight = 0.50;
+    e.scores.character.weight = 0.02;
+    e.scores.immersion.weight = 0.01;
+    e.overall = 4.0;
+    let got = decide(&single(&e, &t)).unwrap();
+    assert!((got.overall - 3.36).abs() < 1e-9, "{}", got.overall);
+    assert_eq!(got.decision, GateDecision::Revise);
+    assert_eq!(
+        got.scores[0].weight_mismatch,
+        vec!["plot_logic", "character", "immersion"]
+    );
+    assert!(
+        got.reasons
+            .iter()
+            .any(|r| r.starts_with("警告") && r.contains("plot_logic")),
+        "{:?}",
+        got.reasons
+    );
+    // Weights that do not even sum to 1 are not trusted either: warned, not refused.
+    e.scores.pacing.weight = 0.9;
+    let got = decide(&single(&e, &t)).unwrap();
+    assert!((got.overall - 3.36).abs() < 1e-9);
+    assert!(got.scores[0].weight_sum > 1.5);
+}
+
+#[test]
+fn weights_come_from_settings_and_must_sum_to_one() {
+    let mut e = eval(3.0, json!([]));
+    e.scores.style_naturalness.score = 5.0;
+    let mut t = GateThresholds::default();
+    // The project weighs style more: 3.0 + 0.35 * 2 = 3.7 → polish.
+    t.weights.style_naturalness = 0.35;
+    t.weights.plot_logic = 0.08;
+    t.weights.character = 0.08;
+    let got = decide(&single(&e, &t)).unwrap();
+    assert!((got.overall - 3.7).abs() < 1e-9, "{}", got.overall);
+    assert_eq!(got.decision, GateDecision::Polish);
+    // The file's weights (the defaults) differ from the project's: reported.
+    assert_eq!(
+        got.scores[0].weight_mismatch,
+        vec!["plot_logic", "character", "style_naturalness"]
+    );
+    t.weights.pacing = 0.3;
+    let err = decide(&single(&e, &t)).unwrap_err();
+    assert_eq!(err.code(), "E_SETTINGS");
+    assert!(err.to_string().contains("gate.weights"), "{err}");
+    // The defaults are PRD §6.6.5.
+    let d = GateThresholds::default().weights;
+    assert_eq!(
+        d.values(),
+        [
+            ("plot_logic", 0.18),
+            ("character", 0.18),
+            ("immersion", 0.15),
+            ("foreshadowing", 0.10),
+            ("pacing", 0.08),
+            ("style_naturalness", 0.15),
+            ("emotional_impact", 0.08),
+            ("storyline_coherence", 0.08),
+        ]
+    );
 }
 
 #[test]

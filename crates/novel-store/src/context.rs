@@ -9,13 +9,13 @@ use std::collections::BTreeMap;
 use std::fs;
 
 use novel_core::context::assemble::{Inputs, Paths, Summary};
+use novel_core::context::rounds::{self, Pass};
 use novel_core::context::session::SessionFacts;
 use novel_core::context::text::summary_parts;
 use novel_core::context::{Agent, lines, outline};
 use novel_core::model::common::{ForeshadowScope, ForeshadowStatus};
 use novel_core::model::{
-    Checkpoint, Evaluation, ForeshadowingGlobal, PipelineStage, Settings, StorylineSchedule,
-    Storylines,
+    Checkpoint, Evaluation, ForeshadowingGlobal, Settings, StorylineSchedule, Storylines,
 };
 use novel_core::next::{self, DiskFacts, LockFact, Recommendation};
 use novel_core::pipeline::{FileFact, StagingFacts};
@@ -332,10 +332,8 @@ pub fn load_inputs(
             n -= 1;
         }
     }
-    let revising = agent == Agent::ChapterWriter
-        && checkpoint.as_ref().is_some_and(|c| {
-            c.inflight_chapter == Some(chapter) && c.pipeline_stage == Some(PipelineStage::Revising)
-        });
+    let pass = rounds::pass_of(agent, checkpoint.as_ref(), chapter);
+    let revising = pass == Pass::Revising;
     if needs.chapter_text || revising {
         let committed = layout::chapter_file(chapter);
         for rel in [p.staging_chapter.clone(), committed] {
@@ -349,24 +347,69 @@ pub fn load_inputs(
             }
         }
     }
-    if revising {
-        // `stage revising` archived the rejected round's evaluation; read it from there.
-        let round = checkpoint.as_ref().map_or(0, |c| c.revision_count);
-        let archived = format!(
-            "{}/{}-eval.json",
-            layout::revision_dir(chapter, round),
-            layout::chapter_stem(chapter)
-        );
-        i.evaluation = if project.path(&archived).exists() {
-            json_opt::<Evaluation>(project, &archived, &mut w)
-        } else {
-            json_opt::<Evaluation>(project, &p.staging_evaluation, &mut w)
-        };
-    }
+    let round = checkpoint.as_ref().map_or(0, |c| c.revision_count);
+    load_round(project, pass, chapter, round, &mut i, &mut w);
     i.paths = p;
     i.checkpoint = checkpoint;
     i.warnings = w;
     i
+}
+
+/// The evaluations (and, for a rewrite, the archived draft's path) that a revision, rewrite or
+/// polish refers back to. `stage revising|drafting` archived the round sent back to
+/// `logs/revisions/chapter-NNN/rK/` (K = `revision_count`); a round not archived yet is read from
+/// staging. A polish reads the current round's evaluations in staging.
+fn load_round(
+    project: &Project,
+    pass: Pass,
+    chapter: u32,
+    round: u32,
+    i: &mut Inputs,
+    w: &mut Vec<String>,
+) {
+    let staging = "staging/evaluations";
+    match pass {
+        Pass::Normal => {}
+        Pass::Polish => i.evaluations = evaluations_in(project, staging, chapter, w),
+        Pass::Revising | Pass::Rewrite => {
+            let dir = layout::revision_dir(chapter, round);
+            i.evaluations = evaluations_in(project, &dir, chapter, w);
+            if i.evaluations.is_empty() {
+                i.evaluations = evaluations_in(project, staging, chapter, w);
+            }
+            let draft = format!("{dir}/{}.md", layout::chapter_stem(chapter));
+            if pass == Pass::Rewrite && project.path(&draft).is_file() {
+                i.archived_draft = Some(draft);
+            }
+        }
+    }
+}
+
+/// `chapter-NNN-eval.json` and the second judges' `chapter-NNN-eval-<judge>.json` in `dir`:
+/// the primary first, then by name.
+fn evaluations_in(
+    project: &Project,
+    dir: &str,
+    chapter: u32,
+    w: &mut Vec<String>,
+) -> Vec<(String, Evaluation)> {
+    let stem = format!("{}-eval", layout::chapter_stem(chapter));
+    let mut names: Vec<String> = names_in(project, dir, ".json")
+        .into_iter()
+        .filter(|n| {
+            n.strip_prefix(&stem)
+                .and_then(|r| r.strip_suffix(".json"))
+                .is_some_and(|mid| mid.is_empty() || mid.starts_with('-'))
+        })
+        .collect();
+    names.sort_by_key(|n| (n.len(), n.clone()));
+    names
+        .into_iter()
+        .filter_map(|n| {
+            let rel = format!("{dir}/{n}");
+            json_opt::<Evaluation>(project, &rel, w).map(|e| (rel, e))
+        })
+        .collect()
 }
 
 // ---- SessionStart -------------------------------------------------------------------------

@@ -390,7 +390,10 @@ pub fn gather(project: &Project, count: &dyn Fn(&str) -> usize) -> Status {
         if f.score.is_none() {
             let rel = layout::evaluation_file(n);
             if let Some(e) = load::<Evaluation>(project, &rel, &mut problems) {
-                f.score = Some(novel_core::gate::weighted_overall(&e).0);
+                f.score = Some(novel_core::gate::weighted_overall(
+                    &e,
+                    &settings.gate.weights,
+                ));
             }
         }
         if f.storyline.is_none() {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use novel_core::FileKind;
-use novel_core::validate::{Finding, Severity, check_document, check_project};
+use novel_core::validate::{Finding, Severity, check_file, check_project};
 use novel_store::layout::{self, Entry};
 use novel_store::load::load_project;
 use novel_store::{Project, StoreError, io};
@@ -180,7 +180,7 @@ fn validate_standalone(path: &Path, forced: Option<FileKind>) -> Result<Vec<Find
         {
             let file = format!("{shown}:{}", i + 1);
             match novel_core::validate::parse_json(line) {
-                Ok(v) => out.extend(check_document(&file, kind, &v)),
+                Ok(v) => out.extend(check_file(&file, kind, &v)),
                 Err(e) => out.push(syntax_finding(&file, e.to_string())),
             }
         }
@@ -193,7 +193,7 @@ fn validate_standalone(path: &Path, forced: Option<FileKind>) -> Result<Vec<Find
         }
         Err(e) => return Err(e.into()),
     };
-    Ok(check_document(&shown, kind, &value))
+    Ok(check_file(&shown, kind, &value))
 }
 
 fn syntax_finding(file: &str, message: String) -> Finding {

@@ -5,10 +5,10 @@
 //!
 //! | agent | sections |
 //! |---|---|
-//! | chapter-writer | storyline, task, revision (revising only), chapter_text (revising only), chapter_outline, chapter_contract, world_rules, characters, foreshadowing, recent_summaries, current_state, volume_outline, style, brief, author_preferences |
+//! | chapter-writer | storyline, task, revision (revising only), chapter_text (revising only), rewrite (rewrite only), chapter_outline, chapter_contract, world_rules, characters, foreshadowing, recent_summaries, current_state, volume_outline, style, brief, author_preferences |
 //! | summarizer | storyline, task, chapter_text, entity_map, foreshadowing, current_state |
-//! | style-refiner | task, chapter_text, style |
-//! | quality-judge | storyline, task, chapter_text, chapter_outline, chapter_contract, world_rules, characters, recent_summaries, storyline_spec, storyline_schedule, style |
+//! | style-refiner | task, polish (after a gate polish only), chapter_text, style |
+//! | quality-judge | storyline, task, chapter_text, chapter_outline, chapter_contract, world_rules, characters, foreshadowing, recent_summaries, storyline_spec, storyline_schedule, style |
 //! | plot-architect | task, outline_format, brief, storylines, storyline_spec, foreshadowing, prev_volume_review, recent_summaries, world_rules, world_docs, characters |
 //! | world-builder | task, brief, world_rules, world_docs, storylines, research |
 //! | character-weaver | task, brief, world_rules, world_docs, characters, relationships, retired_characters, storylines |
@@ -26,6 +26,7 @@
 //! | 60 | character profile details (beyond name, state, speech, contracts), least recently seen first |
 //! | 55 | whole characters NOT named by the chapter contract, least recently seen first |
 //! | 50 | blacklist phrases beyond the first five (ten for StyleRefiner), last first |
+//! | 46 | open threads of the chapter's lines not yet in their resolve range |
 //! | 45 | soft world rules the contract does not require |
 //! | 40 | one-sentence states of frozen lines |
 //! | 38 | one-sentence states of other active lines |
@@ -43,6 +44,7 @@ use serde_json::Value;
 use super::lines::{self, LinePlan, LineRole};
 use super::outline::{self, ChapterBlock, Outline};
 use super::packet::{Budget, BudgetSource, Packet, Section};
+use super::rounds::{self, Pass};
 use super::text::{compact, compact_tail, cut_chars, memory_body, scalar};
 use super::{Agent, ContextError};
 use crate::model::blacklist::{BlacklistEntry, EntrySource};
@@ -63,6 +65,7 @@ const R_SUMMARY_OLD: u16 = 70;
 const R_PROFILE: u16 = 60;
 const R_CHARACTER: u16 = 55;
 const R_BLACKLIST_TAIL: u16 = 50;
+const R_NOT_DUE: u16 = 46;
 const R_SOFT_RULE: u16 = 45;
 const R_FROZEN: u16 = 40;
 const R_CONCURRENT: u16 = 38;
@@ -80,6 +83,8 @@ pub const SUMMARY_MAX_CHARS: usize = 800;
 pub const BLACKLIST_TOP: usize = 10;
 /// Overdue threads listed by name (the rest are counted).
 pub const OVERDUE_LISTED: usize = 3;
+/// Threads not yet due listed by name (nearest range first; the rest are counted).
+pub const NOT_DUE_LISTED: usize = 5;
 /// Elements of a `world_state` array shown (the most recent ones).
 pub const STATE_ARRAY_TAIL: usize = 8;
 
@@ -145,8 +150,11 @@ pub struct Inputs {
     pub chapter_text: Option<(String, String)>,
     /// Where the chapter text was looked for (for the error).
     pub chapter_text_tried: Vec<String>,
-    /// The staged evaluation when the chapter is being revised.
-    pub evaluation: Option<Evaluation>,
+    /// The evaluations a revision, rewrite or polish refers back to ([`rounds::Pass`]), as
+    /// (path, evaluation): the primary first, then second judges.
+    pub evaluations: Vec<(String, Evaluation)>,
+    /// Where the draft of the round sent back is archived (a rewrite; never its text).
+    pub archived_draft: Option<String>,
     pub prev_volume_review: Option<String>,
     /// `research/*.md` file names.
     pub research: Vec<String>,
@@ -228,6 +236,7 @@ impl Agent {
                 last_seen: true,
                 memories: true,
                 state: true,
+                foreshadowing: true,
                 summaries: 1,
                 summaries_on_line: false,
                 chapter_text: true,
@@ -317,6 +326,7 @@ pub fn sections_of(agent: Agent, revising: bool) -> Vec<&'static str> {
             "chapter_contract",
             "world_rules",
             "characters",
+            "foreshadowing",
             "recent_summaries",
             "storyline_spec",
             "storyline_schedule",
@@ -357,12 +367,34 @@ pub fn sections_of(agent: Agent, revising: bool) -> Vec<&'static str> {
     }
 }
 
+/// The section tags of an agent's packet for a pass of the chapter: [`sections_of`], with the
+/// `rewrite` (ChapterWriter) or `polish` (StyleRefiner) section right after the task.
+pub fn sections_for(agent: Agent, pass: Pass) -> Vec<&'static str> {
+    let mut v = sections_of(agent, pass == Pass::Revising);
+    let extra = match pass {
+        Pass::Rewrite if agent == Agent::ChapterWriter => Some("rewrite"),
+        Pass::Polish if agent == Agent::StyleRefiner => Some("polish"),
+        _ => None,
+    };
+    if let Some(tag) = extra
+        && let Some(i) = v.iter().position(|t| *t == "task")
+    {
+        v.insert(i + 1, tag);
+    }
+    v
+}
+
 /// Whether the chapter is being revised (ChapterWriter then gets the draft and the fixes).
 pub fn revising(inputs: &Inputs) -> bool {
     inputs.checkpoint.as_ref().is_some_and(|cp| {
         cp.inflight_chapter == Some(inputs.chapter)
             && cp.pipeline_stage == Some(PipelineStage::Revising)
     })
+}
+
+/// The pass `agent` works on for the chapter of `inputs` ([`rounds::pass_of`]).
+pub fn pass(agent: Agent, inputs: &Inputs) -> Pass {
+    rounds::pass_of(agent, inputs.checkpoint.as_ref(), inputs.chapter)
 }
 
 /// The outline block and overview, for agents that need them (`required`: a missing outline
@@ -456,7 +488,7 @@ pub fn assemble(agent: Agent, inputs: &Inputs) -> Result<Packet, ContextError> {
         overview: overview.as_deref(),
         cast: select_characters(inputs),
     };
-    let sections = sections_of(agent, agent == Agent::ChapterWriter && revising(inputs))
+    let sections = sections_for(agent, pass(agent, inputs))
         .into_iter()
         .map(|tag| a.section(tag))
         .collect();
@@ -470,6 +502,11 @@ pub fn assemble(agent: Agent, inputs: &Inputs) -> Result<Packet, ContextError> {
             None
         },
         convergence: agent.per_chapter() && plan.is_convergence(),
+        key_chapter: if agent.needs().schedule {
+            crate::gate::key_chapter(inputs.chapter, inputs.schedule.as_ref())
+        } else {
+            Vec::new()
+        },
         sections,
         warnings,
         budget: None,
@@ -596,6 +633,33 @@ fn select_characters(inputs: &Inputs) -> Cast<'_> {
     }
 }
 
+/// The character-file fields that hold a character's 语癖 (CharacterWeaver writes
+/// `speech_patterns`); they go to the 语癖 line, not to the details.
+const SPEECH_FIELDS: [&str; 2] = ["speech_patterns", "speech_pattern"];
+
+/// A character file's own 语癖: a string, a list of strings, or an object of labelled strings.
+fn file_speech(c: &Character) -> Option<String> {
+    let v = SPEECH_FIELDS.iter().find_map(|k| c.extra.get(*k))?;
+    let text = match v {
+        Value::String(s) => s.trim().to_string(),
+        Value::Array(items) => items
+            .iter()
+            .map(scalar)
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join("；"),
+        Value::Object(map) => map
+            .iter()
+            .map(|(k, v)| format!("{k}：{}", scalar(v)))
+            .collect::<Vec<_>>()
+            .join("；"),
+        Value::Null => String::new(),
+        other => scalar(other),
+    };
+    (!text.is_empty()).then(|| cut_chars(&text, 200))
+}
+
 fn contract_valid_at(k: &crate::model::character::CharacterContract, n: u32) -> bool {
     k.valid_from_chapter.is_none_or(|f| f <= n)
         && match k.valid_until {
@@ -622,7 +686,9 @@ impl Assembler<'_> {
         match tag {
             "storyline" => self.storyline(),
             "task" => self.task(),
-            "revision" => self.revision(),
+            "revision" => rounds::revision_section(self.inputs),
+            "rewrite" => rounds::rewrite_section(self.inputs),
+            "polish" => rounds::polish_section(self.inputs),
             "chapter_text" => self.chapter_text(),
             "chapter_outline" => self.chapter_outline(),
             "chapter_contract" => self.chapter_contract(),
@@ -837,8 +903,10 @@ impl Assembler<'_> {
                     "写第 {n} 章（第 {} 卷），故事线 {line}。字数 {}–{} 字。正文写入 {}。",
                     i.volume, len.min, len.max, p.staging_chapter
                 );
-                if revising(i) {
-                    t.push_str("\n这是修订：按 <revision> 中的修订指令修改 <chapter_text> 里的现稿，只改指出的地方，修订稿覆盖写回同一文件。");
+                match pass(self.agent, i) {
+                    Pass::Revising => t.push_str("\n这是修订：按 <revision> 中的修订指令修改 <chapter_text> 里的现稿，只改指出的地方，修订稿覆盖写回同一文件。"),
+                    Pass::Rewrite => t.push_str("\n这是重写：上一稿被门控退回，原因见 <rewrite>；整章重新写，正文写入同一文件。"),
+                    _ => {}
                 }
                 t
             }
@@ -852,6 +920,10 @@ impl Assembler<'_> {
                     p.staging_summary, p.staging_delta, p.staging_storylines
                 )
             }
+            Agent::StyleRefiner if pass(self.agent, i) == Pass::Polish => format!(
+                "二次润色第 {n} 章（门控结论 polish）：按 <polish> 的要点修改 <chapter_text> 的现稿，比第一遍轻，但稿子必须有改动（与门控评估时完全相同的稿子过不了 novel chapter stage polished）。润色稿覆盖写回 {}。不改情节、对话内容、角色行为，保留伏笔与状态变化的细节。",
+                p.staging_chapter
+            ),
             Agent::StyleRefiner => format!(
                 "润色第 {n} 章初稿（<chapter_text>），去 AI 化：替换命中黑名单的用语，句式贴近风格指纹。润色稿覆盖写回 {}。修改量控制在原文 15% 以内；不改情节、对话内容、角色行为，保留伏笔与状态变化的细节。",
                 p.staging_chapter
@@ -876,6 +948,18 @@ impl Assembler<'_> {
                         stem(n)
                     ));
                 }
+                let weights = &i.settings.gate.weights;
+                if *weights != crate::model::settings::DimensionWeights::default() {
+                    t.push_str(&format!(
+                        "\n本项目的维度权重（novel.json gate.weights，评估文件照此填写 weight）：{}。",
+                        weights
+                            .values()
+                            .iter()
+                            .map(|(d, w)| format!("{d} {w}"))
+                            .collect::<Vec<_>>()
+                            .join("、")
+                    ));
+                }
                 t
             }
             Agent::PlotArchitect => {
@@ -895,29 +979,6 @@ impl Assembler<'_> {
             Agent::StyleAnalyzer => "从作者提供的样章提取风格指纹，写入 style-profile.json：avg_sentence_length、dialogue_ratio、rhetoric_preferences、forbidden_words、character_speech_patterns、writing_directives、source_type。".to_string(),
         };
         s.required(text);
-        s
-    }
-
-    fn revision(&self) -> Section {
-        let mut s = Section::new("revision", "修订指令");
-        let Some(e) = &self.inputs.evaluation else {
-            s.required("（没有找到本章的评估结果：按门控结论修订）");
-            return s;
-        };
-        let mut lines = Vec::new();
-        for f in &e.required_fixes {
-            lines.push(format!("- 〔{}〕{}", f.target, f.instruction));
-        }
-        for v in &e.violations {
-            lines.push(format!("- 违反 {}：{}", v.rule_id, v.description));
-        }
-        for issue in &e.issues {
-            lines.push(format!("- 问题：{issue}"));
-        }
-        if lines.is_empty() {
-            lines.push("（评估没有给出具体修订指令）".into());
-        }
-        s.required(format!("评估总分 {:.2}。\n{}", e.overall, lines.join("\n")));
         s
     }
 
@@ -1093,13 +1154,23 @@ impl Assembler<'_> {
             .and_then(|c| c.get(id))
     }
 
-    fn speech(&self, c: &Character) -> Option<&str> {
-        let patterns = &self
-            .inputs
-            .style_profile
-            .as_ref()?
-            .character_speech_patterns;
-        names_of(c).find_map(|n| patterns.get(n).map(String::as_str))
+    /// 语癖: the style profile's `character_speech_patterns` entry and the character file's
+    /// own `speech_patterns`, both when they say different things.
+    fn speech(&self, c: &Character) -> Option<String> {
+        let profile = self.inputs.style_profile.as_ref().and_then(|p| {
+            names_of(c).find_map(|n| p.character_speech_patterns.get(n).map(|s| s.trim()))
+        });
+        let own = file_speech(c);
+        let parts: Vec<&str> = [profile, own.as_deref()]
+            .into_iter()
+            .flatten()
+            .filter(|s| !s.is_empty())
+            .collect();
+        match parts.as_slice() {
+            [] => None,
+            [a, b] if a != b => Some(format!("{a}；{b}")),
+            [a, ..] => Some((*a).to_string()),
+        }
     }
 
     fn character_core(&self, c: &Character, n: u32) -> String {
@@ -1140,7 +1211,7 @@ impl Assembler<'_> {
         let fields: Vec<String> = c
             .extra
             .iter()
-            .filter(|(_, v)| !v.is_null())
+            .filter(|(k, v)| !v.is_null() && !SPEECH_FIELDS.contains(&k.as_str()))
             .map(|(k, v)| format!("{k}：{}", cut_chars(&scalar(v), 200)))
             .collect();
         (!fields.is_empty()).then(|| cut_chars(&format!("档案：{}", fields.join("；")), max_chars))
@@ -1321,6 +1392,7 @@ impl Assembler<'_> {
         let mut due: Vec<String> = Vec::new();
         let mut overdue: Vec<String> = Vec::new();
         let mut overdue_elsewhere = 0usize;
+        let mut not_due: Vec<(u32, String)> = Vec::new();
         let last_completed = i
             .checkpoint
             .as_ref()
@@ -1357,6 +1429,18 @@ impl Assembler<'_> {
                 } else {
                     overdue_elsewhere += 1;
                 }
+            } else if a > n
+                && on_line(t.planted_storyline.as_deref())
+                && !seen.iter().any(|(x, _)| *x == t.id)
+            {
+                not_due.push((
+                    a,
+                    format!(
+                        "- {}（计划第 {a}–{b} 章回收）：{}",
+                        t.id,
+                        cut_chars(&t.description, 40)
+                    ),
+                ));
             }
         }
         if !tasks.is_empty() {
@@ -1384,6 +1468,23 @@ impl Assembler<'_> {
         }
         if s.units.is_empty() {
             s.required("（本章没有伏笔任务）");
+        }
+        if !not_due.is_empty() {
+            // Nearest range first: what a chapter is most tempted to pay off early.
+            not_due.sort_by_key(|(a, _)| *a);
+            let listed = not_due.len().min(NOT_DUE_LISTED);
+            let mut t = format!(
+                "【未到回收区间（本章不应回收）】\n{}",
+                not_due[..listed]
+                    .iter()
+                    .map(|(_, l)| l.as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            );
+            if not_due.len() > listed {
+                t.push_str(&format!("\n（另有 {} 条，未列出）", not_due.len() - listed));
+            }
+            s.optional(t, R_NOT_DUE, 0, "未到回收区间的伏笔");
         }
         s
     }

@@ -18,12 +18,12 @@
 //! </context>
 //! ```
 //!
-//! Tags in use: `storyline`, `task`, `revision`, `chapter_text`, `chapter_outline`,
+//! Tags in use: `storyline`, `task`, `revision`, `rewrite`, `polish`, `chapter_text`, `chapter_outline`,
 //! `chapter_contract`, `world_rules`, `characters`, `foreshadowing`, `recent_summaries`,
 //! `current_state`, `entity_map`, `volume_outline`, `style`, `brief`, `author_preferences`,
 //! `storyline_spec`, `storyline_schedule`, `storylines`, `world_docs`, `prev_volume_review`,
 //! `relationships`, `retired_characters`, `research`, `outline_format`. Which agent gets which,
-//! in which order, is [`assemble::sections_of`]; the active storyline's material always comes
+//! in which order, is [`assemble::sections_for`]; the active storyline's material always comes
 //! first (§6.6.7: the start of a context is recalled best). `docs/context-packets.md` is the
 //! author-facing description.
 //!
@@ -42,6 +42,7 @@ pub mod assemble;
 pub mod lines;
 pub mod outline;
 pub mod packet;
+pub mod rounds;
 pub mod session;
 pub mod text;
 pub mod tokens;

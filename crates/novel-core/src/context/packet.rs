@@ -205,6 +205,9 @@ pub struct Packet {
     pub volume: u32,
     pub storyline: Option<String>,
     pub convergence: bool,
+    /// Why the chapter is a key chapter (关键章: two judges), for the agents that load the
+    /// volume schedule (chapter-writer, summarizer, quality-judge); empty otherwise.
+    pub key_chapter: Vec<crate::gate::KeyReason>,
     pub sections: Vec<Section>,
     /// Problems met while assembling (unreadable optional files, guessed storyline …).
     pub warnings: Vec<String>,
@@ -318,6 +321,7 @@ impl Packet {
             "volume": self.volume,
             "storyline": self.storyline,
             "convergence": self.convergence,
+            "key_chapter": self.key_chapter,
             "tokens": self.tokens(),
             "budget": self.budget,
             "sections": self.sections.iter().map(|s| json!({

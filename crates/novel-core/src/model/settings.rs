@@ -135,6 +135,8 @@ pub struct GateThresholds {
     /// 修订用尽后，≥ 此分且无高置信违规则强制通过（force_passed）。
     #[schemars(range(min = 1, max = 5))]
     pub force_pass_min: f64,
+    /// 八个维度的权重（和为 1）：门控按它们重算总分，不采用评估文件里写的权重。
+    pub weights: DimensionWeights,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -148,6 +150,70 @@ impl Default for GateThresholds {
             pause: 2.0,
             max_revisions: 2,
             force_pass_min: 3.0,
+            weights: DimensionWeights::default(),
+            extra: Extra::new(),
+        }
+    }
+}
+
+/// The project's fixed weights of the eight scored dimensions (PRD §6.6.5 by default). The
+/// gate weighs the judges' scores with these: a judge cannot move weight between dimensions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct DimensionWeights {
+    #[schemars(range(min = 0, max = 1))]
+    pub plot_logic: f64,
+    #[schemars(range(min = 0, max = 1))]
+    pub character: f64,
+    #[schemars(range(min = 0, max = 1))]
+    pub immersion: f64,
+    #[schemars(range(min = 0, max = 1))]
+    pub foreshadowing: f64,
+    #[schemars(range(min = 0, max = 1))]
+    pub pacing: f64,
+    #[schemars(range(min = 0, max = 1))]
+    pub style_naturalness: f64,
+    #[schemars(range(min = 0, max = 1))]
+    pub emotional_impact: f64,
+    #[schemars(range(min = 0, max = 1))]
+    pub storyline_coherence: f64,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+impl DimensionWeights {
+    /// The weights in the order of [`super::evaluation::DIMENSIONS`].
+    pub fn values(&self) -> [(&'static str, f64); 8] {
+        [
+            ("plot_logic", self.plot_logic),
+            ("character", self.character),
+            ("immersion", self.immersion),
+            ("foreshadowing", self.foreshadowing),
+            ("pacing", self.pacing),
+            ("style_naturalness", self.style_naturalness),
+            ("emotional_impact", self.emotional_impact),
+            ("storyline_coherence", self.storyline_coherence),
+        ]
+    }
+
+    pub fn sum(&self) -> f64 {
+        self.values().iter().map(|(_, w)| w).sum()
+    }
+}
+
+impl Default for DimensionWeights {
+    fn default() -> Self {
+        // One source of truth: the table of §6.6.5, in its order.
+        let d = super::evaluation::DIMENSIONS;
+        DimensionWeights {
+            plot_logic: d[0].1,
+            character: d[1].1,
+            immersion: d[2].1,
+            foreshadowing: d[3].1,
+            pacing: d[4].1,
+            style_naturalness: d[5].1,
+            emotional_impact: d[6].1,
+            storyline_coherence: d[7].1,
             extra: Extra::new(),
         }
     }

@@ -1,0 +1,293 @@
+//! The sections that hand a gate round back to the agent who acts on it:
+//!
+//! - `revision` — ChapterWriter after `stage revising` (gate `revise`, or the author's choice
+//!   after `pause`): the fixes, violations and issues of **every** evaluation of the round
+//!   (a key chapter has two judges; the gate took the lower score and the union of violations)
+//!   and the overall the gate used.
+//! - `rewrite` — ChapterWriter after `stage drafting` following a gate `rewrite` or `pause`:
+//!   why the chapter was sent back and where its draft is archived, never the old text.
+//! - `polish` — StyleRefiner after a gate `polish`: the judges' notes, labelled, with the
+//!   style dimension first.
+//!
+//! Which of these applies is read from the checkpoint alone ([`pass_of`]), so the store knows
+//! what to load and the assembler what to render.
+
+use super::Agent;
+use super::packet::Section;
+use super::text::cut_chars;
+use crate::model::checkpoint::GateRecord;
+use crate::model::common::GateDecision;
+use crate::model::{Checkpoint, Evaluation, PipelineStage};
+
+use super::assemble::Inputs;
+
+/// A judge's note is cut to this many characters.
+const NOTE_MAX_CHARS: usize = 300;
+/// Notes listed in a `polish` section (StyleRefiner's budget is small).
+const POLISH_NOTES: usize = 15;
+
+/// Which pass of the chapter a packet is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pass {
+    /// A first draft, refinement, summary or judgement.
+    Normal,
+    /// ChapterWriter revising the draft in place (`pipeline_stage: revising`).
+    Revising,
+    /// ChapterWriter writing the chapter again after the gate sent the round back
+    /// (`pipeline_stage: drafting` with `revision_count` ≥ 1).
+    Rewrite,
+    /// StyleRefiner's second pass after a gate `polish`.
+    Polish,
+}
+
+/// The pass `agent` works on for `chapter`, from the checkpoint.
+pub fn pass_of(agent: Agent, cp: Option<&Checkpoint>, chapter: u32) -> Pass {
+    let Some(cp) = cp.filter(|c| c.inflight_chapter == Some(chapter)) else {
+        return Pass::Normal;
+    };
+    match (agent, cp.pipeline_stage) {
+        (Agent::ChapterWriter, Some(PipelineStage::Revising)) => Pass::Revising,
+        (Agent::ChapterWriter, Some(PipelineStage::Drafting)) if cp.revision_count > 0 => {
+            Pass::Rewrite
+        }
+        (Agent::StyleRefiner, Some(PipelineStage::Judged | PipelineStage::Polished))
+            if crate::pipeline::current_gate(cp, chapter)
+                .is_some_and(|g| g.decision == GateDecision::Polish) =>
+        {
+            Pass::Polish
+        }
+        _ => Pass::Normal,
+    }
+}
+
+/// The gate verdict the pass refers to: the current round's for a polish, the round sent back
+/// (one revision earlier) for a revision or a rewrite.
+fn gate_of(inputs: &Inputs, pass: Pass) -> Option<&GateRecord> {
+    let cp = inputs.checkpoint.as_ref()?;
+    let g = cp.gate.as_ref().filter(|g| g.chapter == inputs.chapter)?;
+    let wanted = match pass {
+        Pass::Polish => cp.revision_count,
+        _ => cp.revision_count.checked_sub(1)?,
+    };
+    (g.revision == wanted).then_some(g)
+}
+
+/// `chapter-048-eval.json` → 主裁判; `…-eval-secondary.json` → 第二裁判; `…-eval-x.json` →
+/// 裁判 x.
+fn judge_label(path: &str) -> String {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let stem = name.strip_suffix(".json").unwrap_or(name);
+    match stem.split_once("-eval") {
+        Some((_, "")) | None => "主裁判".to_string(),
+        Some((_, "-secondary")) => "第二裁判".to_string(),
+        Some((_, judge)) => format!("裁判 {}", judge.trim_start_matches('-')),
+    }
+}
+
+fn decision_zh(d: GateDecision) -> &'static str {
+    match d {
+        GateDecision::Pass => "pass（通过）",
+        GateDecision::Polish => "polish（二次润色后通过）",
+        GateDecision::Revise => "revise（修订）",
+        GateDecision::Pause => "pause（暂停，作者决定）",
+        GateDecision::Rewrite => "rewrite（强制重写）",
+    }
+}
+
+/// "门控结论 revise（修订），总分 3.12（关键章双裁判：主裁判 3.40、第二裁判 3.12，取较低分）".
+/// Each judge's score is recomputed with the project's weights, as the gate does; the overall is
+/// the gate's own when its verdict is on record.
+fn score_line(inputs: &Inputs, gate: Option<&GateRecord>) -> String {
+    let weights = &inputs.settings.gate.weights;
+    let scores: Vec<(String, f64)> = inputs
+        .evaluations
+        .iter()
+        .map(|(p, e)| (judge_label(p), crate::gate::weighted_overall(e, weights)))
+        .collect();
+    let lowest = scores.iter().map(|(_, s)| *s).fold(f64::INFINITY, f64::min);
+    let mut t = match gate {
+        Some(g) => format!(
+            "门控结论 {}，总分 {:.2}",
+            decision_zh(g.decision),
+            g.overall
+        ),
+        None if lowest.is_finite() => format!("评估总分 {lowest:.2}（按项目权重重算）"),
+        None => "评估总分未知".to_string(),
+    };
+    if scores.len() > 1 {
+        t.push_str(&format!(
+            "（关键章双裁判：{}，取较低分）",
+            scores
+                .iter()
+                .map(|(j, s)| format!("{j} {s:.2}"))
+                .collect::<Vec<_>>()
+                .join("、")
+        ));
+    }
+    t.push('。');
+    t
+}
+
+/// The round's required fixes, violations (when asked) and issues, an item raised by several
+/// judges listed once; each labelled with its judge(s) when there is more than one judge.
+fn notes(evaluations: &[(String, Evaluation)], violations: bool) -> Vec<String> {
+    let mut items: Vec<(String, Vec<String>)> = Vec::new();
+    let mut add = |text: String, judge: &str| {
+        let text = cut_chars(&text, NOTE_MAX_CHARS);
+        match items.iter_mut().find(|(t, _)| *t == text) {
+            Some((_, judges)) if !judges.iter().any(|j| j == judge) => judges.push(judge.into()),
+            Some(_) => {}
+            None => items.push((text, vec![judge.into()])),
+        }
+    };
+    let label = |p: &String| judge_label(p);
+    for (p, e) in evaluations {
+        for f in &e.required_fixes {
+            add(format!("- 〔{}〕{}", f.target, f.instruction), &label(p));
+        }
+    }
+    if violations {
+        for (p, e) in evaluations {
+            for v in &e.violations {
+                let confidence = match v.confidence {
+                    crate::model::evaluation::Confidence::High => "high",
+                    crate::model::evaluation::Confidence::Medium => "medium",
+                    crate::model::evaluation::Confidence::Low => "low",
+                };
+                add(
+                    format!("- 违反 {}（{confidence}）：{}", v.rule_id, v.description),
+                    &label(p),
+                );
+            }
+        }
+    }
+    for (p, e) in evaluations {
+        for issue in &e.issues {
+            add(format!("- 问题：{issue}"), &label(p));
+        }
+    }
+    let several = evaluations.len() > 1;
+    items
+        .into_iter()
+        .map(|(t, judges)| {
+            if several {
+                format!("{t}（{}）", judges.join("、"))
+            } else {
+                t
+            }
+        })
+        .collect()
+}
+
+/// `revision`: what ChapterWriter must change in the draft.
+pub fn revision_section(inputs: &Inputs) -> Section {
+    let mut s = Section::new("revision", "修订指令");
+    if inputs.evaluations.is_empty() {
+        s.required("（没有找到本章的评估结果：按门控结论修订）");
+        return s;
+    }
+    let mut lines = notes(&inputs.evaluations, true);
+    if lines.is_empty() {
+        lines.push("（评估没有给出具体修订指令）".into());
+    }
+    let both = if inputs.evaluations.len() > 1 {
+        "两位裁判的意见都要处理。"
+    } else {
+        ""
+    };
+    s.required(format!(
+        "{}{both}\n{}",
+        score_line(inputs, gate_of(inputs, Pass::Revising)),
+        lines.join("\n")
+    ));
+    s
+}
+
+/// `rewrite`: why the chapter is written again, and where the old draft is kept.
+pub fn rewrite_section(inputs: &Inputs) -> Section {
+    let mut s = Section::new("rewrite", "重写说明");
+    let gate = gate_of(inputs, Pass::Rewrite);
+    let round = inputs.checkpoint.as_ref().map_or(0, |c| c.revision_count);
+    // `revision_count` counts every round sent back (revisions and rewrites alike).
+    let mut head = format!("这是重写：上一稿被门控退回（本章第 {round} 次退回）。");
+    if !inputs.evaluations.is_empty() || gate.is_some() {
+        head.push_str(&score_line(inputs, gate));
+    }
+    s.required(head);
+    s.required(match &inputs.archived_draft {
+        Some(p) => format!(
+            "旧稿已存档：{p}。资料包不附旧稿正文；只有任务的「要求」让你参照旧稿时才用 Read 读取，否则按大纲与契约整章重写，不沿用旧稿的结构。"
+        ),
+        None => "旧稿没有存档（或已不在）：按大纲与契约整章重写。".to_string(),
+    });
+    let lines = notes(&inputs.evaluations, true);
+    if lines.is_empty() {
+        s.required("（没有找到上一稿的评估意见）");
+    } else {
+        s.required(format!(
+            "上一稿的问题（重写时都要避开）：\n{}",
+            lines.join("\n")
+        ));
+    }
+    s
+}
+
+/// `polish`: the judges' notes for StyleRefiner's second pass.
+pub fn polish_section(inputs: &Inputs) -> Section {
+    let mut s = Section::new("polish", "二次润色要点");
+    s.required(format!(
+        "{}在现稿上再润色一遍，比第一遍轻，但稿子必须有改动；只改措辞、句式与节奏，不动情节、对话内容与角色行为。",
+        score_line(inputs, gate_of(inputs, Pass::Polish))
+    ));
+    let several = inputs.evaluations.len() > 1;
+    for (p, e) in &inputs.evaluations {
+        let d = &e.scores.style_naturalness;
+        let mut t = format!("文风（style_naturalness）{:.1} 分", d.score);
+        if several {
+            t.push_str(&format!("（{}）", judge_label(p)));
+        }
+        if !d.reason.trim().is_empty() {
+            t.push_str(&format!("：{}", cut_chars(d.reason.trim(), NOTE_MAX_CHARS)));
+        }
+        if !d.evidence.trim().is_empty() {
+            t.push_str(&format!(
+                "｜原文：{}",
+                cut_chars(d.evidence.trim(), NOTE_MAX_CHARS)
+            ));
+        }
+        s.required(t);
+    }
+    let lines = notes(&inputs.evaluations, false);
+    if lines.is_empty() {
+        s.required("（评估没有列出具体问题：按风格指纹与黑名单润色）");
+        return s;
+    }
+    let listed = lines.len().min(POLISH_NOTES);
+    let mut t = format!(
+        "评审意见（文字表达上的照改；涉及情节、人物安排的只作参考，不在润色范围内）：\n{}",
+        lines[..listed].join("\n")
+    );
+    if lines.len() > listed {
+        t.push_str(&format!("\n（另有 {} 条未列出）", lines.len() - listed));
+    }
+    s.required(t);
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn judges_are_named_after_their_files() {
+        assert_eq!(
+            judge_label("logs/revisions/chapter-048/r1/chapter-048-eval.json"),
+            "主裁判"
+        );
+        assert_eq!(
+            judge_label("staging/evaluations/chapter-048-eval-secondary.json"),
+            "第二裁判"
+        );
+        assert_eq!(judge_label("chapter-048-eval-opus.json"), "裁判 opus");
+    }
+}
