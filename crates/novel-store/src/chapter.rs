@@ -274,6 +274,9 @@ pub struct Journal {
     /// a chapter commit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retiring: Option<String>,
+    /// The volume whose end-of-volume cleanup this journal carries (`volume cleanup`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cleanup: Option<u32>,
 }
 
 /// The journal of an interrupted commit, if any.
@@ -722,9 +725,10 @@ pub fn plan_commit(
     });
 
     // The checkpoint, last.
-    let volume_end = load_schedule(project, cp.current_volume)?
-        .and_then(|s| s.chapter_range)
-        .map(|[_, last]| last);
+    // The volume's end from whatever the plan gives (`docs/orchestration.md` §5); an unreadable
+    // plan file only means the end is not known here.
+    let volume_end = crate::next::volume_span(project, cp.current_volume.max(1), &mut Vec::new())
+        .map(|s| s.range[1]);
     let mut next = cp.clone();
     next.last_completed_chapter = n;
     next.pipeline_stage = Some(PipelineStage::Committed);
@@ -732,7 +736,11 @@ pub fn plan_commit(
     next.revision_count = 0;
     next.gate = None;
     next.last_checkpoint_time = Some(now.to_string());
-    next.orchestrator_state = if volume_end == Some(n) {
+    let writing = matches!(
+        next.orchestrator_state,
+        OrchestratorState::Writing | OrchestratorState::ChapterRewrite
+    );
+    next.orchestrator_state = if writing && volume_end.is_some_and(|end| n >= end) {
         OrchestratorState::VolReview
     } else if next.orchestrator_state == OrchestratorState::ChapterRewrite {
         OrchestratorState::Writing
@@ -750,6 +758,7 @@ pub fn plan_commit(
         changelog_line,
         remove,
         retiring: None,
+        cleanup: None,
     })
 }
 

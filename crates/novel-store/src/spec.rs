@@ -812,6 +812,7 @@ pub fn retire_apply(
         changelog_line: Some(serde_json::to_string(&entry).expect("entries serialise")),
         remove,
         retiring: Some(slug.to_string()),
+        cleanup: None,
     };
     crate::chapter::commit(project, &journal)?;
     Ok(RetireApplied {
@@ -1285,6 +1286,7 @@ mod tests {
             changelog_line: None,
             remove: Vec::new(),
             retiring: None,
+            cleanup: None,
         };
         fs::write(
             p.path(layout::JOURNAL),
