@@ -133,7 +133,7 @@ pub(crate) fn stage_eval(root: &Path, n: u32, score: f64, second: bool) {
 }
 
 /// Runs chapter n up to a passed gate; returns the lock token.
-fn up_to_gate(root: &Path, n: u32, key: bool) -> String {
+pub(crate) fn up_to_gate(root: &Path, n: u32, key: bool) -> String {
     let token = ok(root, &["chapter", "begin", &n.to_string()])["data"]["token"]
         .as_str()
         .unwrap()
