@@ -1099,15 +1099,17 @@ fn replay_entry(
 }
 
 /// The state before each chapter of `chapters` (that is, after every changelog line of an
-/// earlier chapter — what `novel state at --chapter N-1` shows), in one pass over the changelog,
-/// keyed by the chapter. The entity roots are exactly as [`rebuild`] has them;
-/// `active_foreshadowing` is merged from an empty foreshadowing file, so it may differ where
-/// the author's file seeds a thread (continuity reads only the entity roots).
-pub fn states_before(
+/// earlier chapter — what `novel state at --chapter N-1` shows), in one pass over the
+/// changelog, keyed by the chapter and passed through `snapshot` (which keeps only what its
+/// caller reads: a whole state is large). The entity roots are exactly as [`rebuild`] has
+/// them; `active_foreshadowing` is merged from an empty foreshadowing file, so it may differ
+/// where the author's file seeds a thread.
+pub fn states_before<T>(
     entries: &[ChangelogEntry],
     chapters: &[u32],
     ctx: Context<'_>,
-) -> Result<BTreeMap<u32, Value>, OpsError> {
+    mut snapshot: impl FnMut(u32, &Value) -> T,
+) -> Result<BTreeMap<u32, T>, OpsError> {
     let mut wanted: Vec<u32> = chapters.to_vec();
     wanted.sort_unstable();
     wanted.dedup();
@@ -1123,7 +1125,7 @@ pub fn states_before(
             if entry.chapter < c {
                 break;
             }
-            out.insert(c, state.clone());
+            out.insert(c, snapshot(c, &state));
             next.next();
         }
         if next.peek().is_none() {
@@ -1132,7 +1134,7 @@ pub fn states_before(
         replay_entry(&mut state, &mut global, entry, i + 1, ctx)?;
     }
     for &c in next {
-        out.insert(c, state.clone());
+        out.insert(c, snapshot(c, &state));
     }
     Ok(out)
 }

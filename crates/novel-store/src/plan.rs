@@ -12,7 +12,8 @@ use std::collections::BTreeMap;
 use std::fs;
 
 use novel_core::context::outline;
-use novel_core::model::state::ChangeSource;
+use novel_core::model::contract::{Postconditions, Preconditions};
+use novel_core::model::state::{ChangeSource, OpKind, StateOp};
 use novel_core::model::{
     ChangelogEntry, ChapterContract, Checkpoint, ForeshadowingGlobal, StorylineSchedule,
     Storylines, VolumeForeshadowing, WorldRules,
@@ -22,8 +23,8 @@ use novel_core::plan::continuity::{self, ContinuityInputs, Retired};
 use novel_core::plan::volume::{self as vcheck, OutlineInput, UNREADABLE, VolumeInputs};
 use novel_core::plan::{Counts, LoadedContract, PlanFinding, VolumeSpan, counts};
 use novel_core::validate::Severity;
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::context::volume_numbers;
@@ -134,11 +135,65 @@ fn contract_index(project: &Project, prefer: Option<u32>) -> BTreeMap<u32, Strin
     out
 }
 
+/// The two parts of a contract continuity reads; the rest of the file is skipped unparsed (a
+/// long book's volume of contracts parses in a fraction of the time). `volume check` parses
+/// whole contracts.
+#[derive(Deserialize)]
+struct ContinuityPart {
+    #[serde(default)]
+    preconditions: CharacterStates,
+    #[serde(default)]
+    postconditions: StateChanges,
+}
+
+#[derive(Deserialize, Default)]
+struct CharacterStates {
+    #[serde(default)]
+    character_states: serde_json::Map<String, Value>,
+}
+
+#[derive(Deserialize, Default)]
+struct StateChanges {
+    #[serde(default)]
+    state_changes: serde_json::Map<String, Value>,
+}
+
+impl ContinuityPart {
+    /// A contract holding only these parts (what the continuity rules read).
+    fn into_contract(self, chapter: u32) -> ChapterContract {
+        ChapterContract {
+            chapter,
+            storyline_id: None,
+            preconditions: Preconditions {
+                character_states: self.preconditions.character_states,
+                ..Preconditions::default()
+            },
+            objectives: Vec::new(),
+            postconditions: Postconditions {
+                state_changes: self.postconditions.state_changes,
+                ..Postconditions::default()
+            },
+            acceptance_criteria: Vec::new(),
+            storyline_context: None,
+            transition_hint: None,
+            extra: Default::default(),
+        }
+    }
+}
+
+/// How much of a contract to parse.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Parse {
+    Whole,
+    ContinuityPart,
+}
+
 /// Loads the contracts of `chapters` from the index; unreadable ones become findings.
 fn load_contracts(
     project: &Project,
     index: &BTreeMap<u32, String>,
     chapters: impl IntoIterator<Item = u32>,
+    parse: Parse,
     findings: &mut Vec<PlanFinding>,
 ) -> BTreeMap<u32, LoadedContract> {
     let mut out = BTreeMap::new();
@@ -146,7 +201,13 @@ fn load_contracts(
         let Some(file) = index.get(&c) else {
             continue;
         };
-        match load::<ChapterContract>(project, file) {
+        let loaded = match parse {
+            Parse::Whole => load::<ChapterContract>(project, file),
+            Parse::ContinuityPart => {
+                load::<ContinuityPart>(project, file).map(|p| p.map(|p| p.into_contract(c)))
+            }
+        };
+        match loaded {
             Ok(Some(contract)) => {
                 out.insert(
                     c,
@@ -162,6 +223,83 @@ fn load_contracts(
         }
     }
     out
+}
+
+/// A changelog line as continuity replays it: what [`ops::states_before`] reads, the rest of
+/// the line skipped unparsed (a long book's changelog reads several times faster than with the
+/// full model, whose unknown-key bags cost a second pass per op).
+#[derive(Deserialize)]
+struct ReplayLine {
+    chapter: u32,
+    source: ChangeSource,
+    #[serde(default)]
+    storyline_id: Option<String>,
+    base_state_version: u64,
+    state_version: u64,
+    #[serde(default)]
+    applied: Vec<ReplayOp>,
+    #[serde(default)]
+    note: Option<String>,
+    #[serde(default)]
+    cleanup_volume: Option<u32>,
+}
+
+#[derive(Deserialize)]
+struct ReplayOp {
+    op: OpKind,
+    path: String,
+    value: Value,
+    #[serde(default)]
+    detail: Option<String>,
+}
+
+impl ReplayLine {
+    fn into_entry(self) -> ChangelogEntry {
+        ChangelogEntry {
+            chapter: self.chapter,
+            source: self.source,
+            storyline_id: self.storyline_id,
+            base_state_version: self.base_state_version,
+            state_version: self.state_version,
+            timestamp: String::new(),
+            applied: self
+                .applied
+                .into_iter()
+                .map(|o| StateOp {
+                    op: o.op,
+                    path: o.path,
+                    value: o.value,
+                    detail: o.detail,
+                    extra: Default::default(),
+                })
+                .collect(),
+            rejected: Vec::new(),
+            note: self.note,
+            resolves_skipped: Vec::new(),
+            cleanup_volume: self.cleanup_volume,
+            extra: Default::default(),
+        }
+    }
+}
+
+/// The changelog for replay ([`ReplayLine`]); when a line does not read this way the whole
+/// file goes through [`crate::state::load_changelog`], which says precisely what is wrong.
+fn replay_log(project: &Project) -> Result<Vec<ChangelogEntry>, StoreError> {
+    let text = match read_text(&project.path(layout::CHANGELOG)) {
+        Ok(t) => t,
+        Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Vec::new());
+        }
+        Err(e) => return Err(e),
+    };
+    let mut out = Vec::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        match serde_json::from_str::<ReplayLine>(line) {
+            Ok(l) => out.push(l.into_entry()),
+            Err(_) => return crate::state::load_changelog(project),
+        }
+    }
+    Ok(out)
 }
 
 /// Retired characters by slug: their file, and the chapter their retirement line takes effect
@@ -227,6 +365,27 @@ fn chapters_of(
     }
 }
 
+/// `{"characters": {slug: …}}` with the state entries of the characters `contract` names.
+fn named_characters(state: &Value, contract: Option<&LoadedContract>, names: &NameIndex) -> Value {
+    let mut kept = serde_json::Map::new();
+    let all = state.get("characters").and_then(Value::as_object);
+    if let (Some(all), Some(lc)) = (all, contract) {
+        let k = &lc.contract;
+        let named = k
+            .preconditions
+            .character_states
+            .keys()
+            .chain(k.postconditions.state_changes.keys());
+        for name in named {
+            let slug = names.slug_for(name.trim()).unwrap_or(name.as_str());
+            if let Some(v) = all.get(slug) {
+                kept.insert(slug.to_string(), v.clone());
+            }
+        }
+    }
+    serde_json::json!({ "characters": kept })
+}
+
 /// Runs the continuity rules over `scope` (`novel check continuity`).
 pub fn continuity(project: &Project, scope: Scope) -> Result<ContinuityReport, PlanError> {
     let cp = light_checkpoint(project)?;
@@ -242,14 +401,21 @@ pub fn continuity(project: &Project, scope: Scope) -> Result<ContinuityReport, P
         .iter()
         .flat_map(|c| [c.saturating_sub(1), *c])
         .filter(|c| *c > 0);
-    let contracts = load_contracts(project, &index, wanted, &mut findings);
-    let log = crate::state::load_changelog(project)?;
+    let contracts = load_contracts(
+        project,
+        &index,
+        wanted,
+        Parse::ContinuityPart,
+        &mut findings,
+    );
+    let log = replay_log(project)?;
     let names = crate::state::load_names(project);
     let replay_to: Vec<u32> = chapters
         .iter()
         .copied()
         .filter(|c| *c <= last + 1 && contracts.contains_key(c))
         .collect();
+    // Only the characters a contract names are kept from each replayed state.
     let states = ops::states_before(
         &log,
         &replay_to,
@@ -257,8 +423,14 @@ pub fn continuity(project: &Project, scope: Scope) -> Result<ContinuityReport, P
             names: &names,
             plan: &[],
         },
+        |c, state| named_characters(state, contracts.get(&c), &names),
     )?;
-    let current_state: Option<Value> = load(project, layout::CURRENT_STATE).ok().flatten();
+    // The state file only matters for chapters past the replayed ones.
+    let current_state: Option<Value> = if chapters.iter().any(|c| *c > last + 1) {
+        load(project, layout::CURRENT_STATE).ok().flatten()
+    } else {
+        None
+    };
     let retired = retired(project, &log, last);
     findings.extend(continuity::check(&ContinuityInputs {
         contracts: &contracts,
@@ -405,7 +577,13 @@ pub fn volume_check(project: &Project, v: u32) -> Result<VolumeCheckReport, Plan
         .iter()
         .map(|c| (*c, layout::chapter_contract_file(v, *c)))
         .collect();
-    let contracts = load_contracts(project, &index, own.iter().copied(), &mut findings);
+    let contracts = load_contracts(
+        project,
+        &index,
+        own.iter().copied(),
+        Parse::Whole,
+        &mut findings,
+    );
     let ids = known_ids(project, &mut findings);
     let names: NameIndex = crate::state::load_names(project);
     let contract_file = |c: u32| layout::chapter_contract_file(v, c);
@@ -449,4 +627,43 @@ pub fn volume_check(project: &Project, v: u32) -> Result<VolumeCheckReport, Plan
         counts: counts(&findings),
         findings,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::synth::{SynthOptions, synth_project};
+
+    #[test]
+    fn the_replay_reading_of_the_changelog_rebuilds_what_the_full_one_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = synth_project(
+            &dir.path().join("book"),
+            &SynthOptions {
+                chapters: 12,
+                ..SynthOptions::default()
+            },
+        )
+        .unwrap();
+        let project = Project { root: r.root };
+        let full = crate::state::load_changelog(&project).unwrap();
+        let light = replay_log(&project).unwrap();
+        let names = NameIndex::default();
+        let ctx = Context {
+            names: &names,
+            plan: &[],
+        };
+        let keep = |_: u32, s: &Value| s.clone();
+        assert_eq!(
+            ops::states_before(&full, &[5, 13], ctx, keep).unwrap(),
+            ops::states_before(&light, &[5, 13], ctx, keep).unwrap()
+        );
+        // A line the replay reading cannot take is reported as load_changelog reports it.
+        let path = project.path(layout::CHANGELOG);
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str("{\"chapter\": \"x\"}\n");
+        std::fs::write(&path, text).unwrap();
+        let e = replay_log(&project).unwrap_err().to_string();
+        assert!(e.contains("第 14 行"), "{e}");
+    }
 }

@@ -159,7 +159,8 @@ pub struct Retired {
 }
 
 /// Everything the rules read. `states` holds the state before chapter N (after every
-/// changelog line of an earlier chapter) for the checked chapters up to the last completed + 1.
+/// changelog line of an earlier chapter) for the checked chapters up to the last completed + 1
+/// — at least the `characters` entries of those the chapter's contract names.
 #[derive(Debug, Clone, Copy)]
 pub struct ContinuityInputs<'a> {
     /// The checked chapters' contracts and the ones just before them, by chapter.
