@@ -87,13 +87,13 @@ pub enum Command {
     /// 统计字数（按平台算法），对照章节目标字数区间
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Count(crate::commands::count::CountArgs),
-    /// 文风指标与风格漂移检测
+    /// 文风指标、风格漂移检测、预置风格模板
     #[command(subcommand, help_template = HELP_TEMPLATE, subcommand_help_heading = "命令", subcommand_value_name = "命令")]
     Style(crate::commands::style::StyleCommand),
     /// 维护 AI 用语黑名单：添加、删除、白名单
     #[command(subcommand, help_template = HELP_TEMPLATE, subcommand_help_heading = "命令", subcommand_value_name = "命令")]
     Blacklist(crate::commands::blacklist::BlacklistCommand),
-    /// 一致性检查：人名变体、未登记人名、跨故事线串线
+    /// 一致性检查：人名变体、未登记人名、跨故事线串线、章节契约的衔接
     #[command(subcommand, help_template = HELP_TEMPLATE, subcommand_help_heading = "命令", subcommand_value_name = "命令")]
     Check(crate::commands::check::CheckCommand),
     /// 设定变更传播：更新设定前拍快照，更新后找出受影响的角色契约与章节契约
@@ -117,6 +117,12 @@ pub enum Command {
     /// 快速起步的步骤：查看进度、标记完成（done）或取消标记（undo）
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Quickstart(crate::commands::quickstart::QuickstartArgs),
+    /// 卷的循环：卷规划检查、开卷、收卷（存档最终状态、卷末清理建议）、确认后清理
+    #[command(subcommand, help_template = HELP_TEMPLATE, subcommand_help_heading = "命令", subcommand_value_name = "命令")]
+    Volume(crate::commands::volume::VolumeCommand),
+    /// 定期回顾：每 5 章质量简报、每 10 章一致性检查、卷末回顾，报告写入 logs/reviews/
+    #[command(subcommand, help_template = HELP_TEMPLATE, subcommand_help_heading = "命令", subcommand_value_name = "命令")]
+    Review(crate::commands::review::ReviewCommand),
     /// 显示某个命令的说明
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Help(HelpArgs),

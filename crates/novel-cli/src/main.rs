@@ -174,6 +174,14 @@ fn run(args: Vec<OsString>) -> i32 {
             let name = commands::quickstart::command_name(&a);
             finish(json_mode, name, commands::quickstart::run(global, a))
         }
+        Command::Volume(c) => {
+            let name = commands::volume::command_name(&c);
+            finish(json_mode, name, commands::volume::run(global, c))
+        }
+        Command::Review(c) => {
+            let name = commands::review::command_name(&c);
+            finish(json_mode, name, commands::review::run(global, c))
+        }
         Command::Help(a) => finish(json_mode, "help", commands::help::run(&a.command)),
     }
 }

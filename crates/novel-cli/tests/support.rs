@@ -98,3 +98,46 @@ impl Drop for Alive {
         let _ = self.0.wait();
     }
 }
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_tree(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
+}
+
+/// A copy of the fixture project `tests/fixtures/<name>/project` with the named overlays of
+/// `tests/fixtures/<name>/overlays/` laid over it: (guard, project root).
+pub fn fixture(name: &str, overlays: &[&str]) -> (tempfile::TempDir, PathBuf) {
+    let base = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures")
+        .join(name);
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("book");
+    copy_tree(&base.join("project"), &root);
+    for o in overlays {
+        copy_tree(&base.join("overlays").join(o), &root);
+    }
+    (tmp, root)
+}
+
+/// `novel --json ARGS` in `root`: (exit code, the envelope).
+pub fn run_json(root: &Path, args: &[&str]) -> (i32, serde_json::Value) {
+    let mut full = vec!["--json"];
+    full.extend_from_slice(args);
+    let out = novel(root, &full);
+    (code(&out), json(&out))
+}
+
+/// Edits a JSON file in place.
+pub fn edit_json(path: &Path, f: impl FnOnce(&mut serde_json::Value)) {
+    let mut v = read_json(path);
+    f(&mut v);
+    write_json(path, &v);
+}

@@ -388,6 +388,97 @@ fn next_when_the_volumes_last_chapter_is_committed() {
 }
 
 #[test]
+fn next_when_a_volume_is_planned_but_not_checked_then_opened() {
+    // The fixture novel: volume 1 written, volume 2 planned (outline, schedule, contracts).
+    let (_t, root) = fixture("volume", &[]);
+    let d = next(&root);
+    assert_eq!(
+        ids(&d),
+        [
+            "plan_volume",
+            "update_spec",
+            "import_research",
+            "quality_review"
+        ]
+    );
+    assert_eq!(first(&d)["label"], "规划第 2 卷");
+    assert!(
+        first(&d)["why"]
+            .as_str()
+            .unwrap()
+            .contains("novel volume check 2"),
+        "{d}"
+    );
+    assert_eq!(
+        d["volume"],
+        json!({"current": 2, "range": [4, 8], "range_source": "schedule"})
+    );
+    // Checked and opened: write its first chapter.
+    ok(&root, &["volume", "check", "2"]);
+    ok(&root, &["volume", "open", "2"]);
+    let d = next(&root);
+    assert_eq!(
+        ids(&d),
+        [
+            "continue_writing",
+            "quality_review",
+            "import_research",
+            "update_spec"
+        ]
+    );
+    assert!(
+        first(&d)["why"]
+            .as_str()
+            .unwrap()
+            .contains("第 2 卷从第 4 章开始"),
+        "{d}"
+    );
+    assert_eq!(d["recommendation"]["chapter"], 4);
+}
+
+#[test]
+fn next_after_the_last_chapter_when_the_range_comes_from_the_outline_only() {
+    let (_t, root) = crate::test_chapter::writing_project();
+    // The schedule gives no chapter_range: the outline's blocks say the volume is 1–2.
+    let sched = root.join("volumes/vol-01/storyline-schedule.json");
+    let mut s = read_json(&sched);
+    s.as_object_mut().unwrap().remove("chapter_range");
+    write_json(&sched, &s);
+    std::fs::write(root.join("volumes/vol-01/outline.md"), outline(1..=2)).unwrap();
+    for n in 1..=2u32 {
+        // Both are key chapters (first and last of the volume): two judges.
+        let token = crate::test_chapter::up_to_gate(&root, n, true);
+        ok(
+            &root,
+            &["chapter", "commit", &n.to_string(), "--token", &token],
+        );
+        let state = read_json(&root.join(".checkpoint.json"))["orchestrator_state"].clone();
+        assert_eq!(
+            state,
+            if n == 2 { "VOL_REVIEW" } else { "WRITING" },
+            "after chapter {n}"
+        );
+    }
+    let d = next(&root);
+    assert_eq!(
+        ids(&d),
+        ["plan_volume", "quality_review", "continue_writing"]
+    );
+    assert_eq!(
+        d["volume"],
+        json!({"current": 1, "range": [1, 2], "range_source": "outline"})
+    );
+    assert!(
+        d["reviews"]["due"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["kind"] == "volume"),
+        "{d}"
+    );
+}
+
+#[test]
 fn next_with_a_chapter_in_flight_at_each_stage() {
     let (_t, root) = writing(3, 20);
     for stage in [

@@ -160,3 +160,53 @@ fn drift_needs_committed_chapters() {
     let doc = json(&novel(&root, &["--json", "style", "drift"]));
     assert_eq!(doc["error"]["code"], "E_NO_CHAPTER");
 }
+
+#[test]
+fn style_preset_writes_a_preset_and_refuses_a_profile_already_set() {
+    let (_t, root) = new_project();
+    let preset = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../templates/style-presets/rexue-shaonian.json"),
+    )
+    .unwrap();
+    // The template a new project starts with has no source_type: written over, kept aside.
+    let (exit, doc) = run_json(&root, &["style", "preset", "rexue-shaonian"]);
+    assert_eq!(exit, 0, "{doc}");
+    assert_eq!(doc["data"]["preset"], "rexue-shaonian");
+    assert_eq!(doc["data"]["name"], "热血少年");
+    assert_eq!(doc["data"]["replaced_source_type"], serde_json::Value::Null);
+    let backup = doc["data"]["backup"].as_str().unwrap().to_string();
+    assert!(root.join(&backup).is_file(), "{backup}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("style-profile.json")).unwrap(),
+        preset
+    );
+    // Now the profile says where it came from: another preset needs --force.
+    let (exit, doc) = run_json(&root, &["style", "preset", "lengjun-xuanyi"]);
+    assert_eq!((exit, &doc["error"]["code"]), (1, &json!("E_STYLE_SET")));
+    assert!(doc["error"]["hint"].as_str().unwrap().contains("--force"));
+    assert_eq!(
+        std::fs::read_to_string(root.join("style-profile.json")).unwrap(),
+        preset
+    );
+    let (exit, doc) = run_json(&root, &["style", "preset", "lengjun-xuanyi", "--force"]);
+    assert_eq!(exit, 0, "{doc}");
+    assert_eq!(doc["data"]["replaced_source_type"], "template");
+    // The quick start's style step is done by a preset.
+    let (_, q) = run_json(&root, &["quickstart"]);
+    assert_eq!(q["data"]["steps"][4]["done"], true, "{q}");
+    // An unknown preset lists the known ones; so does the help.
+    let (exit, doc) = run_json(&root, &["style", "preset", "wuxia"]);
+    assert_eq!((exit, &doc["error"]["code"]), (2, &json!("E_USAGE")));
+    assert!(
+        doc["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("gufeng-quanmou")
+    );
+    let help = stdout(&novel(&root, &["help", "style", "preset"]));
+    assert!(
+        help.contains("qingsong-youmo") && help.contains("--force"),
+        "{help}"
+    );
+}

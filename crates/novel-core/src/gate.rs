@@ -31,13 +31,16 @@ pub enum KeyReason {
     Convergence,
 }
 
-/// Key-chapter reasons of chapter `n` under the volume's schedule.
-pub fn key_chapter(n: u32, schedule: Option<&StorylineSchedule>) -> Vec<KeyReason> {
+/// Key-chapter reasons of chapter `n`: the first or last chapter of its volume (`range`, the
+/// volume's span as `novel_store::next::volume_span` finds it), or inside a convergence event
+/// of the volume's schedule.
+pub fn key_chapter(
+    n: u32,
+    range: Option<[u32; 2]>,
+    schedule: Option<&StorylineSchedule>,
+) -> Vec<KeyReason> {
     let mut out = Vec::new();
-    let Some(s) = schedule else {
-        return out;
-    };
-    if let Some([first, last]) = s.chapter_range {
+    if let Some([first, last]) = range {
         if n == first {
             out.push(KeyReason::VolumeFirst);
         }
@@ -45,10 +48,11 @@ pub fn key_chapter(n: u32, schedule: Option<&StorylineSchedule>) -> Vec<KeyReaso
             out.push(KeyReason::VolumeLast);
         }
     }
-    if s.convergence_events
-        .iter()
-        .any(|e| e.chapter_range[0] <= n && n <= e.chapter_range[1])
-    {
+    if schedule.is_some_and(|s| {
+        s.convergence_events
+            .iter()
+            .any(|e| e.chapter_range[0] <= n && n <= e.chapter_range[1])
+    }) {
         out.push(KeyReason::Convergence);
     }
     out

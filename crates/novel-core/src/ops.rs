@@ -613,29 +613,30 @@ pub fn apply_op(
 }
 
 /// Removes a whole entity (`characters.<slug>`: exactly two segments, a known root) — the one
-/// op of a `source: retire` changelog line (`003` §8.5). Deltas cannot do this; only a
-/// retirement can, and replay uses this same function. Removing an absent entity is a no-op.
+/// op of a `source: retire` changelog line (`003` §8.5) and the ops of a volume-end cleanup
+/// line (`cleanup_volume`). Deltas cannot do this; only a retirement or a confirmed cleanup
+/// can, and replay uses this same function. Removing an absent entity is a no-op.
 pub fn remove_entity(state: &mut Value, op: &StateOp) -> Result<bool, OpFailure> {
     let segments: Vec<&str> = op.path.split('.').collect();
     let [root, slug] = segments.as_slice() else {
         return Err((
             "E_RETIRE_PATH",
             format!(
-                "退场记录的 path「{}」应为两段（如 characters.lin-feng）",
+                "整条目移除（退场或卷末清理）的 path「{}」应为两段（如 characters.lin-feng）",
                 op.path
             ),
-            "退场只移除整个实体".into(),
+            "退场与卷末清理只移除整个条目".into(),
         ));
     };
     if op.op != OpKind::Remove || !ROOTS.contains(root) || !is_slug(slug) {
         return Err((
             "E_RETIRE_PATH",
             format!(
-                "退场记录的 op 应为 remove 且 path 为 <根>.<slug>，实为 {} {}",
+                "整条目移除（退场或卷末清理）的 op 应为 remove 且 path 为 <根>.<slug>，实为 {} {}",
                 op_name(op.op),
                 op.path
             ),
-            "退场只移除整个实体".into(),
+            "退场与卷末清理只移除整个条目".into(),
         ));
     }
     Ok(state
@@ -871,6 +872,7 @@ pub fn apply_delta(
             .collect(),
         note: (!noops.is_empty()).then(|| format!("{NOOP_NOTE}{}", noops.join("；"))),
         resolves_skipped: Vec::new(),
+        cleanup_volume: None,
         extra: Extra::new(),
     };
     Ok(Applied { run, entry })
@@ -937,6 +939,7 @@ pub fn skipped_entry(
         rejected: Vec::new(),
         note: Some(reason.to_string()),
         resolves_skipped: Vec::new(),
+        cleanup_volume: None,
         extra: Extra::new(),
     }
 }
@@ -1034,35 +1037,8 @@ pub fn rebuild(
         if until.is_some_and(|u| entry.chapter > u) {
             break;
         }
-        let line = i + 1;
         used += 1;
-        if entry.source == ChangeSource::Skipped {
-            continue;
-        }
-        let current = state_version(&state);
-        if entry.base_state_version != current {
-            return Err(OpsError::Replay {
-                line,
-                message: format!(
-                    "记录的 base_state_version 为 {}，回放到此处的版本为 {current}（中间缺了记录？）",
-                    entry.base_state_version
-                ),
-            });
-        }
-        let storyline = entry.storyline_id.as_deref().unwrap_or("main_arc");
-        for op in &entry.applied {
-            // A retirement removes a whole entity, which no delta op may do.
-            let result = if entry.source == ChangeSource::Retire {
-                remove_entity(&mut state, op).map(|_| None)
-            } else {
-                apply_op(&mut state, &mut global, op, entry.chapter, storyline, ctx)
-            };
-            result.map_err(|(code, reason, _)| OpsError::Replay {
-                line,
-                message: format!("{code}：{reason}"),
-            })?;
-        }
-        finish_version(&mut state, entry.state_version, entry.chapter);
+        replay_entry(&mut state, &mut global, entry, i + 1, ctx)?;
     }
     let within = |c: u32| until.is_none_or(|u| c <= u);
     for t in &mut global.foreshadowing {
@@ -1100,6 +1076,87 @@ pub fn rebuild(
         entries_used: used,
         dropped_threads,
     })
+}
+
+/// Replays one changelog line (`line`: its 1-based number, for errors) onto `state` and
+/// `global`: the one step [`rebuild`] and [`states_before`] share.
+fn replay_entry(
+    state: &mut Value,
+    global: &mut ForeshadowingGlobal,
+    entry: &ChangelogEntry,
+    line: usize,
+    ctx: Context<'_>,
+) -> Result<(), OpsError> {
+    if entry.source == ChangeSource::Skipped {
+        return Ok(());
+    }
+    let current = state_version(state);
+    if entry.base_state_version != current {
+        return Err(OpsError::Replay {
+            line,
+            message: format!(
+                "记录的 base_state_version 为 {}，回放到此处的版本为 {current}（中间缺了记录？）",
+                entry.base_state_version
+            ),
+        });
+    }
+    let storyline = entry.storyline_id.as_deref().unwrap_or("main_arc");
+    // A retirement and a volume-end cleanup remove whole entities, which no delta op may do.
+    let removes_entities = entry.source == ChangeSource::Retire || entry.cleanup_volume.is_some();
+    for op in &entry.applied {
+        let result = if removes_entities {
+            remove_entity(state, op).map(|_| None)
+        } else {
+            apply_op(state, global, op, entry.chapter, storyline, ctx)
+        };
+        result.map_err(|(code, reason, _)| OpsError::Replay {
+            line,
+            message: format!("{code}：{reason}"),
+        })?;
+    }
+    finish_version(state, entry.state_version, entry.chapter);
+    Ok(())
+}
+
+/// The state before each chapter of `chapters` (that is, after every changelog line of an
+/// earlier chapter — what `novel state at --chapter N-1` shows), in one pass over the
+/// changelog, keyed by the chapter and passed through `snapshot` (which keeps only what its
+/// caller reads: a whole state is large). The entity roots are exactly as [`rebuild`] has
+/// them; `active_foreshadowing` is merged from an empty foreshadowing file, so it may differ
+/// where the author's file seeds a thread.
+pub fn states_before<T>(
+    entries: &[ChangelogEntry],
+    chapters: &[u32],
+    ctx: Context<'_>,
+    mut snapshot: impl FnMut(u32, &Value) -> T,
+) -> Result<BTreeMap<u32, T>, OpsError> {
+    let mut wanted: Vec<u32> = chapters.to_vec();
+    wanted.sort_unstable();
+    wanted.dedup();
+    let mut state = start_state(None);
+    let mut global = ForeshadowingGlobal {
+        foreshadowing: Vec::new(),
+        extra: Extra::new(),
+    };
+    let mut out = BTreeMap::new();
+    let mut next = wanted.iter().peekable();
+    for (i, entry) in entries.iter().enumerate() {
+        while let Some(&&c) = next.peek() {
+            if entry.chapter < c {
+                break;
+            }
+            out.insert(c, snapshot(c, &state));
+            next.next();
+        }
+        if next.peek().is_none() {
+            return Ok(out);
+        }
+        replay_entry(&mut state, &mut global, entry, i + 1, ctx)?;
+    }
+    for &c in next {
+        out.insert(c, snapshot(c, &state));
+    }
+    Ok(out)
 }
 
 fn status_of(value: &Value) -> Option<ForeshadowStatus> {

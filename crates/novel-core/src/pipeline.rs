@@ -645,6 +645,7 @@ mod tests {
                 revision: 0,
                 text_digest: None,
                 accepted_by_author: false,
+                staged: Default::default(),
                 extra: Default::default(),
             });
             c

@@ -562,6 +562,8 @@ fn key_chapter_reasons_are_data_in_the_packet() {
     assert_eq!(p.to_json()["key_chapter"], json!([]));
     let mut i = inputs(50, "main_arc", None);
     i.outline = Some(outline_text());
+    // The volume's span as the store finds it (the schedule's range here).
+    i.volume_range = Some([1, 50]);
     let p = context::assemble(Agent::ChapterWriter, &i).unwrap();
     assert_eq!(p.to_json()["key_chapter"], json!(["volume_last"]));
     // Agents that do not load the schedule say nothing.

@@ -286,18 +286,18 @@ fn key_chapters_need_two_judges() {
     }))
     .unwrap();
     assert_eq!(
-        key_chapter(1, Some(&schedule)),
+        key_chapter(1, schedule.chapter_range, Some(&schedule)),
         vec![KeyReason::VolumeFirst]
     );
     assert_eq!(
-        key_chapter(10, Some(&schedule)),
+        key_chapter(10, schedule.chapter_range, Some(&schedule)),
         vec![KeyReason::VolumeLast]
     );
     assert_eq!(
-        key_chapter(7, Some(&schedule)),
+        key_chapter(7, schedule.chapter_range, Some(&schedule)),
         vec![KeyReason::Convergence]
     );
-    assert!(key_chapter(5, Some(&schedule)).is_empty());
+    assert!(key_chapter(5, schedule.chapter_range, Some(&schedule)).is_empty());
     let e = eval(4.5, json!([]));
     let t = GateThresholds::default();
     let err = decide(&GateInput {
@@ -305,7 +305,7 @@ fn key_chapters_need_two_judges() {
         evaluations: vec![&e],
         thresholds: &t,
         revision_count: 0,
-        key_reasons: key_chapter(10, Some(&schedule)),
+        key_reasons: key_chapter(10, schedule.chapter_range, Some(&schedule)),
         storyline_spec: None,
         leak: None,
     })
@@ -318,7 +318,7 @@ fn key_chapters_need_two_judges() {
         evaluations: vec![&e, &second],
         thresholds: &t,
         revision_count: 0,
-        key_reasons: key_chapter(10, Some(&schedule)),
+        key_reasons: key_chapter(10, schedule.chapter_range, Some(&schedule)),
         storyline_spec: None,
         leak: None,
     })

@@ -284,7 +284,10 @@ pub struct Journal {
     /// a chapter commit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retiring: Option<String>,
-    /// What wrote the journal when it is not a chapter commit or a retirement.
+    /// The volume whose end-of-volume cleanup this journal carries (`volume cleanup`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cleanup: Option<u32>,
+    /// What wrote the journal when it is not a chapter commit, a retirement or a cleanup.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<JournalKind>,
 }
@@ -302,6 +305,9 @@ pub enum JournalKind {
 impl Journal {
     /// What the journal carries, for messages (`补完了中断的…`, `…没有完成`).
     pub fn describe(&self) -> String {
+        if let Some(v) = self.cleanup {
+            return format!("第 {v} 卷的卷末清理");
+        }
         match (&self.retiring, self.kind) {
             (Some(slug), _) => format!("角色 {slug} 的退场"),
             (None, Some(JournalKind::OpsApply)) => {
@@ -844,9 +850,10 @@ pub fn plan_commit(
     });
 
     // The checkpoint, last.
-    let volume_end = load_schedule(project, cp.current_volume)?
-        .and_then(|s| s.chapter_range)
-        .map(|[_, last]| last);
+    // The volume's end from whatever the plan gives (`docs/orchestration.md` §5); an unreadable
+    // plan file only means the end is not known here.
+    let volume_end = crate::next::volume_span(project, cp.current_volume.max(1), &mut Vec::new())
+        .map(|s| s.range[1]);
     let mut next = cp.clone();
     next.last_completed_chapter = n;
     next.pipeline_stage = Some(PipelineStage::Committed);
@@ -854,7 +861,11 @@ pub fn plan_commit(
     next.revision_count = 0;
     next.gate = None;
     next.last_checkpoint_time = Some(now.to_string());
-    next.orchestrator_state = if volume_end == Some(n) {
+    let writing = matches!(
+        next.orchestrator_state,
+        OrchestratorState::Writing | OrchestratorState::ChapterRewrite
+    );
+    next.orchestrator_state = if writing && volume_end.is_some_and(|end| n >= end) {
         OrchestratorState::VolReview
     } else if next.orchestrator_state == OrchestratorState::ChapterRewrite {
         OrchestratorState::Writing
@@ -873,6 +884,7 @@ pub fn plan_commit(
         remove,
         retiring: None,
         kind: None,
+        cleanup: None,
     })
 }
 

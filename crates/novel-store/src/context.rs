@@ -75,29 +75,30 @@ fn names_in(project: &Project, dir: &str, suffix: &str) -> Vec<String> {
     names
 }
 
-#[derive(Deserialize)]
-struct RangeOnly {
-    #[serde(default)]
-    chapter_range: Option<[u32; 2]>,
-}
-
-/// The volume whose schedule's `chapter_range` holds `chapter`: the current volume first, then
-/// every `volumes/vol-NN` in order; the current volume when none says.
+/// The volume whose span ([`crate::next::volume_span`]) holds `chapter`: the current volume
+/// first, then every `volumes/vol-NN` in order; the current volume when none says.
 pub fn volume_of(project: &Project, chapter: u32, current: u32) -> u32 {
     let holds = |v: u32| {
-        let rel = format!("{}/storyline-schedule.json", layout::volume_dir(v));
-        json_opt::<RangeOnly>(project, &rel, &mut Vec::new())
-            .and_then(|r| r.chapter_range)
-            .is_some_and(|[a, b]| a <= chapter && chapter <= b)
+        crate::next::volume_span(project, v, &mut Vec::new())
+            .is_some_and(|s| s.range[0] <= chapter && chapter <= s.range[1])
     };
     if holds(current) {
         return current;
     }
+    volume_numbers(project)
+        .into_iter()
+        .find(|v| holds(*v))
+        .unwrap_or(current)
+}
+
+/// Volume numbers with a `volumes/vol-NN` directory, sorted.
+pub fn volume_numbers(project: &Project) -> Vec<u32> {
     let Ok(read) = fs::read_dir(project.path("volumes")) else {
-        return current;
+        return Vec::new();
     };
     let mut vols: Vec<u32> = read
         .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_dir())
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
             let n: u32 = name.strip_prefix("vol-")?.parse().ok()?;
@@ -105,7 +106,7 @@ pub fn volume_of(project: &Project, chapter: u32, current: u32) -> u32 {
         })
         .collect();
     vols.sort_unstable();
-    vols.into_iter().find(|v| holds(*v)).unwrap_or(current)
+    vols
 }
 
 #[derive(Deserialize)]
@@ -201,9 +202,16 @@ pub fn load_inputs(
     let mut i = Inputs {
         chapter,
         volume,
+        volume_range: crate::next::volume_span(project, volume, &mut w).map(|s| s.range),
         settings,
         ..Inputs::default()
     };
+    if needs.continuity {
+        match crate::plan::continuity(project, crate::plan::Scope::Chapter(chapter)) {
+            Ok(report) => i.continuity = report.findings,
+            Err(e) => w.push(format!("第 {chapter} 章的衔接检查没有完成：{e}")),
+        }
+    }
     if needs.brief {
         i.brief = text_opt(project, layout::BRIEF, &mut w);
     }

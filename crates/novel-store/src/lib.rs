@@ -18,13 +18,17 @@ pub mod layout;
 pub mod load;
 pub mod lock;
 pub mod next;
+pub mod plan;
 pub mod project;
 pub mod quickstart;
+pub mod review;
 pub mod spec;
 pub mod state;
 pub mod status;
+pub mod style;
 pub mod synth;
 pub mod time;
+pub mod volume;
 
 pub use error::StoreError;
 pub use project::Project;

@@ -3,11 +3,13 @@
 //! standing. Tolerant and schema-free like the hook path: a file that cannot be read is a
 //! listed problem, never a failure.
 
+use novel_core::context::outline;
 use novel_core::context::session::SessionFacts;
 use novel_core::menu::{ReviewDue, ReviewKind, reviews_wanted};
 use novel_core::model::{Checkpoint, OrchestratorState};
+use novel_core::plan;
 use novel_core::quickstart::{self, QuickStartStatus};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use crate::context::session_facts;
 use crate::error::StoreError;
@@ -15,14 +17,7 @@ use crate::io::read_text;
 use crate::layout;
 use crate::project::Project;
 
-/// Where a volume's chapters run, and which file said so.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct VolumeSpan {
-    /// `[first, last]`, inclusive.
-    pub range: [u32; 2],
-    /// `schedule` | `outline` | `contracts` | `settings` (`docs/orchestration.md` §5).
-    pub range_source: &'static str,
-}
+pub use novel_core::plan::VolumeSpan;
 
 #[derive(Deserialize)]
 struct RangeOnly {
@@ -30,35 +25,98 @@ struct RangeOnly {
     chapter_range: Option<[u32; 2]>,
 }
 
-/// Where volume `v` ends, as `next`, `status` and the SessionStart hook see it — the one place
-/// they ask. Today: the volume's `storyline-schedule.json` `chapter_range`. (The contract's
-/// `volume_range` — schedule → outline → contracts → settings — replaces this body.) A schedule
-/// that cannot be read or parsed is pushed to `problems`.
-pub fn volume_span(project: &Project, v: u32, problems: &mut Vec<String>) -> Option<VolumeSpan> {
-    let rel = format!("{}/storyline-schedule.json", layout::volume_dir(v));
-    let text = match read_text(&project.path(&rel)) {
-        Ok(t) => t,
-        Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
-            return None;
-        }
+#[derive(Deserialize, Default)]
+struct PerVolume {
+    #[serde(default)]
+    chapters_per_volume: Option<u32>,
+}
+
+/// Reads a text file: `None` when absent; a problem when unreadable.
+fn text_opt(project: &Project, rel: &str, problems: &mut Vec<String>) -> Option<String> {
+    match read_text(&project.path(rel)) {
+        Ok(t) => Some(t),
+        Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => {
             problems.push(format!("{rel}：{e}"));
-            return None;
-        }
-    };
-    match serde_json::from_str::<RangeOnly>(&text) {
-        Ok(r) => r
-            .chapter_range
-            .filter(|[a, b]| a <= b)
-            .map(|range| VolumeSpan {
-                range,
-                range_source: "schedule",
-            }),
-        Err(e) => {
-            problems.push(format!("{rel} 无法解析（{e}），已忽略"));
             None
         }
     }
+}
+
+/// Chapter numbers of the contract files `volumes/vol-NN/chapter-contracts/chapter-NNN.json`
+/// (canonical names only), sorted.
+pub fn contract_chapters(project: &Project, v: u32) -> Vec<u32> {
+    let dir = format!("{}/chapter-contracts", layout::volume_dir(v));
+    let mut out: Vec<u32> = std::fs::read_dir(project.path(&dir))
+        .map(|r| {
+            r.filter_map(|e| e.ok())
+                .filter_map(|e| {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    match layout::classify(&format!("{dir}/{name}")) {
+                        layout::Entry::Json {
+                            chapter: Some(n), ..
+                        } => Some(n),
+                        _ => None,
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort_unstable();
+    out
+}
+
+/// Where volume `v` ends (`docs/orchestration.md` §5) — the one place every command asks
+/// (commit, next, status, the hook, the gate, reviews, context, volume check): the first of the
+/// volume's `storyline-schedule.json` `chapter_range`; the chapter blocks of its `outline.md`
+/// (min..max); its contract files (min..max); `novel.json` `chapters_per_volume`, the first
+/// chapter following the previous volume's end. A file that cannot be read or parsed is pushed
+/// to `problems` and the next source is tried.
+pub fn volume_span(project: &Project, v: u32, problems: &mut Vec<String>) -> Option<VolumeSpan> {
+    let vdir = layout::volume_dir(v);
+    let found = |range: [u32; 2], range_source| {
+        Some(VolumeSpan {
+            range,
+            range_source,
+        })
+    };
+    let rel = format!("{vdir}/storyline-schedule.json");
+    if let Some(text) = text_opt(project, &rel, problems) {
+        match serde_json::from_str::<RangeOnly>(&text) {
+            Ok(r) => {
+                if let Some(range) = r.chapter_range.filter(|[a, b]| a <= b) {
+                    return found(range, plan::SOURCE_SCHEDULE);
+                }
+            }
+            Err(e) => problems.push(format!("{rel} 无法解析（{e}），已忽略")),
+        }
+    }
+    let rel = format!("{vdir}/outline.md");
+    if let Some(text) = text_opt(project, &rel, problems) {
+        match outline::parse(&text) {
+            Ok(o) => {
+                if let Some(range) = plan::span_of(o.chapters.iter().map(|b| b.chapter)) {
+                    return found(range, plan::SOURCE_OUTLINE);
+                }
+            }
+            Err(e) => problems.push(format!("{rel}：{e}")),
+        }
+    }
+    if let Some(range) = plan::span_of(contract_chapters(project, v)) {
+        return found(range, plan::SOURCE_CONTRACTS);
+    }
+    let per_volume = text_opt(project, layout::SETTINGS, problems)
+        .and_then(|t| serde_json::from_str::<PerVolume>(&t).ok())
+        .unwrap_or_default()
+        .chapters_per_volume?;
+    let previous_end = match v {
+        0 | 1 => 0,
+        _ => volume_span(project, v - 1, problems)?.range[1],
+    };
+    found(
+        plan::settings_span(previous_end, per_volume)?,
+        plan::SOURCE_SETTINGS,
+    )
 }
 
 /// The reviews the checkpoint calls for whose report does not exist yet (§8), in the order

@@ -816,6 +816,7 @@ pub fn retire_apply(
         remove,
         retiring: Some(slug.to_string()),
         kind: None,
+        cleanup: None,
     };
     crate::chapter::commit(project, &journal)?;
     Ok(RetireApplied {
@@ -1290,6 +1291,7 @@ mod tests {
             remove: Vec::new(),
             retiring: None,
             kind: None,
+            cleanup: None,
         };
         fs::write(
             p.path(layout::JOURNAL),

@@ -278,6 +278,7 @@ pub fn commit_state(project: &Project, w: StateWrite<'_>, token: String) -> Resu
         changelog_line,
         remove: Vec::new(),
         retiring: None,
+        cleanup: None,
         kind: Some(w.kind),
     };
     crate::chapter::commit(project, &journal)

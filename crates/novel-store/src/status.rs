@@ -31,6 +31,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::chapter as tx;
+use crate::context::volume_numbers;
 use crate::error::StoreError;
 use crate::io::read_text;
 use crate::layout;
@@ -222,24 +223,6 @@ fn chapter_numbers(project: &Project, dir: &str, suffix: &str) -> Vec<u32> {
     out
 }
 
-/// Volume numbers with a `volumes/vol-NN` directory, sorted.
-fn volume_numbers(project: &Project) -> Vec<u32> {
-    let mut out: Vec<u32> = fs::read_dir(project.path("volumes"))
-        .map(|r| {
-            r.filter_map(|e| e.ok())
-                .filter(|e| e.path().is_dir())
-                .filter_map(|e| {
-                    let name = e.file_name().to_string_lossy().into_owned();
-                    let v: u32 = name.strip_prefix("vol-")?.parse().ok()?;
-                    (layout::volume_dir(v) == format!("volumes/{name}")).then_some(v)
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    out.sort_unstable();
-    out
-}
-
 /// "第 3、5、7 章" with at most ten numbers shown.
 fn chapter_list(ns: &[u32]) -> String {
     let shown: Vec<String> = ns.iter().take(10).map(u32::to_string).collect();
@@ -250,15 +233,17 @@ fn chapter_list(ns: &[u32]) -> String {
     }
 }
 
-/// What the status reads of one committed chapter.
-#[derive(Default)]
-struct ChapterFigures {
-    chars: Option<u64>,
-    score: Option<f64>,
-    decision: Option<GateDecision>,
-    revisions: u32,
-    force_passed: bool,
-    storyline: Option<String>,
+/// What the status (and the reviews) read of one committed chapter.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ChapterFigures {
+    pub chars: Option<u64>,
+    /// The score the gate counted (the pipeline log's `gate_overall`, else the evaluation's
+    /// weighted mean).
+    pub score: Option<f64>,
+    pub decision: Option<GateDecision>,
+    pub revisions: u32,
+    pub force_passed: bool,
+    pub storyline: Option<String>,
 }
 
 #[derive(serde::Deserialize)]
@@ -266,6 +251,149 @@ struct LightEntry {
     chapter: u32,
     #[serde(default)]
     storyline_id: Option<String>,
+}
+
+/// Per committed chapter (`committed`, sorted), its figures and the pipeline logs summed.
+pub struct Figures {
+    pub chapters: BTreeMap<u32, ChapterFigures>,
+    pub pipeline: PipelineSums,
+    /// Chapters whose 字数 came from counting their text.
+    pub counted_from_text: usize,
+}
+
+/// The figures the pipeline logs of `chapters` record (a chapter without a log is skipped), and
+/// their sums.
+fn log_figures(
+    project: &Project,
+    chapters: &[u32],
+    problems: &mut Problems,
+) -> (BTreeMap<u32, ChapterFigures>, PipelineSums) {
+    let mut figures = BTreeMap::new();
+    let mut pipeline = PipelineSums::default();
+    for &n in chapters {
+        let Some(log) = load::<PipelineLog>(project, &layout::log_file(n), problems) else {
+            continue;
+        };
+        pipeline.logs += 1;
+        pipeline.revisions += log.revisions;
+        pipeline.force_passed += usize::from(log.force_passed);
+        let mut cost_known = !log.stages.is_empty();
+        for s in &log.stages {
+            pipeline.input_tokens += s.input_tokens.unwrap_or(0);
+            pipeline.output_tokens += s.output_tokens.unwrap_or(0);
+            pipeline.duration_ms += s.duration_ms.unwrap_or(0);
+            match s.extra.get("cost_usd").and_then(Value::as_f64) {
+                Some(c) => pipeline.cost_usd += c,
+                None => cost_known = false,
+            }
+        }
+        pipeline.chapters_without_cost += usize::from(!cost_known);
+        figures.insert(
+            n,
+            ChapterFigures {
+                chars: log.extra.get(LOG_CHARS).and_then(Value::as_u64),
+                score: log.extra.get(LOG_GATE_OVERALL).and_then(Value::as_f64),
+                decision: log.gate_decision,
+                revisions: log.revisions,
+                force_passed: log.force_passed,
+                storyline: log.storyline_id,
+            },
+        );
+    }
+    (figures, pipeline)
+}
+
+/// Reads each committed chapter's figures: its pipeline log first (written at commit; with
+/// `all_logs` every log is read and summed, else only those of `committed`), then
+/// for what the log lacks the chapter text (`count`: the platform 字数), its evaluation, the
+/// changelog and its summary. Unreadable files become problems.
+fn chapter_figures(
+    project: &Project,
+    committed: &[u32],
+    count: &dyn Fn(&str) -> usize,
+    problems: &mut Problems,
+    all_logs: bool,
+) -> Figures {
+    // The project's weights, as the gate uses them.
+    let weights = load::<Settings>(project, layout::SETTINGS, &mut Problems::default())
+        .unwrap_or_default()
+        .gate
+        .weights;
+    let committed_set: BTreeSet<u32> = committed.iter().copied().collect();
+    // The pipeline logs first; status sums every log, a review reads only its chapters'.
+    let logs = if all_logs {
+        chapter_numbers(project, "logs", "-log.json")
+    } else {
+        committed.to_vec()
+    };
+    let (mut figures, pipeline) = log_figures(project, &logs, problems);
+    let mut counted_from_text = 0usize;
+    // Then, for committed chapters whose log lacks a figure, the files themselves.
+    let mut needs_storyline = Vec::new();
+    for &n in committed {
+        let f = figures.entry(n).or_default();
+        if f.chars.is_none() {
+            match read_text(&project.path(&layout::chapter_file(n))) {
+                Ok(t) => {
+                    f.chars = Some(count(&t) as u64);
+                    counted_from_text += 1;
+                }
+                Err(e) => problems.push(format!("{} 无法读取：{e}", layout::chapter_file(n))),
+            }
+        }
+        if f.score.is_none() {
+            let rel = layout::evaluation_file(n);
+            if let Some(e) = load::<Evaluation>(project, &rel, problems) {
+                f.score = Some(novel_core::gate::weighted_overall(&e, &weights));
+            }
+        }
+        if f.storyline.is_none() {
+            needs_storyline.push(n);
+        }
+    }
+    if !needs_storyline.is_empty() {
+        if let Ok(text) = read_text(&project.path(layout::CHANGELOG)) {
+            for line in text.lines().filter(|l| !l.trim().is_empty()) {
+                if let Ok(e) = serde_json::from_str::<LightEntry>(line)
+                    && let Some(f) = figures.get_mut(&e.chapter)
+                    && f.storyline.is_none()
+                    && committed_set.contains(&e.chapter)
+                {
+                    f.storyline = e.storyline_id;
+                }
+            }
+        }
+        for n in needs_storyline {
+            let f = figures.entry(n).or_default();
+            if f.storyline.is_none()
+                && let Ok(t) = read_text(&project.path(&layout::summary_file(n)))
+            {
+                f.storyline = summary_parts(&t).storyline;
+            }
+        }
+    }
+
+    Figures {
+        chapters: figures,
+        pipeline,
+        counted_from_text,
+    }
+}
+
+/// [`chapter_figures`] for the reviews: the chapters of `committed`, problems listed.
+pub fn figures_of(
+    project: &Project,
+    committed: &[u32],
+    count: &dyn Fn(&str) -> usize,
+) -> (BTreeMap<u32, ChapterFigures>, Vec<String>) {
+    let mut problems = Problems::default();
+    let f = chapter_figures(project, committed, count, &mut problems, false);
+    (f.chapters, problems.0)
+}
+
+/// Committed chapter numbers (`chapters/chapter-NNN.md`), sorted.
+pub fn committed_chapters(project: &Project) -> Vec<u32> {
+    chapter_numbers(project, "chapters", ".md")
 }
 
 /// Gathers the status. `count` is the platform 字数 of a chapter's text (`novel_text::count`).
@@ -339,88 +467,11 @@ pub fn gather(project: &Project, count: &dyn Fn(&str) -> usize) -> Status {
         problems.push(format!("状态文件 {} {e}", layout::CURRENT_STATE));
     }
 
-    // Per chapter: the pipeline logs first.
-    let mut counted_from_text = 0usize;
-    let mut figures: BTreeMap<u32, ChapterFigures> = BTreeMap::new();
-    let mut pipeline = PipelineSums::default();
-    for n in chapter_numbers(project, "logs", "-log.json") {
-        let rel = layout::log_file(n);
-        let Some(log) = load::<PipelineLog>(project, &rel, &mut problems) else {
-            continue;
-        };
-        pipeline.logs += 1;
-        pipeline.revisions += log.revisions;
-        pipeline.force_passed += usize::from(log.force_passed);
-        let mut cost_known = !log.stages.is_empty();
-        for s in &log.stages {
-            pipeline.input_tokens += s.input_tokens.unwrap_or(0);
-            pipeline.output_tokens += s.output_tokens.unwrap_or(0);
-            pipeline.duration_ms += s.duration_ms.unwrap_or(0);
-            match s.extra.get("cost_usd").and_then(Value::as_f64) {
-                Some(c) => pipeline.cost_usd += c,
-                None => cost_known = false,
-            }
-        }
-        pipeline.chapters_without_cost += usize::from(!cost_known);
-        figures.insert(
-            n,
-            ChapterFigures {
-                chars: log.extra.get(LOG_CHARS).and_then(Value::as_u64),
-                score: log.extra.get(LOG_GATE_OVERALL).and_then(Value::as_f64),
-                decision: log.gate_decision,
-                revisions: log.revisions,
-                force_passed: log.force_passed,
-                storyline: log.storyline_id,
-            },
-        );
-    }
-    // Then, for committed chapters whose log lacks a figure, the files themselves.
-    let mut needs_storyline = Vec::new();
-    for &n in &committed {
-        let f = figures.entry(n).or_default();
-        if f.chars.is_none() {
-            match read_text(&project.path(&layout::chapter_file(n))) {
-                Ok(t) => {
-                    f.chars = Some(count(&t) as u64);
-                    counted_from_text += 1;
-                }
-                Err(e) => problems.push(format!("{} 无法读取：{e}", layout::chapter_file(n))),
-            }
-        }
-        if f.score.is_none() {
-            let rel = layout::evaluation_file(n);
-            if let Some(e) = load::<Evaluation>(project, &rel, &mut problems) {
-                f.score = Some(novel_core::gate::weighted_overall(
-                    &e,
-                    &settings.gate.weights,
-                ));
-            }
-        }
-        if f.storyline.is_none() {
-            needs_storyline.push(n);
-        }
-    }
-    if !needs_storyline.is_empty() {
-        if let Ok(text) = read_text(&project.path(layout::CHANGELOG)) {
-            for line in text.lines().filter(|l| !l.trim().is_empty()) {
-                if let Ok(e) = serde_json::from_str::<LightEntry>(line)
-                    && let Some(f) = figures.get_mut(&e.chapter)
-                    && f.storyline.is_none()
-                    && committed_set.contains(&e.chapter)
-                {
-                    f.storyline = e.storyline_id;
-                }
-            }
-        }
-        for n in needs_storyline {
-            let f = figures.entry(n).or_default();
-            if f.storyline.is_none()
-                && let Ok(t) = read_text(&project.path(&layout::summary_file(n)))
-            {
-                f.storyline = summary_parts(&t).storyline;
-            }
-        }
-    }
+    let Figures {
+        chapters: figures,
+        pipeline,
+        counted_from_text,
+    } = chapter_figures(project, &committed, count, &mut problems, true);
 
     // Volumes: the current one's span, and every known one for 字数 per volume.
     let current = cp.as_ref().map(|c| c.current_volume.max(1));

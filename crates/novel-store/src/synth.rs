@@ -536,8 +536,11 @@ pub fn synth_project(dir: &Path, opts: &SynthOptions) -> Result<SynthReport, Sto
         )?;
     }
 
-    // Volumes: outline, schedule, foreshadowing plan, contracts.
+    // Volumes: outline, schedule, foreshadowing plan, contracts. The contracts follow the
+    // state the deltas below leave (each chapter moves its first cast member to the next
+    // place), so their chain and their preconditions hold, as a planned book's would.
     let mut plan: Vec<PlannedForeshadowing> = Vec::new();
+    let mut whereabouts: std::collections::BTreeMap<&str, &str> = std::collections::BTreeMap::new();
     for v in 1..=volumes {
         let s = l.volume_start(v);
         let end = s + l.per_volume - 1;
@@ -627,8 +630,9 @@ pub fn synth_project(dir: &Path, opts: &SynthOptions) -> Result<SynthReport, Sto
             write(
                 &root,
                 &layout::chapter_contract_file(v, c),
-                &to_json_text(&contract(&l, c, &vthreads)),
+                &to_json_text(&contract(&l, c, &vthreads, &whereabouts)),
             )?;
+            whereabouts.insert(cast[0].0, pick(&PLACES, c + 1));
         }
         write(&root, &format!("{vdir}/outline.md"), &outline)?;
     }
@@ -649,7 +653,7 @@ pub fn synth_project(dir: &Path, opts: &SynthOptions) -> Result<SynthReport, Sto
         vec![json!({"op": "set", "path": "world_state.time_marker", "value": "第一年春"})];
     for (_, cast) in CAST {
         for (id, _, _) in cast {
-            initial_ops.push(json!({"op": "set", "path": format!("characters.{id}.location"), "value": "青云镇"}));
+            initial_ops.push(json!({"op": "set", "path": format!("characters.{id}.location"), "value": FIRST_PLACE}));
         }
     }
     let d0 = json!({"chapter": 0, "base_state_version": 0, "storyline_id": "main_arc", "ops": initial_ops});
@@ -779,12 +783,24 @@ fn pipeline_log(l: &Layout, c: u32, body: &str) -> Value {
 
 type Thread = (String, &'static str, u32, Option<[u32; 2]>, Option<u32>);
 
-fn contract(l: &Layout, c: u32, vthreads: &[Thread]) -> Value {
+/// Where everyone starts (the chapter-0 delta).
+const FIRST_PLACE: &str = "青云镇";
+
+/// Chapter `c`'s contract; `whereabouts` holds each character's location before it.
+fn contract(
+    l: &Layout,
+    c: u32,
+    vthreads: &[Thread],
+    whereabouts: &std::collections::BTreeMap<&str, &str>,
+) -> Value {
     let line = l.line_of(c);
     let cast = l.cast_in(c);
     let states: serde_json::Map<String, Value> = cast
         .iter()
-        .map(|(_, name)| (name.to_string(), json!({"location": pick(&PLACES, c)})))
+        .map(|(id, name)| {
+            let at = whereabouts.get(id).copied().unwrap_or(FIRST_PLACE);
+            (name.to_string(), json!({"location": at}))
+        })
         .collect();
     let mut objectives = vec![json!({
         "id": format!("OBJ-{c:03}-1"), "type": "plot", "required": true,

@@ -172,9 +172,11 @@ fn begin(project: &Project, n: u32, owner: Option<u32>) -> Result<Report, CliErr
             novel_core::context::session::state_name(cp.orchestrator_state)
         ));
     }
+    let continuity = continuity_of(project, n, &mut human);
     Ok(Report {
         data: json!({
             "chapter": n, "token": got.info.token, "resumed": resuming,
+            "continuity": continuity,
             "stage": cp.pipeline_stage, "broke_stale_lock": got.broke_stale,
             "orchestrator_state": cp.orchestrator_state, "recovered_error": recovered,
             "paths": {
@@ -186,6 +188,30 @@ fn begin(project: &Project, n: u32, owner: Option<u32>) -> Result<Report, CliErr
         }),
         human,
     })
+}
+
+/// The contract's gaps the writer bridges (`check continuity --chapter N`), told in `human`; a
+/// check that cannot run never stops the chapter from starting.
+fn continuity_of(
+    project: &Project,
+    n: u32,
+    human: &mut String,
+) -> Vec<novel_core::plan::PlanFinding> {
+    let found = match novel_store::plan::continuity(project, novel_store::plan::Scope::Chapter(n)) {
+        Ok(r) => r.findings,
+        Err(e) => {
+            human.push_str(&format!("（衔接检查没有完成：{e}）\n"));
+            Vec::new()
+        }
+    };
+    if !found.is_empty() {
+        human.push_str(&format!(
+            "第 {n} 章契约与前文有 {} 处出入，写作时要在正文里衔接：\n",
+            found.len()
+        ));
+        human.push_str(&super::check::render_findings(&found));
+    }
+    found
 }
 
 fn parse_stage(s: &str) -> Result<PipelineStage, CliError> {
@@ -316,6 +342,8 @@ fn gate_cmd(project: &Project, n: u32, token: &str) -> Result<Report, CliError> 
     }
     let settings = settings(project)?;
     let schedule = tx::load_schedule(project, cp.current_volume)?;
+    let range = novel_store::next::volume_span(project, cp.current_volume.max(1), &mut Vec::new())
+        .map(|s| s.range);
     let spec: Option<StorylineSpec> =
         io::read_json(&project.path(layout::STORYLINE_SPEC), "LS 故事线规范").ok();
     let leak = tx::leak_result(project, n)?;
@@ -325,7 +353,7 @@ fn gate_cmd(project: &Project, n: u32, token: &str) -> Result<Report, CliError> 
         evaluations: evals.iter().map(|(_, e)| e).collect(),
         thresholds: &settings.gate,
         revision_count: cp.revision_count,
-        key_reasons: gate::key_chapter(n, schedule.as_ref()),
+        key_reasons: gate::key_chapter(n, range, schedule.as_ref()),
         storyline_spec: spec.as_ref(),
         leak: leak.as_ref().filter(|l| l.text_digest == facts.text_digest),
     };
@@ -341,11 +369,17 @@ fn gate_cmd(project: &Project, n: u32, token: &str) -> Result<Report, CliError> 
         };
         CliError::new(e.code(), e.to_string(), hint, Exit::Problems)
     })?;
-    if schedule.is_none() {
-        result.reasons.push(format!(
-            "没有 {}/storyline-schedule.json：无法判断卷首、卷尾与交汇事件章，未要求双裁判",
+    match (range, &schedule) {
+        (None, None) => result.reasons.push(format!(
+            "第 {} 卷的章节范围未知、也没有 {}/storyline-schedule.json：无法判断卷首、卷尾与交汇事件章，未要求双裁判",
+            cp.current_volume,
             layout::volume_dir(cp.current_volume)
-        ));
+        )),
+        (Some(_), None) => result.reasons.push(format!(
+            "没有 {}/storyline-schedule.json：无法判断交汇事件章",
+            layout::volume_dir(cp.current_volume)
+        )),
+        _ => {}
     }
     match (&leak, &input.leak) {
         (None, _) => result.reasons.push(format!(

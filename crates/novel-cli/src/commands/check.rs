@@ -6,6 +6,10 @@
 //!
 //! For the in-flight chapter the leak result is also written to
 //! `staging/logs/chapter-NNN-leak.json` (see [`LEAK_RECORD_VERSION`]) for the gate to read.
+//!
+//! `novel check continuity [--chapter N | --volume V]`: the L3 contracts against the replayed
+//! state, against each other and against retirements (`novel_core::plan::continuity`); exit 1
+//! when a finding is an error.
 
 use clap::{Args, Subcommand};
 use serde_json::json;
@@ -13,6 +17,8 @@ use serde_json::json;
 use std::collections::BTreeSet;
 
 use novel_core::model::{ChapterContract, Character, StorylineSchedule, Storylines};
+use novel_core::plan::PlanFinding;
+use novel_store::plan::Scope;
 use novel_store::{Project, io, layout};
 use novel_text::leak::{
     EntityKind, ForeignEntity, LeakRisk, LineNames, check_leak, foreign_entities, names_in,
@@ -32,6 +38,19 @@ pub enum CheckCommand {
     /// 防串线：本章出现只属于其他故事线的人物、势力、记忆中的名字（交汇章除外），给出 leak_risk
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项", after_help = "本章故事线取自章节契约（volumes/vol-NN/chapter-contracts/chapter-NNN.json）的 storyline_id，其次是摘要 front matter 的 storyline_id，也可用 --storyline 指定。其他故事线的 POV 角色（含别名）与 storylines/<id>/memory.md 中出现的登记人名视为外线实体；本线也有的（本线 POV、本线记忆、storylines.json 中 bridges.shared_characters）与本章所在交汇事件涉及的故事线不算。其他故事线的 affiliated_factions（势力、地点）只是挂靠，不等于独占：本线也挂靠的、另有一条线挂靠的、本线记忆里提到的、设定里已有的（state/current-state.json 的地点、势力、物品，world/ 的名词）都是共享的，不算串线；只有别处都没提到的才算外线势力。匹配取最长的已知名字（本线的苏婉儿不会被当成外线的苏婉），两字的名字须处在名字的位置（山林枫树中的林枫不算名字，只记为 low）。leak_risk：none 无；high 外线 POV 角色或势力出现在叙述中的名字位置，或处在名字位置的外线实体有两个及以上；其余为 low。检查的是正在写的章节时，结果同时写入 staging/logs/chapter-NNN-leak.json 供门控读取。high 时退出码为 1。")]
     Leak(LeakArgs),
+    /// 章节契约的衔接：前置条件对照回放到上一章的状态、上一章契约的后置条件，已提交章节的承诺变化是否记入状态，已退场或已死亡的角色是否被后面的契约用到
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项", after_help = "规则：precondition_vs_state（第 N 章契约的 preconditions.character_states 对照回放到第 N−1 章的状态，只查到已完成章节 + 1）；chain_break（第 N−1 章契约的 postconditions.state_changes 对照第 N 章的 preconditions.character_states）；unrecorded_change（已提交章节的契约承诺了地点、状态或持有物的变化，但这一章没有任何已应用的 op 记录它）；retired_required（已退场或状态为死亡的角色出现在后面章节的契约里）。契约里的显示名、别名经 characters/ 中的档案对应到 slug；字段按同名比较，地点/状态/持有物也认中文键（位置、状态、持有……）。状态里没有的字段不算矛盾。每条发现给出契约文件与 JSON 指针，以及对照的另一个文件（上一章契约、变更日志中设置该值的那一行——指针把 state/changelog.jsonl 看作按行的数组——或退场角色的档案）。未写的章节为 error，已提交的为 warning；有 error 时退出码 1。不带参数时检查下一章所在的卷。")]
+    Continuity(ContinuityArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ContinuityArgs {
+    /// 只检查这一章的契约
+    #[arg(long, value_name = "N", conflicts_with = "volume", value_parser = clap::value_parser!(u32).range(1..))]
+    pub chapter: Option<u32>,
+    /// 检查这一卷的全部章节（默认：下一章所在的卷）
+    #[arg(long, value_name = "V", value_parser = clap::value_parser!(u32).range(1..))]
+    pub volume: Option<u32>,
 }
 
 #[derive(Debug, Args)]
@@ -58,6 +77,7 @@ pub fn command_name(command: &CheckCommand) -> &'static str {
     match command {
         CheckCommand::Names(_) => "check names",
         CheckCommand::Leak(_) => "check leak",
+        CheckCommand::Continuity(_) => "check continuity",
     }
 }
 
@@ -65,6 +85,7 @@ pub fn run(global: &GlobalArgs, command: CheckCommand) -> Result<Report, CliErro
     match command {
         CheckCommand::Names(a) => names(global, a),
         CheckCommand::Leak(a) => leak(global, a),
+        CheckCommand::Continuity(a) => continuity(global, &a),
     }
 }
 
@@ -210,14 +231,7 @@ fn names(global: &GlobalArgs, args: NamesArgs) -> Result<Report, CliError> {
                 )
             })?;
             let proj = super::project(global)?;
-            let inputs: Vec<super::lint::Input> = committed_chapters(&proj)?
-                .into_iter()
-                .filter(|(n, _)| (a..=b).contains(n))
-                .map(|(_, rel)| super::lint::Input {
-                    path: proj.path(&rel),
-                    shown: rel,
-                })
-                .collect();
+            let inputs = chapter_inputs(&proj, a, b)?;
             if inputs.is_empty() {
                 return Err(CliError::new(
                     "E_NO_CHAPTER",
@@ -230,7 +244,47 @@ fn names(global: &GlobalArgs, args: NamesArgs) -> Result<Report, CliError> {
         }
         None => resolve_inputs(global, &args.select)?,
     };
-    let (known, entities) = match &project {
+    let (data, mut human, found) = names_report(project.as_ref(), &inputs)?;
+    if found > 0 {
+        let err = CliError::new(
+            "E_NAMES",
+            format!("发现 {found} 个可疑人名（{} 个文件）", inputs.len()),
+            "逐条核对：笔误就改正文，新人物或别名就登记到 characters/",
+            Exit::Problems,
+        );
+        return Err(err.with_details(data, human));
+    }
+    human.push_str(&format!(
+        "人名检查通过：{} 个文件，{} 个登记名字。\n",
+        inputs.len(),
+        data["known_names"]
+    ));
+    Ok(Report { data, human })
+}
+
+/// The committed chapters of `[a, b]` as inputs of a text check.
+pub(crate) fn chapter_inputs(
+    proj: &Project,
+    a: u32,
+    b: u32,
+) -> Result<Vec<super::lint::Input>, CliError> {
+    Ok(committed_chapters(proj)?
+        .into_iter()
+        .filter(|(n, _)| (a..=b).contains(n))
+        .map(|(_, rel)| super::lint::Input {
+            path: proj.path(&rel),
+            shown: rel,
+        })
+        .collect())
+}
+
+/// The names check of `inputs`: the `--json` data (`known_names`, `known_entities`, `files`,
+/// `findings`), the human lines, and how many findings. Shared with the reviews.
+pub(crate) fn names_report(
+    project: Option<&Project>,
+    inputs: &[super::lint::Input],
+) -> Result<(serde_json::Value, String, usize), CliError> {
+    let (known, entities) = match project {
         Some(p) => (known_names(p)?, entity_names(p)?),
         None => (Vec::new(), Vec::new()),
     };
@@ -238,7 +292,7 @@ fn names(global: &GlobalArgs, args: NamesArgs) -> Result<Report, CliError> {
 
     let mut human = String::new();
     let mut issues_json = Vec::new();
-    for input in &inputs {
+    for input in inputs {
         let doc = Document::new(&io::read_text(&input.path)?);
         for issue in index.check(&doc) {
             let lines: Vec<usize> = issue
@@ -301,32 +355,14 @@ fn names(global: &GlobalArgs, args: NamesArgs) -> Result<Report, CliError> {
             issues_json.push(v);
         }
     }
+    let found = issues_json.len();
     let data = json!({
         "known_names": index.names().len(),
         "known_entities": index.entities().len(),
         "files": inputs.iter().map(|i| i.shown.clone()).collect::<Vec<_>>(),
         "findings": issues_json,
     });
-    if !issues_json_is_empty(&data) {
-        let n = data["findings"].as_array().map_or(0, Vec::len);
-        let err = CliError::new(
-            "E_NAMES",
-            format!("发现 {n} 个可疑人名（{} 个文件）", inputs.len()),
-            "逐条核对：笔误就改正文，新人物或别名就登记到 characters/",
-            Exit::Problems,
-        );
-        return Err(err.with_details(data, human));
-    }
-    human.push_str(&format!(
-        "人名检查通过：{} 个文件，{} 个登记名字。\n",
-        inputs.len(),
-        index.names().len()
-    ));
-    Ok(Report { data, human })
-}
-
-fn issues_json_is_empty(data: &serde_json::Value) -> bool {
-    data["findings"].as_array().is_none_or(Vec::is_empty)
+    Ok((data, human, found))
 }
 
 fn evidence(doc: &Document, span: Span) -> serde_json::Value {
@@ -385,6 +421,39 @@ fn storyline_of(proj: &Project, n: u32) -> Result<Option<String>, CliError> {
 fn leak(global: &GlobalArgs, args: LeakArgs) -> Result<Report, CliError> {
     let proj = super::project(global)?;
     let n = args.chapter;
+    let out = leak_report(&proj, n, args.storyline)?;
+    record_leak(&proj, n, &out.data, &out.text)?;
+    if out.risk == LeakRisk::High {
+        let err = CliError::new(
+            "E_LEAK",
+            format!("第 {n} 章串线风险高：出现了只属于其他故事线的实体"),
+            "删去或改写外线实体；确需跨线的信息要有信使、书信、偶遇等叙事机制（LS-005），交汇章请在卷调度的 convergence_events 中登记",
+            Exit::Problems,
+        );
+        return Err(err.with_details(out.data, out.human));
+    }
+    Ok(Report {
+        data: out.data,
+        human: out.human,
+    })
+}
+
+/// A leak check's result: the `--json` data, the human lines, the risk and the text checked.
+pub(crate) struct LeakOutcome {
+    pub data: serde_json::Value,
+    pub human: String,
+    pub risk: LeakRisk,
+    pub text: String,
+}
+
+/// The cross-storyline leak check of chapter `n` (committed, else staged), without recording
+/// it. Shared with the reviews.
+pub(crate) fn leak_report(
+    proj: &Project,
+    n: u32,
+    storyline: Option<String>,
+) -> Result<LeakOutcome, CliError> {
+    let proj = proj.clone();
     let committed = layout::chapter_file(n);
     let rel = [committed.clone(), format!("staging/{committed}")]
         .into_iter()
@@ -397,7 +466,7 @@ fn leak(global: &GlobalArgs, args: LeakArgs) -> Result<Report, CliError> {
                 Exit::Usage,
             )
         })?;
-    let current = match args.storyline {
+    let current = match storyline {
         Some(s) => s,
         None => storyline_of(&proj, n)?.ok_or_else(|| {
             CliError::new(
@@ -582,17 +651,81 @@ fn leak(global: &GlobalArgs, args: LeakArgs) -> Result<Report, CliError> {
         "cross_references": refs,
         "foreign_entities": foreign.len(),
     });
-    record_leak(&proj, n, &data, &text)?;
-    if report.risk == LeakRisk::High {
+    Ok(LeakOutcome {
+        data,
+        human,
+        risk: report.risk,
+        text,
+    })
+}
+
+fn continuity(global: &GlobalArgs, args: &ContinuityArgs) -> Result<Report, CliError> {
+    let proj = super::project(global)?;
+    let scope = match (args.chapter, args.volume) {
+        (Some(n), _) => Scope::Chapter(n),
+        (None, Some(v)) => Scope::Volume(v),
+        (None, None) => {
+            let cp = novel_store::plan::light_checkpoint(&proj)?;
+            Scope::Volume(novel_store::context::volume_of(
+                &proj,
+                cp.last_completed_chapter + 1,
+                cp.current_volume.max(1),
+            ))
+        }
+    };
+    let report = novel_store::plan::continuity(&proj, scope).map_err(plan_error)?;
+    let what = match (report.chapter, report.volume, report.range) {
+        (Some(n), _, _) => format!("第 {n} 章的契约"),
+        (_, Some(v), Some([a, b])) => format!("第 {v} 卷（第 {a}–{b} 章）的契约"),
+        (_, Some(v), None) => format!("第 {v} 卷的契约"),
+        _ => "契约".to_string(),
+    };
+    let mut human = render_findings(&report.findings);
+    let data = serde_json::to_value(&report).expect("serialises");
+    if report.counts.error > 0 {
         let err = CliError::new(
-            "E_LEAK",
-            format!("第 {n} 章串线风险高：出现了只属于其他故事线的实体"),
-            "删去或改写外线实体；确需跨线的信息要有信使、书信、偶遇等叙事机制（LS-005），交汇章请在卷调度的 convergence_events 中登记",
+            "E_CONTINUITY",
+            format!(
+                "{what}有 {} 处衔接错误、{} 处提醒",
+                report.counts.error, report.counts.warning
+            ),
+            "按每条的处理建议修改契约、补记状态，或在正文里写出过渡",
             Exit::Problems,
         );
         return Err(err.with_details(data, human));
     }
+    human.push_str(&if report.contracts_checked.is_empty() {
+        format!("{what}：没有可检查的章节契约。\n")
+    } else if report.findings.is_empty() {
+        format!(
+            "{what}衔接一致（{} 份契约）。\n",
+            report.contracts_checked.len()
+        )
+    } else {
+        format!(
+            "{what}没有衔接错误，{} 处提醒（已提交的章节）。\n",
+            report.counts.warning
+        )
+    });
     Ok(Report { data, human })
+}
+
+/// One line per finding, then its hint.
+pub(crate) fn render_findings(findings: &[PlanFinding]) -> String {
+    let mut out = String::new();
+    for f in findings {
+        out.push_str(&f.render());
+        out.push('\n');
+        if !f.hint.is_empty() {
+            out.push_str(&format!("    处理：{}\n", f.hint));
+        }
+    }
+    out
+}
+
+/// A plan check that could not run (exit 2: an unreadable changelog or checkpoint).
+pub(crate) fn plan_error(e: novel_store::plan::PlanError) -> CliError {
+    CliError::new(e.code(), e.to_string(), e.hint(), Exit::Usage)
 }
 
 /// Version of the leak record's shape (`staging/logs/chapter-NNN-leak.json`).

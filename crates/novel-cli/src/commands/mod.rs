@@ -15,11 +15,13 @@ pub mod ops;
 pub mod pending;
 pub mod quickstart;
 pub mod retire;
+pub mod review;
 pub mod spec;
 pub mod state;
 pub mod status;
 pub mod style;
 pub mod validate;
+pub mod volume;
 
 use std::path::Path;
 

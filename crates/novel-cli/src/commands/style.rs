@@ -1,6 +1,7 @@
 //! `novel style metrics [FILE…]`: the numbers of `style-profile.json` (PRD §5.6) computed from
 //! text, so StyleAnalyzer does not estimate them. `novel style drift`: the last committed
 //! chapters against the profile baseline (风格校准); writes or removes `style-drift.json`.
+//! `novel style preset NAME [--force]`: a preset profile into `style-profile.json`.
 
 use clap::{Args, Subcommand};
 use serde_json::json;
@@ -26,6 +27,19 @@ pub enum StyleCommand {
     /// 风格漂移检测：最近已提交章节对比 style-profile.json 基线，写入或清除 style-drift.json
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项", after_help = "偏离度 = |当前 − 基线| ÷ 基线。平均句长偏离超过 novel.json 的 style_drift.sentence_length（默认 0.20）或对话占比偏离超过 style_drift.dialogue_ratio（默认 0.15）即为漂移，写入 style-drift.json（含给 ChapterWriter/StyleRefiner 的纠偏指令）；两项都低于 style_drift.recovery（默认 0.10）视为回归，删除该文件；介于两者之间时保留已有的漂移记录。窗口为最近 style_drift.window 章（默认 5）。")]
     Drift(DriftArgs),
+    /// 用预置风格模板作为本项目的风格指纹（写入 style-profile.json）：qingsong-youmo 轻松幽默、rexue-shaonian 热血少年、xini-yanqing 细腻言情、lengjun-xuanyi 冷峻悬疑、gufeng-quanmou 古风权谋
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项", after_help = "与 novel init --style 用的是同一批预设。style-profile.json 的 source_type 已有值（作者样本、仿写或已选的模板）时拒绝覆盖（退出码 1，E_STYLE_SET），加 --force 才覆盖；被替换的文件先备份到 state/backups/。写入是原子的。")]
+    Preset(PresetArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PresetArgs {
+    /// 预设名：qingsong-youmo、rexue-shaonian、xini-yanqing、lengjun-xuanyi、gufeng-quanmou
+    #[arg(value_name = "预设", help_heading = "参数")]
+    pub name: String,
+    /// 覆盖已有来源（source_type 不为空）的风格指纹
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Args)]
@@ -46,6 +60,7 @@ pub fn command_name(command: &StyleCommand) -> &'static str {
     match command {
         StyleCommand::Metrics(_) => "style metrics",
         StyleCommand::Drift(_) => "style drift",
+        StyleCommand::Preset(_) => "style preset",
     }
 }
 
@@ -53,6 +68,7 @@ pub fn run(global: &GlobalArgs, command: StyleCommand) -> Result<Report, CliErro
     match command {
         StyleCommand::Metrics(a) => metrics(global, a),
         StyleCommand::Drift(a) => drift(global, a),
+        StyleCommand::Preset(a) => preset(global, &a),
     }
 }
 
@@ -115,14 +131,24 @@ fn metrics(global: &GlobalArgs, args: MetricsArgs) -> Result<Report, CliError> {
     })
 }
 
-fn drift(global: &GlobalArgs, args: DriftArgs) -> Result<Report, CliError> {
-    let proj = super::project(global)?;
-    let settings = load_settings(Some(&proj))?;
+/// The last committed chapters against the style baseline, nothing written.
+pub(crate) struct DriftCheck {
+    pub assessment: novel_text::drift::DriftAssessment,
+    pub current: StyleMetrics,
+    pub chapters: Vec<u32>,
+    pub window: [u32; 2],
+    pub existing: Option<StyleDrift>,
+}
+
+/// Assesses style drift over the last `style_drift.window` committed chapters (shared with the
+/// reviews, which only report it).
+pub(crate) fn drift_check(proj: &novel_store::Project) -> Result<DriftCheck, CliError> {
+    let settings = load_settings(Some(proj))?;
     let thresholds = settings.style_drift.clone();
     let checkpoint: Checkpoint = io::read_json(&proj.path(layout::CHECKPOINT), "断点文件")?;
     let last = checkpoint.last_completed_chapter;
     let first = last.saturating_sub(thresholds.window.max(1) - 1).max(1);
-    let chapters: Vec<(u32, String)> = committed_chapters(&proj)?
+    let chapters: Vec<(u32, String)> = committed_chapters(proj)?
         .into_iter()
         .filter(|(n, _)| (first..=last).contains(n))
         .collect();
@@ -135,7 +161,7 @@ fn drift(global: &GlobalArgs, args: DriftArgs) -> Result<Report, CliError> {
         ));
     }
     let profile =
-        load_profile(Some(&proj))?.ok_or_else(|| no_baseline("没有 style-profile.json"))?;
+        load_profile(Some(proj))?.ok_or_else(|| no_baseline("没有 style-profile.json"))?;
     let mut docs = Vec::new();
     for (_, rel) in &chapters {
         docs.push(Document::new(&io::read_text(&proj.path(rel))?));
@@ -143,7 +169,6 @@ fn drift(global: &GlobalArgs, args: DriftArgs) -> Result<Report, CliError> {
     let all: Vec<&Document> = docs.iter().collect();
     let current = StyleMetrics::of(&all);
     let window = [chapters[0].0, chapters[chapters.len() - 1].0];
-
     let drift_path = proj.path(layout::STYLE_DRIFT);
     let existing: Option<StyleDrift> = if drift_path.is_file() {
         Some(io::read_json(&drift_path, "风格漂移")?)
@@ -154,7 +179,25 @@ fn drift(global: &GlobalArgs, args: DriftArgs) -> Result<Report, CliError> {
     let assessment = assess(&profile, &current, &thresholds, window, recorded).map_err(|_| {
         no_baseline("style-profile.json 中 avg_sentence_length 与 dialogue_ratio 都为空或为 0")
     })?;
+    Ok(DriftCheck {
+        assessment,
+        current,
+        chapters: chapters.iter().map(|(n, _)| *n).collect(),
+        window,
+        existing,
+    })
+}
 
+fn drift(global: &GlobalArgs, args: DriftArgs) -> Result<Report, CliError> {
+    let proj = super::project(global)?;
+    let DriftCheck {
+        assessment,
+        current,
+        chapters,
+        window,
+        existing,
+    } = drift_check(&proj)?;
+    let drift_path = proj.path(layout::STYLE_DRIFT);
     let mut action = "none";
     if !args.dry_run {
         match assessment.status {
@@ -224,13 +267,50 @@ fn drift(global: &GlobalArgs, args: DriftArgs) -> Result<Report, CliError> {
         data: json!({
             "status": assessment.status,
             "window": window,
-            "chapters": chapters.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+            "chapters": chapters,
             "metrics": assessment.metrics,
             "directives": assessment.drift.as_ref().map(|d| d.directives.clone()).unwrap_or_default(),
             "action": action,
             "dry_run": args.dry_run,
             "current": current,
         }),
+        human,
+    })
+}
+
+fn preset(global: &GlobalArgs, args: &PresetArgs) -> Result<Report, CliError> {
+    use novel_store::style::{PresetError, apply_preset, preset_names};
+    let proj = super::project(global)?;
+    let done = apply_preset(&proj, &args.name, args.force, &novel_store::time::now_iso())
+        .map_err(|e| match e {
+            PresetError::Store(e) => CliError::from(e),
+            PresetError::AlreadySet { .. } | PresetError::Unreadable { .. } => CliError::new(
+                "E_STYLE_SET",
+                e.to_string(),
+                format!(
+                    "确认要换成预设就加 --force（原文件会先备份到 state/backups/）：novel style preset {} --force；可选预设：{}",
+                    args.name,
+                    preset_names().join("、")
+                ),
+                Exit::Problems,
+            ),
+        })?;
+    let mut human = format!(
+        "已把预设 {}{} 写入 {}。\n",
+        done.preset,
+        done.name
+            .as_deref()
+            .map_or(String::new(), |n| format!("（{n}）")),
+        done.file
+    );
+    if let Some(st) = &done.replaced_source_type {
+        human.push_str(&format!("替换了原有的风格指纹（source_type: {st}）。\n"));
+    }
+    if let Some(b) = &done.backup {
+        human.push_str(&format!("原文件备份在 {b}。\n"));
+    }
+    Ok(Report {
+        data: serde_json::to_value(&done).expect("serialises"),
         human,
     })
 }

@@ -5,7 +5,7 @@
 //!
 //! | agent | sections |
 //! |---|---|
-//! | chapter-writer | storyline, task, revision (revising only), chapter_text (revising only), rewrite (rewrite only), chapter_outline, chapter_contract, world_rules, characters, foreshadowing, recent_summaries, current_state, volume_outline, style, brief, author_preferences |
+//! | chapter-writer | storyline, task, revision (revising only), chapter_text (revising only), rewrite (rewrite only), chapter_outline, chapter_contract, continuity, world_rules, characters, foreshadowing, recent_summaries, current_state, volume_outline, style, brief, author_preferences |
 //! | summarizer | storyline, task, chapter_text, entity_map, foreshadowing, current_state |
 //! | style-refiner | task, polish (after a gate polish only), chapter_text, style |
 //! | quality-judge | storyline, task, chapter_text, chapter_outline, chapter_contract, world_rules, characters, foreshadowing, recent_summaries, storyline_spec, storyline_schedule, style |
@@ -33,7 +33,7 @@
 //! | 35 | the adjacent line's memory |
 //!
 //! Required: the current line's memory (and in a convergence chapter every involved line's),
-//! the chapter outline block, the chapter contract, hard world rules, characters named by the
+//! the chapter outline block, the chapter contract, its continuity findings, hard world rules, characters named by the
 //! contract, foreshadowing tasks, style directives and drift directives, the latest summary,
 //! chapter text, task.
 
@@ -117,6 +117,9 @@ pub struct Paths {
 pub struct Inputs {
     pub chapter: u32,
     pub volume: u32,
+    /// The volume's span (`novel_store::next::volume_span`: schedule → outline → contracts →
+    /// settings), when known.
+    pub volume_range: Option<[u32; 2]>,
     pub paths: Paths,
     pub checkpoint: Option<Checkpoint>,
     pub settings: Settings,
@@ -158,6 +161,9 @@ pub struct Inputs {
     pub prev_volume_review: Option<String>,
     /// `research/*.md` file names.
     pub research: Vec<String>,
+    /// Continuity findings of the chapter's contract (`novel check continuity --chapter N`):
+    /// gaps the writer bridges in the text.
+    pub continuity: Vec<crate::plan::PlanFinding>,
     pub warnings: Vec<String>,
 }
 
@@ -187,6 +193,8 @@ pub struct Needs {
     pub retired: bool,
     pub prev_volume_review: bool,
     pub research: bool,
+    /// The chapter's continuity findings.
+    pub continuity: bool,
 }
 
 impl Agent {
@@ -209,6 +217,7 @@ impl Agent {
                 world_rules: true,
                 storylines: true,
                 schedule: true,
+                continuity: true,
                 ..none
             },
             Agent::Summarizer => Needs {
@@ -297,6 +306,7 @@ pub fn sections_of(agent: Agent, revising: bool) -> Vec<&'static str> {
             v.extend([
                 "chapter_outline",
                 "chapter_contract",
+                "continuity",
                 "world_rules",
                 "characters",
                 "foreshadowing",
@@ -503,7 +513,11 @@ pub fn assemble(agent: Agent, inputs: &Inputs) -> Result<Packet, ContextError> {
         },
         convergence: agent.per_chapter() && plan.is_convergence(),
         key_chapter: if agent.needs().schedule {
-            crate::gate::key_chapter(inputs.chapter, inputs.schedule.as_ref())
+            crate::gate::key_chapter(
+                inputs.chapter,
+                inputs.volume_range,
+                inputs.schedule.as_ref(),
+            )
         } else {
             Vec::new()
         },
@@ -692,6 +706,7 @@ impl Assembler<'_> {
             "chapter_text" => self.chapter_text(),
             "chapter_outline" => self.chapter_outline(),
             "chapter_contract" => self.chapter_contract(),
+            "continuity" => self.continuity(),
             "world_rules" => self.world_rules(),
             "characters" => self.characters(),
             "foreshadowing" => self.foreshadowing(),
@@ -929,7 +944,7 @@ impl Assembler<'_> {
                 p.staging_chapter
             ),
             Agent::QualityJudge => {
-                let key = crate::gate::key_chapter(n, i.schedule.as_ref());
+                let key = crate::gate::key_chapter(n, i.volume_range, i.schedule.as_ref());
                 let mut t = format!(
                     "评估第 {n} 章（故事线 {line}）：先逐条核查 L1/L2/L3/LS（violations 写明 confidence），再按 8 个维度评分，结果写入 {}。",
                     p.staging_evaluation
@@ -963,11 +978,7 @@ impl Assembler<'_> {
                 t
             }
             Agent::PlotArchitect => {
-                let start = i
-                    .schedule
-                    .as_ref()
-                    .and_then(|s| s.chapter_range)
-                    .map_or(n, |r| r[0]);
+                let start = i.volume_range.map_or(n, |r| r[0]);
                 format!(
                     "规划第 {} 卷（自第 {start} 章起）：写 {dir}/outline.md（章节标题格式见 <outline_format>）、{dir}/storyline-schedule.json（含 chapter_range）、{dir}/foreshadowing.json，以及每章的 {dir}/chapter-contracts/chapter-NNN.json。",
                     i.volume,
@@ -997,6 +1008,24 @@ impl Assembler<'_> {
             Some(b) => s.required(b.text.clone()),
             None => s.required("（大纲中没有本章）"),
         };
+        s
+    }
+
+    fn continuity(&self) -> Section {
+        let mut s = Section::new("continuity", "衔接提醒");
+        let found = &self.inputs.continuity;
+        if found.is_empty() {
+            s.required("（本章契约与前文状态、上一章契约衔接一致，无需额外过渡）");
+            return s;
+        }
+        let mut out = vec![
+            "本章契约与前文有出入：正文要把缺口接上（先交代过渡，再推进本章目标），不要无视前文的状态。"
+                .to_string(),
+        ];
+        for f in found {
+            out.push(format!("- {}\n  处理：{}", f.message, f.hint));
+        }
+        s.required(out.join("\n"));
         s
     }
 

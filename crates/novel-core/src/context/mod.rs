@@ -18,8 +18,9 @@
 //! </context>
 //! ```
 //!
-//! Tags in use: `storyline`, `task`, `revision`, `rewrite`, `polish`, `chapter_text`, `chapter_outline`,
-//! `chapter_contract`, `world_rules`, `characters`, `foreshadowing`, `recent_summaries`,
+//! Tags in use: `storyline`, `task`, `revision`, `rewrite`, `polish`, `chapter_text`,
+//! `chapter_outline`, `chapter_contract`, `continuity`, `world_rules`, `characters`,
+//! `foreshadowing`, `recent_summaries`,
 //! `current_state`, `entity_map`, `volume_outline`, `style`, `brief`, `author_preferences`,
 //! `storyline_spec`, `storyline_schedule`, `storylines`, `world_docs`, `prev_volume_review`,
 //! `relationships`, `retired_characters`, `research`, `outline_format`. Which agent gets which,

@@ -19,6 +19,10 @@ pub struct Settings {
     pub genre: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
+    /// 每卷章数：卷的大纲、调度与契约都没给出章节范围时，按它推算（首章 = 上一卷末章 + 1）。
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub chapters_per_volume: Option<u32>,
     #[serde(default)]
     pub chapter_length: ChapterLength,
     #[serde(default)]
@@ -51,6 +55,7 @@ impl Default for Settings {
             title: None,
             genre: None,
             created_at: None,
+            chapters_per_volume: None,
             chapter_length: ChapterLength::default(),
             revision_policy: RevisionPolicy::default(),
             gate: GateThresholds::default(),

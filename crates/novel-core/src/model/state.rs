@@ -157,6 +157,11 @@ pub struct ChangelogEntry {
     /// 状态变化：它们不再计入跳过数。
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resolves_skipped: Vec<u32>,
+    /// 本行是第 V 卷的卷末清理（`novel volume cleanup`，`source: manual`）：其中每个 `remove`
+    /// op 移除一个整条目（路径为 `根.slug`，如 `items.old-sword`），回放时同样移除。
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub cleanup_volume: Option<u32>,
     #[serde(flatten)]
     pub extra: Extra,
 }

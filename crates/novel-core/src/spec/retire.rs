@@ -387,6 +387,7 @@ pub fn retire_state(
             format!("角色「{display_name}」（{slug}）退场（当前状态中没有该角色的条目）")
         }),
         resolves_skipped: Vec::new(),
+        cleanup_volume: None,
         extra: Extra::new(),
     };
     (next, entry)

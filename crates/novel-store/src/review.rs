@@ -1,0 +1,148 @@
+//! What the periodic reviews read (`docs/orchestration.md` §8) and where their reports go:
+//! the gate figures of a window of chapters ([`crate::status`]'s per-chapter figures), their
+//! evaluations, the foreshadowing inventory, a volume's foreshadowing completion and storyline
+//! appearances. The figures are `novel_core::review`'s; the CLI adds the text checks and writes
+//! the report with [`write_report`].
+
+use std::collections::BTreeMap;
+
+use novel_core::model::{
+    Evaluation, ForeshadowingGlobal, Settings, StorylineSchedule, VolumeForeshadowing,
+};
+use novel_core::review::{self, ChapterScore, Completion, Inventory, LineAppearances, Quality};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::error::StoreError;
+use crate::io::{create_dir_all, read_text, write_json};
+use crate::layout;
+use crate::project::Project;
+use crate::status::{committed_chapters, figures_of};
+
+/// A file parsed with serde: `None` when absent or unreadable (then a problem is listed).
+fn load<T: DeserializeOwned>(
+    project: &Project,
+    rel: &str,
+    problems: &mut Vec<String>,
+) -> Option<T> {
+    match read_text(&project.path(rel)) {
+        Ok(t) => match serde_json::from_str(&t) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                problems.push(format!("{rel} 无法解析：{e}"));
+                None
+            }
+        },
+        Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => {
+            problems.push(format!("{rel} 无法读取：{e}"));
+            None
+        }
+    }
+}
+
+/// The quality part of a review over `[first, last]` (committed chapters only), with the
+/// files that could not be read.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct QualityPart {
+    pub quality: Quality,
+    pub problems: Vec<String>,
+}
+
+/// The committed chapters of `[first, last]`.
+pub fn committed_in(project: &Project, range: [u32; 2]) -> Vec<u32> {
+    committed_chapters(project)
+        .into_iter()
+        .filter(|c| range[0] <= *c && *c <= range[1])
+        .collect()
+}
+
+/// Scores, chapters under the pass threshold and why, recurring low dimensions over `range`.
+/// `count` is the platform 字数 of a chapter text (only for chapters whose log lacks it).
+pub fn quality(project: &Project, range: [u32; 2], count: &dyn Fn(&str) -> usize) -> QualityPart {
+    let chapters = committed_in(project, range);
+    let (figures, mut problems) = figures_of(project, &chapters, count);
+    let settings: Settings = load(project, layout::SETTINGS, &mut problems).unwrap_or_default();
+    let mut evaluations: BTreeMap<u32, Evaluation> = BTreeMap::new();
+    for &n in &chapters {
+        if let Some(e) = load(project, &layout::evaluation_file(n), &mut problems) {
+            evaluations.insert(n, e);
+        }
+    }
+    let scores: Vec<ChapterScore> = chapters
+        .iter()
+        .map(|n| {
+            let f = figures.get(n).cloned().unwrap_or_default();
+            ChapterScore {
+                chapter: *n,
+                score: f.score,
+                decision: f.decision,
+                revisions: f.revisions,
+                force_passed: f.force_passed,
+            }
+        })
+        .collect();
+    QualityPart {
+        quality: review::quality(range, scores, &evaluations, &settings.gate),
+        problems,
+    }
+}
+
+/// 伏笔盘点 at the last completed chapter.
+pub fn inventory(project: &Project, last: u32, problems: &mut Vec<String>) -> Inventory {
+    let global: ForeshadowingGlobal = load(project, layout::FORESHADOWING_GLOBAL, problems)
+        .unwrap_or(ForeshadowingGlobal {
+            foreshadowing: Vec::new(),
+            extra: Default::default(),
+        });
+    review::inventory(&global, last)
+}
+
+/// A volume's foreshadowing completion and its storylines' appearances against its schedule.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VolumePart {
+    pub foreshadowing_completion: Completion,
+    pub storyline_rhythm: Vec<LineAppearances>,
+}
+
+pub fn volume_part(
+    project: &Project,
+    v: u32,
+    range: [u32; 2],
+    count: &dyn Fn(&str) -> usize,
+    problems: &mut Vec<String>,
+) -> VolumePart {
+    let vdir = layout::volume_dir(v);
+    let plan: Option<VolumeForeshadowing> =
+        load(project, &format!("{vdir}/foreshadowing.json"), problems);
+    let global: Option<ForeshadowingGlobal> = load(project, layout::FORESHADOWING_GLOBAL, problems);
+    let schedule: Option<StorylineSchedule> = load(
+        project,
+        &format!("{vdir}/storyline-schedule.json"),
+        problems,
+    );
+    let chapters = committed_in(project, range);
+    let (figures, more) = figures_of(project, &chapters, count);
+    problems.extend(more);
+    let appearances: BTreeMap<u32, String> = figures
+        .into_iter()
+        .filter_map(|(c, f)| f.storyline.map(|l| (c, l)))
+        .collect();
+    VolumePart {
+        foreshadowing_completion: review::completion(plan.as_ref(), global.as_ref(), range[1]),
+        storyline_rhythm: review::line_appearances(schedule.as_ref(), &appearances, range),
+    }
+}
+
+/// Writes a review report (`logs/reviews/…`) atomically.
+pub fn write_report<T: Serialize>(
+    project: &Project,
+    rel: &str,
+    report: &T,
+) -> Result<(), StoreError> {
+    let path = project.path(rel);
+    if let Some(dir) = path.parent() {
+        create_dir_all(dir)?;
+    }
+    write_json(&path, report)
+}
