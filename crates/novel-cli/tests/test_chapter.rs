@@ -1231,3 +1231,24 @@ fn an_interrupted_archive_is_finished_by_running_the_stage_again() {
         1
     );
 }
+
+#[test]
+fn begin_says_which_chapters_need_a_second_judge() {
+    let (_t, root) = writing_project();
+    let first = ok(&root, &["chapter", "begin", "1"]);
+    assert_eq!(
+        first["data"]["key_chapter"],
+        json!(["volume_first"]),
+        "{first}"
+    );
+    let token = first["data"]["token"].as_str().unwrap().to_string();
+    stage_drafts(&root, 1);
+    ok(&root, &["chapter", "stage", "drafted", "--token", &token]);
+    ok(&root, &["chapter", "stage", "refined", "--token", &token]);
+    stage_eval(&root, 1, 4.2, true);
+    ok(&root, &["chapter", "stage", "judged", "--token", &token]);
+    ok(&root, &["chapter", "gate", "1", "--token", &token]);
+    ok(&root, &["chapter", "commit", "1", "--token", &token]);
+    let second = ok(&root, &["chapter", "begin", "2"]);
+    assert_eq!(second["data"]["key_chapter"], json!([]), "{second}");
+}

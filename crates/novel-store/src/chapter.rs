@@ -517,6 +517,34 @@ pub fn load_schedule(
     crate::io::read_json(&path, FileKind::StorylineSchedule.label()).map(Some)
 }
 
+/// The volume a chapter belongs to, as the gate and `chapter begin` see it: the volume whose
+/// span holds it (the current one first), that span, and its storyline schedule.
+pub struct ChapterVolume {
+    pub volume: u32,
+    pub range: Option<[u32; 2]>,
+    pub schedule: Option<novel_core::model::StorylineSchedule>,
+}
+
+impl ChapterVolume {
+    /// Why chapter `n` needs a second judge (first/last of the volume, a convergence event).
+    pub fn key_reasons(&self, n: u32) -> Vec<novel_core::gate::KeyReason> {
+        novel_core::gate::key_chapter(n, self.range, self.schedule.as_ref())
+    }
+}
+
+pub fn chapter_volume(
+    project: &Project,
+    n: u32,
+    current_volume: u32,
+) -> Result<ChapterVolume, StoreError> {
+    let volume = crate::context::volume_of(project, n, current_volume.max(1));
+    Ok(ChapterVolume {
+        volume,
+        range: crate::next::volume_span(project, volume, &mut Vec::new()).map(|s| s.range),
+        schedule: load_schedule(project, volume)?,
+    })
+}
+
 /// Staged evaluation files of chapter `n` (`chapter-NNN-eval.json`, then second judges'
 /// `chapter-NNN-eval-<judge>.json` by name), as (relative path, judge suffix).
 fn staged_evaluation_names(project: &Project, n: u32) -> Vec<(String, String)> {

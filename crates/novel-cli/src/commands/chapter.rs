@@ -173,10 +173,17 @@ fn begin(project: &Project, n: u32, owner: Option<u32>) -> Result<Report, CliErr
         ));
     }
     let continuity = continuity_of(project, n, &mut human);
+    // Known up front so the skill can send both judges of a key chapter at once.
+    let key_chapter = tx::chapter_volume(project, n, cp.current_volume)
+        .map(|v| v.key_reasons(n))
+        .unwrap_or_default();
+    if !key_chapter.is_empty() {
+        human.push_str("本章是关键章：评审需要第二位裁判。\n");
+    }
     Ok(Report {
         data: json!({
             "chapter": n, "token": got.info.token, "resumed": resuming,
-            "continuity": continuity,
+            "continuity": continuity, "key_chapter": key_chapter,
             "stage": cp.pipeline_stage, "broke_stale_lock": got.broke_stale,
             "orchestrator_state": cp.orchestrator_state, "recovered_error": recovered,
             "paths": {
@@ -341,9 +348,7 @@ fn gate_cmd(project: &Project, n: u32, token: &str) -> Result<Report, CliError> 
         ));
     }
     let settings = settings(project)?;
-    let schedule = tx::load_schedule(project, cp.current_volume)?;
-    let range = novel_store::next::volume_span(project, cp.current_volume.max(1), &mut Vec::new())
-        .map(|s| s.range);
+    let vol = tx::chapter_volume(project, n, cp.current_volume)?;
     let spec: Option<StorylineSpec> =
         io::read_json(&project.path(layout::STORYLINE_SPEC), "LS 故事线规范").ok();
     let leak = tx::leak_result(project, n)?;
@@ -353,7 +358,7 @@ fn gate_cmd(project: &Project, n: u32, token: &str) -> Result<Report, CliError> 
         evaluations: evals.iter().map(|(_, e)| e).collect(),
         thresholds: &settings.gate,
         revision_count: cp.revision_count,
-        key_reasons: gate::key_chapter(n, range, schedule.as_ref()),
+        key_reasons: vol.key_reasons(n),
         storyline_spec: spec.as_ref(),
         leak: leak.as_ref().filter(|l| l.text_digest == facts.text_digest),
     };
@@ -369,15 +374,15 @@ fn gate_cmd(project: &Project, n: u32, token: &str) -> Result<Report, CliError> 
         };
         CliError::new(e.code(), e.to_string(), hint, Exit::Problems)
     })?;
-    match (range, &schedule) {
+    match (vol.range, &vol.schedule) {
         (None, None) => result.reasons.push(format!(
             "第 {} 卷的章节范围未知、也没有 {}/storyline-schedule.json：无法判断卷首、卷尾与交汇事件章，未要求双裁判",
-            cp.current_volume,
-            layout::volume_dir(cp.current_volume)
+            vol.volume,
+            layout::volume_dir(vol.volume)
         )),
         (Some(_), None) => result.reasons.push(format!(
             "没有 {}/storyline-schedule.json：无法判断交汇事件章",
-            layout::volume_dir(cp.current_volume)
+            layout::volume_dir(vol.volume)
         )),
         _ => {}
     }
