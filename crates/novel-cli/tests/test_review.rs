@@ -193,3 +193,17 @@ fn reviews_need_a_committed_chapter() {
     let (exit, doc) = run_json(&root, &["review", "brief"]);
     assert_eq!((exit, &doc["error"]["code"]), (2, &json!("E_NO_CHAPTER")));
 }
+
+#[test]
+fn a_review_stays_due_after_the_next_chapters_until_a_report_covers_it() {
+    // Chapter 12: the brief and the consistency check of chapter 10 were never run.
+    let (_t, root) = synth(12);
+    assert_eq!(due(&root), ["brief", "consistency"]);
+    let (_, doc) = run_json(&root, &["next"]);
+    assert_eq!(doc["data"]["reviews"]["due"][0]["chapter"], 10, "{doc}");
+    // A brief run now (covering chapters 8–12) settles the chapter-10 milestone.
+    let (exit, doc) = run_json(&root, &["review", "brief"]);
+    assert_eq!(exit, 0, "{doc}");
+    assert_eq!(doc["data"]["report"], "logs/reviews/brief-chapter-012.json");
+    assert_eq!(due(&root), ["consistency"]);
+}

@@ -148,23 +148,27 @@ pub struct ReviewDue {
 pub fn reviews_wanted(cp: &Checkpoint) -> Vec<ReviewDue> {
     let last = cp.last_completed_chapter;
     let mut out = Vec::new();
-    let mut want = |kind: ReviewKind, volume: Option<u32>| {
+    let mut want = |kind: ReviewKind, chapter: u32, volume: Option<u32>| {
         out.push(ReviewDue {
             kind,
-            chapter: last,
+            chapter,
             volume,
             command: kind.command(),
             report: String::new(),
         })
     };
-    if last > 0 && last.is_multiple_of(5) {
-        want(ReviewKind::Brief, None);
+    // The latest milestone reached: a review stays wanted after the next chapters are written
+    // (a batch that ran past chapter 5 still owes its brief) until a report covers it.
+    let brief = last - last % 5;
+    if brief > 0 {
+        want(ReviewKind::Brief, brief, None);
     }
-    if last > 0 && last.is_multiple_of(10) {
-        want(ReviewKind::Consistency, None);
+    let consistency = last - last % 10;
+    if consistency > 0 {
+        want(ReviewKind::Consistency, consistency, None);
     }
     if cp.orchestrator_state == OrchestratorState::VolReview {
-        want(ReviewKind::Volume, Some(cp.current_volume));
+        want(ReviewKind::Volume, last, Some(cp.current_volume));
     }
     out
 }
@@ -559,10 +563,20 @@ mod tests {
                 .collect()
         };
         assert_eq!(kinds(&cp(OrchestratorState::Writing, 0)), []);
-        assert_eq!(kinds(&cp(OrchestratorState::Writing, 7)), []);
+        assert_eq!(kinds(&cp(OrchestratorState::Writing, 4)), []);
+        // Chapter 7: the brief of chapter 5 is still wanted (done when a report covers it).
+        assert_eq!(
+            kinds(&cp(OrchestratorState::Writing, 7)),
+            [(ReviewKind::Brief, 5, None)]
+        );
+        // Chapter 15: its brief, and the consistency check of chapter 10 unless a report
+        // covers it (the store looks).
         assert_eq!(
             kinds(&cp(OrchestratorState::Writing, 15)),
-            [(ReviewKind::Brief, 15, None)]
+            [
+                (ReviewKind::Brief, 15, None),
+                (ReviewKind::Consistency, 10, None)
+            ]
         );
         assert_eq!(
             kinds(&cp(OrchestratorState::VolReview, 40)),

@@ -122,19 +122,33 @@ pub fn volume_span(project: &Project, v: u32, problems: &mut Vec<String>) -> Opt
 /// The reviews the checkpoint calls for whose report does not exist yet (§8), in the order
 /// brief, consistency, volume.
 pub fn reviews_due(project: &Project, cp: &Checkpoint) -> Vec<ReviewDue> {
+    let last = cp.last_completed_chapter;
     reviews_wanted(cp)
         .into_iter()
-        .map(|mut r| {
-            r.report = match r.kind {
-                ReviewKind::Brief => layout::review_chapter_report("brief", r.chapter),
-                ReviewKind::Consistency => layout::review_chapter_report("consistency", r.chapter),
+        .filter_map(|mut r| {
+            let done = match r.kind {
+                ReviewKind::Brief | ReviewKind::Consistency => {
+                    let kind = if r.kind == ReviewKind::Brief {
+                        "brief"
+                    } else {
+                        "consistency"
+                    };
+                    r.report = layout::review_chapter_report(kind, r.chapter);
+                    // Any report from the milestone on covers it (a review run at chapter 7
+                    // covers the chapter-5 brief).
+                    (r.chapter..=last).any(|c| {
+                        project
+                            .path(&layout::review_chapter_report(kind, c))
+                            .exists()
+                    })
+                }
                 ReviewKind::Volume => {
-                    layout::review_volume_report(r.volume.unwrap_or(cp.current_volume))
+                    r.report = layout::review_volume_report(r.volume.unwrap_or(cp.current_volume));
+                    project.path(&r.report).exists()
                 }
             };
-            r
+            (!done).then_some(r)
         })
-        .filter(|r| !project.path(&r.report).exists())
         .collect()
 }
 
