@@ -722,3 +722,37 @@ fn every_writer_sigkilled_at_random_points_loses_nothing() {
         }
     }
 }
+
+#[test]
+fn the_author_accepting_a_paused_chapter_takes_their_own_touch_ups() {
+    let (_t, root) = crate::test_chapter::writing_project();
+    let token = ok(&root, &["chapter", "begin", "1"])["data"]["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    crate::test_chapter::stage_drafts(&root, 1);
+    ok(&root, &["chapter", "stage", "drafted", "--token", &token]);
+    ok(&root, &["chapter", "stage", "refined", "--token", &token]);
+    crate::test_chapter::stage_eval(&root, 1, 2.5, true);
+    ok(&root, &["chapter", "stage", "judged", "--token", &token]);
+    let gate = ok(&root, &["chapter", "gate", "1", "--token", &token]);
+    assert_eq!(gate["data"]["decision"], "pause");
+    let edited = "# 第1章 风起\n\n陆尘推门而入，屋里一灯如豆，窗纸上有道新裂口。\n";
+    std::fs::write(root.join("staging/chapters/chapter-001.md"), edited).unwrap();
+    // Without the author's word a paused chapter does not commit at all.
+    fail(
+        &root,
+        &["chapter", "commit", "1", "--token", &token],
+        1,
+        "E_GATE",
+    );
+    let done = ok(
+        &root,
+        &["chapter", "commit", "1", "--token", &token, "--accept"],
+    );
+    assert_eq!(done["data"]["accepted_by_author"], true);
+    assert_eq!(
+        std::fs::read_to_string(root.join("chapters/chapter-001.md")).unwrap(),
+        edited
+    );
+}

@@ -506,6 +506,8 @@ fn commit(project: &Project, a: &ChapterCommitArgs) -> Result<Report, CliError> 
         && cp.pipeline_stage == Some(PipelineStage::Judged)
     {
         g.accepted_by_author = true;
+        // The author accepts the staged files as they are now (their own touch-ups included).
+        g.staged = tx::staged_digests(project, n)?;
     }
     let now = time::now_iso();
     let count = |t: &str| novel_text::count::count(t).chars;
@@ -546,7 +548,7 @@ fn commit(project: &Project, a: &ChapterCommitArgs) -> Result<Report, CliError> 
             "gate_overall": plog.get("gate_overall"),
             "gate_decision": plog.get("gate_decision"),
             "revisions": plog.get("revisions"),
-            "accepted_by_author": gate.as_ref().is_some_and(|g| g.accepted_by_author),
+            "accepted_by_author": plog.get("accepted_by_author").and_then(Value::as_bool).unwrap_or(false),
         }),
         human: format!(
             "第 {n} 章已提交（{}字，{} 个文件），锁已释放。{}\n",
