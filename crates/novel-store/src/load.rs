@@ -257,6 +257,25 @@ pub fn load_file(root: &Path, rel: &str, view: &mut ProjectView) {
             Severity::Error,
             format!("文件名不符合约定，应为 {expected}（N 为章节号，至少 3 位，如 chapter-048）"),
         )),
+        Entry::Outline { .. } => match read_text(&path) {
+            // The same strict parser that cuts a chapter's block out for the agents.
+            Ok(text) => {
+                if let Err(e) = novel_core::context::outline::parse(&text) {
+                    view.preexisting.push(finding(
+                        rel,
+                        "E_OUTLINE",
+                        Severity::Error,
+                        format!(
+                            "{e}（章节标题的格式：{}）",
+                            novel_core::context::outline::HEADING_FORMAT
+                        ),
+                    ));
+                }
+            }
+            Err(e) => view
+                .preexisting
+                .push(finding(rel, e.code(), Severity::Error, read_error(&e))),
+        },
         Entry::Backup => {}
         Entry::Other => {
             let top = rel.split('/').next().unwrap_or("");
