@@ -11,6 +11,7 @@
 
 pub mod chapter;
 pub mod context;
+pub mod guard;
 pub mod error;
 pub mod init;
 pub mod io;
