@@ -175,6 +175,8 @@ fn run(args: Vec<OsString>) -> i32 {
             finish(json_mode, name, commands::quickstart::run(global, a))
         }
         Command::Help(a) => finish(json_mode, "help", commands::help::run(&a.command)),
+        // A hook answers in Claude Code's own JSON (or not at all), never in the envelope.
+        Command::Hook(c) => commands::hook::run(c),
     }
 }
 

@@ -8,6 +8,7 @@ mod test_cli;
 mod test_context;
 mod test_count;
 mod test_envelope;
+mod test_hook;
 mod test_init;
 mod test_lint;
 mod test_lock;
