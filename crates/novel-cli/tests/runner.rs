@@ -3,6 +3,7 @@
 mod support;
 mod test_blacklist;
 mod test_chapter;
+mod test_client;
 mod test_check;
 mod test_cli;
 mod test_context;
