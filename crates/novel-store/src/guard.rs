@@ -319,6 +319,9 @@ pub fn written(file: &Path, cwd: Option<&Path>) -> Vec<Finding> {
     let Some(l) = locate(file, cwd).pop() else {
         return Vec::new();
     };
+    if !l.path.is_file() {
+        return Vec::new(); // nothing was written there after all
+    }
     let mut view = ProjectView::default();
     load_file(&l.project.root, &l.rel, &mut view);
     let delta = view
@@ -358,7 +361,10 @@ pub fn block_reason(findings: &[Finding]) -> Option<String> {
         }
     }
     if findings.len() > MAX_LISTED {
-        text.push_str(&format!("……另有 {} 个错误未列出\n", findings.len() - MAX_LISTED));
+        text.push_str(&format!(
+            "……另有 {} 个错误未列出\n",
+            findings.len() - MAX_LISTED
+        ));
     }
     Some(text.trim_end().to_string())
 }
@@ -374,7 +380,13 @@ fn delta_findings(project: &Project, rel: &str, delta: &Value) -> Vec<Finding> {
         names: &inputs.names,
         plan: &inputs.plan,
     };
-    match ops::check_delta(&inputs.state, &inputs.global, delta, ctx, &inputs.storylines) {
+    match ops::check_delta(
+        &inputs.state,
+        &inputs.global,
+        delta,
+        ctx,
+        &inputs.storylines,
+    ) {
         Ok(check) => check.findings(rel),
         Err(e) => vec![Finding {
             file: rel.to_string(),

@@ -8,7 +8,6 @@
 //! schema of the one file written.
 
 use std::io::{IsTerminal, Read};
-use std::time::Duration;
 
 use clap::Subcommand;
 use serde_json::{Value, json};
@@ -65,19 +64,20 @@ fn answer(cmd: HookCommand) -> Option<Value> {
     }
 }
 
-/// The hook's stdin JSON. Read on a helper thread so a stdin that is never closed cannot hang
-/// the turn; no stdin, a terminal, or garbage is `None`.
+/// The hook's stdin JSON; no stdin, a terminal, or garbage is `None`. Read on the main thread:
+/// Claude Code closes stdin after writing the JSON, and a helper thread (as the SessionStart
+/// hook uses) costs a thread and a malloc arena on every Write/Edit; a stdin never closed
+/// is ended by the hook's own `timeout` in `hooks/hooks.json`.
 fn read_stdin() -> Option<Value> {
-    if std::io::stdin().is_terminal() {
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
         return None;
     }
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = std::io::stdin().take(8 << 20).read_to_end(&mut bytes);
-        let _ = tx.send(bytes);
-    });
-    let bytes = rx.recv_timeout(Duration::from_secs(2)).ok()?;
+    let mut bytes = Vec::new();
+    if let Err(e) = stdin.lock().take(MAX_STDIN).read_to_end(&mut bytes) {
+        eprintln!("novel hook：无法读取 stdin（{e}），已跳过本次检查");
+        return None;
+    }
     match serde_json::from_slice(&bytes) {
         Ok(v) => Some(v),
         Err(e) => {
@@ -88,3 +88,6 @@ fn read_stdin() -> Option<Value> {
         }
     }
 }
+
+/// The most stdin read (a Write's `content` carries the whole file).
+const MAX_STDIN: u64 = 16 << 20;
