@@ -3,9 +3,9 @@
 mod support;
 mod test_blacklist;
 mod test_chapter;
-mod test_client;
 mod test_check;
 mod test_cli;
+mod test_client;
 mod test_context;
 mod test_count;
 mod test_envelope;

@@ -212,11 +212,33 @@ fn pre_tool_use_reads_every_write_tool_and_relative_paths() {
     let nb = root.join("state/backups/notes.ipynb");
     assert!(pre("NotebookEdit", "notebook_path", &nb, &base).is_some());
     // Relative to the hook's `cwd`.
-    assert!(pre("Write", "file_path", Path::new("book/.checkpoint.json"), &base).is_some());
-    assert!(pre("Edit", "file_path", Path::new("state/changelog.jsonl"), &root).is_some());
+    assert!(
+        pre(
+            "Write",
+            "file_path",
+            Path::new("book/.checkpoint.json"),
+            &base
+        )
+        .is_some()
+    );
+    assert!(
+        pre(
+            "Edit",
+            "file_path",
+            Path::new("state/changelog.jsonl"),
+            &root
+        )
+        .is_some()
+    );
     assert!(pre("Write", "file_path", Path::new("brief.md"), &root).is_none());
     // The reasons name the right command.
-    let lock = pre("Write", "file_path", &root.join(".novel.lock/info.json"), &base).unwrap();
+    let lock = pre(
+        "Write",
+        "file_path",
+        &root.join(".novel.lock/info.json"),
+        &base,
+    )
+    .unwrap();
     assert!(lock.contains("novel lock clear"), "{lock}");
     let journal = pre(
         "Write",
@@ -228,7 +250,13 @@ fn pre_tool_use_reads_every_write_tool_and_relative_paths() {
     assert!(journal.contains("novel chapter recover"), "{journal}");
     // Other tools, and stdin that is empty or not JSON: silence.
     assert!(pre("Read", "file_path", &state, &base).is_none());
-    for stdin in ["", "not json", "{}", "[]", r#"{"tool_input":{"file_path":42}}"#] {
+    for stdin in [
+        "",
+        "not json",
+        "{}",
+        "[]",
+        r#"{"tool_input":{"file_path":42}}"#,
+    ] {
         let out = run_raw("PreToolUse", stdin);
         assert!(stdout(&out).is_empty(), "{stdin:?}: {}", stdout(&out));
     }
@@ -255,20 +283,30 @@ fn post_tool_use_hands_back_the_errors_of_the_file_just_written() {
     let ok = json!({"chapter": 1, "base_state_version": 0, "storyline_id": "main_arc",
         "ops": [{"op": "set", "path": "characters.lin-feng.location", "value": "青云镇"}]});
     assert_eq!(post(&write(&root, delta, &ok.to_string())), None);
-    let r = post(&write(&root, delta, r#"{"chapter": 1, "storyline_id": "main_arc"}"#)).unwrap();
-    assert!(r.contains(&format!("{delta}: ")) && r.contains("ops"), "{r}");
+    let r = post(&write(
+        &root,
+        delta,
+        r#"{"chapter": 1, "storyline_id": "main_arc"}"#,
+    ))
+    .unwrap();
+    assert!(
+        r.contains(&format!("{delta}: ")) && r.contains("ops"),
+        "{r}"
+    );
     let bad_op = json!({"chapter": 1, "base_state_version": 0, "storyline_id": "main_arc",
         "ops": [{"op": "set", "path": "characters.林风.location", "value": "青云镇"}]});
     let r = post(&write(&root, delta, &bad_op.to_string())).unwrap();
     assert!(r.contains(&format!("{delta}: /ops/0: ")), "{r}");
     assert!(r.contains("slug"), "{r}");
-    let stale = json!({"chapter": 1, "base_state_version": 7, "storyline_id": "main_arc", "ops": []});
+    let stale =
+        json!({"chapter": 1, "base_state_version": 7, "storyline_id": "main_arc", "ops": []});
     let r = post(&write(&root, delta, &stale.to_string())).unwrap();
     assert!(
         r.contains(&format!("{delta}: /base_state_version: ")) && r.contains("应为 0"),
         "{r}"
     );
-    let lost = json!({"chapter": 1, "base_state_version": 0, "storyline_id": "side_arc", "ops": []});
+    let lost =
+        json!({"chapter": 1, "base_state_version": 0, "storyline_id": "side_arc", "ops": []});
     let r = post(&write(&root, delta, &lost.to_string())).unwrap();
     assert!(r.contains("side_arc") && r.contains("main_arc"), "{r}");
     let r = post(&write(&root, delta, "{\"chapter\": 1,\n  \"ops\": [,]\n}")).unwrap();
@@ -320,11 +358,20 @@ fn post_tool_use_hands_back_the_errors_of_the_file_just_written() {
     assert!(r.contains(&format!("{character}: /display_name: ")), "{r}");
 
     // Other kinds found by the same layout table: world rules, the outline, a summary.
-    let r = post(&write(&root, "world/rules.json", r#"{"rules": [{"id": "W1"}]}"#)).unwrap();
+    let r = post(&write(
+        &root,
+        "world/rules.json",
+        r#"{"rules": [{"id": "W1"}]}"#,
+    ))
+    .unwrap();
     assert!(r.contains("world/rules.json: /rules/0"), "{r}");
     let outline = "volumes/vol-01/outline.md";
     assert_eq!(
-        post(&write(&root, outline, "# 第一卷\n\n## 第1章 开端\n- 故事线：main_arc\n")),
+        post(&write(
+            &root,
+            outline,
+            "# 第一卷\n\n## 第1章 开端\n- 故事线：main_arc\n"
+        )),
         None
     );
     let r = post(&write(&root, outline, "# 第一卷\n\n### 第1章 开端\n")).unwrap();
@@ -340,7 +387,10 @@ fn post_tool_use_hands_back_the_errors_of_the_file_just_written() {
 
     // Files the layout does not interpret, and files outside any project: silence.
     assert_eq!(post(&write(&root, "world/geography.md", "# 地理\n")), None);
-    assert_eq!(post(&write(&root, "chapters/chapter-001.md", "# 第1章\n")), None);
+    assert_eq!(
+        post(&write(&root, "chapters/chapter-001.md", "# 第1章\n")),
+        None
+    );
     let elsewhere = tempfile::tempdir().unwrap();
     assert_eq!(
         post(&write(

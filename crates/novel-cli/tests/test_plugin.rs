@@ -115,11 +115,7 @@ fn plugin_docs(root: &Path) -> Vec<Doc> {
     paths
         .into_iter()
         .map(|p| Doc {
-            rel: p
-                .strip_prefix(root)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned(),
+            rel: p.strip_prefix(root).unwrap().to_string_lossy().into_owned(),
             text: std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())),
         })
         .collect()
@@ -393,11 +389,8 @@ fn check_agent(rel: &str, stem: &str, text: &str) -> Vec<String> {
         )),
         None => say("missing name".into()),
     }
-    if !map
-        .get("description")
-        .and_then(|v| v.text())
-        .is_some_and(|d| !d.trim().is_empty())
-    {
+    let description = map.get("description").and_then(|v| v.text());
+    if description.is_none_or(|d| d.trim().is_empty()) {
         say("missing or empty description".into());
     }
     match map.get("model").and_then(|v| v.text()) {
@@ -470,7 +463,9 @@ fn check_skill(rel: &str, dir: &str, text: &str) -> Vec<String> {
             .text()
             .is_some_and(|m| MODELS.contains(&m) || m.starts_with("claude-"))
     {
-        say(format!("model must be one of {MODELS:?} or a claude- model id"));
+        say(format!(
+            "model must be one of {MODELS:?} or a claude- model id"
+        ));
     }
     if let Some(v) = map.get("context")
         && v.text() != Some("fork")
@@ -826,31 +821,46 @@ struct Fence {
     body: String,
 }
 
+/// A fence being read: its marker, where it opened, and the lines so far.
+struct OpenFence<'t> {
+    marker: char,
+    len: usize,
+    fence: Fence,
+    indent: usize,
+    lines: Vec<&'t str>,
+}
+
 fn fences(text: &str) -> Vec<Fence> {
     let mut out = Vec::new();
-    let mut open: Option<(char, usize, usize, String, usize, Vec<&str>)> = None;
+    let mut open: Option<OpenFence<'_>> = None;
     for (i, line) in text.lines().enumerate() {
         let marker = fence_marker(line);
-        match (&mut open, marker) {
+        match (open.as_mut(), marker) {
             (None, Some((c, n, info))) => {
-                let indent = line.len() - line.trim_start().len();
-                open = Some((c, n, i + 1, info.to_string(), indent, Vec::new()));
+                open = Some(OpenFence {
+                    marker: c,
+                    len: n,
+                    fence: Fence {
+                        line: i + 1,
+                        info: info.to_string(),
+                        body: String::new(),
+                    },
+                    indent: line.len() - line.trim_start().len(),
+                    lines: Vec::new(),
+                });
             }
-            (Some((c, n, ..)), Some((c2, n2, info))) if *c == c2 && n2 >= *n && info.is_empty() => {
-                if let Some((_, _, line, info, _, body)) = open.take() {
-                    out.push(Fence {
-                        line,
-                        info,
-                        body: body.join("\n"),
-                    });
+            (Some(f), Some((c, n, info))) if f.marker == c && n >= f.len && info.is_empty() => {
+                if let Some(mut f) = open.take() {
+                    f.fence.body = f.lines.join("\n");
+                    out.push(f.fence);
                 }
             }
-            (Some((.., indent, body)), _) => {
+            (Some(f), _) => {
                 let cut = line
                     .char_indices()
-                    .take_while(|(k, ch)| *k < *indent && *ch == ' ')
+                    .take_while(|(k, ch)| *k < f.indent && *ch == ' ')
                     .count();
-                body.push(&line[cut..]);
+                f.lines.push(&line[cut..]);
             }
             (None, None) => {}
         }
@@ -869,7 +879,11 @@ fn agent_return_problems(v: &Value) -> Vec<String> {
     let Some(obj) = v.as_object() else {
         return vec!["an agent return is one JSON object".into()];
     };
-    let string = |k: &str| obj.get(k).and_then(Value::as_str).is_some_and(|s| !s.is_empty());
+    let string = |k: &str| {
+        obj.get(k)
+            .and_then(Value::as_str)
+            .is_some_and(|s| !s.is_empty())
+    };
     if !obj.get("agent").is_some_and(agent_name_ok) {
         out.push(format!("`agent` must name one of the agents {AGENTS:?}"));
     }
@@ -1086,7 +1100,10 @@ fn plugin_checks_catch_deliberate_mistakes() {
         "---\nname: start\ndescription: {}\nwhen_to_use: 总是\n---\n",
         "长".repeat(1535)
     );
-    assert_eq!(check_skill("skills/start/SKILL.md", "start", &long).len(), 1);
+    assert_eq!(
+        check_skill("skills/start/SKILL.md", "start", &long).len(),
+        1
+    );
     assert!(frontmatter("# 没有 frontmatter\n").is_err());
 
     // Examples: an invalid character, an unlabelled fence, an unknown label, a bad agent
@@ -1125,7 +1142,10 @@ fn plugin_checks_catch_deliberate_mistakes() {
     );
     let p = path_problems(&repo(), &doc);
     assert_eq!(p.len(), 2, "{p:#?}");
-    assert!(p[0].starts_with("agents/fake.md:2: ") && p[0].contains("nope.md"), "{p:#?}");
+    assert!(
+        p[0].starts_with("agents/fake.md:2: ") && p[0].contains("nope.md"),
+        "{p:#?}"
+    );
     assert!(p[1].starts_with("agents/fake.md:3: "), "{p:#?}");
 }
 

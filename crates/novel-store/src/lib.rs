@@ -11,8 +11,8 @@
 
 pub mod chapter;
 pub mod context;
-pub mod guard;
 pub mod error;
+pub mod guard;
 pub mod init;
 pub mod io;
 pub mod layout;

@@ -272,9 +272,10 @@ pub fn load_file(root: &Path, rel: &str, view: &mut ProjectView) {
                     ));
                 }
             }
-            Err(e) => view
-                .preexisting
-                .push(finding(rel, e.code(), Severity::Error, read_error(&e))),
+            Err(e) => {
+                view.preexisting
+                    .push(finding(rel, e.code(), Severity::Error, read_error(&e)))
+            }
         },
         Entry::Backup => {}
         Entry::Other => {

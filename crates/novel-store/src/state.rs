@@ -34,7 +34,12 @@ fn read_checked(project: &Project, rel: &str, kind: FileKind) -> Result<Value, S
     read_as(project, rel, kind, Trust::Checked)
 }
 
-fn read_as(project: &Project, rel: &str, kind: FileKind, trust: Trust) -> Result<Value, StoreError> {
+fn read_as(
+    project: &Project,
+    rel: &str,
+    kind: FileKind,
+    trust: Trust,
+) -> Result<Value, StoreError> {
     let path = project.path(rel);
     let value = read_json_value(&path)?;
     if trust == Trust::Typed {
@@ -147,7 +152,12 @@ pub struct DeltaInputs {
 /// Loads the [`DeltaInputs`], each file read with `trust`.
 pub fn load_delta_inputs(project: &Project, trust: Trust) -> Result<DeltaInputs, StoreError> {
     Ok(DeltaInputs {
-        state: read_as(project, layout::CURRENT_STATE, FileKind::CurrentState, trust)?,
+        state: read_as(
+            project,
+            layout::CURRENT_STATE,
+            FileKind::CurrentState,
+            trust,
+        )?,
         global: load_global_as(project, trust)?,
         plan: load_plan_as(project, trust)?,
         names: load_names(project),

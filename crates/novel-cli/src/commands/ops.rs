@@ -148,8 +148,7 @@ fn validate(project: &Project, args: &OpsFileArgs) -> Result<Report, CliError> {
         plan: &plan,
     };
     let storylines = storyline_ids(project)?;
-    let check =
-        ops::check_delta(&state, &global, &delta, ctx, &storylines).map_err(ops_error)?;
+    let check = ops::check_delta(&state, &global, &delta, ctx, &storylines).map_err(ops_error)?;
     let run = &check.run;
     let current = check.current_version;
     let version_ok = check.version_ok;
