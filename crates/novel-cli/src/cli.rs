@@ -126,6 +126,9 @@ pub enum Command {
     /// 显示某个命令的说明
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Help(HelpArgs),
+    /// 守护钩子（hooks/hooks.json 调用，不必手动运行）：写文件前拒绝直接改程序维护的文件，写文件后校验刚写入的项目文件
+    #[command(subcommand, hide = true, help_template = HELP_TEMPLATE, subcommand_help_heading = "命令", subcommand_value_name = "命令")]
+    Hook(crate::commands::hook::HookCommand),
 }
 
 #[derive(Debug, Args)]

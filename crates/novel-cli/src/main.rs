@@ -80,12 +80,25 @@ fn command_path(args: &[String]) -> (String, bool) {
     (names.join(" "), true)
 }
 
+/// Parse-only mode (`NOVEL_PARSE_ONLY=1`, hidden): the command line is parsed with the real
+/// argument definitions and nothing runs. A line that parses prints `ok` and exits 0; one that
+/// does not fails exactly as it would otherwise (exit 2, the usual Chinese usage error; `--help`
+/// still prints help). The plugin test uses it to check every `novel …` invocation written in the
+/// skills and agents without touching any project.
+fn parse_only() -> bool {
+    std::env::var_os("NOVEL_PARSE_ONLY").is_some_and(|v| v == "1")
+}
+
 fn run(args: Vec<OsString>) -> i32 {
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         // `--json` is honoured even when the rest of the line does not parse.
         Err(e) => return clap_failure(json_requested(&lossy(&args)), &args, e),
     };
+    if parse_only() {
+        println!("ok");
+        return 0;
+    }
     let json_mode = cli.global.json;
     let Some(command) = cli.command else {
         let text = localize_help(&Cli::command().render_help().to_string());
@@ -183,6 +196,8 @@ fn run(args: Vec<OsString>) -> i32 {
             finish(json_mode, name, commands::review::run(global, c))
         }
         Command::Help(a) => finish(json_mode, "help", commands::help::run(&a.command)),
+        // A hook answers in Claude Code's own JSON (or not at all), never in the envelope.
+        Command::Hook(c) => commands::hook::run(c),
     }
 }
 

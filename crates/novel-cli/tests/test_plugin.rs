@@ -1,8 +1,30 @@
-//! The plugin manifests follow the conventions verified against the real client
-//! (see the project's research notes): author is an object, hooks are not listed, the
-//! marketplace points at `./`, and the plugin version is the binary's version.
+//! `tests/plugin`: the plugin as Claude Code loads it.
+//!
+//! - The manifests follow the conventions verified against the real client (see the project's
+//!   research notes): author is an object, hooks are not listed, the marketplace points at `./`,
+//!   and the plugin version is the binary's version.
+//! - Every `skills/*/SKILL.md` and `agents/*.md` has frontmatter with the required fields and
+//!   allowed values; the skills and agents the product needs all exist.
+//! - Every call of the binary written in the Markdown parses with the real argument definitions
+//!   (`NOVEL_PARSE_ONLY=1`), after the placeholders of `docs/orchestration.md` §10 are replaced
+//!   by sample values; any other placeholder fails.
+//! - Every `${CLAUDE_PLUGIN_ROOT}/…` and `${CLAUDE_SKILL_DIR}/…` path exists.
+//! - Every JSON template and every fenced ```` ```json <kind> ```` example validates against its
+//!   schema with the binary's validator; every ```` ```json agent-return ```` has one of the
+//!   four shapes of §10; an unlabelled ```` ```json ```` fence is an error.
+//!
+//! The checkers are plain functions returning the problems they found, each with
+//! `file:line`, so the deliberate-mistake test at the end can show that they catch them.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use novel_core::FileKind;
+use novel_core::validate::{check_document, parse_json};
+use serde_json::Value;
+
+use crate::support::bin;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -40,6 +62,12 @@ fn marketplace_lists_the_plugin_at_the_root() {
     let m = read(".claude-plugin/marketplace.json");
     assert!(m["name"].is_string());
     assert!(m["owner"]["name"].is_string());
+    assert!(
+        m["metadata"]["description"]
+            .as_str()
+            .is_some_and(|d| !d.is_empty()),
+        "`plugin validate --strict` wants a marketplace description"
+    );
     let plugins = m["plugins"].as_array().unwrap();
     assert_eq!(plugins.len(), 1);
     assert_eq!(plugins[0]["name"], "novel");
@@ -54,4 +82,1092 @@ fn wrapper_is_executable() {
         .permissions()
         .mode();
     assert!(mode & 0o111 != 0, "scripts/novel must be executable");
+}
+
+// ---- The Markdown of the plugin -----------------------------------------------------------
+
+/// One Markdown file of the plugin: its repo-relative path and text.
+struct Doc {
+    rel: String,
+    text: String,
+}
+
+fn markdown_under(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in read.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            markdown_under(&p, out);
+        } else if p.extension().is_some_and(|x| x == "md") {
+            out.push(p);
+        }
+    }
+}
+
+/// Every `.md` under `skills/` and `agents/` of `root`, sorted.
+fn plugin_docs(root: &Path) -> Vec<Doc> {
+    let mut paths = Vec::new();
+    markdown_under(&root.join("skills"), &mut paths);
+    markdown_under(&root.join("agents"), &mut paths);
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|p| Doc {
+            rel: p.strip_prefix(root).unwrap().to_string_lossy().into_owned(),
+            text: std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())),
+        })
+        .collect()
+}
+
+/// Fails with every problem, one per line.
+fn assert_none(what: &str, problems: Vec<String>) {
+    assert!(
+        problems.is_empty(),
+        "{what}: {} problem(s)\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+}
+
+// ---- Frontmatter ---------------------------------------------------------------------------
+
+/// A frontmatter value: the flat form the plugin uses (`key: value`, a quoted string, a block
+/// scalar `|`/`>`, or a list `[a, b]` / `- a` lines).
+#[derive(Debug, Clone, PartialEq)]
+enum Yaml {
+    Text(String),
+    List(Vec<String>),
+}
+
+impl Yaml {
+    fn text(&self) -> Option<&str> {
+        match self {
+            Yaml::Text(s) => Some(s),
+            Yaml::List(_) => None,
+        }
+    }
+}
+
+fn unquote(v: &str) -> Result<String, String> {
+    let v = v.trim();
+    for q in ['"', '\''] {
+        if let Some(inner) = v.strip_prefix(q) {
+            return inner
+                .strip_suffix(q)
+                .map(|s| {
+                    if q == '\'' {
+                        s.replace("''", "'")
+                    } else {
+                        s.replace("\\\"", "\"").replace("\\\\", "\\")
+                    }
+                })
+                .ok_or_else(|| format!("unclosed quote in {v:?}"));
+        }
+    }
+    Ok(v.to_string())
+}
+
+/// Parses the frontmatter block (between the first two `---` lines). Returns the keys in order
+/// and the line after the block, or why it cannot be read.
+fn frontmatter(text: &str) -> Result<(Vec<(String, Yaml)>, usize), String> {
+    let lines: Vec<&str> = text.lines().collect();
+    if lines.first().map(|l| l.trim_end()) != Some("---") {
+        return Err("no frontmatter (the file must start with ---)".into());
+    }
+    let end = lines
+        .iter()
+        .skip(1)
+        .position(|l| l.trim_end() == "---")
+        .map(|i| i + 1)
+        .ok_or("frontmatter is not closed by ---")?;
+    let mut out: Vec<(String, Yaml)> = Vec::new();
+    let mut i = 1;
+    while i < end {
+        let line = lines[i];
+        let no = i + 1;
+        i += 1;
+        if line.trim().is_empty() || line.trim_start().starts_with('#') {
+            continue;
+        }
+        if line.starts_with(' ') || line.starts_with('\t') {
+            return Err(format!("line {no}: unexpected indentation: {line:?}"));
+        }
+        let (key, value) = line
+            .split_once(':')
+            .ok_or_else(|| format!("line {no}: not `key: value`: {line:?}"))?;
+        let key = key.trim().to_string();
+        if out.iter().any(|(k, _)| *k == key) {
+            return Err(format!("line {no}: duplicate key {key}"));
+        }
+        let value = value.trim();
+        let indented = |i: &mut usize| {
+            let mut block = Vec::new();
+            while *i < end && (lines[*i].starts_with(' ') || lines[*i].trim().is_empty()) {
+                block.push(lines[*i].trim());
+                *i += 1;
+            }
+            block
+        };
+        let parsed = if value.is_empty() {
+            let block = indented(&mut i);
+            let items: Vec<&str> = block.into_iter().filter(|l| !l.is_empty()).collect();
+            if items.is_empty() {
+                Yaml::Text(String::new())
+            } else {
+                let mut list = Vec::new();
+                for item in items {
+                    let v = item
+                        .strip_prefix("- ")
+                        .ok_or_else(|| format!("line {no}: {key}: expected `- item` lines"))?;
+                    list.push(unquote(v)?);
+                }
+                Yaml::List(list)
+            }
+        } else if matches!(value, "|" | ">" | "|-" | ">-") {
+            let block = indented(&mut i);
+            let sep = if value.starts_with('|') { "\n" } else { " " };
+            Yaml::Text(block.join(sep).trim().to_string())
+        } else if let Some(inner) = value.strip_prefix('[') {
+            let inner = inner
+                .strip_suffix(']')
+                .ok_or_else(|| format!("line {no}: {key}: unclosed ["))?;
+            Yaml::List(
+                inner
+                    .split(',')
+                    .map(unquote)
+                    .collect::<Result<Vec<_>, _>>()?
+                    .into_iter()
+                    .filter(|s| !s.is_empty())
+                    .collect(),
+            )
+        } else {
+            Yaml::Text(unquote(value)?)
+        };
+        out.push((key, parsed));
+    }
+    Ok((out, end + 1))
+}
+
+/// Tool names a plugin may grant (the Claude Code tools; MCP tools are `mcp__…`).
+const KNOWN_TOOLS: [&str; 21] = [
+    "Agent",
+    "AskUserQuestion",
+    "Bash",
+    "BashOutput",
+    "Edit",
+    "ExitPlanMode",
+    "Glob",
+    "Grep",
+    "KillShell",
+    "LS",
+    "MultiEdit",
+    "NotebookEdit",
+    "NotebookRead",
+    "Read",
+    "Skill",
+    "SlashCommand",
+    "Task",
+    "TodoWrite",
+    "WebFetch",
+    "WebSearch",
+    "Write",
+];
+
+/// A tool list (`Read, Write` or a YAML list; `Bash(pattern)` allowed): the tool names, or the
+/// unknown entries.
+fn tools(value: &Yaml) -> Result<Vec<String>, Vec<String>> {
+    let entries: Vec<String> = match value {
+        Yaml::List(l) => l.clone(),
+        Yaml::Text(s) => {
+            // Split on commas (and spaces) outside parentheses.
+            let mut out = Vec::new();
+            let mut depth = 0usize;
+            let mut cur = String::new();
+            for c in s.chars() {
+                match c {
+                    '(' => {
+                        depth += 1;
+                        cur.push(c);
+                    }
+                    ')' => {
+                        depth = depth.saturating_sub(1);
+                        cur.push(c);
+                    }
+                    ',' | ' ' if depth == 0 => {
+                        if !cur.trim().is_empty() {
+                            out.push(cur.trim().to_string());
+                        }
+                        cur.clear();
+                    }
+                    _ => cur.push(c),
+                }
+            }
+            if !cur.trim().is_empty() {
+                out.push(cur.trim().to_string());
+            }
+            out
+        }
+    };
+    let mut names = Vec::new();
+    let mut bad = Vec::new();
+    for e in entries {
+        let name = e.split('(').next().unwrap_or("").trim().to_string();
+        let pattern_ok = !e.contains('(') || e.ends_with(')');
+        if pattern_ok && (KNOWN_TOOLS.contains(&name.as_str()) || name.starts_with("mcp__")) {
+            names.push(name);
+        } else {
+            bad.push(e);
+        }
+    }
+    if bad.is_empty() { Ok(names) } else { Err(bad) }
+}
+
+fn is_kebab(s: &str) -> bool {
+    !s.is_empty()
+        && s.starts_with(|c: char| c.is_ascii_lowercase())
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !s.ends_with('-')
+        && !s.contains("--")
+}
+
+const MODELS: [&str; 4] = ["sonnet", "opus", "haiku", "inherit"];
+const COLORS: [&str; 8] = [
+    "red", "blue", "green", "yellow", "purple", "orange", "pink", "cyan",
+];
+const SKILL_FIELDS: [&str; 12] = [
+    "name",
+    "description",
+    "when_to_use",
+    "argument-hint",
+    "arguments",
+    "allowed-tools",
+    "disable-model-invocation",
+    "user-invocable",
+    "model",
+    "effort",
+    "context",
+    "agent",
+];
+const AGENT_FIELDS: [&str; 9] = [
+    "name",
+    "description",
+    "tools",
+    "disallowedTools",
+    "model",
+    "color",
+    "maxTurns",
+    "skills",
+    "effort",
+];
+/// The limit of the skill listing for `description` + `when_to_use` (characters).
+const SKILL_DESCRIPTION_MAX: usize = 1536;
+
+/// Problems of an agent's frontmatter (`stem` = the file name without `.md`).
+fn check_agent(rel: &str, stem: &str, text: &str) -> Vec<String> {
+    let fm = match frontmatter(text) {
+        Ok((fm, _)) => fm,
+        Err(e) => return vec![format!("{rel}: {e}")],
+    };
+    let map: BTreeMap<&str, &Yaml> = fm.iter().map(|(k, v)| (k.as_str(), v)).collect();
+    let mut out = Vec::new();
+    let mut say = |m: String| out.push(format!("{rel}: {m}"));
+    for (k, _) in &fm {
+        if !AGENT_FIELDS.contains(&k.as_str()) {
+            say(format!(
+                "unknown agent field `{k}` (plugin agents take: {})",
+                AGENT_FIELDS.join(", ")
+            ));
+        }
+    }
+    match map.get("name").and_then(|v| v.text()) {
+        Some(n) if n == stem && is_kebab(n) => {}
+        Some(n) => say(format!(
+            "name `{n}` must be the file stem `{stem}`, lowercase with hyphens"
+        )),
+        None => say("missing name".into()),
+    }
+    let description = map.get("description").and_then(|v| v.text());
+    if description.is_none_or(|d| d.trim().is_empty()) {
+        say("missing or empty description".into());
+    }
+    match map.get("model").and_then(|v| v.text()) {
+        Some(m) if MODELS.contains(&m) => {}
+        other => say(format!("model {other:?} must be one of {MODELS:?}")),
+    }
+    match map.get("color").and_then(|v| v.text()) {
+        Some(c) if COLORS.contains(&c) => {}
+        other => say(format!("color {other:?} must be one of {COLORS:?}")),
+    }
+    match map.get("tools") {
+        None => say("missing tools (give the fewest that work)".into()),
+        Some(v) => match tools(v) {
+            Ok(names) if names.is_empty() => say("empty tools".into()),
+            Ok(names) => {
+                if names.iter().any(|n| n == "AskUserQuestion") {
+                    say("agents never ask the author: drop AskUserQuestion from tools".into());
+                }
+            }
+            Err(bad) => say(format!("unknown tools: {}", bad.join(", "))),
+        },
+    }
+    out
+}
+
+/// Problems of a skill's frontmatter (`dir` = the skill's directory name).
+fn check_skill(rel: &str, dir: &str, text: &str) -> Vec<String> {
+    let fm = match frontmatter(text) {
+        Ok((fm, _)) => fm,
+        Err(e) => return vec![format!("{rel}: {e}")],
+    };
+    let map: BTreeMap<&str, &Yaml> = fm.iter().map(|(k, v)| (k.as_str(), v)).collect();
+    let mut out = Vec::new();
+    let mut say = |m: String| out.push(format!("{rel}: {m}"));
+    for (k, _) in &fm {
+        if !SKILL_FIELDS.contains(&k.as_str()) {
+            say(format!(
+                "unknown skill field `{k}` (skills take: {})",
+                SKILL_FIELDS.join(", ")
+            ));
+        }
+    }
+    match map.get("name").and_then(|v| v.text()) {
+        Some(n) if n == dir && is_kebab(n) => {}
+        Some(n) => say(format!(
+            "name `{n}` must be the directory name `{dir}`, lowercase with hyphens"
+        )),
+        None => say("missing name".into()),
+    }
+    let description = map.get("description").and_then(|v| v.text()).unwrap_or("");
+    if description.trim().is_empty() {
+        say("missing or empty description".into());
+    }
+    let when = map.get("when_to_use").and_then(|v| v.text()).unwrap_or("");
+    let listed = description.chars().count() + when.chars().count();
+    if listed > SKILL_DESCRIPTION_MAX {
+        say(format!(
+            "description + when_to_use is {listed} characters; the listing cuts at {SKILL_DESCRIPTION_MAX}"
+        ));
+    }
+    for key in ["user-invocable", "disable-model-invocation"] {
+        if let Some(v) = map.get(key)
+            && !matches!(v.text(), Some("true" | "false"))
+        {
+            say(format!("{key} must be true or false"));
+        }
+    }
+    if let Some(v) = map.get("model")
+        && !v
+            .text()
+            .is_some_and(|m| MODELS.contains(&m) || m.starts_with("claude-"))
+    {
+        say(format!(
+            "model must be one of {MODELS:?} or a claude- model id"
+        ));
+    }
+    if let Some(v) = map.get("context")
+        && v.text() != Some("fork")
+    {
+        say("context can only be `fork`".into());
+    }
+    if let Some(v) = map.get("allowed-tools")
+        && let Err(bad) = tools(v)
+    {
+        say(format!("unknown allowed-tools: {}", bad.join(", ")));
+    }
+    out
+}
+
+/// Frontmatter problems of every skill and agent under `root`.
+fn frontmatter_problems(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for doc in plugin_docs(root) {
+        let parts: Vec<&str> = doc.rel.split('/').collect();
+        match parts.as_slice() {
+            ["agents", file] => {
+                let stem = file.trim_end_matches(".md");
+                out.extend(check_agent(&doc.rel, stem, &doc.text));
+            }
+            ["skills", dir, "SKILL.md"] => out.extend(check_skill(&doc.rel, dir, &doc.text)),
+            _ => {}
+        }
+    }
+    out
+}
+
+#[test]
+fn plugin_frontmatter_is_valid() {
+    assert_none("frontmatter", frontmatter_problems(&repo()));
+}
+
+/// The entry skills, the shared knowledge skill and the agents of the product (issue 11).
+const SKILLS: [&str; 4] = ["start", "continue", "status", "novel-writing"];
+const AGENTS: [&str; 8] = [
+    "world-builder",
+    "character-weaver",
+    "plot-architect",
+    "chapter-writer",
+    "summarizer",
+    "style-analyzer",
+    "style-refiner",
+    "quality-judge",
+];
+
+#[test]
+fn plugin_has_every_skill_and_agent() {
+    let root = repo();
+    let mut missing = Vec::new();
+    for s in SKILLS {
+        let p = root.join(format!("skills/{s}/SKILL.md"));
+        if !p.is_file() {
+            missing.push(format!("skills/{s}/SKILL.md"));
+        }
+    }
+    for a in AGENTS {
+        if !root.join(format!("agents/{a}.md")).is_file() {
+            missing.push(format!("agents/{a}.md"));
+        }
+    }
+    assert_none("missing skill or agent", missing);
+    // The shared knowledge is loaded by the model, never typed by the author.
+    let text = std::fs::read_to_string(root.join("skills/novel-writing/SKILL.md")).unwrap();
+    let (fm, _) = frontmatter(&text).unwrap();
+    assert!(
+        fm.contains(&("user-invocable".into(), Yaml::Text("false".into()))),
+        "skills/novel-writing: user-invocable: false"
+    );
+}
+
+// ---- Invocations of the binary -------------------------------------------------------------
+
+/// How every call of the binary starts in the Markdown.
+const MARKER: &str = "\"${CLAUDE_PLUGIN_ROOT}/scripts/novel\"";
+
+/// The placeholder vocabulary of `docs/orchestration.md` §10 and the sample value each gets.
+const PLACEHOLDERS: [(&str, &str); 15] = [
+    ("<N>", "12"),
+    ("<V>", "1"),
+    ("<TOKEN>", "abc"),
+    ("<FILE>", "x.json"),
+    ("<DIR>", "/tmp/p"),
+    ("<STEP>", "brief"),
+    ("<SLUG>", "lin-feng"),
+    ("<ID>", "x"),
+    ("<TEXT>", "原因"),
+    ("<AGENT>", "chapter-writer"),
+    ("<STAGE>", "drafted"),
+    ("<RANGE>", "1..3"),
+    ("<PHRASE>", "眸底"),
+    ("<KIND>", "character"),
+    ("$ARGUMENTS", "1"),
+];
+
+/// A call of the binary found in a Markdown file.
+#[derive(Debug, Clone, PartialEq)]
+struct Invocation {
+    line: usize,
+    /// From the marker to the end of the code span or line.
+    text: String,
+    /// Whether the code around it opened a `$(` that this call is inside.
+    in_subst: bool,
+}
+
+/// Fence state of a Markdown line: (opening marker char, its length).
+fn fence_marker(line: &str) -> Option<(char, usize, &str)> {
+    let t = line.trim_start();
+    let c = t.chars().next()?;
+    if c != '`' && c != '~' {
+        return None;
+    }
+    let n = t.chars().take_while(|x| *x == c).count();
+    (n >= 3).then(|| (c, n, t[n..].trim()))
+}
+
+/// The lines of `text` after its frontmatter, with 1-based numbers and whether each is inside
+/// a fenced block (fence lines themselves are neither).
+fn body_lines(text: &str) -> Vec<(usize, &str, bool)> {
+    let start = frontmatter(text).map(|(_, next)| next).unwrap_or(0);
+    let mut out = Vec::new();
+    let mut open: Option<(char, usize)> = None;
+    for (i, line) in text.lines().enumerate().skip(start) {
+        match (open, fence_marker(line)) {
+            (None, Some((c, n, _))) => open = Some((c, n)),
+            (Some((c, n)), Some((c2, n2, info))) if c == c2 && n2 >= n && info.is_empty() => {
+                open = None
+            }
+            (fenced, _) => out.push((i + 1, line, fenced.is_some())),
+        }
+    }
+    out
+}
+
+/// Every call of the binary in `text`: in a fenced block, the rest of the line from the marker
+/// (joined across `\` continuations); elsewhere, the inline code spans holding the marker (or
+/// the rest of the line when the marker is not in a code span).
+fn invocations(text: &str) -> Vec<Invocation> {
+    let lines = body_lines(text);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let (no, line, fenced) = lines[i];
+        i += 1;
+        if !line.contains(MARKER) {
+            continue;
+        }
+        let from_marker = |s: &str| {
+            let at = s.find(MARKER).unwrap_or(0);
+            Invocation {
+                line: no,
+                text: s[at..].trim().to_string(),
+                in_subst: s[..at].contains("$("),
+            }
+        };
+        if fenced {
+            let mut joined = line.to_string();
+            while joined.trim_end().ends_with('\\') && i < lines.len() && lines[i].2 {
+                let t = joined.trim_end();
+                joined = format!("{} {}", &t[..t.len() - 1], lines[i].1.trim());
+                i += 1;
+            }
+            out.push(from_marker(&joined));
+            continue;
+        }
+        let spans: Vec<&str> = line
+            .split('`')
+            .enumerate()
+            .filter(|(k, s)| k % 2 == 1 && s.contains(MARKER))
+            .map(|(_, s)| s)
+            .collect();
+        if spans.is_empty() {
+            out.push(from_marker(line));
+        } else {
+            out.extend(spans.into_iter().map(from_marker));
+        }
+    }
+    out
+}
+
+/// Replaces the placeholders and splits the call like a shell, cut at the first pipe,
+/// redirection, `||`, `&&` or `;`. Returns the arguments after the binary, or what is wrong.
+fn invocation_args(inv: &Invocation) -> Result<Vec<String>, String> {
+    let mut s = inv.text[MARKER.len()..].to_string();
+    for (p, v) in PLACEHOLDERS {
+        s = s.replace(p, v);
+    }
+    s = s.replace(
+        "${CLAUDE_PLUGIN_ROOT}",
+        &repo().to_string_lossy().replace('\\', "/"),
+    );
+    // Any other `<…>` is a placeholder outside the vocabulary.
+    let mut rest = s.as_str();
+    while let Some(open) = rest.find('<') {
+        let after = &rest[open + 1..];
+        match after.find('>') {
+            Some(close) if close > 0 && !after[..close].contains(char::is_whitespace) => {
+                return Err(format!(
+                    "placeholder <{}> is not in the vocabulary of docs/orchestration.md §10",
+                    &after[..close]
+                ));
+            }
+            _ => rest = after,
+        }
+    }
+    let words = shlex::split(&s).ok_or("unbalanced quotes")?;
+    let mut args = Vec::new();
+    for w in words {
+        let stop = matches!(w.as_str(), "|" | "||" | "&&" | ";" | "&")
+            || w.starts_with('>')
+            || w.starts_with('<')
+            || w.starts_with("2>")
+            || w.starts_with("1>")
+            || w.starts_with("&>")
+            || w.starts_with('#');
+        if stop {
+            break;
+        }
+        let mut w = w;
+        let mut last = false;
+        for tail in [";", ")"] {
+            if (tail == ";" || inv.in_subst) && w.ends_with(tail) {
+                w.truncate(w.len() - tail.len());
+                last = true;
+            }
+        }
+        if w.contains('$') {
+            return Err(format!(
+                "shell variable in `{w}`: write a placeholder of docs/orchestration.md §10"
+            ));
+        }
+        if !w.is_empty() {
+            args.push(w);
+        }
+        if last {
+            break;
+        }
+    }
+    Ok(args)
+}
+
+/// Whether the real binary parses `args` (parse-only mode): `Err` carries its message.
+fn parses(args: &[String]) -> Result<(), String> {
+    let out = Command::new(bin())
+        .args(args)
+        .env_clear()
+        .env("NOVEL_PARSE_ONLY", "1")
+        .env("LANG", "C.UTF-8")
+        .current_dir(std::env::temp_dir())
+        .output()
+        .map_err(|e| format!("cannot run novel: {e}"))?;
+    if out.status.code() == Some(0) {
+        return Ok(());
+    }
+    // With `--json` the usage error is the envelope on stdout; otherwise a line on stderr.
+    let envelope: Option<Value> = serde_json::from_slice(&out.stdout).ok();
+    let message = envelope
+        .as_ref()
+        .and_then(|v| v["error"]["message"].as_str())
+        .map(str::to_string)
+        .unwrap_or_else(|| {
+            let err = String::from_utf8_lossy(&out.stderr);
+            err.lines().next().unwrap_or("").to_string()
+        });
+    Err(format!("novel: {message}"))
+}
+
+/// Problems of every call of the binary in `docs`.
+fn invocation_problems(docs: &[Doc]) -> (Vec<String>, usize) {
+    let mut out = Vec::new();
+    let mut count = 0;
+    for doc in docs {
+        for inv in invocations(&doc.text) {
+            count += 1;
+            let verdict = invocation_args(&inv).and_then(|args| parses(&args));
+            if let Err(why) = verdict {
+                out.push(format!("{}:{}: {why}\n    {}", doc.rel, inv.line, inv.text));
+            }
+        }
+    }
+    (out, count)
+}
+
+#[test]
+fn plugin_invocations_parse_with_the_real_binary() {
+    let (problems, count) = invocation_problems(&plugin_docs(&repo()));
+    eprintln!("checked {count} invocation(s) of the binary");
+    assert_none("invocation", problems);
+}
+
+// ---- Paths ---------------------------------------------------------------------------------
+
+/// Every `${CLAUDE_PLUGIN_ROOT}/…` and `${CLAUDE_SKILL_DIR}/…` path in `doc` that does not exist
+/// under `root` (a skill's own directory for the latter).
+fn path_problems(root: &Path, doc: &Doc) -> Vec<String> {
+    let mut out = Vec::new();
+    let skill_dir = match doc.rel.split('/').collect::<Vec<_>>().as_slice() {
+        ["skills", dir, ..] => Some(root.join("skills").join(dir)),
+        _ => None,
+    };
+    for (no, line) in doc.text.lines().enumerate() {
+        for (var, base) in [
+            ("${CLAUDE_PLUGIN_ROOT}/", Some(root.to_path_buf())),
+            ("${CLAUDE_SKILL_DIR}/", skill_dir.clone()),
+        ] {
+            for (at, _) in line.match_indices(var) {
+                let rest = &line[at + var.len()..];
+                let path: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || "._-/".contains(*c))
+                    .collect();
+                let path = path.trim_end_matches('.');
+                let Some(base) = &base else {
+                    out.push(format!(
+                        "{}:{}: {var} is only set in skills",
+                        doc.rel,
+                        no + 1
+                    ));
+                    continue;
+                };
+                if path.is_empty() || !base.join(path).exists() {
+                    out.push(format!(
+                        "{}:{}: {var}{path} does not exist",
+                        doc.rel,
+                        no + 1
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn plugin_paths_exist() {
+    let root = repo();
+    let problems = plugin_docs(&root)
+        .iter()
+        .flat_map(|d| path_problems(&root, d))
+        .collect();
+    assert_none("path", problems);
+}
+
+// ---- JSON examples and templates -----------------------------------------------------------
+
+/// A fenced block: the line of its opening fence, its info string and its body.
+struct Fence {
+    line: usize,
+    info: String,
+    body: String,
+}
+
+/// A fence being read: its marker, where it opened, and the lines so far.
+struct OpenFence<'t> {
+    marker: char,
+    len: usize,
+    fence: Fence,
+    indent: usize,
+    lines: Vec<&'t str>,
+}
+
+fn fences(text: &str) -> Vec<Fence> {
+    let mut out = Vec::new();
+    let mut open: Option<OpenFence<'_>> = None;
+    for (i, line) in text.lines().enumerate() {
+        let marker = fence_marker(line);
+        match (open.as_mut(), marker) {
+            (None, Some((c, n, info))) => {
+                open = Some(OpenFence {
+                    marker: c,
+                    len: n,
+                    fence: Fence {
+                        line: i + 1,
+                        info: info.to_string(),
+                        body: String::new(),
+                    },
+                    indent: line.len() - line.trim_start().len(),
+                    lines: Vec::new(),
+                });
+            }
+            (Some(f), Some((c, n, info))) if f.marker == c && n >= f.len && info.is_empty() => {
+                if let Some(mut f) = open.take() {
+                    f.fence.body = f.lines.join("\n");
+                    out.push(f.fence);
+                }
+            }
+            (Some(f), _) => {
+                let cut = line
+                    .char_indices()
+                    .take_while(|(k, ch)| *k < f.indent && *ch == ' ')
+                    .count();
+                f.lines.push(&line[cut..]);
+            }
+            (None, None) => {}
+        }
+    }
+    out
+}
+
+/// The agents an `agent` field may name.
+fn agent_name_ok(v: &Value) -> bool {
+    v.as_str().is_some_and(|a| AGENTS.contains(&a))
+}
+
+/// Whether `v` has one of the four return shapes of `docs/orchestration.md` §10.
+fn agent_return_problems(v: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(obj) = v.as_object() else {
+        return vec!["an agent return is one JSON object".into()];
+    };
+    let string = |k: &str| {
+        obj.get(k)
+            .and_then(Value::as_str)
+            .is_some_and(|s| !s.is_empty())
+    };
+    if !obj.get("agent").is_some_and(agent_name_ok) {
+        out.push(format!("`agent` must name one of the agents {AGENTS:?}"));
+    }
+    match (obj.get("status").and_then(Value::as_str), obj.get("type").and_then(Value::as_str)) {
+        (Some("completed"), None) => {
+            if let Some(f) = obj.get("files")
+                && !f.as_array().is_some_and(|a| a.iter().all(Value::is_string))
+            {
+                out.push("`files` is a list of project-relative paths".into());
+            }
+            for k in ["chapter", "word_count"] {
+                if let Some(n) = obj.get(k)
+                    && !n.is_u64()
+                {
+                    out.push(format!("`{k}` is a non-negative integer"));
+                }
+            }
+        }
+        (Some("conflict_detected"), None) => {
+            if !string("detail") {
+                out.push("conflict_detected needs `detail`".into());
+            }
+            if let Some(s) = obj.get("severity")
+                && !matches!(s.as_str(), Some("high" | "medium" | "low"))
+            {
+                out.push("`severity` is high, medium or low".into());
+            }
+        }
+        (Some("failed"), None) => {
+            if !string("detail") {
+                out.push("failed needs `detail`".into());
+            }
+        }
+        (None, Some("requires_user_decision")) => {
+            for k in ["recommendation", "rationale"] {
+                if !string(k) {
+                    out.push(format!("requires_user_decision needs `{k}`"));
+                }
+            }
+            let options = obj.get("options").and_then(Value::as_array);
+            if !options.is_some_and(|o| o.len() >= 2 && o.iter().all(Value::is_string)) {
+                out.push("requires_user_decision needs `options`: 2 or more strings".into());
+            }
+            if let Some(d) = obj.get("data")
+                && !d.is_object()
+            {
+                out.push("`data` is an object".into());
+            }
+        }
+        _ => out.push(
+            "not one of the four shapes: `status` completed|conflict_detected|failed, or `type: requires_user_decision`"
+                .into(),
+        ),
+    }
+    out
+}
+
+/// Problems of every fenced JSON example in `doc`.
+fn example_problems(doc: &Doc) -> Vec<String> {
+    let mut out = Vec::new();
+    for f in fences(&doc.text) {
+        let mut words = f.info.split_whitespace();
+        let lang = words.next().unwrap_or("");
+        if !lang.eq_ignore_ascii_case("json") {
+            continue;
+        }
+        let label = words.next();
+        let at = format!("{}:{}", doc.rel, f.line);
+        let parse = || parse_json(&f.body).map_err(|e| format!("{at}: {e}"));
+        match label {
+            None => out.push(format!(
+                "{at}: unlabelled ```json fence: write ```json <kind>, ```json agent-return or ```json fragment"
+            )),
+            Some("fragment") => {}
+            Some("agent-return") => match parse() {
+                Ok(v) => out.extend(
+                    agent_return_problems(&v)
+                        .into_iter()
+                        .map(|p| format!("{at}: agent-return: {p}")),
+                ),
+                Err(e) => out.push(e),
+            },
+            Some(kind) => match FileKind::from_name(kind) {
+                None => out.push(format!("{at}: unknown example label `{kind}`")),
+                Some(k) => match parse() {
+                    Ok(v) => out.extend(check_document(&at, k, &v).into_iter().map(|f| {
+                        format!("{}: {kind}: {}: {}", f.file, f.pointer, f.message)
+                    })),
+                    Err(e) => out.push(e),
+                },
+            },
+        }
+    }
+    out
+}
+
+/// The kind of a template file: `templates/<kind>.json` or `<kind>-template.json`; the style
+/// presets are style profiles.
+fn template_kind(rel: &str) -> Option<FileKind> {
+    if rel.starts_with("templates/style-presets/") {
+        return Some(FileKind::StyleProfile);
+    }
+    let stem = rel.strip_prefix("templates/")?.strip_suffix(".json")?;
+    FileKind::from_name(stem.strip_suffix("-template").unwrap_or(stem))
+}
+
+#[test]
+fn plugin_examples_and_templates_validate() {
+    let root = repo();
+    let mut problems: Vec<String> = plugin_docs(&root)
+        .iter()
+        .flat_map(example_problems)
+        .collect();
+    let mut templates = 0;
+    for dir in ["templates", "templates/style-presets"] {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(root.join(dir))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
+        files.sort();
+        for p in files {
+            templates += 1;
+            let rel = format!("{dir}/{}", p.file_name().unwrap().to_string_lossy());
+            let Some(kind) = template_kind(&rel) else {
+                problems.push(format!("{rel}: cannot tell which kind this template is"));
+                continue;
+            };
+            match parse_json(&std::fs::read_to_string(&p).unwrap()) {
+                Ok(v) => problems.extend(
+                    check_document(&rel, kind, &v)
+                        .into_iter()
+                        .map(|f| format!("{}: {}: {}", f.file, f.pointer, f.message)),
+                ),
+                Err(e) => problems.push(format!("{rel}: {e}")),
+            }
+        }
+    }
+    assert!(templates >= 8, "only {templates} templates found");
+    assert_none("example or template", problems);
+}
+
+// ---- The checkers catch mistakes -----------------------------------------------------------
+
+fn fake(rel: &str, text: &str) -> Doc {
+    Doc {
+        rel: rel.into(),
+        text: text.into(),
+    }
+}
+
+#[test]
+fn plugin_checks_catch_deliberate_mistakes() {
+    // Invocations: a good line, a flag that does not exist, a placeholder outside the
+    // vocabulary, a shell variable; pipes, redirections and `|| true` are cut off.
+    let md = fake(
+        "skills/fake/SKILL.md",
+        "---\nname: fake\ndescription: 测试\nallowed-tools: Bash(\"${CLAUDE_PLUGIN_ROOT}/scripts/novel\":*)\n---\n\
+         运行 `\"${CLAUDE_PLUGIN_ROOT}/scripts/novel\" --project \"<DIR>\" chapter begin <N> --json` 开始。\n\
+         !`\"${CLAUDE_PLUGIN_ROOT}/scripts/novel\" status 2>&1 || true`\n\
+         ```bash\n\
+         \"${CLAUDE_PLUGIN_ROOT}/scripts/novel\" --project \"<DIR>\" chapter commit <N> --no-such-flag --json\n\
+         \"${CLAUDE_PLUGIN_ROOT}/scripts/novel\" --project \"<DIR>\" ops validate <CHAPTER_FILE> --json\n\
+         \"${CLAUDE_PLUGIN_ROOT}/scripts/novel\" --project \"$PROJECT\" status --json | head -n 3\n\
+         OUT=$(\"${CLAUDE_PLUGIN_ROOT}/scripts/novel\" --project \"<DIR>\" \\\n  next --json)\n\
+         ```\n",
+    );
+    let found = invocations(&md.text);
+    assert_eq!(
+        found.iter().map(|i| i.line).collect::<Vec<_>>(),
+        vec![6, 7, 9, 10, 11, 12],
+        "{found:#?}"
+    );
+    let (problems, count) = invocation_problems(std::slice::from_ref(&md));
+    assert_eq!(count, 6);
+    let lines: Vec<&str> = problems
+        .iter()
+        .map(|p| p.split(": ").next().unwrap())
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "skills/fake/SKILL.md:9",
+            "skills/fake/SKILL.md:10",
+            "skills/fake/SKILL.md:11"
+        ],
+        "{problems:#?}"
+    );
+    assert!(problems[0].contains("--no-such-flag"), "{}", problems[0]);
+    assert!(problems[1].contains("<CHAPTER_FILE>"), "{}", problems[1]);
+    assert!(problems[2].contains("$PROJECT"), "{}", problems[2]);
+
+    // Frontmatter: an agent with a bad name, model, colour and tool; a skill with an unknown
+    // field and a name that is not its directory.
+    let agent = "---\nname: Chapter_Writer\ndescription: 写章节\nmodel: gpt-4\ncolor: black\ntools: Read, Wrte, AskUserQuestion\nhooks: x\n---\n正文\n";
+    let p = check_agent("agents/chapter-writer.md", "chapter-writer", agent);
+    for want in ["hooks", "name", "model", "color", "Wrte"] {
+        assert!(p.iter().any(|m| m.contains(want)), "{want}: {p:#?}");
+    }
+    let ok_agent = "---\nname: chapter-writer\ndescription: 写章节\nmodel: sonnet\ncolor: blue\ntools: Read, Write, Bash\n---\n";
+    assert_none(
+        "a valid agent",
+        check_agent("agents/chapter-writer.md", "chapter-writer", ok_agent),
+    );
+    let asks = ok_agent.replace("Bash", "AskUserQuestion");
+    assert_eq!(check_agent("agents/a.md", "chapter-writer", &asks).len(), 1);
+    let skill = "---\nname: begin\ndescription: >\n  多行\n  描述\nis_user_facing: true\nuser-invocable: maybe\n---\n";
+    let p = check_skill("skills/start/SKILL.md", "start", skill);
+    for want in ["is_user_facing", "name `begin`", "user-invocable"] {
+        assert!(p.iter().any(|m| m.contains(want)), "{want}: {p:#?}");
+    }
+    let long = format!(
+        "---\nname: start\ndescription: {}\nwhen_to_use: 总是\n---\n",
+        "长".repeat(1535)
+    );
+    assert_eq!(
+        check_skill("skills/start/SKILL.md", "start", &long).len(),
+        1
+    );
+    assert!(frontmatter("# 没有 frontmatter\n").is_err());
+
+    // Examples: an invalid character, an unlabelled fence, an unknown label, a bad agent
+    // return, and valid ones (a fragment is not checked).
+    let md = fake(
+        "agents/fake.md",
+        "---\nname: fake\n---\n\
+         ```json character\n{\"id\": \"林风\", \"display_name\": \"林风\"}\n```\n\
+         ```json\n{}\n```\n\
+         ```json chapter\n{}\n```\n\
+         ```json agent-return\n{\"status\": \"done\", \"agent\": \"chapter-writer\"}\n```\n\
+         ```json agent-return\n{\"type\": \"requires_user_decision\", \"agent\": \"plot-architect\", \"recommendation\": \"A\", \"options\": [\"A\"], \"rationale\": \"因为\"}\n```\n\
+         ```json agent-return\n{\"status\": \"completed\", \"agent\": \"summarizer\", \"chapter\": 3, \"files\": [\"staging/state/chapter-003-delta.json\"]}\n```\n\
+         ```json character\n{\"id\": \"lin-feng\", \"display_name\": \"林风\"}\n```\n\
+         ```json fragment\n{\"ops\": [ … ]}\n```\n",
+    );
+    let p = example_problems(&md);
+    let at: Vec<&str> = p.iter().map(|m| m.split(": ").next().unwrap()).collect();
+    assert_eq!(
+        at,
+        [
+            "agents/fake.md:4",
+            "agents/fake.md:7",
+            "agents/fake.md:10",
+            "agents/fake.md:13",
+            "agents/fake.md:16"
+        ],
+        "{p:#?}"
+    );
+    assert!(p[0].contains("/id"), "{}", p[0]);
+
+    // Paths: one that exists, one that does not, a skill-dir path outside a skill.
+    let doc = fake(
+        "agents/fake.md",
+        "读 `${CLAUDE_PLUGIN_ROOT}/templates/brief-template.md`。\n读 ${CLAUDE_PLUGIN_ROOT}/templates/nope.md。\n读 ${CLAUDE_SKILL_DIR}/references/x.md\n",
+    );
+    let p = path_problems(&repo(), &doc);
+    assert_eq!(p.len(), 2, "{p:#?}");
+    assert!(
+        p[0].starts_with("agents/fake.md:2: ") && p[0].contains("nope.md"),
+        "{p:#?}"
+    );
+    assert!(p[1].starts_with("agents/fake.md:3: "), "{p:#?}");
+}
+
+/// Parse-only mode runs nothing: `init` creates no directory, `status` outside a project
+/// succeeds; a line that does not parse still fails with exit 2.
+#[test]
+fn parse_only_mode_parses_and_runs_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        Command::new(bin())
+            .args(args)
+            .env_clear()
+            .env("NOVEL_PARSE_ONLY", "1")
+            .current_dir(tmp.path())
+            .output()
+            .unwrap()
+    };
+    let out = run(&["init", "book", "--title", "书"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "ok\n");
+    assert!(!tmp.path().join("book").exists(), "init must not run");
+    assert_eq!(run(&["--json", "status"]).status.code(), Some(0));
+    assert_eq!(run(&["status", "--bogus"]).status.code(), Some(2));
+    assert_eq!(run(&["chapter", "begin", "x"]).status.code(), Some(2));
 }

@@ -316,6 +316,13 @@ fn hook_without_binary_never_fails_the_session() {
         "{said}"
     );
     assert!(out.stderr.is_empty(), "{}", show(&out));
+    // The guard hooks step aside (exit 0, nothing on stdout) rather than block the write.
+    for event in ["pre-tool-use", "post-tool-use"] {
+        let out = run(&wrapper, &["hook", event], &book, &[("HOME", &home)]);
+        assert_eq!(out.status.code(), Some(0), "{event}: {}", show(&out));
+        assert!(out.stdout.is_empty(), "{event}: {}", show(&out));
+        assert!(text(&out.stderr).contains("cargo build"), "{}", show(&out));
+    }
     // Any other command still fails loudly.
     assert_eq!(
         run(&wrapper, &["status"], &book, &[("HOME", &home)])
@@ -323,4 +330,36 @@ fn hook_without_binary_never_fails_the_session() {
             .code(),
         Some(2)
     );
+}
+
+/// The fork-free fast path (absolute path, no NOVEL_BIN, a release build beside the wrapper)
+/// passes the arguments unchanged, exactly as the resolving path does.
+#[test]
+fn wrapper_fast_path_passes_arguments_unchanged() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().canonicalize().unwrap();
+    let root = base.join("plugin dir");
+    std::fs::create_dir_all(root.join("scripts")).unwrap();
+    std::fs::create_dir_all(root.join("target/release")).unwrap();
+    let wrapper = root.join("scripts/novel");
+    std::fs::copy(script(), &wrapper).unwrap();
+    let fake = root.join("target/release/novel");
+    std::fs::write(&fake, "#!/bin/sh\nprintf 'fake:%s|' \"$@\"\n").unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let args = ["a b", "", "--json", "hook", "pre-tool-use"];
+    let want = "fake:a b|fake:|fake:--json|fake:hook|fake:pre-tool-use|";
+    let home = base.join("home");
+    std::fs::create_dir(&home).unwrap();
+    // Absolute path: the fast path.
+    let out = run(&wrapper, &args, &base, &[("HOME", &home)]);
+    assert_eq!(text(&out.stdout), want, "{}", show(&out));
+    // Relative path: the resolving path finds the same build.
+    let out = run(
+        Path::new("plugin dir/scripts/novel"),
+        &args,
+        &base,
+        &[("HOME", &home)],
+    );
+    assert_eq!(text(&out.stdout), want, "{}", show(&out));
 }

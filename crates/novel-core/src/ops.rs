@@ -118,6 +118,96 @@ pub fn check_storyline(storyline_id: &str, known: &[String]) -> Result<(), OpsEr
     })
 }
 
+/// What `novel ops validate` says about a delta: the op-by-op run, and whether `apply` would
+/// take it (state version, chapter order). The storyline is checked first-class: an unknown
+/// `storyline_id` is an error, as for `apply`.
+#[derive(Debug, Clone)]
+pub struct DeltaCheck {
+    pub run: DeltaRun,
+    /// The state's `state_version` the delta must be based on.
+    pub current_version: u64,
+    pub version_ok: bool,
+    /// The state's `last_updated_chapter`.
+    pub last_chapter: u32,
+    pub chapter_order_ok: bool,
+}
+
+impl DeltaCheck {
+    /// Everything that keeps `apply` from taking the delta as written, as findings of `file`
+    /// (rejected ops at `/ops/<i>` with their fix hints, then the version and the order).
+    pub fn findings(&self, file: &str) -> Vec<crate::validate::Finding> {
+        use crate::validate::{Finding, Severity};
+        let error = |pointer: String, code: &'static str, message: String| Finding {
+            file: file.to_string(),
+            pointer,
+            severity: Severity::Error,
+            code,
+            message,
+        };
+        let mut out: Vec<Finding> = self
+            .run
+            .rejected
+            .iter()
+            .map(|r| {
+                error(
+                    format!("/ops/{}", r.index),
+                    r.code,
+                    format!("{}（修正：{}）", r.reason, r.hint),
+                )
+            })
+            .collect();
+        if !self.version_ok {
+            let e = OpsError::StateVersion {
+                base: self.run.header.base_state_version,
+                current: self.current_version,
+            };
+            out.push(error(
+                "/base_state_version".into(),
+                e.code(),
+                format!(
+                    "{e}（修正：base_state_version 应为 {}）",
+                    self.current_version
+                ),
+            ));
+        }
+        if !self.chapter_order_ok {
+            let e = OpsError::ChapterOrder {
+                chapter: self.run.header.chapter,
+                last: self.last_chapter,
+            };
+            out.push(error(
+                "/chapter".into(),
+                e.code(),
+                format!("{e}（修正：{}）", e.hint()),
+            ));
+        }
+        out
+    }
+}
+
+/// Runs `delta` against the state (nothing written) and checks what `apply` would check
+/// besides the ops: the storyline is known, the delta is based on the current state version,
+/// and it does not go back before the state's last chapter.
+pub fn check_delta(
+    state: &Value,
+    global: &ForeshadowingGlobal,
+    delta: &Value,
+    ctx: Context<'_>,
+    storylines: &[String],
+) -> Result<DeltaCheck, OpsError> {
+    let run = run_delta(state, global, delta, ctx)?;
+    check_storyline(&run.header.storyline_id, storylines)?;
+    let current_version = state_version(state);
+    let last_chapter = last_updated_chapter(state);
+    Ok(DeltaCheck {
+        version_ok: run.header.base_state_version == current_version,
+        chapter_order_ok: run.header.chapter >= last_chapter,
+        current_version,
+        last_chapter,
+        run,
+    })
+}
+
 /// Up to `limit` of `candidates` closest to `query` (edit distance in characters, at most a
 /// quarter of the longer string, or one contains the other; ties by code point), for "did you
 /// mean" hints.

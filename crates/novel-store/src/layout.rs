@@ -53,14 +53,6 @@ pub const DIRS: [&str; 23] = [
     "volumes",
 ];
 
-/// Whether `rel` is a volume outline, `volumes/vol-NN/outline.md`.
-pub fn is_outline(rel: &str) -> bool {
-    matches!(
-        rel.split('/').collect::<Vec<_>>().as_slice(),
-        ["volumes", vol, "outline.md"] if vol.strip_prefix("vol-").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-    )
-}
-
 /// `chapter-048` (3 digits, more when needed).
 pub fn chapter_stem(n: u32) -> String {
     format!("chapter-{n:03}")
@@ -193,6 +185,10 @@ pub enum Entry {
     Misnamed {
         expected: &'static str,
     },
+    /// `volumes/vol-NN/outline.md`: PlotArchitect's volume outline, parsed strictly.
+    Outline {
+        volume: Option<u32>,
+    },
     /// A copy under `state/backups/`: kept for the author, not validated.
     Backup,
     /// Anything the engine does not interpret (research notes, world docs, outlines …).
@@ -262,6 +258,7 @@ pub fn classify(rel: &str) -> Entry {
                     volume,
                     slug: None,
                 },
+                ["outline.md"] => Entry::Outline { volume },
                 ["chapter-contracts", name] => match number_between(name, "chapter-", ".json") {
                     Some(n) => Entry::Json {
                         kind: FileKind::ChapterContract,
@@ -416,6 +413,10 @@ mod tests {
                 ..
             }
         ));
+        assert_eq!(
+            classify("volumes/vol-03/outline.md"),
+            Entry::Outline { volume: Some(3) }
+        );
         assert_eq!(classify("world/geography.md"), Entry::Other);
         assert_eq!(
             classify("staging/storylines/main_arc/memory.md"),

@@ -2,8 +2,9 @@
 //!
 //! What it is: the layout of PRD §9.1 and its path naming (`chapter-NNN`, `vol-NN`), project
 //! discovery, safe paths (ids are slugs before they become path segments), BOM-tolerant reads,
-//! atomic writes (unique temp file + fsync + rename + directory fsync), `novel init`, and
-//! loading a whole project for validation. Later: the `.novel.lock`, the commit journal, recovery.
+//! atomic writes (unique temp file + fsync + rename + directory fsync), `novel init`,
+//! loading a whole project for validation, the `.novel.lock`, the commit journal and recovery,
+//! and the guard hooks' decisions (`guard`: the one table of files the binary owns).
 //!
 //! What it is not: it decides nothing about content (that is `novel-core`) and never prints.
 
@@ -12,6 +13,7 @@
 pub mod chapter;
 pub mod context;
 pub mod error;
+pub mod guard;
 pub mod init;
 pub mod io;
 pub mod layout;

@@ -269,7 +269,7 @@ pub fn load_file(root: &Path, rel: &str, view: &mut ProjectView) {
             format!("文件名不符合约定，应为 {expected}（N 为章节号，至少 3 位，如 chapter-048）"),
         )),
         Entry::Backup => {}
-        Entry::Other if layout::is_outline(rel) => match read_text(&path) {
+        Entry::Outline { .. } => match read_text(&path) {
             // Read exactly as every `context` call reads it, so validate passes no outline
             // that the packets would reject.
             Ok(text) => {

@@ -21,10 +21,31 @@ use crate::io::{
 use crate::layout;
 use crate::project::Project;
 
+/// How a reader trusts a file: `Checked` validates it against its kind's schema (every
+/// command); `Typed` only reads it into its type (the guard hook, which compiles no schema but
+/// that of the file just written).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trust {
+    Checked,
+    Typed,
+}
+
 /// Reads a JSON file and checks it against its kind's schema; the first error is reported.
 fn read_checked(project: &Project, rel: &str, kind: FileKind) -> Result<Value, StoreError> {
+    read_as(project, rel, kind, Trust::Checked)
+}
+
+fn read_as(
+    project: &Project,
+    rel: &str,
+    kind: FileKind,
+    trust: Trust,
+) -> Result<Value, StoreError> {
     let path = project.path(rel);
     let value = read_json_value(&path)?;
+    if trust == Trust::Typed {
+        return Ok(value);
+    }
     if let Some(f) = check_document(rel, kind, &value).into_iter().next() {
         return Err(StoreError::Model {
             path,
@@ -70,31 +91,82 @@ pub fn state_on_disk(project: &Project) -> StateOnDisk {
     }
 }
 
+/// A value read with [`Trust::Typed`] into its type; with [`Trust::Checked`] the schema has
+/// already passed, so this cannot fail then.
+fn typed<T: serde::de::DeserializeOwned>(
+    project: &Project,
+    rel: &str,
+    kind: FileKind,
+    v: Value,
+) -> Result<T, StoreError> {
+    serde_json::from_value(v).map_err(|e| StoreError::Model {
+        path: project.path(rel),
+        what: kind.label(),
+        message: e.to_string(),
+    })
+}
+
 /// The storyline ids of `storylines/storylines.json` (schema-checked), file order.
 pub fn load_storyline_ids(project: &Project) -> Result<Vec<String>, StoreError> {
-    let v = read_checked(project, layout::STORYLINES, FileKind::Storylines)?;
-    let lines: Storylines = serde_json::from_value(v).expect("schema-checked");
+    load_storyline_ids_as(project, Trust::Checked)
+}
+
+fn load_storyline_ids_as(project: &Project, trust: Trust) -> Result<Vec<String>, StoreError> {
+    let v = read_as(project, layout::STORYLINES, FileKind::Storylines, trust)?;
+    let lines: Storylines = typed(project, layout::STORYLINES, FileKind::Storylines, v)?;
     Ok(lines.storylines.into_iter().map(|s| s.id).collect())
 }
 
 /// `foreshadowing/global.json`; an absent file is an empty list.
 pub fn load_global(project: &Project) -> Result<ForeshadowingGlobal, StoreError> {
+    load_global_as(project, Trust::Checked)
+}
+
+fn load_global_as(project: &Project, trust: Trust) -> Result<ForeshadowingGlobal, StoreError> {
     if !project.path(layout::FORESHADOWING_GLOBAL).exists() {
         return Ok(ForeshadowingGlobal {
             foreshadowing: Vec::new(),
             extra: Default::default(),
         });
     }
-    let v = read_checked(
-        project,
-        layout::FORESHADOWING_GLOBAL,
-        FileKind::ForeshadowingGlobal,
-    )?;
-    Ok(serde_json::from_value(v).expect("schema-checked"))
+    let kind = FileKind::ForeshadowingGlobal;
+    let v = read_as(project, layout::FORESHADOWING_GLOBAL, kind, trust)?;
+    typed(project, layout::FORESHADOWING_GLOBAL, kind, v)
 }
 
 /// Every volume's planned threads (`volumes/vol-NN/foreshadowing.json`), volume order.
 pub fn load_plan(project: &Project) -> Result<Vec<PlannedForeshadowing>, StoreError> {
+    load_plan_as(project, Trust::Checked)
+}
+
+/// What a delta is checked against (`novel ops validate`, the guard hook): the state, the
+/// foreshadowing file, the volume plans, the character names and the storyline ids.
+#[derive(Debug, Clone)]
+pub struct DeltaInputs {
+    pub state: Value,
+    pub global: ForeshadowingGlobal,
+    pub plan: Vec<PlannedForeshadowing>,
+    pub names: NameIndex,
+    pub storylines: Vec<String>,
+}
+
+/// Loads the [`DeltaInputs`], each file read with `trust`.
+pub fn load_delta_inputs(project: &Project, trust: Trust) -> Result<DeltaInputs, StoreError> {
+    Ok(DeltaInputs {
+        state: read_as(
+            project,
+            layout::CURRENT_STATE,
+            FileKind::CurrentState,
+            trust,
+        )?,
+        global: load_global_as(project, trust)?,
+        plan: load_plan_as(project, trust)?,
+        names: load_names(project),
+        storylines: load_storyline_ids_as(project, trust)?,
+    })
+}
+
+fn load_plan_as(project: &Project, trust: Trust) -> Result<Vec<PlannedForeshadowing>, StoreError> {
     let mut out = Vec::new();
     let dir = project.path("volumes");
     let Ok(read) = std::fs::read_dir(&dir) else {
@@ -109,8 +181,9 @@ pub fn load_plan(project: &Project) -> Result<Vec<PlannedForeshadowing>, StoreEr
     for vol in vols {
         let rel = format!("volumes/{vol}/foreshadowing.json");
         if project.path(&rel).exists() {
-            let v = read_checked(project, &rel, FileKind::VolumeForeshadowing)?;
-            let plan: VolumeForeshadowing = serde_json::from_value(v).expect("schema-checked");
+            let kind = FileKind::VolumeForeshadowing;
+            let v = read_as(project, &rel, kind, trust)?;
+            let plan: VolumeForeshadowing = typed(project, &rel, kind, v)?;
             out.extend(plan.foreshadowing);
         }
     }

@@ -7,6 +7,7 @@ pub mod check;
 pub mod context;
 pub mod count;
 pub mod help;
+pub mod hook;
 pub mod init;
 pub mod lint;
 pub mod lock;

@@ -155,12 +155,13 @@ fn validate(project: &Project, args: &OpsFileArgs) -> Result<Report, CliError> {
         names: &names,
         plan: &plan,
     };
-    let run = ops::run_delta(&state, &global, &delta, ctx).map_err(ops_error)?;
-    ops::check_storyline(&run.header.storyline_id, &storyline_ids(project)?).map_err(ops_error)?;
-    let current = ops::state_version(&state);
-    let version_ok = run.header.base_state_version == current;
-    let last = ops::last_updated_chapter(&state);
-    let chapter_order_ok = run.header.chapter >= last;
+    let storylines = storyline_ids(project)?;
+    let check = ops::check_delta(&state, &global, &delta, ctx, &storylines).map_err(ops_error)?;
+    let run = &check.run;
+    let current = check.current_version;
+    let version_ok = check.version_ok;
+    let last = check.last_chapter;
+    let chapter_order_ok = check.chapter_order_ok;
     let would_apply = version_ok && chapter_order_ok && (!args.strict || run.rejected.is_empty());
     let data = json!({
         "chapter": run.header.chapter,

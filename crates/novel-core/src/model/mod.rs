@@ -138,11 +138,12 @@ impl FileKind {
     }
 
     /// The JSON Schema of this kind, generated from the Rust type (draft 2020-12).
+    /// Each kind is generated on its first use only (the guard hook checks one file and must
+    /// not pay for the other kinds).
     pub fn schema(self) -> &'static Value {
-        static SCHEMAS: OnceLock<Vec<Value>> = OnceLock::new();
-        let all =
-            SCHEMAS.get_or_init(|| FileKind::ALL.iter().map(|k| k.generate_schema()).collect());
-        &all[self as usize]
+        static SCHEMAS: [OnceLock<Value>; FileKind::ALL.len()] =
+            [const { OnceLock::new() }; FileKind::ALL.len()];
+        SCHEMAS[self as usize].get_or_init(|| self.generate_schema())
     }
 
     fn generate_schema(self) -> Value {

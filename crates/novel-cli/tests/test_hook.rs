@@ -1,0 +1,440 @@
+//! The guard hooks (`docs/orchestration.md` §9), run exactly as Claude Code runs them: the
+//! command of the real `hooks/hooks.json` through `sh -c`, the hook JSON on stdin.
+//!
+//! `pre-tool-use`: a table of paths (owned files, staging files, author files, paths outside any
+//! project, symlink and `..` tricks) and the expected allow/deny. `post-tool-use`: valid and
+//! invalid files of several kinds, and the errors handed back.
+
+use std::io::Write;
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::support::{bin, new_project, read_json, stderr, stdout};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The command of `hooks/hooks.json` for `event`, checked to be the guard of the write tools.
+fn hook_command(event: &str) -> String {
+    let hooks = read_json(&repo().join("hooks/hooks.json"));
+    let entries = hooks["hooks"][event].as_array().unwrap_or_else(|| {
+        panic!("hooks/hooks.json has no {event}");
+    });
+    assert_eq!(entries.len(), 1, "{event}");
+    assert_eq!(entries[0]["matcher"], "Write|Edit|MultiEdit|NotebookEdit");
+    let hook = &entries[0]["hooks"][0];
+    assert_eq!(hook["type"], "command");
+    let command = hook["command"].as_str().unwrap().to_string();
+    assert!(
+        command.starts_with("\"${CLAUDE_PLUGIN_ROOT}/scripts/novel\" hook "),
+        "{command}"
+    );
+    command
+}
+
+/// Runs the `event` hook with `stdin` (raw) as Claude Code would.
+fn run_raw(event: &str, stdin: &str) -> Output {
+    let mut child = Command::new("sh")
+        .args(["-c", &hook_command(event)])
+        .current_dir("/")
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("LANG", "C.UTF-8")
+        .env("CLAUDE_PLUGIN_ROOT", repo())
+        .env("NOVEL_BIN", bin())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run the hook");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "a hook always exits 0");
+    out
+}
+
+fn call(tool: &str, key: &str, file: &Path, cwd: &Path) -> String {
+    json!({
+        "session_id": "s1",
+        "transcript_path": "/tmp/t.jsonl",
+        "cwd": cwd,
+        "hook_event_name": "PreToolUse",
+        "tool_name": tool,
+        "tool_input": {key: file, "content": "x", "old_string": "a", "new_string": "b"},
+    })
+    .to_string()
+}
+
+/// The hook's answer: `None` when it said nothing.
+fn answer(out: &Output) -> Option<Value> {
+    let text = stdout(out);
+    if text.trim().is_empty() {
+        return None;
+    }
+    Some(serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}")))
+}
+
+/// The reason of a `deny`, or `None` when the write is allowed.
+fn pre(tool: &str, key: &str, file: &Path, cwd: &Path) -> Option<String> {
+    let out = run_raw("PreToolUse", &call(tool, key, file, cwd));
+    assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+    let doc = answer(&out)?;
+    let o = &doc["hookSpecificOutput"];
+    assert_eq!(o["hookEventName"], "PreToolUse", "{doc}");
+    assert_eq!(o["permissionDecision"], "deny", "{doc}");
+    Some(o["permissionDecisionReason"].as_str().unwrap().to_string())
+}
+
+/// The reason of a `block`, or `None` when the file passed (or is not judged).
+fn post(file: &Path) -> Option<String> {
+    let input = call("Write", "file_path", file, Path::new("/"));
+    let out = run_raw("PostToolUse", &input);
+    assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+    let doc = answer(&out)?;
+    assert_eq!(doc["decision"], "block", "{doc}");
+    Some(doc["reason"].as_str().unwrap().to_string())
+}
+
+#[test]
+fn pre_tool_use_refuses_exactly_the_owned_files() {
+    let (tmp, root) = new_project();
+    let base = tmp.path().canonicalize().unwrap();
+    let root = root.canonicalize().unwrap();
+    let outside = base.join("别处");
+    std::fs::create_dir_all(outside.join("state")).unwrap();
+    // Symlink tricks, set up before the table.
+    symlink(root.join(".checkpoint.json"), root.join("notes.json")).unwrap();
+    symlink(root.join("state"), root.join("mystate")).unwrap();
+    symlink(root.join("state"), outside.join("link")).unwrap();
+    symlink(
+        "state/history/vol-01-final-state.json",
+        root.join("dangling.md"),
+    )
+    .unwrap();
+    symlink("..", root.join("chapters/up")).unwrap();
+    symlink(&outside, root.join("away")).unwrap();
+    std::fs::create_dir_all(root.join(".novel.lock")).unwrap();
+    std::fs::create_dir_all(root.join("state/backups")).unwrap();
+
+    let deny = |rel: &str| (root.join(rel), true);
+    let allow = |rel: &str| (root.join(rel), false);
+    let cases: Vec<(PathBuf, bool)> = vec![
+        // The files the binary owns.
+        deny(".checkpoint.json"),
+        deny("state/current-state.json"),
+        deny("state/changelog.jsonl"),
+        deny("state/history/vol-01-final-state.json"),
+        deny("state/backups/current-state-20250101.json"),
+        deny("state/.spec-snapshot.json"),
+        deny("foreshadowing/global.json"),
+        deny(".novel.lock/info.json"),
+        deny(".novel.lock"),
+        deny(".novel.lock.removed-0a1b/info.json"),
+        deny(".novel-commit-journal.json"),
+        // `..` tricks (existing and not-yet-existing directories).
+        deny("chapters/../state/current-state.json"),
+        deny("no-such-dir/../.checkpoint.json"),
+        deny("staging/./state/../../foreshadowing/global.json"),
+        // Symlink tricks: a file link, directory links inside and from outside the project, a
+        // dangling link whose target is owned, a link to the root, and `..` after a link.
+        deny("notes.json"),
+        deny("mystate/current-state.json"),
+        (outside.join("link/changelog.jsonl"), true),
+        deny("dangling.md"),
+        deny("chapters/up/foreshadowing/global.json"),
+        deny("away/../state/current-state.json"),
+        // Staging files, author files, the agents' outputs: allowed.
+        allow("staging/state/chapter-001-delta.json"),
+        allow("staging/chapters/chapter-001.md"),
+        allow("staging/evaluations/chapter-001-eval.json"),
+        allow("staging/summaries/chapter-001-summary.md"),
+        allow("staging/storylines/main_arc/memory.md"),
+        allow("brief.md"),
+        allow("chapters/brief.md"),
+        allow("chapters/chapter-001.md"),
+        allow("world/rules.json"),
+        allow("characters/active/lin-feng.json"),
+        allow("volumes/vol-01/outline.md"),
+        allow("volumes/vol-01/chapter-contracts/chapter-001.json"),
+        allow("style-profile.json"),
+        allow("novel.json"),
+        allow("state/notes.md"),
+        allow("state/current-state.json.md"),
+        allow("foreshadowing/notes.md"),
+        allow(".novel.lockfile"),
+        allow("away/state/current-state.json"),
+        // Outside any project.
+        (outside.join("state/current-state.json"), false),
+        (outside.join(".checkpoint.json"), false),
+        (base.join("x/.novel.lock/info.json"), false),
+        (PathBuf::from("/etc/hosts-novel-test"), false),
+    ];
+    let mut failures = Vec::new();
+    for (path, want_deny) in &cases {
+        let reason = pre("Write", "file_path", path, &base);
+        if reason.is_some() != *want_deny {
+            failures.push(format!(
+                "{}: expected {}, got {reason:?}",
+                path.display(),
+                if *want_deny { "deny" } else { "allow" }
+            ));
+        }
+        if let Some(r) = reason {
+            assert!(r.contains("novel "), "the reason names a command: {r}");
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn pre_tool_use_reads_every_write_tool_and_relative_paths() {
+    let (tmp, root) = new_project();
+    let base = tmp.path().canonicalize().unwrap();
+    let root = root.canonicalize().unwrap();
+    let state = root.join("state/current-state.json");
+    for tool in ["Write", "Edit", "MultiEdit"] {
+        let reason = pre(tool, "file_path", &state, &base).expect(tool);
+        assert!(reason.contains("state/current-state.json"), "{reason}");
+        assert!(
+            reason.contains("novel ops apply") && reason.contains("novel state rebuild"),
+            "{reason}"
+        );
+    }
+    let nb = root.join("state/backups/notes.ipynb");
+    assert!(pre("NotebookEdit", "notebook_path", &nb, &base).is_some());
+    // Relative to the hook's `cwd`.
+    assert!(
+        pre(
+            "Write",
+            "file_path",
+            Path::new("book/.checkpoint.json"),
+            &base
+        )
+        .is_some()
+    );
+    assert!(
+        pre(
+            "Edit",
+            "file_path",
+            Path::new("state/changelog.jsonl"),
+            &root
+        )
+        .is_some()
+    );
+    assert!(pre("Write", "file_path", Path::new("brief.md"), &root).is_none());
+    // The reasons name the right command.
+    let lock = pre(
+        "Write",
+        "file_path",
+        &root.join(".novel.lock/info.json"),
+        &base,
+    )
+    .unwrap();
+    assert!(lock.contains("novel lock clear"), "{lock}");
+    let journal = pre(
+        "Write",
+        "file_path",
+        &root.join(".novel-commit-journal.json"),
+        &base,
+    )
+    .unwrap();
+    assert!(journal.contains("novel chapter recover"), "{journal}");
+    // Other tools, and stdin that is empty or not JSON: silence.
+    assert!(pre("Read", "file_path", &state, &base).is_none());
+    for stdin in [
+        "",
+        "not json",
+        "{}",
+        "[]",
+        r#"{"tool_input":{"file_path":42}}"#,
+    ] {
+        let out = run_raw("PreToolUse", stdin);
+        assert!(stdout(&out).is_empty(), "{stdin:?}: {}", stdout(&out));
+    }
+}
+
+fn write(root: &Path, rel: &str, text: &str) -> PathBuf {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn fixture(kind: &str, name: &str) -> String {
+    std::fs::read_to_string(repo().join(format!("tests/schemas/valid/{kind}/{name}.json"))).unwrap()
+}
+
+#[test]
+fn post_tool_use_hands_back_the_errors_of_the_file_just_written() {
+    let (_tmp, root) = new_project();
+    let delta = "staging/state/chapter-001-delta.json";
+
+    // State delta: valid; schema error; op rejected by the engine; wrong base version; unknown
+    // storyline; not JSON at all.
+    let ok = json!({"chapter": 1, "base_state_version": 0, "storyline_id": "main_arc",
+        "ops": [{"op": "set", "path": "characters.lin-feng.location", "value": "青云镇"}]});
+    assert_eq!(post(&write(&root, delta, &ok.to_string())), None);
+    let r = post(&write(
+        &root,
+        delta,
+        r#"{"chapter": 1, "storyline_id": "main_arc"}"#,
+    ))
+    .unwrap();
+    assert!(
+        r.contains(&format!("{delta}: ")) && r.contains("ops"),
+        "{r}"
+    );
+    let bad_op = json!({"chapter": 1, "base_state_version": 0, "storyline_id": "main_arc",
+        "ops": [{"op": "set", "path": "characters.林风.location", "value": "青云镇"}]});
+    let r = post(&write(&root, delta, &bad_op.to_string())).unwrap();
+    assert!(r.contains(&format!("{delta}: /ops/0: ")), "{r}");
+    assert!(r.contains("slug"), "{r}");
+    let stale =
+        json!({"chapter": 1, "base_state_version": 7, "storyline_id": "main_arc", "ops": []});
+    let r = post(&write(&root, delta, &stale.to_string())).unwrap();
+    assert!(
+        r.contains(&format!("{delta}: /base_state_version: ")) && r.contains("应为 0"),
+        "{r}"
+    );
+    let lost =
+        json!({"chapter": 1, "base_state_version": 0, "storyline_id": "side_arc", "ops": []});
+    let r = post(&write(&root, delta, &lost.to_string())).unwrap();
+    assert!(r.contains("side_arc") && r.contains("main_arc"), "{r}");
+    let r = post(&write(&root, delta, "{\"chapter\": 1,\n  \"ops\": [,]\n}")).unwrap();
+    assert!(r.contains("JSON 格式错误（第 2 行"), "{r}");
+    // A delta whose name is off the layout is said too.
+    let r = post(&write(
+        &root,
+        "staging/state/chapter-1-delta.json",
+        &ok.to_string(),
+    ))
+    .unwrap();
+    assert!(r.contains("chapter-NNN-delta.json"), "{r}");
+
+    // Evaluation: valid; weights that do not sum to 1 (a check beyond the schema); schema error.
+    let eval = "staging/evaluations/chapter-001-eval.json";
+    let good = fixture("evaluation", "minimal");
+    assert_eq!(post(&write(&root, eval, &good)), None);
+    let mut heavy: Value = serde_json::from_str(&good).unwrap();
+    heavy["scores"]["pacing"]["weight"] = json!(0.5);
+    let r = post(&write(&root, eval, &heavy.to_string())).unwrap();
+    assert!(r.contains(&format!("{eval}: /scores: ")), "{r}");
+    let mut wrong: Value = serde_json::from_str(&good).unwrap();
+    wrong["recommendation"] = json!("maybe");
+    let r = post(&write(&root, eval, &wrong.to_string())).unwrap();
+    assert!(r.contains(&format!("{eval}: /recommendation: ")), "{r}");
+    // The second judge's file is an evaluation too.
+    let second = "staging/evaluations/chapter-001-eval-secondary.json";
+    assert!(post(&write(&root, second, &wrong.to_string())).is_some());
+
+    // Character: valid; id that does not match the file name; schema error.
+    let character = "characters/active/xiao-han.json";
+    assert_eq!(
+        post(&write(&root, character, &fixture("character", "minimal"))),
+        None
+    );
+    let r = post(&write(
+        &root,
+        "characters/active/lin-feng.json",
+        &fixture("character", "minimal"),
+    ))
+    .unwrap();
+    assert!(r.contains("characters/active/lin-feng.json: /id: "), "{r}");
+    let r = post(&write(
+        &root,
+        character,
+        r#"{"id": "xiao-han", "display_name": 3}"#,
+    ))
+    .unwrap();
+    assert!(r.contains(&format!("{character}: /display_name: ")), "{r}");
+
+    // Other kinds found by the same layout table: world rules, the outline, a summary.
+    let r = post(&write(
+        &root,
+        "world/rules.json",
+        r#"{"rules": [{"id": "W1"}]}"#,
+    ))
+    .unwrap();
+    assert!(r.contains("world/rules.json: /rules/0"), "{r}");
+    let outline = "volumes/vol-01/outline.md";
+    assert_eq!(
+        post(&write(
+            &root,
+            outline,
+            "# 第一卷\n\n## 第1章 开端\n- 故事线：main_arc\n"
+        )),
+        None
+    );
+    let r = post(&write(
+        &root,
+        outline,
+        "# 第一卷\n\n## 第1章 开端\n## 第1章 又是开端\n",
+    ))
+    .unwrap();
+    assert!(r.contains(outline) && r.contains("第 4 行"), "{r}");
+    let summary = "staging/summaries/chapter-002-summary.md";
+    let r = post(&write(
+        &root,
+        summary,
+        "---\nchapter: 3\nstoryline_id: main_arc\n---\n\n摘要。\n",
+    ))
+    .unwrap();
+    assert!(r.contains(&format!("{summary}: /chapter: ")), "{r}");
+
+    // Files the layout does not interpret, and files outside any project: silence.
+    assert_eq!(post(&write(&root, "world/geography.md", "# 地理\n")), None);
+    assert_eq!(
+        post(&write(&root, "chapters/chapter-001.md", "# 第1章\n")),
+        None
+    );
+    let elsewhere = tempfile::tempdir().unwrap();
+    assert_eq!(
+        post(&write(
+            elsewhere.path(),
+            "staging/state/chapter-001-delta.json",
+            "{}"
+        )),
+        None
+    );
+}
+
+/// The hook binary prints nothing but its answer, and never an error envelope, even with
+/// `--json` on the line.
+#[test]
+fn hooks_answer_in_claude_codes_json_only() {
+    let (tmp, root) = new_project();
+    let input = call(
+        "Write",
+        "file_path",
+        &root.join(".checkpoint.json"),
+        tmp.path(),
+    );
+    let mut child = Command::new(bin())
+        .args(["--json", "hook", "pre-tool-use"])
+        .env_clear()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let doc = answer(&out).unwrap();
+    assert!(doc.get("ok").is_none(), "{doc}");
+    assert_eq!(doc["hookSpecificOutput"]["permissionDecision"], "deny");
+}

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Benchmark (not a test): the guard hooks (`novel hook pre-tool-use|post-tool-use`) through the
+# plugin wrapper `scripts/novel`, fed the hook's stdin JSON the way Claude Code runs them, on a
+# synthetic project of 500 chapters. Target: ≤ 5 ms each (they run on every Write/Edit).
+#
+#   cargo build --release && crates/novel-store/benches/guard-hooks.sh [RUNS]
+#
+# Needs hyperfine (`cargo install hyperfine`). Each case is first checked to give the expected
+# answer (deny / block / silence), then timed with `hyperfine -N` (no shell: wrapper + binary).
+# The last case adds the `sh -c` Claude Code itself wraps a hook command in.
+set -euo pipefail
+
+ROOT=$(cd -P -- "$(dirname -- "$0")/../../.." && pwd)
+NOVEL="$ROOT/scripts/novel"
+RUNS=${1:-300}
+
+command -v hyperfine >/dev/null 2>&1 || {
+  echo "需要 hyperfine：cargo install hyperfine" >&2
+  exit 2
+}
+[ -x "$ROOT/target/release/novel" ] || {
+  echo "先编译：cargo build --release" >&2
+  exit 2
+}
+case $ROOT in
+  *[[:space:]]*)
+    echo "仓库路径含空白，hyperfine -N 无法切分命令：请换一个路径" >&2
+    exit 2
+    ;;
+esac
+
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+BOOK="$WORK/book"
+"$ROOT/target/release/novel" context synth "$BOOK" --chapters 500 >/dev/null
+
+# The next chapter's staging files, as the agents would write them.
+version=$(sed -n 's/.*"state_version": *\([0-9][0-9]*\).*/\1/p' "$BOOK/state/current-state.json" | head -n 1)
+character=$(cd "$BOOK/characters/active" && ls -- *.json | head -n 1)
+slug=${character%.json}
+cat >"$BOOK/staging/state/chapter-501-delta.json" <<EOF
+{"chapter": 501, "base_state_version": $version, "storyline_id": "main_arc",
+ "ops": [{"op": "set", "path": "characters.$slug.location", "value": "青云镇"}]}
+EOF
+cat >"$BOOK/staging/state/chapter-502-delta.json" <<EOF
+{"chapter": 502, "base_state_version": $version, "storyline_id": "main_arc",
+ "ops": [{"op": "set", "path": "characters.林风.location", "value": "青云镇"}]}
+EOF
+printf '# 第501章 回声\n\n初稿。\n' >"$BOOK/staging/chapters/chapter-501.md"
+sed 's/"chapter": 1,/"chapter": 501,/' "$ROOT/tests/schemas/valid/evaluation/minimal.json" \
+  >"$BOOK/staging/evaluations/chapter-501-eval.json"
+
+# input NAME EVENT TOOL FILE
+input() {
+  printf '{"session_id":"bench","transcript_path":"/tmp/t.jsonl","cwd":"%s","hook_event_name":"%s","tool_name":"%s","tool_input":{"file_path":"%s","content":"x"}}\n' \
+    "$BOOK" "$2" "$3" "$4" >"$WORK/$1.json"
+}
+input pre-owned PreToolUse Write "$BOOK/state/current-state.json"
+input pre-staging PreToolUse Write "$BOOK/staging/chapters/chapter-501.md"
+input pre-outside PreToolUse Edit "$WORK/notes.md"
+input post-delta PostToolUse Write "$BOOK/staging/state/chapter-501-delta.json"
+input post-bad-delta PostToolUse Write "$BOOK/staging/state/chapter-502-delta.json"
+input post-eval PostToolUse Write "$BOOK/staging/evaluations/chapter-501-eval.json"
+input post-character PostToolUse Edit "$BOOK/characters/active/$character"
+input post-chapter PostToolUse Write "$BOOK/staging/chapters/chapter-501.md"
+
+# case NAME SUBCOMMAND EXPECT(deny|block|silent) LABEL
+REPORT="$WORK/report.md"
+: >"$REPORT"
+bench() {
+  local name=$1 sub=$2 expect=$3 label=$4 out
+  out=$("$NOVEL" hook "$sub" <"$WORK/$name.json")
+  case $expect in
+    deny) [[ $out == *'"permissionDecision":"deny"'* ]] ;;
+    block) [[ $out == *'"decision":"block"'* ]] ;;
+    silent) [ -z "$out" ] ;;
+  esac || {
+    echo "$label：应为 $expect，实际输出：$out" >&2
+    exit 1
+  }
+  hyperfine -N --style basic --warmup 20 --runs "$RUNS" --input "$WORK/$name.json" \
+    --export-markdown "$WORK/$name.md" -n "$label" "$NOVEL hook $sub" >/dev/null
+  tail -n 1 "$WORK/$name.md" >>"$REPORT"
+}
+
+bench pre-owned pre-tool-use deny "pre: state/current-state.json (deny)"
+bench pre-staging pre-tool-use silent "pre: staging chapter (allow)"
+bench pre-outside pre-tool-use silent "pre: outside any project"
+bench post-delta post-tool-use silent "post: valid delta (schema + ops check)"
+bench post-bad-delta post-tool-use block "post: delta with a rejected op (block)"
+bench post-eval post-tool-use silent "post: valid evaluation"
+bench post-character post-tool-use silent "post: valid character"
+bench post-chapter post-tool-use silent "post: chapter draft (not schema'd)"
+
+# As Claude Code runs it: `sh -c '"${CLAUDE_PLUGIN_ROOT}/scripts/novel" hook …'`.
+hyperfine -N --style basic --warmup 20 --runs "$RUNS" --input "$WORK/post-delta.json" \
+  --export-markdown "$WORK/sh.md" -n "post: valid delta, through sh -c" \
+  "sh -c '\"$NOVEL\" hook post-tool-use'" >/dev/null
+tail -n 1 "$WORK/sh.md" >>"$REPORT"
+
+echo "Guard hooks through scripts/novel, synthetic project of 500 chapters, $RUNS runs each:"
+echo
+echo "| Case | Mean [ms] | Min [ms] | Max [ms] | Relative |"
+echo "|:---|---:|---:|---:|---:|"
+cat "$REPORT"

@@ -1,0 +1,430 @@
+//! The guard hooks (`docs/orchestration.md` §9): what Claude Code's `PreToolUse` and
+//! `PostToolUse` hooks decide about a file the model is about to write or has just written.
+//!
+//! - [`OWNED`] is the one table of files the binary owns: a direct write to one of them inside
+//!   a novel project is refused, naming the `novel` command that changes it instead.
+//! - [`written`] checks a file just written with the same kind detection and the same checks as
+//!   `novel validate` (one file alone: only its own schema is compiled), plus the `ops validate`
+//!   checks for a state delta.
+//!
+//! A path is judged by every place a write to it could land: its lexical form (`..` removed,
+//! as a client that normalises paths sees it) and its physical form (symlinks resolved, as the
+//! kernel sees it); a write is refused when either is an owned file. Outside a novel project
+//! nothing is decided. Reading the hook's stdin JSON and printing the decision is the CLI's job.
+
+use std::path::{Component, Path, PathBuf};
+
+use novel_core::FileKind;
+use novel_core::ops::{self, Context};
+use novel_core::validate::{Finding, ProjectView, Severity, check_alone};
+use serde_json::Value;
+
+use crate::layout;
+use crate::load::load_file;
+use crate::project::{Project, absolute};
+use crate::state::{Trust, load_delta_inputs};
+
+/// The tools whose writes the hooks look at (the `matcher` of `hooks/hooks.json`).
+pub const WRITE_TOOLS: [&str; 4] = ["Write", "Edit", "MultiEdit", "NotebookEdit"];
+
+/// The part of a hook's stdin JSON the guards read: `tool_name`, the file(s) of `tool_input`
+/// (`file_path` for Write, Edit and MultiEdit; `notebook_path` for NotebookEdit) and `cwd`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ToolCall {
+    pub tool_name: Option<String>,
+    pub files: Vec<PathBuf>,
+    pub cwd: Option<PathBuf>,
+}
+
+impl ToolCall {
+    /// Reads the hook's stdin JSON; anything missing is simply absent.
+    pub fn from_json(v: &Value) -> ToolCall {
+        let text = |v: Option<&Value>| {
+            v.and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+        };
+        let input = v.get("tool_input");
+        let files = ["file_path", "notebook_path"]
+            .iter()
+            .filter_map(|k| text(input.and_then(|i| i.get(k))))
+            .map(PathBuf::from)
+            .collect();
+        ToolCall {
+            tool_name: text(v.get("tool_name")),
+            files,
+            cwd: text(v.get("cwd")).map(PathBuf::from),
+        }
+    }
+
+    /// Whether the guards look at this call: a write tool (or an unnamed tool that carries a
+    /// file, to be safe).
+    pub fn writes(&self) -> bool {
+        self.tool_name
+            .as_deref()
+            .is_none_or(|t| WRITE_TOOLS.contains(&t))
+    }
+}
+
+/// How an owned path is recognised (project-relative, `/`-separated).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pattern {
+    /// Exactly this path.
+    File(&'static str),
+    /// Anything below this directory (the directory itself included).
+    Under(&'static str),
+    /// A top-level name starting with this prefix (the lock's set-aside copies).
+    Prefix(&'static str),
+}
+
+impl Pattern {
+    fn matches(self, rel: &str) -> bool {
+        match self {
+            Pattern::File(f) => rel == f,
+            Pattern::Under(d) => {
+                rel == d || rel.strip_prefix(d).is_some_and(|r| r.starts_with('/'))
+            }
+            Pattern::Prefix(p) => rel.starts_with(p) && !rel[p.len()..].is_empty(),
+        }
+    }
+}
+
+/// A file the binary owns (`受保护文件`): what it is and which command changes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Owned {
+    pub pattern: Pattern,
+    /// What the file is, for the author.
+    pub what: &'static str,
+    /// The `novel` command(s) to use instead.
+    pub instead: &'static str,
+}
+
+/// Every file the binary owns. A skill or agent never writes these by hand.
+pub const OWNED: [Owned; 11] = [
+    Owned {
+        pattern: Pattern::File(layout::CHECKPOINT),
+        what: "断点文件（流水线阶段、进度、待处理事项）",
+        instead: "章节流程用 novel chapter begin / stage / commit / fail，快速起步用 novel quickstart done，待处理事项用 novel pending resolve，新建项目用 novel init",
+    },
+    Owned {
+        pattern: Pattern::File(layout::CURRENT_STATE),
+        what: "全局状态",
+        instead: "状态增量用 novel ops apply（随章节提交时由 novel chapter commit 合并）；状态有误时用 novel state rebuild --write 从变更日志重建",
+    },
+    Owned {
+        pattern: Pattern::File(layout::CHANGELOG),
+        what: "状态变更日志",
+        instead: "只由 novel ops apply、novel ops skip 与 novel chapter commit 追加；查看用 novel state history",
+    },
+    Owned {
+        pattern: Pattern::Under("state/history"),
+        what: "卷末状态快照",
+        instead: "由 novel volume close 在卷收尾时写入；查看某章完成后的状态用 novel state at",
+    },
+    Owned {
+        pattern: Pattern::Under(layout::BACKUPS),
+        what: "程序替换文件前留下的备份",
+        instead: "备份只供作者查阅，不要改写；恢复状态用 novel state rebuild --write",
+    },
+    Owned {
+        pattern: Pattern::File(crate::spec::SNAPSHOT),
+        what: "更新设定前的设定快照",
+        instead: "用 novel spec snapshot 拍快照、novel spec propagate 计算影响",
+    },
+    Owned {
+        pattern: Pattern::File(layout::FORESHADOWING_GLOBAL),
+        what: "全局伏笔状态",
+        instead: "伏笔进展写进状态增量的 foreshadow op，由 novel ops apply / novel chapter commit 合并；有误时用 novel state rebuild --write 重建",
+    },
+    Owned {
+        pattern: Pattern::Under(layout::LOCK_DIR),
+        what: "项目锁",
+        instead: "查看用 novel lock status；持有者已不在时用 novel lock clear 清除",
+    },
+    Owned {
+        pattern: Pattern::Prefix(".novel.lock."),
+        what: "正在清除的项目锁",
+        instead: "查看用 novel lock status；清除用 novel lock clear",
+    },
+    Owned {
+        pattern: Pattern::File(layout::JOURNAL),
+        what: "章节提交的事务日志",
+        instead: "提交被打断时用 novel chapter recover 查看并收尾，再 novel chapter commit",
+    },
+    Owned {
+        pattern: Pattern::Prefix(".novel-commit-journal.json."),
+        what: "事务日志的临时文件",
+        instead: "提交被打断时用 novel chapter recover 查看并收尾",
+    },
+];
+
+/// The owned file `rel` (project-relative) is, if any.
+pub fn owned(rel: &str) -> Option<&'static Owned> {
+    OWNED.iter().find(|o| o.pattern.matches(rel))
+}
+
+/// A path inside a novel project.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Located {
+    pub project: Project,
+    /// Project-relative, `/`-separated.
+    pub rel: String,
+    /// The absolute path this reading of the file names.
+    pub path: PathBuf,
+}
+
+/// Symlink hops followed before giving up (as the kernel's ELOOP limit).
+const MAX_HOPS: usize = 40;
+
+/// `path` with symlinks resolved as far as the file system goes: the longest existing prefix is
+/// canonicalised; the rest (not created yet) is appended with `.`/`..` applied; a dangling
+/// symlink in the way is followed to where a write through it would land.
+pub fn physical(path: &Path) -> Option<PathBuf> {
+    physical_hops(path, 0)
+}
+
+fn physical_hops(path: &Path, hops: usize) -> Option<PathBuf> {
+    if hops > MAX_HOPS {
+        return None;
+    }
+    if let Ok(p) = std::fs::canonicalize(path) {
+        return Some(p);
+    }
+    let parts: Vec<Component<'_>> = path.components().collect();
+    // The longest prefix that exists.
+    let mut base: Option<(PathBuf, usize)> = None;
+    for i in (1..=parts.len()).rev() {
+        let prefix: PathBuf = parts[..i].iter().collect();
+        if let Ok(p) = std::fs::canonicalize(&prefix) {
+            base = Some((p, i));
+            break;
+        }
+    }
+    let (mut out, start) = base?;
+    for (k, c) in parts[start..].iter().enumerate() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(name) => {
+                let next = out.join(name);
+                // A component that does not canonicalise may be a dangling symlink: a write
+                // through it creates its target.
+                if let Ok(meta) = std::fs::symlink_metadata(&next)
+                    && meta.file_type().is_symlink()
+                    && let Ok(target) = std::fs::read_link(&next)
+                {
+                    let mut rest: PathBuf = out.join(target);
+                    for c in &parts[start + k + 1..] {
+                        rest.push(c.as_os_str());
+                    }
+                    return physical_hops(&rest, hops + 1);
+                }
+                out = next;
+            }
+            Component::RootDir | Component::Prefix(_) => {}
+        }
+    }
+    Some(out)
+}
+
+/// The project holding `path` (walking up from its directory) and the path inside it.
+fn inside(path: &Path) -> Option<Located> {
+    let dir = path.parent()?;
+    let project = Project::discover(dir).ok()?;
+    let rel = path.strip_prefix(&project.root).ok()?;
+    let parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if parts.is_empty() {
+        return None;
+    }
+    Some(Located {
+        rel: parts.join("/"),
+        project,
+        path: path.to_path_buf(),
+    })
+}
+
+/// Every reading of `file` that lies inside a novel project: lexical first, then physical
+/// (deduplicated). `file` may be relative: it is taken from `cwd` (the hook's `cwd`), else from
+/// the process's working directory.
+pub fn locate(file: &Path, cwd: Option<&Path>) -> Vec<Located> {
+    let joined = match cwd {
+        Some(dir) if file.is_relative() => dir.join(file),
+        _ => file.to_path_buf(),
+    };
+    let lexical = absolute(&joined);
+    let mut out: Vec<Located> = Vec::new();
+    for candidate in [Some(lexical.clone()), physical(&lexical), physical(&joined)]
+        .into_iter()
+        .flatten()
+    {
+        if let Some(l) = inside(&candidate)
+            && !out.contains(&l)
+        {
+            out.push(l);
+        }
+    }
+    out
+}
+
+/// What `PreToolUse` decides about a write to `file`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Before {
+    /// Not a project file the binary owns (or not in a project at all): say nothing.
+    Allow,
+    /// A file the binary owns.
+    Deny {
+        /// Project-relative path of the owned file the write would land on.
+        rel: String,
+        owned: &'static Owned,
+    },
+}
+
+impl Before {
+    /// The refusal, in Chinese, for the model (`permissionDecisionReason`).
+    pub fn reason(&self) -> Option<String> {
+        match self {
+            Before::Allow => None,
+            Before::Deny { rel, owned } => Some(format!(
+                "{rel} 是{}，由 novel 程序维护，不能直接写入或编辑。{}。",
+                owned.what, owned.instead
+            )),
+        }
+    }
+}
+
+/// `PreToolUse`: refuses a write that lands on a file of [`OWNED`] under any reading of the path.
+pub fn before_write(file: &Path, cwd: Option<&Path>) -> Before {
+    for l in locate(file, cwd) {
+        if let Some(o) = owned(&l.rel) {
+            return Before::Deny {
+                rel: l.rel,
+                owned: o,
+            };
+        }
+    }
+    Before::Allow
+}
+
+/// `PostToolUse`: the errors of a project file just written, checked alone as `novel validate`
+/// checks it (its kind read off its path; only its own schema compiled; references into other
+/// files left to `novel validate`), plus, for a state delta, what `novel ops validate` would
+/// reject. Empty when the file is valid, unknown to the layout, or outside a project.
+pub fn written(file: &Path, cwd: Option<&Path>) -> Vec<Finding> {
+    // The physical reading is the file that was actually written.
+    let Some(l) = locate(file, cwd).pop() else {
+        return Vec::new();
+    };
+    if !l.path.is_file() {
+        return Vec::new(); // nothing was written there after all
+    }
+    let mut view = ProjectView::default();
+    load_file(&l.project.root, &l.rel, &mut view);
+    let delta = view
+        .docs
+        .iter()
+        .find(|d| d.kind == FileKind::StateDelta)
+        .map(|d| d.value.clone());
+    let mut findings: Vec<Finding> = check_alone(view)
+        .into_iter()
+        .filter(|f| f.severity == Severity::Error)
+        .collect();
+    if findings.is_empty()
+        && let Some(delta) = delta
+    {
+        findings.extend(delta_findings(&l.project, &l.rel, &delta));
+    }
+    findings
+}
+
+/// Errors listed in one block reason at most (the rest are counted).
+const MAX_LISTED: usize = 30;
+
+/// The `PostToolUse` block reason for the errors of [`written`], in Chinese, one
+/// `file: /pointer: message` line each; `None` when there are none.
+pub fn block_reason(findings: &[Finding]) -> Option<String> {
+    let first = findings.first()?;
+    let mut text = format!(
+        "刚写入的 {} 没有通过 novel 的校验（{} 个错误）。请在这一轮按下列位置修正后重新写入：\n",
+        first.file,
+        findings.len()
+    );
+    for f in findings.iter().take(MAX_LISTED) {
+        if f.pointer.is_empty() {
+            text.push_str(&format!("{}: {}\n", f.file, f.message));
+        } else {
+            text.push_str(&format!("{}: {}: {}\n", f.file, f.pointer, f.message));
+        }
+    }
+    if findings.len() > MAX_LISTED {
+        text.push_str(&format!(
+            "……另有 {} 个错误未列出\n",
+            findings.len() - MAX_LISTED
+        ));
+    }
+    Some(text.trim_end().to_string())
+}
+
+/// What `novel ops validate` would reject in a schema-valid delta. The state files are read
+/// without their schemas; when they cannot be read, the delta is not judged here (the files'
+/// own problems are `novel validate`'s to report).
+fn delta_findings(project: &Project, rel: &str, delta: &Value) -> Vec<Finding> {
+    let Ok(inputs) = load_delta_inputs(project, Trust::Typed) else {
+        return Vec::new();
+    };
+    let ctx = Context {
+        names: &inputs.names,
+        plan: &inputs.plan,
+    };
+    match ops::check_delta(
+        &inputs.state,
+        &inputs.global,
+        delta,
+        ctx,
+        &inputs.storylines,
+    ) {
+        Ok(check) => check.findings(rel),
+        Err(e) => vec![Finding {
+            file: rel.to_string(),
+            pointer: String::new(),
+            severity: Severity::Error,
+            code: e.code(),
+            message: format!("{e}（修正：{}）", e.hint()),
+        }],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn owned_table() {
+        for (rel, want) in [
+            (".checkpoint.json", true),
+            ("state/current-state.json", true),
+            ("state/changelog.jsonl", true),
+            ("state/history/vol-01-final-state.json", true),
+            ("state/backups/current-state-1.json", true),
+            ("state/.spec-snapshot.json", true),
+            ("foreshadowing/global.json", true),
+            (".novel.lock", true),
+            (".novel.lock/info.json", true),
+            (".novel.lock.removed-abc/info.json", true),
+            (".novel-commit-journal.json", true),
+            ("state/current-state.json.bak", false),
+            ("state/historyx/a.json", false),
+            ("staging/state/chapter-001-delta.json", false),
+            ("foreshadowing/notes.md", false),
+            ("brief.md", false),
+            ("chapters/chapter-001.md", false),
+            (".novel.lockfile", false),
+        ] {
+            assert_eq!(owned(rel).is_some(), want, "{rel}");
+        }
+    }
+}
