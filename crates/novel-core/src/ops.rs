@@ -998,7 +998,9 @@ pub fn state_version(state: &Value) -> u64 {
         .unwrap_or(0)
 }
 
-fn finish_version(state: &mut Value, version: u64, chapter: u32) {
+/// What replaying a changelog line does to the state besides its ops: the version, and the
+/// chapter the state is updated to (never back).
+pub(crate) fn finish_version(state: &mut Value, version: u64, chapter: u32) {
     if let Some(obj) = state.as_object_mut() {
         let last = obj
             .get("last_updated_chapter")

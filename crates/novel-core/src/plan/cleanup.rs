@@ -6,7 +6,7 @@
 //! without confirmation.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::pointer;
 use crate::model::state::{ChangeSource, OpKind, StateOp};
@@ -205,15 +205,7 @@ pub fn apply(
             absent,
         };
     }
-    if let Some(obj) = next.as_object_mut() {
-        obj.insert("state_version".into(), json!(base + 1));
-        let last = obj
-            .get("last_updated_chapter")
-            .and_then(Value::as_u64)
-            .unwrap_or(0)
-            .max(u64::from(chapter));
-        obj.insert("last_updated_chapter".into(), json!(last));
-    }
+    crate::ops::finish_version(&mut next, base + 1, chapter);
     let entry = ChangelogEntry {
         chapter,
         source: ChangeSource::Manual,
@@ -242,6 +234,7 @@ pub fn apply(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn proposes_retired_leftovers_and_unreferenced_entries_only() {

@@ -14,7 +14,7 @@
 //! protection blocks conservatively and says why. Every block carries its evidence.
 
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::names::{NameMatch, NameSet, in_entry, in_text};
 use super::{Evidence, Loaded};
@@ -361,17 +361,7 @@ pub fn retire_state(
     }
     // What replaying the line does (even one without ops): the version, and the chapter the
     // state is updated to.
-    if let Some(obj) = next.as_object_mut() {
-        if version != base {
-            obj.insert("state_version".into(), json!(version));
-        }
-        let last = obj
-            .get("last_updated_chapter")
-            .and_then(Value::as_u64)
-            .unwrap_or(0)
-            .max(u64::from(chapter));
-        obj.insert("last_updated_chapter".into(), json!(last));
-    }
+    crate::ops::finish_version(&mut next, version, chapter);
     let entry = ChangelogEntry {
         chapter,
         source: ChangeSource::Retire,
