@@ -207,19 +207,11 @@ fn wrapper_without_binary_says_how_to_build_it() {
     let home = tmp.path().join("home");
     std::fs::create_dir(&home).unwrap();
     let envs: &[(&str, &Path)] = &[("HOME", &home)];
-    let manifest = root.join("Cargo.toml");
-    let build = format!(
-        "cargo build --release --manifest-path \"{}\"",
-        manifest.display()
-    );
+    let build = format!("\"{}\"", root.join("scripts/install").display());
 
     let out = run(&wrapper, &["--version"], &home, envs);
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     let err = text(&out.stderr);
-    assert!(
-        err.contains("cargo build --release --manifest-path"),
-        "{err}"
-    );
     assert!(err.contains(&root.display().to_string()), "{err}");
     assert!(err.contains(&build), "{err}");
     assert!(err.contains("rustup"), "{err}");
@@ -298,30 +290,38 @@ fn hook_without_binary_never_fails_the_session() {
             .unwrap();
         child.wait_with_output().unwrap()
     };
-    // Outside a project: nothing at all, exit 0.
-    let out = hook(&outside, &outside);
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let install = format!("\"{}\"", root.join("scripts/install").display());
+    // Everywhere: the author is told (systemMessage) how to install it, exit 0; outside a
+    // project the model gets nothing.
+    let hook_json = |out: &Output| -> serde_json::Value {
+        assert_eq!(out.status.code(), Some(0), "{}", show(out));
+        assert!(out.stderr.is_empty(), "{}", show(out));
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", show(out)))
+    };
+    let doc = hook_json(&hook(&outside, &outside));
+    let message = doc["systemMessage"].as_str().unwrap();
     assert!(
-        out.stdout.is_empty() && out.stderr.is_empty(),
-        "{}",
-        show(&out)
+        message.contains("还没有安装") && message.contains(&install),
+        "{doc}"
     );
-    // Inside one (found from the stdin `cwd`, below the project root): one line, exit 0.
-    let out = hook(&outside, &book.join("chapters"));
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
-    let said = text(&out.stdout);
-    assert_eq!(said.lines().count(), 1, "{said}");
+    assert_eq!(doc["hookSpecificOutput"]["hookEventName"], "SessionStart");
+    assert_eq!(doc["hookSpecificOutput"]["additionalContext"], "", "{doc}");
+    // Inside one (found from the stdin `cwd`, below the project root): one line for the model.
+    let doc = hook_json(&hook(&outside, &book.join("chapters")));
+    let context = doc["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert_eq!(context.lines().count(), 1, "{doc}");
     assert!(
-        said.contains("还没有编译") && said.contains("cargo build"),
-        "{said}"
+        context.contains("还没有安装") && context.contains(&install),
+        "{doc}"
     );
-    assert!(out.stderr.is_empty(), "{}", show(&out));
     // The guard hooks step aside (exit 0, nothing on stdout) rather than block the write.
     for event in ["pre-tool-use", "post-tool-use"] {
         let out = run(&wrapper, &["hook", event], &book, &[("HOME", &home)]);
         assert_eq!(out.status.code(), Some(0), "{event}: {}", show(&out));
         assert!(out.stdout.is_empty(), "{event}: {}", show(&out));
-        assert!(text(&out.stderr).contains("cargo build"), "{}", show(&out));
+        assert!(text(&out.stderr).contains(&install), "{}", show(&out));
     }
     // Any other command still fails loudly.
     assert_eq!(
@@ -362,4 +362,181 @@ fn wrapper_fast_path_passes_arguments_unchanged() {
         &[("HOME", &home)],
     );
     assert_eq!(text(&out.stdout), want, "{}", show(&out));
+}
+
+/// A plugin the client installed from a marketplace: the wrapper lives in the client's cache
+/// `<home>/.claude/plugins/cache/<marketplace>/novel/<version>/`, without target/.
+struct Cached {
+    _tmp: tempfile::TempDir,
+    home: PathBuf,
+    root: PathBuf,
+    data: PathBuf,
+}
+
+fn cached_plugin(version: &str) -> Cached {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().canonicalize().unwrap().join("home");
+    let root = home
+        .join(".claude/plugins/cache/novel-marketplace/novel")
+        .join(version);
+    let data = home.join(".claude/plugins/data/novel-novel-marketplace");
+    std::fs::create_dir_all(root.join("scripts")).unwrap();
+    std::fs::create_dir_all(root.join(".claude-plugin")).unwrap();
+    std::fs::copy(script(), root.join("scripts/novel")).unwrap();
+    std::fs::copy(
+        script().with_file_name("install"),
+        root.join("scripts/install"),
+    )
+    .unwrap();
+    std::fs::write(
+        root.join(".claude-plugin/plugin.json"),
+        format!(r#"{{"name": "novel", "version": "{version}"}}"#),
+    )
+    .unwrap();
+    Cached {
+        _tmp: tmp,
+        home,
+        root,
+        data,
+    }
+}
+
+fn put_binary(at: &Path) {
+    std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+    std::fs::copy(binary(), at).unwrap();
+}
+
+fn session_start(wrapper: &Path, home: &Path, cwd: &Path) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(wrapper)
+        .args(["context", "session-start"])
+        .current_dir(home)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", home)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = serde_json::json!({"session_id": "s", "cwd": cwd,
+        "hook_event_name": "SessionStart", "source": "startup"});
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.to_string().as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn cached_plugin_finds_its_binary_in_its_data_directory() {
+    let c = cached_plugin(env!("CARGO_PKG_VERSION"));
+    put_binary(&c.data.join("bin/novel"));
+    let wrapper = c.root.join("scripts/novel");
+    // No CLAUDE_PLUGIN_DATA (the Bash tool has none): derived from the cache path.
+    let out = run(&wrapper, &["--version"], &c.home, &[("HOME", &c.home)]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(text(&out.stdout).contains(env!("CARGO_PKG_VERSION")));
+    // With it (as hooks have it), the same binary.
+    let out = run(
+        &wrapper,
+        &["--version"],
+        &c.home,
+        &[("HOME", &c.home), ("CLAUDE_PLUGIN_DATA", &c.data)],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    // Same version: the session start says nothing to the author.
+    let book = c.home.join("书稿");
+    let made = run(&binary(), &["init", "书稿"], &c.home, &[]);
+    assert_eq!(made.status.code(), Some(0), "{}", show(&made));
+    let out = session_start(&wrapper, &c.home, &book);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(
+        !text(&out.stdout).contains("systemMessage"),
+        "{}",
+        show(&out)
+    );
+}
+
+#[test]
+fn a_binary_older_than_the_plugin_is_reported_to_the_author() {
+    let c = cached_plugin("99.0.0");
+    put_binary(&c.data.join("bin/novel"));
+    let book = c.home.join("书稿");
+    let made = run(&binary(), &["init", "书稿"], &c.home, &[]);
+    assert_eq!(made.status.code(), Some(0), "{}", show(&made));
+    let out = session_start(&c.root.join("scripts/novel"), &c.home, &book);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let doc: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", show(&out)));
+    let message = doc["systemMessage"].as_str().unwrap();
+    assert!(message.contains("99.0.0"), "{message}");
+    assert!(message.contains(env!("CARGO_PKG_VERSION")), "{message}");
+    assert!(message.contains("scripts/install"), "{message}");
+    // The model still gets the project's facts.
+    let context = doc["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(context.contains("不一致"), "{context}");
+    assert!(context.lines().count() > 2, "{context}");
+}
+
+#[test]
+fn install_builds_aside_and_puts_the_binary_in_the_data_directory() {
+    use std::os::unix::fs::PermissionsExt;
+    let c = cached_plugin(env!("CARGO_PKG_VERSION"));
+    // A stand-in for cargo: `cargo install … --root R` leaves R/bin/novel (the test binary).
+    let tools = c.home.join("tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    let cargo = tools.join("cargo");
+    std::fs::write(
+        &cargo,
+        "#!/bin/sh\nwhile [ $# -gt 0 ]; do\n  if [ \"$1\" = --root ]; then root=$2; fi\n  shift\ndone\n\
+         mkdir -p \"$root/bin\" && cp \"$NOVEL_TEST_BIN\" \"$root/bin/novel\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:/usr/bin:/bin", tools.display());
+    let out = Command::new(c.root.join("scripts/install"))
+        .current_dir(&c.home)
+        .env_clear()
+        .env("PATH", &path)
+        .env("HOME", &c.home)
+        .env("NOVEL_TEST_BIN", binary())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(text(&out.stderr).contains("已安装"), "{}", show(&out));
+    let installed = c.data.join("bin/novel");
+    assert!(installed.is_file());
+    // Nothing half-done is left beside it.
+    let leftovers: Vec<String> = std::fs::read_dir(&c.data)
+        .unwrap()
+        .chain(std::fs::read_dir(c.data.join("bin")).unwrap())
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert_eq!(leftovers, Vec::<String>::new());
+    // The cached wrapper now finds it.
+    let out = run(
+        &c.root.join("scripts/novel"),
+        &["--version"],
+        &c.home,
+        &[("HOME", &c.home)],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+
+    // Without cargo: how to get Rust, exit 2, the installed binary untouched.
+    let out = Command::new(c.root.join("scripts/install"))
+        .current_dir(&c.home)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", &c.home)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert!(text(&out.stderr).contains("rustup"), "{}", show(&out));
+    assert!(installed.is_file());
 }

@@ -327,9 +327,52 @@ fn failure(why: &str) -> Report {
 fn session_start_guarded(global: &GlobalArgs) -> Report {
     // A panic must not fail the session either: no panic message, one line instead.
     std::panic::set_hook(Box::new(|_| {}));
-    match std::panic::catch_unwind(|| session_start_inner(global)) {
+    let report = match std::panic::catch_unwind(|| session_start_inner(global)) {
         Ok(r) => r,
         Err(_) => failure("内部错误"),
+    };
+    match plugin_version_mismatch() {
+        Some(m) => tell_the_author(report, &m),
+        None => report,
+    }
+}
+
+/// The plugin (updated by the client) and this binary (installed once, kept across updates)
+/// can drift apart. The wrapper exports the plugin root as `NOVEL_PLUGIN_ROOT`; its manifest
+/// names the plugin's version. `Some((plugin, binary, root))` when they differ.
+fn plugin_version_mismatch() -> Option<(String, &'static str, PathBuf)> {
+    let root = PathBuf::from(std::env::var_os("NOVEL_PLUGIN_ROOT")?);
+    let manifest = std::fs::read_to_string(root.join(".claude-plugin/plugin.json")).ok()?;
+    let plugin = serde_json::from_str::<Value>(&manifest)
+        .ok()?
+        .get("version")?
+        .as_str()?
+        .to_string();
+    let binary = env!("CARGO_PKG_VERSION");
+    (plugin != binary).then_some((plugin, binary, root))
+}
+
+/// The hook's output when the author must be told something: a `systemMessage` shown to the
+/// author, the facts for the model as `additionalContext` (Claude Code's hook JSON).
+fn tell_the_author(report: Report, (plugin, binary, root): &(String, &str, PathBuf)) -> Report {
+    let install = root.join("scripts/install");
+    let message = format!(
+        "novel 插件已更新到 {plugin}，但它的 novel 程序还是 {binary}，两者不配套。请在终端运行：\"{}\"（约 3–5 分钟，需要 Rust），或输入 /novel:start 让我来运行。",
+        install.display()
+    );
+    let mut context = report.human.clone();
+    context.push_str(&format!(
+        "\n【novel】程序版本 {binary} 与插件版本 {plugin} 不一致：结果可能与技能说明不符，先请作者更新程序。"
+    ));
+    let out = json!({
+        "systemMessage": message,
+        "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context.trim()},
+    });
+    let mut data = report.data;
+    data["version_mismatch"] = json!({"plugin": plugin, "binary": binary});
+    Report {
+        data,
+        human: out.to_string(),
     }
 }
 
