@@ -184,3 +184,28 @@ fn init_with_a_style_preset() {
         "nothing created on a bad preset"
     );
 }
+
+#[test]
+fn demo_writes_a_valid_sample_book_and_shows_the_tools_on_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("示例");
+    let out = novel(tmp.path(), &["demo", dir.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let said = stdout(&out);
+    for want in [
+        "第1卷 第3/30章 总723字",
+        "继续快速起步：确认并进入卷规划（推荐）",
+        "chapters/chapter-002.md:5:45: blacklist/",
+        "「林晚州」疑似「林晚舟」",
+        "<context agent=\"chapter-writer\" chapter=\"4\"",
+    ] {
+        assert!(said.contains(want), "missing {want:?} in:\n{said}");
+    }
+    // The book itself is a sound project: it validates and its changelog rebuilds its state.
+    assert_eq!(code(&novel(&dir, &["validate"])), 0);
+    assert_eq!(code(&novel(&dir, &["state", "rebuild"])), 0);
+    // A directory in use is never written over.
+    let again = novel(tmp.path(), &["--json", "demo", dir.to_str().unwrap()]);
+    assert_eq!(code(&again), 2);
+    assert_eq!(json(&again)["error"]["code"], "E_PROJECT_EXISTS");
+}

@@ -6,6 +6,7 @@ pub mod chapter;
 pub mod check;
 pub mod context;
 pub mod count;
+pub mod demo;
 pub mod help;
 pub mod hook;
 pub mod init;
