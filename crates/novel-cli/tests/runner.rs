@@ -9,6 +9,7 @@ mod test_client;
 mod test_context;
 mod test_continuity;
 mod test_count;
+mod test_e2e;
 mod test_envelope;
 mod test_hook;
 mod test_init;

@@ -9,15 +9,16 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn repo() -> PathBuf {
+pub(crate) fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../..")
         .canonicalize()
         .expect("repository root")
 }
 
-/// The pinned client, if `npm ci --prefix tests/e2e` has installed it.
-fn client() -> Option<PathBuf> {
+/// The pinned client, if `npm ci --prefix tests/e2e` has installed it; `what` names the check
+/// that is skipped without it.
+pub(crate) fn client(what: &str) -> Option<PathBuf> {
     let bin = repo().join("tests/e2e/node_modules/.bin/claude");
     if bin.exists() {
         return Some(bin);
@@ -29,7 +30,7 @@ fn client() -> Option<PathBuf> {
         bin.display()
     );
     eprintln!(
-        "\n==================== SKIPPED: claude plugin validate ====================\n\
+        "\n==================== SKIPPED: {what} ====================\n\
          The pinned Claude Code client is not installed ({}).\n\
          Run tests/run (or `npm ci --prefix tests/e2e`) to check the plugin with the real client.\n\
          ==========================================================================\n",
@@ -58,7 +59,7 @@ fn validate(client: &Path, target: &Path, home: &Path) -> Output {
 
 #[test]
 fn claude_plugin_validate_strict_passes_for_plugin_and_marketplace() {
-    let Some(client) = client() else {
+    let Some(client) = client("claude plugin validate") else {
         return;
     };
     let home = tempfile::tempdir().unwrap();

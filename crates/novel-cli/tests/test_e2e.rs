@@ -1,0 +1,1638 @@
+//! End to end with the real client: the Claude Code version pinned in `tests/e2e/package.json`
+//! loads the plugin (`--plugin-dir`, never `--bare`) and talks to a fake Messages API
+//! (`tests/e2e/fake-api.mjs`) that plays a script of turns — the model's part — while the
+//! client does everything else for real: the SessionStart hook, skill expansion with its
+//! `` !`…` `` lines, the Agent tool with the plugin's agents, Bash, Read/Write/Edit and the guard
+//! hooks. Each scenario asserts on the client's stream-json events, on the requests it sent the
+//! fake, on the calls that reached the binary, and on the project files afterwards.
+//!
+//! The binary every skill, agent and hook reaches through `scripts/novel` is this test's own
+//! build: `NOVEL_BIN` points at a small shim that logs each call and how long it took. The last
+//! scenario installs the plugin the way an author does instead — from a marketplace in a git
+//! repository served on 127.0.0.1 (`tests/e2e/git-http.mjs`) — and lets it find its binary itself.
+//!
+//! Each child has a timeout and is killed by PID (with its process group) when its guard drops,
+//! on panic too. Without the client installed the tests fail when `NOVEL_REQUIRE_CLIENT=1`
+//! (`tests/run` and CI set it) and otherwise say loudly that they were skipped.
+#![cfg(unix)]
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+use crate::test_client::{client, repo};
+
+/// How long one client run may take (a scenario takes a few seconds).
+const CLIENT_TIMEOUT: Duration = Duration::from_secs(90);
+/// The fake API ends by itself after this many seconds, whatever happens to the test.
+const FAKE_LIFETIME_SECS: u64 = 150;
+/// The 8 agents of the plugin, as the client names them.
+const AGENTS: [&str; 8] = [
+    "chapter-writer",
+    "character-weaver",
+    "plot-architect",
+    "quality-judge",
+    "style-analyzer",
+    "style-refiner",
+    "summarizer",
+    "world-builder",
+];
+
+// ---- processes ---------------------------------------------------------------------------------
+
+/// A child in its own process group: killed (the group first, then the child by PID) and reaped
+/// when dropped, unless it has already ended.
+struct Reaped(Child);
+
+impl Reaped {
+    fn spawn(cmd: &mut Command, what: &str) -> Self {
+        cmd.process_group(0);
+        Reaped(
+            cmd.spawn()
+                .unwrap_or_else(|e| panic!("cannot start {what}: {e}")),
+        )
+    }
+
+    /// Waits up to `limit`; None when the child is still running then.
+    fn wait_for(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.0.try_wait().expect("try_wait") {
+                return Some(status);
+            }
+            if start.elapsed() > limit {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            // Not reaped yet, so the PID (and group id) still belongs to this child.
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{}", self.0.id())])
+                .stderr(Stdio::null())
+                .status();
+            let _ = self.0.kill();
+        }
+        let _ = self.0.wait();
+    }
+}
+
+/// The fake Messages API on 127.0.0.1, playing `script`; returns the guard and the port.
+fn start_fake(dir: &Path, script: &Value) -> (Reaped, u16) {
+    let script_path = dir.join("script.json");
+    std::fs::write(&script_path, serde_json::to_string_pretty(script).unwrap()).unwrap();
+    let log = dir.join("requests.jsonl");
+    let args = [
+        "--script".as_ref(),
+        script_path.as_os_str(),
+        "--log".as_ref(),
+        log.as_os_str(),
+    ];
+    start_server(dir, "fake-api", &args)
+}
+
+/// `node tests/e2e/NAME.mjs ARGS --lifetime …` (a server on 127.0.0.1 that prints `{"port":N}`
+/// once it listens, its stderr in DIR/NAME.stderr); returns the guard and the port.
+fn start_server(dir: &Path, name: &str, args: &[&std::ffi::OsStr]) -> (Reaped, u16) {
+    let stderr_path = dir.join(format!("{name}.stderr"));
+    let mut server = Reaped::spawn(
+        Command::new("node")
+            .arg(repo().join(format!("tests/e2e/{name}.mjs")))
+            .args(args)
+            .arg("--lifetime")
+            .arg(FAKE_LIFETIME_SECS.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&stderr_path).unwrap()),
+        &format!("node tests/e2e/{name}.mjs (is Node.js on PATH?)"),
+    );
+    let stdout = server.0.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let line = rx
+        .recv_timeout(Duration::from_secs(20))
+        .unwrap_or_else(|_| panic!("{name} printed no port within 20 s"));
+    let port = serde_json::from_str::<Value>(&line)
+        .ok()
+        .and_then(|v| v["port"].as_u64())
+        .unwrap_or_else(|| {
+            panic!(
+                "{name} did not start: {line:?}; stderr: {}",
+                std::fs::read_to_string(&stderr_path).unwrap_or_default()
+            )
+        });
+    (server, port as u16)
+}
+
+// ---- one client run ------------------------------------------------------------------------------
+
+/// One scenario's scratch space: everything (HOME, TMPDIR, logs, projects) lives under one temp
+/// dir, deleted at the end.
+struct E2e {
+    client: PathBuf,
+    tmp: tempfile::TempDir,
+    runs: usize,
+    /// Set when the plugin is installed from a marketplace into this HOME: runs then use it (no
+    /// `--plugin-dir`) and reach the binary the way an author's client does (no `NOVEL_BIN`).
+    installed_home: Option<PathBuf>,
+}
+
+/// What one `claude -p` run left behind.
+struct Run {
+    /// The stream-json events.
+    events: Vec<Value>,
+    /// Every request the client sent the fake: `{seq, method, url, turn, body}`.
+    requests: Vec<Value>,
+    /// Every call that reached the binary (arguments joined by spaces).
+    calls: Vec<String>,
+    /// How long each of those calls took in the binary, in ms (same order).
+    call_ms: Vec<f64>,
+    /// The client's debug log (hook and tool timings).
+    debug: String,
+    stderr: String,
+}
+
+/// `PATH` without any directory that holds a `novel`: the plugin must find its binary itself.
+fn clean_path() -> String {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let dirs: Vec<PathBuf> = std::env::split_paths(&path)
+        .filter(|d| !d.join("novel").exists())
+        .collect();
+    std::env::join_paths(dirs)
+        .unwrap()
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The environment every client process gets: nothing from the test's own but `PATH`.
+fn client_env(cmd: &mut Command, home: &Path) {
+    cmd.env_clear()
+        .env("PATH", clean_path())
+        .env("HOME", home)
+        .env("LANG", "C.UTF-8")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .stdin(Stdio::null());
+}
+
+impl E2e {
+    fn new(what: &str) -> Option<Self> {
+        let client = client(&format!("end-to-end with the real client: {what}"))?;
+        Some(E2e {
+            client,
+            tmp: tempfile::tempdir().unwrap(),
+            runs: 0,
+            installed_home: None,
+        })
+    }
+
+    fn path(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    /// `claude ARGS` (no model involved: `plugin …`) with HOME = `home`; panics unless it ends
+    /// with 0 within the time limit. Returns its stdout and stderr.
+    fn cli(&self, home: &Path, args: &[&str]) -> String {
+        let out_path = self.path().join("cli.out");
+        let mut cmd = Command::new(&self.client);
+        cmd.args(args).current_dir(home);
+        client_env(&mut cmd, home);
+        cmd.stdout(std::fs::File::create(&out_path).unwrap())
+            .stderr(Stdio::from(
+                std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&out_path)
+                    .unwrap(),
+            ));
+        let mut child = Reaped::spawn(&mut cmd, "claude");
+        let status = child.wait_for(CLIENT_TIMEOUT);
+        drop(child);
+        let out = std::fs::read_to_string(&out_path).unwrap_or_default();
+        assert!(
+            status.is_some_and(|s| s.success()),
+            "claude {args:?} failed ({status:?}):\n{out}"
+        );
+        out
+    }
+
+    /// `claude -p PROMPT` in `cwd` against a fresh fake playing `script`: with a fresh HOME and
+    /// the plugin from this checkout (`--plugin-dir`), or in the HOME the plugin was installed in.
+    fn run(&mut self, cwd: &Path, prompt: &str, script: &Value) -> Run {
+        self.runs += 1;
+        let dir = self.path().join(format!("run-{}", self.runs));
+        let home = match &self.installed_home {
+            Some(home) => home.clone(),
+            None => dir.join("home"),
+        };
+        let tmpdir = dir.join("tmp");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(&tmpdir).unwrap();
+        // The binary as the plugin reaches it: this test's build, each call logged with the time
+        // it took (bash's clock: no process started to read it).
+        let calls = dir.join("novel-calls.log");
+        let shim = dir.join("novel-shim");
+        std::fs::write(
+            &shim,
+            format!(
+                "#!/usr/bin/env bash\ns=$EPOCHREALTIME\n'{}' \"$@\"\nrc=$?\n\
+                 printf '%s\\t%s\\t%s\\n' \"$s\" \"$EPOCHREALTIME\" \"$*\" >> '{}'\nexit $rc\n",
+                bin().display(),
+                calls.display(),
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+        let (fake, port) = start_fake(&dir, script);
+        let stream = dir.join("stream.jsonl");
+        let stderr = dir.join("client.stderr");
+        let debug = dir.join("client-debug.log");
+        let started = Instant::now();
+        let mut cmd = Command::new(&self.client);
+        cmd.arg("-p").arg(prompt);
+        client_env(&mut cmd, &home);
+        if self.installed_home.is_none() {
+            cmd.arg("--plugin-dir").arg(repo()).env("NOVEL_BIN", &shim);
+        }
+        cmd.args(["--output-format", "stream-json", "--verbose"])
+            .args(["--allowedTools", "Bash Skill Read Write Edit Agent Task"])
+            .arg("--debug-file")
+            .arg(&debug)
+            .current_dir(cwd)
+            .env("TMPDIR", &tmpdir)
+            .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{port}"))
+            .env("ANTHROPIC_API_KEY", "dummy")
+            .stdout(std::fs::File::create(&stream).unwrap())
+            .stderr(std::fs::File::create(&stderr).unwrap());
+        let mut child = Reaped::spawn(&mut cmd, "claude");
+        let status = child.wait_for(CLIENT_TIMEOUT);
+        drop(child);
+        drop(fake);
+        let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+        let mut call_args = Vec::new();
+        let mut call_ms = Vec::new();
+        for l in read(&calls).lines() {
+            let mut f = l.splitn(3, '\t');
+            let (Some(a), Some(b), Some(args)) = (f.next(), f.next(), f.next()) else {
+                panic!("shim log line {l:?}");
+            };
+            let secs = |t: &str| t.parse::<f64>().unwrap_or_else(|_| panic!("time {t:?}"));
+            call_args.push(args.to_string());
+            call_ms.push((secs(b) - secs(a)) * 1000.0);
+        }
+        let run = Run {
+            events: jsonl(&read(&stream)),
+            requests: jsonl(&read(&dir.join("requests.jsonl"))),
+            calls: call_args,
+            call_ms,
+            debug: read(&debug),
+            stderr: read(&stderr),
+        };
+        eprintln!(
+            "e2e: claude -p {prompt:?} took {:.1} s ({} requests, {} binary calls){}",
+            started.elapsed().as_secs_f64(),
+            run.requests.len(),
+            run.calls.len(),
+            run.timings()
+        );
+        let Some(status) = status else {
+            panic!(
+                "claude -p {prompt:?} did not finish within {CLIENT_TIMEOUT:?}\n{}",
+                run.report()
+            );
+        };
+        assert!(
+            status.success(),
+            "claude -p {prompt:?} exited with {status}\n{}",
+            run.report()
+        );
+        run
+    }
+}
+
+/// `n calls, median X ms, max Y ms`.
+fn summary(ms: &[f64]) -> String {
+    let mut v = ms.to_vec();
+    v.sort_by(f64::total_cmp);
+    format!(
+        "{} calls, median {:.1} ms, max {:.1} ms",
+        v.len(),
+        v[v.len() / 2],
+        v[v.len() - 1]
+    )
+}
+
+fn jsonl(text: &str) -> Vec<Value> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
+}
+
+/// The text of a message content: a string, or blocks (text, tool results, nested content).
+fn text_of(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items.iter().map(text_of).collect::<Vec<_>>().join("\n"),
+        Value::Object(o) => match o.get("text") {
+            Some(Value::String(s)) => s.clone(),
+            _ => o.get("content").map(text_of).unwrap_or_default(),
+        },
+        _ => String::new(),
+    }
+}
+
+/// A tool call the model made and what came back.
+struct ToolCall {
+    name: String,
+    input: Value,
+    /// The Agent call this one ran inside, if any.
+    parent: Option<String>,
+    result: String,
+    is_error: bool,
+}
+
+impl Run {
+    fn init(&self) -> &Value {
+        self.events
+            .iter()
+            .find(|e| e["type"] == "system" && e["subtype"] == "init")
+            .unwrap_or_else(|| panic!("no init event\n{}", self.report()))
+    }
+
+    fn result(&self) -> &Value {
+        self.events
+            .iter()
+            .rev()
+            .find(|e| e["type"] == "result")
+            .unwrap_or_else(|| panic!("no result event\n{}", self.report()))
+    }
+
+    /// The POST /v1/messages bodies, in order.
+    fn messages_requests(&self) -> Vec<&Value> {
+        self.requests
+            .iter()
+            .filter(|r| {
+                r["method"] == "POST"
+                    && r["url"].as_str().unwrap_or("").starts_with("/v1/messages?")
+            })
+            .map(|r| &r["body"])
+            .collect()
+    }
+
+    /// Every tool call of the run (main thread and agents), with its result.
+    fn tool_calls(&self) -> Vec<ToolCall> {
+        let mut calls: Vec<(String, ToolCall)> = Vec::new();
+        for e in &self.events {
+            let parent = e["parent_tool_use_id"].as_str().map(str::to_string);
+            let Some(blocks) = e["message"]["content"].as_array() else {
+                continue;
+            };
+            for b in blocks {
+                if e["type"] == "assistant" && b["type"] == "tool_use" {
+                    calls.push((
+                        b["id"].as_str().unwrap_or_default().to_string(),
+                        ToolCall {
+                            name: b["name"].as_str().unwrap_or_default().to_string(),
+                            input: b["input"].clone(),
+                            parent: parent.clone(),
+                            result: String::new(),
+                            is_error: false,
+                        },
+                    ));
+                } else if e["type"] == "user" && b["type"] == "tool_result" {
+                    let id = b["tool_use_id"].as_str().unwrap_or_default();
+                    if let Some((_, call)) = calls.iter_mut().find(|(i, _)| i == id) {
+                        call.result = text_of(&b["content"]);
+                        call.is_error = b["is_error"] == true;
+                    }
+                }
+            }
+        }
+        calls.into_iter().map(|(_, c)| c).collect()
+    }
+
+    /// Hook timings, for the log: the binary's own time per hook call (from the shim), the
+    /// client's SessionStart span (hook started → output parsed) and, per tool, the client's
+    /// `permissionDecisionMs` (the PreToolUse hook runs inside it) from its debug log.
+    fn timings(&self) -> String {
+        let mut out = String::new();
+        let mut kinds: Vec<(&str, Vec<f64>)> = Vec::new();
+        for (call, ms) in self.calls.iter().zip(&self.call_ms) {
+            let kind = match call.as_str() {
+                "context session-start" => "session-start",
+                "hook pre-tool-use" => "pre-tool-use",
+                "hook post-tool-use" => "post-tool-use",
+                _ => continue,
+            };
+            match kinds.iter_mut().find(|(k, _)| *k == kind) {
+                Some((_, v)) => v.push(*ms),
+                None => kinds.push((kind, vec![*ms])),
+            }
+        }
+        for (kind, ms) in &kinds {
+            out.push_str(&format!("\n  binary {kind}: {}", summary(ms)));
+        }
+        let clock = |line: &str| -> Option<f64> {
+            // 2026-11-25T03:46:15.009Z [DEBUG] …
+            let t = line.get(11..23)?;
+            let mut parts = t.split(':');
+            let (h, m, s) = (parts.next()?, parts.next()?, parts.next()?);
+            Some(
+                (h.parse::<f64>().ok()? * 3600.0
+                    + m.parse::<f64>().ok()? * 60.0
+                    + s.parse::<f64>().ok()?)
+                    * 1000.0,
+            )
+        };
+        let lines: Vec<&str> = self.debug.lines().collect();
+        let start = lines
+            .iter()
+            .find(|l| l.contains("hook_execution_start"))
+            .and_then(|l| clock(l));
+        let end = lines
+            .iter()
+            .find(|l| l.contains("Hook SessionStart:"))
+            .and_then(|l| clock(l));
+        if let (Some(a), Some(b)) = (start, end) {
+            out.push_str(&format!("\n  client SessionStart hook: {:.0} ms", b - a));
+        }
+        let mut tools: Vec<(String, Vec<f64>)> = Vec::new();
+        for l in &lines {
+            let Some(rest) = l.split("tool_dispatch_start tool=").nth(1) else {
+                continue;
+            };
+            let tool = rest
+                .split_whitespace()
+                .next()
+                .unwrap_or_default()
+                .to_string();
+            let Some(ms) = rest
+                .split("permissionDecisionMs=")
+                .nth(1)
+                .and_then(|v| v.split_whitespace().next())
+                .and_then(|v| v.parse::<f64>().ok())
+            else {
+                continue;
+            };
+            match tools.iter_mut().find(|(t, _)| *t == tool) {
+                Some((_, v)) => v.push(ms),
+                None => tools.push((tool, vec![ms])),
+            }
+        }
+        for (tool, ms) in &tools {
+            out.push_str(&format!(
+                "\n  client permission decision {tool}: {}",
+                summary(ms)
+            ));
+        }
+        out
+    }
+
+    /// The scripted turns the fake played, in request order.
+    fn turns_played(&self) -> Vec<String> {
+        self.requests
+            .iter()
+            .filter_map(|r| r["turn"].as_str().map(str::to_string))
+            .collect()
+    }
+
+    /// A readable account of the run for failure messages.
+    fn report(&self) -> String {
+        let mut out = String::from("--- tool calls\n");
+        for c in self.tool_calls() {
+            let input = match c.input["command"].as_str() {
+                Some(cmd) => cmd.to_string(),
+                None => c.input.to_string(),
+            };
+            let mut result: String = c.result.chars().take(400).collect();
+            if result.len() < c.result.len() {
+                result.push('…');
+            }
+            out.push_str(&format!(
+                "{}{} {}\n    -> {}{}\n",
+                if c.parent.is_some() { "  [agent] " } else { "" },
+                c.name,
+                input.chars().take(300).collect::<String>(),
+                if c.is_error { "ERROR " } else { "" },
+                result
+            ));
+        }
+        out.push_str(&format!("--- turns played: {:?}\n", self.turns_played()));
+        out.push_str(&format!("--- binary calls: {:#?}\n", self.calls));
+        if let Some(r) = self.events.iter().rev().find(|e| e["type"] == "result") {
+            out.push_str(&format!("--- result: {}\n", r["result"]));
+        }
+        out.push_str(&format!(
+            "--- client stderr:\n{}",
+            self.stderr.chars().take(2000).collect::<String>()
+        ));
+        out
+    }
+
+    /// Every turn of the script was played (the client did not stop early).
+    fn assert_all_turns_played(&self, script: &Value) {
+        let played = self.turns_played();
+        for t in script["turns"].as_array().unwrap() {
+            let name = t["name"].as_str().unwrap();
+            assert!(
+                played.iter().any(|p| p == name),
+                "scripted turn {name} was never played\n{}",
+                self.report()
+            );
+        }
+        let result = self.result();
+        assert_eq!(result["subtype"], "success", "{}", self.report());
+    }
+}
+
+// ---- scripts -------------------------------------------------------------------------------------
+
+fn turn(name: &str, when: Value, reply: Vec<Value>) -> Value {
+    json!({"name": name, "when": when, "reply": reply})
+}
+
+fn say(text: &str) -> Value {
+    json!({"text": text})
+}
+
+fn tool(name: &str, input: Value) -> Value {
+    json!({"tool": name, "input": input})
+}
+
+fn bash(command: &str) -> Value {
+    tool("Bash", json!({"command": command, "description": "novel"}))
+}
+
+/// A call to the binary as the Markdown writes it (`"${CLAUDE_PLUGIN_ROOT}/scripts/novel" …`
+/// with placeholders): that text, the line the model sees in a skill or agent body (plugin root
+/// substituted, placeholders kept) and the command it runs (placeholders replaced).
+struct Line {
+    markdown: String,
+    seen: String,
+    run: String,
+}
+
+fn line(markdown: &str, values: &[(&str, &str)]) -> Line {
+    let seen = markdown.replace("${CLAUDE_PLUGIN_ROOT}", repo().to_str().unwrap());
+    let mut run = seen.clone();
+    for (i, (k, v)) in values.iter().enumerate() {
+        // A placeholder given more than once (`--title "<TEXT>" --genre "<TEXT>"`) takes its
+        // values in order.
+        if values[i + 1..].iter().any(|(later, _)| later == k) {
+            run = run.replacen(k, v, 1);
+        } else {
+            run = run.replace(k, v);
+        }
+    }
+    assert!(
+        !run.contains('<'),
+        "placeholder left in {run} (values {values:?})"
+    );
+    Line {
+        markdown: markdown.to_string(),
+        seen,
+        run,
+    }
+}
+
+/// An agent's Markdown body (frontmatter removed, plugin root substituted) and its tools.
+fn agent_file(name: &str) -> (String, Vec<String>) {
+    let path = repo().join(format!("agents/{name}.md"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let rest = text.strip_prefix("---\n").expect("frontmatter");
+    let end = rest.find("\n---\n").expect("end of frontmatter");
+    let tools = rest[..end]
+        .lines()
+        .find_map(|l| l.strip_prefix("tools:"))
+        .map(|t| t.split(',').map(|s| s.trim().to_string()).collect())
+        .unwrap_or_default();
+    let body = rest[end + 5..]
+        .trim()
+        .replace("${CLAUDE_PLUGIN_ROOT}", repo().to_str().unwrap());
+    (body, tools)
+}
+
+/// The first line of an agent's body: what the fake matches its requests by.
+fn agent_marker(name: &str) -> String {
+    let (body, _) = agent_file(name);
+    body.lines()
+        .find(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .unwrap()
+        .chars()
+        .take(40)
+        .collect()
+}
+
+fn system_text(body: &Value) -> String {
+    text_of(&body["system"])
+}
+
+fn first_user_text(body: &Value) -> String {
+    body["messages"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["role"] == "user"))
+        .map(|m| text_of(&m["content"]))
+        .unwrap_or_default()
+}
+
+fn all_messages_text(body: &Value) -> String {
+    body["messages"]
+        .as_array()
+        .map(|m| {
+            m.iter()
+                .map(|m| text_of(&m["content"]))
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default()
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or_default()
+}
+
+// ---- scenarios -----------------------------------------------------------------------------------
+
+#[test]
+fn session_start_loads_the_plugin_and_tells_the_model_where_the_book_stands() {
+    let Some(mut e2e) = E2e::new("session start") else {
+        return;
+    };
+    let (_t, book) = new_project();
+
+    // In a novel project; the model then loads /novel:status itself with the Skill tool.
+    let main = json!({"first_user": "看看进度"});
+    let script = json!({"turns": [
+        turn("skill", main.clone(), vec![tool("Skill", json!({"skill": "novel:status"}))]),
+        turn("done", main, vec![say("好的。")]),
+    ]});
+    let run = e2e.run(&book, "看看进度", &script);
+    run.assert_all_turns_played(&script);
+
+    let init = run.init();
+    let plugins = init["plugins"].as_array().expect("plugins");
+    assert!(
+        plugins
+            .iter()
+            .any(|p| p["name"] == "novel" && p["path"] == repo().to_str().unwrap()),
+        "plugin not loaded: {plugins:?}"
+    );
+    let errors = &init["plugin_errors"];
+    assert!(
+        errors.is_null() || errors.as_array().is_some_and(Vec::is_empty),
+        "plugin_errors: {errors}"
+    );
+    let listed = |key: &str| -> Vec<String> {
+        init[key]
+            .as_array()
+            .unwrap_or_else(|| panic!("init has no {key}"))
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect()
+    };
+    let skills = listed("skills");
+    for s in ["novel:start", "novel:continue", "novel:status"] {
+        assert!(
+            skills.contains(&s.to_string()),
+            "{s} missing from {skills:?}"
+        );
+    }
+    let agents = listed("agents");
+    for a in AGENTS {
+        assert!(
+            agents.contains(&format!("novel:{a}")),
+            "novel:{a} missing from init agents {agents:?}"
+        );
+    }
+    let ours: Vec<_> = agents.iter().filter(|a| a.starts_with("novel:")).collect();
+    assert_eq!(ours.len(), AGENTS.len(), "{ours:?}");
+
+    // The hook ran through scripts/novel to this build and said something in Chinese.
+    let hook = run
+        .events
+        .iter()
+        .find(|e| e["subtype"] == "hook_response" && e["hook_event"] == "SessionStart")
+        .unwrap_or_else(|| panic!("no SessionStart hook_response\n{}", run.report()));
+    assert_eq!(hook["exit_code"], 0, "{hook}");
+    let said = hook["stdout"].as_str().unwrap();
+    assert!(said.starts_with("【novel 小说项目】《青云志异》"), "{said}");
+    assert!(
+        !said.contains('\u{fffd}'),
+        "hook output is not clean UTF-8: {said}"
+    );
+    assert!(
+        run.calls.iter().any(|c| c == "context session-start"),
+        "{:?}",
+        run.calls
+    );
+
+    // The first request carries the hook output, the knowledge skill and the agents.
+    let requests = run.messages_requests();
+    let first = requests.first().expect("no request");
+    let context = all_messages_text(first);
+    assert!(
+        context.contains(&format!(
+            "SessionStart:startup hook success: {}",
+            said.trim_end()
+        )),
+        "hook output not in the first request: {}",
+        context.chars().take(3000).collect::<String>()
+    );
+    assert!(
+        context.contains("- novel:novel-writing: "),
+        "knowledge skill not listed"
+    );
+    for a in AGENTS {
+        assert!(
+            context.contains(&format!("- novel:{a}: ")),
+            "novel:{a} not listed"
+        );
+    }
+
+    // The Skill tool expanded /novel:status with the binary's numbers.
+    let headline = stdout(&novel(&book, &["status"]));
+    let headline = first_line(&headline);
+    let after = requests.get(1).expect("no request after the Skill call");
+    let text = all_messages_text(after);
+    assert!(
+        text.contains(&format!(
+            "Base directory for this skill: {}",
+            repo().join("skills/status").display()
+        )) && text.contains(headline),
+        "status skill body with {headline:?} not sent: {}",
+        text.chars().take(3000).collect::<String>()
+    );
+
+    // Outside a novel project the hook adds nothing.
+    let empty = e2e.path().join("elsewhere");
+    std::fs::create_dir_all(&empty).unwrap();
+    let quiet =
+        json!({"turns": [turn("hello", json!({"first_user": "你好"}), vec![say("你好。")])]});
+    let run = e2e.run(&empty, "你好", &quiet);
+    run.assert_all_turns_played(&quiet);
+    let hook = run
+        .events
+        .iter()
+        .find(|e| e["subtype"] == "hook_response" && e["hook_event"] == "SessionStart")
+        .expect("SessionStart hook_response");
+    assert_eq!(hook["exit_code"], 0, "{hook}");
+    assert_eq!(hook["stdout"], "", "{hook}");
+    let first = run.messages_requests()[0].clone();
+    let context = all_messages_text(&first);
+    assert!(
+        !context.contains("SessionStart:startup hook success") && !context.contains("【novel"),
+        "{}",
+        context.chars().take(2000).collect::<String>()
+    );
+}
+
+#[test]
+fn status_skill_body_carries_the_computed_numbers() {
+    let Some(mut e2e) = E2e::new("/novel:status") else {
+        return;
+    };
+    // A project with chapter 1 committed (a key chapter: two judges).
+    let (_t, book) = crate::test_chapter::writing_project();
+    let token = crate::test_chapter::up_to_gate(&book, 1, true);
+    crate::test_chapter::ok(&book, &["chapter", "commit", "1", "--token", &token]);
+    let status = stdout(&novel(&book, &["status"]));
+    let headline = first_line(&status);
+    assert!(headline.starts_with("第1卷 第1/10章 "), "{headline}");
+
+    let script = json!({"turns": [
+        turn("read", json!({"first_user": "<command-name>/novel:status</command-name>"}), vec![say("第1卷 写到第 1 章。")]),
+    ]});
+    let run = e2e.run(&book, "/novel:status", &script);
+    run.assert_all_turns_played(&script);
+
+    let first = run.messages_requests()[0].clone();
+    let body = first_user_text(&first);
+    assert!(
+        body.contains("# /novel:status —— 看看这本书现在怎么样"),
+        "skill body not expanded: {body}"
+    );
+    assert!(
+        body.contains(headline),
+        "headline {headline:?} not in: {body}"
+    );
+    assert!(
+        body.contains("下一步：/novel:continue"),
+        "next not inlined: {body}"
+    );
+    assert!(
+        !body.contains("${CLAUDE_PLUGIN_ROOT}") && !body.contains("!`"),
+        "{body}"
+    );
+    // The skill's two `!` lines run concurrently: any order.
+    let mut calls = run.calls.clone();
+    calls.sort();
+    assert_eq!(calls, ["context session-start", "next", "status"]);
+}
+
+#[test]
+fn start_in_an_empty_directory_creates_a_valid_project() {
+    let Some(mut e2e) = E2e::new("/novel:start") else {
+        return;
+    };
+    let cwd = e2e.path().join("writing");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let dir = cwd.join("青云志异");
+    let d = dir.to_str().unwrap();
+    let root = repo();
+    let flow = root.join("skills/start/references/quick-start.md");
+
+    let next = line(r#""${CLAUDE_PLUGIN_ROOT}/scripts/novel" next --json"#, &[]);
+    let init = line(
+        r#""${CLAUDE_PLUGIN_ROOT}/scripts/novel" init "<DIR>" --title "<TEXT>" --genre "<TEXT>" --json"#,
+        &[("<DIR>", d), ("<TEXT>", "青云志异"), ("<TEXT>", "玄幻")],
+    );
+    let init_run = init.run.clone();
+    let quickstart = line(
+        r#""${CLAUDE_PLUGIN_ROOT}/scripts/novel" --project "<DIR>" quickstart --json"#,
+        &[("<DIR>", d)],
+    );
+    let brief = format!("{d}/brief.md");
+    let main = json!({"first_user": "<command-name>/novel:start</command-name>"});
+    let script = json!({"turns": [
+        turn("next", main.clone(), vec![bash(&next.run)]),
+        turn("read-flow", main.clone(), vec![tool("Read", json!({"file_path": flow}))]),
+        turn("init", main.clone(), vec![bash(&init_run)]),
+        turn("read-brief", main.clone(), vec![tool("Read", json!({"file_path": brief}))]),
+        turn("edit-brief", main.clone(), vec![tool("Edit", json!({"file_path": brief,
+            "old_string": "## 一句话卖点\n",
+            "new_string": "## 一句话卖点\n\n落第书生陆尘捡到一枚能听见亡者遗言的玉佩，靠死人的秘密在宗门夹缝里翻身。\n"}))]),
+        turn("quickstart", main.clone(), vec![bash(&quickstart.run)]),
+        turn("done", main, vec![say("《青云志异》建好了，纲领已写，下一步是核心设定。")]),
+    ]});
+    let run = e2e.run(&cwd, "/novel:start 开新书", &script);
+    run.assert_all_turns_played(&script);
+
+    // The commands run are the ones the skill and its flow file show the model.
+    let requests = run.messages_requests();
+    let skill = first_user_text(requests[0]);
+    assert!(skill.contains("# /novel:start：状态感知入口"), "{skill}");
+    assert!(
+        skill.contains(&next.seen),
+        "{} not in the skill body",
+        next.seen
+    );
+    let calls = run.tool_calls();
+    for c in &calls {
+        assert!(!c.is_error, "{} failed\n{}", c.name, run.report());
+    }
+    let flow_text = &calls
+        .iter()
+        .find(|c| c.name == "Read" && c.input["file_path"] == flow.to_str().unwrap())
+        .expect("flow read")
+        .result;
+    // A file read with Read is not substituted: the model sees `${CLAUDE_PLUGIN_ROOT}` there and
+    // must take the root from the skill's "Base directory" line (the variable is empty in Bash).
+    for l in [&init, &quickstart] {
+        assert!(
+            flow_text.contains(&l.markdown),
+            "{} not in quick-start.md",
+            l.markdown
+        );
+    }
+    let bash_result = |cmd: &str| -> Value {
+        let c = calls
+            .iter()
+            .find(|c| c.name == "Bash" && c.input["command"] == cmd)
+            .unwrap_or_else(|| panic!("no Bash {cmd}\n{}", run.report()));
+        serde_json::from_str(c.result.trim())
+            .unwrap_or_else(|e| panic!("{cmd}: not JSON ({e}): {}", c.result))
+    };
+    assert_eq!(bash_result(&next.run)["data"]["project"], Value::Null);
+    let made = bash_result(&init_run);
+    assert_eq!(made["data"]["orchestrator_state"], "QUICK_START", "{made}");
+    let qs = bash_result(&quickstart.run);
+    assert_eq!(qs["data"]["steps"][0]["id"], "brief");
+    assert_eq!(qs["data"]["steps"][0]["done"], true, "{qs}");
+    assert_eq!(qs["data"]["next"], "world", "{qs}");
+
+    // The project on disk is valid, and the brief carries the author's line.
+    let out = novel(&dir, &["validate"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let text = std::fs::read_to_string(dir.join("brief.md")).unwrap();
+    assert!(text.contains("- **书名**：青云志异") && text.contains("能听见亡者遗言的玉佩"));
+    let expected = [
+        "context session-start",
+        "next --json",
+        &format!("init {d} --title 青云志异 --genre 玄幻 --json"),
+        "hook pre-tool-use",
+        "hook post-tool-use",
+        &format!("--project {d} quickstart --json"),
+    ];
+    assert_eq!(run.calls, expected);
+}
+
+/// Chapter 1 ready to write: two storylines, volume 1 = chapters 1–10, chapter 1's outline and
+/// L3 contract.
+fn chapter_one_project() -> (tempfile::TempDir, PathBuf) {
+    let (t, book) = crate::test_chapter::writing_project();
+    std::fs::write(
+        book.join("volumes/vol-01/outline.md"),
+        "# 第 1 卷 · 风起\n\n## 第1章 风起\n- 故事线：main_arc\n- 地点：城北废墟\n- 冲突：陆尘夜探废墟，找到密信\n",
+    )
+    .unwrap();
+    write_json(
+        &book.join("volumes/vol-01/chapter-contracts/chapter-001.json"),
+        &json!({"chapter": 1, "storyline_id": "main_arc",
+            "objectives": [{"id": "OBJ-001-1", "type": "plot", "required": true,
+                "description": "陆尘夜探城北废墟，找到密信"}],
+            "acceptance_criteria": ["OBJ-001-1 在正文中明确体现", "不违反 LS-001"]}),
+    );
+    let out = novel(&book, &["validate"]);
+    assert_eq!(code(&out), 0, "fixture: {}", stdout(&out));
+    (t, book)
+}
+
+fn evaluation(score: f64, reason: &str) -> String {
+    let d = |w: f64| json!({"score": score, "weight": w, "reason": reason, "evidence": "「陆尘推门而入」"});
+    serde_json::to_string_pretty(
+        &json!({"chapter": 1, "overall": score, "recommendation": "pass",
+        "scores": {"plot_logic": d(0.18), "character": d(0.18), "immersion": d(0.15),
+            "foreshadowing": d(0.10), "pacing": d(0.08), "style_naturalness": d(0.15),
+            "emotional_impact": d(0.08), "storyline_coherence": d(0.08)},
+        "violations": [], "risk_flags": [], "required_fixes": [], "issues": []}),
+    )
+    .unwrap()
+}
+
+#[test]
+fn continue_writes_and_commits_a_chapter_through_the_agents() {
+    let Some(mut e2e) = E2e::new("/novel:continue") else {
+        return;
+    };
+    let (_t, book) = chapter_one_project();
+    let d = book.to_str().unwrap();
+    let v = [
+        ("<DIR>", d),
+        ("<N>", "1"),
+        ("<TOKEN>", "{{token}}"),
+        (
+            "<FILE>",
+            &*format!("{d}/staging/state/chapter-001-delta.json"),
+        ),
+    ];
+    let nv = |markdown: &str| line(markdown, &v);
+    let next = nv(r#""${CLAUDE_PLUGIN_ROOT}/scripts/novel" next --json"#);
+    let begin =
+        nv(r#""${CLAUDE_PLUGIN_ROOT}/scripts/novel" --project "<DIR>" chapter begin <N> --json"#);
+    let validate =
+        nv(r#""${CLAUDE_PLUGIN_ROOT}/scripts/novel" --project "<DIR>" ops validate <FILE> --json"#);
+    let stage = |s: &str| {
+        nv(&format!(
+            r#""${{CLAUDE_PLUGIN_ROOT}}/scripts/novel" --project "<DIR>" chapter stage {s} --token <TOKEN> --json"#
+        ))
+    };
+    let (drafted, refined, judged) = (stage("drafted"), stage("refined"), stage("judged"));
+    let lint = nv(r#""${CLAUDE_PLUGIN_ROOT}/scripts/novel" --project "<DIR>" lint --chapter <N>"#);
+    let leak = nv(
+        r#""${CLAUDE_PLUGIN_ROOT}/scripts/novel" --project "<DIR>" check leak --chapter <N> --json"#,
+    );
+    let gate = nv(
+        r#""${CLAUDE_PLUGIN_ROOT}/scripts/novel" --project "<DIR>" chapter gate <N> --token <TOKEN> --json"#,
+    );
+    let commit = nv(
+        r#""${CLAUDE_PLUGIN_ROOT}/scripts/novel" --project "<DIR>" chapter commit <N> --token <TOKEN> --json"#,
+    );
+    let next_after = nv(r#""${CLAUDE_PLUGIN_ROOT}/scripts/novel" --project "<DIR>" next --json"#);
+    let context = nv(
+        r#""${CLAUDE_PLUGIN_ROOT}/scripts/novel" --project "<DIR>" context chapter-writer --chapter <N>"#,
+    );
+
+    let agent = |name: &str, task: &str, extra: Value| {
+        let mut input = json!({"subagent_type": format!("novel:{name}"), "description": format!("第1章{task}"),
+            "prompt": format!("项目目录：{d}\n任务：{task}\n章节：1")});
+        if let Some(o) = extra.as_object() {
+            for (k, v) in o {
+                input[k] = v.clone();
+            }
+        }
+        tool("Agent", input)
+    };
+    let sub = |name: &str, task: &str| json!({"system": agent_marker(name), "first_user": format!("任务：{task}")});
+    let write = |rel: &str, content: &str| {
+        tool(
+            "Write",
+            json!({"file_path": format!("{d}/{rel}"), "content": content}),
+        )
+    };
+    let done = |name: &str, files: &[&str]| {
+        say(
+            &json!({"status": "completed", "agent": name, "chapter": 1, "files": files})
+                .to_string(),
+        )
+    };
+    let draft = "# 第1章 风起\n\n陆尘推门而入，屋里一灯如豆。他在墙缝里摸到一封密信。\n";
+    let delta = json!({"chapter": 1, "base_state_version": 0, "storyline_id": "main_arc", "ops": [
+        {"op": "set", "path": "characters.lu-chen.location", "value": "城北废墟"},
+        {"op": "add", "path": "characters.lu-chen.inventory", "value": "密信"}]});
+
+    let main = json!({"first_user": "<command-name>/novel:continue</command-name>"});
+    let m = |name: &str, reply: Vec<Value>| turn(name, main.clone(), reply);
+    let script = json!({"turns": [
+        m("next", vec![bash(&next.run)]),
+        m("begin", vec![bash(&begin.run)]),
+        json!({"name": "dispatch-writer", "when": main.clone(), "capture": {"token": "\"token\":\"([0-9a-f]+)\""},
+            "reply": [agent("chapter-writer", "初稿", json!({}))]}),
+        turn("writer-context", sub("chapter-writer", "初稿"), vec![bash(&context.run)]),
+        turn("writer-write", sub("chapter-writer", "初稿"), vec![write("staging/chapters/chapter-001.md", draft)]),
+        turn("writer-done", sub("chapter-writer", "初稿"), vec![done("chapter-writer", &["staging/chapters/chapter-001.md"])]),
+        m("dispatch-summarizer", vec![agent("summarizer", "摘要", json!({}))]),
+        turn("summarizer-write", sub("summarizer", "摘要"), vec![
+            write("staging/summaries/chapter-001-summary.md", "---\nchapter: 1\nstoryline_id: main_arc\n---\n第1章：陆尘夜探城北废墟，在墙缝里找到密信。\n"),
+            write("staging/state/chapter-001-delta.json", &serde_json::to_string_pretty(&delta).unwrap()),
+            write("staging/storylines/main_arc/memory.md", "# 主线记忆\n截至第1章：陆尘拿到密信，人在城北废墟。\n"),
+        ]),
+        turn("summarizer-done", sub("summarizer", "摘要"), vec![done("summarizer", &[
+            "staging/summaries/chapter-001-summary.md", "staging/state/chapter-001-delta.json",
+            "staging/storylines/main_arc/memory.md"])]),
+        m("validate", vec![bash(&validate.run)]),
+        m("drafted", vec![bash(&drafted.run)]),
+        m("dispatch-refiner", vec![agent("style-refiner", "润色", json!({}))]),
+        turn("refiner-read", sub("style-refiner", "润色"), vec![tool("Read", json!({"file_path": format!("{d}/staging/chapters/chapter-001.md")}))]),
+        turn("refiner-edit", sub("style-refiner", "润色"), vec![tool("Edit", json!({
+            "file_path": format!("{d}/staging/chapters/chapter-001.md"),
+            "old_string": "屋里一灯如豆", "new_string": "屋里只点着一盏油灯"}))]),
+        turn("refiner-done", sub("style-refiner", "润色"), vec![done("style-refiner", &["staging/chapters/chapter-001.md"])]),
+        m("refined", vec![bash(&refined.run)]),
+        m("checks", vec![bash(&lint.run), bash(&leak.run)]),
+        // A key chapter (volume_first): both judges in one message, in parallel.
+        m("dispatch-judges", vec![
+            agent("quality-judge", "评审", json!({})),
+            agent("quality-judge", "第二裁判", json!({"model": "opus"})),
+        ]),
+        turn("judge-write", sub("quality-judge", "评审"), vec![write("staging/evaluations/chapter-001-eval.json", &evaluation(4.2, "节奏紧凑"))]),
+        turn("judge-done", sub("quality-judge", "评审"), vec![done("quality-judge", &["staging/evaluations/chapter-001-eval.json"])]),
+        turn("second-write", sub("quality-judge", "第二裁判"), vec![write("staging/evaluations/chapter-001-eval-secondary.json", &evaluation(4.0, "钩子有力"))]),
+        turn("second-done", sub("quality-judge", "第二裁判"), vec![done("quality-judge", &["staging/evaluations/chapter-001-eval-secondary.json"])]),
+        m("judged", vec![bash(&judged.run)]),
+        m("gate", vec![bash(&gate.run)]),
+        m("commit", vec![bash(&commit.run)]),
+        m("next-after", vec![bash(&next_after.run)]),
+        m("report", vec![say("第1章 已提交 ✅")]),
+    ]});
+    let run = e2e.run(&book, "/novel:continue 1", &script);
+    run.assert_all_turns_played(&script);
+
+    // Every command is written so in the skill (or the agent) the model was given.
+    let requests = run.messages_requests();
+    let skill = first_user_text(requests[0]);
+    assert!(skill.contains("# /novel:continue —— 续写"), "{skill}");
+    assert!(skill.contains("「1」"), "arguments not substituted");
+    for l in [
+        &next,
+        &begin,
+        &validate,
+        &drafted,
+        &refined,
+        &lint,
+        &leak,
+        &judged,
+        &gate,
+        &commit,
+        &next_after,
+    ] {
+        assert!(
+            skill.contains(&l.seen),
+            "{} is not in the continue skill",
+            l.seen
+        );
+    }
+    // …and so is every agent it dispatched, by the name the client knows it by, with its task.
+    for (name, task) in [
+        ("chapter-writer", "初稿"),
+        ("summarizer", "摘要"),
+        ("style-refiner", "润色"),
+        ("quality-judge", "评审"),
+    ] {
+        assert!(
+            skill.contains(&format!("`novel:{name}`，`任务：{task}`")),
+            "the continue skill does not dispatch novel:{name} with 任务：{task}"
+        );
+    }
+
+    // Each agent got its own body as system prompt and its own tools.
+    for name in [
+        "chapter-writer",
+        "summarizer",
+        "style-refiner",
+        "quality-judge",
+    ] {
+        let (body, tools) = agent_file(name);
+        let req = requests
+            .iter()
+            .find(|r| system_text(r).contains(&agent_marker(name)))
+            .unwrap_or_else(|| panic!("no request from novel:{name}\n{}", run.report()));
+        assert!(
+            system_text(req).contains(&body),
+            "novel:{name}: body not in its system prompt"
+        );
+        let mut offered: Vec<String> = req["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect();
+        offered.sort();
+        let mut tools = tools;
+        tools.sort();
+        assert_eq!(offered, tools, "novel:{name} tools");
+        assert!(
+            run.events
+                .iter()
+                .any(|e| e["subtype"] == "task_started"
+                    && e["subagent_type"] == format!("novel:{name}")),
+            "no task_started for novel:{name}"
+        );
+        if name == "chapter-writer" {
+            assert!(
+                body.contains(
+                    &context
+                        .seen
+                        .replace(d, "<DIR>")
+                        .replace("--chapter 1", "--chapter <N>")
+                )
+            );
+        }
+    }
+
+    // Every tool call succeeded; the binary answered ok.
+    let calls = run.tool_calls();
+    for c in &calls {
+        assert!(
+            !c.is_error,
+            "{} {} failed\n{}",
+            c.name,
+            c.input,
+            run.report()
+        );
+    }
+    // What the binary answered to the Bash call of `l` (the token substituted).
+    let answer = |l: &Line, token: &str| -> Value {
+        let want = l.run.replace("{{token}}", token);
+        let c = calls
+            .iter()
+            .find(|c| c.name == "Bash" && c.input["command"] == want.as_str())
+            .unwrap_or_else(|| panic!("no Bash {want}\n{}", run.report()));
+        serde_json::from_str(c.result.trim())
+            .unwrap_or_else(|e| panic!("{want}: not JSON ({e}): {}", c.result))
+    };
+    assert_eq!(
+        answer(&next, "")["data"]["recommendation"]["action"],
+        "write_next_chapter"
+    );
+    let began = answer(&begin, "");
+    assert_eq!(
+        began["data"]["key_chapter"],
+        json!(["volume_first"]),
+        "{began}"
+    );
+    let token = began["data"]["token"].as_str().unwrap();
+    for c in calls.iter().filter(|c| c.name == "Bash") {
+        let cmd = c.input["command"].as_str().unwrap();
+        assert!(!cmd.contains("{{"), "unsubstituted: {cmd}");
+        if cmd.contains("--token") {
+            assert!(cmd.contains(&format!("--token {token} ")), "{cmd}");
+        }
+    }
+    assert_eq!(answer(&validate, token)["data"]["rejected"], json!([]));
+    let gated = answer(&gate, token);
+    assert_eq!(gated["data"]["decision"], "pass", "{gated}");
+    let committed = answer(&commit, token);
+    assert_eq!(committed["ok"], true, "{committed}");
+    assert_eq!(
+        committed["data"]["last_completed_chapter"], 1,
+        "{committed}"
+    );
+
+    // The binary saw exactly the skill's sequence (guard hooks around each write).
+    let expected: Vec<String> = [
+        "context session-start".to_string(),
+        "next --json".into(),
+        format!("--project {d} chapter begin 1 --json"),
+        format!("--project {d} context chapter-writer --chapter 1"),
+    ]
+    .into_iter()
+    .collect();
+    let non_hook: Vec<&String> = run
+        .calls
+        .iter()
+        .filter(|c| !c.starts_with("hook "))
+        .collect();
+    assert_eq!(
+        non_hook[..expected.len()],
+        expected.iter().collect::<Vec<_>>()[..]
+    );
+    let tail = [
+        format!("--project {d} chapter gate 1 --token {token} --json"),
+        format!("--project {d} chapter commit 1 --token {token} --json"),
+        format!("--project {d} next --json"),
+    ];
+    assert_eq!(
+        non_hook[non_hook.len() - 3..],
+        tail.iter().collect::<Vec<_>>()[..]
+    );
+    let writes = calls
+        .iter()
+        .filter(|c| c.name == "Write" || c.name == "Edit")
+        .count();
+    let hooks = run
+        .calls
+        .iter()
+        .filter(|c| c.starts_with("hook pre-tool-use"))
+        .count();
+    assert_eq!(
+        hooks, writes,
+        "one guard call per Write/Edit: {:?}",
+        run.calls
+    );
+
+    // On disk: the refined chapter committed, staging empty, status right.
+    let text = std::fs::read_to_string(book.join("chapters/chapter-001.md")).unwrap();
+    assert!(
+        text.contains("屋里只点着一盏油灯") && !text.contains("一灯如豆"),
+        "{text}"
+    );
+    assert!(book.join("evaluations/chapter-001-eval.json").is_file());
+    let status = crate::test_chapter::ok(&book, &["status"]);
+    assert_eq!(status["data"]["last_completed_chapter"], 1, "{status}");
+    assert_eq!(status["data"]["inflight"], Value::Null, "{status}");
+    assert_eq!(status["data"]["lock"]["state"], "free", "{status}");
+    let headline = status["data"]["headline"].as_str().unwrap();
+    assert!(headline.starts_with("第1卷 第1/10章 "), "{headline}");
+    let state = read_json(&book.join("state/current-state.json"));
+    assert_eq!(
+        state["characters"]["lu-chen"]["location"], "城北废墟",
+        "{state}"
+    );
+    let out = novel(&book, &["validate"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+}
+
+#[test]
+fn guard_hook_blocks_a_direct_write_to_the_state() {
+    let Some(mut e2e) = E2e::new("guard hook") else {
+        return;
+    };
+    let (_t, book) = new_project();
+    let target = book.join("state/current-state.json");
+    let before = std::fs::read(&target).unwrap();
+    let path = target.to_str().unwrap();
+    let main = json!({"first_user": "把状态清零"});
+    let script = json!({"turns": [
+        // The client refuses to overwrite a file it has not read, before any hook runs.
+        turn("read", main.clone(), vec![tool("Read", json!({"file_path": path}))]),
+        turn("write", main.clone(), vec![tool("Write", json!({"file_path": path,
+            "content": "{\"schema_version\":1,\"state_version\":9,\"last_updated_chapter\":0,\"characters\":{},\"world_state\":{},\"active_foreshadowing\":[]}\n"}))]),
+        turn("done", main, vec![say("状态文件不能直接改。")]),
+    ]});
+    let run = e2e.run(&book, "把状态清零", &script);
+    run.assert_all_turns_played(&script);
+
+    let calls = run.tool_calls();
+    let write = calls
+        .iter()
+        .find(|c| c.name == "Write")
+        .expect("a Write call");
+    assert!(write.is_error, "the Write went through\n{}", run.report());
+    assert!(
+        write.result.contains("state/current-state.json") && write.result.contains("novel"),
+        "{}",
+        write.result
+    );
+    let denials = &run.result()["permission_denials"];
+    assert!(
+        denials
+            .as_array()
+            .is_some_and(|d| d.iter().any(|d| d["tool_name"] == "Write")),
+        "{denials}"
+    );
+    assert_eq!(std::fs::read(&target).unwrap(), before, "the state changed");
+    assert!(
+        run.calls.iter().any(|c| c == "hook pre-tool-use"),
+        "{:?}",
+        run.calls
+    );
+    assert!(
+        !run.calls.iter().any(|c| c == "hook post-tool-use"),
+        "{:?}",
+        run.calls
+    );
+    // The model was told why, in the next request.
+    let last = run.messages_requests().last().cloned().unwrap();
+    assert!(all_messages_text(last).contains(&write.result));
+}
+
+// ---- install from a marketplace ------------------------------------------------------------------
+
+/// `git ARGS` in `dir`, isolated from the machine's git configuration; panics unless it succeeds.
+fn git(dir: &Path, home: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "user.name=novel e2e",
+            "-c",
+            "user.email=e2e@example.invalid",
+        ])
+        .args([
+            "-c",
+            "init.defaultBranch=main",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .output()
+        .expect("run git");
+    assert!(
+        out.status.success(),
+        "git {args:?} in {}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The plugin's version in a copy of the repository.
+fn plugin_version(root: &Path) -> String {
+    read_json(&root.join(".claude-plugin/plugin.json"))["version"]
+        .as_str()
+        .expect("plugin.json has a version")
+        .to_string()
+}
+
+/// The SessionStart hook's answer in a run, as JSON (the hook prints JSON when it has something
+/// for the author) or None when it printed plain text for the model.
+fn session_start_json(run: &Run) -> (String, Option<Value>) {
+    let hook = run
+        .events
+        .iter()
+        .find(|e| e["subtype"] == "hook_response" && e["hook_event"] == "SessionStart")
+        .unwrap_or_else(|| panic!("no SessionStart hook_response\n{}", run.report()));
+    assert_eq!(hook["exit_code"], 0, "{hook}");
+    let stdout = hook["stdout"].as_str().unwrap().to_string();
+    assert!(
+        !stdout.contains('\u{fffd}'),
+        "hook output is not clean UTF-8: {stdout}"
+    );
+    let parsed = serde_json::from_str(stdout.trim()).ok();
+    (stdout, parsed)
+}
+
+/// The installed plugin the client loaded: its path, with no plugin errors.
+fn loaded_from(run: &Run) -> String {
+    let init = run.init();
+    let errors = &init["plugin_errors"];
+    assert!(
+        errors.is_null() || errors.as_array().is_some_and(Vec::is_empty),
+        "plugin_errors: {errors}"
+    );
+    let plugin = init["plugins"]
+        .as_array()
+        .and_then(|p| p.iter().find(|p| p["name"] == "novel"))
+        .unwrap_or_else(|| panic!("plugin not loaded: {}", init["plugins"]));
+    assert_eq!(plugin["source"], "novel@novel-marketplace", "{plugin}");
+    plugin["path"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn marketplace_install_from_git_finds_the_binary_across_an_update() {
+    let Some(mut e2e) = E2e::new("install from a marketplace") else {
+        return;
+    };
+    let base = e2e.path().to_path_buf();
+    let home = base.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+
+    // The repository as its publisher pushes it: this checkout's files (tracked and new, nothing
+    // ignored, so no target/ and no node_modules/) in one commit, in a bare repository served
+    // over smart HTTP on 127.0.0.1 (the client clones shallowly).
+    let src = base.join("src");
+    let listed = git(
+        &repo(),
+        &home,
+        &[
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+        ],
+    );
+    for rel in listed.split('\0').filter(|r| !r.is_empty()) {
+        let from = repo().join(rel);
+        if !from.is_file() {
+            continue; // deleted in the working tree
+        }
+        let to = src.join(rel);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(&from, &to).unwrap(); // keeps the mode: scripts stay executable
+    }
+    git(&src, &home, &["init", "-q"]);
+    git(&src, &home, &["add", "-A"]);
+    git(&src, &home, &["commit", "-q", "-m", "novel as published"]);
+    let served = base.join("served");
+    std::fs::create_dir_all(&served).unwrap();
+    git(
+        &served,
+        &home,
+        &["clone", "-q", "--bare", src.to_str().unwrap(), "novel.git"],
+    );
+    let (_server, port) = start_server(&base, "git-http", &["--root".as_ref(), served.as_os_str()]);
+    let url = format!("http://127.0.0.1:{port}/novel.git");
+
+    let version = plugin_version(&src);
+    e2e.cli(&home, &["plugin", "marketplace", "add", &url]);
+    let out = e2e.cli(&home, &["plugin", "install", "novel@novel-marketplace"]);
+    assert!(out.contains("novel@novel-marketplace"), "{out}");
+    let cache = home
+        .join(".claude/plugins/cache/novel-marketplace/novel")
+        .join(&version);
+    assert!(
+        cache.join("scripts/novel").is_file(),
+        "no cached copy at {}",
+        cache.display()
+    );
+    assert!(
+        !cache.join("target").exists(),
+        "the cached copy has a target/"
+    );
+    e2e.installed_home = Some(home.clone());
+
+    // A session in a novel project: no binary yet, and the author is told the exact command.
+    let (_t, book) = new_project();
+    let hello =
+        json!({"turns": [turn("hello", json!({"first_user": "你好"}), vec![say("你好。")])]});
+    let run = e2e.run(&book, "你好", &hello);
+    run.assert_all_turns_played(&hello);
+    assert_eq!(Path::new(&loaded_from(&run)), cache);
+    let install = cache.join("scripts/install");
+    let (said, answer) = session_start_json(&run);
+    let answer = answer.unwrap_or_else(|| panic!("the hook told only the model: {said}"));
+    let message = answer["systemMessage"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("还没有安装") && message.contains(install.to_str().unwrap()),
+        "{answer}"
+    );
+    let context = answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(context.contains("还没有安装"), "{answer}");
+
+    // The author runs the command, from a terminal (no CLAUDE_PLUGIN_DATA): the binary goes to
+    // the data directory the client gives this plugin. By default `cargo` here is a stand-in that
+    // checks how it is called and puts this test's build where cargo install would (a real
+    // release build takes ~5 minutes on 2 cores); NOVEL_E2E_REAL_CARGO=1 uses the real one.
+    let real = std::env::var_os("NOVEL_E2E_REAL_CARGO").is_some_and(|v| v == "1");
+    let tools = base.join("tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    let cargo_log = base.join("cargo.log");
+    std::fs::write(
+        tools.join("cargo"),
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{log}'\nroot=\nwhile [ $# -gt 0 ]; do\n  \
+             case $1 in --root) root=$2; shift ;; --path) test -f \"$2/Cargo.toml\" || exit 101; shift ;; esac\n  \
+             shift\ndone\nmkdir -p \"$root/bin\" && cp '{bin}' \"$root/bin/novel\"\n",
+            log = cargo_log.display(),
+            bin = bin().display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(tools.join("cargo"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut cmd = Command::new(&install);
+    client_env(&mut cmd, &home);
+    if real {
+        for key in ["CARGO_HOME", "RUSTUP_HOME"] {
+            if let Some(v) = std::env::var_os(key) {
+                cmd.env(key, v);
+            }
+        }
+    } else {
+        cmd.env("PATH", format!("{}:{}", tools.display(), clean_path()));
+    }
+    let started = Instant::now();
+    let out = cmd
+        .current_dir(&home)
+        .output()
+        .expect("run scripts/install");
+    eprintln!(
+        "e2e: scripts/install ({}) took {:.1} s",
+        if real { "real cargo" } else { "stand-in cargo" },
+        started.elapsed().as_secs_f64()
+    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && said.contains("已安装"),
+        "scripts/install: {said}"
+    );
+    let data = home.join(".claude/plugins/data/novel-novel-marketplace");
+    assert!(data.join("bin/novel").is_file(), "{said}");
+    if !real {
+        let calls = std::fs::read_to_string(&cargo_log).unwrap();
+        let want = format!(
+            "install --locked --force --path {}/crates/novel-cli --root {}/.install.",
+            cache.display(),
+            data.display()
+        );
+        assert!(
+            calls.starts_with(&want),
+            "cargo called as {calls:?}, want {want:?}"
+        );
+    }
+
+    // The next session finds it: the hook reports the book, and /novel:status expands with the
+    // numbers the installed binary computed.
+    let status = json!({"turns": [
+        turn("read", json!({"first_user": "<command-name>/novel:status</command-name>"}), vec![say("还没开写。")]),
+    ]});
+    let run = e2e.run(&book, "/novel:status", &status);
+    run.assert_all_turns_played(&status);
+    let (said, answer) = session_start_json(&run);
+    assert!(
+        answer.is_none() && said.starts_with("【novel 小说项目】《青云志异》"),
+        "{said}"
+    );
+    let headline = stdout(&novel(&book, &["status"]));
+    let body = first_user_text(run.messages_requests()[0]);
+    assert!(
+        body.contains("# /novel:status") && body.contains(first_line(&headline)),
+        "{body}"
+    );
+
+    // The publisher releases a new version; the author updates. The new cached copy still
+    // finds the binary, and the author is told it is of the old version.
+    let mut manifest = read_json(&src.join(".claude-plugin/plugin.json"));
+    let mut parts: Vec<u64> = version.split('.').map(|p| p.parse().unwrap()).collect();
+    *parts.last_mut().unwrap() += 1;
+    let newer = parts
+        .iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join(".");
+    manifest["version"] = json!(newer);
+    write_json(&src.join(".claude-plugin/plugin.json"), &manifest);
+    git(&src, &home, &["commit", "-q", "-am", "release"]);
+    git(
+        &src,
+        &home,
+        &[
+            "push",
+            "-q",
+            served.join("novel.git").to_str().unwrap(),
+            "HEAD",
+        ],
+    );
+    e2e.cli(
+        &home,
+        &["plugin", "marketplace", "update", "novel-marketplace"],
+    );
+    let out = e2e.cli(&home, &["plugin", "update", "novel@novel-marketplace"]);
+    assert!(out.contains(&newer), "{out}");
+    let updated = home
+        .join(".claude/plugins/cache/novel-marketplace/novel")
+        .join(&newer);
+    let run = e2e.run(&book, "你好", &hello);
+    assert_eq!(Path::new(&loaded_from(&run)), updated);
+    let (said, answer) = session_start_json(&run);
+    let answer = answer.unwrap_or_else(|| panic!("no message for the author: {said}"));
+    let message = answer["systemMessage"].as_str().unwrap_or_default();
+    assert!(
+        message.contains(&newer)
+            && message.contains(&version)
+            && message.contains(updated.join("scripts/install").to_str().unwrap()),
+        "{answer}"
+    );
+    let context = answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        context.starts_with("【novel 小说项目】《青云志异》"),
+        "the binary was not found: {answer}"
+    );
+}
