@@ -7,6 +7,8 @@ mod commands;
 mod output;
 
 use std::ffi::OsString;
+use std::panic::AssertUnwindSafe;
+use std::sync::Mutex;
 
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{CommandFactory, Parser};
@@ -18,7 +20,73 @@ use output::{CliError, Exit, Report, finish};
 fn main() {
     // `args_os`: an argument that is not UTF-8 must become a usage error, not a panic.
     let args: Vec<OsString> = std::env::args_os().collect();
-    std::process::exit(run(args));
+    std::process::exit(guarded(args));
+}
+
+/// Where and why the last panic happened, kept by the panic hook for [`guarded`].
+static PANIC_SITE: Mutex<Option<String>> = Mutex::new(None);
+
+/// Runs the command so that no panic reaches the author as a Rust backtrace: the default panic
+/// message is replaced by a record of where it happened, and a caught panic becomes the JSON
+/// error envelope (`E_INTERNAL`) or one Chinese line, exit 2. Files are never left half-written
+/// by a panic (every write is a whole-file rename or goes through the commit journal), which the
+/// message tells the author how to check.
+fn guarded(args: Vec<OsString>) -> i32 {
+    let text = lossy(&args);
+    std::panic::set_hook(Box::new(|info| {
+        let site = match info.location() {
+            Some(l) => format!("{}:{}", l.file(), l.line()),
+            None => "未知位置".to_string(),
+        };
+        if let Ok(mut slot) = PANIC_SITE.lock() {
+            *slot = Some(site);
+        }
+    }));
+    let payload = match std::panic::catch_unwind(AssertUnwindSafe(|| run(args))) {
+        Ok(code) => return code,
+        Err(payload) => payload,
+    };
+    let what = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "未知原因".to_string());
+    let site = PANIC_SITE
+        .lock()
+        .ok()
+        .and_then(|mut slot| slot.take())
+        .unwrap_or_else(|| "未知位置".to_string());
+    let (command, _) = command_path(&text);
+    if command.starts_with("hook ") || command == "context session-start" {
+        // A hook must never block the author's turn on a bug of ours: nothing for the model,
+        // one line on stderr, exit 0 (exit 2 would deny the tool call or show an error).
+        output::err(&format!(
+            "novel {command}：内部错误（{what}，位于 {site}），已跳过\n"
+        ));
+        return Exit::Ok as i32;
+    }
+    let message =
+        format!("novel 程序内部出错（{what}，位于 {site}），这是程序的缺陷，不是你的操作问题");
+    let hint = "项目文件不会被写到一半：运行 novel validate 检查，提示有中断的提交时运行 novel chapter recover；请把这一行报告给插件维护者";
+    if json_requested(&text) {
+        output::out(&format!(
+            "{}\n",
+            json!({"ok": false, "command": command,
+                "error": {"code": "E_INTERNAL", "message": message, "hint": hint}})
+        ));
+    } else {
+        output::err(&format!("错误[E_INTERNAL]：{message}；{hint}\n"));
+    }
+    Exit::Usage as i32
+}
+
+/// Debug builds only: `NOVEL_FAILPOINT=panic:0` panics once the command line has parsed, inside
+/// the command's dispatch, to test [`guarded`]. Release builds never read it.
+fn injected_panic() {
+    #[cfg(debug_assertions)]
+    if std::env::var_os("NOVEL_FAILPOINT").is_some_and(|v| v == "panic:0") {
+        panic!("NOVEL_FAILPOINT=panic:0");
+    }
 }
 
 /// The arguments as text, for the frame's own reading (JSON mode, command name, messages).
@@ -96,9 +164,10 @@ fn run(args: Vec<OsString>) -> i32 {
         Err(e) => return clap_failure(json_requested(&lossy(&args)), &args, e),
     };
     if parse_only() {
-        println!("ok");
+        output::out("ok\n");
         return 0;
     }
+    injected_panic();
     let json_mode = cli.global.json;
     let Some(command) = cli.command else {
         let text = localize_help(&Cli::command().render_help().to_string());

@@ -4,9 +4,39 @@
 //! `{"ok":false,"command":"…","error":{"code","message","hint"}}` on failure — and when a
 //! check found problems (exit 1), `data` carries the findings beside `error`.
 
+use std::io::Write;
+use std::sync::atomic::{AtomicI32, Ordering};
+
 use serde_json::{Value, json};
 
 use novel_store::StoreError;
+
+/// The exit code a closed stdout ends the process with: 0 until `finish` knows the result.
+static EXIT_ON_CLOSED_STDOUT: AtomicI32 = AtomicI32::new(0);
+
+/// Writes `text` to stdout — every byte the binary prints goes through here (`print!` is
+/// disallowed in this crate, see clippy.toml). A reader that went away (`novel lint --all | head`)
+/// is not an error: the process ends quietly, with exit 0, or with the code of a result already
+/// decided (a failed check piped into `head` still fails). Any other failure to write has no one
+/// left to tell and is ignored.
+pub fn out(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        && e.kind() == std::io::ErrorKind::BrokenPipe
+    {
+        std::process::exit(EXIT_ON_CLOSED_STDOUT.load(Ordering::Relaxed));
+    }
+}
+
+/// Writes `text` to stderr; a closed or broken stderr is ignored (never a panic).
+pub fn err(text: &str) {
+    let mut stderr = std::io::stderr().lock();
+    let _ = stderr
+        .write_all(text.as_bytes())
+        .and_then(|()| stderr.flush());
+}
 
 /// Exit codes of DESIGN.md.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,43 +103,56 @@ pub struct Report {
 
 /// Prints the result of `command` and returns the process exit code.
 pub fn finish(json_mode: bool, command: &str, result: Result<Report, CliError>) -> i32 {
+    let code = match &result {
+        Ok(_) => Exit::Ok as i32,
+        Err(err) => err.exit as i32,
+    };
+    EXIT_ON_CLOSED_STDOUT.store(code, Ordering::Relaxed);
+    // Every error says how to fix it: a site without a specific hint gets the table's.
+    let result = result.map_err(|mut e| {
+        if e.hint.is_empty()
+            && let Some(doc) = novel_core::codes::lookup(e.code)
+        {
+            e.hint = doc.hint.to_string();
+        }
+        e
+    });
     match result {
         Ok(report) => {
             if json_mode {
-                println!(
-                    "{}",
+                out(&format!(
+                    "{}\n",
                     json!({"ok": true, "command": command, "data": report.data})
-                );
+                ));
             } else if !report.human.is_empty() {
-                print!("{}", report.human);
+                out(&report.human);
                 if !report.human.ends_with('\n') {
-                    println!();
+                    out("\n");
                 }
             }
-            Exit::Ok as i32
         }
-        Err(err) => {
+        Err(e) => {
             if json_mode {
                 let mut doc = json!({
                     "ok": false,
                     "command": command,
-                    "error": {"code": err.code, "message": err.message, "hint": err.hint},
+                    "error": {"code": e.code, "message": e.message, "hint": e.hint},
                 });
-                if let Some(details) = &err.details {
+                if let Some(details) = &e.details {
                     doc["data"] = details.data.clone();
                 }
-                println!("{doc}");
+                out(&format!("{doc}\n"));
             } else {
                 // Findings (if any) are the human output of a check; the error line follows.
-                if let Some(details) = &err.details {
-                    print!("{}", details.human);
+                if let Some(details) = &e.details {
+                    out(&details.human);
                 }
-                eprintln!("错误[{}]：{}", err.code, err.message);
-                if !err.hint.is_empty() {
-                    eprintln!("提示：{}", err.hint);
+                err(&format!("错误[{}]：{}\n", e.code, e.message));
+                if !e.hint.is_empty() {
+                    err(&format!("提示：{}\n", e.hint));
                 }
             }
-            err.exit as i32
         }
     }
+    code
 }

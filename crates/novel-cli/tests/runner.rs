@@ -1,4 +1,7 @@
 //! All CLI integration tests, in one test binary (fast to build on two cores).
+// Tests talk to the test runner, not to an author: the print macros are fine here
+// (crates/novel-cli/clippy.toml disallows them for the binary).
+#![allow(clippy::disallowed_macros)]
 
 mod support;
 mod test_blacklist;
@@ -6,6 +9,7 @@ mod test_chapter;
 mod test_check;
 mod test_cli;
 mod test_client;
+mod test_codes;
 mod test_context;
 mod test_continuity;
 mod test_count;
@@ -20,6 +24,7 @@ mod test_menu;
 mod test_plugin;
 mod test_retire;
 mod test_review;
+mod test_robust;
 mod test_spec;
 mod test_state;
 mod test_status;

@@ -13,6 +13,7 @@
 
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod codes;
 pub mod context;
 pub mod gate;
 pub mod menu;

@@ -152,11 +152,11 @@ fn packet(global: &GlobalArgs, agent: Agent, args: &PacketArgs) -> Result<Report
     let packet = context::build(agent, &inputs, args.budget).map_err(context_error)?;
     if !global.json {
         for w in &packet.warnings {
-            eprintln!("提示：{w}");
+            crate::output::err(&format!("提示：{w}\n"));
         }
         if !packet.cut.is_empty() {
-            eprintln!(
-                "提示：为符合预算裁去 {} 项：{}",
+            crate::output::err(&format!(
+                "提示：为符合预算裁去 {} 项：{}\n",
                 packet.cut.len(),
                 packet
                     .cut
@@ -164,7 +164,7 @@ fn packet(global: &GlobalArgs, agent: Agent, args: &PacketArgs) -> Result<Report
                     .map(|c| format!("{}（{} token）", c.label, c.tokens))
                     .collect::<Vec<_>>()
                     .join("、")
-            );
+            ));
         }
     }
     Ok(Report {

@@ -13,7 +13,7 @@ use serde_json::json;
 use novel_store::{io, layout};
 
 use crate::cli::GlobalArgs;
-use crate::output::{CliError, Exit, Report};
+use crate::output::{self, CliError, Exit, Report};
 
 /// The sample book: project-relative path and content.
 const BOOK: &[(&str, &str)] = &[
@@ -200,10 +200,10 @@ pub fn run(global: &GlobalArgs, args: &DemoArgs) -> Result<Report, CliError> {
             human: String::new(),
         });
     }
-    println!(
-        "示例书《雾港夜行》（3 章，快速起步的试写刚完成）已写到 {}\n",
+    output::out(&format!(
+        "示例书《雾港夜行》（3 章，快速起步的试写刚完成）已写到 {}\n\n",
         dir.display()
-    );
+    ));
     for step in STEPS {
         show_step(&dir, step);
     }
@@ -242,15 +242,15 @@ fn write_book(dir: &Path) -> Result<(), CliError> {
 
 /// Runs one step with this same binary and shows its output (stdout, then stderr).
 fn show_step(dir: &Path, step: &[&str]) {
-    println!("$ novel {}", step.join(" "));
-    let out = std::env::current_exe().and_then(|exe| {
+    output::out(&format!("$ novel {}\n", step.join(" ")));
+    let ran = std::env::current_exe().and_then(|exe| {
         Command::new(exe)
             .arg("--project")
             .arg(dir)
             .args(step)
             .output()
     });
-    match out {
+    match ran {
         Ok(out) => {
             let stdout = String::from_utf8_lossy(&out.stdout);
             let lines: Vec<&str> = stdout.lines().collect();
@@ -260,16 +260,19 @@ fn show_step(dir: &Path, step: &[&str]) {
                 lines.len()
             };
             for line in lines.iter().take(shown) {
-                println!("{line}");
+                output::out(&format!("{line}\n"));
             }
             if lines.len() > shown {
-                println!("……（资料包共 {} 行，只显示前 {shown} 行）", lines.len());
+                output::out(&format!(
+                    "……（资料包共 {} 行，只显示前 {shown} 行）\n",
+                    lines.len()
+                ));
             }
-            eprint!("{}", String::from_utf8_lossy(&out.stderr));
+            output::err(&String::from_utf8_lossy(&out.stderr));
         }
-        Err(e) => eprintln!("无法运行：{e}"),
+        Err(e) => output::err(&format!("无法运行：{e}\n")),
     }
-    println!();
+    output::out("\n");
 }
 
 #[cfg(test)]

@@ -31,10 +31,10 @@ pub enum HookCommand {
 pub fn run(cmd: HookCommand) -> i32 {
     // A panic must not reach the model's turn: one line on stderr, nothing on stdout.
     std::panic::set_hook(Box::new(|_| {
-        eprintln!("novel hook：内部错误，已跳过本次检查");
+        crate::output::err("novel hook：内部错误，已跳过本次检查\n");
     }));
     if let Ok(Some(answer)) = std::panic::catch_unwind(|| answer(cmd)) {
-        println!("{answer}");
+        crate::output::out(&format!("{answer}\n"));
     }
     0
 }
@@ -75,14 +75,18 @@ fn read_stdin() -> Option<Value> {
     }
     let mut bytes = Vec::new();
     if let Err(e) = stdin.lock().take(MAX_STDIN).read_to_end(&mut bytes) {
-        eprintln!("novel hook：无法读取 stdin（{e}），已跳过本次检查");
+        crate::output::err(&format!(
+            "novel hook：无法读取 stdin（{e}），已跳过本次检查\n"
+        ));
         return None;
     }
     match serde_json::from_slice(&bytes) {
         Ok(v) => Some(v),
         Err(e) => {
             if !bytes.iter().all(u8::is_ascii_whitespace) {
-                eprintln!("novel hook：stdin 不是 JSON（{e}），已跳过本次检查");
+                crate::output::err(&format!(
+                    "novel hook：stdin 不是 JSON（{e}），已跳过本次检查\n"
+                ));
             }
             None
         }

@@ -89,7 +89,7 @@ pub fn run(global: &GlobalArgs, cmd: SpecCommand) -> Result<Report, CliError> {
                 .map_err(spec_error)?;
             if !global.json {
                 for w in &out.propagation.warnings {
-                    eprintln!("提示：{w}");
+                    crate::output::err(&format!("提示：{w}\n"));
                 }
             }
             Ok(Report {

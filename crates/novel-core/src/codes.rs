@@ -1,0 +1,601 @@
+//! Every code the binary (and its wrapper `scripts/novel`) can report, in one table: what it
+//! means and what to do about it. `docs/errors.md` is generated from this table, and a test in
+//! `novel-cli` fails when a code is used in the sources but missing here, or listed here but used
+//! nowhere. The CLI fills an empty hint from the table, so every error the author sees says how
+//! to fix it.
+//!
+//! Three kinds of code share the `E_` namespace: errors that end a command (the envelope's
+//! `error.code`), findings inside a report (`novel validate`, `novel status`), and reasons a
+//! single op of a state delta was rejected (`ops validate` / `ops apply`'s `rejected` list).
+
+/// Where a code appears.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CodeKind {
+    /// Ends a command: the envelope's `error.code`, exit 1, 2 or 3.
+    Error,
+    /// One finding in a report (validate, status, volume check); the command's own error code
+    /// says whether it failed.
+    Finding,
+    /// One rejected op of a state delta.
+    Op,
+}
+
+impl CodeKind {
+    pub fn label_zh(self) -> &'static str {
+        match self {
+            CodeKind::Error => "命令出错",
+            CodeKind::Finding => "检查发现",
+            CodeKind::Op => "op 被拒",
+        }
+    }
+}
+
+/// One row of the table.
+#[derive(Debug, Clone, Copy)]
+pub struct CodeDoc {
+    pub code: &'static str,
+    pub kind: CodeKind,
+    /// What happened, in one Chinese sentence.
+    pub meaning: &'static str,
+    /// What to do, in one Chinese sentence (used when the site gives no more specific hint).
+    pub hint: &'static str,
+}
+
+const fn e(code: &'static str, meaning: &'static str, hint: &'static str) -> CodeDoc {
+    CodeDoc {
+        code,
+        kind: CodeKind::Error,
+        meaning,
+        hint,
+    }
+}
+
+const fn f(code: &'static str, meaning: &'static str, hint: &'static str) -> CodeDoc {
+    CodeDoc {
+        code,
+        kind: CodeKind::Finding,
+        meaning,
+        hint,
+    }
+}
+
+const fn op(code: &'static str, meaning: &'static str, hint: &'static str) -> CodeDoc {
+    CodeDoc {
+        code,
+        kind: CodeKind::Op,
+        meaning,
+        hint,
+    }
+}
+
+/// The table, grouped by area; `docs/errors.md` lists it in this order.
+pub const CODES: &[CodeDoc] = &[
+    // --- the command line and the project
+    e(
+        "E_USAGE",
+        "命令行写错了：未知命令、缺少参数、参数值不合法，或参数与项目状态不配。",
+        "运行 novel help <命令> 查看用法。",
+    ),
+    e(
+        "E_INTERNAL",
+        "程序内部出错（程序的缺陷，不是作者的操作问题）。",
+        "项目文件不会被写到一半：运行 novel validate 检查，提示有中断的提交时运行 novel chapter recover；把这条信息报告给插件维护者。",
+    ),
+    e(
+        "E_NO_BINARY",
+        "插件找不到自己的 novel 程序（从 marketplace 安装后还没编译安装）。",
+        "运行插件目录下的 scripts/install（需要 Rust 工具链），或在 /novel:start 里让它代为运行。",
+    ),
+    e(
+        "E_NOT_PROJECT",
+        "从当前目录向上找不到 .checkpoint.json，这里不是小说项目。",
+        "进入项目目录再运行，或用 --project 指定；新建项目用 novel init。",
+    ),
+    e(
+        "E_PROJECT_EXISTS",
+        "目标目录里已经有项目或同名文件，拒绝覆盖。",
+        "换一个新目录，或先把旧内容移走。",
+    ),
+    e(
+        "E_IO",
+        "读写文件失败（不存在、没有权限、磁盘满等）。",
+        "按消息里的路径检查文件是否存在、是否可读写、磁盘是否还有空间。",
+    ),
+    e(
+        "E_NOT_UTF8",
+        "文件不是 UTF-8 文本。",
+        "用编辑器把它另存为 UTF-8（无 BOM 亦可）。",
+    ),
+    e(
+        "E_JSON",
+        "JSON 语法错误（消息给出行列）。",
+        "按行列修正；由 agent 写出的文件，把错误原样交给它重写一次。",
+    ),
+    e(
+        "E_SCHEMA",
+        "文件的内容不符合它那一类文件的格式（字段缺失、类型不对），或一条规则写不成正则。",
+        "按消息里的字段修正；novel validate 会给出 JSON 指针。",
+    ),
+    e(
+        "E_UNSAFE_PATH",
+        "一个 id 或文件名不能当作路径（含 ..、/ 或不是 slug）。",
+        "id 只用小写英文、数字、- 或 _。",
+    ),
+    e(
+        "E_NOT_REGULAR_FILE",
+        "staging 里的文件是符号链接或目录；程序只按普通文件读取，不跟随链接。",
+        "把它换成普通文件，再重新评审、门控。",
+    ),
+    e(
+        "E_SETTINGS",
+        "novel.json 的设置不合法（如门控阈值顺序不对）。",
+        "按消息修正 novel.json；novel validate 会指出字段。",
+    ),
+    e(
+        "E_CHECKPOINT",
+        ".checkpoint.json 无法读取或内容自相矛盾。",
+        "运行 novel validate 查看位置；中断的提交先 novel chapter recover。",
+    ),
+    e(
+        "E_VALIDATION",
+        "novel validate 发现错误。",
+        "按列出的 文件: 位置: 说明 逐条修正后重新运行。",
+    ),
+    e(
+        "E_PROJECT_PROBLEMS",
+        "novel status 读项目时发现问题，结果可能不全。",
+        "按列出的问题逐个修复；novel validate 给出更详细的位置。",
+    ),
+    // --- the lock and the transaction
+    e(
+        "E_LOCKED",
+        "另一个会话持有项目锁（或正在写同一本书）。",
+        "等那个会话结束；确认它已关闭后用 novel chapter recover 清理失效的锁。",
+    ),
+    e(
+        "E_LOCK_BUSY",
+        "另一个进程正在获取或释放锁，一瞬间的冲突。",
+        "稍等一秒再试。",
+    ),
+    e(
+        "E_LOCK_OWNER",
+        "给出的令牌不是锁的持有者。",
+        "用 chapter begin 返回的令牌；令牌丢了就 novel chapter begin N 取回本会话的锁。",
+    ),
+    e(
+        "E_NOT_LOCKED",
+        "项目当前没有锁，无从释放或续期。",
+        "需要写入时先 novel chapter begin N。",
+    ),
+    e(
+        "E_JOURNAL",
+        "上一次提交或状态写入被打断，提交日志还在，任何写入都会被拒绝。",
+        "先运行 novel chapter recover 补完它。",
+    ),
+    e(
+        "E_STATE",
+        "编排状态不允许这一步（如章节在出错待重试、卷还没开）。",
+        "照消息里的提示先做前一步，novel next 会说该做什么。",
+    ),
+    e(
+        "E_INFLIGHT",
+        "另一章还在写，不能开始新的一章或做需要空闲的操作。",
+        "先把那一章写完提交，或 novel chapter fail 记下原因后再处理。",
+    ),
+    e(
+        "E_NOT_INFLIGHT",
+        "没有在写的章节。",
+        "先 novel chapter begin N。",
+    ),
+    e(
+        "E_STAGE_ORDER",
+        "流水线阶段的顺序不对（如未评审就门控）。",
+        "按 drafted → refined → judged → 门控 → 提交 的顺序推进。",
+    ),
+    e(
+        "E_STAGING",
+        "这一阶段需要的 staging 文件不在或不完整。",
+        "让对应的 agent 写出消息里列出的文件，再推进阶段。",
+    ),
+    e(
+        "E_STAGING_CHANGED",
+        "评审之后 staging 里的稿件又被改过，提交的不再是评审过的稿件。",
+        "改动是有意的就重新 chapter stage judged 并重新评审、门控；否则恢复这些文件。",
+    ),
+    e(
+        "E_GATE",
+        "这一章还没有过门控，或门控结论不允许提交。",
+        "先 novel chapter gate N；结论为 revise/rewrite 时按它修改。",
+    ),
+    e(
+        "E_NO_EVALUATION",
+        "staging 里没有这一章的评估文件。",
+        "先派 QualityJudge 写出 chapter-NNN-eval.json。",
+    ),
+    e(
+        "E_SECOND_JUDGE",
+        "关键章缺少独立的第二份评估，或第二份与主评估一模一样。",
+        "由另一位裁判（另一个模型）重新打分，写入 chapter-NNN-eval-secondary.json。",
+    ),
+    e(
+        "E_STATE_DIVERGED",
+        "状态文件与变更日志的回放对不上，提交或收卷不能在错的状态上继续。",
+        "运行 novel state rebuild 查看差异，确认后 --write。",
+    ),
+    e(
+        "E_CHAPTER_ORDER",
+        "变更日志按章节顺序记录，这个章节号比已记录的更早。",
+        "改稿先 novel state rebuild --until-chapter 回退；补记状态写当前章或更晚。",
+    ),
+    // --- state deltas and the state engine
+    e(
+        "E_DELTA",
+        "状态增量文件本身不合法（章节号、故事线、字段缺失）。",
+        "把错误交给 Summarizer 重写增量；仍不行就 novel ops skip。",
+    ),
+    e(
+        "E_OPS_REJECTED",
+        "状态增量里有 op 被拒绝（全部被拒时什么也不写）。",
+        "把 rejected 列表（原因与修正提示）交给 Summarizer 重写这些 op。",
+    ),
+    e(
+        "E_STATE_VERSION",
+        "增量基于的状态版本不是当前版本。",
+        "用当前状态重新生成增量（Summarizer 的资料包里有当前版本）。",
+    ),
+    e(
+        "E_STRICT",
+        "--strict 模式下有 op 被拒，整份增量没有应用。",
+        "修正被拒的 op 后重新 apply，或去掉 --strict 只应用通过的 op。",
+    ),
+    e(
+        "E_REPLAY",
+        "变更日志回放失败（某一行应用不上）。",
+        "按消息里的行号检查 state/changelog.jsonl；novel validate 会给出位置。",
+    ),
+    e(
+        "E_STATE_DIFFERS",
+        "从变更日志重建的状态与磁盘上的不同。",
+        "确认差异后用 novel state rebuild --write 以重建结果为准。",
+    ),
+    e(
+        "E_STATE_SHAPE",
+        "当前状态文件的结构不对（不是 JSON 对象）。",
+        "运行 novel validate 检查 state/current-state.json，必要时 novel state rebuild --write。",
+    ),
+    e(
+        "E_NOT_SKIPPED",
+        "这一章不在被跳过增量的章节里，不能记为已补。",
+        "novel status 列出被跳过的章节；只为其中的章节补记。",
+    ),
+    e(
+        "E_STORYLINES",
+        "读不了 storylines/storylines.json，无法核对增量的故事线。",
+        "运行 novel validate 修正该文件。",
+    ),
+    e(
+        "E_NO_ENTITY",
+        "项目里没有这个实体（角色、物品、地点、势力或伏笔）。",
+        "检查名字或 slug；novel state history 的提示列出相近的实体。",
+    ),
+    op(
+        "E_OP_SHAPE",
+        "op 不是 JSON 对象。",
+        "每个 op 写成 {\"op\":\"set\",\"path\":\"characters.lin-feng.location\",\"value\":\"…\"}。",
+    ),
+    op(
+        "E_OP_KIND",
+        "op 的种类不在 set/add/remove/inc/foreshadow 之内。",
+        "改用这五种之一。",
+    ),
+    op(
+        "E_OP_PATH",
+        "op 缺少 path，或 path 不是字符串。",
+        "path 写点分路径，如 characters.lin-feng.location。",
+    ),
+    op(
+        "E_OP_PATH_DEPTH",
+        "path 的段数不是 2–4 段。",
+        "如 characters.lin-feng.location 或 characters.lin-feng.relationships.chen-lao。",
+    ),
+    op(
+        "E_OP_ROOT",
+        "path 的第一段不在允许的根之内。",
+        "第一段只能是允许的根之一（characters、items、locations 等，消息里列全）。",
+    ),
+    op(
+        "E_OP_SEGMENT",
+        "path 中有一段不是 slug。",
+        "每段只用小写英文、数字、- 或 _；中文名字写进 value。",
+    ),
+    op(
+        "E_OP_VALUE",
+        "op 缺少 value，或 value 的类型不对。",
+        "补上 value。",
+    ),
+    op(
+        "E_OP_INC_VALUE",
+        "inc 的 value 不是有限数字，或结果溢出。",
+        "inc 的 value 写数字增量，如 10 或 -5。",
+    ),
+    op(
+        "E_OP_NOT_ARRAY",
+        "add/remove 的目标不是数组。",
+        "add/remove 只用于数组字段（如 inventory）；单值字段用 set。",
+    ),
+    op(
+        "E_OP_TYPE_CONFLICT",
+        "路径途经的字段不是对象，写不进去。",
+        "换一条路径，或先用 set 把该字段改成对象。",
+    ),
+    op(
+        "E_OP_DETAIL",
+        "detail 不是字符串。",
+        "detail 写一句中文说明。",
+    ),
+    op(
+        "E_FORESHADOW_ID",
+        "伏笔 id 不合法。",
+        "用卷伏笔计划或 foreshadowing/global.json 里已有的 id（slug）。",
+    ),
+    op(
+        "E_FORESHADOW_VALUE",
+        "foreshadow 的 value 不是 planted/advanced/resolved。",
+        "只用这三个值之一。",
+    ),
+    op(
+        "E_FORESHADOW_CHAPTER",
+        "第 0 章（开书前的初始状态）不能记录伏笔进展。",
+        "伏笔在正文章节里埋设；开书前就有的写进卷伏笔计划。",
+    ),
+    op(
+        "E_RETIRE_PATH",
+        "整条目移除（退场、卷末清理）的 path 不是两段。",
+        "写成 characters.lin-feng 这样的两段。",
+    ),
+    // --- context packets and outlines
+    e(
+        "E_CONTEXT_BUDGET",
+        "必带的内容已超出这个 agent 的 token 预算，裁无可裁。",
+        "novel context budget 查看各栏大小；精简大纲或设定，或在 novel.json 调高预算。",
+    ),
+    e(
+        "E_OUTLINE_MISSING",
+        "这一卷还没有大纲文件。",
+        "先由 PlotArchitect 写出 volumes/vol-NN/outline.md。",
+    ),
+    e(
+        "E_OUTLINE_CHAPTER",
+        "大纲里没有这一章。",
+        "先给大纲补上这一章（/novel:start → 调整大纲）。",
+    ),
+    e(
+        "E_OUTLINE_FORMAT",
+        "大纲的格式读不了（章节标题或字段写法不对，消息给出行号）。",
+        "按 docs/context-packets.md 的大纲格式修正该行。",
+    ),
+    e(
+        "E_CHAPTER_TEXT",
+        "读不了资料包需要的章节正文。",
+        "检查 chapters/ 下对应文件是否存在、是否为 UTF-8。",
+    ),
+    // --- checks
+    e(
+        "E_LINT",
+        "有文件未通过 AI 痕迹检查（黑名单、句式、重复超过阈值）。",
+        "按 文件:行:列 逐条改写；确认无误的短语用 novel blacklist whitelist 加入白名单。",
+    ),
+    e(
+        "E_LENGTH",
+        "有章节的字数不在目标区间内。",
+        "扩写或删减到 novel.json 的目标区间；区间本身不合适就改设置。",
+    ),
+    e(
+        "E_NAMES",
+        "正文里有可疑人名（与已登记角色近似，或未登记）。",
+        "笔误就改正文，新人物或别名就登记到 characters/。",
+    ),
+    e(
+        "E_LEAK",
+        "这一章出现了只属于其他故事线的实体（串线）。",
+        "删去或改写；确需跨线的信息要有叙事机制，交汇章写进卷调度的 convergence_events。",
+    ),
+    e(
+        "E_NO_STORYLINE",
+        "不知道这一章属于哪条故事线。",
+        "用 --storyline 指定，或在章节契约中写上 storyline_id。",
+    ),
+    e(
+        "E_CONTINUITY",
+        "章节契约之间有衔接错误。",
+        "按列出的问题修正契约或大纲（PlotArchitect 调整大纲）。",
+    ),
+    e(
+        "E_NO_BASELINE",
+        "没有可比较的风格基线。",
+        "先用 novel style metrics 分析风格样章，由 StyleAnalyzer 写入 style-profile.json。",
+    ),
+    e(
+        "E_NO_CHAPTER",
+        "还没有可用的已提交章节。",
+        "提交章节后再运行。",
+    ),
+    e(
+        "E_STYLE_SET",
+        "风格档案已经设置过或读不了，预置风格不会覆盖它。",
+        "要换风格，先备份并删除 style-profile.json，再 novel style preset。",
+    ),
+    e(
+        "E_DUPLICATE",
+        "这个短语已经在黑名单里。",
+        "不必重复添加；要改类别先 remove 再 add。",
+    ),
+    e(
+        "E_NOT_FOUND",
+        "黑名单里没有这个短语。",
+        "用 novel blacklist 的列表核对写法。",
+    ),
+    // --- quick start, volumes, reviews
+    e(
+        "E_QUICKSTART_EVIDENCE",
+        "快速起步的这一步还没有对应的文件，不能标记完成。",
+        "先写出消息里列出的文件，再 novel quickstart done。",
+    ),
+    e(
+        "E_QUICKSTART_INCOMPLETE",
+        "快速起步的前几步还没完成。",
+        "novel quickstart 查看还差哪几步。",
+    ),
+    e(
+        "E_VOLUME",
+        "操作的卷不是当前卷。",
+        "novel status 查看当前卷；按卷的顺序开卷、收卷。",
+    ),
+    e(
+        "E_VOLUME_CHECK",
+        "卷规划检查发现错误，不能开卷或收卷。",
+        "按 novel volume check 列出的问题修正大纲、契约或调度。",
+    ),
+    e(
+        "E_VOLUME_RANGE",
+        "不知道这一卷从哪一章到哪一章。",
+        "写 storyline-schedule.json 的 chapter_range 或大纲，或在 novel.json 设 chapters_per_volume。",
+    ),
+    e(
+        "E_REVIEW_MISSING",
+        "卷末回顾的报告还没有写，不能收卷。",
+        "先运行 novel review volume。",
+    ),
+    e(
+        "E_NO_CLEANUP_REPORT",
+        "还没有卷末清理建议，无从清理。",
+        "先 novel volume close 生成清理建议。",
+    ),
+    // --- spec propagation, pending actions, retirement
+    e(
+        "E_SNAPSHOT_EXISTS",
+        "已经有一份设定快照在等待传播。",
+        "先完成这次更新设定（novel spec propagate），或按提示丢弃旧快照。",
+    ),
+    e(
+        "E_NO_SNAPSHOT",
+        "没有设定快照，无法比较改了什么。",
+        "更新设定前先 novel spec snapshot。",
+    ),
+    e(
+        "E_PENDING_NOT_FOUND",
+        "待处理事项里没有这个 id。",
+        "novel pending list 查看现有的 id。",
+    ),
+    e(
+        "E_UNKNOWN_CHARACTER",
+        "characters/active/ 里没有这个角色。",
+        "检查 slug；已退场的角色在 characters/retired/。",
+    ),
+    e("E_ALREADY_RETIRED", "这个角色已经退场。", "不必重复退场。"),
+    e(
+        "E_RETIRE_BLOCKED",
+        "退场保护拦下了：角色还有未回收的伏笔、在活跃故事线上或在交汇事件里。",
+        "按列出的理由先处理（回收伏笔、调整故事线），或作者确认后强制退场。",
+    ),
+    // --- findings of validate and status
+    f(
+        "E_MISSING",
+        "缺少必需的文件。",
+        "按消息里的恢复方法补回，或从模板复制。",
+    ),
+    f(
+        "E_UNKNOWN_FILE",
+        "未识别的 JSON 文件（不在项目约定的位置），未做校验。",
+        "确认是有意放的；否则移到约定位置或删去。",
+    ),
+    f(
+        "E_FILE_NAME",
+        "文件名与文件里的 id 或 chapter 字段不一致。",
+        "改文件名或字段，让两者一致。",
+    ),
+    f(
+        "E_DUPLICATE_ID",
+        "同一个 id 出现了不止一次。",
+        "给重复的条目换一个 id。",
+    ),
+    f(
+        "E_SLUG",
+        "id 不是 slug。",
+        "id 只用小写英文、数字、- 或 _。",
+    ),
+    f(
+        "E_RANGE",
+        "章节范围不合法（起点大于终点或越界）。",
+        "改成 [起, 止]，起点不大于终点。",
+    ),
+    f(
+        "E_REF_STORYLINE",
+        "引用了不存在的故事线。",
+        "在 storylines/storylines.json 里登记，或改成已有的故事线 id。",
+    ),
+    f(
+        "E_REF_SPEC",
+        "引用了不存在的规范（W-/C-/LS- 编号）。",
+        "改成已有的编号，或先把规范写进对应文件。",
+    ),
+    f(
+        "E_STORYLINE_TYPE",
+        "故事线类型不在 storyline_types 之内。",
+        "改用列出的类型之一。",
+    ),
+    f(
+        "E_WEIGHTS",
+        "评估 8 个维度的权重之和不是 1。",
+        "按 PRD 的权重表重写 weight。",
+    ),
+    f(
+        "E_OUTLINE",
+        "卷大纲有一行读不了。",
+        "按 docs/context-packets.md 的大纲格式修正该行。",
+    ),
+];
+
+/// The row of `code`.
+pub fn lookup(code: &str) -> Option<&'static CodeDoc> {
+    CODES.iter().find(|c| c.code == code)
+}
+
+/// `docs/errors.md`: the table as Markdown (generated; a test keeps the file in step).
+pub fn markdown() -> String {
+    let mut out = String::from(
+        "# 错误与检查代码\n\n\
+         本文件由 `crates/novel-core/src/codes.rs` 生成，请改那里（运行 \
+         `NOVEL_BLESS=1 cargo test -p novel-cli --test runner errors_doc` 重新生成）。\n\n\
+         `--json` 输出里失败的命令带 `error.code`；检查类报告的每条发现、被拒的 op 也各带一个代码。\n\
+         退出码：0 成功；1 检查发现问题；2 用法或项目错误；3 冲突（锁、版本、章节顺序）。\n\n\
+         | 代码 | 类别 | 含义 | 怎么办 |\n|---|---|---|---|\n",
+    );
+    for c in CODES {
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {} |\n",
+            c.code,
+            c.kind.label_zh(),
+            c.meaning.replace('|', "\\|"),
+            c.hint.replace('|', "\\|")
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_is_listed_once_with_a_meaning_and_a_hint() {
+        let mut seen = std::collections::BTreeSet::new();
+        for c in CODES {
+            assert!(seen.insert(c.code), "{} listed twice", c.code);
+            assert!(c.code.starts_with("E_"), "{}", c.code);
+            assert!(!c.meaning.is_empty() && !c.hint.is_empty(), "{}", c.code);
+        }
+        assert_eq!(lookup("E_JOURNAL").map(|c| c.kind), Some(CodeKind::Error));
+        assert!(lookup("E_NOPE").is_none());
+    }
+}
