@@ -25,6 +25,7 @@ mod test_plugin;
 mod test_retire;
 mod test_review;
 mod test_robust;
+mod test_snapshots;
 mod test_spec;
 mod test_state;
 mod test_status;

@@ -169,7 +169,7 @@ fn first_alternatives(usage: &str) -> String {
 }
 
 /// Every leaf subcommand: its path and an argument line for it.
-fn every_invocation() -> Vec<(String, Vec<String>)> {
+pub(crate) fn every_invocation() -> Vec<(String, Vec<String>)> {
     let mut paths = Vec::new();
     leaves(&[], &mut paths);
     // `hook` is hidden from the help screen (Claude Code calls it, not the author).
