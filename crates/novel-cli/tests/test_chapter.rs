@@ -1252,3 +1252,79 @@ fn begin_says_which_chapters_need_a_second_judge() {
     let second = ok(&root, &["chapter", "begin", "2"]);
     assert_eq!(second["data"]["key_chapter"], json!([]), "{second}");
 }
+
+const CORRUPT_LOG: &str = "{\"chapter\": 1, \"stages\": [\n  {\"name\": \"draft\", \"duration_ms\": 45000},\n  坏掉的一行\n";
+
+#[test]
+fn a_corrupt_pipeline_log_is_an_error_and_kept() {
+    let (_t, root) = writing_project();
+    let token = ok(&root, &["chapter", "begin", "1"])["data"]["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    stage_drafts(&root, 1);
+    let log = root.join("staging/logs/chapter-001-log.json");
+    std::fs::write(&log, CORRUPT_LOG).unwrap();
+    let doc = fail(
+        &root,
+        &["chapter", "stage", "drafted", "--token", &token],
+        2,
+        "E_PIPELINE_LOG",
+    );
+    let message = doc["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("chapter-001-log.json 第 3 行第 3 列"),
+        "{doc}"
+    );
+    assert!(
+        doc["error"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("staging/logs/")
+    );
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), CORRUPT_LOG);
+    assert_eq!(
+        read_json(&root.join(".checkpoint.json"))["pipeline_stage"],
+        "drafting"
+    );
+
+    // Valid JSON of the wrong shape is refused the same way.
+    std::fs::write(&log, "{\"chapter\": 1, \"stages\": \"draft\"}\n").unwrap();
+    fail(
+        &root,
+        &["chapter", "stage", "drafted", "--token", &token],
+        2,
+        "E_PIPELINE_LOG",
+    );
+
+    // Repaired by the author, the stage is recorded after what the log already held.
+    std::fs::write(
+        &log,
+        "{\"chapter\": 1, \"stages\": [{\"name\": \"draft\", \"duration_ms\": 45000}]}\n",
+    )
+    .unwrap();
+    ok(&root, &["chapter", "stage", "drafted", "--token", &token]);
+    let stages = read_json(&log)["stages"].clone();
+    assert_eq!(stages.as_array().unwrap().len(), 2, "{stages}");
+    assert_eq!(stages[0]["duration_ms"], 45000);
+}
+
+#[test]
+fn a_commit_refuses_a_corrupt_pipeline_log_and_keeps_it() {
+    let (_t, root, token) = ready_to_commit();
+    let log = root.join("staging/logs/chapter-003-log.json");
+    std::fs::write(&log, CORRUPT_LOG).unwrap();
+    fail(
+        &root,
+        &["chapter", "commit", "3", "--token", &token],
+        2,
+        "E_PIPELINE_LOG",
+    );
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), CORRUPT_LOG);
+    assert!(!root.join("logs/chapter-003-log.json").exists());
+    assert!(!root.join(".novel-commit-journal.json").exists());
+    assert_eq!(
+        read_json(&root.join(".checkpoint.json"))["last_completed_chapter"],
+        2
+    );
+}

@@ -756,3 +756,80 @@ fn the_author_accepting_a_paused_chapter_takes_their_own_touch_ups() {
         edited
     );
 }
+
+/// Makes the lock name another session on this host, alive while `other` runs.
+fn hand_lock_to(root: &Path, other: &Alive) {
+    let path = root.join(".novel.lock/info.json");
+    let mut info = read_json(&path);
+    info["pid"] = json!(other.pid());
+    info["pid_started"] = Value::Null;
+    write_json(&path, &info);
+}
+
+#[test]
+fn recover_leaves_the_journal_of_a_live_holder_alone() {
+    let (_t, root, token) = ready_to_commit();
+    assert!(crash_at(
+        &root,
+        &["chapter", "commit", "3", "--token", &token],
+        2
+    ));
+    let journal = std::fs::read(root.join(JOURNAL)).unwrap();
+    let other = Alive::new();
+    hand_lock_to(&root, &other);
+    let before = tree(&root);
+
+    let doc = fail(&root, &["chapter", "recover"], 3, "E_LOCKED");
+    let message = doc["error"]["message"].as_str().unwrap();
+    assert!(message.contains("第 3 章的提交没有完成"), "{doc}");
+    assert!(message.contains(&format!("进程 {}", other.pid())), "{doc}");
+    assert!(
+        doc["error"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("novel lock clear"),
+        "{doc}"
+    );
+    assert_eq!(std::fs::read(root.join(JOURNAL)).unwrap(), journal);
+    assert_eq!(diff_trees(&before, &tree(&root)), Vec::<String>::new());
+
+    // That session is gone: its lock is stale and the journal is rolled forward.
+    drop(other);
+    let rec = ok(&root, &["chapter", "recover"]);
+    assert!(
+        rec["data"]["actions"][0]
+            .as_str()
+            .unwrap()
+            .contains("补完了中断的第 3 章的提交"),
+        "{rec}"
+    );
+    assert!(!root.join(JOURNAL).exists());
+    assert!(
+        !root.join(".novel.lock").exists(),
+        "the journal released its lock"
+    );
+    assert_eq!(
+        read_json(&root.join(".checkpoint.json"))["last_completed_chapter"],
+        3
+    );
+}
+
+#[test]
+fn recover_waits_for_the_guard_a_writer_holds() {
+    let (_t, root, token) = ready_to_commit();
+    assert!(crash_at(
+        &root,
+        &["chapter", "commit", "3", "--token", &token],
+        2
+    ));
+    let journal = std::fs::read(root.join(JOURNAL)).unwrap();
+    // A writer half-way through a journal holds the guard (the flock on the project
+    // directory): recover must not roll forward under it.
+    let guard = std::fs::File::open(&root).unwrap();
+    guard.lock().unwrap();
+    fail(&root, &["chapter", "recover"], 3, "E_LOCK_BUSY");
+    assert_eq!(std::fs::read(root.join(JOURNAL)).unwrap(), journal);
+    drop(guard);
+    ok(&root, &["chapter", "recover"]);
+    assert!(!root.join(JOURNAL).exists());
+}

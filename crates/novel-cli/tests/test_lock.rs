@@ -104,7 +104,7 @@ fn live_holder_on_this_host_is_never_stolen() {
     put_lock(
         &root,
         json!({"pid": alive.pid(), "started": iso(now()), "chapter": 1, "host": host(),
-            "token": "t-reused", "heartbeat": now(), "started_epoch": now(), "pid_start": 1}),
+            "token": "t-reused", "heartbeat": now(), "started_epoch": now(), "pid_started": 1}),
     );
     assert_eq!(lock_state(&root), "stale");
 
@@ -127,7 +127,8 @@ fn acquire_records_the_holder_process_start() {
     assert_eq!(c, 0, "{doc}");
     let info = read_json(&root.join(".novel.lock/info.json"));
     assert_eq!(info["pid"], alive.pid());
-    assert!(info["pid_start"].as_u64().is_some(), "{info}");
+    let started = info["pid_started"].as_u64().expect("pid_started");
+    assert!(started.abs_diff(now()) < 120, "{info}");
     assert_eq!(lock_state(&root), "held");
     drop(alive);
     assert_eq!(lock_state(&root), "stale", "the holder is gone");
@@ -178,4 +179,71 @@ fn losing_racer_names_the_winner() {
             "names the winner's pid {pid}: {message}"
         );
     }
+}
+
+#[test]
+fn a_lock_written_before_pid_started_keeps_its_live_holder() {
+    // The previous version recorded `pid_start` in clock ticks after boot: not comparable with
+    // a start time in seconds, so the pid alone decides (a live holder is never stolen).
+    let (_t, root) = new_project();
+    let alive = Alive::new();
+    put_lock(
+        &root,
+        json!({"pid": alive.pid(), "started": iso(now()), "chapter": 1, "host": host(),
+            "token": "t-old", "heartbeat": now(), "started_epoch": now(), "pid_start": 123456}),
+    );
+    assert_eq!(lock_state(&root), "held");
+    let (c, doc) = run_json(&root, &["lock", "acquire"]);
+    assert_eq!(c, 3, "{doc}");
+    drop(alive);
+    assert_eq!(lock_state(&root), "stale", "the holder is gone");
+}
+
+fn dead_pid() -> u32 {
+    let mut dead = Command::new("true").spawn().unwrap();
+    let pid = dead.id();
+    dead.wait().unwrap();
+    pid
+}
+
+#[test]
+fn an_owner_pid_that_does_not_run_is_refused() {
+    let (_t, root) = crate::test_chapter::writing_project();
+    let checkpoint = std::fs::read(root.join(".checkpoint.json")).unwrap();
+    for pid in [dead_pid().to_string(), "0".to_string()] {
+        for args in [
+            vec!["lock", "acquire", "--owner-pid", &pid],
+            vec!["chapter", "begin", "1", "--owner-pid", &pid],
+        ] {
+            let (c, doc) = run_json(&root, &args);
+            assert_eq!(c, 2, "{args:?}: {doc}");
+            assert_eq!(doc["error"]["code"], "E_OWNER_PID", "{doc}");
+            let message = doc["error"]["message"].as_str().unwrap();
+            assert!(
+                message.contains(&format!("进程 {pid} 没有在本机运行")),
+                "{doc}"
+            );
+            assert!(
+                doc["error"]["hint"]
+                    .as_str()
+                    .unwrap()
+                    .contains("--owner-pid"),
+                "{doc}"
+            );
+            assert!(
+                !root.join(".novel.lock").exists(),
+                "{args:?}: no lock taken"
+            );
+            assert_eq!(
+                std::fs::read(root.join(".checkpoint.json")).unwrap(),
+                checkpoint,
+                "{args:?}: checkpoint untouched"
+            );
+        }
+    }
+    // A running owner is accepted.
+    let alive = Alive::new();
+    let pid = alive.pid().to_string();
+    let (c, doc) = run_json(&root, &["chapter", "begin", "1", "--owner-pid", &pid]);
+    assert_eq!(c, 0, "{doc}");
 }

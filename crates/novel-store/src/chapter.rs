@@ -345,20 +345,67 @@ pub fn step_count(journal: &Journal) -> usize {
     journal.writes.len() + 5
 }
 
-/// Writes the journal, then applies it. On return the commit is complete.
+/// Writes the journal, then applies it. On return the commit is complete. Both happen under
+/// the lock's guard, so [`recover_journal`] never rolls forward a journal its writer is still
+/// applying.
 pub fn commit(project: &Project, journal: &Journal) -> Result<(), StoreError> {
-    write_atomic(
-        &project.path(layout::JOURNAL),
-        serde_json::to_string(journal)
-            .expect("journal serialises")
-            .as_bytes(),
-    )?;
-    failpoint(0);
-    apply(project, journal, true)
+    lock::with_guard(project, || -> Result<(), lock::LockError> {
+        write_atomic(
+            &project.path(layout::JOURNAL),
+            serde_json::to_string(journal)
+                .expect("journal serialises")
+                .as_bytes(),
+        )?;
+        failpoint(0);
+        Ok(apply_guarded(project, journal, true)?)
+    })
+    .map_err(|e| guard_store_error(project, e))
 }
 
-/// Applies a journal (again). Idempotent.
-pub fn apply(project: &Project, journal: &Journal, failpoints: bool) -> Result<(), StoreError> {
+/// A lock error met while writing a journal, as a store error (only `Busy` can come: a live
+/// process holds the guard longer than a breaker waits).
+fn guard_store_error(project: &Project, e: lock::LockError) -> StoreError {
+    match e {
+        lock::LockError::Store(s) => s,
+        other => StoreError::io(
+            project.path(layout::LOCK_DIR),
+            std::io::Error::new(std::io::ErrorKind::WouldBlock, other.to_string()),
+        ),
+    }
+}
+
+/// Rolls an interrupted journal forward (`novel chapter recover`) once its writer is surely
+/// gone: under the lock's guard (a writer half-way through holds it, so this waits for it or
+/// gives up with `Busy`), and only while the lock is free, stale or this session's own. A
+/// live holder elsewhere is a conflict naming it: that session may be about to finish the
+/// journal itself, and rolling it forward would release its lock under it. `None` when there
+/// was no journal.
+pub fn recover_journal(
+    project: &Project,
+    stale_after: std::time::Duration,
+) -> Result<Option<Journal>, lock::LockError> {
+    if !project.path(layout::JOURNAL).exists() {
+        return Ok(None);
+    }
+    lock::with_guard(project, || {
+        let Some(journal) = read_journal(project)? else {
+            return Ok(None); // finished meanwhile
+        };
+        if let lock::LockState::Held { info, .. } = lock::status(project, stale_after)
+            && !lock::held_by_this_session(&info)
+        {
+            return Err(lock::LockError::Held {
+                holder: lock::describe(&info),
+                info: Box::new(info),
+            });
+        }
+        apply_guarded(project, &journal, false)?;
+        Ok(Some(journal))
+    })
+}
+
+/// Applies a journal (again), under the guard. Idempotent.
+fn apply_guarded(project: &Project, journal: &Journal, failpoints: bool) -> Result<(), StoreError> {
     let fp = |k| {
         if failpoints {
             failpoint(k)
@@ -412,14 +459,8 @@ pub fn apply(project: &Project, journal: &Journal, failpoints: bool) -> Result<(
     }
     step += 1;
     fp(step);
-    lock::release_if_owner(project, &journal.token).map_err(|e| match e {
-        lock::LockError::Store(s) => s,
-        // Only `Busy` is left: a live process is breaking or releasing the lock right now.
-        other => StoreError::io(
-            project.path(layout::LOCK_DIR),
-            std::io::Error::new(std::io::ErrorKind::WouldBlock, other.to_string()),
-        ),
-    })?;
+    lock::release_if_owner_guarded(project, &journal.token)
+        .map_err(|e| guard_store_error(project, e))?;
     step += 1;
     fp(step);
     let jpath = project.path(layout::JOURNAL);
@@ -502,6 +543,64 @@ pub fn sweep_leftovers(project: &Project) -> Vec<String> {
     }
     removed.sort();
     removed
+}
+
+/// The in-flight chapter's pipeline log (`staging/logs/chapter-NNN-log.json`), typed and as
+/// written (so a rewrite keeps what the type does not know); `None` when there is none yet. A
+/// log that does not read or parse is an error naming the file, line and column
+/// ([`StoreError::PipelineLog`]), never a fresh log: it holds the stages' figures.
+pub fn read_staging_log(
+    project: &Project,
+    n: u32,
+) -> Result<Option<(novel_core::model::PipelineLog, serde_json::Value)>, StoreError> {
+    let path = project.path(&layout::staging_log(n));
+    let text = match read_text(&path) {
+        Ok(t) => t,
+        Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(None);
+        }
+        Err(e) => return Err(e),
+    };
+    let corrupt = |line: usize, column: usize, message: String| StoreError::PipelineLog {
+        path: path.clone(),
+        line,
+        column,
+        message,
+    };
+    let value = parse_json(&text).map_err(|e| corrupt(e.line, e.column, e.message))?;
+    let log = serde_json::from_str(&text).map_err(|e| {
+        let column = char_column(&text, e.line(), e.column());
+        corrupt(e.line(), column, e.to_string())
+    })?;
+    Ok(Some((log, value)))
+}
+
+/// serde_json's column (bytes, 1-based) on `line` (1-based) as a column in characters.
+fn char_column(text: &str, line: usize, byte_col: usize) -> usize {
+    text.lines()
+        .nth(line.saturating_sub(1))
+        .map_or(byte_col, |l| {
+            let mut end = byte_col.saturating_sub(1).min(l.len());
+            while !l.is_char_boundary(end) {
+                end -= 1;
+            }
+            l[..end].chars().count() + 1
+        })
+}
+
+/// Records one stage in the in-flight chapter's pipeline log (`chapter stage`), creating the
+/// log when there is none. A corrupt log is an error and stays as it is.
+pub fn record_stage(project: &Project, n: u32, entry: serde_json::Value) -> Result<(), StoreError> {
+    let path = project.path(&layout::staging_log(n));
+    let mut log = match read_staging_log(project, n)? {
+        Some((_, value)) => value,
+        None => serde_json::json!({"chapter": n, "stages": []}),
+    };
+    // The typed read vouched for `stages` being an array.
+    if let Some(stages) = log.get_mut("stages").and_then(|s| s.as_array_mut()) {
+        stages.push(entry);
+    }
+    write_atomic(&path, to_json_text(&log).as_bytes())
 }
 
 /// The current volume's storyline schedule, if it exists and parses.
@@ -827,13 +926,13 @@ pub fn plan_commit(
     // The pipeline log: what the stages recorded, plus the gate's outcome.
     let gate = novel_core::pipeline::current_gate(cp, n);
     let log_rel = layout::staging_log(n);
-    let mut plog: PipelineLog = match read_text(&project.path(&log_rel)) {
-        Ok(t) => serde_json::from_str(&t).unwrap_or_else(|_| empty_log(n)),
-        Err(_) => empty_log(n),
+    let mut plog: PipelineLog = match read_staging_log(project, n)? {
+        Some((log, _)) => {
+            remove.push(log_rel);
+            log
+        }
+        None => empty_log(n),
     };
-    if project.path(&log_rel).exists() {
-        remove.push(log_rel);
-    }
     plog.storyline_id = storyline_id.or(plog.storyline_id);
     plog.gate_decision = gate.map(|g| g.decision);
     if let Some(g) = gate {

@@ -40,6 +40,17 @@ pub enum StoreError {
         "{path} 不是普通文件（是符号链接或目录）：staging 里的文件只按普通文件读取，不跟随链接"
     )]
     NotARegularFile { path: PathBuf },
+    /// The in-flight chapter's pipeline log (`staging/logs/chapter-NNN-log.json`) does not
+    /// parse: it holds the figures of the stages run so far, so it is never replaced.
+    #[error(
+        "{path} 第 {line} 行第 {column} 列：流水线日志已损坏（{message}）；它记录着已完成各阶段的用量，不会被覆盖"
+    )]
+    PipelineLog {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
 }
 
 impl StoreError {
@@ -62,6 +73,7 @@ impl StoreError {
             StoreError::UnsafePath { .. } => "E_UNSAFE_PATH",
             StoreError::UnknownPreset { .. } => "E_USAGE",
             StoreError::NotARegularFile { .. } => "E_NOT_REGULAR_FILE",
+            StoreError::PipelineLog { .. } => "E_PIPELINE_LOG",
         }
     }
 
@@ -86,6 +98,9 @@ impl StoreError {
             }
             StoreError::NotARegularFile { .. } => {
                 "删除这个链接，让写它的 agent 把内容直接写进这个文件，再重新走评审与门控".into()
+            }
+            StoreError::PipelineLog { .. } => {
+                "按提示的行列修正这个文件后重试；不需要其中的记录时把它移出 staging/logs/（下一次 novel chapter stage 会新建一份），再重试".into()
             }
         }
     }

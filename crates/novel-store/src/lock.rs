@@ -3,13 +3,16 @@
 //! owner `token` and a `heartbeat`.
 //!
 //! Stale = no heartbeat for `stale_minutes` (default 30), or at once when the holder is on this
-//! host and its process is gone. Breaking a stale lock and releasing one happen under a
-//! short-lived guard (an exclusive `flock` on the project directory), so two breakers cannot
-//! both win and a breaker never removes a lock someone else just took. Release needs the owner's token;
-//! `clear` is the author's override.
+//! host and its process is gone (or its pid now belongs to a process started at another time).
+//! Whether a process runs, when it started and who its parent is come from [`crate::process`]
+//! (Linux, macOS); where the platform cannot tell (Windows), the heartbeat rule alone applies.
+//! Breaking a stale lock and releasing one happen under a short-lived guard (an exclusive
+//! `flock` on the project directory), so two breakers cannot both win and a breaker never
+//! removes a lock someone else just took; a journal is written and rolled forward under the
+//! same guard. Release needs the owner's token; `clear` is the author's override.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
@@ -17,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::StoreError;
 use crate::io::{read_text, write_atomic};
 use crate::layout;
+use crate::process::{self, Lookup};
 use crate::project::Project;
 use crate::time::{format_utc, now_secs};
 
@@ -37,8 +41,12 @@ pub struct LockInfo {
     pub heartbeat: u64,
     #[serde(default)]
     pub started_epoch: u64,
-    /// Start time of `pid` (clock ticks after boot, `/proc/<pid>/stat` field 22), so a pid
-    /// reused by another process after the holder died is not taken for the holder.
+    /// Start time of `pid` (Unix seconds, as the OS reports it), so a pid reused by another
+    /// process after the holder died is not taken for the holder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid_started: Option<u64>,
+    /// What locks written before `pid_started` recorded (clock ticks after boot on Linux):
+    /// kept when read back, no longer compared or written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid_start: Option<u64>,
 }
@@ -60,8 +68,12 @@ pub enum LockError {
     NotOwner,
     #[error("项目没有被锁")]
     NotHeld,
-    #[error("另一个进程正在清理这把锁，请稍后重试")]
+    #[error("另一个进程正在清理这把锁或写入项目，请稍后重试")]
     Busy,
+    /// `--owner-pid` names a process that does not run on this host: a lock owned by it
+    /// would be stale the moment it is taken.
+    #[error("进程 {pid} 没有在本机运行，不能作为锁的持有者（--owner-pid）")]
+    DeadOwner { pid: u32 },
     /// A journal (a commit, a retirement, an `ops apply`, a rebuild) is still on disk: its
     /// writer died half-way. Any other writer would be overwritten when the journal is rolled
     /// forward, so every writer refuses until `novel chapter recover` has finished it.
@@ -78,6 +90,7 @@ impl LockError {
             LockError::NotOwner => "E_LOCK_OWNER",
             LockError::NotHeld => "E_NOT_LOCKED",
             LockError::Busy => "E_LOCK_BUSY",
+            LockError::DeadOwner { .. } => "E_OWNER_PID",
             LockError::JournalPending { .. } => "E_JOURNAL",
             LockError::Store(e) => e.code(),
         }
@@ -90,15 +103,7 @@ fn lock_dir(project: &Project) -> PathBuf {
 
 /// This machine's name (for "same host" liveness checks).
 pub fn host_name() -> String {
-    for p in ["/proc/sys/kernel/hostname", "/etc/hostname"] {
-        if let Ok(s) = fs::read_to_string(p) {
-            let s = s.trim();
-            if !s.is_empty() {
-                return s.to_string();
-            }
-        }
-    }
-    std::env::var("HOSTNAME").unwrap_or_default()
+    process::host_name()
 }
 
 /// A random hex token (from the OS; falls back to time and pid).
@@ -117,73 +122,63 @@ pub fn new_token() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Whether `pid` runs on this host. Without `/proc` we cannot tell and say "alive".
+/// Whether `pid` runs on this host. Where the platform cannot tell, it says "alive" (a
+/// caller then never treats a live process as gone).
 pub fn process_alive(pid: u32) -> bool {
-    if !Path::new("/proc/self").exists() {
-        return true;
-    }
-    match fs::read_to_string(format!("/proc/{pid}/stat")) {
-        // The state follows the parenthesised command name; `Z` = zombie (exited).
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().next())
-            .is_none_or(|state| state != "Z" && state != "X"),
-        Err(_) => false,
-    }
+    !matches!(process::lookup(pid), Lookup::Gone)
 }
 
-/// When process `pid` started (clock ticks after boot), if this host can tell.
+/// When process `pid` started (Unix seconds), if this host can tell.
 pub fn process_start(pid: u32) -> Option<u64> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let (_, rest) = stat.rsplit_once(')')?;
-    // `rest` starts at field 3 (state); the start time is field 22.
-    rest.split_whitespace().nth(19)?.parse().ok()
+    match process::lookup(pid) {
+        Lookup::Running(p) => Some(p.started),
+        Lookup::Gone | Lookup::Unknown => None,
+    }
 }
 
 /// Whether the holder recorded in `info` is a live process on this host: same host, pid
-/// running, and (when recorded) the same process start time.
+/// running, and (when recorded) the same process start time. `None` when this host cannot
+/// tell (another machine, a lock without a host, a platform without a process probe).
 fn holder_alive_here(info: &LockInfo) -> Option<bool> {
     if info.host.is_empty() || info.host != host_name() || info.pid == 0 {
-        return None; // another machine, or a lock without a host: cannot tell
+        return None;
     }
-    if !process_alive(info.pid) {
-        return Some(false);
+    match process::lookup(info.pid) {
+        Lookup::Unknown => None,
+        Lookup::Gone => Some(false),
+        // A lock written before `pid_started` (its `pid_start` counted clock ticks) is
+        // judged by the pid alone.
+        Lookup::Running(p) => Some(
+            info.pid_started
+                .is_none_or(|recorded| process::same_start(recorded, p.started)),
+        ),
     }
-    Some(match (info.pid_start, process_start(info.pid)) {
-        (Some(recorded), Some(now)) => recorded == now,
-        _ => true,
-    })
 }
 
 /// The process that owns the pipeline: the nearest ancestor that is not a shell or a
 /// wrapper (the Bash tool runs each command in a fresh shell; its parent is the session).
+/// Where the platform cannot walk the parents, this process itself (then the heartbeat rule
+/// alone judges the lock).
 pub fn session_pid() -> u32 {
-    let mut pid = std::os::unix::process::parent_id();
+    let Some(mut pid) = process::parent_of_self() else {
+        return std::process::id();
+    };
+    let mut probe = process::Probe::new();
     for _ in 0..8 {
-        let comm = fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-        let comm = comm.trim();
+        let Lookup::Running(p) = probe.lookup(pid) else {
+            return pid;
+        };
         let wrapper = matches!(
-            comm,
+            p.name.as_str(),
             "sh" | "bash" | "dash" | "zsh" | "fish" | "env" | "timeout" | "novel" | "nice"
         );
         if !wrapper {
             return pid;
         }
-        let Some(ppid) = fs::read_to_string(format!("/proc/{pid}/stat"))
-            .ok()
-            .and_then(|s| s.rsplit_once(')').map(|(_, r)| r.to_string()))
-            .and_then(|r| {
-                r.split_whitespace()
-                    .nth(1)
-                    .and_then(|p| p.parse::<u32>().ok())
-            })
-        else {
-            return pid;
-        };
-        if ppid <= 1 {
-            return pid;
+        match p.parent {
+            Some(ppid) if ppid > 1 => pid = ppid,
+            _ => return pid,
         }
-        pid = ppid;
     }
     pid
 }
@@ -222,6 +217,7 @@ pub fn status(project: &Project, stale_after: Duration) -> LockState {
                         token: String::new(),
                         heartbeat: now,
                         started_epoch: now,
+                        pid_started: None,
                         pid_start: None,
                     },
                     age_secs: age,
@@ -301,26 +297,57 @@ const GUARD_WAIT: Duration = Duration::from_secs(5);
 /// Runs `f` while holding the guard: an exclusive `flock` on the project directory itself.
 /// The kernel drops it when its holder exits, however it exits, so a process killed while
 /// breaking or releasing the lock can never leave the guard behind (a guard *directory* could,
-/// and did, under the SIGKILL test). Nothing is written to the project for it.
-fn with_guard<T>(
+/// and did, under the SIGKILL test). Nothing is written to the project for it. A journal is
+/// written and rolled forward under it too (`chapter::commit`, `chapter::recover_journal`), so
+/// while it is held nobody else can be half-way through one.
+///
+/// Not reentrant: `f` must not take it again (a second descriptor of the same process waits
+/// like anyone else, and gives up with [`LockError::Busy`]).
+pub(crate) fn with_guard<T, E: From<LockError>>(
     project: &Project,
-    f: impl FnOnce() -> Result<T, LockError>,
-) -> Result<T, LockError> {
-    let dir = fs::File::open(&project.root).map_err(|e| StoreError::io(&project.root, e))?;
+    f: impl FnOnce() -> Result<T, E>,
+) -> Result<T, E> {
+    let target = guard_target(project);
+    let file = open_guard(&target).map_err(|e| LockError::from(StoreError::io(&target, e)))?;
     let deadline = Instant::now() + GUARD_WAIT;
     loop {
-        match dir.try_lock() {
+        match file.try_lock() {
             Ok(()) => break,
             Err(fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
                 std::thread::sleep(Duration::from_millis(5));
             }
-            Err(fs::TryLockError::WouldBlock) => return Err(LockError::Busy),
-            Err(fs::TryLockError::Error(e)) => return Err(StoreError::io(&project.root, e).into()),
+            Err(fs::TryLockError::WouldBlock) => return Err(LockError::Busy.into()),
+            Err(fs::TryLockError::Error(e)) => {
+                return Err(LockError::from(StoreError::io(&target, e)).into());
+            }
         }
     }
     let result = f();
-    drop(dir); // closing the descriptor releases the flock
+    drop(file); // closing the descriptor releases the flock
     result
+}
+
+/// What the guard locks: the project directory where a directory can be opened (Unix);
+/// elsewhere a file beside the lock (named like the lock's set-aside copies, which the guard
+/// hook already protects).
+fn guard_target(project: &Project) -> PathBuf {
+    if cfg!(unix) {
+        project.root.clone()
+    } else {
+        project.path(".novel.lock.guard")
+    }
+}
+
+fn open_guard(target: &std::path::Path) -> std::io::Result<fs::File> {
+    if cfg!(unix) {
+        fs::File::open(target)
+    } else {
+        fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(target)
+    }
 }
 
 /// Removes the lock directory (rename aside first, so the path is free atomically).
@@ -381,13 +408,18 @@ pub fn ensure_no_journal(project: &Project) -> Result<(), LockError> {
 }
 
 /// Takes the lock for `chapter`. A stale lock is broken first (race-free); a live one is a
-/// conflict naming its holder. Refused while a journal is pending.
+/// conflict naming its holder. Refused while a journal is pending, and for an owner that does
+/// not run on this host (where the host can tell).
 pub fn acquire(
     project: &Project,
     chapter: Option<u32>,
     owner_pid: u32,
     stale_after: Duration,
 ) -> Result<Acquired, LockError> {
+    let owner = process::lookup(owner_pid);
+    if owner_pid == 0 || owner == Lookup::Gone {
+        return Err(LockError::DeadOwner { pid: owner_pid });
+    }
     ensure_no_journal(project)?;
     let broke = break_stale(project, stale_after)?.map(|b| match b.info {
         Some(i) => format!("{}；{}", describe(&i), b.why),
@@ -403,7 +435,11 @@ pub fn acquire(
         token: new_token(),
         heartbeat: now,
         started_epoch: now,
-        pid_start: process_start(owner_pid),
+        pid_started: match owner {
+            Lookup::Running(p) => Some(p.started),
+            Lookup::Gone | Lookup::Unknown => None,
+        },
+        pid_start: None,
     };
     // The lock appears with its info.json already inside: built under a temporary name, then
     // renamed into place (atomic; refused when the lock exists). A process killed half-way
@@ -472,6 +508,7 @@ fn winner_info(project: &Project) -> LockInfo {
                 token: String::new(),
                 heartbeat: 0,
                 started_epoch: 0,
+                pid_started: None,
                 pid_start: None,
             };
         }
@@ -507,16 +544,20 @@ pub fn heartbeat(project: &Project, token: &str) -> Result<LockInfo, LockError> 
 
 /// Releases the lock; only its owner may.
 pub fn release(project: &Project, token: &str) -> Result<LockInfo, LockError> {
-    with_guard(project, || {
-        let info = verify(project, token)?;
-        remove_lock(project)?;
-        Ok(info)
-    })
+    with_guard(project, || release_guarded(project, token))
+}
+
+/// [`release`] for a caller that already holds the guard.
+fn release_guarded(project: &Project, token: &str) -> Result<LockInfo, LockError> {
+    let info = verify(project, token)?;
+    remove_lock(project)?;
+    Ok(info)
 }
 
 /// Releases the lock if `token` still owns it; a lock that is gone or someone else's is left.
-pub fn release_if_owner(project: &Project, token: &str) -> Result<bool, LockError> {
-    match release(project, token) {
+/// For a caller that already holds the guard (a journal being rolled forward).
+pub(crate) fn release_if_owner_guarded(project: &Project, token: &str) -> Result<bool, LockError> {
+    match release_guarded(project, token) {
         Ok(_) => Ok(true),
         Err(LockError::NotHeld | LockError::NotOwner) => Ok(false),
         Err(e) => Err(e),

@@ -284,9 +284,6 @@ fn stage(project: &Project, a: &ChapterStageArgs) -> Result<Report, CliError> {
     }
     cp.pipeline_stage = Some(to);
     // Record the stage in the chapter's pipeline log (figures the skill knows, else null).
-    let log_path = project.path(&layout::staging_log(n));
-    let mut log =
-        io::read_json_value(&log_path).unwrap_or_else(|_| json!({"chapter": n, "stages": []}));
     let mut entry = json!({
         "name": a.stage, "model": a.model, "input_tokens": a.input_tokens,
         "output_tokens": a.output_tokens, "duration_ms": a.duration_ms, "at": time::now_iso(),
@@ -294,10 +291,7 @@ fn stage(project: &Project, a: &ChapterStageArgs) -> Result<Report, CliError> {
     if let Some(c) = a.cost_usd {
         entry["cost_usd"] = json!(c);
     }
-    if let Some(stages) = log.get_mut("stages").and_then(|s| s.as_array_mut()) {
-        stages.push(entry);
-    }
-    io::write_json(&log_path, &log)?;
+    tx::record_stage(project, n, entry)?;
     save(project, &mut cp)?;
     let mut human = format!(
         "第 {n} 章：{} → {}（修订次数 {}）。\n",
@@ -610,9 +604,22 @@ fn fail(project: &Project, a: &ChapterFailArgs) -> Result<Report, CliError> {
 fn recover(project: &Project) -> Result<Report, CliError> {
     let mut actions = Vec::new();
     let stale = stale_after(project);
-    if let Some(journal) = tx::read_journal(project)? {
-        tx::apply(project, &journal, false)?;
-        actions.push(format!("补完了中断的{}", journal.describe()));
+    match tx::recover_journal(project, stale) {
+        Ok(Some(journal)) => actions.push(format!("补完了中断的{}", journal.describe())),
+        Ok(None) => {}
+        Err(lock::LockError::Held { holder, .. }) => {
+            let what = tx::read_journal(project)
+                .ok()
+                .flatten()
+                .map_or_else(|| "一次写入".to_string(), |j| j.describe());
+            return Err(CliError::new(
+                "E_LOCKED",
+                format!("{what}没有完成，而项目锁仍被占用：{holder}；它可能正在写入，不能替它补完"),
+                "让持有锁的会话自己运行 novel chapter recover；确认那个会话已经不在后，先运行 novel lock clear，再运行 novel chapter recover",
+                Exit::Conflict,
+            ));
+        }
+        Err(e) => return Err(lock_error(e)),
     }
     if let Some(b) = lock::break_stale(project, stale).map_err(lock_error)? {
         actions.push(match &b.info {

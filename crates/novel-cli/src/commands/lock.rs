@@ -44,6 +44,12 @@ pub fn lock_error(e: LockError) -> CliError {
             Exit::Conflict,
         ),
         LockError::NotHeld => CliError::new(code, e.to_string(), "无需释放", Exit::Usage),
+        LockError::DeadOwner { .. } => CliError::new(
+            code,
+            e.to_string(),
+            "省略 --owner-pid（默认取当前会话的进程），或给出一个正在运行的进程号",
+            Exit::Usage,
+        ),
         LockError::Store(s) => s.into(),
     }
 }
