@@ -62,7 +62,7 @@ fn redact(text: &str, book: &Path) -> String {
     let rules: [(&str, &str); 7] = [
         (r"[0-9a-f]{32}", "<TOKEN>"),
         (r#""pid":\d+"#, r#""pid":<PID>"#),
-        (r#""pid_start":\d+"#, r#""pid_start":<PID_START>"#),
+        (r#""pid_start(ed)?":\d+"#, r#""pid_start$1":<PID_START>"#),
         (r"进程 \d+", "进程 <PID>"),
         (r"pid \d+", "pid <PID>"),
         (r"novel-demo-\d+-\d+", "novel-demo-<TMP>"),
