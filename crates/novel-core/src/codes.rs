@@ -153,6 +153,11 @@ pub const CODES: &[CodeDoc] = &[
         "等那个会话结束；确认它已关闭后用 novel chapter recover 清理失效的锁。",
     ),
     e(
+        "E_OWNER_PID",
+        "给出的 --owner-pid 不是正在运行的进程，不能作为锁的持有者。",
+        "省略 --owner-pid（程序自己找本会话的进程），或给出正在运行的进程号。",
+    ),
+    e(
         "E_LOCK_BUSY",
         "另一个进程正在获取或释放锁，一瞬间的冲突。",
         "稍等一秒再试。",
@@ -196,6 +201,11 @@ pub const CODES: &[CodeDoc] = &[
         "E_STAGING",
         "这一阶段需要的 staging 文件不在或不完整。",
         "让对应的 agent 写出消息里列出的文件，再推进阶段。",
+    ),
+    e(
+        "E_PIPELINE_LOG",
+        "staging 里这一章的流水线日志（staging/logs/chapter-NNN-log.json）损坏，程序不会覆盖它。",
+        "按消息里的行列修好这个文件（或把它移走，阶段记录会从头开始），再重试。",
     ),
     e(
         "E_STAGING_CHANGED",
