@@ -40,6 +40,14 @@ pub enum StoreError {
         "{path} 不是普通文件（是符号链接或目录）：staging 里的文件只按普通文件读取，不跟随链接"
     )]
     NotARegularFile { path: PathBuf },
+    #[error(
+        "{path} 比未完成的写入记录的长度短（应至少 {expected} 字节，实际 {actual} 字节）：它在中断之后被改动过"
+    )]
+    Shrank {
+        path: PathBuf,
+        expected: u64,
+        actual: u64,
+    },
 }
 
 impl StoreError {
@@ -62,6 +70,7 @@ impl StoreError {
             StoreError::UnsafePath { .. } => "E_UNSAFE_PATH",
             StoreError::UnknownPreset { .. } => "E_USAGE",
             StoreError::NotARegularFile { .. } => "E_NOT_REGULAR_FILE",
+            StoreError::Shrank { .. } => "E_CHANGELOG_SHRANK",
         }
     }
 
@@ -86,6 +95,9 @@ impl StoreError {
             }
             StoreError::NotARegularFile { .. } => {
                 "删除这个链接，让写它的 agent 把内容直接写进这个文件，再重新走评审与门控".into()
+            }
+            StoreError::Shrank { .. } => {
+                "从 state/backups/ 或版本库恢复这个文件的原样，再运行 novel chapter recover".into()
             }
         }
     }
