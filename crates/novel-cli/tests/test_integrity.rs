@@ -273,6 +273,83 @@ fn every_journaled_writer_killed_at_every_step_loses_nothing() {
     }
 }
 
+/// The changelog lines of a project.
+fn changelog(root: &Path) -> String {
+    std::fs::read_to_string(root.join("state/changelog.jsonl")).unwrap()
+}
+
+/// Killed inside the changelog append — cut back, half the line written (a torn line), written
+/// but not fsynced —: `recover` cuts the torn half and appends the line whole, once, and the
+/// project ends byte-identical to an uninterrupted run.
+#[test]
+fn every_writer_killed_inside_the_changelog_append_leaves_no_torn_line() {
+    let (tmp, prepared, token) = ready_to_commit();
+    let commit = ["chapter", "commit", "3", "--token", &token];
+    let (spec_tmp, spec) = crate::test_retire::fixture_copy(&[]);
+    write_json(
+        &spec.join("manual.json"),
+        &json!({"chapter": 33, "base_state_version": 2, "storyline_id": "main_arc",
+            "ops": [{"op": "set", "path": "characters.lu-chen.location", "value": "天机阁"}]}),
+    );
+    let writers: [(&str, &Path, &[&str]); 4] = [
+        ("提交", &prepared, &commit),
+        ("合并", &spec, &["ops", "apply", "manual.json", "--manual"]),
+        (
+            "跳过",
+            &spec,
+            &["ops", "skip", "--chapter", "33", "--reason", "解析失败"],
+        ),
+        ("退场", &spec, &["retire", "apply", "li-si"]),
+    ];
+    for (what, from, args) in writers {
+        let reference = tmp.path().join(format!("{what}-reference"));
+        copy_dir(from, &reference);
+        let done = run_env(&reference, args, &[]);
+        assert_eq!(code(&done), 0, "{what}: {}{}", stdout(&done), stderr(&done));
+        let before = changelog(from);
+        assert_eq!(
+            changelog(&reference).lines().count(),
+            before.lines().count() + 1,
+            "{what}"
+        );
+        for step in 0..3 {
+            let dir = spec_tmp.path().join(format!("{what}-append-{step}"));
+            copy_dir(from, &dir);
+            kill_lock_owner_if_any(&dir);
+            let out = run_env(
+                &dir,
+                args,
+                &[("NOVEL_FAILPOINT", &format!("append:{step}"))],
+            );
+            assert_eq!(code(&out), 99, "{what} append:{step}: {}", stderr(&out));
+            assert!(dir.join(JOURNAL).exists(), "{what}");
+            let torn = changelog(&dir);
+            if step == 1 {
+                assert!(!torn.ends_with('\n'), "{what}: half a line was written");
+                // Nothing reads the torn half as a line: the next commit or apply refuses.
+                let out = run_env(&dir, &["--json", "validate"], &[]);
+                assert_eq!(code(&out), 1, "{what}: {}", stdout(&out));
+            }
+            other_writer_then_recover(&dir, &format!("{what} append:{step}"), &[]);
+            let recovered = changelog(&dir);
+            assert!(recovered.ends_with('\n'), "{what} append:{step}");
+            assert_eq!(recovered, changelog(&reference), "{what} append:{step}");
+            assert_eq!(
+                diff_trees(&tree(&reference), &tree(&dir)),
+                Vec::<String>::new(),
+                "{what} append:{step}"
+            );
+        }
+    }
+}
+
+/// [`kill_lock_owner`] when the project is locked.
+fn kill_lock_owner_if_any(root: &Path) {
+    if root.join(".novel.lock/info.json").exists() {
+        kill_lock_owner(root);
+    }
+}
+
 // ---- Commit what was judged ----------------------------------------------------------------
 
 #[test]

@@ -736,3 +736,78 @@ fn a_chapter_zero_delta_applies_and_validates() {
     let v = novel(&root, &["--json", "validate"]);
     assert_eq!(code(&v), 0, "{}", stdout(&v));
 }
+
+/// One answer (issue 15): after `ops skip` records a later chapter, the delta of the chapter
+/// before it is refused alike by `ops validate`, `ops apply`, `novel validate` (as the in-flight
+/// chapter's staged delta) and the guard hook — the changelog stays in chapter order. (`ops
+/// validate` used to say `chapter_order_ok: true`, looking at the state only.)
+#[test]
+fn after_a_skip_ops_validate_and_apply_give_the_same_answer() {
+    let (_t, root) = new_project();
+    let d1 = delta(&root, 1, 0, chapter1());
+    apply(&root, &d1);
+    std::fs::remove_file(root.join(&d1)).unwrap();
+    let out = novel(
+        &root,
+        &["ops", "skip", "--chapter", "3", "--reason", "两次解析失败"],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let d2 = delta(&root, 2, 1, chapter2());
+    let before = std::fs::read(root.join("state/current-state.json")).unwrap();
+
+    let validated = novel(&root, &["--json", "ops", "validate", &d2]);
+    let v = json(&validated);
+    let applied = novel(&root, &["--json", "ops", "apply", &d2]);
+    let a = json(&applied);
+    assert_eq!(a["error"]["code"], "E_CHAPTER_ORDER", "{a}");
+    assert_eq!(v["error"]["code"], a["error"]["code"], "{v}");
+    assert_eq!(v["data"]["chapter_order_ok"], false, "{v}");
+    assert_eq!(v["data"]["would_apply"], false, "{v}");
+    assert_eq!(v["data"]["version_ok"], true, "{v}");
+    assert_eq!(v["data"]["last_updated_chapter"], 3, "{v}");
+    assert_eq!(code(&validated), 1);
+    assert_eq!(code(&applied), 3);
+    assert_eq!(
+        std::fs::read(root.join("state/current-state.json")).unwrap(),
+        before,
+        "nothing applied"
+    );
+
+    // `novel validate` judges the in-flight chapter's staged delta the same way …
+    edit_json(&root.join(".checkpoint.json"), |cp| {
+        cp["inflight_chapter"] = json!(2);
+    });
+    let (c, doc) = run_json(&root, &["validate"]);
+    assert_eq!(c, 1, "{doc}");
+    let findings = doc["data"]["findings"].as_array().unwrap();
+    assert!(
+        findings
+            .iter()
+            .any(|f| f["file"] == d2.as_str() && f["code"] == "E_CHAPTER_ORDER"),
+        "{doc}"
+    );
+    // … and so does the guard hook when the Summarizer writes it.
+    let input = json!({"hook_event_name": "PostToolUse", "tool_name": "Write",
+        "cwd": root.to_str().unwrap(),
+        "tool_input": {"file_path": root.join(&d2).to_str().unwrap(), "content": "{}"}});
+    let mut child = std::process::Command::new(bin())
+        .args(["hook", "post-tool-use"])
+        .current_dir(&root)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.to_string().as_bytes())
+        .unwrap();
+    let hook = child.wait_with_output().unwrap();
+    let said = stdout(&hook);
+    assert!(
+        said.contains("\"block\"") && said.contains("第 3 章"),
+        "{said}"
+    );
+}

@@ -208,6 +208,11 @@ pub const CODES: &[CodeDoc] = &[
         "按消息里的行列修好这个文件（或把它移走，阶段记录会从头开始），再重试。",
     ),
     e(
+        "E_CHANGELOG_SHRANK",
+        "state/changelog.jsonl 比中断的写入记下的长度还短：它在中断之后被改动过，程序不会补齐它。",
+        "从 state/backups/ 或版本库恢复这个文件的原样，再运行 novel chapter recover。",
+    ),
+    e(
         "E_STAGING_CHANGED",
         "评审之后 staging 里的稿件又被改过，提交的不再是评审过的稿件。",
         "改动是有意的就重新 chapter stage judged 并重新评审、门控；否则恢复这些文件。",

@@ -44,6 +44,8 @@ pub enum OpsError {
     ChapterOrder { chapter: u32, last: u32 },
     #[error("状态增量的格式不对：/storyline_id 故事线「{id}」不在 storylines/storylines.json 中")]
     UnknownStoryline { id: String, known: Vec<String> },
+    #[error("状态文件（state_version {state}）与变更日志（最后记录到 {logged}）不一致")]
+    Diverged { state: u64, logged: u64 },
 }
 
 impl OpsError {
@@ -55,6 +57,7 @@ impl OpsError {
             OpsError::Replay { .. } => "E_REPLAY",
             OpsError::ChapterOrder { .. } => "E_CHAPTER_ORDER",
             OpsError::UnknownStoryline { .. } => "E_DELTA",
+            OpsError::Diverged { .. } => "E_STATE_DIVERGED",
         }
     }
 
@@ -79,6 +82,9 @@ impl OpsError {
             }
             OpsError::UnknownStoryline { known, .. } => {
                 format!("storyline_id 应为已登记的故事线之一：{}", known.join("、"))
+            }
+            OpsError::Diverged { .. } => {
+                "先运行 novel state rebuild 查看差异，确认后 novel state rebuild --write".into()
             }
         }
     }
@@ -118,18 +124,25 @@ pub fn check_storyline(storyline_id: &str, known: &[String]) -> Result<(), OpsEr
     })
 }
 
-/// What `novel ops validate` says about a delta: the op-by-op run, and whether `apply` would
-/// take it (state version, chapter order). The storyline is checked first-class: an unknown
-/// `storyline_id` is an error, as for `apply`.
+/// The one answer to "would this delta apply?", given by [`check_delta`] and used by every
+/// place that asks: `novel ops validate`, `novel ops apply`, the chapter commit, `novel
+/// validate` (staged deltas) and the guard hook. [`apply_checked`] applies exactly what it
+/// accepts, so a delta `ops validate` passes is never refused by `apply`.
 #[derive(Debug, Clone)]
 pub struct DeltaCheck {
     pub run: DeltaRun,
     /// The state's `state_version` the delta must be based on.
     pub current_version: u64,
     pub version_ok: bool,
-    /// The state's `last_updated_chapter`.
+    /// The chapter a new changelog line may not go below: the later of the state's
+    /// `last_updated_chapter` and the changelog's last line (a skipped chapter's line moves
+    /// only the changelog, §10.6).
     pub last_chapter: u32,
     pub chapter_order_ok: bool,
+    /// The changelog's last `state_version` (0 when it is empty).
+    pub logged_version: u64,
+    /// The state file is the one its changelog replays to (`state_version` equal).
+    pub in_step: bool,
 }
 
 impl DeltaCheck {
@@ -181,31 +194,111 @@ impl DeltaCheck {
                 format!("{e}（修正：{}）", e.hint()),
             ));
         }
+        if !self.in_step {
+            let e = OpsError::Diverged {
+                state: self.current_version,
+                logged: self.logged_version,
+            };
+            out.push(error(
+                String::new(),
+                e.code(),
+                format!("{e}（修正：{}）", e.hint()),
+            ));
+        }
         out
+    }
+
+    /// Why `apply` refuses the delta as a whole, first reason first (the state out of step
+    /// with its changelog, the version, `strict` with rejected ops, the chapter order); `None`
+    /// when it applies. (Every op rejected is not a refusal here: `ops apply` then writes
+    /// nothing, the commit records the rejections.)
+    pub fn refusal(&self, strict: bool) -> Option<OpsError> {
+        if !self.in_step {
+            return Some(OpsError::Diverged {
+                state: self.current_version,
+                logged: self.logged_version,
+            });
+        }
+        if !self.version_ok {
+            return Some(OpsError::StateVersion {
+                base: self.run.header.base_state_version,
+                current: self.current_version,
+            });
+        }
+        if strict && !self.run.rejected.is_empty() {
+            return Some(OpsError::Strict {
+                rejected: self.run.rejected.len(),
+            });
+        }
+        if !self.chapter_order_ok {
+            return Some(OpsError::ChapterOrder {
+                chapter: self.run.header.chapter,
+                last: self.last_chapter,
+            });
+        }
+        None
     }
 }
 
-/// Runs `delta` against the state (nothing written) and checks what `apply` would check
-/// besides the ops: the storyline is known, the delta is based on the current state version,
-/// and it does not go back before the state's last chapter.
+/// The chapter a new changelog line may not go below, and the changelog's last version: from
+/// the state and the changelog's last line (`None`: empty changelog).
+pub fn log_position(state: &Value, log_last: Option<&ChangelogEntry>) -> (u32, u64) {
+    let last = last_updated_chapter(state).max(log_last.map_or(0, |e| e.chapter));
+    (last, log_last.map_or(0, |e| e.state_version))
+}
+
+/// The state and its changelog agree (`state_version` equal to the last line's): nothing may
+/// be appended otherwise.
+pub fn check_in_step(state: &Value, log_last: Option<&ChangelogEntry>) -> Result<(), OpsError> {
+    let (_, logged) = log_position(state, log_last);
+    let current = state_version(state);
+    if current != logged {
+        return Err(OpsError::Diverged {
+            state: current,
+            logged,
+        });
+    }
+    Ok(())
+}
+
+/// Runs `delta` against the state (nothing written) and checks everything `apply` checks:
+/// the storyline is known, the state is in step with its changelog (`log_last`, the
+/// changelog's last line), the delta is based on the current state version, and its chapter
+/// is not before the state's or the changelog's last chapter. See [`DeltaCheck`].
 pub fn check_delta(
     state: &Value,
     global: &ForeshadowingGlobal,
     delta: &Value,
     ctx: Context<'_>,
     storylines: &[String],
+    log_last: Option<&ChangelogEntry>,
 ) -> Result<DeltaCheck, OpsError> {
     let run = run_delta(state, global, delta, ctx)?;
     check_storyline(&run.header.storyline_id, storylines)?;
     let current_version = state_version(state);
-    let last_chapter = last_updated_chapter(state);
+    let (last_chapter, logged_version) = log_position(state, log_last);
     Ok(DeltaCheck {
         version_ok: run.header.base_state_version == current_version,
         chapter_order_ok: run.header.chapter >= last_chapter,
+        in_step: current_version == logged_version,
         current_version,
         last_chapter,
+        logged_version,
         run,
     })
+}
+
+/// Applies a checked delta: refused for exactly the [`DeltaCheck::refusal`] reasons, else the
+/// new state, foreshadowing and changelog line (as [`apply_delta`] makes them).
+pub fn apply_checked(
+    check: DeltaCheck,
+    strict: bool,
+    timestamp: &str,
+) -> Result<Applied, OpsError> {
+    if let Some(e) = check.refusal(strict) {
+        return Err(e);
+    }
+    Ok(record(check.run, check.current_version, timestamp))
 }
 
 /// Up to `limit` of `candidates` closest to `query` (edit distance in characters, at most a
@@ -931,7 +1024,11 @@ pub fn apply_delta(
             last,
         });
     }
-    let mut run = run;
+    Ok(record(run, current, timestamp))
+}
+
+/// The applied run's new version and its changelog line.
+fn record(mut run: DeltaRun, current: u64, timestamp: &str) -> Applied {
     let chapter = run.header.chapter;
     finish_version(&mut run.state, current + 1, chapter);
     // Ops that changed nothing stay in `applied` (replay repeats them as the same no-op), and
@@ -965,7 +1062,7 @@ pub fn apply_delta(
         cleanup_volume: None,
         extra: Extra::new(),
     };
-    Ok(Applied { run, entry })
+    Applied { run, entry }
 }
 
 /// The changelog stays in chapter order (so `state at` and `--until-chapter` read a prefix): a

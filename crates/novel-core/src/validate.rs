@@ -839,6 +839,7 @@ pub fn check_project(view: &ProjectView) -> Vec<Finding> {
     if !broken.contains(&FileKind::ChangelogEntry) {
         state_follows_changelog(&valid, &mut out);
     }
+    staged_deltas_apply(&valid, &broken, &mut out);
 
     out.sort();
     out.dedup();
@@ -879,6 +880,87 @@ fn state_follows_changelog(valid: &[&JsonDoc], out: &mut Vec<Finding>) {
                 ),
             },
         ));
+    }
+}
+
+/// The in-flight chapter's staged delta (the one its commit will apply) is judged as `novel
+/// ops validate` and the commit judge it ([`crate::ops::check_delta`], one answer): rejected
+/// ops, version, chapter order, state and changelog in step. Only when every file it is
+/// checked against passed its schema (their own findings say what is wrong otherwise); a delta
+/// that cannot be run at all is already reported by its schema and storyline checks. (Other
+/// deltas lying in `staging/state/` are nobody's to apply.)
+fn staged_deltas_apply(valid: &[&JsonDoc], broken: &BTreeSet<FileKind>, out: &mut Vec<Finding>) {
+    use crate::ops::{Context, NameIndex, check_delta};
+    let needed = [
+        FileKind::CurrentState,
+        FileKind::ForeshadowingGlobal,
+        FileKind::VolumeForeshadowing,
+        FileKind::Storylines,
+        FileKind::ChangelogEntry,
+    ];
+    let inflight = valid
+        .iter()
+        .find(|d| d.kind == FileKind::Checkpoint)
+        .and_then(|d| typed::<model::Checkpoint>(d))
+        .and_then(|cp| cp.inflight_chapter);
+    let deltas: Vec<&&JsonDoc> = valid
+        .iter()
+        .filter(|d| {
+            d.kind == FileKind::StateDelta
+                && d.file.starts_with("staging/state/")
+                && inflight.is_some()
+                && d.chapter_in_name == inflight
+        })
+        .collect();
+    if deltas.is_empty() || needed.iter().any(|k| broken.contains(k)) {
+        return;
+    }
+    let Some(state) = valid.iter().find(|d| d.file == "state/current-state.json") else {
+        return;
+    };
+    let of = |kind: FileKind| valid.iter().filter(move |d| d.kind == kind);
+    let global = of(FileKind::ForeshadowingGlobal)
+        .find_map(|d| typed::<model::ForeshadowingGlobal>(d))
+        .unwrap_or_else(|| model::ForeshadowingGlobal {
+            foreshadowing: Vec::new(),
+            extra: Default::default(),
+        });
+    let plan: Vec<_> = of(FileKind::VolumeForeshadowing)
+        .filter_map(|d| typed::<model::VolumeForeshadowing>(d))
+        .flat_map(|v| v.foreshadowing)
+        .collect();
+    let mut names = NameIndex::default();
+    for c in of(FileKind::Character).filter_map(|d| typed::<model::Character>(d)) {
+        names.insert(&c.display_name, &c.id);
+        for a in &c.aliases {
+            names.insert(a, &c.id);
+        }
+    }
+    let storylines: Vec<String> = of(FileKind::Storylines)
+        .filter_map(|d| typed::<model::Storylines>(d))
+        .flat_map(|s| s.storylines.into_iter().map(|l| l.id))
+        .collect();
+    let log_last = valid
+        .iter()
+        .rfind(|d| {
+            d.kind == FileKind::ChangelogEntry && d.file.starts_with("state/changelog.jsonl:")
+        })
+        .and_then(|d| typed::<model::ChangelogEntry>(d));
+    let ctx = Context {
+        names: &names,
+        plan: &plan,
+    };
+    for d in deltas {
+        if let Ok(check) = check_delta(
+            &state.value,
+            &global,
+            &d.value,
+            ctx,
+            &storylines,
+            log_last.as_ref(),
+        ) {
+            out.extend(check.findings(&d.file));
+        }
     }
 }
 

@@ -51,6 +51,14 @@ pub enum StoreError {
         column: usize,
         message: String,
     },
+    #[error(
+        "{path} 比未完成的写入记录的长度短（应至少 {expected} 字节，实际 {actual} 字节）：它在中断之后被改动过"
+    )]
+    Shrank {
+        path: PathBuf,
+        expected: u64,
+        actual: u64,
+    },
 }
 
 impl StoreError {
@@ -74,6 +82,7 @@ impl StoreError {
             StoreError::UnknownPreset { .. } => "E_USAGE",
             StoreError::NotARegularFile { .. } => "E_NOT_REGULAR_FILE",
             StoreError::PipelineLog { .. } => "E_PIPELINE_LOG",
+            StoreError::Shrank { .. } => "E_CHANGELOG_SHRANK",
         }
     }
 
@@ -101,6 +110,9 @@ impl StoreError {
             }
             StoreError::PipelineLog { .. } => {
                 "按提示的行列修正这个文件后重试；不需要其中的记录时把它移出 staging/logs/（下一次 novel chapter stage 会新建一份），再重试".into()
+            }
+            StoreError::Shrank { .. } => {
+                "从 state/backups/ 或版本库恢复这个文件的原样，再运行 novel chapter recover".into()
             }
         }
     }

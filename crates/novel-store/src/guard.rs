@@ -15,7 +15,7 @@
 use std::path::{Component, Path, PathBuf};
 
 use novel_core::FileKind;
-use novel_core::ops::{self, Context};
+
 use novel_core::validate::{Finding, ProjectView, Severity, check_alone};
 use serde_json::Value;
 
@@ -376,17 +376,7 @@ fn delta_findings(project: &Project, rel: &str, delta: &Value) -> Vec<Finding> {
     let Ok(inputs) = load_delta_inputs(project, Trust::Typed) else {
         return Vec::new();
     };
-    let ctx = Context {
-        names: &inputs.names,
-        plan: &inputs.plan,
-    };
-    match ops::check_delta(
-        &inputs.state,
-        &inputs.global,
-        delta,
-        ctx,
-        &inputs.storylines,
-    ) {
+    match inputs.check(delta) {
         Ok(check) => check.findings(rel),
         Err(e) => vec![Finding {
             file: rel.to_string(),

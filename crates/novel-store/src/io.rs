@@ -96,15 +96,88 @@ fn write_atomic_inner(path: &Path, bytes: &[u8], sync_parent: bool) -> Result<()
 /// at step K of `<name>` (`commit` — any journal —, `write_new`), to test recovery. Release
 /// builds never read it.
 pub fn failpoint(name: &str, step: usize) {
-    #[cfg(debug_assertions)]
-    if let Ok(v) = std::env::var("NOVEL_FAILPOINT")
-        && v.split_once(':')
-            .is_some_and(|(n, k)| n == name && k.parse::<usize>().ok() == Some(step))
-    {
+    if failpoint_armed(name, step) {
         std::process::exit(99);
     }
+}
+
+/// Whether `NOVEL_FAILPOINT` names step `step` of `name` (debug builds only), for a fail point
+/// that must do something before it exits (write half a line).
+fn failpoint_armed(name: &str, step: usize) -> bool {
+    #[cfg(debug_assertions)]
+    {
+        std::env::var("NOVEL_FAILPOINT").is_ok_and(|v| {
+            v.split_once(':')
+                .is_some_and(|(n, k)| n == name && k.parse::<usize>().ok() == Some(step))
+        })
+    }
     #[cfg(not(debug_assertions))]
-    let _ = (name, step);
+    {
+        let _ = (name, step);
+        false
+    }
+}
+
+/// Makes `path` its first `base` bytes followed by `line` and a newline, appending (never
+/// rewriting what comes before): the file is cut back to `base` (a line torn by a crash, or
+/// this very line from an earlier run, goes), the line is appended in one `write`, and the file
+/// is fsynced (its directory too when the file is new). Idempotent: running it again gives the
+/// same bytes. A file shorter than `base` was changed by someone else since `base` was
+/// measured and is refused, never padded. Fail points `append:0` (cut, nothing appended),
+/// `append:1` (half the line written: a torn line) and `append:2` (written, not yet fsynced).
+pub fn append_at(path: &Path, base: u64, line: &str) -> Result<(), StoreError> {
+    let existed = path.exists();
+    let mut f = OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create(true)
+        .open(path)
+        .map_err(|e| StoreError::io(path, e))?;
+    let len = f.metadata().map_err(|e| StoreError::io(path, e))?.len();
+    if len < base {
+        return Err(StoreError::Shrank {
+            path: path.to_path_buf(),
+            expected: base,
+            actual: len,
+        });
+    }
+    // A file that does not end its last line (written by hand, or by an older version) gets
+    // one: the appended line is never glued onto another.
+    let mut buf = Vec::with_capacity(line.len() + 2);
+    if base > 0 && last_byte(&mut f, base).map_err(|e| StoreError::io(path, e))? != b'\n' {
+        buf.push(b'\n');
+    }
+    buf.extend_from_slice(line.as_bytes());
+    buf.push(b'\n');
+    if len != base {
+        f.set_len(base).map_err(|e| StoreError::io(path, e))?;
+    }
+    failpoint("append", 0);
+    if failpoint_armed("append", 1) {
+        let _ = f.write_all(&buf[..buf.len() / 2]);
+        let _ = f.sync_all();
+        std::process::exit(99);
+    }
+    f.write_all(&buf).map_err(|e| StoreError::io(path, e))?;
+    failpoint("append", 2);
+    f.sync_all().map_err(|e| StoreError::io(path, e))?;
+    if !existed && let Some(dir) = path.parent() {
+        sync_dir(if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        })?;
+    }
+    Ok(())
+}
+
+/// The byte at offset `end - 1`.
+fn last_byte(f: &mut File, end: u64) -> std::io::Result<u8> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut b = [0u8; 1];
+    f.seek(SeekFrom::Start(end - 1))?;
+    f.read_exact(&mut b)?;
+    Ok(b[0])
 }
 
 /// Creates `path` with `bytes` unless it already exists (then `Ok(false)`, nothing written):

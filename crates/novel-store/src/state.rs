@@ -9,15 +9,13 @@ use novel_core::model::foreshadowing::PlannedForeshadowing;
 use novel_core::model::{
     ChangelogEntry, Character, ForeshadowingGlobal, Storylines, VolumeForeshadowing,
 };
-use novel_core::ops::NameIndex;
+use novel_core::ops::{Context, DeltaCheck, NameIndex, OpsError};
 use novel_core::validate::{check_document, parse_json};
 use serde_json::Value;
 
 use crate::chapter::{Journal, JournalKind, JournalWrite};
 use crate::error::StoreError;
-use crate::io::{
-    create_dir_all, read_json_value, read_text, to_json_text, write_atomic, write_json,
-};
+use crate::io::{create_dir_all, read_json_value, read_text, to_json_text, write_json};
 use crate::layout;
 use crate::project::Project;
 
@@ -139,8 +137,9 @@ pub fn load_plan(project: &Project) -> Result<Vec<PlannedForeshadowing>, StoreEr
     load_plan_as(project, Trust::Checked)
 }
 
-/// What a delta is checked against (`novel ops validate`, the guard hook): the state, the
-/// foreshadowing file, the volume plans, the character names and the storyline ids.
+/// What a delta is checked against (`novel ops validate`, `novel ops apply`, the chapter
+/// commit, the guard hook): the state, the foreshadowing file, the volume plans, the character
+/// names, the storyline ids and the changelog's last line.
 #[derive(Debug, Clone)]
 pub struct DeltaInputs {
     pub state: Value,
@@ -148,6 +147,25 @@ pub struct DeltaInputs {
     pub plan: Vec<PlannedForeshadowing>,
     pub names: NameIndex,
     pub storylines: Vec<String>,
+    /// The changelog's last line ([`changelog_tail`]: only the end of the file is read).
+    pub log_last: Option<ChangelogEntry>,
+}
+
+impl DeltaInputs {
+    /// The one delta check ([`novel_core::ops::check_delta`]) against these files.
+    pub fn check(&self, delta: &Value) -> Result<DeltaCheck, OpsError> {
+        novel_core::ops::check_delta(
+            &self.state,
+            &self.global,
+            delta,
+            Context {
+                names: &self.names,
+                plan: &self.plan,
+            },
+            &self.storylines,
+            self.log_last.as_ref(),
+        )
+    }
 }
 
 /// Loads the [`DeltaInputs`], each file read with `trust`.
@@ -163,6 +181,7 @@ pub fn load_delta_inputs(project: &Project, trust: Trust) -> Result<DeltaInputs,
         plan: load_plan_as(project, trust)?,
         names: load_names(project),
         storylines: load_storyline_ids_as(project, trust)?,
+        log_last: changelog_tail(project)?,
     })
 }
 
@@ -227,6 +246,57 @@ pub fn load_changelog(project: &Project) -> Result<Vec<ChangelogEntry>, StoreErr
     parse_changelog(&path, &text)
 }
 
+/// The last line of `state/changelog.jsonl` (`None` for an absent or empty file), read from
+/// the end of the file so that a commit costs the same at chapter 1,000 as at chapter 30. The
+/// line must parse and be whole: a last line without its newline was torn by a crash (the
+/// journal that would cut it is gone, or it was written by hand) and is an error, never used.
+pub fn changelog_tail(project: &Project) -> Result<Option<ChangelogEntry>, StoreError> {
+    use std::io::{Read, Seek, SeekFrom};
+    let path = project.path(layout::CHANGELOG);
+    let mut f = match std::fs::File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(StoreError::io(&path, e)),
+    };
+    let len = f.metadata().map_err(|e| StoreError::io(&path, e))?.len();
+    let mut window: u64 = 16 * 1024;
+    loop {
+        let start = len.saturating_sub(window);
+        let mut bytes = Vec::new();
+        f.seek(SeekFrom::Start(start))
+            .and_then(|_| f.read_to_end(&mut bytes))
+            .map_err(|e| StoreError::io(&path, e))?;
+        let body = bytes.trim_ascii_end();
+        let line_start = body.iter().rposition(|b| *b == b'\n').map(|i| i + 1);
+        if line_start.is_none() && start > 0 {
+            window *= 4; // a line longer than the window: read further back
+            continue;
+        }
+        let line = &body[line_start.unwrap_or(0)..];
+        let line = line.strip_prefix("\u{feff}".as_bytes()).unwrap_or(line);
+        if line.is_empty() {
+            return Ok(None);
+        }
+        let torn = !bytes.ends_with(b"\n");
+        let bad = |message: String| StoreError::Model {
+            path: path.clone(),
+            what: FileKind::ChangelogEntry.label(),
+            message,
+        };
+        let text =
+            std::str::from_utf8(line).map_err(|_| StoreError::NotUtf8 { path: path.clone() })?;
+        let parsed = parse_changelog(&path, text).map_err(|e| match e {
+            // A proper prefix of a one-line JSON object never parses: this is the torn line.
+            StoreError::Model { .. } if torn => bad(
+                "最后一行不完整（没有换行结尾，是被中断的写入留下的半行）：运行 novel chapter recover；仍在时从 state/backups/ 恢复变更日志".to_string(),
+            ),
+            StoreError::Model { message, .. } => bad(message.replacen("第 1 行", "最后一行", 1)),
+            other => other,
+        })?;
+        return Ok(parsed.into_iter().next_back());
+    }
+}
+
 fn parse_changelog(path: &Path, text: &str) -> Result<Vec<ChangelogEntry>, StoreError> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -255,30 +325,6 @@ fn parse_changelog(path: &Path, text: &str) -> Result<Vec<ChangelogEntry>, Store
     Ok(out)
 }
 
-/// Appends one line to the changelog (the whole file is rewritten atomically).
-pub fn append_changelog(project: &Project, entry: &ChangelogEntry) -> Result<(), StoreError> {
-    let path = project.path(layout::CHANGELOG);
-    let mut text = if path.exists() {
-        read_text(&path)?
-    } else {
-        String::new()
-    };
-    if !text.is_empty() && !text.ends_with('\n') {
-        text.push('\n');
-    }
-    text.push_str(&serde_json::to_string(entry).expect("entries serialise"));
-    text.push('\n');
-    write_atomic(&path, text.as_bytes())
-}
-
-/// Replaces the changelog with `entries` (atomically).
-pub fn write_changelog(project: &Project, entries: &[ChangelogEntry]) -> Result<(), StoreError> {
-    write_atomic(
-        &project.path(layout::CHANGELOG),
-        changelog_text(entries).as_bytes(),
-    )
-}
-
 pub fn write_state(project: &Project, state: &Value) -> Result<(), StoreError> {
     let path = project.path(layout::CURRENT_STATE);
     if let Some(dir) = path.parent() {
@@ -297,7 +343,7 @@ pub fn write_global(project: &Project, global: &ForeshadowingGlobal) -> Result<(
 
 /// The changelog part of a [`StateWrite`].
 pub enum ChangelogWrite<'a> {
-    /// One line appended (`ops apply`).
+    /// One line appended (`ops apply`, `ops skip`): the file is appended to, never rewritten.
     Append(&'a ChangelogEntry),
     /// The file replaced by these entries (`state rebuild --until-chapter N --write`).
     Replace(&'a [ChangelogEntry]),
@@ -311,7 +357,8 @@ pub struct StateWrite<'a> {
     /// The chapter the change is about (for messages).
     pub chapter: u32,
     pub kind: JournalKind,
-    pub state: &'a Value,
+    /// The new state file; `None` leaves it as it is (`ops skip`).
+    pub state: Option<&'a Value>,
     pub global: Option<&'a ForeshadowingGlobal>,
     pub changelog: ChangelogWrite<'a>,
 }
@@ -334,14 +381,14 @@ pub fn commit_state(project: &Project, w: StateWrite<'_>, token: String) -> Resu
             content: to_json_text(global),
         });
     }
-    writes.push(JournalWrite {
-        path: layout::CURRENT_STATE.to_string(),
-        content: to_json_text(w.state),
-    });
+    if let Some(state) = w.state {
+        writes.push(JournalWrite {
+            path: layout::CURRENT_STATE.to_string(),
+            content: to_json_text(state),
+        });
+    }
     let changelog_line = match w.changelog {
-        ChangelogWrite::Append(entry) => {
-            Some(serde_json::to_string(entry).expect("entries serialise"))
-        }
+        ChangelogWrite::Append(entry) => Some(changelog_line(entry)),
         _ => None,
     };
     let journal = Journal {
@@ -349,6 +396,7 @@ pub fn commit_state(project: &Project, w: StateWrite<'_>, token: String) -> Resu
         token,
         writes,
         changelog_line,
+        changelog_len: None,
         remove: Vec::new(),
         retiring: None,
         cleanup: None,
@@ -357,10 +405,16 @@ pub fn commit_state(project: &Project, w: StateWrite<'_>, token: String) -> Resu
     crate::chapter::commit(project, &journal)
 }
 
+/// One changelog line as the engine writes it (no newline).
+pub fn changelog_line(entry: &ChangelogEntry) -> String {
+    // A ChangelogEntry is plain data (strings, numbers, JSON values): it always serialises.
+    serde_json::to_string(entry).unwrap_or_default()
+}
+
 fn changelog_text(entries: &[ChangelogEntry]) -> String {
     let mut text = String::new();
     for e in entries {
-        text.push_str(&serde_json::to_string(e).expect("entries serialise"));
+        text.push_str(&changelog_line(e));
         text.push('\n');
     }
     text

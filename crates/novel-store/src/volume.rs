@@ -503,6 +503,7 @@ fn write_cleanup(
             },
         ],
         changelog_line: Some(serde_json::to_string(entry).expect("entries serialise")),
+        changelog_len: None,
         remove: Vec::new(),
         retiring: None,
         cleanup: Some(v),

@@ -509,12 +509,6 @@ fn commit(project: &Project, a: &ChapterCommitArgs) -> Result<Report, CliError> 
         tx::plan_commit(project, &cp, n, &a.token, &now, &count).map_err(|e| match e {
             PlanError::Store(s) => s.into(),
             PlanError::Ops(o) => super::ops::ops_error(o),
-            PlanError::Diverged { .. } => CliError::new(
-                "E_STATE_DIVERGED",
-                e.to_string(),
-                "先运行 novel state rebuild 查看差异，确认后 --write",
-                Exit::Conflict,
-            ),
             PlanError::ChangedSinceGate { .. } => CliError::new(
                 "E_STAGING_CHANGED",
                 e.to_string(),

@@ -4,13 +4,13 @@
 use serde_json::{Value, json};
 
 use novel_core::ops::{
-    self, Accepted, Context, OpsError, Rejection, SKIPPED_REBUILD_THRESHOLD, skipped_chapters,
+    self, Accepted, OpsError, Rejection, SKIPPED_REBUILD_THRESHOLD, skipped_chapters,
 };
 use novel_store::chapter::JournalKind;
 use novel_store::lock;
 use novel_store::state::{
-    ChangelogWrite, StateWrite, append_changelog, commit_state, load_changelog, load_global,
-    load_names, load_plan, load_state, load_storyline_ids,
+    ChangelogWrite, DeltaInputs, StateWrite, Trust, commit_state, load_changelog,
+    load_delta_inputs, load_state,
 };
 use novel_store::{Project, StoreError, io, layout, time};
 
@@ -37,7 +37,9 @@ pub fn run(global: &GlobalArgs, cmd: OpsCommand) -> Result<Report, CliError> {
 
 pub fn ops_error(e: OpsError) -> CliError {
     let exit = match e {
-        OpsError::StateVersion { .. } | OpsError::ChapterOrder { .. } => Exit::Conflict,
+        OpsError::StateVersion { .. }
+        | OpsError::ChapterOrder { .. }
+        | OpsError::Diverged { .. } => Exit::Conflict,
         OpsError::Replay { .. } => Exit::Usage,
         OpsError::Delta { .. } | OpsError::Strict { .. } | OpsError::UnknownStoryline { .. } => {
             Exit::Problems
@@ -46,10 +48,21 @@ pub fn ops_error(e: OpsError) -> CliError {
     CliError::new(e.code(), e.to_string(), e.hint(), exit)
 }
 
-/// The project's storyline ids, to check a delta's `storyline_id` against. A storylines file
-/// that cannot be read is said, never taken as "anything goes".
-fn storyline_ids(project: &Project) -> Result<Vec<String>, CliError> {
-    load_storyline_ids(project).map_err(|e| {
+/// What a delta is checked against ([`load_delta_inputs`], schema-checked). A storylines file
+/// that cannot be read is said as such (`E_STORYLINES`), never taken as "anything goes".
+fn delta_inputs(project: &Project) -> Result<DeltaInputs, CliError> {
+    load_delta_inputs(project, Trust::Checked).map_err(|e| {
+        let storylines = project.path(layout::STORYLINES);
+        let about_storylines = match &e {
+            StoreError::Io { path, .. }
+            | StoreError::Json { path, .. }
+            | StoreError::Model { path, .. }
+            | StoreError::NotUtf8 { path } => *path == storylines,
+            _ => false,
+        };
+        if !about_storylines {
+            return e.into();
+        }
         CliError::new(
             "E_STORYLINES",
             format!(
@@ -129,40 +142,17 @@ fn describe(accepted: &[Accepted], rejected: &[Rejection]) -> String {
     lines.into_iter().map(|(_, l)| l).collect()
 }
 
-fn context_data(
-    project: &Project,
-) -> Result<
-    (
-        Value,
-        novel_core::model::ForeshadowingGlobal,
-        Vec<novel_core::model::foreshadowing::PlannedForeshadowing>,
-        novel_core::ops::NameIndex,
-    ),
-    CliError,
-> {
-    Ok((
-        load_state(project)?,
-        load_global(project)?,
-        load_plan(project)?,
-        load_names(project),
-    ))
-}
-
 fn validate(project: &Project, args: &OpsFileArgs) -> Result<Report, CliError> {
     let delta = read_delta(&args.file)?;
-    let (state, global, plan, names) = context_data(project)?;
-    let ctx = Context {
-        names: &names,
-        plan: &plan,
-    };
-    let storylines = storyline_ids(project)?;
-    let check = ops::check_delta(&state, &global, &delta, ctx, &storylines).map_err(ops_error)?;
+    // The one check `ops apply` and the commit make: the same answer.
+    let check = delta_inputs(project)?.check(&delta).map_err(ops_error)?;
     let run = &check.run;
     let current = check.current_version;
     let version_ok = check.version_ok;
     let last = check.last_chapter;
     let chapter_order_ok = check.chapter_order_ok;
-    let would_apply = version_ok && chapter_order_ok && (!args.strict || run.rejected.is_empty());
+    let refusal = check.refusal(args.strict);
+    let would_apply = refusal.is_none();
     let data = json!({
         "chapter": run.header.chapter,
         "storyline_id": run.header.storyline_id,
@@ -171,6 +161,7 @@ fn validate(project: &Project, args: &OpsFileArgs) -> Result<Report, CliError> {
         "version_ok": version_ok,
         "last_updated_chapter": last,
         "chapter_order_ok": chapter_order_ok,
+        "in_step": check.in_step,
         "strict": args.strict,
         "would_apply": would_apply,
         "accepted": run.accepted,
@@ -197,10 +188,18 @@ fn validate(project: &Project, args: &OpsFileArgs) -> Result<Report, CliError> {
     if !chapter_order_ok {
         human.push_str(&format!("{order}，apply 会被拒绝。\n"));
     }
-    if run.rejected.is_empty() && version_ok && chapter_order_ok {
+    if !check.in_step {
+        human.push_str(&format!(
+            "状态文件（state_version {current}）与变更日志（最后记录到 {}）不一致，apply 会被拒绝。\n",
+            check.logged_version
+        ));
+    }
+    if run.rejected.is_empty() && would_apply {
         return Ok(Report { data, human });
     }
-    let (code, message, hint) = if !version_ok {
+    let (code, message, hint) = if let Some(e @ OpsError::Diverged { .. }) = &refusal {
+        (e.code(), e.to_string(), e.hint())
+    } else if !version_ok {
         (
             "E_STATE_VERSION",
             format!(
@@ -219,21 +218,6 @@ fn validate(project: &Project, args: &OpsFileArgs) -> Result<Report, CliError> {
         )
     };
     Err(CliError::new(code, message, hint, Exit::Problems).with_details(data, human))
-}
-
-/// The changelog and the state must agree before anything is appended.
-fn check_in_step(state: &Value, log: &[novel_core::model::ChangelogEntry]) -> Result<(), CliError> {
-    let current = ops::state_version(state);
-    let logged = log.last().map_or(0, |e| e.state_version);
-    if logged != current {
-        return Err(CliError::new(
-            "E_STATE_DIVERGED",
-            format!("状态文件（state_version {current}）与变更日志（最后记录到 {logged}）不一致"),
-            "先运行 novel state rebuild 查看差异，确认后 novel state rebuild --write",
-            Exit::Conflict,
-        ));
-    }
-    Ok(())
 }
 
 /// The standalone path: the author's or a skill's own `ops apply` (a chapter commit calls
@@ -258,9 +242,8 @@ fn apply_locked(
     resolves: &[u32],
     delta: &Value,
 ) -> Result<Report, CliError> {
-    let (state, global, plan, names) = context_data(project)?;
+    let inputs = delta_inputs(project)?;
     let log = load_changelog(project)?;
-    check_in_step(&state, &log)?;
     let open_skips = skipped_chapters(&log);
     if let Some(n) = resolves.iter().find(|n| !open_skips.contains(n)) {
         return Err(CliError::new(
@@ -281,16 +264,10 @@ fn apply_locked(
             Exit::Usage,
         ));
     }
-    let ctx = Context {
-        names: &names,
-        plan: &plan,
-    };
-    let now = time::now_iso();
+    // The one check `ops validate` and the commit make, then exactly what it accepts.
+    let check = inputs.check(delta).map_err(ops_error)?;
     let mut applied =
-        ops::apply_delta(&state, &global, delta, ctx, args.strict, &now).map_err(ops_error)?;
-    ops::check_storyline(&applied.run.header.storyline_id, &storyline_ids(project)?)
-        .map_err(ops_error)?;
-    ops::check_changelog_order(applied.run.header.chapter, &log).map_err(ops_error)?;
+        ops::apply_checked(check, args.strict, &time::now_iso()).map_err(ops_error)?;
     if applied.run.accepted.is_empty() && !applied.run.rejected.is_empty() {
         // Nothing would change: recording a new version for it would only say otherwise.
         let data = json!({"chapter": applied.run.header.chapter, "accepted": [],
@@ -314,8 +291,8 @@ fn apply_locked(
     let write = StateWrite {
         chapter: applied.run.header.chapter,
         kind: JournalKind::OpsApply,
-        state: &applied.run.state,
-        global: (applied.run.global != global).then_some(&applied.run.global),
+        state: Some(&applied.run.state),
+        global: (applied.run.global != inputs.global).then_some(&applied.run.global),
         changelog: ChangelogWrite::Append(&applied.entry),
     };
     commit_state(project, write, held.hand_to_journal())?;
@@ -349,16 +326,21 @@ fn apply_locked(
 }
 
 fn skip(project: &Project, chapter: u32, reason: &str) -> Result<Report, CliError> {
-    with_state_lock(project, |_| skip_locked(project, chapter, reason))
+    with_state_lock(project, |held| skip_locked(project, held, chapter, reason))
 }
 
-fn skip_locked(project: &Project, chapter: u32, reason: &str) -> Result<Report, CliError> {
+fn skip_locked(
+    project: &Project,
+    held: &mut lock::Held<'_>,
+    chapter: u32,
+    reason: &str,
+) -> Result<Report, CliError> {
     let state = load_state(project)?;
     let log = load_changelog(project)?;
-    check_in_step(&state, &log)?;
+    ops::check_in_step(&state, log.last()).map_err(ops_error)?;
     // The changelog stays in chapter order, so `state at` and `--until-chapter` can read a
     // prefix of it.
-    let last = ops::last_updated_chapter(&state).max(log.last().map_or(0, |e| e.chapter));
+    let (last, _) = ops::log_position(&state, log.last());
     if chapter < last {
         return Err(CliError::new(
             "E_CHAPTER_ORDER",
@@ -373,7 +355,15 @@ fn skip_locked(project: &Project, chapter: u32, reason: &str) -> Result<Report, 
         reason,
         &time::now_iso(),
     );
-    append_changelog(project, &entry)?;
+    // One line appended through the journal, like every other changelog write.
+    let write = StateWrite {
+        chapter,
+        kind: JournalKind::OpsSkip,
+        state: None,
+        global: None,
+        changelog: ChangelogWrite::Append(&entry),
+    };
+    commit_state(project, write, held.hand_to_journal())?;
     let mut all = log;
     all.push(entry);
     let skipped = skipped_chapters(&all);

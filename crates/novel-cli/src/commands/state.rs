@@ -142,7 +142,7 @@ fn rebuild(
         let write = StateWrite {
             chapter: args.until_chapter.unwrap_or(0),
             kind: JournalKind::Rebuild,
-            state: &replayed.state,
+            state: Some(&replayed.state),
             global: (!global_diff.is_empty()).then_some(&replayed.global),
             changelog: if truncate {
                 ChangelogWrite::Replace(&log[..replayed.entries_used])
