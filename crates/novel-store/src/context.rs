@@ -99,11 +99,7 @@ pub fn volume_numbers(project: &Project) -> Vec<u32> {
     let mut vols: Vec<u32> = read
         .filter_map(|e| e.ok())
         .filter(|e| e.path().is_dir())
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let n: u32 = name.strip_prefix("vol-")?.parse().ok()?;
-            (layout::volume_dir(n) == format!("volumes/{name}")).then_some(n)
-        })
+        .filter_map(|e| novel_core::naming::volume_in_name(&e.file_name().to_string_lossy()))
         .collect();
     vols.sort_unstable();
     vols
@@ -403,7 +399,7 @@ fn evaluations_in(
     chapter: u32,
     w: &mut Vec<String>,
 ) -> Vec<(String, Evaluation)> {
-    let stem = format!("{}-eval", layout::chapter_stem(chapter));
+    let stem = novel_core::naming::evaluation_stem(chapter);
     let mut names: Vec<String> = names_in(project, dir, ".json")
         .into_iter()
         .filter(|n| {

@@ -1,6 +1,6 @@
 //! `novel-store` — the novel project on disk.
 //!
-//! What it is: the layout of PRD §9.1 and its path naming (`chapter-NNN`, `vol-NN`), project
+//! What it is: the layout of PRD §9.1 (its file names are `novel_core::naming`'s, re-exported by `layout`), project
 //! discovery, safe paths (ids are slugs before they become path segments), BOM-tolerant reads,
 //! atomic writes (unique temp file + fsync + rename + directory fsync), `novel init`,
 //! loading a whole project for validation, the one reader of `novel.json` (`settings`), the `.novel.lock`, the commit journal and recovery,

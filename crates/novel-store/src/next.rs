@@ -40,7 +40,7 @@ fn text_opt(project: &Project, rel: &str, problems: &mut Vec<String>) -> Option<
 /// Chapter numbers of the contract files `volumes/vol-NN/chapter-contracts/chapter-NNN.json`
 /// (canonical names only), sorted.
 pub fn contract_chapters(project: &Project, v: u32) -> Vec<u32> {
-    let dir = format!("{}/chapter-contracts", layout::volume_dir(v));
+    let dir = novel_core::naming::contracts_dir(v);
     let mut out: Vec<u32> = std::fs::read_dir(project.path(&dir))
         .map(|r| {
             r.filter_map(|e| e.ok())

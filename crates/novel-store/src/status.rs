@@ -212,9 +212,7 @@ fn chapter_numbers(project: &Project, dir: &str, suffix: &str) -> Vec<u32> {
             r.filter_map(|e| e.ok())
                 .filter_map(|e| {
                     let name = e.file_name().to_string_lossy().into_owned();
-                    let stem = name.strip_suffix(suffix)?;
-                    let n: u32 = stem.strip_prefix("chapter-")?.parse().ok()?;
-                    (layout::chapter_stem(n) == stem).then_some(n)
+                    novel_core::naming::chapter_in_name(&name, suffix)
                 })
                 .collect()
         })

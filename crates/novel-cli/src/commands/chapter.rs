@@ -355,7 +355,8 @@ fn gate_cmd(project: &Project, n: u32, token: &str) -> Result<Report, CliError> 
     let mut result = gate::decide(&input).map_err(|e| {
         let hint = match e {
             gate::GateError::SecondJudgeMissing { .. } => format!(
-                "用 Opus 再评一次，写到 staging/evaluations/chapter-{n:03}-eval-secondary.json，然后重新运行门控"
+                "用 Opus 再评一次，写到 {}，然后重新运行门控",
+                novel_core::naming::staging_second_evaluation(n, "secondary")
             ),
             gate::GateError::Thresholds { .. } => {
                 "在 novel.json 的 gate 中按 pass ≥ polish ≥ revise ≥ pause 设置阈值".to_string()

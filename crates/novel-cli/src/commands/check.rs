@@ -386,9 +386,10 @@ fn volume_dirs(proj: &Project) -> Vec<std::path::PathBuf> {
 
 /// The storyline of chapter `n`: its contract, else its summary's front matter.
 fn storyline_of(proj: &Project, n: u32) -> Result<Option<String>, CliError> {
-    let stem = layout::chapter_stem(n);
     for dir in volume_dirs(proj) {
-        let path = dir.join("chapter-contracts").join(format!("{stem}.json"));
+        let path = dir
+            .join("chapter-contracts")
+            .join(novel_core::naming::contract_name(n));
         if path.is_file() {
             let c: ChapterContract = io::read_json(&path, "L3 章节契约")?;
             if c.storyline_id.is_some() {
