@@ -16,6 +16,7 @@
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod context;
+pub mod frontmatter;
 pub mod gate;
 pub mod menu;
 pub mod model;

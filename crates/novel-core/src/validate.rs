@@ -1096,24 +1096,6 @@ fn checkpoint_coherence(file: &str, c: &model::Checkpoint, out: &mut Vec<Finding
     }
 }
 
-/// Summary front matter: `---\nchapter: 48\nstoryline_id: main_arc\n---`.
-fn front_matter(head: &str) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    let mut lines = head.lines();
-    if lines.next().map(str::trim) != Some("---") {
-        return out;
-    }
-    for line in lines {
-        if line.trim() == "---" {
-            break;
-        }
-        if let Some((k, v)) = line.split_once(':') {
-            out.insert(k.trim().to_string(), v.trim().trim_matches('"').to_string());
-        }
-    }
-    out
-}
-
 /// Parses `第48章` / `第四十八章` / `第一百零二章` in a heading.
 pub fn chapter_in_heading(line: &str) -> Option<u32> {
     let start = line.find('第')? + '第'.len_utf8();
@@ -1175,8 +1157,9 @@ fn markdown_check(md: &MarkdownDoc, storylines: Option<&BTreeSet<String>>, out: 
         return;
     };
     if md.is_summary {
-        let fm = front_matter(&md.head);
-        if let Some(ch) = fm.get("chapter") {
+        let fm = crate::frontmatter::parse(&md.head);
+        let fm = |key: &str| fm.as_ref().and_then(|f| f.get(key));
+        if let Some(ch) = fm("chapter") {
             match ch.parse::<u32>() {
                 Ok(n) if n == named => {}
                 Ok(n) => out.push(Finding::error(
@@ -1193,7 +1176,7 @@ fn markdown_check(md: &MarkdownDoc, storylines: Option<&BTreeSet<String>>, out: 
                 )),
             }
         }
-        if let Some(id) = fm.get("storyline_id") {
+        if let Some(id) = fm("storyline_id") {
             if !is_slug(id) {
                 out.push(Finding::error(
                     &md.file,
@@ -1202,7 +1185,7 @@ fn markdown_check(md: &MarkdownDoc, storylines: Option<&BTreeSet<String>>, out: 
                     format!("摘要的 storyline_id「{id}」不是 slug"),
                 ));
             } else if let Some(ids) = storylines
-                && !ids.contains(id.as_str())
+                && !ids.contains(id)
             {
                 out.push(Finding::error(
                     &md.file,

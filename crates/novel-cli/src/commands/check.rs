@@ -404,16 +404,8 @@ fn storyline_of(proj: &Project, n: u32) -> Result<Option<String>, CliError> {
             continue;
         }
         let text = io::read_text(&path)?;
-        let mut lines = text.lines();
-        if lines.next().map(str::trim) == Some("---") {
-            for line in lines.take_while(|l| l.trim() != "---") {
-                if let Some(v) = line.trim().strip_prefix("storyline_id:") {
-                    let v = v.trim().trim_matches(|c| c == '"' || c == '\'');
-                    if !v.is_empty() {
-                        return Ok(Some(v.to_string()));
-                    }
-                }
-            }
+        if let Some(id) = novel_core::context::text::summary_parts(&text).storyline {
+            return Ok(Some(id));
         }
     }
     Ok(None)
