@@ -338,7 +338,7 @@ fn chapter_figures(
         if f.score.is_none() {
             let rel = layout::evaluation_file(n);
             if let Some(e) = load::<Evaluation>(project, &rel, problems) {
-                f.score = Some(novel_core::gate::weighted_overall(&e, &weights));
+                f.score = Some(novel_core::gate::weighted_overall(&e, weights));
             }
         }
         if f.storyline.is_none() {
