@@ -31,7 +31,7 @@ fn packet(root: &Path, agent: Agent, chapter: Option<u32>) -> Packet {
     let project = Project {
         root: root.to_path_buf(),
     };
-    let inputs = load_inputs(&project, agent, chapter, None);
+    let inputs = load_inputs(&project, agent, chapter, None).unwrap();
     context::build(agent, &inputs, None).unwrap_or_else(|e| panic!("{agent:?}: {e}"))
 }
 
@@ -261,7 +261,7 @@ fn packet_sections_carry_token_estimates_that_add_up() {
 fn budget_flag_trims_by_priority_and_reports_what_was_cut() {
     let (_t, root) = synth(30);
     let project = Project { root: root.clone() };
-    let inputs = load_inputs(&project, Agent::ChapterWriter, None, None);
+    let inputs = load_inputs(&project, Agent::ChapterWriter, None, None).unwrap();
     let full = context::assemble(Agent::ChapterWriter, &inputs)
         .unwrap()
         .tokens();

@@ -247,3 +247,54 @@ fn an_owner_pid_that_does_not_run_is_refused() {
     let (c, doc) = run_json(&root, &["chapter", "begin", "1", "--owner-pid", &pid]);
     assert_eq!(c, 0, "{doc}");
 }
+
+#[test]
+fn settings_that_do_not_load_are_an_error_not_thirty_minutes() {
+    let (_t, root) = new_project();
+    let settings = root.join("novel.json");
+    // A string where the minutes go: every command that judges staleness refuses, naming the
+    // file, the line and the field, instead of silently using 30 minutes.
+    std::fs::write(
+        &settings,
+        "{\n  \"lock\": {\n    \"stale_minutes\": \"5\"\n  }\n}\n",
+    )
+    .unwrap();
+    for args in [
+        &["lock", "status"][..],
+        &["lock", "acquire"],
+        &["chapter", "begin", "1"],
+    ] {
+        let (c, v) = run_json(&root, args);
+        assert_eq!(c, 2, "{args:?}: {v}");
+        assert_eq!(v["error"]["code"], "E_SCHEMA", "{args:?}: {v}");
+        let message = v["error"]["message"].as_str().unwrap();
+        assert!(message.contains("novel.json 第 3 行"), "{message}");
+        assert!(message.contains("/lock/stale_minutes"), "{message}");
+        assert!(
+            v["error"]["hint"]
+                .as_str()
+                .unwrap()
+                .contains("/lock/stale_minutes")
+        );
+    }
+    assert!(!root.join(".novel.lock").exists());
+    // Broken JSON: the line and column.
+    std::fs::write(&settings, "{\n  \"lock\": {\"stale_minutes\": 5,}\n}\n").unwrap();
+    let (c, v) = run_json(&root, &["lock", "status"]);
+    assert_eq!((c, v["error"]["code"].as_str()), (2, Some("E_JSON")), "{v}");
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("第 2 行"),
+        "{v}"
+    );
+    // The read-only overviews still answer, and say why the defaults stand in.
+    let out = novel(&root, &["context", "session-start"]);
+    assert_eq!(code(&out), 0);
+    assert!(stdout(&out).contains("novel.json"), "{}", stdout(&out));
+    let (c, v) = run_json(&root, &["status"]);
+    assert_eq!(c, 1, "{v}");
+    assert!(v.to_string().contains("novel.json"), "{v}");
+    // No file at all: the documented defaults, no error.
+    std::fs::remove_file(&settings).unwrap();
+    let (c, v) = run_json(&root, &["lock", "status"]);
+    assert_eq!(c, 0, "{v}");
+}

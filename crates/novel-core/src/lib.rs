@@ -4,6 +4,8 @@
 //! the same types), and the functions that decide — validation of a loaded project today; the
 //! ops engine, gate, spec diff, retirement protection and context selection as they land.
 //! Every decision takes values and returns values with evidence.
+//! The names of project files (`chapter-NNN`, `vol-NN`, summaries, evaluations, deltas,
+//! contracts) are spelled in one place, [`naming`].
 //!
 //! What it is not: it never touches the file system and never prints. Reading, writing and
 //! locking live in `novel-store`; rendering lives in `novel-cli`. It segments no Chinese text:
@@ -15,9 +17,11 @@
 
 pub mod codes;
 pub mod context;
+pub mod frontmatter;
 pub mod gate;
 pub mod menu;
 pub mod model;
+pub mod naming;
 pub mod next;
 pub mod ops;
 pub mod pipeline;

@@ -156,16 +156,12 @@ pub fn is_overdue(
 /// `pending_actions` types that block writing until handled.
 pub const SPEC_PROPAGATION: &str = "spec_propagation";
 
-fn stem(n: u32) -> String {
-    format!("chapter-{n:03}")
-}
-
 /// The in-flight chapter's next step, from the §9.2 resume rule.
 fn resume(cp: &Checkpoint, n: u32, facts: &StagingFacts) -> Recommendation {
     let r = resume_point(cp, facts);
     let stage = stage_name(cp.pipeline_stage);
     let reason = format!("第 {n} 章写到一半（阶段 {stage}）：{}", r.message);
-    let s = stem(n);
+    use crate::naming::{staging_chapter, staging_delta, staging_evaluation, staging_summary};
     if let Some(to) = r.rewind_to {
         return rec(
             NextAction::Recover,
@@ -184,7 +180,10 @@ fn resume(cp: &Checkpoint, n: u32, facts: &StagingFacts) -> Recommendation {
             Some(n),
             reason,
             format!("novel context chapter-writer --chapter {n}"),
-            format!("把资料包交给 ChapterWriter，写入 staging/chapters/{s}.md；再运行 Summarizer"),
+            format!(
+                "把资料包交给 ChapterWriter，写入 {}；再运行 Summarizer",
+                staging_chapter(n)
+            ),
         ),
         ResumeStep::RunSummarizer => rec(
             NextAction::RunSummarizer,
@@ -192,7 +191,9 @@ fn resume(cp: &Checkpoint, n: u32, facts: &StagingFacts) -> Recommendation {
             reason,
             format!("novel context summarizer --chapter {n}"),
             format!(
-                "Summarizer 写 staging/summaries/{s}-summary.md、staging/state/{s}-delta.json、staging/storylines/<id>/memory.md，然后 novel chapter stage drafted --token <令牌>"
+                "Summarizer 写 {}、{}、staging/storylines/<id>/memory.md，然后 novel chapter stage drafted --token <令牌>",
+                staging_summary(n),
+                staging_delta(n)
             ),
         ),
         ResumeStep::MarkDrafted => rec(
@@ -215,7 +216,8 @@ fn resume(cp: &Checkpoint, n: u32, facts: &StagingFacts) -> Recommendation {
             reason,
             format!("novel context quality-judge --chapter {n}"),
             format!(
-                "QualityJudge 写 staging/evaluations/{s}-eval.json，然后 novel chapter stage judged --token <令牌>"
+                "QualityJudge 写 {}，然后 novel chapter stage judged --token <令牌>",
+                staging_evaluation(n)
             ),
         ),
         ResumeStep::RunGate => rec(

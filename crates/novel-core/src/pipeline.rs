@@ -299,26 +299,21 @@ pub fn check_stage(
         ));
     }
     let mut missing = Vec::new();
-    let stem = format!("chapter-{n:03}");
+    let draft = crate::naming::staging_chapter(n);
     match to {
         S::Drafted => {
-            need(
-                &facts.chapter_text,
-                "章节初稿",
-                &format!("staging/chapters/{stem}.md"),
-                &mut missing,
-            );
+            need(&facts.chapter_text, "章节初稿", &draft, &mut missing);
             need(
                 &facts.summary,
                 "章节摘要",
-                &format!("staging/summaries/{stem}-summary.md"),
+                &crate::naming::staging_summary(n),
                 &mut missing,
             );
             if !facts.delta_skipped {
                 need(
                     &facts.delta,
                     "状态增量",
-                    &format!("staging/state/{stem}-delta.json"),
+                    &crate::naming::staging_delta(n),
                     &mut missing,
                 );
             }
@@ -326,24 +321,19 @@ pub fn check_stage(
                 need(
                     &facts.memory,
                     "故事线记忆",
-                    &format!("staging/storylines/{id}/memory.md"),
+                    &crate::naming::staging_memory(id),
                     &mut missing,
                 );
             }
         }
         S::Refined => {
-            need(
-                &facts.chapter_text,
-                "润色后的章节",
-                &format!("staging/chapters/{stem}.md"),
-                &mut missing,
-            );
+            need(&facts.chapter_text, "润色后的章节", &draft, &mut missing);
         }
         S::Judged => {
             need(
                 &facts.evaluation,
                 "评估结果",
-                &format!("staging/evaluations/{stem}-eval.json"),
+                &crate::naming::staging_evaluation(n),
                 &mut missing,
             );
         }
@@ -351,14 +341,14 @@ pub fn check_stage(
             need(
                 &facts.chapter_text,
                 "二次润色后的章节",
-                &format!("staging/chapters/{stem}.md"),
+                &draft,
                 &mut missing,
             );
             let judged = current_gate(cp, n).and_then(|g| g.text_digest.as_deref());
             if facts.chapter_text.ok() && judged.is_some() && facts.text_digest.as_deref() == judged
             {
                 missing.push(format!(
-                    "staging/chapters/{stem}.md 与门控评估时的稿子完全相同：StyleRefiner 还没有二次润色"
+                    "{draft} 与门控评估时的稿子完全相同：StyleRefiner 还没有二次润色"
                 ));
             }
         }
@@ -370,7 +360,7 @@ pub fn check_stage(
         && facts.text_digest.as_deref() == Some(rejected)
     {
         missing.push(format!(
-            "staging/chapters/{stem}.md 与上一轮门控退回的稿子完全相同：还没有按修订指令修改"
+            "{draft} 与上一轮门控退回的稿子完全相同：还没有按修订指令修改"
         ));
     }
     if !missing.is_empty() {

@@ -351,22 +351,93 @@ fn evaluation_weights(file: &str, e: &model::Evaluation, out: &mut Vec<Finding>)
     }
 }
 
+/// Deserialises `value` into `T`; on failure the JSON pointer of the offending value and
+/// serde's message.
+pub fn typed_at<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, (String, String)> {
+    serde_path_to_error::deserialize::<_, T>(value).map_err(|e| {
+        let mut pointer = String::new();
+        for seg in e.path().iter() {
+            use serde_path_to_error::Segment;
+            match seg {
+                Segment::Seq { index } => pointer.push_str(&format!("/{index}")),
+                Segment::Map { key } => pointer.push_str(&format!("/{}", escape(key))),
+                Segment::Enum { .. } | Segment::Unknown => {}
+            }
+        }
+        (pointer, e.into_inner().to_string())
+    })
+}
+
+/// The 1-based line of the value a JSON pointer names in `text` (BOM tolerated), so an error
+/// found on the parsed value can say where to look; `None` when the text does not parse or the
+/// pointer names nothing. The whole document (`""`) is line 1.
+pub fn pointer_line(text: &str, pointer: &str) -> Option<usize> {
+    let text = strip_bom(text);
+    let mut offset = value_offset(text, 0)?;
+    for raw in pointer.split('/').skip(1) {
+        let segment = raw.replace("~1", "/").replace("~0", "~");
+        offset = child_offset(text, offset, &segment)?;
+    }
+    Some(text[..offset].matches('\n').count() + 1)
+}
+
+/// Byte offset of the first non-whitespace character at or after `from`.
+fn value_offset(text: &str, from: usize) -> Option<usize> {
+    text.get(from..)?
+        .find(|c: char| !c.is_whitespace())
+        .map(|i| from + i)
+}
+
+/// Byte offset just past the JSON value starting at `at` (which must be valid JSON).
+fn value_end(text: &str, at: usize) -> Option<usize> {
+    let mut de = serde_json::Deserializer::from_str(text.get(at..)?).into_iter::<Value>();
+    de.next()?.ok()?;
+    Some(at + de.byte_offset())
+}
+
+/// Byte offset of the member `segment` (object key or array index) of the container at `at`.
+fn child_offset(text: &str, at: usize, segment: &str) -> Option<usize> {
+    let open = text[at..].chars().next()?;
+    let is_object = match open {
+        '{' => true,
+        '[' => false,
+        _ => return None,
+    };
+    let index: Option<usize> = if is_object {
+        None
+    } else {
+        segment.parse().ok()
+    };
+    let mut pos = value_offset(text, at + 1)?;
+    let mut i = 0usize;
+    loop {
+        if text[pos..].starts_with(['}', ']']) {
+            return None;
+        }
+        if is_object {
+            let key_end = value_end(text, pos)?;
+            let key: String = serde_json::from_str(&text[pos..key_end]).ok()?;
+            let colon = value_offset(text, key_end)?;
+            pos = value_offset(text, colon + 1)?;
+            if key == segment {
+                return Some(pos);
+            }
+        } else if index == Some(i) {
+            return Some(pos);
+        }
+        let end = value_end(text, pos)?;
+        let sep = value_offset(text, end)?;
+        if !text[sep..].starts_with(',') {
+            return None;
+        }
+        pos = value_offset(text, sep + 1)?;
+        i += 1;
+    }
+}
+
 fn deserialize_as(kind: FileKind, value: &Value) -> Result<(), (String, String)> {
     fn de<T: serde::de::DeserializeOwned>(v: &Value) -> Result<(), (String, String)> {
-        serde_path_to_error::deserialize::<_, T>(v)
-            .map(drop)
-            .map_err(|e| {
-                let mut pointer = String::new();
-                for seg in e.path().iter() {
-                    use serde_path_to_error::Segment;
-                    match seg {
-                        Segment::Seq { index } => pointer.push_str(&format!("/{index}")),
-                        Segment::Map { key } => pointer.push_str(&format!("/{}", escape(key))),
-                        Segment::Enum { .. } | Segment::Unknown => {}
-                    }
-                }
-                (pointer, e.into_inner().to_string())
-            })
+        typed_at::<T>(v).map(drop)
     }
     let v = value;
     match kind {
@@ -1107,24 +1178,6 @@ fn checkpoint_coherence(file: &str, c: &model::Checkpoint, out: &mut Vec<Finding
     }
 }
 
-/// Summary front matter: `---\nchapter: 48\nstoryline_id: main_arc\n---`.
-fn front_matter(head: &str) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    let mut lines = head.lines();
-    if lines.next().map(str::trim) != Some("---") {
-        return out;
-    }
-    for line in lines {
-        if line.trim() == "---" {
-            break;
-        }
-        if let Some((k, v)) = line.split_once(':') {
-            out.insert(k.trim().to_string(), v.trim().trim_matches('"').to_string());
-        }
-    }
-    out
-}
-
 /// Parses `第48章` / `第四十八章` / `第一百零二章` in a heading.
 pub fn chapter_in_heading(line: &str) -> Option<u32> {
     let start = line.find('第')? + '第'.len_utf8();
@@ -1186,8 +1239,9 @@ fn markdown_check(md: &MarkdownDoc, storylines: Option<&BTreeSet<String>>, out: 
         return;
     };
     if md.is_summary {
-        let fm = front_matter(&md.head);
-        if let Some(ch) = fm.get("chapter") {
+        let fm = crate::frontmatter::parse(&md.head);
+        let fm = |key: &str| fm.as_ref().and_then(|f| f.get(key));
+        if let Some(ch) = fm("chapter") {
             match ch.parse::<u32>() {
                 Ok(n) if n == named => {}
                 Ok(n) => out.push(Finding::error(
@@ -1204,7 +1258,7 @@ fn markdown_check(md: &MarkdownDoc, storylines: Option<&BTreeSet<String>>, out: 
                 )),
             }
         }
-        if let Some(id) = fm.get("storyline_id") {
+        if let Some(id) = fm("storyline_id") {
             if !is_slug(id) {
                 out.push(Finding::error(
                     &md.file,
@@ -1213,7 +1267,7 @@ fn markdown_check(md: &MarkdownDoc, storylines: Option<&BTreeSet<String>>, out: 
                     format!("摘要的 storyline_id「{id}」不是 slug"),
                 ));
             } else if let Some(ids) = storylines
-                && !ids.contains(id.as_str())
+                && !ids.contains(id)
             {
                 out.push(Finding::error(
                     &md.file,
@@ -1242,6 +1296,36 @@ fn markdown_check(md: &MarkdownDoc, storylines: Option<&BTreeSet<String>>, out: 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pointer_line_finds_the_value() {
+        let text = "\u{feff}{\n  \"title\": \"青云\",\n  \"gate\": {\n    \"pass\": \"4.5\",\n    \"w\": [1, {\"a/b\": 2}]\n  }\n}\n";
+        // (pointer, line)
+        let cases = [
+            ("", Some(1)),
+            ("/title", Some(2)),
+            ("/gate", Some(3)),
+            ("/gate/pass", Some(4)),
+            ("/gate/w/1/a~1b", Some(5)),
+            ("/gate/missing", None),
+            ("/gate/w/7", None),
+            ("/title/x", None),
+        ];
+        for (pointer, line) in cases {
+            assert_eq!(pointer_line(text, pointer), line, "{pointer}");
+        }
+        // A value that only looks like the key does not count; CRLF lines count once.
+        let text = "{\r\n\"note\": \"\\\"pass\\\": 1\",\r\n\"pass\": 2\r\n}";
+        assert_eq!(pointer_line(text, "/pass"), Some(3));
+        assert_eq!(pointer_line("{ not json", "/a"), None);
+    }
+
+    #[test]
+    fn typed_at_names_the_pointer() {
+        let v: Value = serde_json::json!({"gate": {"pass": "4.5"}});
+        let (pointer, _) = typed_at::<model::Settings>(&v).unwrap_err();
+        assert_eq!(pointer, "/gate/pass");
+    }
 
     #[test]
     fn chinese_chapter_numbers() {

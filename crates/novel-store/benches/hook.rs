@@ -87,7 +87,7 @@ fn main() {
     let mut tokens = 0;
     for _ in 0..30 {
         let t = Instant::now();
-        let inputs = load_inputs(&project, Agent::ChapterWriter, None, None);
+        let inputs = load_inputs(&project, Agent::ChapterWriter, None, None).expect("inputs");
         let p = context::build(Agent::ChapterWriter, &inputs, None).expect("packet");
         let text = p.render();
         runs.push(t.elapsed());

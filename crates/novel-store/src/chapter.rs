@@ -678,7 +678,7 @@ pub fn chapter_volume(
 /// Staged evaluation files of chapter `n` (`chapter-NNN-eval.json`, then second judges'
 /// `chapter-NNN-eval-<judge>.json` by name), as (relative path, judge suffix).
 fn staged_evaluation_names(project: &Project, n: u32) -> Vec<(String, String)> {
-    let stem = format!("{}-eval", layout::chapter_stem(n));
+    let stem = novel_core::naming::evaluation_stem(n);
     let mut names: Vec<(String, String)> = fs::read_dir(project.path("staging/evaluations"))
         .map(|r| {
             r.filter_map(|e| e.ok())

@@ -99,11 +99,7 @@ pub fn volume_numbers(project: &Project) -> Vec<u32> {
     let mut vols: Vec<u32> = read
         .filter_map(|e| e.ok())
         .filter(|e| e.path().is_dir())
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let n: u32 = name.strip_prefix("vol-")?.parse().ok()?;
-            (layout::volume_dir(n) == format!("volumes/{name}")).then_some(n)
-        })
+        .filter_map(|e| novel_core::naming::volume_in_name(&e.file_name().to_string_lossy()))
         .collect();
     vols.sort_unstable();
     vols
@@ -179,16 +175,18 @@ pub fn default_chapter(cp: Option<&Checkpoint>) -> u32 {
 
 /// Loads everything `agent`'s packet for `chapter` (default: in flight, else next) in `volume`
 /// (default: the volume whose schedule holds the chapter) draws on.
+/// Fails only when `novel.json` does not load: budgets and thresholds never fall back to the
+/// defaults silently.
 pub fn load_inputs(
     project: &Project,
     agent: Agent,
     chapter: Option<u32>,
     volume: Option<u32>,
-) -> Inputs {
+) -> Result<Inputs, StoreError> {
     let needs = agent.needs();
     let mut w = Vec::new();
+    let settings = crate::settings::load(project)?;
     let checkpoint: Option<Checkpoint> = json_opt(project, layout::CHECKPOINT, &mut w);
-    let settings: Settings = json_opt(project, layout::SETTINGS, &mut w).unwrap_or_default();
     let chapter = chapter.unwrap_or_else(|| default_chapter(checkpoint.as_ref()));
     let current_volume = checkpoint.as_ref().map_or(1, |c| c.current_volume.max(1));
     let volume = volume.unwrap_or_else(|| {
@@ -360,7 +358,7 @@ pub fn load_inputs(
     i.paths = p;
     i.checkpoint = checkpoint;
     i.warnings = w;
-    i
+    Ok(i)
 }
 
 /// The evaluations (and, for a rewrite, the archived draft's path) that a revision, rewrite or
@@ -401,7 +399,7 @@ fn evaluations_in(
     chapter: u32,
     w: &mut Vec<String>,
 ) -> Vec<(String, Evaluation)> {
-    let stem = format!("{}-eval", layout::chapter_stem(chapter));
+    let stem = novel_core::naming::evaluation_stem(chapter);
     let mut names: Vec<String> = names_in(project, dir, ".json")
         .into_iter()
         .filter(|n| {
@@ -453,20 +451,6 @@ struct LightJournal {
     chapter: u32,
 }
 
-#[derive(Deserialize, Default)]
-struct LightSettings {
-    #[serde(default)]
-    title: Option<String>,
-    #[serde(default)]
-    lock: Option<LightLock>,
-}
-
-#[derive(Deserialize)]
-struct LightLock {
-    #[serde(default)]
-    stale_minutes: Option<u32>,
-}
-
 use crate::chapter::{skipped_deltas, text_fact, text_fact_digest};
 
 /// What `staging/` holds for chapter `n`: presence and non-emptiness only (no schema check;
@@ -509,8 +493,7 @@ pub fn light_staging_facts(project: &Project, n: u32) -> StagingFacts {
 }
 
 /// The lock as this process sees it (held by this session, by another, stale or free).
-pub fn lock_fact(project: &Project, stale_minutes: u32) -> LockFact {
-    let stale = std::time::Duration::from_secs(u64::from(stale_minutes.max(1)) * 60);
+pub fn lock_fact(project: &Project, stale: std::time::Duration) -> LockFact {
     match lock::status(project, stale) {
         LockState::Free => LockFact::Free,
         LockState::Stale { why, .. } => LockFact::Stale { why },
@@ -533,8 +516,11 @@ pub fn lock_fact(project: &Project, stale_minutes: u32) -> LockFact {
 /// Everything the SessionStart hook reports, read without schema checks.
 pub fn session_facts(project: &Project, source: Option<String>) -> SessionFacts {
     let mut problems = Vec::new();
-    let settings: LightSettings =
-        json_opt(project, layout::SETTINGS, &mut problems).unwrap_or_default();
+    // The hook never fails: settings that do not load are reported, and the defaults stand in.
+    let settings = crate::settings::load(project).unwrap_or_else(|e| {
+        problems.push(format!("{e}（{}）", e.hint()));
+        Settings::default()
+    });
     let (checkpoint, checkpoint_problem) = match read_text(&project.path(layout::CHECKPOINT)) {
         Ok(t) => match serde_json::from_str::<Checkpoint>(&t) {
             Ok(cp) => (Some(cp), None),
@@ -542,8 +528,7 @@ pub fn session_facts(project: &Project, source: Option<String>) -> SessionFacts 
         },
         Err(e) => (None, Some(e.to_string())),
     };
-    let stale_minutes = settings.lock.and_then(|l| l.stale_minutes).unwrap_or(30);
-    let lock = lock_fact(project, stale_minutes);
+    let lock = lock_fact(project, settings.lock.stale_after());
     let commit_journal = project.path(layout::JOURNAL).exists().then(|| {
         json_opt::<LightJournal>(project, layout::JOURNAL, &mut Vec::new()).map_or(0, |j| j.chapter)
     });

@@ -32,6 +32,15 @@ pub enum StoreError {
         what: &'static str,
         message: String,
     },
+    /// A value of the wrong type or shape, located by JSON pointer and, when found, line.
+    #[error("{path}{}：{pointer} 不符合{what}的格式：{message}", line.map(|l| format!(" 第 {l} 行")).unwrap_or_default())]
+    Field {
+        path: PathBuf,
+        what: &'static str,
+        pointer: String,
+        line: Option<usize>,
+        message: String,
+    },
     #[error("没有名为「{name}」的风格预设（可选：{}）", known.join("、"))]
     UnknownPreset { name: String, known: Vec<String> },
     #[error("「{id}」不能用作路径：{why}")]
@@ -77,7 +86,7 @@ impl StoreError {
             StoreError::Io { .. } => "E_IO",
             StoreError::NotUtf8 { .. } => "E_NOT_UTF8",
             StoreError::Json { .. } => "E_JSON",
-            StoreError::Model { .. } => "E_SCHEMA",
+            StoreError::Model { .. } | StoreError::Field { .. } => "E_SCHEMA",
             StoreError::UnsafePath { .. } => "E_UNSAFE_PATH",
             StoreError::UnknownPreset { .. } => "E_USAGE",
             StoreError::NotARegularFile { .. } => "E_NOT_REGULAR_FILE",
@@ -99,6 +108,9 @@ impl StoreError {
             StoreError::NotUtf8 { .. } => "请把文件另存为 UTF-8 编码".into(),
             StoreError::Json { .. } => "按提示的行列修正 JSON 语法后重试".into(),
             StoreError::Model { .. } => "运行 novel validate 查看全部错误".into(),
+            StoreError::Field { pointer, .. } => format!(
+                "把 {pointer} 改成 schema 要求的类型（templates/schemas/ 中有各文件的 schema 与默认值），或删掉这个键使用默认值；novel validate 列出全部问题"
+            ),
             StoreError::UnknownPreset { .. } => {
                 "预设文件在插件的 templates/style-presets/ 中；也可以先不指定，之后由 StyleAnalyzer 从样章提取".into()
             }

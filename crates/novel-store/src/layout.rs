@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use novel_core::FileKind;
 use novel_core::model::is_slug;
+use novel_core::naming::{self, number_between};
 
 use crate::error::StoreError;
 
@@ -53,88 +54,16 @@ pub const DIRS: [&str; 23] = [
     "volumes",
 ];
 
-/// `chapter-048` (3 digits, more when needed).
-pub fn chapter_stem(n: u32) -> String {
-    format!("chapter-{n:03}")
-}
-
-/// `vol-02`.
-pub fn volume_dir(v: u32) -> String {
-    format!("volumes/vol-{v:02}")
-}
-
-pub fn chapter_file(n: u32) -> String {
-    format!("chapters/{}.md", chapter_stem(n))
-}
-
-pub fn summary_file(n: u32) -> String {
-    format!("summaries/{}-summary.md", chapter_stem(n))
-}
-
-pub fn evaluation_file(n: u32) -> String {
-    format!("evaluations/{}-eval.json", chapter_stem(n))
-}
-
-pub fn log_file(n: u32) -> String {
-    format!("logs/{}-log.json", chapter_stem(n))
-}
-
-/// The reports of the periodic reviews (`docs/orchestration.md` §8): a review is due until
-/// its report exists. `logs/reviews/brief-chapter-NNN.json`,
-/// `logs/reviews/consistency-chapter-NNN.json` (NNN = the last completed chapter covered).
-pub fn review_chapter_report(kind: &str, n: u32) -> String {
-    format!("logs/reviews/{kind}-{}.json", chapter_stem(n))
-}
-
-/// `logs/reviews/volume-NN.json`.
-pub fn review_volume_report(v: u32) -> String {
-    format!("logs/reviews/volume-{v:02}.json")
-}
-
-/// The in-flight chapter's cross-storyline leak check (`novel check leak`).
-pub fn staging_leak(n: u32) -> String {
-    format!("staging/logs/{}-leak.json", chapter_stem(n))
-}
-
-/// Where the files of round `round` that the gate sent back are kept:
-/// `logs/revisions/chapter-NNN/rK`.
-pub fn revision_dir(n: u32, round: u32) -> String {
-    format!("logs/revisions/{}/r{round}", chapter_stem(n))
-}
-
-pub fn chapter_contract_file(volume: u32, n: u32) -> String {
-    format!(
-        "{}/chapter-contracts/{}.json",
-        volume_dir(volume),
-        chapter_stem(n)
-    )
-}
-
-/// Staging paths of chapter `n` (`002` §10.4).
-pub fn staging_chapter(n: u32) -> String {
-    format!("staging/chapters/{}.md", chapter_stem(n))
-}
-
-pub fn staging_summary(n: u32) -> String {
-    format!("staging/summaries/{}-summary.md", chapter_stem(n))
-}
-
-pub fn staging_delta(n: u32) -> String {
-    format!("staging/state/{}-delta.json", chapter_stem(n))
-}
-
-pub fn staging_evaluation(n: u32) -> String {
-    format!("staging/evaluations/{}-eval.json", chapter_stem(n))
-}
-
-pub fn staging_log(n: u32) -> String {
-    format!("staging/logs/{}-log.json", chapter_stem(n))
-}
+pub use novel_core::naming::{
+    chapter_contract_file, chapter_file, chapter_stem, evaluation_file, log_file,
+    review_chapter_report, review_volume_report, revision_dir, staging_chapter, staging_delta,
+    staging_evaluation, staging_leak, staging_log, staging_summary, summary_file, volume_dir,
+};
 
 /// `staging/storylines/<id>/memory.md`, refusing non-slug ids.
 pub fn staging_memory(id: &str) -> Result<String, StoreError> {
     safe_id(id)?;
-    Ok(format!("staging/storylines/{id}/memory.md"))
+    Ok(naming::staging_memory(id))
 }
 
 /// The commit journal (hidden; present only while a commit is being applied).
@@ -143,7 +72,7 @@ pub const JOURNAL: &str = ".novel-commit-journal.json";
 /// `storylines/<id>/memory.md`, refusing ids that are not slugs (no traversal).
 pub fn storyline_memory(id: &str) -> Result<String, StoreError> {
     safe_id(id)?;
-    Ok(format!("storylines/{id}/memory.md"))
+    Ok(naming::storyline_memory(id))
 }
 
 /// `characters/active/<slug>.json`, refusing non-slug ids.
@@ -195,22 +124,6 @@ pub enum Entry {
     Other,
 }
 
-fn number_between(name: &str, prefix: &str, suffix: &str) -> Option<u32> {
-    let digits = name.strip_prefix(prefix)?.strip_suffix(suffix)?;
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let n: u32 = digits.parse().ok()?;
-    // Only the canonical spelling (`007`, `048`, `1234`), so two names never mean one chapter.
-    (format!("{n:03}") == digits).then_some(n)
-}
-
-fn volume_of(segment: &str) -> Option<u32> {
-    let digits = segment.strip_prefix("vol-")?;
-    let n: u32 = digits.parse().ok()?;
-    (format!("{n:02}") == digits).then_some(n)
-}
-
 /// Classifies a project-relative path (`/`-separated).
 pub fn classify(rel: &str) -> Entry {
     let json = |kind| Entry::Json {
@@ -244,7 +157,7 @@ pub fn classify(rel: &str) -> Entry {
         ["storylines", "storyline-spec.json"] => json(FileKind::StorylineSpec),
         ["foreshadowing", "global.json"] => json(FileKind::ForeshadowingGlobal),
         ["volumes", vol, rest @ ..] => {
-            let volume = volume_of(vol);
+            let volume = naming::volume_in_name(vol);
             match rest {
                 ["storyline-schedule.json"] => Entry::Json {
                     kind: FileKind::StorylineSchedule,

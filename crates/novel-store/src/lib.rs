@@ -1,10 +1,10 @@
 //! `novel-store` — the novel project on disk.
 //!
-//! What it is: the layout of PRD §9.1 and its path naming (`chapter-NNN`, `vol-NN`), project
+//! What it is: the layout of PRD §9.1 (its file names are `novel_core::naming`'s, re-exported by `layout`), project
 //! discovery, safe paths (ids are slugs before they become path segments), BOM-tolerant reads,
 //! atomic writes (unique temp file + fsync + rename + directory fsync), `novel init`,
-//! loading a whole project for validation, the `.novel.lock` (and the `process` facts it
-//! needs), the commit journal and recovery,
+//! loading a whole project for validation, the one reader of `novel.json` (`settings`), the
+//! `.novel.lock` (and the `process` facts it needs), the commit journal and recovery,
 //! and the guard hooks' decisions (`guard`: the one table of files the binary owns).
 //!
 //! What it is not: it decides nothing about content (that is `novel-core`) and never prints.
@@ -26,6 +26,7 @@ pub mod process;
 pub mod project;
 pub mod quickstart;
 pub mod review;
+pub mod settings;
 pub mod spec;
 pub mod state;
 pub mod status;

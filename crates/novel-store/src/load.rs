@@ -253,7 +253,12 @@ pub fn load_file(root: &Path, rel: &str, view: &mut ProjectView) {
                 Ok(text) => view.markdown.push(MarkdownDoc {
                     file: rel.to_string(),
                     chapter_in_name: Some(chapter),
-                    head: text.lines().take(12).collect::<Vec<_>>().join("\n"),
+                    // Enough for a heading, and all of the front matter however long.
+                    head: text
+                        .lines()
+                        .take(12.max(novel_core::frontmatter::parse(&text).map_or(0, |f| f.lines)))
+                        .collect::<Vec<_>>()
+                        .join("\n"),
                     is_summary,
                 }),
                 Err(e) => {

@@ -25,12 +25,6 @@ struct RangeOnly {
     chapter_range: Option<[u32; 2]>,
 }
 
-#[derive(Deserialize, Default)]
-struct PerVolume {
-    #[serde(default)]
-    chapters_per_volume: Option<u32>,
-}
-
 /// Reads a text file: `None` when absent; a problem when unreadable.
 fn text_opt(project: &Project, rel: &str, problems: &mut Vec<String>) -> Option<String> {
     match read_text(&project.path(rel)) {
@@ -46,7 +40,7 @@ fn text_opt(project: &Project, rel: &str, problems: &mut Vec<String>) -> Option<
 /// Chapter numbers of the contract files `volumes/vol-NN/chapter-contracts/chapter-NNN.json`
 /// (canonical names only), sorted.
 pub fn contract_chapters(project: &Project, v: u32) -> Vec<u32> {
-    let dir = format!("{}/chapter-contracts", layout::volume_dir(v));
+    let dir = novel_core::naming::contracts_dir(v);
     let mut out: Vec<u32> = std::fs::read_dir(project.path(&dir))
         .map(|r| {
             r.filter_map(|e| e.ok())
@@ -105,10 +99,13 @@ pub fn volume_span(project: &Project, v: u32, problems: &mut Vec<String>) -> Opt
     if let Some(range) = plan::span_of(contract_chapters(project, v)) {
         return found(range, plan::SOURCE_CONTRACTS);
     }
-    let per_volume = text_opt(project, layout::SETTINGS, problems)
-        .and_then(|t| serde_json::from_str::<PerVolume>(&t).ok())
-        .unwrap_or_default()
-        .chapters_per_volume?;
+    let per_volume = match crate::settings::load(project) {
+        Ok(s) => s.chapters_per_volume?,
+        Err(e) => {
+            problems.push(e.to_string());
+            return None;
+        }
+    };
     let previous_end = match v {
         0 | 1 => 0,
         _ => volume_span(project, v - 1, problems)?.range[1],

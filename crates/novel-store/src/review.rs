@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 
+use novel_core::model::settings::DimensionWeights;
 use novel_core::model::{
     Evaluation, ForeshadowingGlobal, Settings, StorylineSchedule, VolumeForeshadowing,
 };
@@ -61,8 +62,13 @@ pub fn committed_in(project: &Project, range: [u32; 2]) -> Vec<u32> {
 /// `count` is the platform 字数 of a chapter text (only for chapters whose log lacks it).
 pub fn quality(project: &Project, range: [u32; 2], count: &dyn Fn(&str) -> usize) -> QualityPart {
     let chapters = committed_in(project, range);
-    let (figures, mut problems) = figures_of(project, &chapters, count);
-    let settings: Settings = load(project, layout::SETTINGS, &mut problems).unwrap_or_default();
+    let mut settings_problem = None;
+    let settings = crate::settings::load(project).unwrap_or_else(|e| {
+        settings_problem = Some(e.to_string());
+        Settings::default()
+    });
+    let (figures, mut problems) = figures_of(project, &chapters, count, &settings.gate.weights);
+    problems.extend(settings_problem);
     let mut evaluations: BTreeMap<u32, Evaluation> = BTreeMap::new();
     for &n in &chapters {
         if let Some(e) = load(project, &layout::evaluation_file(n), &mut problems) {
@@ -122,7 +128,8 @@ pub fn volume_part(
         problems,
     );
     let chapters = committed_in(project, range);
-    let (figures, more) = figures_of(project, &chapters, count);
+    // Only the storylines of the figures are read here: the weights change nothing.
+    let (figures, more) = figures_of(project, &chapters, count, &DimensionWeights::default());
     problems.extend(more);
     let appearances: BTreeMap<u32, String> = figures
         .into_iter()

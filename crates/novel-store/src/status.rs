@@ -11,12 +11,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
-use std::time::Duration;
 
 use novel_core::context::session::state_name;
 use novel_core::context::text::summary_parts;
 use novel_core::menu::ReviewDue;
 use novel_core::model::common::{ForeshadowStatus, GateDecision};
+use novel_core::model::settings::DimensionWeights;
 use novel_core::model::style::StyleDrift;
 use novel_core::model::{
     Checkpoint, CurrentState, ErrorRecord, Evaluation, ForeshadowingGlobal, PendingAction,
@@ -212,9 +212,7 @@ fn chapter_numbers(project: &Project, dir: &str, suffix: &str) -> Vec<u32> {
             r.filter_map(|e| e.ok())
                 .filter_map(|e| {
                     let name = e.file_name().to_string_lossy().into_owned();
-                    let stem = name.strip_suffix(suffix)?;
-                    let n: u32 = stem.strip_prefix("chapter-")?.parse().ok()?;
-                    (layout::chapter_stem(n) == stem).then_some(n)
+                    novel_core::naming::chapter_in_name(&name, suffix)
                 })
                 .collect()
         })
@@ -313,12 +311,8 @@ fn chapter_figures(
     count: &dyn Fn(&str) -> usize,
     problems: &mut Problems,
     all_logs: bool,
+    weights: &DimensionWeights,
 ) -> Figures {
-    // The project's weights, as the gate uses them.
-    let weights = load::<Settings>(project, layout::SETTINGS, &mut Problems::default())
-        .unwrap_or_default()
-        .gate
-        .weights;
     let committed_set: BTreeSet<u32> = committed.iter().copied().collect();
     // The pipeline logs first; status sums every log, a review reads only its chapters'.
     let logs = if all_logs {
@@ -344,7 +338,7 @@ fn chapter_figures(
         if f.score.is_none() {
             let rel = layout::evaluation_file(n);
             if let Some(e) = load::<Evaluation>(project, &rel, problems) {
-                f.score = Some(novel_core::gate::weighted_overall(&e, &weights));
+                f.score = Some(novel_core::gate::weighted_overall(&e, weights));
             }
         }
         if f.storyline.is_none() {
@@ -385,9 +379,10 @@ pub fn figures_of(
     project: &Project,
     committed: &[u32],
     count: &dyn Fn(&str) -> usize,
+    weights: &DimensionWeights,
 ) -> (BTreeMap<u32, ChapterFigures>, Vec<String>) {
     let mut problems = Problems::default();
-    let f = chapter_figures(project, committed, count, &mut problems, false);
+    let f = chapter_figures(project, committed, count, &mut problems, false, weights);
     (f.chapters, problems.0)
 }
 
@@ -399,7 +394,10 @@ pub fn committed_chapters(project: &Project) -> Vec<u32> {
 /// Gathers the status. `count` is the platform 字数 of a chapter's text (`novel_text::count`).
 pub fn gather(project: &Project, count: &dyn Fn(&str) -> usize) -> Status {
     let mut problems = Problems::default();
-    let settings: Settings = load(project, layout::SETTINGS, &mut problems).unwrap_or_default();
+    let settings = crate::settings::load(project).unwrap_or_else(|e| {
+        problems.push(e.to_string());
+        Settings::default()
+    });
     let cp: Option<Checkpoint> = match read_text(&project.path(layout::CHECKPOINT)) {
         Ok(t) => match serde_json::from_str(&t) {
             Ok(cp) => Some(cp),
@@ -471,7 +469,14 @@ pub fn gather(project: &Project, count: &dyn Fn(&str) -> usize) -> Status {
         chapters: figures,
         pipeline,
         counted_from_text,
-    } = chapter_figures(project, &committed, count, &mut problems, true);
+    } = chapter_figures(
+        project,
+        &committed,
+        count,
+        &mut problems,
+        true,
+        &settings.gate.weights,
+    );
 
     // Volumes: the current one's span, and every known one for 字数 per volume.
     let current = cp.as_ref().map(|c| c.current_volume.max(1));
@@ -589,10 +594,7 @@ pub fn gather(project: &Project, count: &dyn Fn(&str) -> usize) -> Status {
         problems.push(format!("变更日志有问题：{e}"));
         Vec::new()
     });
-    let lock_state = lock::status(
-        project,
-        Duration::from_secs(u64::from(settings.lock.stale_minutes.max(1)) * 60),
-    );
+    let lock_state = lock::status(project, settings.lock.stale_after());
     let mut lock_json = serde_json::to_value(&lock_state).unwrap_or(Value::Null);
     if let Some(info) = lock_json.get_mut("info").and_then(Value::as_object_mut) {
         info.remove("token");

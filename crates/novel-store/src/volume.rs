@@ -201,10 +201,7 @@ pub fn open(project: &Project, v: u32, now: &str, stale: Duration) -> Result<Ope
     Ok(Opened { volume: v, check })
 }
 
-/// `state/history/vol-NN-final-state.json`.
-pub fn final_state_file(v: u32) -> String {
-    format!("state/history/vol-{v:02}-final-state.json")
-}
+pub use novel_core::naming::final_state_file;
 
 /// `volumes/vol-NN/cleanup.json`.
 pub fn cleanup_file(v: u32) -> String {
@@ -343,7 +340,7 @@ pub fn close(project: &Project, now: &str, stale: Duration) -> Result<Closed, Vo
         &project.path(&cleanup_rel),
         to_json_text(&proposal).as_bytes(),
     )?;
-    create_dir_all(&project.path(&format!("{}/chapter-contracts", layout::volume_dir(v + 1))))?;
+    create_dir_all(&project.path(&novel_core::naming::contracts_dir(v + 1)))?;
     cp.current_volume = v + 1;
     cp.orchestrator_state = OrchestratorState::VolPlanning;
     cp.last_checkpoint_time = Some(now.to_string());
@@ -402,7 +399,10 @@ fn report_volume(
         .rev()
         .find(|v| project.path(&cleanup_file(*v)).is_file())
         .ok_or_else(|| VolumeError::NoCleanupReport {
-            searched: format!("volumes/vol-01..vol-{:02}/cleanup.json", cp.current_volume),
+            searched: format!(
+                "volumes/vol-01..{}/cleanup.json",
+                novel_core::naming::volume_stem(cp.current_volume)
+            ),
         })
 }
 

@@ -37,17 +37,13 @@ pub fn scan(chars: &[char], lines: &[Line]) -> Vec<u8> {
     let mut flags = vec![0u8; chars.len()];
     let mut first_body_line = 0;
 
-    // Front matter: `---` on the first line, closed by `---` or `...`, and YAML between (see
-    // [`is_yaml_block`]) — a chapter that opens with a `---` scene break is not front matter.
+    // Front matter as `novel_core::frontmatter` reads it (a chapter that opens with a `---`
+    // scene break is not front matter); the text is rebuilt only when the first line is `---`.
     if let Some(&(s, e)) = lines.first()
-        && trimmed(&chars[s..e]) == "---"
-        && let Some(close) = lines
-            .iter()
-            .skip(1)
-            .position(|&(s, e)| matches!(trimmed(&chars[s..e]).as_str(), "---" | "..."))
-        && is_yaml_block(chars, &lines[1..=close])
+        && trimmed(&chars[s..e]).trim_start_matches('\u{feff}') == "---"
+        && let Some(fm) = novel_core::frontmatter::parse(&chars.iter().collect::<String>())
     {
-        let last = close + 1;
+        let last = fm.lines - 1;
         let end = if last + 1 < lines.len() {
             lines[last + 1].0
         } else {
@@ -91,42 +87,6 @@ pub fn scan(chars: &[char], lines: &[Line]) -> Vec<u8> {
         inline(chars, i, e, &mut flags, &mut in_comment);
     }
     flags
-}
-
-/// YAML-like lines: at least one `key: value` (an ASCII key: letters, digits, `_`, `-`), and
-/// every other non-blank line a list item (`- …`), a comment (`# …`) or indented (a
-/// continuation). Prose between two scene breaks has none of these.
-fn is_yaml_block(chars: &[char], lines: &[Line]) -> bool {
-    let mut keys = 0;
-    for &(s, e) in lines {
-        let line: String = chars[s..e].iter().collect();
-        let line = line.trim_end();
-        if line.trim().is_empty() {
-            continue;
-        }
-        if line.starts_with(' ') || line.starts_with('\t') || line.starts_with("- ") {
-            continue;
-        }
-        if line.starts_with('#') {
-            continue;
-        }
-        let Some((key, rest)) = line.split_once(':') else {
-            return false;
-        };
-        let key_ok = !key.is_empty()
-            && key
-                .chars()
-                .next()
-                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && key
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-        if !key_ok || !(rest.is_empty() || rest.starts_with(' ')) {
-            return false;
-        }
-        keys += 1;
-    }
-    keys > 0
 }
 
 fn is_thematic_break(rest: &[char]) -> bool {

@@ -6,7 +6,7 @@ use novel_core::gate::{self, GateInput};
 use novel_core::model::checkpoint::GateRecord;
 use novel_core::model::common::GateDecision;
 use novel_core::model::{
-    Checkpoint, ErrorRecord, Extra, OrchestratorState, PipelineStage, Settings, StorylineSpec,
+    Checkpoint, ErrorRecord, Extra, OrchestratorState, PipelineStage, StorylineSpec,
 };
 use novel_core::pipeline::{self, StageRefusal};
 use novel_store::chapter::{self as tx, PlanError};
@@ -37,16 +37,6 @@ fn refusal(r: StageRefusal) -> CliError {
         _ => Exit::Conflict,
     };
     CliError::new(r.code, r.reason, r.hint, exit)
-}
-
-/// The project settings; a missing file means the seed defaults, but a file that does not
-/// parse is an error — the gate must never fall back to defaults silently.
-fn settings(project: &Project) -> Result<Settings, CliError> {
-    let path = project.path(layout::SETTINGS);
-    if !path.exists() {
-        return Ok(Settings::default());
-    }
-    Ok(io::read_json(&path, "项目设置")?)
 }
 
 /// After `chapter fail` the pipeline waits for `chapter begin N` to resume it.
@@ -116,7 +106,7 @@ fn begin(project: &Project, n: u32, owner: Option<u32>) -> Result<Report, CliErr
     let before = tx::load_checkpoint(project)?;
     pipeline::check_begin(&before, n).map_err(refusal)?;
     let pid = owner.unwrap_or_else(lock::session_pid);
-    let (got, took) = match lock::acquire(project, Some(n), pid, stale_after(project)) {
+    let (got, took) = match lock::acquire(project, Some(n), pid, stale_after(project)?) {
         Ok(got) => (got, true),
         // This session already holds the lock for this chapter (it began it, then lost the
         // token, e.g. to a compacted conversation): resuming hands the same token back.
@@ -341,7 +331,7 @@ fn gate_cmd(project: &Project, n: u32, token: &str) -> Result<Report, CliError> 
             Exit::Problems,
         ));
     }
-    let settings = settings(project)?;
+    let settings = novel_store::settings::load(project)?;
     let vol = tx::chapter_volume(project, n, cp.current_volume)?;
     let spec: Option<StorylineSpec> =
         io::read_json(&project.path(layout::STORYLINE_SPEC), "LS 故事线规范").ok();
@@ -359,7 +349,8 @@ fn gate_cmd(project: &Project, n: u32, token: &str) -> Result<Report, CliError> 
     let mut result = gate::decide(&input).map_err(|e| {
         let hint = match e {
             gate::GateError::SecondJudgeMissing { .. } => format!(
-                "用 Opus 再评一次，写到 staging/evaluations/chapter-{n:03}-eval-secondary.json，然后重新运行门控"
+                "用 Opus 再评一次，写到 {}，然后重新运行门控",
+                novel_core::naming::staging_second_evaluation(n, "secondary")
             ),
             gate::GateError::Thresholds { .. } => {
                 "在 novel.json 的 gate 中按 pass ≥ polish ≥ revise ≥ pause 设置阈值".to_string()
@@ -597,7 +588,7 @@ fn fail(project: &Project, a: &ChapterFailArgs) -> Result<Report, CliError> {
 
 fn recover(project: &Project) -> Result<Report, CliError> {
     let mut actions = Vec::new();
-    let stale = stale_after(project);
+    let stale = stale_after(project)?;
     match tx::recover_journal(project, stale) {
         Ok(Some(journal)) => actions.push(format!("补完了中断的{}", journal.describe())),
         Ok(None) => {}

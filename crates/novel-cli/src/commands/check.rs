@@ -386,9 +386,10 @@ fn volume_dirs(proj: &Project) -> Vec<std::path::PathBuf> {
 
 /// The storyline of chapter `n`: its contract, else its summary's front matter.
 fn storyline_of(proj: &Project, n: u32) -> Result<Option<String>, CliError> {
-    let stem = layout::chapter_stem(n);
     for dir in volume_dirs(proj) {
-        let path = dir.join("chapter-contracts").join(format!("{stem}.json"));
+        let path = dir
+            .join("chapter-contracts")
+            .join(novel_core::naming::contract_name(n));
         if path.is_file() {
             let c: ChapterContract = io::read_json(&path, "L3 章节契约")?;
             if c.storyline_id.is_some() {
@@ -403,16 +404,8 @@ fn storyline_of(proj: &Project, n: u32) -> Result<Option<String>, CliError> {
             continue;
         }
         let text = io::read_text(&path)?;
-        let mut lines = text.lines();
-        if lines.next().map(str::trim) == Some("---") {
-            for line in lines.take_while(|l| l.trim() != "---") {
-                if let Some(v) = line.trim().strip_prefix("storyline_id:") {
-                    let v = v.trim().trim_matches(|c| c == '"' || c == '\'');
-                    if !v.is_empty() {
-                        return Ok(Some(v.to_string()));
-                    }
-                }
-            }
+        if let Some(id) = novel_core::context::text::summary_parts(&text).storyline {
+            return Ok(Some(id));
         }
     }
     Ok(None)

@@ -148,7 +148,7 @@ fn context_error(e: ContextError) -> CliError {
 
 fn packet(global: &GlobalArgs, agent: Agent, args: &PacketArgs) -> Result<Report, CliError> {
     let project = super::project(global)?;
-    let inputs = load_inputs(&project, agent, args.chapter, args.volume);
+    let inputs = load_inputs(&project, agent, args.chapter, args.volume)?;
     let packet = context::build(agent, &inputs, args.budget).map_err(context_error)?;
     if !global.json {
         for w in &packet.warnings {
@@ -179,7 +179,7 @@ fn budget(global: &GlobalArgs, args: &BudgetArgs) -> Result<Report, CliError> {
     let mut human = String::new();
     let mut header_done = false;
     for agent in Agent::ALL {
-        let inputs = load_inputs(&project, agent, args.chapter, args.volume);
+        let inputs = load_inputs(&project, agent, args.chapter, args.volume)?;
         if !header_done && agent.per_chapter() {
             human.push_str(&format!(
                 "第 {} 章（第 {} 卷）各 agent 资料包的估算 token：\n",

@@ -7,7 +7,7 @@ use serde_json::json;
 use novel_store::io;
 use novel_text::count::{LengthVerdict, count};
 
-use super::lint::{ChapterSelection, load_settings, resolve_inputs};
+use super::lint::{ChapterSelection, resolve_inputs};
 use crate::cli::GlobalArgs;
 use crate::output::{CliError, Exit, Report};
 
@@ -25,7 +25,7 @@ pub struct CountArgs {
 
 pub fn run(global: &GlobalArgs, args: CountArgs) -> Result<Report, CliError> {
     let (project, inputs) = resolve_inputs(global, &args.select)?;
-    let target = load_settings(project.as_ref())?.chapter_length;
+    let target = novel_store::settings::load_or_default(project.as_ref())?.chapter_length;
     let mut files = Vec::new();
     let mut human = String::new();
     let mut total = 0;

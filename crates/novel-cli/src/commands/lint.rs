@@ -12,9 +12,9 @@ use clap::Args;
 use serde::Serialize;
 use serde_json::json;
 
-use novel_core::model::settings::Settings;
 use novel_core::model::{AiBlacklist, Checkpoint, StyleProfile};
 use novel_store::layout::{self, Entry};
+use novel_store::settings;
 use novel_store::{Project, StoreError, io};
 use novel_text::finding::Finding;
 use novel_text::lint::{LintSummary, Linter};
@@ -173,16 +173,6 @@ pub(crate) fn committed_chapters(proj: &Project) -> Result<Vec<(u32, String)>, C
     Ok(out)
 }
 
-/// `novel.json`, or the defaults outside a project or when the file is missing.
-pub(crate) fn load_settings(project: Option<&Project>) -> Result<Settings, CliError> {
-    match project {
-        Some(p) if p.path(layout::SETTINGS).is_file() => {
-            Ok(io::read_json(&p.path(layout::SETTINGS), "项目设置")?)
-        }
-        _ => Ok(Settings::default()),
-    }
-}
-
 /// The project's `ai-blacklist.json`, or the shipped template outside a project.
 pub(crate) fn load_blacklist(project: Option<&Project>) -> Result<(AiBlacklist, String), CliError> {
     match project {
@@ -219,7 +209,7 @@ struct FileFinding<'a> {
 
 pub fn run(global: &GlobalArgs, args: LintArgs) -> Result<Report, CliError> {
     let (project, inputs) = resolve_inputs(global, &args.select)?;
-    let settings = load_settings(project.as_ref())?;
+    let settings = settings::load_or_default(project.as_ref())?;
     let (list, source) = load_blacklist(project.as_ref())?;
     let forbidden = load_profile(project.as_ref())?
         .map(|p| p.forbidden_words)

@@ -4,21 +4,16 @@ use std::time::Duration;
 
 use serde_json::json;
 
+use novel_store::Project;
 use novel_store::lock::{self, LockError, LockState};
-use novel_store::{Project, layout};
 
 use crate::cli::{GlobalArgs, LockCommand};
 use crate::output::{CliError, Exit, Report};
 
-/// Staleness from the project settings (`novel.json` lock.stale_minutes, default 30).
-pub fn stale_after(project: &Project) -> Duration {
-    let minutes = novel_store::io::read_json::<novel_core::model::Settings>(
-        &project.path(layout::SETTINGS),
-        "项目设置",
-    )
-    .map(|s| s.lock.stale_minutes)
-    .unwrap_or(30);
-    Duration::from_secs(u64::from(minutes) * 60)
+/// Staleness from the project settings (`novel.json` lock.stale_minutes, default 30); a
+/// settings file that does not load is an error, not the default.
+pub fn stale_after(project: &Project) -> Result<Duration, CliError> {
+    Ok(novel_store::settings::load(project)?.lock.stale_after())
 }
 
 pub fn lock_error(e: LockError) -> CliError {
@@ -56,7 +51,7 @@ pub fn lock_error(e: LockError) -> CliError {
 
 pub fn run(global: &GlobalArgs, cmd: LockCommand) -> Result<Report, CliError> {
     let project = super::project(global)?;
-    let stale = stale_after(&project);
+    let stale = stale_after(&project)?;
     match cmd {
         LockCommand::Status => {
             let state = lock::status(&project, stale);

@@ -83,7 +83,7 @@ pub fn with_state_lock<T>(
     project: &Project,
     f: impl FnOnce(&mut lock::Held<'_>) -> Result<T, CliError>,
 ) -> Result<T, CliError> {
-    let mut held = lock::Held::take(project, stale_after(project)).map_err(lock_error)?;
+    let mut held = lock::Held::take(project, stale_after(project)?).map_err(lock_error)?;
     let value = f(&mut held)?;
     held.release().map_err(lock_error)?;
     Ok(value)

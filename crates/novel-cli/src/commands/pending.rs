@@ -76,7 +76,7 @@ pub fn run(global: &GlobalArgs, cmd: PendingCommand) -> Result<Report, CliError>
             })
         }
         PendingCommand::Resolve(a) => {
-            let stale = super::lock::stale_after(&project);
+            let stale = super::lock::stale_after(&project)?;
             let removed = resolve_pending(&project, &a.id, stale).map_err(spec_error)?;
             Ok(Report {
                 human: format!("已关闭待处理事项 {}（{}）。\n", removed.id, removed.kind),

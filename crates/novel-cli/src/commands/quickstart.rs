@@ -127,7 +127,7 @@ pub fn run(global: &GlobalArgs, args: QuickstartArgs) -> Result<Report, CliError
         QuickstartCommand::Undo(a) => (a.step.as_str(), false),
     };
     let s = step(id)?;
-    let stale = super::lock::stale_after(&project);
+    let stale = super::lock::stale_after(&project)?;
     let (cp, files) = mark(&project, s, done, stale).map_err(mark_error)?;
     let st = quickstart::status(&cp, &files);
     let mut human = if done {

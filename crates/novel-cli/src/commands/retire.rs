@@ -95,7 +95,7 @@ pub fn run(global: &GlobalArgs, cmd: RetireCommand) -> Result<Report, CliError> 
             })
         }
         RetireCommand::Apply(a) => {
-            let stale = super::lock::stale_after(&project);
+            let stale = super::lock::stale_after(&project)?;
             let out = match retire_apply(&project, &a.slug, &time::now_iso(), stale) {
                 Ok(out) => out,
                 Err(SpecError::Blocked(check)) => return Err(blocked(*check)),

@@ -83,7 +83,7 @@ pub fn run(global: &GlobalArgs, cmd: SpecCommand) -> Result<Report, CliError> {
             })
         }
         SpecCommand::Propagate => {
-            let stale = super::lock::stale_after(&project);
+            let stale = super::lock::stale_after(&project)?;
             // jieba loads its dictionary on the first sentence it segments: only here.
             let out = propagate_project(&project, &now, stale, &keyphrase::extract_texts)
                 .map_err(spec_error)?;

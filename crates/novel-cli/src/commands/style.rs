@@ -13,8 +13,7 @@ use novel_text::metrics::StyleMetrics;
 use novel_text::segment::Document;
 
 use super::lint::{
-    ChapterSelection, HELP_TEMPLATE, committed_chapters, load_profile, load_settings,
-    resolve_inputs,
+    ChapterSelection, HELP_TEMPLATE, committed_chapters, load_profile, resolve_inputs,
 };
 use crate::cli::GlobalArgs;
 use crate::output::{CliError, Exit, Report};
@@ -143,7 +142,7 @@ pub(crate) struct DriftCheck {
 /// Assesses style drift over the last `style_drift.window` committed chapters (shared with the
 /// reviews, which only report it).
 pub(crate) fn drift_check(proj: &novel_store::Project) -> Result<DriftCheck, CliError> {
-    let settings = load_settings(Some(proj))?;
+    let settings = novel_store::settings::load(proj)?;
     let thresholds = settings.style_drift.clone();
     let checkpoint: Checkpoint = io::read_json(&proj.path(layout::CHECKPOINT), "断点文件")?;
     let last = checkpoint.last_completed_chapter;

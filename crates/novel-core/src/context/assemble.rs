@@ -691,10 +691,6 @@ struct Assembler<'a> {
     cast: Cast<'a>,
 }
 
-fn stem(n: u32) -> String {
-    format!("chapter-{n:03}")
-}
-
 impl Assembler<'_> {
     fn section(&self, tag: &'static str) -> Section {
         match tag {
@@ -951,7 +947,7 @@ impl Assembler<'_> {
                 );
                 if !key.is_empty() {
                     t.push_str(&format!(
-                        "\n本章是关键章（{}）：需要第二位裁判，第二份评估写入 staging/evaluations/{}-eval-secondary.json。",
+                        "\n本章是关键章（{}）：需要第二位裁判，第二份评估写入 {}。",
                         key.iter()
                             .map(|k| match k {
                                 crate::gate::KeyReason::VolumeFirst => "卷首章",
@@ -960,7 +956,7 @@ impl Assembler<'_> {
                             })
                             .collect::<Vec<_>>()
                             .join("、"),
-                        stem(n)
+                        crate::naming::staging_second_evaluation(n, "secondary")
                     ));
                 }
                 let weights = &i.settings.gate.weights;

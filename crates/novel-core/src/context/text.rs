@@ -31,37 +31,25 @@ pub struct SummaryParts {
     pub body: String,
 }
 
-/// Splits `---\nchapter: 48\nstoryline_id: main_arc\n---\n正文` (front matter optional).
+/// Splits `---\nchapter: 48\nstoryline_id: main_arc\n---\n正文` (front matter optional, read
+/// by [`crate::frontmatter::parse`]); `storyline` is accepted for `storyline_id`, and only a
+/// slug counts.
 pub fn summary_parts(text: &str) -> SummaryParts {
-    let text = crate::validate::strip_bom(text);
     let mut out = SummaryParts::default();
-    let mut lines = text.lines();
-    let body_start = if text.lines().next().map(str::trim) == Some("---") {
-        lines.next();
-        let mut consumed = text.find('\n').map_or(text.len(), |i| i + 1);
-        let mut closed = false;
-        for line in lines.by_ref() {
-            consumed += line.len() + 1;
-            if line.trim() == "---" {
-                closed = true;
-                break;
-            }
-            if let Some((k, v)) = line.split_once(':') {
-                let v = v.trim().trim_matches('"').trim_matches('\'');
-                match k.trim() {
-                    "chapter" => out.chapter = v.parse().ok(),
-                    "storyline_id" | "storyline" => {
-                        out.storyline = Some(v.to_string()).filter(|s| crate::model::is_slug(s))
-                    }
-                    _ => {}
-                }
-            }
+    let body_start = match crate::frontmatter::parse(text) {
+        Some(fm) => {
+            out.chapter = fm.get("chapter").and_then(|v| v.parse().ok());
+            out.storyline = fm
+                .get("storyline_id")
+                .or_else(|| fm.get("storyline"))
+                .filter(|s| crate::model::is_slug(s))
+                .map(str::to_string);
+            fm.body_start
         }
-        if closed { consumed.min(text.len()) } else { 0 }
-    } else {
-        0
+        None => 0,
     };
-    out.body = text[body_start..].trim().to_string();
+    let text = crate::validate::strip_bom(&text[body_start..]);
+    out.body = text.trim().to_string();
     // A summary usually opens with its own `# 第N章摘要` heading: the packet says which
     // chapter it is already.
     if out.body.starts_with('#') {
@@ -196,6 +184,18 @@ mod tests {
         let plain = summary_parts("陆尘发现密信。");
         assert_eq!(plain.chapter, None);
         assert_eq!(plain.body, "陆尘发现密信。");
+        // CRLF line ends: the body starts after the closing fence, not a few bytes early.
+        let crlf = summary_parts(
+            "---\r\nchapter: 48\r\nstoryline_id: main_arc\r\n---\r\n陆尘发现密信。\r\n",
+        );
+        assert_eq!(
+            (crlf.chapter, crlf.body.as_str()),
+            (Some(48), "陆尘发现密信。")
+        );
+        // An opening fence never closed is not front matter: nothing is read from it.
+        let open = summary_parts("---\nchapter: 48\n陆尘发现密信。");
+        assert_eq!(open.chapter, None);
+        assert_eq!(open.body, "---\nchapter: 48\n陆尘发现密信。");
     }
 
     #[test]

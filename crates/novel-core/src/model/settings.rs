@@ -324,6 +324,13 @@ pub struct LockSettings {
     pub extra: Extra,
 }
 
+impl LockSettings {
+    /// How long without a heartbeat makes a lock stale (at least one minute).
+    pub fn stale_after(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(u64::from(self.stale_minutes.max(1)) * 60)
+    }
+}
+
 impl Default for LockSettings {
     fn default() -> Self {
         LockSettings {
