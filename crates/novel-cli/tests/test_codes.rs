@@ -6,9 +6,7 @@ use std::path::{Path, PathBuf};
 
 use novel_core::codes::{CODES, markdown};
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use crate::test_client::repo;
 
 fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
