@@ -102,6 +102,15 @@ pub enum Command {
     /// 断点中的待处理事项（如设定变更传播）：列出、关闭
     #[command(subcommand, help_template = HELP_TEMPLATE, subcommand_help_heading = "命令", subcommand_value_name = "命令")]
     Pending(crate::commands::pending::PendingCommand),
+    /// 修订候选（manual_confirm）：本章的修订意见、保存候选、作者采纳或拒绝
+    #[command(subcommand, help_template = HELP_TEMPLATE, subcommand_help_heading = "命令", subcommand_value_name = "命令")]
+    Revision(crate::commands::revision::RevisionCommand),
+    /// 作者偏好：添加、列出、删除（每章写作资料包都会带上）
+    #[command(subcommand, help_template = HELP_TEMPLATE, subcommand_help_heading = "命令", subcommand_value_name = "命令")]
+    Prefs(crate::commands::prefs::PrefsCommand),
+    /// 角色记忆：建档记录与逐章行为（章节提交时追加）
+    #[command(subcommand, help_template = HELP_TEMPLATE, subcommand_help_heading = "命令", subcommand_value_name = "命令")]
+    Memory(crate::commands::memory::MemoryCommand),
     /// 角色退场：三条退场保护检查（A 伏笔 / B 故事线 / C 交汇事件）与执行退场
     #[command(subcommand, help_template = HELP_TEMPLATE, subcommand_help_heading = "命令", subcommand_value_name = "命令")]
     Retire(crate::commands::retire::RetireCommand),
@@ -411,7 +420,7 @@ pub struct LockReleaseArgs {
 }
 
 /// A chapter number on the command line: 0 ..= `MAX_CHAPTER`.
-fn chapter_number(s: &str) -> Result<u32, String> {
+pub(crate) fn chapter_number(s: &str) -> Result<u32, String> {
     let max = novel_core::model::common::MAX_CHAPTER;
     let t = s.trim();
     if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {

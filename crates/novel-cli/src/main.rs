@@ -242,6 +242,18 @@ fn run(args: Vec<OsString>) -> i32 {
             let name = commands::pending::command_name(&c);
             finish(json_mode, name, commands::pending::run(global, c))
         }
+        Command::Revision(c) => {
+            let name = commands::revision::command_name(&c);
+            finish(json_mode, name, commands::revision::run(global, c))
+        }
+        Command::Prefs(c) => {
+            let name = commands::prefs::command_name(&c);
+            finish(json_mode, name, commands::prefs::run(global, c))
+        }
+        Command::Memory(c) => {
+            let name = commands::memory::command_name(&c);
+            finish(json_mode, name, commands::memory::run(global, c))
+        }
         Command::Retire(c) => {
             let name = commands::retire::command_name(&c);
             finish(json_mode, name, commands::retire::run(global, c))

@@ -24,6 +24,7 @@ mod test_menu;
 mod test_plugin;
 mod test_retire;
 mod test_review;
+mod test_revision;
 mod test_robust;
 mod test_snapshots;
 mod test_spec;

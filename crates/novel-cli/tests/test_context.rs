@@ -248,7 +248,7 @@ fn packet_sections_carry_token_estimates_that_add_up() {
         "{characters}"
     );
     assert!(characters.contains("L2 契约："));
-    assert!(p.section("author_preferences").is_some());
+    assert!(p.section("user_preferences").is_some());
     assert!(
         p.section("style")
             .unwrap()

@@ -268,6 +268,32 @@ fn steps() -> Vec<Step> {
         step("lock-acquire", "lock acquire"),
         step("lock-release", "lock release --token <TOKEN>"),
         step("lock-clear", "lock clear"),
+        step("prefs-add", "prefs add 对话少用感叹号 --category 文风"),
+        step("prefs-list", "prefs list"),
+        step("prefs-remove", "prefs remove P-001"),
+        step("memory-init", "memory init"),
+        step("memory-show", "memory show 沈砚 --last 3"),
+        Step {
+            files: vec![(
+                "evaluations/chapter-004-eval.json",
+                eval(4.3).replace(
+                    r#""required_fixes": []"#,
+                    r#""required_fixes": [{"target": "第 3 段", "instruction": "林晚舟先开口，沈砚后拍账簿"}]"#,
+                ),
+            )],
+            ..step("revision-notes", "revision notes --chapter 4")
+        },
+        Step {
+            files: vec![(
+                "candidate.md",
+                "# 第4章 林府\n\n「你爹欠的。」林晚舟先开了口。\n\n沈砚这才把账簿拍在八仙桌上：「三千两，七月十五。」\n"
+                    .to_string(),
+            )],
+            ..step("revision-save", "revision save --chapter 4 candidate.md")
+        },
+        step("revision-reject", "revision reject --chapter 4"),
+        step("revision-save-again", "revision save --chapter 4 candidate.md"),
+        step("revision-apply", "revision apply --chapter 4"),
         step("init", "init <BOOK>-new --title 新书 --genre 玄幻"),
         step("demo", "demo demo-copy"),
     ]);

@@ -513,6 +513,42 @@ pub const CODES: &[CodeDoc] = &[
         "退场保护拦下了：角色还有未回收的伏笔、在活跃故事线上或在交汇事件里。",
         "按列出的理由先处理（回收伏笔、调整故事线），或作者确认后强制退场。",
     ),
+    // --- revision candidates, preferences (`004`)
+    e(
+        "E_NO_REVISION_NOTES",
+        "这一轮没有带修订指令的意见：不保存修订候选，章节保持不变。",
+        "novel revision notes 查看意见；没有意见就照常继续。",
+    ),
+    e(
+        "E_REVISION_SAME",
+        "修订候选与章节现在的正文一字不差。",
+        "候选应是按修订意见改过的整章。",
+    ),
+    e(
+        "E_NO_REVISION",
+        "这一章没有修订候选。",
+        "先按意见生成修订稿，再 novel revision save --chapter N 文件。",
+    ),
+    e(
+        "E_REVISION_DECIDED",
+        "修订候选已经被采纳或拒绝。",
+        "要再修订，重新生成修订稿并 novel revision save。",
+    ),
+    e(
+        "E_REVISION_STALE",
+        "章节正文在候选生成之后改过，候选已过时。",
+        "按现在的正文重新生成修订稿并保存，或 novel revision reject。",
+    ),
+    e(
+        "E_PREF_EXISTS",
+        "已经有一模一样的作者偏好。",
+        "不必重复添加；要改写就先 novel prefs remove ID 再添加。",
+    ),
+    e(
+        "E_NO_PREFERENCE",
+        "没有这个 id 的作者偏好。",
+        "novel prefs list 查看现有的偏好。",
+    ),
     // --- findings of validate and status
     f(
         "E_MISSING",

@@ -116,6 +116,16 @@ pub enum LeakRisk {
     High,
 }
 
+/// The fix a cross-storyline leak asks for (the gate's and the revision notes' one wording).
+pub fn leak_fix() -> RequiredFix {
+    RequiredFix {
+        target: "全章".into(),
+        instruction: "删去或改写仅属于其他故事线的实体（角色、势力、地点、事件），本章不是交汇章"
+            .into(),
+        extra: Default::default(),
+    }
+}
+
 /// The LS rule a cross-storyline leak violates.
 pub const LEAK_RULE: &str = "LS-005";
 
@@ -352,13 +362,7 @@ pub fn decide(input: &GateInput<'_>) -> Result<GateResult, GateError> {
             extra: Default::default(),
         };
         if is_blocking(&v, input.storyline_spec) {
-            fixes.push(RequiredFix {
-                target: "全章".into(),
-                instruction:
-                    "删去或改写仅属于其他故事线的实体（角色、势力、地点、事件），本章不是交汇章"
-                        .into(),
-                extra: Default::default(),
-            });
+            fixes.push(leak_fix());
             blocking.push(v);
         } else {
             reported.push(v);

@@ -28,6 +28,7 @@ pub mod pipeline;
 pub mod plan;
 pub mod quickstart;
 pub mod review;
+pub mod revision;
 pub mod spec;
 pub mod status;
 pub mod validate;

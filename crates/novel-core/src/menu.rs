@@ -23,6 +23,7 @@ pub enum OptionId {
     ContinueQuickStart,
     ContinueWriting,
     DecidePausedChapter,
+    DecideRevision,
     QualityReview,
     ImportResearch,
     UpdateSpec,
@@ -42,6 +43,7 @@ impl OptionId {
             OptionId::ContinueQuickStart => "continue_quick_start",
             OptionId::ContinueWriting => "continue_writing",
             OptionId::DecidePausedChapter => "decide_paused_chapter",
+            OptionId::DecideRevision => "decide_revision",
             OptionId::QualityReview => "quality_review",
             OptionId::ImportResearch => "import_research",
             OptionId::UpdateSpec => "update_spec",
@@ -62,6 +64,7 @@ impl OptionId {
             OptionId::ContinueQuickStart => ("继续快速起步", Some("quick-start"), None),
             OptionId::ContinueWriting => ("继续写作", None, Some("/novel:continue")),
             OptionId::DecidePausedChapter => ("处理暂停的章节", Some("pause-decision"), None),
+            OptionId::DecideRevision => ("处理修订候选", Some("revision-decision"), None),
             OptionId::QualityReview => ("质量回顾", Some("quality-review"), None),
             OptionId::ImportResearch => ("导入研究资料", Some("import-research"), None),
             OptionId::UpdateSpec => ("更新设定", Some("update-spec"), None),
@@ -419,6 +422,21 @@ pub fn menu(f: &MenuFacts<'_>) -> Menu {
             show_status(),
         ]);
     }
+    if let Some(c) = crate::revision::pending_candidate(cp) {
+        let mut options = vec![labelled(
+            OptionId::DecideRevision,
+            format!("处理第 {c} 章的修订候选"),
+            format!("第 {c} 章按评审意见改出的修订稿在等你确认（manual_confirm）：采纳或拒绝"),
+        )];
+        if cp.inflight_chapter.is_none_or(|n| n != c) {
+            options.push(opt(
+                OptionId::ContinueWriting,
+                "先不处理、继续写作：候选留着，随时可以处理",
+            ));
+        }
+        options.push(show_status());
+        return build(options);
+    }
     if let Some(n) = cp.inflight_chapter {
         if cp.orchestrator_state == OrchestratorState::ErrorRetry {
             return build(vec![
@@ -710,6 +728,7 @@ mod tests {
             OptionId::ContinueQuickStart,
             OptionId::ContinueWriting,
             OptionId::DecidePausedChapter,
+            OptionId::DecideRevision,
             OptionId::QualityReview,
             OptionId::ImportResearch,
             OptionId::UpdateSpec,

@@ -23,6 +23,22 @@ pub fn chapter_file(n: u32) -> String {
     format!("chapters/{}.md", chapter_stem(n))
 }
 
+/// `chapters/chapter-048-revision.json`: the revision candidate of chapter 48 (`004`).
+pub fn revision_file(n: u32) -> String {
+    format!("chapters/{}-revision.json", chapter_stem(n))
+}
+
+/// `memory/preferences.json`: the author's preferences (`004`).
+pub const PREFERENCES: &str = "memory/preferences.json";
+
+/// `memory/characters`: one `<slug>.jsonl` per character (`004` per-character memory).
+pub const CHARACTER_MEMORY_DIR: &str = "memory/characters";
+
+/// `memory/characters/lin-feng.jsonl` (`slug` must already be checked).
+pub fn character_memory(slug: &str) -> String {
+    format!("{CHARACTER_MEMORY_DIR}/{slug}.jsonl")
+}
+
 /// `chapter-048-summary.md`.
 pub fn summary_name(n: u32) -> String {
     format!("{}-summary.md", chapter_stem(n))

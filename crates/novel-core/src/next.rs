@@ -257,6 +257,15 @@ fn resume(cp: &Checkpoint, n: u32, facts: &StagingFacts) -> Recommendation {
                 "ChapterWriter 按 required_fixes 修订，再运行 Summarizer 并 novel chapter stage drafted --token <令牌>",
             )
         }
+        ResumeStep::AskAuthor if crate::revision::pending_candidate(cp) == Some(n) => rec(
+            NextAction::AskAuthor,
+            Some(n),
+            reason,
+            "/novel:start",
+            format!(
+                "作者决定修订候选：采纳（novel chapter stage revising --token <令牌>，再 novel revision apply --chapter {n} --token <令牌>）或拒绝（novel revision reject --chapter {n}，再按现稿 novel chapter commit {n} --accept --token <令牌>，或 stage revising 照意见重新修订）"
+            ),
+        ),
         ResumeStep::AskAuthor => rec(
             NextAction::AskAuthor,
             Some(n),

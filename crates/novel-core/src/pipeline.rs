@@ -96,7 +96,8 @@ pub fn rejected_digest(cp: &Checkpoint, n: u32) -> Option<&str> {
 }
 
 /// Whether the current gate lets chapter `n` be committed from `judged` (`accept` = the
-/// author accepts a paused or polish-pending chapter as it is).
+/// author accepts a paused, polish-pending or revise-pending chapter as it is — the last
+/// when, under `manual_confirm`, they rejected the revision candidate).
 pub fn commit_allowed(cp: &Checkpoint, n: u32, accept: bool) -> bool {
     let Some(g) = current_gate(cp, n) else {
         return false;
@@ -107,7 +108,11 @@ pub fn commit_allowed(cp: &Checkpoint, n: u32, accept: bool) -> bool {
             g.decision == GateDecision::Pass
                 || g.force_passed
                 || g.accepted_by_author
-                || (accept && matches!(g.decision, GateDecision::Pause | GateDecision::Polish))
+                || (accept
+                    && matches!(
+                        g.decision,
+                        GateDecision::Pause | GateDecision::Polish | GateDecision::Revise
+                    ))
         }
         _ => false,
     }
@@ -480,9 +485,19 @@ pub fn resume_point(cp: &Checkpoint, facts: &StagingFacts) -> Resume {
             "润色已完成：从 QualityJudge 继续，然后 novel chapter stage judged",
         ),
         Some(S::Judged) => match gate {
+            Some(g)
+                if g.decision == GateDecision::Revise
+                    && !g.force_passed
+                    && crate::revision::pending_candidate(cp) == Some(n) =>
+            {
+                step(
+                    R::AskAuthor,
+                    "门控结论 revise，修订候选已保存（manual_confirm）：请作者决定（采纳：stage revising 后 novel revision apply；拒绝：novel revision reject，再按现稿 commit --accept 或 stage revising 重新修订）",
+                )
+            }
             Some(g) if g.decision == GateDecision::Revise && !g.force_passed => step(
                 R::ReviseWithFixes,
-                "门控结论 revise：novel chapter stage revising，再按 required_fixes 修订",
+                "门控结论 revise：novel chapter stage revising，再按 required_fixes 修订（manual_confirm 时先生成修订候选：novel revision notes）",
             ),
             Some(g)
                 if matches!(g.decision, GateDecision::Pause | GateDecision::Rewrite)

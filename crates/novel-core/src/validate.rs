@@ -460,6 +460,9 @@ fn deserialize_as(kind: FileKind, value: &Value) -> Result<(), (String, String)>
         FileKind::StyleProfile => de::<model::StyleProfile>(v),
         FileKind::AiBlacklist => de::<model::AiBlacklist>(v),
         FileKind::StyleDrift => de::<model::StyleDrift>(v),
+        FileKind::Revision => de::<model::Revision>(v),
+        FileKind::Preferences => de::<model::Preferences>(v),
+        FileKind::MemoryEntry => de::<model::MemoryEntry>(v),
     }
 }
 

@@ -185,6 +185,9 @@ fn round_trip(kind: FileKind, v: &serde_json::Value) -> serde_json::Value {
         FileKind::StyleProfile => round::<StyleProfile>(v),
         FileKind::AiBlacklist => round::<AiBlacklist>(v),
         FileKind::StyleDrift => round::<StyleDrift>(v),
+        FileKind::Revision => round::<Revision>(v),
+        FileKind::Preferences => round::<Preferences>(v),
+        FileKind::MemoryEntry => round::<MemoryEntry>(v),
     }
 }
 

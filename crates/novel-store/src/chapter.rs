@@ -308,6 +308,9 @@ pub enum JournalKind {
     Rebuild,
     /// `novel ops skip`: one changelog line, the state unchanged.
     OpsSkip,
+    /// `novel revision apply` on a committed chapter: its text, the revision file, its
+    /// pipeline log and the checkpoint.
+    Revision,
 }
 
 impl Journal {
@@ -324,6 +327,9 @@ impl Journal {
             (None, Some(JournalKind::Rebuild)) => "状态重建（state rebuild --write）".to_string(),
             (None, Some(JournalKind::OpsSkip)) => {
                 format!("第 {} 章增量跳过的记录（ops skip）", self.chapter)
+            }
+            (None, Some(JournalKind::Revision)) => {
+                format!("第 {} 章修订候选的采纳（revision apply）", self.chapter)
             }
             (None, None) => format!("第 {} 章的提交", self.chapter),
         }
@@ -914,7 +920,18 @@ pub fn plan_commit(
         // The one delta check `ops validate` and `ops apply` make; only the changelog's last
         // line is read, so the commit costs the same at chapter 1,000 as at chapter 30.
         let inputs = crate::state::load_delta_inputs(project, crate::state::Trust::Checked)?;
-        let applied = ops::apply_checked(inputs.check(&delta)?, false, now)?;
+        let mut applied = ops::apply_checked(inputs.check(&delta)?, false, now)?;
+        // `004`: what each character did, kept on the changelog line so the per-character
+        // memory can always be made again from the changelog.
+        if let Some(actions) = delta
+            .get(crate::memory::CHANGELOG_KEY)
+            .filter(|v| v.as_array().is_some_and(|a| !a.is_empty()))
+        {
+            applied
+                .entry
+                .extra
+                .insert(crate::memory::CHANGELOG_KEY.into(), actions.clone());
+        }
         remove.push(delta_rel);
         writes.push(JournalWrite {
             path: layout::CURRENT_STATE.to_string(),

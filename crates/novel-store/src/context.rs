@@ -357,8 +357,29 @@ pub fn load_inputs(
     load_round(project, pass, chapter, round, &mut i, &mut w);
     i.paths = p;
     i.checkpoint = checkpoint;
+    if needs.author_memory {
+        load_author_memory(project, &mut i, &mut w);
+    }
     i.warnings = w;
     Ok(i)
+}
+
+/// `004`: the author's preferences (empty, with a warning, when the store cannot be read) and
+/// the memory of the characters the packet puts in play (a memory that cannot be read is left
+/// out, with a warning). Needs the characters, the contract and `last_seen` loaded.
+fn load_author_memory(project: &Project, i: &mut Inputs, w: &mut Vec<String>) {
+    let prefs = crate::prefs::for_packet(project);
+    i.user_preferences = prefs.text;
+    w.extend(prefs.warning);
+    for slug in novel_core::context::assemble::cast_ids(i) {
+        match crate::memory::recent(project, &slug, novel_core::context::assemble::MEMORY_LAST) {
+            Ok(entries) if !entries.is_empty() => {
+                i.character_memory.insert(slug, entries);
+            }
+            Ok(_) => {}
+            Err(e) => w.push(format!("角色 {slug} 的记忆读不了，本次不带（{e}）")),
+        }
+    }
 }
 
 /// The evaluations (and, for a rewrite, the archived draft's path) that a revision, rewrite or

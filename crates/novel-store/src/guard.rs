@@ -75,6 +75,8 @@ pub enum Pattern {
     Under(&'static str),
     /// A top-level name starting with this prefix (the lock's set-aside copies).
     Prefix(&'static str),
+    /// A file directly in this directory whose name ends with this suffix.
+    Suffix(&'static str, &'static str),
 }
 
 impl Pattern {
@@ -85,6 +87,10 @@ impl Pattern {
                 rel == d || rel.strip_prefix(d).is_some_and(|r| r.starts_with('/'))
             }
             Pattern::Prefix(p) => rel.starts_with(p) && !rel[p.len()..].is_empty(),
+            Pattern::Suffix(d, suffix) => rel
+                .strip_prefix(d)
+                .and_then(|r| r.strip_prefix('/'))
+                .is_some_and(|name| !name.contains('/') && name.ends_with(suffix)),
         }
     }
 }
@@ -100,7 +106,7 @@ pub struct Owned {
 }
 
 /// Every file the binary owns. A skill or agent never writes these by hand.
-pub const OWNED: [Owned; 11] = [
+pub const OWNED: [Owned; 14] = [
     Owned {
         pattern: Pattern::File(layout::CHECKPOINT),
         what: "断点文件（流水线阶段、进度、待处理事项）",
@@ -145,6 +151,21 @@ pub const OWNED: [Owned; 11] = [
         pattern: Pattern::Prefix(".novel.lock."),
         what: "正在清除的项目锁",
         instead: "查看用 novel lock status；清除用 novel lock clear",
+    },
+    Owned {
+        pattern: Pattern::Suffix("chapters", "-revision.json"),
+        what: "修订候选（manual_confirm）",
+        instead: "保存候选用 novel revision save --chapter N 文件，作者决定后用 novel revision apply / reject",
+    },
+    Owned {
+        pattern: Pattern::File(layout::PREFERENCES),
+        what: "作者偏好",
+        instead: "用 novel prefs add / remove；查看用 novel prefs list",
+    },
+    Owned {
+        pattern: Pattern::Under(layout::CHARACTER_MEMORY_DIR),
+        what: "角色记忆",
+        instead: "章节提交时按状态增量的 character_actions 追加；新角色建档用 novel memory init；查看用 novel memory show",
     },
     Owned {
         pattern: Pattern::File(layout::JOURNAL),
@@ -406,6 +427,11 @@ mod tests {
             (".novel.lock/info.json", true),
             (".novel.lock.removed-abc/info.json", true),
             (".novel-commit-journal.json", true),
+            ("chapters/chapter-012-revision.json", true),
+            ("memory/preferences.json", true),
+            ("memory/characters/lin-feng.jsonl", true),
+            ("chapters/sub/chapter-012-revision.json", false),
+            ("memory/notes.md", false),
             ("state/current-state.json.bak", false),
             ("state/historyx/a.json", false),
             ("staging/state/chapter-001-delta.json", false),

@@ -55,9 +55,10 @@ pub const DIRS: [&str; 23] = [
 ];
 
 pub use novel_core::naming::{
-    chapter_contract_file, chapter_file, chapter_stem, evaluation_file, log_file,
-    review_chapter_report, review_volume_report, revision_dir, staging_chapter, staging_delta,
-    staging_evaluation, staging_leak, staging_log, staging_summary, summary_file, volume_dir,
+    CHARACTER_MEMORY_DIR, PREFERENCES, chapter_contract_file, chapter_file, chapter_stem,
+    character_memory, evaluation_file, log_file, review_chapter_report, review_volume_report,
+    revision_dir, revision_file, staging_chapter, staging_delta, staging_evaluation, staging_leak,
+    staging_log, staging_summary, summary_file, volume_dir,
 };
 
 /// `staging/storylines/<id>/memory.md`, refusing non-slug ids.
@@ -156,6 +157,23 @@ pub fn classify(rel: &str) -> Entry {
         ["storylines", "storylines.json"] => json(FileKind::Storylines),
         ["storylines", "storyline-spec.json"] => json(FileKind::StorylineSpec),
         ["foreshadowing", "global.json"] => json(FileKind::ForeshadowingGlobal),
+        ["memory", "preferences.json"] => json(FileKind::Preferences),
+        ["memory", "characters", name] if name.ends_with(".jsonl") => {
+            Entry::JsonLines(FileKind::MemoryEntry)
+        }
+        ["chapters", name] if name.ends_with("-revision.json") => {
+            match number_between(name, "chapter-", "-revision.json") {
+                Some(n) => Entry::Json {
+                    kind: FileKind::Revision,
+                    chapter: Some(n),
+                    volume: None,
+                    slug: None,
+                },
+                None => Entry::Misnamed {
+                    expected: "chapter-NNN-revision.json",
+                },
+            }
+        }
         ["volumes", vol, rest @ ..] => {
             let volume = naming::volume_in_name(vol);
             match rest {

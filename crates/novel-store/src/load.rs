@@ -18,7 +18,8 @@ use crate::layout::{self, Entry};
 use crate::project::Project;
 
 /// Directories whose JSON files the engine owns; an unrecognised JSON file there is reported.
-const DATA_DIRS: [&str; 9] = [
+const DATA_DIRS: [&str; 10] = [
+    "memory",
     "state",
     "world",
     "characters",

@@ -464,6 +464,8 @@ pub fn synth_project(dir: &Path, opts: &SynthOptions) -> Result<SynthReport, Sto
 
     // Characters (L2) and relationships.
     let mut relationships = Vec::new();
+    let mut memories: std::collections::BTreeMap<String, Vec<novel_core::model::MemoryEntry>> =
+        std::collections::BTreeMap::new();
     for (line, cast) in CAST {
         for (i, (id, name, role)) in cast.iter().enumerate() {
             let c = json!({
@@ -494,6 +496,13 @@ pub fn synth_project(dir: &Path, opts: &SynthOptions) -> Result<SynthReport, Sto
                 &format!("characters/active/{id}.json"),
                 &to_json_text(&c),
             )?;
+            // `004`: every character's memory starts with its profile record.
+            if let Ok(ch) = serde_json::from_value::<novel_core::model::Character>(c.clone()) {
+                memories.insert(
+                    id.to_string(),
+                    vec![novel_core::revision::profile_entry(&ch, TS)],
+                );
+            }
             if i > 0 {
                 relationships.push(json!({
                     "from": cast[0].0, "to": id, "type": "同伴", "intensity": 20 + i as i32 * 5,
@@ -686,7 +695,15 @@ pub fn synth_project(dir: &Path, opts: &SynthOptions) -> Result<SynthReport, Sto
                 }
             }
         }
-        deltas.push(json!({"chapter": c, "base_state_version": c, "storyline_id": l.line_of(c), "ops": ops}));
+        // What the chapter's two leads did (the Summarizer's `character_actions`).
+        let actions = json!([
+            {"character": a, "scene": 1, "action": format!("第{c}章：{}", pick(&DEEDS, c))},
+            {"character": b, "scene": 2, "action": format!("第{c}章：{}", pick(&DEEDS, c + 1))}
+        ]);
+        deltas.push(
+            json!({"chapter": c, "base_state_version": c, "storyline_id": l.line_of(c), "ops": ops,
+            "character_actions": actions}),
+        );
     }
     for (i, d) in deltas.iter().enumerate() {
         let mut applied =
@@ -699,12 +716,40 @@ pub fn synth_project(dir: &Path, opts: &SynthOptions) -> Result<SynthReport, Sto
             applied.entry.source = ChangeSource::Manual;
             applied.entry.note = Some("开书前的初始状态".into());
         }
+        if let Some(actions) = d.get(crate::memory::CHANGELOG_KEY) {
+            applied
+                .entry
+                .extra
+                .insert(crate::memory::CHANGELOG_KEY.into(), actions.clone());
+            for a in crate::memory::actions_of_entry(&applied.entry) {
+                if let Some(m) = memories.get_mut(&a.character) {
+                    m.push(novel_core::model::MemoryEntry {
+                        kind: novel_core::model::revision::MemoryKind::Action,
+                        character: a.character.clone(),
+                        chapter: applied.entry.chapter,
+                        scene: a.scene,
+                        text: a.action.clone(),
+                        fields: Default::default(),
+                        recorded_at: Some(TS.to_string()),
+                        extra: Default::default(),
+                    });
+                }
+            }
+        }
         log.push_str(&serde_json::to_string(&applied.entry).expect("entries serialise"));
         log.push('\n');
         state = applied.run.state;
         global = applied.run.global;
     }
     write(&root, layout::CHANGELOG, &log)?;
+    for (id, entries) in &memories {
+        let mut text = String::new();
+        for e in entries {
+            text.push_str(&serde_json::to_string(e).expect("entries serialise"));
+            text.push('\n');
+        }
+        write(&root, &layout::character_memory(id), &text)?;
+    }
     write(&root, layout::CURRENT_STATE, &to_json_text(&state))?;
     write(&root, layout::FORESHADOWING_GLOBAL, &to_json_text(&global))?;
 

@@ -476,6 +476,9 @@ fn commit(project: &Project, a: &ChapterCommitArgs) -> Result<Report, CliError> 
                 Some(g) if g.decision == GateDecision::Pause => {
                     "作者决定接受时用 --accept".to_string()
                 }
+                Some(g) if g.decision == GateDecision::Revise => format!(
+                    "按意见修订：novel chapter stage revising；作者决定按现稿接受时用 --accept（manual_confirm 下先处理修订候选：novel revision notes --chapter {n}）"
+                ),
                 Some(g) if g.decision == GateDecision::Polish => {
                     "StyleRefiner 二次润色后 novel chapter stage polished；作者要按现稿提交时用 --accept".to_string()
                 }
@@ -487,7 +490,10 @@ fn commit(project: &Project, a: &ChapterCommitArgs) -> Result<Report, CliError> 
     lock::heartbeat(project, &a.token).map_err(lock_error)?;
     if a.accept
         && let Some(g) = cp.gate.as_mut()
-        && matches!(g.decision, GateDecision::Pause | GateDecision::Polish)
+        && matches!(
+            g.decision,
+            GateDecision::Pause | GateDecision::Polish | GateDecision::Revise
+        )
         && cp.pipeline_stage == Some(PipelineStage::Judged)
     {
         g.accepted_by_author = true;
@@ -509,6 +515,9 @@ fn commit(project: &Project, a: &ChapterCommitArgs) -> Result<Report, CliError> 
         })?;
     tx::commit(project, &journal)?;
     let cp = tx::load_checkpoint(project)?;
+    // `004`: the chapter's character actions into each character's memory; a failure here
+    // never undoes the commit, it is reported.
+    let memory = novel_store::memory::record_committed(project, n, &now);
     // The figures the skill reports per chapter, as the pipeline log records them.
     let log_rel = layout::log_file(n);
     let plog: Value = journal
@@ -528,9 +537,10 @@ fn commit(project: &Project, a: &ChapterCommitArgs) -> Result<Report, CliError> 
             "gate_decision": plog.get("gate_decision"),
             "revisions": plog.get("revisions"),
             "accepted_by_author": plog.get("accepted_by_author").and_then(Value::as_bool).unwrap_or(false),
+            "memory": memory,
         }),
         human: format!(
-            "第 {n} 章已提交（{}字，{} 个文件），锁已释放。{}\n",
+            "第 {n} 章已提交（{}字，{} 个文件），锁已释放。{}\n{}",
             plog.get(novel_store::status::LOG_CHARS)
                 .map_or("?".to_string(), Value::to_string),
             journal.writes.len(),
@@ -538,7 +548,8 @@ fn commit(project: &Project, a: &ChapterCommitArgs) -> Result<Report, CliError> 
                 "本卷最后一章完成，进入卷末回顾（VOL_REVIEW）。"
             } else {
                 ""
-            }
+            },
+            super::memory::render_recorded(&memory)
         ),
     })
 }

@@ -62,6 +62,7 @@ const R_BRIEF: u16 = 85;
 const R_WORLD_DOCS: u16 = 84;
 const R_STATE_EXTRA: u16 = 80;
 const R_SUMMARY_OLD: u16 = 70;
+const R_MEMORY: u16 = 62;
 const R_PROFILE: u16 = 60;
 const R_CHARACTER: u16 = 55;
 const R_BLACKLIST_TAIL: u16 = 50;
@@ -164,7 +165,26 @@ pub struct Inputs {
     /// Continuity findings of the chapter's contract (`novel check continuity --chapter N`):
     /// gaps the writer bridges in the text.
     pub continuity: Vec<crate::plan::PlanFinding>,
+    /// `004`: the author's preferences, rendered (`novel_store::prefs`); empty when there are
+    /// none or the store could not be read.
+    pub user_preferences: String,
+    /// `004`: per-character memory of the cast — slug → the profile record and the last
+    /// [`MEMORY_LAST`] actions (the store loads it for [`cast_ids`]).
+    pub character_memory: BTreeMap<String, Vec<crate::model::revision::MemoryEntry>>,
     pub warnings: Vec<String>,
+}
+
+/// How many of a character's latest actions the ChapterWriter packet carries.
+pub const MEMORY_LAST: usize = 3;
+
+/// The characters the packet puts in play (§8.5, [`select_characters`]): whose memory the
+/// store loads.
+pub fn cast_ids(inputs: &Inputs) -> Vec<String> {
+    select_characters(inputs)
+        .members
+        .iter()
+        .map(|(c, _)| c.id.clone())
+        .collect()
 }
 
 /// What the store must load for an agent.
@@ -195,6 +215,8 @@ pub struct Needs {
     pub research: bool,
     /// The chapter's continuity findings.
     pub continuity: bool,
+    /// `004`: the author's preferences and the cast's memory.
+    pub author_memory: bool,
 }
 
 impl Agent {
@@ -218,6 +240,7 @@ impl Agent {
                 storylines: true,
                 schedule: true,
                 continuity: true,
+                author_memory: true,
                 ..none
             },
             Agent::Summarizer => Needs {
@@ -309,13 +332,14 @@ pub fn sections_of(agent: Agent, revising: bool) -> Vec<&'static str> {
                 "continuity",
                 "world_rules",
                 "characters",
+                "character_memory",
                 "foreshadowing",
                 "recent_summaries",
                 "current_state",
                 "volume_outline",
                 "style",
                 "brief",
-                "author_preferences",
+                "user_preferences",
             ]);
             v
         }
@@ -712,11 +736,14 @@ impl Assembler<'_> {
             "volume_outline" => self.volume_outline(),
             "style" => self.style(),
             "brief" => self.brief(),
-            "author_preferences" => {
-                let mut s = Section::new("author_preferences", "作者偏好");
-                s.required("（暂无记录的作者偏好）");
+            "user_preferences" => {
+                // `004`: the section is there even when empty (an empty string, never a
+                // placeholder the writer might take for a preference).
+                let mut s = Section::new("user_preferences", "作者偏好");
+                s.required(self.inputs.user_preferences.clone());
                 s
             }
+            "character_memory" => self.character_memory(),
             "storyline_spec" => self.storyline_spec(),
             "storyline_schedule" => self.storyline_schedule(),
             "storylines" => self.storylines(),
@@ -1311,6 +1338,49 @@ impl Assembler<'_> {
                     format!("角色档案细节：{}", c.display_name),
                 );
             }
+        }
+        s
+    }
+
+    /// `004`: what each character in play did lately (its memory's last actions, after its
+    /// profile basics). Cut before the characters' own profiles, least recently seen first.
+    fn character_memory(&self) -> Section {
+        let mut s = Section::new("character_memory", "角色记忆");
+        let mut any = false;
+        for (i, (c, _)) in self.cast.members.iter().enumerate() {
+            let Some(entries) = self.inputs.character_memory.get(&c.id) else {
+                continue;
+            };
+            let lines: Vec<String> = entries
+                .iter()
+                .filter(|e| e.kind == crate::model::revision::MemoryKind::Action)
+                .map(|e| {
+                    format!(
+                        "  - 第{}章{}：{}",
+                        e.chapter,
+                        e.scene.map(|x| format!("·场景{x}")).unwrap_or_default(),
+                        cut_chars(&e.text, 160)
+                    )
+                })
+                .collect();
+            if lines.is_empty() {
+                continue;
+            }
+            any = true;
+            s.optional(
+                format!(
+                    "- {}（{}）最近：\n{}",
+                    c.display_name,
+                    c.id,
+                    lines.join("\n")
+                ),
+                R_MEMORY,
+                i as u32,
+                format!("角色记忆：{}", c.display_name),
+            );
+        }
+        if !any {
+            s.required("（在场角色还没有记忆：章节提交时按 Summarizer 的 character_actions 追加）");
         }
         s
     }

@@ -21,7 +21,8 @@
 //! Tags in use: `storyline`, `task`, `revision`, `rewrite`, `polish`, `chapter_text`,
 //! `chapter_outline`, `chapter_contract`, `continuity`, `world_rules`, `characters`,
 //! `foreshadowing`, `recent_summaries`,
-//! `current_state`, `entity_map`, `volume_outline`, `style`, `brief`, `author_preferences`,
+//! `character_memory`, `current_state`, `entity_map`, `volume_outline`, `style`, `brief`,
+//! `user_preferences`,
 //! `storyline_spec`, `storyline_schedule`, `storylines`, `world_docs`, `prev_volume_review`,
 //! `relationships`, `retired_characters`, `research`, `outline_format`. Which agent gets which,
 //! in which order, is [`assemble::sections_for`]; the active storyline's material always comes

@@ -9,6 +9,7 @@ pub mod contract;
 pub mod evaluation;
 pub mod foreshadowing;
 pub mod pipeline_log;
+pub mod revision;
 pub mod settings;
 pub mod state;
 pub mod storyline;
@@ -26,6 +27,7 @@ pub use contract::ChapterContract;
 pub use evaluation::Evaluation;
 pub use foreshadowing::{ForeshadowingGlobal, VolumeForeshadowing};
 pub use pipeline_log::PipelineLog;
+pub use revision::{MemoryEntry, Preferences, Revision};
 pub use settings::Settings;
 pub use state::{ChangelogEntry, CurrentState, StateDelta};
 pub use storyline::{StorylineSchedule, StorylineSpec, Storylines};
@@ -57,10 +59,13 @@ pub enum FileKind {
     StyleProfile,
     AiBlacklist,
     StyleDrift,
+    Revision,
+    Preferences,
+    MemoryEntry,
 }
 
 impl FileKind {
-    pub const ALL: [FileKind; 19] = [
+    pub const ALL: [FileKind; 22] = [
         FileKind::Checkpoint,
         FileKind::Settings,
         FileKind::CurrentState,
@@ -80,6 +85,9 @@ impl FileKind {
         FileKind::StyleProfile,
         FileKind::AiBlacklist,
         FileKind::StyleDrift,
+        FileKind::Revision,
+        FileKind::Preferences,
+        FileKind::MemoryEntry,
     ];
 
     /// Stable kebab-case name: the schema file is `templates/schemas/<name>.schema.json`,
@@ -105,6 +113,9 @@ impl FileKind {
             FileKind::StyleProfile => "style-profile",
             FileKind::AiBlacklist => "ai-blacklist",
             FileKind::StyleDrift => "style-drift",
+            FileKind::Revision => "revision",
+            FileKind::Preferences => "preferences",
+            FileKind::MemoryEntry => "memory-entry",
         }
     }
 
@@ -134,6 +145,9 @@ impl FileKind {
             FileKind::StyleProfile => "风格指纹",
             FileKind::AiBlacklist => "AI 用语黑名单",
             FileKind::StyleDrift => "风格漂移",
+            FileKind::Revision => "修订候选",
+            FileKind::Preferences => "作者偏好",
+            FileKind::MemoryEntry => "角色记忆行",
         }
     }
 
@@ -168,6 +182,9 @@ impl FileKind {
             FileKind::StyleProfile => schema_for!(StyleProfile),
             FileKind::AiBlacklist => schema_for!(AiBlacklist),
             FileKind::StyleDrift => schema_for!(StyleDrift),
+            FileKind::Revision => schema_for!(Revision),
+            FileKind::Preferences => schema_for!(Preferences),
+            FileKind::MemoryEntry => schema_for!(MemoryEntry),
         };
         let mut value = schema.to_value();
         if let Some(obj) = value.as_object_mut() {

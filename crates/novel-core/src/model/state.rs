@@ -99,6 +99,9 @@ pub struct StateDelta {
     #[schemars(pattern(SLUG))]
     pub storyline_id: String,
     pub ops: Vec<StateOp>,
+    /// `004`：本章各角色做了什么（按场景），提交时追加到 `memory/characters/<slug>.jsonl`。
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub character_actions: Vec<super::revision::CharacterAction>,
     #[serde(flatten)]
     pub extra: Extra,
 }
