@@ -1171,3 +1171,30 @@ fn parse_only_mode_parses_and_runs_nothing() {
     assert_eq!(run(&["status", "--bogus"]).status.code(), Some(2));
     assert_eq!(run(&["chapter", "begin", "x"]).status.code(), Some(2));
 }
+
+/// Every option `novel next` can offer is routed by `/novel:start`, and every flow it names has
+/// its reference file — a new option without its flow fails here, not in front of an author.
+#[test]
+fn every_menu_option_has_its_route_and_every_flow_its_file() {
+    use novel_core::menu::OptionId;
+    let skill = std::fs::read_to_string(repo().join("skills/start/SKILL.md")).unwrap();
+    let mut problems = Vec::new();
+    for id in OptionId::ALL {
+        if !skill.contains(&format!("`{}`", id.as_str())) {
+            problems.push(format!(
+                "skills/start/SKILL.md does not route `{}`",
+                id.as_str()
+            ));
+        }
+        if let Some(flow) = id.flow() {
+            let file = format!("skills/start/references/{flow}.md");
+            if !repo().join(&file).is_file() {
+                problems.push(format!("{}: flow {flow} has no {file}", id.as_str()));
+            }
+            if !skill.contains(&format!("`{flow}.md`")) {
+                problems.push(format!("skills/start/SKILL.md does not list `{flow}.md`"));
+            }
+        }
+    }
+    assert_none("menu routes", problems);
+}

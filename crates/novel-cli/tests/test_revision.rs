@@ -192,6 +192,11 @@ fn manual_confirm_keeps_a_candidate_until_the_author_applies_it() {
     let rec = read_json(&root.join("chapters/chapter-001-revision.json"));
     assert_eq!(rec["status"], "accepted");
     assert!(rec["decided_at"].is_string());
+    assert_eq!(
+        rec["original"],
+        draft.as_str(),
+        "the replaced draft is kept"
+    );
     let cp = read_json(&root.join(".checkpoint.json"));
     assert_eq!(cp["pending_actions"], json!([]));
     // Decided once: a second apply is refused.
@@ -384,10 +389,9 @@ fn apply_on_a_committed_chapter_then_the_state_is_rebuilt() {
     // The log's 字数 follows the new text; the revision is accepted; a rebuild is pending.
     let log = read_json(&root.join("logs/chapter-002-log.json"));
     assert_eq!(log["chars"], applied["chars"]);
-    assert_eq!(
-        read_json(&root.join("chapters/chapter-002-revision.json"))["status"],
-        "accepted"
-    );
+    let rec = read_json(&root.join("chapters/chapter-002-revision.json"));
+    assert_eq!(rec["status"], "accepted");
+    assert_eq!(rec["original"], old.as_str(), "the replaced text is kept");
     let cp = read_json(&root.join(".checkpoint.json"));
     assert_eq!(cp["pending_actions"][0]["type"], "chapter_rebuild");
     assert_eq!(cp["pending_actions"][0]["id"], "rebuild-chapter-002");

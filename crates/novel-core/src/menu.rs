@@ -36,6 +36,31 @@ pub enum OptionId {
 }
 
 impl OptionId {
+    /// Every option, in declaration order.
+    pub const ALL: [OptionId; 15] = [
+        OptionId::CreateProject,
+        OptionId::ShowHelp,
+        OptionId::ContinueQuickStart,
+        OptionId::ContinueWriting,
+        OptionId::DecidePausedChapter,
+        OptionId::DecideRevision,
+        OptionId::QualityReview,
+        OptionId::ImportResearch,
+        OptionId::UpdateSpec,
+        OptionId::ReviewPropagation,
+        OptionId::PlanVolume,
+        OptionId::ReviewVolume,
+        OptionId::Recover,
+        OptionId::WaitLock,
+        OptionId::ShowStatus,
+    ];
+
+    /// The `/novel:start` flow the option leads to (`skills/start/references/<flow>.md`), if
+    /// it leads to a flow rather than a command.
+    pub fn flow(self) -> Option<&'static str> {
+        self.lead().1
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             OptionId::CreateProject => "create_project",
@@ -722,23 +747,7 @@ mod tests {
 
     #[test]
     fn option_ids_serialise_as_the_contract_names() {
-        for id in [
-            OptionId::CreateProject,
-            OptionId::ShowHelp,
-            OptionId::ContinueQuickStart,
-            OptionId::ContinueWriting,
-            OptionId::DecidePausedChapter,
-            OptionId::DecideRevision,
-            OptionId::QualityReview,
-            OptionId::ImportResearch,
-            OptionId::UpdateSpec,
-            OptionId::ReviewPropagation,
-            OptionId::PlanVolume,
-            OptionId::ReviewVolume,
-            OptionId::Recover,
-            OptionId::WaitLock,
-            OptionId::ShowStatus,
-        ] {
+        for id in OptionId::ALL {
             assert_eq!(serde_json::to_value(id).unwrap(), id.as_str());
         }
     }

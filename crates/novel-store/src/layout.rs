@@ -271,6 +271,14 @@ fn classify_chapter_file(parts: &[&str]) -> Entry {
                 expected: "chapter-NNN-delta.json",
             },
         },
+        // `staging/candidates/`: a revision candidate being written, and the delta that
+        // rebuilds a revised committed chapter's state (`docs/orchestration.md` §8b).
+        "candidates" if parts[0] == "staging" => {
+            match number_between(name, "chapter-", "-delta.json") {
+                Some(n) => json(FileKind::StateDelta, n),
+                None => Entry::Other,
+            }
+        }
         _ => Entry::Other,
     }
 }

@@ -412,6 +412,7 @@ pub fn save(
         base_digest: text_digest(text.as_bytes()),
         notes: notes.clone(),
         candidate: candidate.to_string(),
+        original: None,
         extra: Default::default(),
     };
     let file = layout::revision_file(n);
@@ -537,18 +538,23 @@ pub fn apply(
     }
 }
 
+/// The text the candidate replaces, checked to be the one it was made from (a rerun after a
+/// crash finds the candidate itself there, and the original already kept).
 fn check_base(
     project: &Project,
     place: Place,
     n: u32,
     rec: &Revision,
-) -> Result<(), RevisionError> {
+) -> Result<Option<String>, RevisionError> {
     let file = place.text_file(n);
     let text = read_text(&project.path(&file))?;
-    if text_digest(text.as_bytes()) != rec.base_digest && text != rec.candidate {
-        return Err(RevisionError::Stale { chapter: n, file });
+    if text_digest(text.as_bytes()) == rec.base_digest {
+        return Ok(Some(text));
     }
-    Ok(())
+    if text == rec.candidate {
+        return Ok(rec.original.clone());
+    }
+    Err(RevisionError::Stale { chapter: n, file })
 }
 
 fn decided(mut rec: Revision, status: RevisionStatus) -> Revision {
@@ -573,10 +579,12 @@ fn apply_staged(
             wanted: "采纳在写章节的修订候选前先 novel chapter stage revising（这一轮记为一次修订）",
         });
     }
-    check_base(project, Place::Staged, n, &rec)?;
+    let mut rec = rec;
+    rec.original = check_base(project, Place::Staged, n, &rec)?;
+    // The original is kept in the revision file before the text is replaced, so a crash in
+    // between loses nothing; running apply again finds the candidate in place and finishes.
+    io::write_json(&project.path(&layout::revision_file(n)), &rec)?;
     let file = layout::staging_chapter(n);
-    // Text first: a crash after it leaves a candidate whose text is already in place, which
-    // `check_base` accepts, so running apply again finishes the rest.
     io::write_atomic(&project.path(&file), rec.candidate.as_bytes())?;
     let chars = count(&rec.candidate);
     io::write_json(
@@ -626,7 +634,8 @@ fn apply_committed(
     count: &dyn Fn(&str) -> usize,
 ) -> Result<Applied, RevisionError> {
     let mut held = lock::Held::take(project, stale_after)?;
-    check_base(project, Place::Committed, n, &rec)?;
+    let mut rec = rec;
+    rec.original = check_base(project, Place::Committed, n, &rec)?;
     let mut cp = load_checkpoint(project)?;
     let file = layout::chapter_file(n);
     let chars = count(&rec.candidate);

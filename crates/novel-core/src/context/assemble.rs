@@ -5,7 +5,7 @@
 //!
 //! | agent | sections |
 //! |---|---|
-//! | chapter-writer | storyline, task, revision (revising only), chapter_text (revising only), rewrite (rewrite only), chapter_outline, chapter_contract, continuity, world_rules, characters, foreshadowing, recent_summaries, current_state, volume_outline, style, brief, author_preferences |
+//! | chapter-writer | storyline, task, revision (revising only), chapter_text (revising only), rewrite (rewrite only), chapter_outline, chapter_contract, continuity, world_rules, characters, character_memory, foreshadowing, recent_summaries, current_state, volume_outline, style, brief, user_preferences |
 //! | summarizer | storyline, task, chapter_text, entity_map, foreshadowing, current_state |
 //! | style-refiner | task, polish (after a gate polish only), chapter_text, style |
 //! | quality-judge | storyline, task, chapter_text, chapter_outline, chapter_contract, world_rules, characters, foreshadowing, recent_summaries, storyline_spec, storyline_schedule, style |
@@ -23,6 +23,7 @@
 //! | 84 | world documents, last file first |
 //! | 80 | items / locations / factions in the current state |
 //! | 70 | older recent summaries, oldest first (the latest is required) |
+//! | 62 | character memory (`004`), last cast member first |
 //! | 60 | character profile details (beyond name, state, speech, contracts), least recently seen first |
 //! | 55 | whole characters NOT named by the chapter contract, least recently seen first |
 //! | 50 | blacklist phrases beyond the first five (ten for StyleRefiner), last first |

@@ -68,6 +68,9 @@ pub struct Revision {
     /// 修订后的整章正文（Markdown）。
     #[schemars(length(min = 1))]
     pub candidate: String,
+    /// 采纳时被候选替换掉的原稿（留档，什么都不丢）。
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original: Option<String>,
     #[serde(flatten)]
     pub extra: Extra,
 }
