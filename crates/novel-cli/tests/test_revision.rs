@@ -606,9 +606,17 @@ fn three_committed_chapters_give_three_memories_in_order() {
     assert_eq!(chapters, [1, 2, 3, 4]);
     let last = ok(&root, &["memory", "show", "lu-chen", "--last", "2"])["data"].clone();
     assert_eq!(last["entries"].as_array().unwrap().len(), 3);
-    // The changelog keeps the actions, so memory can be made again from it.
+    // The changelog keeps the actions, so memory can be made again from it — byte for byte.
     let log = std::fs::read_to_string(root.join("state/changelog.jsonl")).unwrap();
     assert!(log.lines().last().unwrap().contains("第4章里陆尘做的事"));
+    let file = root.join("memory/characters/lu-chen.jsonl");
+    let before = std::fs::read_to_string(&file).unwrap();
+    let lines: Vec<&str> = before.lines().collect();
+    std::fs::write(&file, format!("{}\n", lines[..2].join("\n"))).unwrap();
+    let rebuilt = ok(&root, &["memory", "rebuild"])["data"].clone();
+    assert_eq!(rebuilt["characters"]["lu-chen"], 4, "{rebuilt}");
+    assert_eq!(rebuilt["unknown"], json!(["无名氏"]));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), before);
     // The ChapterWriter packet carries the last three actions of the characters in play.
     outline(&root);
     let out = run(

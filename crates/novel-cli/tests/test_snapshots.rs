@@ -273,6 +273,7 @@ fn steps() -> Vec<Step> {
         step("prefs-remove", "prefs remove P-001"),
         step("memory-init", "memory init"),
         step("memory-show", "memory show 沈砚 --last 3"),
+        step("memory-rebuild", "memory rebuild"),
         Step {
             files: vec![(
                 "evaluations/chapter-004-eval.json",

@@ -283,3 +283,68 @@ pub fn record_committed(project: &Project, n: u32, now: &str) -> Recorded {
         now,
     )
 }
+
+/// What [`rebuild`] wrote.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Rebuilt {
+    /// slug → action lines in the rebuilt file.
+    pub characters: BTreeMap<String, usize>,
+    /// Names in the changelog's actions that match no character.
+    pub unknown: Vec<String>,
+}
+
+/// `novel memory rebuild`: every active character's memory made again from the changelog —
+/// its profile record (the one on file when it parses, else a new one), then the
+/// `character_actions` of every changelog line in order, each stamped with that line's time.
+/// A memory a commit failed to write comes back this way. Each file is replaced atomically.
+pub fn rebuild(project: &Project, now: &str) -> Result<Rebuilt, StoreError> {
+    let names = crate::state::load_names(project);
+    let active = active_characters(project);
+    let mut lines: BTreeMap<String, Vec<MemoryEntry>> = BTreeMap::new();
+    for c in &active {
+        let kept = read(project, &c.id)
+            .ok()
+            .and_then(|all| all.into_iter().find(|e| e.kind == MemoryKind::Profile));
+        lines.insert(
+            c.id.clone(),
+            vec![kept.unwrap_or_else(|| profile_entry(c, now))],
+        );
+    }
+    let mut out = Rebuilt::default();
+    for entry in crate::state::load_changelog(project)? {
+        for a in actions_of_entry(&entry) {
+            let who = a.character.trim();
+            let slug = if lines.contains_key(who) {
+                Some(who.to_string())
+            } else {
+                names.slug_for(who).map(str::to_string)
+            };
+            match slug.and_then(|s| lines.get_mut(&s)) {
+                Some(list) => list.push(MemoryEntry {
+                    kind: MemoryKind::Action,
+                    character: list[0].character.clone(),
+                    chapter: entry.chapter,
+                    scene: a.scene,
+                    text: a.action.trim().to_string(),
+                    fields: Default::default(),
+                    recorded_at: Some(entry.timestamp.clone()),
+                    extra: Default::default(),
+                }),
+                // Retired characters keep the memory they had; unknown names are reported.
+                None if !out.unknown.iter().any(|u| u == who) => out.unknown.push(who.to_string()),
+                None => {}
+            }
+        }
+    }
+    for (slug, entries) in &lines {
+        let path = project.path(&layout::character_memory(slug));
+        if let Some(dir) = path.parent() {
+            io::create_dir_all(dir)?;
+        }
+        let mut text: String = entries.iter().map(line_of).collect::<Vec<_>>().join("\n");
+        text.push('\n');
+        io::write_atomic(&path, text.as_bytes())?;
+        out.characters.insert(slug.clone(), entries.len() - 1);
+    }
+    Ok(out)
+}

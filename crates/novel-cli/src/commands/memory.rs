@@ -19,6 +19,9 @@ pub enum MemoryCommand {
     /// 查看一个角色的记忆：建档记录与逐章行为
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Show(ShowArgs),
+    /// 从变更日志重建全部在场角色的记忆（补上提交时没写成的）
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    Rebuild,
 }
 
 #[derive(Debug, Args)]
@@ -42,6 +45,7 @@ pub fn command_name(cmd: &MemoryCommand) -> &'static str {
     match cmd {
         MemoryCommand::Init(_) => "memory init",
         MemoryCommand::Show(_) => "memory show",
+        MemoryCommand::Rebuild => "memory rebuild",
     }
 }
 
@@ -102,6 +106,27 @@ pub fn run(global: &GlobalArgs, cmd: MemoryCommand) -> Result<Report, CliError> 
             })
         }
         MemoryCommand::Show(a) => show(&project, &a),
+        MemoryCommand::Rebuild => {
+            let _held =
+                novel_store::lock::Held::take(&project, super::lock::stale_after(&project)?)
+                    .map_err(super::lock::lock_error)?;
+            let done = memory::rebuild(&project, &novel_store::time::now_iso())?;
+            let mut human = format!(
+                "已从变更日志重建 {} 个角色的记忆（共 {} 条行为）。\n",
+                done.characters.len(),
+                done.characters.values().sum::<usize>()
+            );
+            if !done.unknown.is_empty() {
+                human.push_str(&format!(
+                    "这些名字对不上在场角色，没有记录：{}\n",
+                    done.unknown.join("、")
+                ));
+            }
+            Ok(Report {
+                data: serde_json::to_value(&done).unwrap_or_default(),
+                human,
+            })
+        }
     }
 }
 
