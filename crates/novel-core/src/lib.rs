@@ -30,6 +30,7 @@ pub mod quickstart;
 pub mod review;
 pub mod spec;
 pub mod status;
+pub mod text_sources;
 pub mod validate;
 
 pub use model::FileKind;
