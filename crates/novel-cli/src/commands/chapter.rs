@@ -206,7 +206,7 @@ fn continuity_of(
             "第 {n} 章契约与前文有 {} 处出入，写作时要在正文里衔接：\n",
             found.len()
         ));
-        human.push_str(&super::check::render_findings(&found));
+        human.push_str(&super::render_findings(&found));
     }
     found
 }

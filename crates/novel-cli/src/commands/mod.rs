@@ -1,5 +1,9 @@
 //! One subcommand = one module. Each `run` takes parsed arguments and returns a report or an
 //! error; printing and exit codes are `output`'s job.
+//!
+//! What several commands share lives here, not in one of them: finding the project, resolving a
+//! [`ChapterSelection`] through the store, mapping store errors, and the renderings shown by
+//! more than one command (plan findings, the names check).
 
 pub mod blacklist;
 pub mod chapter;
@@ -27,10 +31,17 @@ pub mod volume;
 
 use std::path::Path;
 
-use novel_store::Project;
+use serde_json::json;
 
-use crate::cli::GlobalArgs;
-use crate::output::CliError;
+use novel_core::plan::PlanFinding;
+use novel_store::Project;
+use novel_store::select::{Input, SelectError};
+use novel_text::finding::Evidence;
+use novel_text::names::{NameIndex, NameIssue, NameIssueKind};
+use novel_text::segment::Document;
+
+use crate::cli::{ChapterSelection, GlobalArgs};
+use crate::output::{CliError, Exit};
 
 /// The project of this invocation: `--project DIR`, or found from the working directory.
 pub fn project(global: &GlobalArgs) -> Result<Project, CliError> {
@@ -41,4 +52,144 @@ pub fn project(global: &GlobalArgs) -> Result<Project, CliError> {
         }
     };
     Ok(found?)
+}
+
+/// The project of this invocation, if there is one (`--project` must be one).
+pub(crate) fn find_project(global: &GlobalArgs) -> Result<Option<Project>, CliError> {
+    match &global.project {
+        Some(_) => project(global).map(Some),
+        None => Ok(std::env::current_dir()
+            .ok()
+            .and_then(|cwd| Project::discover(&cwd).ok())),
+    }
+}
+
+/// A selection that names no file (exit 2).
+pub(crate) fn select_error(e: SelectError) -> CliError {
+    CliError::new(e.code(), e.to_string(), e.hint(), Exit::Usage)
+}
+
+/// The files of a text command: given files (inside or outside a project), else chapters of the
+/// project, which must then be found.
+pub(crate) fn resolve_inputs(
+    global: &GlobalArgs,
+    select: &ChapterSelection,
+) -> Result<(Option<Project>, Vec<Input>), CliError> {
+    let mut found = find_project(global)?;
+    if select.files.is_empty() && found.is_none() {
+        found = Some(project(global)?);
+    }
+    let inputs =
+        novel_store::select::resolve(found.as_ref(), select.selection()).map_err(select_error)?;
+    Ok((found, inputs))
+}
+
+/// One line per finding, then its hint.
+pub(crate) fn render_findings(findings: &[PlanFinding]) -> String {
+    let mut out = String::new();
+    for f in findings {
+        out.push_str(&f.render());
+        out.push('\n');
+        if !f.hint.is_empty() {
+            out.push_str(&format!("    处理：{}\n", f.hint));
+        }
+    }
+    out
+}
+
+/// A plan check that could not run (exit 2: an unreadable changelog or checkpoint).
+pub(crate) fn plan_error(e: novel_store::plan::PlanError) -> CliError {
+    CliError::new(e.code(), e.to_string(), e.hint(), Exit::Usage)
+}
+
+/// The names check of `inputs` against the project's registered and setting names: the
+/// `--json` data (`known_names`, `known_entities`, `files`, `findings`), the human lines, and
+/// how many findings. Shared by `check names` and the reviews.
+pub(crate) fn names_report(
+    project: Option<&Project>,
+    inputs: &[Input],
+) -> Result<(serde_json::Value, String, usize), CliError> {
+    let index = match project {
+        Some(p) => NameIndex::with_entities(
+            novel_text::names::known_names(&novel_store::names::name_sources(p)?),
+            novel_text::names::entity_names(&novel_store::names::setting_sources(p)?),
+        ),
+        None => NameIndex::with_entities(Vec::new(), Vec::new()),
+    };
+    let mut human = String::new();
+    let mut findings = Vec::new();
+    for input in inputs {
+        let doc = Document::new(&novel_store::io::read_text(&input.path)?);
+        for issue in index.check(&doc) {
+            let (line, col, rule, message) = name_message(&doc, &issue);
+            human.push_str(&format!(
+                "{}:{line}:{col}: {rule}: {message}\n",
+                input.shown
+            ));
+            let evidence: Vec<Evidence> = issue
+                .occurrences
+                .iter()
+                .map(|s| Evidence::of(&doc, *s))
+                .collect();
+            let mut v = json!({
+                "path": input.shown,
+                "line": line,
+                "col": col,
+                "rule": rule,
+                "severity": "warning",
+                "message": message,
+                "name": issue.name,
+                "evidence": evidence,
+            });
+            if let (Some(obj), Ok(serde_json::Value::Object(kind))) =
+                (v.as_object_mut(), serde_json::to_value(&issue.kind))
+            {
+                obj.extend(kind);
+            }
+            findings.push(v);
+        }
+    }
+    let found = findings.len();
+    let data = json!({
+        "known_names": index.names().len(),
+        "known_entities": index.entities().len(),
+        "files": inputs.iter().map(|i| i.shown.clone()).collect::<Vec<_>>(),
+        "findings": findings,
+    });
+    Ok((data, human, found))
+}
+
+/// Where a name issue is first seen, its rule, and the Chinese message with its lines.
+fn name_message(doc: &Document, issue: &NameIssue) -> (usize, usize, &'static str, String) {
+    let (line, col) = doc.position(issue.occurrences[0].start);
+    let count = issue.occurrences.len();
+    let mut lines: Vec<String> = issue
+        .occurrences
+        .iter()
+        .map(|s| doc.position(s.start).0.to_string())
+        .collect();
+    lines.dedup();
+    let lines = lines.join("、");
+    let name = &issue.name;
+    let (rule, message) = match &issue.kind {
+        NameIssueKind::NearMiss { of, why, .. } => (
+            "names/near-miss",
+            format!(
+                "「{name}」疑似「{of}」的{why}误写（{count} 次：第 {lines} 行）；是同一人就改成「{of}」，是另一人就在 characters/ 登记"
+            ),
+        ),
+        NameIssueKind::SameSurname { like, .. } => (
+            "names/same-surname",
+            format!(
+                "「{name}」与「{like}」同姓不同名（{count} 次：第 {lines} 行）；若是笔误请统一，若是新人物请登记"
+            ),
+        ),
+        NameIssueKind::Unregistered => (
+            "names/unregistered",
+            format!(
+                "未登记的人名「{name}」（{count} 次：第 {lines} 行）；新人物请在 characters/ 登记，或加为已有角色的别名"
+            ),
+        ),
+    };
+    (line, col, rule, message)
 }

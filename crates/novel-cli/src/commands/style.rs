@@ -7,15 +7,14 @@ use clap::{Args, Subcommand};
 use serde_json::json;
 
 use novel_core::model::{Checkpoint, StyleDrift};
+use novel_store::select::{committed_chapters, load_profile};
 use novel_store::{io, layout};
 use novel_text::drift::{DriftStatus, assess};
 use novel_text::metrics::StyleMetrics;
 use novel_text::segment::Document;
 
-use super::lint::{
-    ChapterSelection, HELP_TEMPLATE, committed_chapters, load_profile, resolve_inputs,
-};
-use crate::cli::GlobalArgs;
+use super::resolve_inputs;
+use crate::cli::{ChapterSelection, GlobalArgs, HELP_TEMPLATE};
 use crate::output::{CliError, Exit, Report};
 
 #[derive(Debug, Subcommand)]

@@ -9,7 +9,7 @@ use novel_store::plan::{VolumeCheckReport, volume_check};
 use novel_store::volume::{self, Selection, VolumeError};
 use novel_store::{Project, time};
 
-use super::check::{plan_error, render_findings};
+use super::{plan_error, render_findings};
 use crate::cli::{GlobalArgs, HELP_TEMPLATE};
 use crate::output::{CliError, Exit, Report};
 
