@@ -222,3 +222,32 @@ pub fn record<F: Serialize>(
     }
     io::write_json(&path, &record)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_need_a_chapter_and_a_known_storyline_and_record_only_the_chapter_in_flight() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("book");
+        crate::init::init_project(&root, &crate::init::InitOptions::default()).unwrap();
+        let p = Project::open(&root).unwrap();
+        let code = |r: Result<LeakSources, LeakError>| r.map(|_| ()).unwrap_err().code();
+        assert_eq!(code(sources(&p, 1, None)), "E_NO_CHAPTER");
+        std::fs::write(p.path(&layout::chapter_file(1)), "陈默推开门。").unwrap();
+        assert_eq!(code(sources(&p, 1, None)), "E_NO_STORYLINE");
+        assert_eq!(code(sources(&p, 1, Some("nope".into()))), "E_USAGE");
+        let lines: Storylines = io::read_json(&p.path(layout::STORYLINES), "故事线定义").unwrap();
+        let id = lines.storylines[0].id.clone();
+        let s = sources(&p, 1, Some(id.clone())).unwrap();
+        assert_eq!(
+            (s.path.as_str(), s.storyline.as_str()),
+            ("chapters/chapter-001.md", id.as_str())
+        );
+        assert_eq!(s.memories.len(), lines.storylines.len());
+        // No chapter in flight: nothing is written for the gate.
+        record(&p, &s, LeakRisk::None, &Vec::<String>::new()).unwrap();
+        assert!(!p.path(&layout::staging_leak(1)).exists());
+    }
+}

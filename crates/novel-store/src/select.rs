@@ -212,3 +212,66 @@ pub fn load_profile(project: Option<&Project>) -> Result<Option<StyleProfile>, S
         _ => Ok(None),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project() -> (tempfile::TempDir, Project) {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("book");
+        crate::init::init_project(&root, &crate::init::InitOptions::default()).unwrap();
+        (tmp, Project::open(&root).unwrap())
+    }
+
+    #[test]
+    fn chapters_resolve_committed_first_in_order_and_say_what_is_missing() {
+        let (_t, p) = project();
+        assert!(matches!(
+            resolve(Some(&p), Selection::All),
+            Err(SelectError::NoneCommitted)
+        ));
+        assert!(matches!(
+            resolve(Some(&p), Selection::InFlight),
+            Err(SelectError::NoneInFlight)
+        ));
+        for n in [10, 2] {
+            std::fs::write(p.path(&layout::chapter_file(n)), "正文").unwrap();
+        }
+        let shown = |sel| -> Vec<String> {
+            resolve(Some(&p), sel)
+                .unwrap()
+                .into_iter()
+                .map(|i| i.shown)
+                .collect()
+        };
+        assert_eq!(
+            shown(Selection::All),
+            ["chapters/chapter-002.md", "chapters/chapter-010.md"]
+        );
+        assert_eq!(
+            shown(Selection::Committed([3, 10])),
+            ["chapters/chapter-010.md"]
+        );
+        assert!(matches!(
+            resolve(Some(&p), Selection::Committed([3, 9])),
+            Err(SelectError::NoneInRange { range: [3, 9] })
+        ));
+        let e = resolve(Some(&p), Selection::Chapter(4)).unwrap_err();
+        assert_eq!(
+            (e.code(), e.to_string().as_str()),
+            (
+                "E_NO_CHAPTER",
+                "找不到第 4 章：chapters/chapter-004.md 不存在，staging 中也没有"
+            )
+        );
+    }
+
+    #[test]
+    fn the_shipped_blacklist_stands_in_outside_a_project() {
+        let (list, source) = load_blacklist(None).unwrap();
+        assert!(!list.entries.is_empty());
+        assert_eq!(source, "内置模板 templates/ai-blacklist.json");
+        assert!(load_profile(None).unwrap().is_none());
+    }
+}

@@ -409,6 +409,64 @@ pub fn assess(s: &LeakSources) -> LeakAssessment {
 mod tests {
     use super::*;
 
+    /// Two lines: 陈默 (main) and 姜望 (jiang, 青云门), 苏婉 shared through `bridges`.
+    fn sources(text: &str, converging: &[&str]) -> LeakSources {
+        let line = |id: &str, pov: &str, factions: &[&str]| {
+            serde_json::json!({"id": id, "name": id, "type": "main_arc", "scope": "novel",
+                "status": "active", "pov_characters": [pov], "affiliated_factions": factions})
+        };
+        let storylines = serde_json::from_value(serde_json::json!({
+            "storylines": [line("main", "chen-mo", &[]), line("jiang", "jiang-wang", &["青云门"])],
+            "relationships": [{"from": "main", "to": "jiang", "type": "parallel",
+                "bridges": {"shared_characters": ["su-wan"]}}],
+        }))
+        .unwrap();
+        let character = |id: &str, name: &str| {
+            serde_json::from_value(serde_json::json!({"id": id, "display_name": name})).unwrap()
+        };
+        LeakSources {
+            chapter: 3,
+            path: "chapters/chapter-003.md".into(),
+            text: text.into(),
+            storyline: "main".into(),
+            storylines,
+            memories: vec![String::new(), "苏婉来过。".into()],
+            converging: converging.iter().map(|s| s.to_string()).collect(),
+            names: novel_core::text_sources::NameSources {
+                characters: vec![
+                    character("chen-mo", "陈默"),
+                    character("jiang-wang", "姜望"),
+                    character("su-wan", "苏婉"),
+                ],
+                storylines: None,
+            },
+            setting: Default::default(),
+        }
+    }
+
+    #[test]
+    fn assess_reports_another_lines_pov_in_narration_as_high() {
+        let a = assess(&sources("陈默推开门。姜望站在门外。", &[]));
+        assert_eq!(a.leak_risk, LeakRisk::High);
+        assert_eq!(a.cross_references.len(), 1);
+        let f = &a.cross_references[0];
+        assert_eq!(
+            (f.name.as_str(), f.kind, f.count),
+            ("姜望", EntityKind::PovCharacter, 1)
+        );
+        assert_eq!((f.evidence[0].line, f.evidence[0].col), (1, 7));
+    }
+
+    #[test]
+    fn assess_spares_shared_characters_and_converging_lines() {
+        let shared = assess(&sources("苏婉站在门外。", &[]));
+        assert_eq!(shared.leak_risk, LeakRisk::None);
+        let converging = assess(&sources("姜望站在门外，青云门的人也来了。", &["jiang"]));
+        assert_eq!(converging.leak_risk, LeakRisk::None);
+        assert_eq!(converging.converging_with, vec!["jiang".to_string()]);
+        assert_eq!(converging.foreign_entities, 0);
+    }
+
     fn foreign() -> Vec<ForeignEntity> {
         let e = |name: &str, kind| ForeignEntity {
             name: name.into(),
