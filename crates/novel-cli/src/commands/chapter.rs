@@ -244,7 +244,7 @@ fn stage(project: &Project, a: &ChapterStageArgs) -> Result<Report, CliError> {
         ));
     };
     lock::heartbeat(project, &a.token).map_err(lock_error)?;
-    let facts = tx::staging_facts(project, n);
+    let facts = tx::staging_facts(project, n, tx::Facts::Full);
     pipeline::check_stage(&cp, n, to, &facts).map_err(refusal)?;
     let from = cp.pipeline_stage;
     let mut archived = Vec::new();
@@ -336,7 +336,7 @@ fn gate_cmd(project: &Project, n: u32, token: &str) -> Result<Report, CliError> 
     let spec: Option<StorylineSpec> =
         io::read_json(&project.path(layout::STORYLINE_SPEC), "LS 故事线规范").ok();
     let leak = tx::leak_result(project, n)?;
-    let facts = tx::staging_facts(project, n);
+    let facts = tx::staging_facts(project, n, tx::Facts::Full);
     let input = GateInput {
         chapter: n,
         evaluations: evals.iter().map(|(_, e)| e).collect(),
@@ -623,7 +623,9 @@ fn recover(project: &Project) -> Result<Report, CliError> {
         actions.push(format!("清理了中断留下的临时文件 {left}"));
     }
     let mut cp = tx::load_checkpoint(project)?;
-    let facts = cp.inflight_chapter.map(|n| tx::staging_facts(project, n));
+    let facts = cp
+        .inflight_chapter
+        .map(|n| tx::staging_facts(project, n, tx::Facts::Full));
     let nothing = pipeline::StagingFacts::nothing();
     let mut resume = pipeline::resume_point(&cp, facts.as_ref().unwrap_or(&nothing));
     if let Some(to) = resume.rewind_to {
