@@ -14,8 +14,7 @@ use novel_store::review::{committed_in, inventory, quality, volume_part, write_r
 use novel_store::{Project, layout, time};
 use novel_text::leak::LeakRisk;
 
-use super::style::drift_check;
-use super::{names_report, plan_error};
+use super::{drift_check, names_report, plan_error};
 use crate::cli::{GlobalArgs, HELP_TEMPLATE};
 use crate::output::{CliError, Exit, Report};
 
