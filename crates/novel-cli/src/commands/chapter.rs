@@ -13,7 +13,7 @@ use novel_store::chapter::{self as tx, PlanError};
 use novel_store::lock::{self, LockState};
 use novel_store::{Project, io, layout, time};
 
-use super::lock::{lock_error, stale_after};
+use super::{lock_error, stale_after};
 use crate::cli::{
     ChapterCommand, ChapterCommitArgs, ChapterFailArgs, ChapterStageArgs, GlobalArgs,
 };
@@ -499,7 +499,7 @@ fn commit(project: &Project, a: &ChapterCommitArgs) -> Result<Report, CliError> 
     let journal =
         tx::plan_commit(project, &cp, n, &a.token, &now, &count).map_err(|e| match e {
             PlanError::Store(s) => s.into(),
-            PlanError::Ops(o) => super::ops::ops_error(o),
+            PlanError::Ops(o) => super::ops_error(o),
             PlanError::ChangedSinceGate { .. } => CliError::new(
                 "E_STAGING_CHANGED",
                 e.to_string(),

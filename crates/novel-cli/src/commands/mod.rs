@@ -30,12 +30,16 @@ pub mod validate;
 pub mod volume;
 
 use std::path::Path;
+use std::time::Duration;
 
 use serde_json::json;
 
+use novel_core::ops::OpsError;
 use novel_core::plan::PlanFinding;
 use novel_store::Project;
+use novel_store::lock::LockError;
 use novel_store::select::{Input, SelectError};
+use novel_store::spec::SpecError;
 use novel_text::finding::Evidence;
 use novel_text::names::{NameIndex, NameIssue, NameIssueKind};
 use novel_text::segment::Document;
@@ -231,4 +235,85 @@ pub(crate) fn drift_check(proj: &Project) -> Result<DriftCheck, CliError> {
         window,
         existing: s.existing,
     })
+}
+
+/// Staleness from the project settings (`novel.json` lock.stale_minutes, default 30); a
+/// settings file that does not load is an error, not the default.
+pub(crate) fn stale_after(project: &Project) -> Result<Duration, CliError> {
+    Ok(novel_store::settings::load(project)?.lock.stale_after())
+}
+
+/// A lock that cannot be taken, kept or released (exit 3, or 2 for an unreadable lock).
+pub(crate) fn lock_error(e: LockError) -> CliError {
+    let code = e.code();
+    match e {
+        LockError::Held { holder, .. } => CliError::new(
+            code,
+            format!("项目正被占用：{holder}"),
+            "等它完成；若确认那个会话已经不在，运行 novel chapter recover（僵尸锁会被自动清除）或 novel lock clear",
+            Exit::Conflict,
+        ),
+        LockError::NotOwner => CliError::new(
+            code,
+            e.to_string(),
+            "使用 chapter begin / lock acquire 返回的 token；novel lock status 可查看持有者",
+            Exit::Conflict,
+        ),
+        LockError::Busy => CliError::new(code, e.to_string(), "稍后重试", Exit::Conflict),
+        LockError::JournalPending { .. } => CliError::new(
+            code,
+            e.to_string(),
+            "先运行 novel chapter recover 补完它，再重试这条命令",
+            Exit::Conflict,
+        ),
+        LockError::NotHeld => CliError::new(code, e.to_string(), "无需释放", Exit::Usage),
+        LockError::DeadOwner { .. } => CliError::new(
+            code,
+            e.to_string(),
+            "省略 --owner-pid（默认取当前会话的进程），或给出一个正在运行的进程号",
+            Exit::Usage,
+        ),
+        LockError::Store(s) => s.into(),
+    }
+}
+
+/// An ops-engine refusal (order, version, a delta that does not apply).
+pub(crate) fn ops_error(e: OpsError) -> CliError {
+    let exit = match e {
+        OpsError::StateVersion { .. }
+        | OpsError::ChapterOrder { .. }
+        | OpsError::Diverged { .. } => Exit::Conflict,
+        OpsError::Replay { .. } => Exit::Usage,
+        OpsError::Delta { .. } | OpsError::Strict { .. } | OpsError::UnknownStoryline { .. } => {
+            Exit::Problems
+        }
+    };
+    CliError::new(e.code(), e.to_string(), e.hint(), exit)
+}
+
+/// Runs a standalone read-check-write of the state files under the project lock, so two of
+/// them cannot both pass the version check. The lock is taken for this process and released
+/// afterwards; when this session already holds it (a chapter pipeline), `f` runs inside that
+/// lock. A lock held by anyone else is a conflict (exit 3, `E_LOCKED`) naming the holder.
+pub(crate) fn with_state_lock<T>(
+    project: &Project,
+    f: impl FnOnce(&mut novel_store::lock::Held<'_>) -> Result<T, CliError>,
+) -> Result<T, CliError> {
+    let mut held =
+        novel_store::lock::Held::take(project, stale_after(project)?).map_err(lock_error)?;
+    let value = f(&mut held)?;
+    held.release().map_err(lock_error)?;
+    Ok(value)
+}
+
+/// Maps a store spec error to the CLI error shape and exit code.
+pub(crate) fn spec_error(e: SpecError) -> CliError {
+    let exit = if e.is_conflict() {
+        Exit::Conflict
+    } else if matches!(e, SpecError::Blocked(_)) {
+        Exit::Problems
+    } else {
+        Exit::Usage
+    };
+    CliError::new(e.code(), e.to_string(), e.hint(), exit)
 }

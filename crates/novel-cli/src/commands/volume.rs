@@ -68,7 +68,7 @@ pub fn command_name(cmd: &VolumeCommand) -> &'static str {
 
 pub fn run(global: &GlobalArgs, cmd: VolumeCommand) -> Result<Report, CliError> {
     let project = super::project(global)?;
-    let stale = super::lock::stale_after(&project)?;
+    let stale = super::stale_after(&project)?;
     let now = time::now_iso();
     match cmd {
         VolumeCommand::Check(a) => check(&project, a.volume),
