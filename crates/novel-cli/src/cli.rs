@@ -61,6 +61,36 @@ pub struct GlobalArgs {
     pub version: Option<bool>,
 }
 
+/// Which chapter files a text command reads.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ChapterSelection {
+    /// 章节文件（默认：正在写的章节，即 staging/chapters/ 中断点 inflight_chapter 那一章）
+    #[arg(value_name = "文件", help_heading = "参数")]
+    pub files: Vec<PathBuf>,
+    /// 第 N 章（chapters/chapter-NNN.md；未提交时用 staging 中的稿子）
+    #[arg(long, value_name = "N", conflicts_with_all = ["files", "all"])]
+    pub chapter: Option<u32>,
+    /// 全部已提交章节（chapters/ 下的 chapter-NNN.md）
+    #[arg(long, conflicts_with = "files")]
+    pub all: bool,
+}
+
+impl ChapterSelection {
+    /// The store's selection: files, else `--chapter`, else `--all`, else the chapter in flight.
+    pub fn selection(&self) -> novel_store::select::Selection<'_> {
+        use novel_store::select::Selection;
+        if !self.files.is_empty() {
+            Selection::Files(&self.files)
+        } else if let Some(n) = self.chapter {
+            Selection::Chapter(n)
+        } else if self.all {
+            Selection::All
+        } else {
+            Selection::InFlight
+        }
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// 新建小说项目（PRD §9.1 目录结构、模板、断点、默认故事线与规范）

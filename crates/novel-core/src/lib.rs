@@ -31,6 +31,7 @@ pub mod review;
 pub mod revision;
 pub mod spec;
 pub mod status;
+pub mod text_sources;
 pub mod validate;
 
 pub use model::FileKind;

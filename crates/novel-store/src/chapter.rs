@@ -138,16 +138,53 @@ fn json_fact(
     (FileFact::Ok, Some(value))
 }
 
-/// What `staging/` holds for chapter `n`.
-pub fn staging_facts(project: &Project, n: u32) -> StagingFacts {
+/// How closely [`staging_facts`] looks at the staged files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Facts {
+    /// Presence, non-emptiness and the delta's JSON syntax only — no schema is compiled: the
+    /// session-start hook, which must stay in milliseconds (`novel chapter stage` validates
+    /// when it matters).
+    Light,
+    /// The delta and the evaluation checked against their schemas and their `chapter` field,
+    /// the delta's storyline against the project's: the pipeline (`next`, gate, commit).
+    Full,
+}
+
+#[derive(Deserialize)]
+struct LightDelta {
+    #[serde(default)]
+    storyline_id: Option<String>,
+}
+
+/// The staged delta's fact and its storyline (a slug), read without a schema.
+fn light_delta(project: &Project, n: u32) -> (FileFact, Option<String>) {
+    match read_text(&project.path(&layout::staging_delta(n))) {
+        Ok(t) if t.trim().is_empty() => (FileFact::Empty, None),
+        Ok(t) => match serde_json::from_str::<LightDelta>(&t) {
+            Ok(d) => (
+                FileFact::Ok,
+                d.storyline_id.filter(|s| novel_core::model::is_slug(s)),
+            ),
+            Err(e) => (FileFact::Invalid(e.to_string()), None),
+        },
+        Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            (FileFact::Missing, None)
+        }
+        Err(e) => (FileFact::Invalid(e.to_string()), None),
+    }
+}
+
+/// The staged delta's fact (schema, chapter, known storyline) and its storyline (a slug).
+fn full_delta(project: &Project, n: u32) -> (FileFact, Option<String>) {
     let (mut delta, delta_value) =
         json_fact(project, &layout::staging_delta(n), FileKind::StateDelta, n);
+    let named = delta_value
+        .as_ref()
+        .and_then(|v| v.get("storyline_id"))
+        .and_then(serde_json::Value::as_str);
     // A delta on a storyline the project does not have would fail at commit: say so now.
     if delta.ok()
-        && let Some(id) = delta_value
-            .as_ref()
-            .and_then(|v| v.get("storyline_id"))
-            .and_then(serde_json::Value::as_str)
+        && let Some(id) = named
     {
         match crate::state::load_storyline_ids(project) {
             Ok(known) => {
@@ -158,33 +195,40 @@ pub fn staging_facts(project: &Project, n: u32) -> StagingFacts {
             Err(e) => delta = FileFact::Invalid(e.to_string()),
         }
     }
-    let storyline_id = delta_value
-        .as_ref()
-        .and_then(|v| v.get("storyline_id"))
-        .and_then(serde_json::Value::as_str)
+    let storyline_id = named
         .filter(|id| novel_core::model::is_slug(id))
         .map(str::to_string);
+    (delta, storyline_id)
+}
+
+/// What `staging/` holds for chapter `n`, checked as closely as `mode` says.
+pub fn staging_facts(project: &Project, n: u32, mode: Facts) -> StagingFacts {
+    let (delta, storyline_id) = match mode {
+        Facts::Light => light_delta(project, n),
+        Facts::Full => full_delta(project, n),
+    };
     let memory = match &storyline_id {
-        Some(id) => text_fact(project, &layout::staging_memory(id).expect("slug")),
+        Some(id) => {
+            layout::staging_memory(id).map_or(FileFact::Missing, |rel| text_fact(project, &rel))
+        }
         None => FileFact::Missing,
     };
     let (chapter_text, text_digest) = text_fact_digest(project, &layout::staging_chapter(n));
     // An unreadable changelog cannot vouch for a skip: the delta is then simply required.
     let delta_skipped =
         !delta.ok() && skipped_deltas(project).is_ok_and(|skipped| skipped.contains(&n));
+    let evaluation_rel = layout::staging_evaluation(n);
+    let evaluation = match mode {
+        Facts::Light => text_fact(project, &evaluation_rel),
+        Facts::Full => json_fact(project, &evaluation_rel, FileKind::Evaluation, n).0,
+    };
     StagingFacts {
         chapter_text,
         summary: text_fact(project, &layout::staging_summary(n)),
         delta,
         storyline_id,
         memory,
-        evaluation: json_fact(
-            project,
-            &layout::staging_evaluation(n),
-            FileKind::Evaluation,
-            n,
-        )
-        .0,
+        evaluation,
         text_digest,
         delta_skipped,
     }
@@ -892,7 +936,7 @@ pub fn plan_commit(
 
     // The state delta through the state engine — unless it was skipped (§10.6), in which
     // case the state does not move and whatever was staged is kept in the logs.
-    let facts = staging_facts(project, n);
+    let facts = staging_facts(project, n, Facts::Full);
     let (changelog_line, storyline_id) = if facts.delta_skipped {
         // The state does not move, but it must still be the one its changelog replays to.
         let state = crate::state::load_state(project)?;
@@ -1053,5 +1097,45 @@ fn empty_log(n: u32) -> novel_core::model::PipelineLog {
         total_duration_ms: None,
         total_cost_usd: None,
         extra: Default::default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn light_facts_see_presence_full_facts_check_the_schema() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("book");
+        crate::init::init_project(&root, &crate::init::InitOptions::default()).unwrap();
+        let p = Project::open(&root).unwrap();
+        ensure_staging_dirs(&p).unwrap();
+        // Parses, names a storyline, but is neither a delta nor an evaluation.
+        std::fs::write(
+            p.path(&layout::staging_delta(1)),
+            r#"{"storyline_id": "x-line"}"#,
+        )
+        .unwrap();
+        std::fs::write(p.path(&layout::staging_evaluation(1)), "{}").unwrap();
+        let light = staging_facts(&p, 1, Facts::Light);
+        assert_eq!(
+            (&light.delta, &light.evaluation),
+            (&FileFact::Ok, &FileFact::Ok)
+        );
+        assert_eq!(light.storyline_id.as_deref(), Some("x-line"));
+        let full = staging_facts(&p, 1, Facts::Full);
+        assert!(
+            matches!(full.delta, FileFact::Invalid(_)),
+            "{:?}",
+            full.delta
+        );
+        assert!(
+            matches!(full.evaluation, FileFact::Invalid(_)),
+            "{:?}",
+            full.evaluation
+        );
+        assert_eq!(full.storyline_id.as_deref(), Some("x-line"));
+        assert_eq!(full.chapter_text, FileFact::Missing);
     }
 }

@@ -18,10 +18,10 @@ use novel_core::model::{
     Checkpoint, Evaluation, ForeshadowingGlobal, Settings, StorylineSchedule, Storylines,
 };
 use novel_core::next::{self, DiskFacts, LockFact, Recommendation};
-use novel_core::pipeline::{FileFact, StagingFacts};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
+use crate::chapter::{Facts, skipped_deltas, staging_facts};
 use crate::error::StoreError;
 use crate::io::read_text;
 use crate::layout;
@@ -456,12 +456,6 @@ struct LightGlobal {
 }
 
 #[derive(Deserialize)]
-struct LightDelta {
-    #[serde(default)]
-    storyline_id: Option<String>,
-}
-
-#[derive(Deserialize)]
 struct LightDrift {
     #[serde(default)]
     active: bool,
@@ -470,47 +464,6 @@ struct LightDrift {
 #[derive(Deserialize)]
 struct LightJournal {
     chapter: u32,
-}
-
-use crate::chapter::{skipped_deltas, text_fact, text_fact_digest};
-
-/// What `staging/` holds for chapter `n`: presence and non-emptiness only (no schema check;
-/// `novel chapter stage` validates when it matters).
-pub fn light_staging_facts(project: &Project, n: u32) -> StagingFacts {
-    let delta_rel = layout::staging_delta(n);
-    let (delta, storyline_id) = match read_text(&project.path(&delta_rel)) {
-        Ok(t) if t.trim().is_empty() => (FileFact::Empty, None),
-        Ok(t) => match serde_json::from_str::<LightDelta>(&t) {
-            Ok(d) => (
-                FileFact::Ok,
-                d.storyline_id.filter(|s| novel_core::model::is_slug(s)),
-            ),
-            Err(e) => (FileFact::Invalid(e.to_string()), None),
-        },
-        Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
-            (FileFact::Missing, None)
-        }
-        Err(e) => (FileFact::Invalid(e.to_string()), None),
-    };
-    let memory = match &storyline_id {
-        Some(id) => {
-            layout::staging_memory(id).map_or(FileFact::Missing, |rel| text_fact(project, &rel))
-        }
-        None => FileFact::Missing,
-    };
-    let (chapter_text, text_digest) = text_fact_digest(project, &layout::staging_chapter(n));
-    let delta_skipped =
-        !delta.ok() && skipped_deltas(project).is_ok_and(|skipped| skipped.contains(&n));
-    StagingFacts {
-        chapter_text,
-        summary: text_fact(project, &layout::staging_summary(n)),
-        delta,
-        storyline_id,
-        memory,
-        evaluation: text_fact(project, &layout::staging_evaluation(n)),
-        text_digest,
-        delta_skipped,
-    }
 }
 
 /// The lock as this process sees it (held by this session, by another, stale or free).
@@ -580,7 +533,7 @@ pub fn session_facts(project: &Project, source: Option<String>) -> SessionFacts 
     if let Some(cp) = &checkpoint {
         let last = cp.last_completed_chapter;
         if let Some(n) = cp.inflight_chapter {
-            disk.staging = Some(light_staging_facts(project, n));
+            disk.staging = Some(staging_facts(project, n, Facts::Light));
         }
         if let Some(g) =
             json_opt::<LightGlobal>(project, layout::FORESHADOWING_GLOBAL, &mut problems)

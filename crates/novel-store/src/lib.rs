@@ -5,7 +5,9 @@
 //! atomic writes (unique temp file + fsync + rename + directory fsync), `novel init`,
 //! loading a whole project for validation, the one reader of `novel.json` (`settings`), the
 //! `.novel.lock` (and the `process` facts it needs), the commit journal and recovery,
-//! and the guard hooks' decisions (`guard`: the one table of files the binary owns).
+//! and the guard hooks' decisions (`guard`: the one table of files the binary owns). For the text
+//! checks it says which files are read (`select`: chapter selections, the blacklist, the style
+//! profile; `names`, `leak`: the sources of the name and leak checks, and the leak record).
 //!
 //! What it is not: it decides nothing about content (that is `novel-core`) and never prints.
 
@@ -18,9 +20,11 @@ pub mod guard;
 pub mod init;
 pub mod io;
 pub mod layout;
+pub mod leak;
 pub mod load;
 pub mod lock;
 pub mod memory;
+pub mod names;
 pub mod next;
 pub mod plan;
 pub mod prefs;
@@ -29,6 +33,7 @@ pub mod project;
 pub mod quickstart;
 pub mod review;
 pub mod revision;
+pub mod select;
 pub mod settings;
 pub mod spec;
 pub mod state;

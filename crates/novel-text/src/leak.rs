@@ -26,13 +26,20 @@
 //! foreign name inside them (苏婉儿 is not 苏婉), then are dropped. A two-character foreign
 //! name must stand at a name boundary (see [`crate::names::at_name_boundary`]: 林枫 in
 //! 山林枫树 does not); one that does not is still reported, but only ever as `low`.
+//!
+//! [`assess`] is the whole check over what `novel_store::leak::sources` gathered: it turns
+//! slugs into names, reads the people out of each memory, and returns the report of
+//! `novel check leak` with its evidence.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use aho_corasick::{AhoCorasick, MatchKind};
 use serde::Serialize;
 
-use crate::names::at_name_boundary;
+use novel_core::text_sources::LeakSources;
+
+use crate::finding::Evidence;
+use crate::names::{KnownName, at_name_boundary, entity_names, known_names};
 use crate::normalize::normalize_str;
 use crate::segment::{Document, Span};
 
@@ -146,13 +153,8 @@ pub fn foreign_entities(
     foreign.into_values().collect()
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LeakRisk {
-    None,
-    Low,
-    High,
-}
+/// The grade of a chapter's leaks: the gate's own type, so the record it reads says the same.
+pub use novel_core::gate::LeakRisk;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeakHit {
@@ -269,9 +271,201 @@ pub fn check_leak(doc: &Document, foreign: &[ForeignEntity], others: &[String]) 
     LeakReport { risk, hits }
 }
 
+/// A foreign name found in the chapter, as reported (`cross_references`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LeakFinding {
+    pub name: String,
+    pub storyline: String,
+    pub kind: EntityKind,
+    pub count: usize,
+    pub in_narration: usize,
+    pub at_boundary: usize,
+    pub evidence: Vec<Evidence>,
+}
+
+/// The leak check of one chapter (the `--json` data of `novel check leak`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LeakAssessment {
+    pub chapter: u32,
+    pub path: String,
+    pub storyline_id: String,
+    pub converging_with: Vec<String>,
+    pub leak_risk: LeakRisk,
+    pub cross_references: Vec<LeakFinding>,
+    /// How many names were foreign to this chapter's line.
+    pub foreign_entities: usize,
+}
+
+/// The names of `who` (a character slug, display name or alias, or a bare Chinese name): every
+/// name of the characters it denotes.
+fn names_of(known: &[KnownName], who: &str) -> Vec<String> {
+    let ids: BTreeSet<&str> = known
+        .iter()
+        .filter(|k| k.entity == who || k.display == who || k.name == who)
+        .map(|k| k.entity.as_str())
+        .collect();
+    let mut out: Vec<String> = known
+        .iter()
+        .filter(|k| ids.contains(k.entity.as_str()) && !k.entity.starts_with("storyline:"))
+        .map(|k| k.name.clone())
+        .collect();
+    if out.is_empty() && !novel_core::model::is_slug(who) {
+        out.push(who.to_string());
+    }
+    out
+}
+
+/// What each storyline names: its POV characters' names, its affiliations, and the registered
+/// people its memory names (longest match first: 苏婉儿 in a memory is not 苏婉).
+fn line_names(s: &LeakSources, known: &[KnownName]) -> Vec<LineNames> {
+    let people: Vec<String> = known
+        .iter()
+        .filter(|k| !k.entity.starts_with("storyline:"))
+        .map(|k| k.name.clone())
+        .collect();
+    s.storylines
+        .storylines
+        .iter()
+        .zip(s.memories.iter().chain(std::iter::repeat(&String::new())))
+        .map(|(line, memory)| LineNames {
+            id: line.id.clone(),
+            pov: line
+                .pov_characters
+                .iter()
+                .flat_map(|who| names_of(known, who))
+                .collect(),
+            affiliations: line.affiliated_factions.clone(),
+            memory_people: names_in(memory, &people),
+            memory: memory.clone(),
+        })
+        .collect()
+}
+
+/// The names of the characters this chapter's line shares with others (`bridges`).
+fn shared_names(s: &LeakSources, known: &[KnownName]) -> Vec<String> {
+    let mut shared = Vec::new();
+    for r in &s.storylines.relationships {
+        if r.from == s.storyline || r.to == s.storyline {
+            for who in &r.bridges.shared_characters {
+                shared.extend(names_of(known, who));
+            }
+        }
+    }
+    shared
+}
+
+/// The cross-storyline leak check of one chapter over its sources (see the module note).
+pub fn assess(s: &LeakSources) -> LeakAssessment {
+    let known = known_names(&s.names);
+    let lines = line_names(s, &known);
+    let shared = shared_names(s, &known);
+    let setting = entity_names(&s.setting);
+    let foreign = foreign_entities(&lines, &s.storyline, &s.converging, &shared, &setting);
+    // Every name that is not foreign takes part in the longest match, so a foreign name
+    // inside one of them (苏婉 in 苏婉儿) is not counted.
+    let mut others: Vec<String> = lines
+        .iter()
+        .flat_map(|l| l.pov.iter().chain(&l.affiliations).chain(&l.memory_people))
+        .cloned()
+        .collect();
+    others.extend(shared);
+    others.extend(known.into_iter().map(|k| k.name));
+    others.extend(setting);
+    others.retain(|o| !foreign.iter().any(|f| f.name == *o));
+    others.sort();
+    others.dedup();
+
+    let doc = Document::new(&s.text);
+    let report = check_leak(&doc, &foreign, &others);
+    let cross_references = report
+        .hits
+        .into_iter()
+        .map(|h| LeakFinding {
+            count: h.occurrences.len(),
+            in_narration: h.in_narration,
+            at_boundary: h.at_boundary,
+            evidence: h
+                .occurrences
+                .iter()
+                .map(|o| Evidence::of(&doc, *o))
+                .collect(),
+            name: h.entity.name,
+            storyline: h.entity.storyline,
+            kind: h.entity.kind,
+        })
+        .collect();
+    LeakAssessment {
+        chapter: s.chapter,
+        path: s.path.clone(),
+        storyline_id: s.storyline.clone(),
+        converging_with: s.converging.clone(),
+        leak_risk: report.risk,
+        cross_references,
+        foreign_entities: foreign.len(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Two lines: 陈默 (main) and 姜望 (jiang, 青云门), 苏婉 shared through `bridges`.
+    fn sources(text: &str, converging: &[&str]) -> LeakSources {
+        let line = |id: &str, pov: &str, factions: &[&str]| {
+            serde_json::json!({"id": id, "name": id, "type": "main_arc", "scope": "novel",
+                "status": "active", "pov_characters": [pov], "affiliated_factions": factions})
+        };
+        let storylines = serde_json::from_value(serde_json::json!({
+            "storylines": [line("main", "chen-mo", &[]), line("jiang", "jiang-wang", &["青云门"])],
+            "relationships": [{"from": "main", "to": "jiang", "type": "parallel",
+                "bridges": {"shared_characters": ["su-wan"]}}],
+        }))
+        .unwrap();
+        let character = |id: &str, name: &str| {
+            serde_json::from_value(serde_json::json!({"id": id, "display_name": name})).unwrap()
+        };
+        LeakSources {
+            chapter: 3,
+            path: "chapters/chapter-003.md".into(),
+            text: text.into(),
+            storyline: "main".into(),
+            storylines,
+            memories: vec![String::new(), "苏婉来过。".into()],
+            converging: converging.iter().map(|s| s.to_string()).collect(),
+            names: novel_core::text_sources::NameSources {
+                characters: vec![
+                    character("chen-mo", "陈默"),
+                    character("jiang-wang", "姜望"),
+                    character("su-wan", "苏婉"),
+                ],
+                storylines: None,
+            },
+            setting: Default::default(),
+        }
+    }
+
+    #[test]
+    fn assess_reports_another_lines_pov_in_narration_as_high() {
+        let a = assess(&sources("陈默推开门。姜望站在门外。", &[]));
+        assert_eq!(a.leak_risk, LeakRisk::High);
+        assert_eq!(a.cross_references.len(), 1);
+        let f = &a.cross_references[0];
+        assert_eq!(
+            (f.name.as_str(), f.kind, f.count),
+            ("姜望", EntityKind::PovCharacter, 1)
+        );
+        assert_eq!((f.evidence[0].line, f.evidence[0].col), (1, 7));
+    }
+
+    #[test]
+    fn assess_spares_shared_characters_and_converging_lines() {
+        let shared = assess(&sources("苏婉站在门外。", &[]));
+        assert_eq!(shared.leak_risk, LeakRisk::None);
+        let converging = assess(&sources("姜望站在门外，青云门的人也来了。", &["jiang"]));
+        assert_eq!(converging.leak_risk, LeakRisk::None);
+        assert_eq!(converging.converging_with, vec!["jiang".to_string()]);
+        assert_eq!(converging.foreign_entities, 0);
+    }
 
     fn foreign() -> Vec<ForeignEntity> {
         let e = |name: &str, kind| ForeignEntity {

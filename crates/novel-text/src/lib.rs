@@ -13,7 +13,8 @@
 //!   with thresholds in [`lint`]; every finding is a [`finding::Finding`].
 //! - [`metrics`]: the numbers of `style-profile.json`; [`drift`]: 风格校准 against them.
 //! - [`names`]: near-miss variants of registered names and unregistered person-like names;
-//!   [`leak`]: names of other storylines in a chapter (防串线).
+//!   [`leak`]: names of other storylines in a chapter (防串线), the whole check in
+//!   [`leak::assess`] over the sources `novel-store` gathers (`novel_core::text_sources`).
 //! - [`keyphrase`]: the 3–5 key phrases of a world-rule sentence for spec propagation (jieba
 //!   behind the `jieba` feature, with the project glossary of `novel_core::spec::glossary` and
 //!   a genre vocabulary); the CLI hands it to `novel_core::spec::propagate`.

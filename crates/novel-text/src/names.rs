@@ -865,6 +865,89 @@ fn surname_at(chars: &[char], i: usize) -> Option<usize> {
     (i < chars.len() && SURNAMES.contains(chars[i])).then_some(1)
 }
 
+/// Registered names of a project: every character's display name and aliases, and the POV
+/// characters and factions of the storylines that are written in Chinese (not slugs).
+pub fn known_names(sources: &novel_core::text_sources::NameSources) -> Vec<KnownName> {
+    let mut names = Vec::new();
+    for c in &sources.characters {
+        for name in std::iter::once(&c.display_name).chain(&c.aliases) {
+            names.push(KnownName {
+                name: name.clone(),
+                entity: c.id.clone(),
+                display: c.display_name.clone(),
+            });
+        }
+    }
+    for s in sources.storylines.iter().flat_map(|l| &l.storylines) {
+        for name in s.pov_characters.iter().chain(&s.affiliated_factions) {
+            if !novel_core::model::is_slug(name) {
+                names.push(KnownName {
+                    name: name.clone(),
+                    entity: format!("storyline:{}", s.id),
+                    display: name.clone(),
+                });
+            }
+        }
+    }
+    names
+}
+
+/// Known names of things that are not people, each once, in order of discovery: the keys and
+/// `name`/`display_name`/`aliases` of the state's items, locations and factions, the characters'
+/// `location`s, the quoted terms of the world rules and the [`world_terms`] of the world
+/// documents — those of 2–12 characters with a Han character among them.
+pub fn entity_names(sources: &novel_core::text_sources::SettingSources) -> Vec<String> {
+    use serde_json::Value;
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |s: &str| {
+        let s = s.trim();
+        let len = s.chars().count();
+        if (2..=12).contains(&len) && s.chars().any(is_han) && !out.iter().any(|o| o == s) {
+            out.push(s.to_string());
+        }
+    };
+    if let Some(state) = &sources.state {
+        for section in ["items", "locations", "factions"] {
+            let Some(map) = state.get(section).and_then(Value::as_object) else {
+                continue;
+            };
+            for (key, v) in map {
+                push(key);
+                match v {
+                    Value::String(s) => push(s),
+                    Value::Object(o) => {
+                        for k in ["name", "display_name"] {
+                            if let Some(s) = o.get(k).and_then(Value::as_str) {
+                                push(s);
+                            }
+                        }
+                        if let Some(a) = o.get("aliases").and_then(Value::as_array) {
+                            a.iter().filter_map(Value::as_str).for_each(&mut push);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if let Some(map) = state.get("characters").and_then(Value::as_object) {
+            for v in map.values() {
+                if let Some(s) = v.get("location").and_then(Value::as_str) {
+                    push(s);
+                }
+            }
+        }
+    }
+    for r in sources.world_rules.iter().flat_map(|w| &w.rules) {
+        // Only the quoted terms of a rule's sentence: it has no headings or bold.
+        let quoted: String = r.rule.replace('#', "").replace("**", "");
+        world_terms(&quoted).iter().for_each(|t| push(t));
+    }
+    for doc in &sources.world_docs {
+        world_terms(doc).iter().for_each(|t| push(t));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,8 +13,7 @@ use novel_core::model::{Extra, is_slug};
 use novel_store::{Project, io, layout};
 use novel_text::normalize::normalize_str;
 
-use super::lint::HELP_TEMPLATE;
-use crate::cli::GlobalArgs;
+use crate::cli::{GlobalArgs, HELP_TEMPLATE};
 use crate::output::{CliError, Exit, Report};
 
 #[derive(Debug, Subcommand)]

@@ -13,7 +13,7 @@ use novel_store::chapter::{self as tx, PlanError};
 use novel_store::lock::{self, LockState};
 use novel_store::{Project, io, layout, time};
 
-use super::lock::{lock_error, stale_after};
+use super::{lock_error, stale_after};
 use crate::cli::{
     ChapterCommand, ChapterCommitArgs, ChapterFailArgs, ChapterStageArgs, GlobalArgs,
 };
@@ -206,7 +206,7 @@ fn continuity_of(
             "第 {n} 章契约与前文有 {} 处出入，写作时要在正文里衔接：\n",
             found.len()
         ));
-        human.push_str(&super::check::render_findings(&found));
+        human.push_str(&super::render_findings(&found));
     }
     found
 }
@@ -244,7 +244,7 @@ fn stage(project: &Project, a: &ChapterStageArgs) -> Result<Report, CliError> {
         ));
     };
     lock::heartbeat(project, &a.token).map_err(lock_error)?;
-    let facts = tx::staging_facts(project, n);
+    let facts = tx::staging_facts(project, n, tx::Facts::Full);
     pipeline::check_stage(&cp, n, to, &facts).map_err(refusal)?;
     let from = cp.pipeline_stage;
     let mut archived = Vec::new();
@@ -336,7 +336,7 @@ fn gate_cmd(project: &Project, n: u32, token: &str) -> Result<Report, CliError> 
     let spec: Option<StorylineSpec> =
         io::read_json(&project.path(layout::STORYLINE_SPEC), "LS 故事线规范").ok();
     let leak = tx::leak_result(project, n)?;
-    let facts = tx::staging_facts(project, n);
+    let facts = tx::staging_facts(project, n, tx::Facts::Full);
     let input = GateInput {
         chapter: n,
         evaluations: evals.iter().map(|(_, e)| e).collect(),
@@ -505,7 +505,7 @@ fn commit(project: &Project, a: &ChapterCommitArgs) -> Result<Report, CliError> 
     let journal =
         tx::plan_commit(project, &cp, n, &a.token, &now, &count).map_err(|e| match e {
             PlanError::Store(s) => s.into(),
-            PlanError::Ops(o) => super::ops::ops_error(o),
+            PlanError::Ops(o) => super::ops_error(o),
             PlanError::ChangedSinceGate { .. } => CliError::new(
                 "E_STAGING_CHANGED",
                 e.to_string(),
@@ -634,7 +634,9 @@ fn recover(project: &Project) -> Result<Report, CliError> {
         actions.push(format!("清理了中断留下的临时文件 {left}"));
     }
     let mut cp = tx::load_checkpoint(project)?;
-    let facts = cp.inflight_chapter.map(|n| tx::staging_facts(project, n));
+    let facts = cp
+        .inflight_chapter
+        .map(|n| tx::staging_facts(project, n, tx::Facts::Full));
     let nothing = pipeline::StagingFacts::nothing();
     let mut resume = pipeline::resume_point(&cp, facts.as_ref().unwrap_or(&nothing));
     if let Some(to) = resume.rewind_to {

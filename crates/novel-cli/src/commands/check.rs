@@ -5,29 +5,24 @@
 //! `leak_risk: none|low|high` with evidence; exit 1 when high (LS-005 forces a revision).
 //!
 //! For the in-flight chapter the leak result is also written to
-//! `staging/logs/chapter-NNN-leak.json` (see [`LEAK_RECORD_VERSION`]) for the gate to read.
+//! `staging/logs/chapter-NNN-leak.json` (`novel_store::leak::record`) for the gate to read.
+//!
+//! The rules are elsewhere: which files and names are read is `novel_store::names`,
+//! `novel_store::leak` and `novel_store::select`; what is a suspicious name or a leak is
+//! `novel_text::names` and `novel_text::leak::assess`. This module wires them and renders.
 //!
 //! `novel check continuity [--chapter N | --volume V]`: the L3 contracts against the replayed
 //! state, against each other and against retirements (`novel_core::plan::continuity`); exit 1
 //! when a finding is an error.
 
 use clap::{Args, Subcommand};
-use serde_json::json;
 
-use std::collections::BTreeSet;
-
-use novel_core::model::{ChapterContract, Character, StorylineSchedule, Storylines};
-use novel_core::plan::PlanFinding;
 use novel_store::plan::Scope;
-use novel_store::{Project, io, layout};
-use novel_text::leak::{
-    EntityKind, ForeignEntity, LeakRisk, LineNames, check_leak, foreign_entities, names_in,
-};
-use novel_text::names::{KnownName, NameIndex, NameIssueKind, world_terms};
-use novel_text::segment::{Document, Span};
+use novel_store::select::Selection;
+use novel_text::leak::{EntityKind, LeakAssessment, LeakRisk};
 
-use super::lint::{ChapterSelection, HELP_TEMPLATE, committed_chapters, resolve_inputs};
-use crate::cli::GlobalArgs;
+use super::{names_report, plan_error, render_findings, select_error};
+use crate::cli::{ChapterSelection, GlobalArgs, HELP_TEMPLATE};
 use crate::output::{CliError, Exit, Report};
 
 #[derive(Debug, Subcommand)]
@@ -95,130 +90,6 @@ fn parse_range(s: &str) -> Option<(u32, u32)> {
     (a >= 1 && a <= b).then_some((a, b))
 }
 
-/// Registered names of the project: characters (display names, aliases) and the Chinese POV
-/// characters and factions of the storylines.
-pub(crate) fn known_names(proj: &Project) -> Result<Vec<KnownName>, CliError> {
-    let mut names = Vec::new();
-    for dir in ["characters/active", "characters/retired"] {
-        let path = proj.path(dir);
-        let Ok(entries) = std::fs::read_dir(&path) else {
-            continue;
-        };
-        let mut files: Vec<_> = entries
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "json"))
-            .collect();
-        files.sort();
-        for f in files {
-            let c: Character = io::read_json(&f, "角色档案")?;
-            for name in std::iter::once(&c.display_name).chain(&c.aliases) {
-                names.push(KnownName {
-                    name: name.clone(),
-                    entity: c.id.clone(),
-                    display: c.display_name.clone(),
-                });
-            }
-        }
-    }
-    let path = proj.path(layout::STORYLINES);
-    if path.is_file() {
-        let lines: Storylines = io::read_json(&path, "故事线定义")?;
-        for s in &lines.storylines {
-            for name in s.pov_characters.iter().chain(&s.affiliated_factions) {
-                if !novel_core::model::is_slug(name) {
-                    names.push(KnownName {
-                        name: name.clone(),
-                        entity: format!("storyline:{}", s.id),
-                        display: name.clone(),
-                    });
-                }
-            }
-        }
-    }
-    Ok(names)
-}
-
-/// Known names of things that are not people: places, factions and items of the state, terms
-/// of the world documents (the rule is in the help of `check names`).
-pub(crate) fn entity_names(proj: &Project) -> Result<Vec<String>, CliError> {
-    let mut out: Vec<String> = Vec::new();
-    let mut push = |s: &str| {
-        let s = s.trim();
-        let len = s.chars().count();
-        if (2..=12).contains(&len)
-            && s.chars().any(novel_text::count::is_han)
-            && !out.iter().any(|o| o == s)
-        {
-            out.push(s.to_string());
-        }
-    };
-    let path = proj.path(layout::CURRENT_STATE);
-    if path.is_file() {
-        let state = io::read_json_value(&path)?;
-        for section in ["items", "locations", "factions"] {
-            let Some(map) = state.get(section).and_then(serde_json::Value::as_object) else {
-                continue;
-            };
-            for (key, v) in map {
-                push(key);
-                match v {
-                    serde_json::Value::String(s) => push(s),
-                    serde_json::Value::Object(o) => {
-                        for k in ["name", "display_name"] {
-                            if let Some(s) = o.get(k).and_then(serde_json::Value::as_str) {
-                                push(s);
-                            }
-                        }
-                        if let Some(a) = o.get("aliases").and_then(serde_json::Value::as_array) {
-                            a.iter()
-                                .filter_map(serde_json::Value::as_str)
-                                .for_each(&mut push);
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        }
-        if let Some(map) = state
-            .get("characters")
-            .and_then(serde_json::Value::as_object)
-        {
-            for v in map.values() {
-                if let Some(s) = v.get("location").and_then(serde_json::Value::as_str) {
-                    push(s);
-                }
-            }
-        }
-    }
-    let world = proj.path("world");
-    let rules = world.join("rules.json");
-    if rules.is_file() {
-        let rules: novel_core::model::WorldRules = io::read_json(&rules, "L1 世界规则")?;
-        for r in &rules.rules {
-            // Only the quoted terms of a rule's sentence: it has no headings or bold.
-            let quoted: String = r.rule.replace('#', "").replace("**", "");
-            for t in world_terms(&quoted) {
-                push(&t);
-            }
-        }
-    }
-    if let Ok(entries) = std::fs::read_dir(&world) {
-        let mut files: Vec<_> = entries
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "md"))
-            .collect();
-        files.sort();
-        for f in files {
-            for t in world_terms(&io::read_text(&f)?) {
-                push(&t);
-            }
-        }
-    }
-    Ok(out)
-}
-
 fn names(global: &GlobalArgs, args: NamesArgs) -> Result<Report, CliError> {
     let (project, inputs) = match &args.chapters {
         Some(range) => {
@@ -231,18 +102,11 @@ fn names(global: &GlobalArgs, args: NamesArgs) -> Result<Report, CliError> {
                 )
             })?;
             let proj = super::project(global)?;
-            let inputs = chapter_inputs(&proj, a, b)?;
-            if inputs.is_empty() {
-                return Err(CliError::new(
-                    "E_NO_CHAPTER",
-                    format!("第 {a}–{b} 章中没有已提交的章节"),
-                    "检查区间，或不带参数检查正在写的章节",
-                    Exit::Usage,
-                ));
-            }
+            let inputs = novel_store::select::resolve(Some(&proj), Selection::Committed([a, b]))
+                .map_err(select_error)?;
             (Some(proj), inputs)
         }
-        None => resolve_inputs(global, &args.select)?,
+        None => super::resolve_inputs(global, &args.select)?,
     };
     let (data, mut human, found) = names_report(project.as_ref(), &inputs)?;
     if found > 0 {
@@ -262,394 +126,71 @@ fn names(global: &GlobalArgs, args: NamesArgs) -> Result<Report, CliError> {
     Ok(Report { data, human })
 }
 
-/// The committed chapters of `[a, b]` as inputs of a text check.
-pub(crate) fn chapter_inputs(
-    proj: &Project,
-    a: u32,
-    b: u32,
-) -> Result<Vec<super::lint::Input>, CliError> {
-    Ok(committed_chapters(proj)?
-        .into_iter()
-        .filter(|(n, _)| (a..=b).contains(n))
-        .map(|(_, rel)| super::lint::Input {
-            path: proj.path(&rel),
-            shown: rel,
-        })
-        .collect())
-}
-
-/// The names check of `inputs`: the `--json` data (`known_names`, `known_entities`, `files`,
-/// `findings`), the human lines, and how many findings. Shared with the reviews.
-pub(crate) fn names_report(
-    project: Option<&Project>,
-    inputs: &[super::lint::Input],
-) -> Result<(serde_json::Value, String, usize), CliError> {
-    let (known, entities) = match project {
-        Some(p) => (known_names(p)?, entity_names(p)?),
-        None => (Vec::new(), Vec::new()),
-    };
-    let index = NameIndex::with_entities(known, entities);
-
-    let mut human = String::new();
-    let mut issues_json = Vec::new();
-    for input in inputs {
-        let doc = Document::new(&io::read_text(&input.path)?);
-        for issue in index.check(&doc) {
-            let lines: Vec<usize> = issue
-                .occurrences
-                .iter()
-                .map(|s| doc.position(s.start).0)
-                .collect();
-            let (line, col) = doc.position(issue.occurrences[0].start);
-            let count = issue.occurrences.len();
-            let mut shown_lines: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
-            shown_lines.dedup();
-            let (rule, message) = match &issue.kind {
-                NameIssueKind::NearMiss { of, why, .. } => (
-                    "names/near-miss",
-                    format!(
-                        "「{}」疑似「{of}」的{why}误写（{count} 次：第 {} 行）；是同一人就改成「{of}」，是另一人就在 characters/ 登记",
-                        issue.name,
-                        shown_lines.join("、")
-                    ),
-                ),
-                NameIssueKind::SameSurname { like, .. } => (
-                    "names/same-surname",
-                    format!(
-                        "「{}」与「{like}」同姓不同名（{count} 次：第 {} 行）；若是笔误请统一，若是新人物请登记",
-                        issue.name,
-                        shown_lines.join("、")
-                    ),
-                ),
-                NameIssueKind::Unregistered => (
-                    "names/unregistered",
-                    format!(
-                        "未登记的人名「{}」（{count} 次：第 {} 行）；新人物请在 characters/ 登记，或加为已有角色的别名",
-                        issue.name,
-                        shown_lines.join("、")
-                    ),
-                ),
-            };
-            human.push_str(&format!(
-                "{}:{line}:{col}: {rule}: {message}\n",
-                input.shown
-            ));
-            let evidence: Vec<serde_json::Value> = issue
-                .occurrences
-                .iter()
-                .map(|s| evidence(&doc, *s))
-                .collect();
-            let mut v = json!({
-                "path": input.shown,
-                "line": line,
-                "col": col,
-                "rule": rule,
-                "severity": "warning",
-                "message": message,
-                "name": issue.name,
-                "evidence": evidence,
-            });
-            if let Ok(serde_json::Value::Object(kind)) = serde_json::to_value(&issue.kind) {
-                v.as_object_mut().expect("object").extend(kind);
-            }
-            issues_json.push(v);
-        }
-    }
-    let found = issues_json.len();
-    let data = json!({
-        "known_names": index.names().len(),
-        "known_entities": index.entities().len(),
-        "files": inputs.iter().map(|i| i.shown.clone()).collect::<Vec<_>>(),
-        "findings": issues_json,
-    });
-    Ok((data, human, found))
-}
-
-fn evidence(doc: &Document, span: Span) -> serde_json::Value {
-    let (line, col) = doc.position(span.start);
-    json!({"line": line, "col": col, "excerpt": doc.excerpt(span, 12)})
-}
-
-/// Volume directories of the project (`volumes/vol-NN`), in order.
-fn volume_dirs(proj: &Project) -> Vec<std::path::PathBuf> {
-    let mut dirs: Vec<_> = std::fs::read_dir(proj.path("volumes"))
-        .map(|it| {
-            it.flatten()
-                .map(|e| e.path())
-                .filter(|p| p.is_dir())
-                .collect()
-        })
-        .unwrap_or_default();
-    dirs.sort();
-    dirs
-}
-
-/// The storyline of chapter `n`: its contract, else its summary's front matter.
-fn storyline_of(proj: &Project, n: u32) -> Result<Option<String>, CliError> {
-    for dir in volume_dirs(proj) {
-        let path = dir
-            .join("chapter-contracts")
-            .join(novel_core::naming::contract_name(n));
-        if path.is_file() {
-            let c: ChapterContract = io::read_json(&path, "L3 章节契约")?;
-            if c.storyline_id.is_some() {
-                return Ok(c.storyline_id);
-            }
-        }
-    }
-    let summary = layout::summary_file(n);
-    for rel in [summary.clone(), format!("staging/{summary}")] {
-        let path = proj.path(&rel);
-        if !path.is_file() {
-            continue;
-        }
-        let text = io::read_text(&path)?;
-        if let Some(id) = novel_core::context::text::summary_parts(&text).storyline {
-            return Ok(Some(id));
-        }
-    }
-    Ok(None)
-}
-
 fn leak(global: &GlobalArgs, args: LeakArgs) -> Result<Report, CliError> {
     let proj = super::project(global)?;
     let n = args.chapter;
-    let out = leak_report(&proj, n, args.storyline)?;
-    record_leak(&proj, n, &out.data, &out.text)?;
-    if out.risk == LeakRisk::High {
+    let sources = novel_store::leak::sources(&proj, n, args.storyline)
+        .map_err(|e| CliError::new(e.code(), e.to_string(), e.hint(), Exit::Usage))?;
+    let assessment = novel_text::leak::assess(&sources);
+    novel_store::leak::record(
+        &proj,
+        &sources,
+        assessment.leak_risk,
+        &assessment.cross_references,
+    )?;
+    let human = render_leak(&assessment);
+    let data = serde_json::to_value(&assessment).expect("serialises");
+    if assessment.leak_risk == LeakRisk::High {
         let err = CliError::new(
             "E_LEAK",
             format!("第 {n} 章串线风险高：出现了只属于其他故事线的实体"),
             "删去或改写外线实体；确需跨线的信息要有信使、书信、偶遇等叙事机制（LS-005），交汇章请在卷调度的 convergence_events 中登记",
             Exit::Problems,
         );
-        return Err(err.with_details(out.data, out.human));
+        return Err(err.with_details(data, human));
     }
-    Ok(Report {
-        data: out.data,
-        human: out.human,
-    })
+    Ok(Report { data, human })
 }
 
-/// A leak check's result: the `--json` data, the human lines, the risk and the text checked.
-pub(crate) struct LeakOutcome {
-    pub data: serde_json::Value,
-    pub human: String,
-    pub risk: LeakRisk,
-    pub text: String,
-}
-
-/// The cross-storyline leak check of chapter `n` (committed, else staged), without recording
-/// it. Shared with the reviews.
-pub(crate) fn leak_report(
-    proj: &Project,
-    n: u32,
-    storyline: Option<String>,
-) -> Result<LeakOutcome, CliError> {
-    let proj = proj.clone();
-    let committed = layout::chapter_file(n);
-    let rel = [committed.clone(), format!("staging/{committed}")]
-        .into_iter()
-        .find(|rel| proj.path(rel).is_file())
-        .ok_or_else(|| {
-            CliError::new(
-                "E_NO_CHAPTER",
-                format!("找不到第 {n} 章：{committed} 不存在，staging 中也没有"),
-                "检查章节号",
-                Exit::Usage,
-            )
-        })?;
-    let current = match storyline {
-        Some(s) => s,
-        None => storyline_of(&proj, n)?.ok_or_else(|| {
-            CliError::new(
-                "E_NO_STORYLINE",
-                format!("不知道第 {n} 章属于哪条故事线：章节契约与摘要里都没有 storyline_id"),
-                "用 --storyline ID 指定，或在章节契约中写上 storyline_id",
-                Exit::Usage,
-            )
-        })?,
-    };
-    let lines: Storylines = io::read_json(&proj.path(layout::STORYLINES), "故事线定义")?;
-    if !lines.storylines.iter().any(|s| s.id == current) {
-        let known: Vec<&str> = lines.storylines.iter().map(|s| s.id.as_str()).collect();
-        return Err(CliError::new(
-            "E_USAGE",
-            format!("storylines.json 中没有故事线「{current}」"),
-            format!("可选：{}", known.join("、")),
-            Exit::Usage,
-        ));
-    }
-
-    // Names of each character (display name and aliases), by slug and by display name.
-    let known = known_names(&proj)?;
-    let names_of = |who: &str| -> Vec<String> {
-        let ids: BTreeSet<&str> = known
-            .iter()
-            .filter(|k| k.entity == who || k.display == who || k.name == who)
-            .map(|k| k.entity.as_str())
-            .collect();
-        let mut out: Vec<String> = known
-            .iter()
-            .filter(|k| ids.contains(k.entity.as_str()) && !k.entity.starts_with("storyline:"))
-            .map(|k| k.name.clone())
-            .collect();
-        if out.is_empty() && !novel_core::model::is_slug(who) {
-            out.push(who.to_string());
-        }
-        out
-    };
-    let memory_of = |id: &str| -> Result<String, CliError> {
-        let Ok(rel) = layout::storyline_memory(id) else {
-            return Ok(String::new());
-        };
-        let path = proj.path(&rel);
-        if !path.is_file() {
-            return Ok(String::new());
-        }
-        Ok(io::read_text(&path)?)
-    };
-    // Longest match first, at a name boundary: 苏婉儿 in a memory is not 苏婉.
-    let people: Vec<String> = known
-        .iter()
-        .filter(|k| !k.entity.starts_with("storyline:"))
-        .map(|k| k.name.clone())
-        .collect();
-
-    // Lines converging in this chapter are not foreign here.
-    let mut converging: BTreeSet<String> = BTreeSet::new();
-    for dir in volume_dirs(&proj) {
-        let path = dir.join("storyline-schedule.json");
-        if !path.is_file() {
-            continue;
-        }
-        let schedule: StorylineSchedule = io::read_json(&path, "卷故事线调度")?;
-        for ev in &schedule.convergence_events {
-            if (ev.chapter_range[0]..=ev.chapter_range[1]).contains(&n)
-                && ev.involved_storylines.contains(&current)
-            {
-                converging.extend(
-                    ev.involved_storylines
-                        .iter()
-                        .filter(|s| **s != current)
-                        .cloned(),
-                );
-            }
-        }
-    }
-
-    // What each line names; the rule of what is foreign is novel_text::leak::foreign_entities.
-    let mut line_names: Vec<LineNames> = Vec::new();
-    for s in &lines.storylines {
-        let memory = memory_of(&s.id)?;
-        line_names.push(LineNames {
-            id: s.id.clone(),
-            pov: s
-                .pov_characters
-                .iter()
-                .flat_map(|who| names_of(who))
-                .collect(),
-            affiliations: s.affiliated_factions.clone(),
-            memory_people: names_in(&memory, &people),
-            memory,
-        });
-    }
-    let mut shared: Vec<String> = Vec::new();
-    for r in &lines.relationships {
-        if r.from == current || r.to == current {
-            for who in &r.bridges.shared_characters {
-                shared.extend(names_of(who));
-            }
-        }
-    }
-    let setting = entity_names(&proj)?;
-    let converging_ids: Vec<String> = converging.iter().cloned().collect();
-    let foreign: Vec<ForeignEntity> =
-        foreign_entities(&line_names, &current, &converging_ids, &shared, &setting);
-    // Every name that is not foreign takes part in the longest match, so a foreign name
-    // inside one of them (苏婉 in 苏婉儿) is not counted.
-    let mut others: Vec<String> = line_names
-        .iter()
-        .flat_map(|l| l.pov.iter().chain(&l.affiliations).chain(&l.memory_people))
-        .cloned()
-        .collect();
-    others.extend(shared);
-    others.extend(known.iter().map(|k| k.name.clone()));
-    others.extend(setting);
-    others.retain(|o| !foreign.iter().any(|f| f.name == *o));
-    others.sort();
-    others.dedup();
-
-    let text = io::read_text(&proj.path(&rel))?;
-    let doc = Document::new(&text);
-    let report = check_leak(&doc, &foreign, &others);
-    let risk_label = match report.risk {
+/// The human lines of a leak check: the verdict, then one line per foreign name.
+fn render_leak(a: &LeakAssessment) -> String {
+    let risk_label = match a.leak_risk {
         LeakRisk::None => "none（无串线）",
         LeakRisk::Low => "low（轻微，多为对话中提及）",
         LeakRisk::High => "high（外线实体进入叙述，须修正）",
     };
+    let converging = if a.converging_with.is_empty() {
+        String::new()
+    } else {
+        format!("，与 {} 交汇", a.converging_with.join("、"))
+    };
+    let (n, rel) = (a.chapter, &a.path);
     let mut human = format!(
-        "第 {n} 章（{rel}，故事线 {current}{}）：leak_risk = {risk_label}\n",
-        if converging.is_empty() {
-            String::new()
-        } else {
-            format!(
-                "，与 {} 交汇",
-                converging.iter().cloned().collect::<Vec<_>>().join("、")
-            )
-        }
+        "第 {n} 章（{rel}，故事线 {}{converging}）：leak_risk = {risk_label}\n",
+        a.storyline_id
     );
-    let mut refs = Vec::new();
-    for h in &report.hits {
-        let kind = match h.entity.kind {
-            EntityKind::PovCharacter => "POV 角色",
-            EntityKind::Faction => "势力",
-            EntityKind::MemoryName => "记忆中的人名",
+    for f in &a.cross_references {
+        let (kind, rule) = match f.kind {
+            EntityKind::PovCharacter => ("POV 角色", "pov-character"),
+            EntityKind::Faction => ("势力", "faction"),
+            EntityKind::MemoryName => ("记忆中的人名", "memory-name"),
         };
-        let (line, col) = doc.position(h.occurrences[0].start);
-        let unbounded = h.occurrences.len() - h.at_boundary;
+        let (line, col) = f.evidence.first().map_or((0, 0), |e| (e.line, e.col));
+        let unbounded = f.count - f.at_boundary;
         human.push_str(&format!(
-            "{rel}:{line}:{col}: leak/{}: 「{}」是故事线 {} 的{kind}（{} 次，叙述中 {} 次{}）\n",
-            match h.entity.kind {
-                EntityKind::PovCharacter => "pov-character",
-                EntityKind::Faction => "faction",
-                EntityKind::MemoryName => "memory-name",
-            },
-            h.entity.name,
-            h.entity.storyline,
-            h.occurrences.len(),
-            h.in_narration,
+            "{rel}:{line}:{col}: leak/{rule}: 「{}」是故事线 {} 的{kind}（{} 次，叙述中 {} 次{}）\n",
+            f.name,
+            f.storyline,
+            f.count,
+            f.in_narration,
             if unbounded > 0 {
                 format!("；{unbounded} 次不在名字位置，可能只是字面相同")
             } else {
                 String::new()
             }
         ));
-        refs.push(json!({
-            "name": h.entity.name,
-            "storyline": h.entity.storyline,
-            "kind": h.entity.kind,
-            "count": h.occurrences.len(),
-            "in_narration": h.in_narration,
-            "at_boundary": h.at_boundary,
-            "evidence": h.occurrences.iter().map(|s| evidence(&doc, *s)).collect::<Vec<_>>(),
-        }));
     }
-    let data = json!({
-        "chapter": n,
-        "path": rel,
-        "storyline_id": current,
-        "converging_with": converging,
-        "leak_risk": report.risk,
-        "cross_references": refs,
-        "foreign_entities": foreign.len(),
-    });
-    Ok(LeakOutcome {
-        data,
-        human,
-        risk: report.risk,
-        text,
-    })
+    human
 }
 
 fn continuity(global: &GlobalArgs, args: &ContinuityArgs) -> Result<Report, CliError> {
@@ -701,69 +242,4 @@ fn continuity(global: &GlobalArgs, args: &ContinuityArgs) -> Result<Report, CliE
         )
     });
     Ok(Report { data, human })
-}
-
-/// One line per finding, then its hint.
-pub(crate) fn render_findings(findings: &[PlanFinding]) -> String {
-    let mut out = String::new();
-    for f in findings {
-        out.push_str(&f.render());
-        out.push('\n');
-        if !f.hint.is_empty() {
-            out.push_str(&format!("    处理：{}\n", f.hint));
-        }
-    }
-    out
-}
-
-/// A plan check that could not run (exit 2: an unreadable changelog or checkpoint).
-pub(crate) fn plan_error(e: novel_store::plan::PlanError) -> CliError {
-    CliError::new(e.code(), e.to_string(), e.hint(), Exit::Usage)
-}
-
-/// Version of the leak record's shape (`staging/logs/chapter-NNN-leak.json`).
-pub const LEAK_RECORD_VERSION: u32 = 1;
-
-/// Keeps the result where the gate sees it: for the in-flight chapter, in its own file
-/// `staging/logs/chapter-NNN-leak.json` (atomic; rewritten by every check), read as
-/// [`novel_core::gate::LeakCheck`]:
-///
-/// ```json
-/// {"version": 1, "chapter": 3, "storyline_id": "main_arc", "path": "staging/chapters/chapter-003.md",
-///  "text_digest": "…16 hex digits…", "leak_risk": "none|low|high", "checked_at": "…",
-///  "converging_with": [], "findings": [ /* the cross_references of the JSON report */ ]}
-/// ```
-///
-/// `text_digest` ([`novel_core::pipeline::text_digest`] of the text checked) lets the gate
-/// ignore a result from before a revision; the commit folds the record into the chapter's
-/// pipeline log as `leak_check`.
-fn record_leak(
-    project: &novel_store::Project,
-    n: u32,
-    data: &serde_json::Value,
-    text: &str,
-) -> Result<(), CliError> {
-    let Ok(cp) = novel_store::chapter::load_checkpoint(project) else {
-        return Ok(());
-    };
-    if cp.inflight_chapter != Some(n) {
-        return Ok(());
-    }
-    let record = json!({
-        "version": LEAK_RECORD_VERSION,
-        "chapter": n,
-        "storyline_id": data["storyline_id"],
-        "path": data["path"],
-        "text_digest": novel_core::pipeline::text_digest(text.as_bytes()),
-        "leak_risk": data["leak_risk"],
-        "checked_at": novel_store::time::now_iso(),
-        "converging_with": data["converging_with"],
-        "findings": data["cross_references"],
-    });
-    let path = project.path(&layout::staging_leak(n));
-    if let Some(dir) = path.parent() {
-        io::create_dir_all(dir)?;
-    }
-    io::write_json(&path, &record)?;
-    Ok(())
 }

@@ -7,8 +7,8 @@ use serde_json::json;
 use novel_store::io;
 use novel_text::count::{LengthVerdict, count};
 
-use super::lint::{ChapterSelection, resolve_inputs};
-use crate::cli::GlobalArgs;
+use super::resolve_inputs;
+use crate::cli::{ChapterSelection, GlobalArgs};
 use crate::output::{CliError, Exit, Report};
 
 #[derive(Debug, Args)]

@@ -1,53 +1,12 @@
 //! `novel lock status|acquire|release|clear`.
 
-use std::time::Duration;
-
 use serde_json::json;
 
-use novel_store::Project;
-use novel_store::lock::{self, LockError, LockState};
+use novel_store::lock::{self, LockState};
 
+use super::{lock_error, stale_after};
 use crate::cli::{GlobalArgs, LockCommand};
-use crate::output::{CliError, Exit, Report};
-
-/// Staleness from the project settings (`novel.json` lock.stale_minutes, default 30); a
-/// settings file that does not load is an error, not the default.
-pub fn stale_after(project: &Project) -> Result<Duration, CliError> {
-    Ok(novel_store::settings::load(project)?.lock.stale_after())
-}
-
-pub fn lock_error(e: LockError) -> CliError {
-    let code = e.code();
-    match e {
-        LockError::Held { holder, .. } => CliError::new(
-            code,
-            format!("项目正被占用：{holder}"),
-            "等它完成；若确认那个会话已经不在，运行 novel chapter recover（僵尸锁会被自动清除）或 novel lock clear",
-            Exit::Conflict,
-        ),
-        LockError::NotOwner => CliError::new(
-            code,
-            e.to_string(),
-            "使用 chapter begin / lock acquire 返回的 token；novel lock status 可查看持有者",
-            Exit::Conflict,
-        ),
-        LockError::Busy => CliError::new(code, e.to_string(), "稍后重试", Exit::Conflict),
-        LockError::JournalPending { .. } => CliError::new(
-            code,
-            e.to_string(),
-            "先运行 novel chapter recover 补完它，再重试这条命令",
-            Exit::Conflict,
-        ),
-        LockError::NotHeld => CliError::new(code, e.to_string(), "无需释放", Exit::Usage),
-        LockError::DeadOwner { .. } => CliError::new(
-            code,
-            e.to_string(),
-            "省略 --owner-pid（默认取当前会话的进程），或给出一个正在运行的进程号",
-            Exit::Usage,
-        ),
-        LockError::Store(s) => s.into(),
-    }
-}
+use crate::output::{CliError, Report};
 
 pub fn run(global: &GlobalArgs, cmd: LockCommand) -> Result<Report, CliError> {
     let project = super::project(global)?;

@@ -1,5 +1,9 @@
 //! One subcommand = one module. Each `run` takes parsed arguments and returns a report or an
 //! error; printing and exit codes are `output`'s job.
+//!
+//! What several commands share lives here, not in one of them: finding the project, resolving a
+//! [`ChapterSelection`] through the store, mapping store errors, and the renderings shown by
+//! more than one command (plan findings, the names check).
 
 pub mod blacklist;
 pub mod chapter;
@@ -29,11 +33,22 @@ pub mod validate;
 pub mod volume;
 
 use std::path::Path;
+use std::time::Duration;
 
+use serde_json::json;
+
+use novel_core::ops::OpsError;
+use novel_core::plan::PlanFinding;
 use novel_store::Project;
+use novel_store::lock::LockError;
+use novel_store::select::{Input, SelectError};
+use novel_store::spec::SpecError;
+use novel_text::finding::Evidence;
+use novel_text::names::{NameIndex, NameIssue, NameIssueKind};
+use novel_text::segment::Document;
 
-use crate::cli::GlobalArgs;
-use crate::output::CliError;
+use crate::cli::{ChapterSelection, GlobalArgs};
+use crate::output::{CliError, Exit};
 
 /// The project of this invocation: `--project DIR`, or found from the working directory.
 pub fn project(global: &GlobalArgs) -> Result<Project, CliError> {
@@ -44,4 +59,264 @@ pub fn project(global: &GlobalArgs) -> Result<Project, CliError> {
         }
     };
     Ok(found?)
+}
+
+/// The project of this invocation, if there is one (`--project` must be one).
+pub(crate) fn find_project(global: &GlobalArgs) -> Result<Option<Project>, CliError> {
+    match &global.project {
+        Some(_) => project(global).map(Some),
+        None => Ok(std::env::current_dir()
+            .ok()
+            .and_then(|cwd| Project::discover(&cwd).ok())),
+    }
+}
+
+/// A selection that names no file (exit 2).
+pub(crate) fn select_error(e: SelectError) -> CliError {
+    CliError::new(e.code(), e.to_string(), e.hint(), Exit::Usage)
+}
+
+/// The files of a text command: given files (inside or outside a project), else chapters of the
+/// project, which must then be found.
+pub(crate) fn resolve_inputs(
+    global: &GlobalArgs,
+    select: &ChapterSelection,
+) -> Result<(Option<Project>, Vec<Input>), CliError> {
+    let mut found = find_project(global)?;
+    if select.files.is_empty() && found.is_none() {
+        found = Some(project(global)?);
+    }
+    let inputs =
+        novel_store::select::resolve(found.as_ref(), select.selection()).map_err(select_error)?;
+    Ok((found, inputs))
+}
+
+/// One line per finding, then its hint.
+pub(crate) fn render_findings(findings: &[PlanFinding]) -> String {
+    let mut out = String::new();
+    for f in findings {
+        out.push_str(&f.render());
+        out.push('\n');
+        if !f.hint.is_empty() {
+            out.push_str(&format!("    处理：{}\n", f.hint));
+        }
+    }
+    out
+}
+
+/// A plan check that could not run (exit 2: an unreadable changelog or checkpoint).
+pub(crate) fn plan_error(e: novel_store::plan::PlanError) -> CliError {
+    CliError::new(e.code(), e.to_string(), e.hint(), Exit::Usage)
+}
+
+/// The names check of `inputs` against the project's registered and setting names: the
+/// `--json` data (`known_names`, `known_entities`, `files`, `findings`), the human lines, and
+/// how many findings. Shared by `check names` and the reviews.
+pub(crate) fn names_report(
+    project: Option<&Project>,
+    inputs: &[Input],
+) -> Result<(serde_json::Value, String, usize), CliError> {
+    let index = match project {
+        Some(p) => NameIndex::with_entities(
+            novel_text::names::known_names(&novel_store::names::name_sources(p)?),
+            novel_text::names::entity_names(&novel_store::names::setting_sources(p)?),
+        ),
+        None => NameIndex::with_entities(Vec::new(), Vec::new()),
+    };
+    let mut human = String::new();
+    let mut findings = Vec::new();
+    for input in inputs {
+        let doc = Document::new(&novel_store::io::read_text(&input.path)?);
+        for issue in index.check(&doc) {
+            let (line, col, rule, message) = name_message(&doc, &issue);
+            human.push_str(&format!(
+                "{}:{line}:{col}: {rule}: {message}\n",
+                input.shown
+            ));
+            let evidence: Vec<Evidence> = issue
+                .occurrences
+                .iter()
+                .map(|s| Evidence::of(&doc, *s))
+                .collect();
+            let mut v = json!({
+                "path": input.shown,
+                "line": line,
+                "col": col,
+                "rule": rule,
+                "severity": "warning",
+                "message": message,
+                "name": issue.name,
+                "evidence": evidence,
+            });
+            if let (Some(obj), Ok(serde_json::Value::Object(kind))) =
+                (v.as_object_mut(), serde_json::to_value(&issue.kind))
+            {
+                obj.extend(kind);
+            }
+            findings.push(v);
+        }
+    }
+    let found = findings.len();
+    let data = json!({
+        "known_names": index.names().len(),
+        "known_entities": index.entities().len(),
+        "files": inputs.iter().map(|i| i.shown.clone()).collect::<Vec<_>>(),
+        "findings": findings,
+    });
+    Ok((data, human, found))
+}
+
+/// Where a name issue is first seen, its rule, and the Chinese message with its lines.
+fn name_message(doc: &Document, issue: &NameIssue) -> (usize, usize, &'static str, String) {
+    let (line, col) = doc.position(issue.occurrences[0].start);
+    let count = issue.occurrences.len();
+    let mut lines: Vec<String> = issue
+        .occurrences
+        .iter()
+        .map(|s| doc.position(s.start).0.to_string())
+        .collect();
+    lines.dedup();
+    let lines = lines.join("、");
+    let name = &issue.name;
+    let (rule, message) = match &issue.kind {
+        NameIssueKind::NearMiss { of, why, .. } => (
+            "names/near-miss",
+            format!(
+                "「{name}」疑似「{of}」的{why}误写（{count} 次：第 {lines} 行）；是同一人就改成「{of}」，是另一人就在 characters/ 登记"
+            ),
+        ),
+        NameIssueKind::SameSurname { like, .. } => (
+            "names/same-surname",
+            format!(
+                "「{name}」与「{like}」同姓不同名（{count} 次：第 {lines} 行）；若是笔误请统一，若是新人物请登记"
+            ),
+        ),
+        NameIssueKind::Unregistered => (
+            "names/unregistered",
+            format!(
+                "未登记的人名「{name}」（{count} 次：第 {lines} 行）；新人物请在 characters/ 登记，或加为已有角色的别名"
+            ),
+        ),
+    };
+    (line, col, rule, message)
+}
+
+/// The last committed chapters against the style baseline, nothing written.
+pub(crate) struct DriftCheck {
+    pub assessment: novel_text::drift::DriftAssessment,
+    pub current: novel_text::metrics::StyleMetrics,
+    pub chapters: Vec<u32>,
+    pub window: [u32; 2],
+    pub existing: Option<novel_core::model::StyleDrift>,
+}
+
+/// Assesses style drift over the last `style_drift.window` committed chapters (`style drift`,
+/// and the reviews, which only report it).
+pub(crate) fn drift_check(proj: &Project) -> Result<DriftCheck, CliError> {
+    let s = novel_store::style::drift_sources(proj)
+        .map_err(|e| CliError::new(e.code(), e.to_string(), e.hint(), Exit::Usage))?;
+    let docs: Vec<Document> = s.chapters.iter().map(|(_, t)| Document::new(t)).collect();
+    let current = novel_text::metrics::StyleMetrics::of(&docs.iter().collect::<Vec<_>>());
+    let chapters: Vec<u32> = s.chapters.iter().map(|(n, _)| *n).collect();
+    let window = [chapters[0], chapters[chapters.len() - 1]];
+    let recorded = s.existing.as_ref().is_some_and(|d| d.active);
+    let assessment =
+        novel_text::drift::assess(&s.profile, &current, &s.thresholds, window, recorded).map_err(
+            |_| {
+                CliError::new(
+                    "E_NO_BASELINE",
+                    "没有可比较的风格基线：style-profile.json 中 avg_sentence_length 与 dialogue_ratio 都为空或为 0",
+                    novel_store::style::NO_BASELINE_HINT,
+                    Exit::Usage,
+                )
+            },
+        )?;
+    Ok(DriftCheck {
+        assessment,
+        current,
+        chapters,
+        window,
+        existing: s.existing,
+    })
+}
+
+/// Staleness from the project settings (`novel.json` lock.stale_minutes, default 30); a
+/// settings file that does not load is an error, not the default.
+pub(crate) fn stale_after(project: &Project) -> Result<Duration, CliError> {
+    Ok(novel_store::settings::load(project)?.lock.stale_after())
+}
+
+/// A lock that cannot be taken, kept or released (exit 3, or 2 for an unreadable lock).
+pub(crate) fn lock_error(e: LockError) -> CliError {
+    let code = e.code();
+    match e {
+        LockError::Held { holder, .. } => CliError::new(
+            code,
+            format!("项目正被占用：{holder}"),
+            "等它完成；若确认那个会话已经不在，运行 novel chapter recover（僵尸锁会被自动清除）或 novel lock clear",
+            Exit::Conflict,
+        ),
+        LockError::NotOwner => CliError::new(
+            code,
+            e.to_string(),
+            "使用 chapter begin / lock acquire 返回的 token；novel lock status 可查看持有者",
+            Exit::Conflict,
+        ),
+        LockError::Busy => CliError::new(code, e.to_string(), "稍后重试", Exit::Conflict),
+        LockError::JournalPending { .. } => CliError::new(
+            code,
+            e.to_string(),
+            "先运行 novel chapter recover 补完它，再重试这条命令",
+            Exit::Conflict,
+        ),
+        LockError::NotHeld => CliError::new(code, e.to_string(), "无需释放", Exit::Usage),
+        LockError::DeadOwner { .. } => CliError::new(
+            code,
+            e.to_string(),
+            "省略 --owner-pid（默认取当前会话的进程），或给出一个正在运行的进程号",
+            Exit::Usage,
+        ),
+        LockError::Store(s) => s.into(),
+    }
+}
+
+/// An ops-engine refusal (order, version, a delta that does not apply).
+pub(crate) fn ops_error(e: OpsError) -> CliError {
+    let exit = match e {
+        OpsError::StateVersion { .. }
+        | OpsError::ChapterOrder { .. }
+        | OpsError::Diverged { .. } => Exit::Conflict,
+        OpsError::Replay { .. } => Exit::Usage,
+        OpsError::Delta { .. } | OpsError::Strict { .. } | OpsError::UnknownStoryline { .. } => {
+            Exit::Problems
+        }
+    };
+    CliError::new(e.code(), e.to_string(), e.hint(), exit)
+}
+
+/// Runs a standalone read-check-write of the state files under the project lock, so two of
+/// them cannot both pass the version check. The lock is taken for this process and released
+/// afterwards; when this session already holds it (a chapter pipeline), `f` runs inside that
+/// lock. A lock held by anyone else is a conflict (exit 3, `E_LOCKED`) naming the holder.
+pub(crate) fn with_state_lock<T>(
+    project: &Project,
+    f: impl FnOnce(&mut novel_store::lock::Held<'_>) -> Result<T, CliError>,
+) -> Result<T, CliError> {
+    let mut held =
+        novel_store::lock::Held::take(project, stale_after(project)?).map_err(lock_error)?;
+    let value = f(&mut held)?;
+    held.release().map_err(lock_error)?;
+    Ok(value)
+}
+
+/// Maps a store spec error to the CLI error shape and exit code.
+pub(crate) fn spec_error(e: SpecError) -> CliError {
+    let exit = if e.is_conflict() {
+        Exit::Conflict
+    } else if matches!(e, SpecError::Blocked(_)) {
+        Exit::Problems
+    } else {
+        Exit::Usage
+    };
+    CliError::new(e.code(), e.to_string(), e.hint(), exit)
 }

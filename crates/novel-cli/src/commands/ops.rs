@@ -17,7 +17,7 @@ use novel_store::{Project, StoreError, io, layout, time};
 use crate::cli::{GlobalArgs, OpsCommand, OpsFileArgs};
 use crate::output::{CliError, Exit, Report};
 
-use super::lock::{lock_error, stale_after};
+use super::{ops_error, with_state_lock};
 
 pub fn run(global: &GlobalArgs, cmd: OpsCommand) -> Result<Report, CliError> {
     let project = super::project(global)?;
@@ -33,19 +33,6 @@ pub fn run(global: &GlobalArgs, cmd: OpsCommand) -> Result<Report, CliError> {
         }
         OpsCommand::Skip(a) => skip(&project, a.chapter, &a.reason),
     }
-}
-
-pub fn ops_error(e: OpsError) -> CliError {
-    let exit = match e {
-        OpsError::StateVersion { .. }
-        | OpsError::ChapterOrder { .. }
-        | OpsError::Diverged { .. } => Exit::Conflict,
-        OpsError::Replay { .. } => Exit::Usage,
-        OpsError::Delta { .. } | OpsError::Strict { .. } | OpsError::UnknownStoryline { .. } => {
-            Exit::Problems
-        }
-    };
-    CliError::new(e.code(), e.to_string(), e.hint(), exit)
 }
 
 /// What a delta is checked against ([`load_delta_inputs`], schema-checked). A storylines file
@@ -73,20 +60,6 @@ fn delta_inputs(project: &Project) -> Result<DeltaInputs, CliError> {
             Exit::Usage,
         )
     })
-}
-
-/// Runs a standalone read-check-write of the state files under the project lock, so two of
-/// them cannot both pass the version check. The lock is taken for this process and released
-/// afterwards; when this session already holds it (a chapter pipeline), `f` runs inside that
-/// lock. A lock held by anyone else is a conflict (exit 3, `E_LOCKED`) naming the holder.
-pub fn with_state_lock<T>(
-    project: &Project,
-    f: impl FnOnce(&mut lock::Held<'_>) -> Result<T, CliError>,
-) -> Result<T, CliError> {
-    let mut held = lock::Held::take(project, stale_after(project)?).map_err(lock_error)?;
-    let value = f(&mut held)?;
-    held.release().map_err(lock_error)?;
-    Ok(value)
 }
 
 /// Reads the delta file; a syntax error is a finding for the Summarizer (exit 1), with line

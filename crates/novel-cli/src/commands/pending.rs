@@ -10,7 +10,7 @@ use novel_store::spec::resolve_pending;
 use crate::cli::GlobalArgs;
 use crate::output::{CliError, Report};
 
-use super::spec::spec_error;
+use super::spec_error;
 
 /// The help layout of `cli.rs` (kept in step with it).
 use crate::cli::HELP_TEMPLATE;
@@ -76,7 +76,7 @@ pub fn run(global: &GlobalArgs, cmd: PendingCommand) -> Result<Report, CliError>
             })
         }
         PendingCommand::Resolve(a) => {
-            let stale = super::lock::stale_after(&project)?;
+            let stale = super::stale_after(&project)?;
             let removed = resolve_pending(&project, &a.id, stale).map_err(spec_error)?;
             Ok(Report {
                 human: format!("已关闭待处理事项 {}（{}）。\n", removed.id, removed.kind),

@@ -62,7 +62,7 @@ pub fn run(global: &GlobalArgs, cmd: PrefsCommand) -> Result<Report, CliError> {
     let project = super::project(global)?;
     match cmd {
         PrefsCommand::Add(a) => {
-            let stale = super::lock::stale_after(&project)?;
+            let stale = super::stale_after(&project)?;
             let now = novel_store::time::now_iso();
             let p = prefs::add(&project, &a.text, a.category.as_deref(), &now, stale)
                 .map_err(prefs_error)?;
@@ -96,7 +96,7 @@ pub fn run(global: &GlobalArgs, cmd: PrefsCommand) -> Result<Report, CliError> {
             })
         }
         PrefsCommand::Remove(a) => {
-            let stale = super::lock::stale_after(&project)?;
+            let stale = super::stale_after(&project)?;
             let p = prefs::remove(&project, &a.id, stale).map_err(prefs_error)?;
             Ok(Report {
                 human: format!("已删除作者偏好 {}：{}\n", p.id, p.text),

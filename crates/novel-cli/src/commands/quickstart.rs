@@ -98,7 +98,7 @@ fn mark_error(e: MarkError) -> CliError {
             };
             CliError::new(r.code, r.reason, r.hint, exit)
         }
-        MarkError::Lock(l) => super::lock::lock_error(l),
+        MarkError::Lock(l) => super::lock_error(l),
         MarkError::Store(s) => s.into(),
     }
 }
@@ -127,7 +127,7 @@ pub fn run(global: &GlobalArgs, args: QuickstartArgs) -> Result<Report, CliError
         QuickstartCommand::Undo(a) => (a.step.as_str(), false),
     };
     let s = step(id)?;
-    let stale = super::lock::stale_after(&project)?;
+    let stale = super::stale_after(&project)?;
     let (cp, files) = mark(&project, s, done, stale).map_err(mark_error)?;
     let st = quickstart::status(&cp, &files);
     let mut human = if done {

@@ -11,7 +11,7 @@ use novel_store::time;
 use crate::cli::GlobalArgs;
 use crate::output::{CliError, Report};
 
-use super::spec::spec_error;
+use super::spec_error;
 
 /// The help layout of `cli.rs` (kept in step with it).
 use crate::cli::HELP_TEMPLATE;
@@ -95,7 +95,7 @@ pub fn run(global: &GlobalArgs, cmd: RetireCommand) -> Result<Report, CliError> 
             })
         }
         RetireCommand::Apply(a) => {
-            let stale = super::lock::stale_after(&project)?;
+            let stale = super::stale_after(&project)?;
             let out = match retire_apply(&project, &a.slug, &time::now_iso(), stale) {
                 Ok(out) => out,
                 Err(SpecError::Blocked(check)) => return Err(blocked(*check)),

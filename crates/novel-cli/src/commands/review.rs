@@ -12,9 +12,9 @@ use novel_core::review::Quality;
 use novel_store::plan::{ContinuityReport, Scope, continuity, light_checkpoint};
 use novel_store::review::{committed_in, inventory, quality, volume_part, write_report};
 use novel_store::{Project, layout, time};
+use novel_text::leak::LeakRisk;
 
-use super::check::{chapter_inputs, leak_report, names_report, plan_error};
-use super::style::drift_check;
+use super::{drift_check, names_report, plan_error};
 use crate::cli::{GlobalArgs, HELP_TEMPLATE};
 use crate::output::{CliError, Exit, Report};
 
@@ -171,28 +171,31 @@ fn text_checks(
     range: [u32; 2],
     problems: &mut Vec<String>,
 ) -> Result<TextChecks, CliError> {
-    let inputs = chapter_inputs(project, range[0], range[1])?;
+    let inputs = novel_store::select::committed_inputs(project, range)?;
     let (names_data, _, found) = names_report(Some(project), &inputs)?;
     let mut human = format!("人名：{found} 处可疑\n");
     let mut leaks = Vec::new();
     let (mut high, mut low) = (Vec::new(), Vec::new());
     for n in committed_in(project, range) {
-        match leak_report(project, n, None) {
-            Ok(out) => {
-                match out.risk {
-                    novel_text::leak::LeakRisk::High => high.push(n),
-                    novel_text::leak::LeakRisk::Low => low.push(n),
-                    novel_text::leak::LeakRisk::None => {}
-                }
-                leaks.push(json!({
-                    "chapter": n,
-                    "storyline_id": out.data["storyline_id"],
-                    "leak_risk": out.data["leak_risk"],
-                    "cross_references": out.data["cross_references"],
-                }));
+        let sources = match novel_store::leak::sources(project, n, None) {
+            Ok(s) => s,
+            Err(e) => {
+                problems.push(format!("第 {n} 章的串线检查没有完成：{e}"));
+                continue;
             }
-            Err(e) => problems.push(format!("第 {n} 章的串线检查没有完成：{}", e.message)),
+        };
+        let a = novel_text::leak::assess(&sources);
+        match a.leak_risk {
+            LeakRisk::High => high.push(n),
+            LeakRisk::Low => low.push(n),
+            LeakRisk::None => {}
         }
+        leaks.push(json!({
+            "chapter": n,
+            "storyline_id": a.storyline_id,
+            "leak_risk": a.leak_risk,
+            "cross_references": a.cross_references,
+        }));
     }
     human.push_str(&format!(
         "串线：high {} 章{}，low {} 章\n",

@@ -82,7 +82,7 @@ fn revision_error(e: RevisionError) -> CliError {
 
 pub fn run(global: &GlobalArgs, cmd: RevisionCommand) -> Result<Report, CliError> {
     let project = super::project(global)?;
-    let stale = super::lock::stale_after(&project)?;
+    let stale = super::stale_after(&project)?;
     match cmd {
         RevisionCommand::Notes(a) => notes(&project, a.chapter),
         RevisionCommand::Save(a) => {

@@ -6,12 +6,13 @@ use clap::{Args, Subcommand};
 use serde_json::json;
 
 use novel_core::spec::propagate::{Hit, Propagation};
-use novel_store::spec::{PropagateOutcome, SpecError, propagate_project, take_snapshot};
+use novel_store::spec::{PropagateOutcome, propagate_project, take_snapshot};
 use novel_store::time;
 use novel_text::keyphrase;
 
+use super::spec_error;
 use crate::cli::GlobalArgs;
-use crate::output::{CliError, Exit, Report};
+use crate::output::{CliError, Report};
 
 /// The help layout of `cli.rs` (kept in step with it).
 use crate::cli::HELP_TEMPLATE;
@@ -39,18 +40,6 @@ pub fn command_name(cmd: &SpecCommand) -> &'static str {
         SpecCommand::Snapshot(_) => "spec snapshot",
         SpecCommand::Propagate => "spec propagate",
     }
-}
-
-/// Maps a store spec error to the CLI error shape and exit code.
-pub fn spec_error(e: SpecError) -> CliError {
-    let exit = if e.is_conflict() {
-        Exit::Conflict
-    } else if matches!(e, SpecError::Blocked(_)) {
-        Exit::Problems
-    } else {
-        Exit::Usage
-    };
-    CliError::new(e.code(), e.to_string(), e.hint(), exit)
 }
 
 pub fn run(global: &GlobalArgs, cmd: SpecCommand) -> Result<Report, CliError> {
@@ -83,7 +72,7 @@ pub fn run(global: &GlobalArgs, cmd: SpecCommand) -> Result<Report, CliError> {
             })
         }
         SpecCommand::Propagate => {
-            let stale = super::lock::stale_after(&project)?;
+            let stale = super::stale_after(&project)?;
             // jieba loads its dictionary on the first sentence it segments: only here.
             let out = propagate_project(&project, &now, stale, &keyphrase::extract_texts)
                 .map_err(spec_error)?;

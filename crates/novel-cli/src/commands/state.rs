@@ -17,7 +17,7 @@ use novel_store::{Project, layout, time};
 use crate::cli::{GlobalArgs, RebuildArgs, StateCommand};
 use crate::output::{CliError, Exit, Report};
 
-use super::ops::{ops_error, with_state_lock};
+use super::{ops_error, with_state_lock};
 
 pub fn run(global: &GlobalArgs, cmd: StateCommand) -> Result<Report, CliError> {
     let project = super::project(global)?;

@@ -6,16 +6,13 @@
 use clap::{Args, Subcommand};
 use serde_json::json;
 
-use novel_core::model::{Checkpoint, StyleDrift};
 use novel_store::{io, layout};
-use novel_text::drift::{DriftStatus, assess};
+use novel_text::drift::DriftStatus;
 use novel_text::metrics::StyleMetrics;
 use novel_text::segment::Document;
 
-use super::lint::{
-    ChapterSelection, HELP_TEMPLATE, committed_chapters, load_profile, resolve_inputs,
-};
-use crate::cli::GlobalArgs;
+use super::{DriftCheck, resolve_inputs};
+use crate::cli::{ChapterSelection, GlobalArgs, HELP_TEMPLATE};
 use crate::output::{CliError, Exit, Report};
 
 #[derive(Debug, Subcommand)]
@@ -130,63 +127,6 @@ fn metrics(global: &GlobalArgs, args: MetricsArgs) -> Result<Report, CliError> {
     })
 }
 
-/// The last committed chapters against the style baseline, nothing written.
-pub(crate) struct DriftCheck {
-    pub assessment: novel_text::drift::DriftAssessment,
-    pub current: StyleMetrics,
-    pub chapters: Vec<u32>,
-    pub window: [u32; 2],
-    pub existing: Option<StyleDrift>,
-}
-
-/// Assesses style drift over the last `style_drift.window` committed chapters (shared with the
-/// reviews, which only report it).
-pub(crate) fn drift_check(proj: &novel_store::Project) -> Result<DriftCheck, CliError> {
-    let settings = novel_store::settings::load(proj)?;
-    let thresholds = settings.style_drift.clone();
-    let checkpoint: Checkpoint = io::read_json(&proj.path(layout::CHECKPOINT), "断点文件")?;
-    let last = checkpoint.last_completed_chapter;
-    let first = last.saturating_sub(thresholds.window.max(1) - 1).max(1);
-    let chapters: Vec<(u32, String)> = committed_chapters(proj)?
-        .into_iter()
-        .filter(|(n, _)| (first..=last).contains(n))
-        .collect();
-    if last == 0 || chapters.is_empty() {
-        return Err(CliError::new(
-            "E_NO_CHAPTER",
-            "还没有已提交的章节，无法检测风格漂移",
-            "提交章节后再运行（流水线每 5 章运行一次）",
-            Exit::Usage,
-        ));
-    }
-    let profile =
-        load_profile(Some(proj))?.ok_or_else(|| no_baseline("没有 style-profile.json"))?;
-    let mut docs = Vec::new();
-    for (_, rel) in &chapters {
-        docs.push(Document::new(&io::read_text(&proj.path(rel))?));
-    }
-    let all: Vec<&Document> = docs.iter().collect();
-    let current = StyleMetrics::of(&all);
-    let window = [chapters[0].0, chapters[chapters.len() - 1].0];
-    let drift_path = proj.path(layout::STYLE_DRIFT);
-    let existing: Option<StyleDrift> = if drift_path.is_file() {
-        Some(io::read_json(&drift_path, "风格漂移")?)
-    } else {
-        None
-    };
-    let recorded = existing.as_ref().is_some_and(|d| d.active);
-    let assessment = assess(&profile, &current, &thresholds, window, recorded).map_err(|_| {
-        no_baseline("style-profile.json 中 avg_sentence_length 与 dialogue_ratio 都为空或为 0")
-    })?;
-    Ok(DriftCheck {
-        assessment,
-        current,
-        chapters: chapters.iter().map(|(n, _)| *n).collect(),
-        window,
-        existing,
-    })
-}
-
 fn drift(global: &GlobalArgs, args: DriftArgs) -> Result<Report, CliError> {
     let proj = super::project(global)?;
     let DriftCheck {
@@ -195,7 +135,7 @@ fn drift(global: &GlobalArgs, args: DriftArgs) -> Result<Report, CliError> {
         chapters,
         window,
         existing,
-    } = drift_check(&proj)?;
+    } = super::drift_check(&proj)?;
     let drift_path = proj.path(layout::STYLE_DRIFT);
     let mut action = "none";
     if !args.dry_run {
@@ -312,13 +252,4 @@ fn preset(global: &GlobalArgs, args: &PresetArgs) -> Result<Report, CliError> {
         data: serde_json::to_value(&done).expect("serialises"),
         human,
     })
-}
-
-fn no_baseline(why: &str) -> CliError {
-    CliError::new(
-        "E_NO_BASELINE",
-        format!("没有可比较的风格基线：{why}"),
-        "先用 novel style metrics 分析风格样章，由 StyleAnalyzer 把 avg_sentence_length 与 dialogue_ratio 写入 style-profile.json",
-        Exit::Usage,
-    )
 }

@@ -9,7 +9,7 @@ use novel_store::plan::{VolumeCheckReport, volume_check};
 use novel_store::volume::{self, Selection, VolumeError};
 use novel_store::{Project, time};
 
-use super::check::{plan_error, render_findings};
+use super::{plan_error, render_findings};
 use crate::cli::{GlobalArgs, HELP_TEMPLATE};
 use crate::output::{CliError, Exit, Report};
 
@@ -68,7 +68,7 @@ pub fn command_name(cmd: &VolumeCommand) -> &'static str {
 
 pub fn run(global: &GlobalArgs, cmd: VolumeCommand) -> Result<Report, CliError> {
     let project = super::project(global)?;
-    let stale = super::lock::stale_after(&project)?;
+    let stale = super::stale_after(&project)?;
     let now = time::now_iso();
     match cmd {
         VolumeCommand::Check(a) => check(&project, a.volume),

@@ -1,0 +1,253 @@
+//! The cross-storyline leak check on disk (PRD §6.6.7 Layer 3): which text is checked, which
+//! storyline it belongs to, what each storyline's memory says and which lines converge —
+//! gathered by [`sources`] for `novel_text::leak::assess` — and the record the gate reads,
+//! written by [`record`]. What is a leak is `novel-text`'s to decide.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use novel_core::gate::LeakRisk;
+use novel_core::model::{ChapterContract, StorylineSchedule, Storylines};
+use novel_core::text_sources::LeakSources;
+
+use crate::{Project, StoreError, io, layout};
+
+/// Version of the leak record's shape (`staging/logs/chapter-NNN-leak.json`).
+pub const LEAK_RECORD_VERSION: u32 = 1;
+
+/// Why the leak check of a chapter cannot run.
+#[derive(Debug, thiserror::Error)]
+pub enum LeakError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("找不到第 {chapter} 章：{committed} 不存在，staging 中也没有")]
+    NoChapter { chapter: u32, committed: String },
+    #[error("不知道第 {chapter} 章属于哪条故事线：章节契约与摘要里都没有 storyline_id")]
+    NoStoryline { chapter: u32 },
+    #[error("storylines.json 中没有故事线「{id}」")]
+    UnknownStoryline { id: String, known: Vec<String> },
+}
+
+impl LeakError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            LeakError::Store(e) => e.code(),
+            LeakError::NoChapter { .. } => "E_NO_CHAPTER",
+            LeakError::NoStoryline { .. } => "E_NO_STORYLINE",
+            LeakError::UnknownStoryline { .. } => "E_USAGE",
+        }
+    }
+
+    pub fn hint(&self) -> String {
+        match self {
+            LeakError::Store(e) => e.hint(),
+            LeakError::NoChapter { .. } => "检查章节号".into(),
+            LeakError::NoStoryline { .. } => {
+                "用 --storyline ID 指定，或在章节契约中写上 storyline_id".into()
+            }
+            LeakError::UnknownStoryline { known, .. } => format!("可选：{}", known.join("、")),
+        }
+    }
+}
+
+/// Volume directories of the project (`volumes/vol-NN`), in order.
+fn volume_dirs(proj: &Project) -> Vec<PathBuf> {
+    let mut dirs: Vec<_> = std::fs::read_dir(proj.path("volumes"))
+        .map(|it| {
+            it.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.is_dir())
+                .collect()
+        })
+        .unwrap_or_default();
+    dirs.sort();
+    dirs
+}
+
+/// The storyline of chapter `n`: its contract, else its summary's front matter (committed,
+/// else staged).
+pub fn storyline_of(proj: &Project, n: u32) -> Result<Option<String>, StoreError> {
+    for dir in volume_dirs(proj) {
+        let path = dir
+            .join("chapter-contracts")
+            .join(novel_core::naming::contract_name(n));
+        if path.is_file() {
+            let c: ChapterContract = io::read_json(&path, "L3 章节契约")?;
+            if c.storyline_id.is_some() {
+                return Ok(c.storyline_id);
+            }
+        }
+    }
+    let summary = layout::summary_file(n);
+    for rel in [summary.clone(), format!("staging/{summary}")] {
+        let path = proj.path(&rel);
+        if !path.is_file() {
+            continue;
+        }
+        let text = io::read_text(&path)?;
+        if let Some(id) = novel_core::context::text::summary_parts(&text).storyline {
+            return Ok(Some(id));
+        }
+    }
+    Ok(None)
+}
+
+/// The lines that converge with `current` in chapter `n`, per the volume schedules.
+fn converging_lines(proj: &Project, n: u32, current: &str) -> Result<Vec<String>, StoreError> {
+    let mut converging: BTreeSet<String> = BTreeSet::new();
+    for dir in volume_dirs(proj) {
+        let path = dir.join("storyline-schedule.json");
+        if !path.is_file() {
+            continue;
+        }
+        let schedule: StorylineSchedule = io::read_json(&path, "卷故事线调度")?;
+        for ev in &schedule.convergence_events {
+            if (ev.chapter_range[0]..=ev.chapter_range[1]).contains(&n)
+                && ev.involved_storylines.iter().any(|s| s == current)
+            {
+                converging.extend(
+                    ev.involved_storylines
+                        .iter()
+                        .filter(|s| *s != current)
+                        .cloned(),
+                );
+            }
+        }
+    }
+    Ok(converging.into_iter().collect())
+}
+
+/// The text of storyline `id`'s `memory.md`, empty when there is none.
+fn memory_of(proj: &Project, id: &str) -> Result<String, StoreError> {
+    let Ok(rel) = layout::storyline_memory(id) else {
+        return Ok(String::new());
+    };
+    let path = proj.path(&rel);
+    if !path.is_file() {
+        return Ok(String::new());
+    }
+    io::read_text(&path)
+}
+
+/// Everything the leak check of chapter `n` (committed, else staged) reads; `storyline`
+/// overrides the chapter's own (contract, else summary).
+pub fn sources(
+    proj: &Project,
+    n: u32,
+    storyline: Option<String>,
+) -> Result<LeakSources, LeakError> {
+    let committed = layout::chapter_file(n);
+    let path = [committed.clone(), format!("staging/{committed}")]
+        .into_iter()
+        .find(|rel| proj.path(rel).is_file())
+        .ok_or_else(|| LeakError::NoChapter {
+            chapter: n,
+            committed: committed.clone(),
+        })?;
+    let current = match storyline {
+        Some(s) => s,
+        None => storyline_of(proj, n)?.ok_or(LeakError::NoStoryline { chapter: n })?,
+    };
+    let lines: Storylines = io::read_json(&proj.path(layout::STORYLINES), "故事线定义")?;
+    if !lines.storylines.iter().any(|s| s.id == current) {
+        return Err(LeakError::UnknownStoryline {
+            id: current,
+            known: lines.storylines.iter().map(|s| s.id.clone()).collect(),
+        });
+    }
+    let names = crate::names::name_sources(proj)?;
+    let converging = converging_lines(proj, n, &current)?;
+    let mut memories = Vec::new();
+    for s in &lines.storylines {
+        memories.push(memory_of(proj, &s.id)?);
+    }
+    let setting = crate::names::setting_sources(proj)?;
+    let text = io::read_text(&proj.path(&path))?;
+    Ok(LeakSources {
+        chapter: n,
+        path,
+        text,
+        storyline: current,
+        storylines: lines,
+        memories,
+        converging,
+        names,
+        setting,
+    })
+}
+
+/// Keeps the result where the gate sees it: for the in-flight chapter, in its own file
+/// `staging/logs/chapter-NNN-leak.json` (atomic; rewritten by every check), read as
+/// [`novel_core::gate::LeakCheck`]:
+///
+/// ```json
+/// {"version": 1, "chapter": 3, "storyline_id": "main_arc", "path": "staging/chapters/chapter-003.md",
+///  "text_digest": "…16 hex digits…", "leak_risk": "none|low|high", "checked_at": "…",
+///  "converging_with": [], "findings": [ /* the cross_references of the JSON report */ ]}
+/// ```
+///
+/// `text_digest` ([`novel_core::pipeline::text_digest`] of the text checked) lets the gate
+/// ignore a result from before a revision; the commit folds the record into the chapter's
+/// pipeline log as `leak_check`. Another chapter than the one in flight (or no checkpoint)
+/// writes nothing.
+pub fn record<F: Serialize>(
+    project: &Project,
+    checked: &LeakSources,
+    risk: LeakRisk,
+    findings: &F,
+) -> Result<(), StoreError> {
+    let n = checked.chapter;
+    let Ok(cp) = crate::chapter::load_checkpoint(project) else {
+        return Ok(());
+    };
+    if cp.inflight_chapter != Some(n) {
+        return Ok(());
+    }
+    let record = serde_json::json!({
+        "version": LEAK_RECORD_VERSION,
+        "chapter": n,
+        "storyline_id": checked.storyline,
+        "path": checked.path,
+        "text_digest": novel_core::pipeline::text_digest(checked.text.as_bytes()),
+        "leak_risk": risk,
+        "checked_at": crate::time::now_iso(),
+        "converging_with": checked.converging,
+        "findings": findings,
+    });
+    let path = project.path(&layout::staging_leak(n));
+    if let Some(dir) = path.parent() {
+        io::create_dir_all(dir)?;
+    }
+    io::write_json(&path, &record)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_need_a_chapter_and_a_known_storyline_and_record_only_the_chapter_in_flight() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("book");
+        crate::init::init_project(&root, &crate::init::InitOptions::default()).unwrap();
+        let p = Project::open(&root).unwrap();
+        let code = |r: Result<LeakSources, LeakError>| r.map(|_| ()).unwrap_err().code();
+        assert_eq!(code(sources(&p, 1, None)), "E_NO_CHAPTER");
+        std::fs::write(p.path(&layout::chapter_file(1)), "陈默推开门。").unwrap();
+        assert_eq!(code(sources(&p, 1, None)), "E_NO_STORYLINE");
+        assert_eq!(code(sources(&p, 1, Some("nope".into()))), "E_USAGE");
+        let lines: Storylines = io::read_json(&p.path(layout::STORYLINES), "故事线定义").unwrap();
+        let id = lines.storylines[0].id.clone();
+        let s = sources(&p, 1, Some(id.clone())).unwrap();
+        assert_eq!(
+            (s.path.as_str(), s.storyline.as_str()),
+            ("chapters/chapter-001.md", id.as_str())
+        );
+        assert_eq!(s.memories.len(), lines.storylines.len());
+        // No chapter in flight: nothing is written for the gate.
+        record(&p, &s, LeakRisk::None, &Vec::<String>::new()).unwrap();
+        assert!(!p.path(&layout::staging_leak(1)).exists());
+    }
+}
