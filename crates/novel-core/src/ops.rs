@@ -1185,7 +1185,7 @@ pub fn replay(
 /// author's own keys); the result keeps the on-disk key order.
 ///
 /// Foreshadowing: a thread the changelog never mentions is kept exactly as authored. One it
-/// mentions starts from its authored base ([`thread_base`]) and the ops are merged with
+/// mentions starts from its authored base (`thread_base`) and the ops are merged with
 /// [`merge_foreshadow`], the function apply uses, so rebuilding right after applying changes
 /// nothing. A thread the ops create takes its descriptive fields from the authored file when
 /// that has it. The authored order of threads is kept; new ones go at the end.

@@ -374,7 +374,7 @@ fn chapter_figures(
     }
 }
 
-/// [`chapter_figures`] for the reviews: the chapters of `committed`, problems listed.
+/// `chapter_figures` for the reviews: the chapters of `committed`, problems listed.
 pub fn figures_of(
     project: &Project,
     committed: &[u32],

@@ -3,14 +3,10 @@
 
 use serde::Serialize;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Severity {
-    /// Counted toward a threshold; one alone does not fail the chapter.
-    Warning,
-    /// Fails the chapter by itself.
-    Error,
-}
+/// The one severity of every finding in the workspace (`novel validate`, plans, text checks):
+/// for the text checks, a warning counts toward a threshold and one alone does not fail the
+/// chapter; an error fails it by itself.
+pub use novel_core::validate::Severity;
 
 /// A finding at a place in a file. `line` and `col` are 1-based; `col` counts characters.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]

@@ -3,7 +3,7 @@
 //! `dialogue_ratio`).
 //!
 //! Lengths count text characters (汉字, letters, digits — see
-//! [`is_text_char`](crate::segment::is_text_char)), not punctuation, whitespace or Markdown;
+//! [`crate::segment::is_text_char`]), not punctuation, whitespace or Markdown;
 //! sentences and paragraphs are those of [`crate::segment`]; the dialogue ratio is the share of
 //! text characters inside dialogue quotes.
 

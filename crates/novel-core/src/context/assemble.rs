@@ -178,7 +178,7 @@ pub struct Inputs {
 /// How many of a character's latest actions the ChapterWriter packet carries.
 pub const MEMORY_LAST: usize = 3;
 
-/// The characters the packet puts in play (§8.5, [`select_characters`]): whose memory the
+/// The characters the packet puts in play (§8.5, `select_characters`): whose memory the
 /// store loads.
 pub fn cast_ids(inputs: &Inputs) -> Vec<String> {
     select_characters(inputs)

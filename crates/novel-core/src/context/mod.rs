@@ -33,7 +33,7 @@
 //!
 //! An agent call's budget (`novel.json` `context_budgets`, or `--budget`) includes the agent's
 //! own prompt, as in `003` §8.4; the packet may use the budget minus
-//! [`Agent::prompt_allowance`]. Over it, units are cut by rank ([`assemble`] documents the
+//! [`Agent::prompt_allowance`]. Over it, units are cut by rank ([`mod@assemble`] documents the
 //! ranks, which follow §8.5: characters named by the chapter contract are never cut, other
 //! characters go least recently seen first); still over it is an error, never a silent
 //! overflow. Tokens are estimated by [`tokens::estimate`].

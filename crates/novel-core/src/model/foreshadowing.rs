@@ -4,7 +4,7 @@
 //! The engine rewrites these files (every commit merges foreshadowing), so a thread keeps the
 //! author's explicit `null`s and `false`s: the typed fields cannot tell "absent" from "null",
 //! so such a key is remembered in `extra` under its own name and written back in its place
-//! (see [`wire`]). Setting the field replaces the remembered value.
+//! (see `wire`). Setting the field replaces the remembered value.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
