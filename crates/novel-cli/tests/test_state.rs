@@ -811,3 +811,45 @@ fn after_a_skip_ops_validate_and_apply_give_the_same_answer() {
         "{said}"
     );
 }
+
+/// A torn `foreshadowing/global.json` is repaired by a rebuild like a torn state file: the
+/// whole file is a difference, `--write` replays it from the changelog and keeps the torn
+/// bytes in a backup.
+#[test]
+fn rebuild_repairs_a_torn_foreshadowing_file() {
+    let (_t, root) = new_project();
+    three_chapters(&root);
+    let path = root.join("foreshadowing/global.json");
+    let good = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, "{ torn").unwrap();
+    let out = novel(&root, &["--json", "state", "rebuild"]);
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    let data = json(&out)["data"].clone();
+    assert_eq!(data["foreshadowing_file"], "unusable", "{data}");
+    assert_eq!(data["foreshadowing_differences"][0]["pointer"], "");
+    let out = novel(&root, &["--json", "state", "rebuild", "--write"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    let repaired = read_json(&path);
+    let before: serde_json::Value = serde_json::from_str(&good).unwrap();
+    // Every thread the changelog mentions is back, with the status it had.
+    let threads = before["foreshadowing"].as_array().unwrap();
+    assert!(!threads.is_empty(), "the fixture has threads: {before}");
+    for t in threads {
+        let id = &t["id"];
+        let back = repaired["foreshadowing"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| &r["id"] == id)
+            .unwrap_or_else(|| panic!("{id} lost: {repaired}"));
+        assert_eq!(back["status"], t["status"], "{id}");
+    }
+    assert!(
+        backups(&root)
+            .iter()
+            .any(|b| b.ends_with("foreshadowing--global.json")
+                && std::fs::read_to_string(root.join("state/backups").join(b)).unwrap()
+                    == "{ torn")
+    );
+    assert_eq!(code(&novel(&root, &["validate"])), 0);
+}

@@ -109,6 +109,7 @@ pub fn project_files(opts: &InitOptions, now: &str) -> Vec<(String, String)> {
         gate: None,
         quick_start: None,
         error: None,
+        spec_propagation_seq: None,
         extra: Extra::new(),
     };
     let storylines = Storylines {

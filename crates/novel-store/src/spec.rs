@@ -391,10 +391,6 @@ pub struct PropagateOutcome {
     pub unreadable: Vec<(String, String)>,
 }
 
-/// `.checkpoint.json` key holding the last `spec-propagation-NNN` number handed out, so an id
-/// is never reused after its entry is resolved.
-pub const PENDING_SEQ_KEY: &str = "spec_propagation_seq";
-
 /// The next pending id, and records it as handed out.
 fn next_pending_id(cp: &mut Checkpoint) -> String {
     let listed = cp
@@ -404,13 +400,11 @@ fn next_pending_id(cp: &mut Checkpoint) -> String {
         .filter_map(|d| d.parse::<u64>().ok())
         .max()
         .unwrap_or(0);
-    let issued = cp
-        .extra
-        .get(PENDING_SEQ_KEY)
-        .and_then(Value::as_u64)
-        .unwrap_or(0);
+    // The checkpoint keeps the last number handed out, so an id is never reused after its
+    // entry is resolved.
+    let issued = cp.spec_propagation_seq.unwrap_or(0);
     let n = listed.max(issued) + 1;
-    cp.extra.insert(PENDING_SEQ_KEY.into(), json!(n));
+    cp.spec_propagation_seq = Some(n);
     format!("spec-propagation-{n:03}")
 }
 

@@ -8,6 +8,7 @@ use novel_core::ops::{
     find_entity,
 };
 use novel_store::chapter::JournalKind;
+use novel_store::error::StoreError;
 use novel_store::state::{
     ChangelogWrite, StateOnDisk, StateWrite, backup, commit_state, load_changelog, load_global,
     load_names, load_plan, state_on_disk,
@@ -38,7 +39,21 @@ fn rebuild(
     held: Option<&mut novel_store::lock::Held<'_>>,
 ) -> Result<Report, CliError> {
     let log = load_changelog(project)?;
-    let authored = load_global(project)?;
+    // A foreshadowing file that does not parse or fit its schema is repaired like the state
+    // file: the replay starts from no authored records and the whole file is a difference.
+    let (authored, global_problem) = match load_global(project) {
+        Ok(g) => (g, None),
+        Err(
+            e @ (StoreError::Json { .. } | StoreError::Model { .. } | StoreError::Field { .. }),
+        ) => (
+            ForeshadowingGlobal {
+                foreshadowing: Vec::new(),
+                extra: Default::default(),
+            },
+            Some(e.to_string()),
+        ),
+        Err(e) => return Err(e.into()),
+    };
     let plan = load_plan(project)?;
     let names = load_names(project);
     let ctx = Context {
@@ -64,7 +79,14 @@ fn rebuild(
     };
     let global_value = serde_json::to_value(&replayed.global).expect("serialises");
     let authored_value = serde_json::to_value(&authored).expect("serialises");
-    let global_diff = diff(&global_value, &authored_value);
+    let global_diff = match &global_problem {
+        None => diff(&global_value, &authored_value),
+        Some(_) => vec![Difference {
+            pointer: String::new(),
+            expected: Some(global_value.clone()),
+            actual: None,
+        }],
+    };
     let truncate = args.until_chapter.is_some() && replayed.entries_used < log.len();
     let differs = !state_diff.is_empty() || !global_diff.is_empty() || truncate;
 
@@ -81,17 +103,23 @@ fn rebuild(
             ops::state_version(&replayed.state)
         ),
     };
-    if let Some(p) = &problem {
-        human.push_str(&format!(
-            "  {}: {p}——整份文件视为差异，--write 会写入重建结果\n",
-            layout::CURRENT_STATE
-        ));
+    for (file, p) in [
+        (layout::CURRENT_STATE, &problem),
+        (layout::FORESHADOWING_GLOBAL, &global_problem),
+    ] {
+        if let Some(p) = p {
+            human.push_str(&format!(
+                "  {file}: {p}——整份文件视为差异，--write 会写入重建结果（原文件先备份）\n"
+            ));
+        }
     }
     for (file, d) in [
         (layout::CURRENT_STATE, &state_diff),
         (layout::FORESHADOWING_GLOBAL, &global_diff),
     ] {
-        if problem.is_some() && file == layout::CURRENT_STATE {
+        if (problem.is_some() && file == layout::CURRENT_STATE)
+            || (global_problem.is_some() && file == layout::FORESHADOWING_GLOBAL)
+        {
             continue;
         }
         for x in d.iter().take(50) {
@@ -166,6 +194,8 @@ fn rebuild(
         "state_version": ops::state_version(&replayed.state),
         "state_file": state_file,
         "state_file_problem": problem,
+        "foreshadowing_file": if global_problem.is_some() { "unusable" } else { "ok" },
+        "foreshadowing_file_problem": global_problem,
         "state_differences": state_diff,
         "foreshadowing_differences": global_diff,
         "dropped_threads": replayed.dropped_threads,

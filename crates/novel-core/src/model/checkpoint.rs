@@ -67,6 +67,9 @@ pub struct Checkpoint {
     /// 进入 ERROR_RETRY 时记录的错误（`novel chapter fail`）；恢复后清除。
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorRecord>,
+    /// 已发出的最大设定传播编号（`spec-propagation-NNN`）：事项关闭后编号也不再复用。
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec_propagation_seq: Option<u64>,
     #[serde(flatten)]
     pub extra: Extra,
 }
