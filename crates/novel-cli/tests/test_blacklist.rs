@@ -291,3 +291,52 @@ fn whitelisted_phrase_cannot_be_added() {
             .contains("--remove")
     );
 }
+
+/// An existing project's list brought up to the shipped seed: dropped seed phrases go, new
+/// ones come, the author's entries and whitelist stay; the old file is backed up.
+#[test]
+fn upgrade_brings_an_old_list_to_the_current_seed() {
+    let (_t, root) = new_project();
+    let path = root.join("ai-blacklist.json");
+    edit_json(&path, |b| {
+        let entries = b["entries"].as_array_mut().unwrap();
+        let first = entries.remove(0)["phrase"].as_str().unwrap().to_string();
+        entries.push(
+            serde_json::json!({"phrase": "沉声道", "category": "dialogue_tags", "source": "seed"}),
+        );
+        entries.push(
+            serde_json::json!({"phrase": "不由得", "category": "modifiers", "source": "user"}),
+        );
+        b["x-removed"] = serde_json::json!(first);
+    });
+    let first = read_json(&path)["x-removed"].as_str().unwrap().to_string();
+    let before = std::fs::read_to_string(&path).unwrap();
+    let (code, dry) = run_json(&root, &["blacklist", "upgrade", "--dry-run"]);
+    assert_eq!(code, 0, "{dry}");
+    assert_eq!(
+        dry["data"]["upgrade"]["removed"],
+        serde_json::json!(["沉声道"])
+    );
+    assert_eq!(dry["data"]["upgrade"]["added"], serde_json::json!([first]));
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        before,
+        "dry run wrote"
+    );
+    let (code, done) = run_json(&root, &["blacklist", "upgrade"]);
+    assert_eq!(code, 0, "{done}");
+    let after = read_json(&path);
+    let phrases: Vec<&str> = after["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["phrase"].as_str().unwrap())
+        .collect();
+    assert!(phrases.contains(&first.as_str()) && phrases.contains(&"不由得"));
+    assert!(!phrases.contains(&"沉声道"));
+    assert_eq!(after["x-removed"], first.as_str(), "unknown keys kept");
+    let backup = done["data"]["backup"].as_str().unwrap();
+    assert_eq!(std::fs::read_to_string(root.join(backup)).unwrap(), before);
+    let (_, again) = run_json(&root, &["blacklist", "upgrade"]);
+    assert_eq!(again["data"]["written"], false);
+}

@@ -247,6 +247,7 @@ fn steps() -> Vec<Step> {
         ),
         step("blacklist-whitelist", "blacklist whitelist 眸底"),
         step("blacklist-remove", "blacklist remove 眼底划过"),
+        step("blacklist-upgrade", "blacklist upgrade --dry-run"),
         step("spec-snapshot", "spec snapshot"),
         Step {
             files: vec![(

@@ -27,6 +27,16 @@ pub enum BlacklistCommand {
     /// 把作者确认可用的短语加入白名单（--remove 移出）；白名单短语及包含它的上下文永不计数
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Whitelist(WhitelistArgs),
+    /// 把项目黑名单升级到程序自带的最新种子：去掉种子已不再收录的短语，补上新短语与句式；作者和裁判加的、白名单都不动
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    Upgrade(UpgradeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct UpgradeArgs {
+    /// 只列出会怎样改，不写文件
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// Who proposes the phrase.
@@ -96,6 +106,7 @@ pub fn command_name(command: &BlacklistCommand) -> &'static str {
         BlacklistCommand::Add(_) => "blacklist add",
         BlacklistCommand::Remove(_) => "blacklist remove",
         BlacklistCommand::Whitelist(_) => "blacklist whitelist",
+        BlacklistCommand::Upgrade(_) => "blacklist upgrade",
     }
 }
 
@@ -112,6 +123,7 @@ pub fn run(global: &GlobalArgs, command: BlacklistCommand) -> Result<Report, Cli
         BlacklistCommand::Add(a) => add(&mut list, a)?,
         BlacklistCommand::Remove(a) => remove(&mut list, a)?,
         BlacklistCommand::Whitelist(a) => whitelist(&mut list, a)?,
+        BlacklistCommand::Upgrade(a) => return upgrade(&proj, list, a.dry_run),
     };
     save(&proj, &list)?;
     Ok(Report {
@@ -128,6 +140,58 @@ pub fn run(global: &GlobalArgs, command: BlacklistCommand) -> Result<Report, Cli
             list.entries.len(),
             list.whitelist.len()
         ),
+    })
+}
+
+/// `novel blacklist upgrade`: the project's list brought up to the shipped seed; the file it
+/// replaces goes to `state/backups/` first.
+fn upgrade(proj: &Project, mut list: AiBlacklist, dry_run: bool) -> Result<Report, CliError> {
+    let seed: AiBlacklist = serde_json::from_str(novel_store::init::AI_BLACKLIST_TEMPLATE)
+        .map_err(|e| {
+            CliError::new(
+                "E_SCHEMA",
+                format!("程序自带的黑名单种子读不了：{e}"),
+                "这是程序的缺陷：请重新安装插件",
+                Exit::Usage,
+            )
+        })?;
+    let report = list.upgrade_from(&seed);
+    let mut backup = None;
+    if !dry_run && !report.is_empty() {
+        backup =
+            novel_store::state::backup(proj, layout::AI_BLACKLIST, &novel_store::time::now_iso())?;
+        save(proj, &list)?;
+    }
+    let mut human = if report.is_empty() {
+        "黑名单已是最新的种子，无需升级。\n".to_string()
+    } else {
+        format!(
+            "{}黑名单升级：新增 {} 条、移除 {} 条种子短语，新增句式 {} 条。\n",
+            if dry_run { "（预览）" } else { "" },
+            report.added.len(),
+            report.removed.len(),
+            report.patterns_added.len()
+        )
+    };
+    for (label, items) in [
+        ("新增", &report.added),
+        ("移除（种子已不再收录）", &report.removed),
+        ("新增句式", &report.patterns_added),
+        ("在白名单中、没有加入", &report.kept_out_by_whitelist),
+    ] {
+        if !items.is_empty() {
+            human.push_str(&format!("  {label}：{}\n", items.join("、")));
+        }
+    }
+    if let Some(b) = &backup {
+        human.push_str(&format!("原文件备份在 {b}。\n"));
+    }
+    Ok(Report {
+        data: json!({
+            "dry_run": dry_run, "written": !dry_run && !report.is_empty(), "backup": backup,
+            "file": layout::AI_BLACKLIST, "upgrade": report, "entries": list.entries.len(),
+        }),
+        human,
     })
 }
 
