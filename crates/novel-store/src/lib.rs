@@ -31,6 +31,7 @@ pub mod prefs;
 pub mod process;
 pub mod project;
 pub mod quickstart;
+pub mod rebuild;
 pub mod review;
 pub mod revision;
 pub mod select;

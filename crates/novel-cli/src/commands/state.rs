@@ -4,16 +4,12 @@ use serde_json::{Value, json};
 
 use novel_core::model::{ChangelogEntry, ForeshadowingGlobal};
 use novel_core::ops::{
-    self, Context, Difference, NameIndex, changelog_entities, closest, diff, entity_history,
-    find_entity,
+    self, Context, Difference, NameIndex, changelog_entities, closest, entity_history, find_entity,
 };
-use novel_store::chapter::JournalKind;
-use novel_store::error::StoreError;
 use novel_store::state::{
-    ChangelogWrite, StateOnDisk, StateWrite, backup, commit_state, load_changelog, load_global,
-    load_names, load_plan, state_on_disk,
+    StateOnDisk, load_changelog, load_global, load_names, load_plan, state_on_disk,
 };
-use novel_store::{Project, layout, time};
+use novel_store::{Project, layout};
 
 use crate::cli::{GlobalArgs, RebuildArgs, StateCommand};
 use crate::output::{CliError, Exit, Report};
@@ -38,182 +34,24 @@ fn rebuild(
     args: &RebuildArgs,
     held: Option<&mut novel_store::lock::Held<'_>>,
 ) -> Result<Report, CliError> {
-    let log = load_changelog(project)?;
-    // A foreshadowing file that does not parse or fit its schema is repaired like the state
-    // file: the replay starts from no authored records and the whole file is a difference.
-    let (authored, global_problem) = match load_global(project) {
-        Ok(g) => (g, None),
-        Err(
-            e @ (StoreError::Json { .. } | StoreError::Model { .. } | StoreError::Field { .. }),
-        ) => (
-            ForeshadowingGlobal {
-                foreshadowing: Vec::new(),
-                extra: Default::default(),
-            },
-            Some(e.to_string()),
-        ),
-        Err(e) => return Err(e.into()),
-    };
-    let plan = load_plan(project)?;
-    let names = load_names(project);
-    let ctx = Context {
-        names: &names,
-        plan: &plan,
-    };
-    // A state file that is missing or unusable is what a rebuild repairs: the whole file differs.
-    let disk = state_on_disk(project);
-    let (on_disk, state_file, problem) = match &disk {
-        StateOnDisk::Valid(v) => (Some(v), "ok", None),
-        StateOnDisk::Missing => (None, "missing", Some("文件不存在".to_string())),
-        StateOnDisk::Unusable(e) => (None, "unusable", Some(e.to_string())),
-    };
-    let replayed =
-        ops::rebuild(&log, args.until_chapter, on_disk, &authored, ctx).map_err(ops_error)?;
-    let state_diff = match on_disk {
-        Some(v) => diff(&replayed.state, v),
-        None => vec![Difference {
-            pointer: String::new(),
-            expected: Some(replayed.state.clone()),
-            actual: None,
-        }],
-    };
-    let global_value = serde_json::to_value(&replayed.global).expect("serialises");
-    let authored_value = serde_json::to_value(&authored).expect("serialises");
-    let global_diff = match &global_problem {
-        None => diff(&global_value, &authored_value),
-        Some(_) => vec![Difference {
-            pointer: String::new(),
-            expected: Some(global_value.clone()),
-            actual: None,
-        }],
-    };
-    let truncate = args.until_chapter.is_some() && replayed.entries_used < log.len();
-    let differs = !state_diff.is_empty() || !global_diff.is_empty() || truncate;
-
-    let mut human = match args.until_chapter {
-        Some(n) => format!(
-            "回放变更日志到第 {n} 章（前 {} / {} 行）：state_version {}。\n",
-            replayed.entries_used,
-            log.len(),
-            ops::state_version(&replayed.state)
-        ),
-        None => format!(
-            "回放变更日志 {} 行：state_version {}。\n",
-            log.len(),
-            ops::state_version(&replayed.state)
-        ),
-    };
-    for (file, p) in [
-        (layout::CURRENT_STATE, &problem),
-        (layout::FORESHADOWING_GLOBAL, &global_problem),
-    ] {
-        if let Some(p) = p {
-            human.push_str(&format!(
-                "  {file}: {p}——整份文件视为差异，--write 会写入重建结果（原文件先备份）\n"
-            ));
-        }
-    }
-    for (file, d) in [
-        (layout::CURRENT_STATE, &state_diff),
-        (layout::FORESHADOWING_GLOBAL, &global_diff),
-    ] {
-        if (problem.is_some() && file == layout::CURRENT_STATE)
-            || (global_problem.is_some() && file == layout::FORESHADOWING_GLOBAL)
-        {
-            continue;
-        }
-        for x in d.iter().take(50) {
-            human.push_str(&format!(
-                "  {file}: {}: 重建为 {}，磁盘上为 {}\n",
-                if x.pointer.is_empty() {
-                    "/"
-                } else {
-                    &x.pointer
-                },
-                x.expected
-                    .as_ref()
-                    .map_or("（无）".into(), Value::to_string),
-                x.actual.as_ref().map_or("（无）".into(), Value::to_string)
-            ));
-        }
-        if d.len() > 50 {
-            human.push_str(&format!("  {file}: 另有 {} 处差异\n", d.len() - 50));
-        }
-    }
-    if !replayed.dropped_threads.is_empty() {
-        human.push_str(&format!(
-            "  伏笔 {} 在第 {} 章之后才由变更日志创建，重建结果里没有它们：它们在 {} 中手写的字段（描述、额外的键）不会保留，之后重新应用相关章节时只从卷伏笔计划补全{}\n",
-            replayed.dropped_threads.join("、"),
-            args.until_chapter.unwrap_or(0),
-            layout::FORESHADOWING_GLOBAL,
-            if args.write {
-                "（原文件见下面的备份）"
-            } else {
-                "（--write 时原文件会先备份）"
-            }
-        ));
-    }
-    let mut backups = Vec::new();
-    if let (Some(held), true) = (held, differs) {
-        let stamp = time::now_iso();
-        for rel in [
-            layout::CURRENT_STATE,
-            layout::FORESHADOWING_GLOBAL,
-            layout::CHANGELOG,
-        ] {
-            if let Some(b) = backup(project, rel, &stamp)? {
-                backups.push(b);
-            }
-        }
-        // Replay-to-before-an-edit (§10.8): the replayed prefix stays, later lines move to
-        // the backup only. All three files together or not at all.
-        let write = StateWrite {
-            chapter: args.until_chapter.unwrap_or(0),
-            kind: JournalKind::Rebuild,
-            state: Some(&replayed.state),
-            global: (!global_diff.is_empty()).then_some(&replayed.global),
-            changelog: if truncate {
-                ChangelogWrite::Replace(&log[..replayed.entries_used])
-            } else {
-                ChangelogWrite::Keep
-            },
-        };
-        commit_state(project, write, held.hand_to_journal())?;
-        human.push_str(&if backups.is_empty() {
-            "已写入重建结果。\n".to_string()
-        } else {
-            format!("已写入重建结果；原文件备份在：{}\n", backups.join("、"))
-        });
-    } else if !differs {
-        human.push_str("磁盘上的状态与变更日志一致。\n");
-    }
-    let data = json!({
-        "until_chapter": args.until_chapter,
-        "entries_replayed": replayed.entries_used,
-        "entries_total": log.len(),
-        "state_version": ops::state_version(&replayed.state),
-        "state_file": state_file,
-        "state_file_problem": problem,
-        "foreshadowing_file": if global_problem.is_some() { "unusable" } else { "ok" },
-        "foreshadowing_file_problem": global_problem,
-        "state_differences": state_diff,
-        "foreshadowing_differences": global_diff,
-        "dropped_threads": replayed.dropped_threads,
-        "changelog_truncated": truncate && args.write,
-        "written": args.write && differs,
-        "backups": backups,
-    });
-    if differs && !args.write {
-        let what = match &problem {
+    let r =
+        novel_store::rebuild::rebuild(project, args.until_chapter, held).map_err(|e| match e {
+            novel_store::rebuild::RebuildError::Store(s) => CliError::from(s),
+            novel_store::rebuild::RebuildError::Ops(o) => ops_error(o),
+        })?;
+    let human = render_rebuild(&r, args.write);
+    let data = serde_json::to_value(&r).unwrap_or_default();
+    if r.differs() && !args.write {
+        let what = match &r.state_file_problem {
             Some(p) => format!("current-state 无法使用（{p}）"),
-            None => format!("current-state {} 处", state_diff.len()),
+            None => format!("current-state {} 处", r.state_differences.len()),
         };
         return Err(CliError::new(
             "E_STATE_DIFFERS",
             format!(
                 "重建结果与磁盘不同：{what}，伏笔 {} 处{}",
-                global_diff.len(),
-                if truncate {
+                r.foreshadowing_differences.len(),
+                if r.truncate {
                     "，且变更日志需要截断"
                 } else {
                     ""
@@ -225,6 +63,89 @@ fn rebuild(
         .with_details(data, human));
     }
     Ok(Report { data, human })
+}
+
+fn render_rebuild(r: &novel_store::rebuild::RebuildReport, write: bool) -> String {
+    let mut human = match r.until_chapter {
+        Some(n) => format!(
+            "回放变更日志到第 {n} 章（前 {} / {} 行）：state_version {}。\n",
+            r.entries_replayed, r.entries_total, r.state_version
+        ),
+        None => format!(
+            "回放变更日志 {} 行：state_version {}。\n",
+            r.entries_total, r.state_version
+        ),
+    };
+    let files = [
+        (
+            layout::CURRENT_STATE,
+            &r.state_file_problem,
+            &r.state_differences,
+        ),
+        (
+            layout::FORESHADOWING_GLOBAL,
+            &r.foreshadowing_file_problem,
+            &r.foreshadowing_differences,
+        ),
+    ];
+    for (file, problem, _) in files {
+        if let Some(p) = problem {
+            human.push_str(&format!(
+                "  {file}: {p}——整份文件视为差异，--write 会写入重建结果（原文件先备份）\n"
+            ));
+        }
+    }
+    for (file, problem, d) in files {
+        if problem.is_none() {
+            human.push_str(&render_differences(file, d));
+        }
+    }
+    if !r.dropped_threads.is_empty() {
+        human.push_str(&format!(
+            "  伏笔 {} 在第 {} 章之后才由变更日志创建，重建结果里没有它们：它们在 {} 中手写的字段（描述、额外的键）不会保留，之后重新应用相关章节时只从卷伏笔计划补全{}\n",
+            r.dropped_threads.join("、"),
+            r.until_chapter.unwrap_or(0),
+            layout::FORESHADOWING_GLOBAL,
+            if write {
+                "（原文件见下面的备份）"
+            } else {
+                "（--write 时原文件会先备份）"
+            }
+        ));
+    }
+    if r.written {
+        human.push_str(&if r.backups.is_empty() {
+            "已写入重建结果。\n".to_string()
+        } else {
+            format!("已写入重建结果；原文件备份在：{}\n", r.backups.join("、"))
+        });
+    } else if !r.differs() {
+        human.push_str("磁盘上的状态与变更日志一致。\n");
+    }
+    human
+}
+
+/// Up to 50 differences of one file, one line each.
+fn render_differences(file: &str, d: &[Difference]) -> String {
+    let mut out = String::new();
+    for x in d.iter().take(50) {
+        out.push_str(&format!(
+            "  {file}: {}: 重建为 {}，磁盘上为 {}\n",
+            if x.pointer.is_empty() {
+                "/"
+            } else {
+                &x.pointer
+            },
+            x.expected
+                .as_ref()
+                .map_or("（无）".into(), Value::to_string),
+            x.actual.as_ref().map_or("（无）".into(), Value::to_string)
+        ));
+    }
+    if d.len() > 50 {
+        out.push_str(&format!("  {file}: 另有 {} 处差异\n", d.len() - 50));
+    }
+    out
 }
 
 /// Every id the project knows an entity by: the changelog's, the state's, the foreshadowing

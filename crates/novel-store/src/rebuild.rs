@@ -1,0 +1,189 @@
+//! `novel state rebuild [--until-chapter N] [--write]`: the state and the foreshadowing file
+//! replayed from the changelog (`novel_core::ops::rebuild`), compared with what is on disk, and
+//! — with the project lock — written back through the commit journal, the old files backed up
+//! first. A state or foreshadowing file that is missing, does not parse or does not fit its
+//! schema is what a rebuild repairs: the whole file is one difference.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use novel_core::model::ForeshadowingGlobal;
+use novel_core::ops::{self, Context, Difference, OpsError, Replayed, diff};
+
+use crate::chapter::JournalKind;
+use crate::error::StoreError;
+use crate::layout;
+use crate::lock::Held;
+use crate::project::Project;
+use crate::state::{
+    ChangelogWrite, StateOnDisk, StateWrite, backup, commit_state, load_changelog, load_global,
+    load_names, load_plan, state_on_disk,
+};
+
+/// Why a rebuild could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum RebuildError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Ops(#[from] OpsError),
+}
+
+/// What a rebuild found (and did). Field order is the `--json` order.
+#[derive(Debug, Clone, Serialize)]
+pub struct RebuildReport {
+    pub until_chapter: Option<u32>,
+    pub entries_replayed: usize,
+    pub entries_total: usize,
+    pub state_version: u64,
+    /// `ok`, `missing` or `unusable`.
+    pub state_file: &'static str,
+    pub state_file_problem: Option<String>,
+    /// `ok` or `unusable`.
+    pub foreshadowing_file: &'static str,
+    pub foreshadowing_file_problem: Option<String>,
+    pub state_differences: Vec<Difference>,
+    pub foreshadowing_differences: Vec<Difference>,
+    pub dropped_threads: Vec<String>,
+    pub changelog_truncated: bool,
+    pub written: bool,
+    pub backups: Vec<String>,
+    /// The replay stops before the changelog's end (`--until-chapter`): it must be cut.
+    #[serde(skip)]
+    pub truncate: bool,
+}
+
+impl RebuildReport {
+    /// Whether the disk differs from the replay (then `--write` writes).
+    pub fn differs(&self) -> bool {
+        !self.state_differences.is_empty()
+            || !self.foreshadowing_differences.is_empty()
+            || self.truncate
+    }
+}
+
+/// The whole-file difference of a file that could not be used.
+fn whole(expected: &Value) -> Vec<Difference> {
+    vec![Difference {
+        pointer: String::new(),
+        expected: Some(expected.clone()),
+        actual: None,
+    }]
+}
+
+/// The authored foreshadowing file, or — when it does not parse or fit — an empty one and why.
+fn authored_global(project: &Project) -> Result<(ForeshadowingGlobal, Option<String>), StoreError> {
+    match load_global(project) {
+        Ok(g) => Ok((g, None)),
+        Err(
+            e @ (StoreError::Json { .. } | StoreError::Model { .. } | StoreError::Field { .. }),
+        ) => Ok((
+            ForeshadowingGlobal {
+                foreshadowing: Vec::new(),
+                extra: Default::default(),
+            },
+            Some(e.to_string()),
+        )),
+        Err(e) => Err(e),
+    }
+}
+
+/// Replays and compares; with `held` (the project lock, `--write`) and a difference, backs up
+/// and writes the replay all-or-nothing through the journal.
+pub fn rebuild(
+    project: &Project,
+    until: Option<u32>,
+    held: Option<&mut Held<'_>>,
+) -> Result<RebuildReport, RebuildError> {
+    let log = load_changelog(project)?;
+    let (authored, global_problem) = authored_global(project)?;
+    let plan = load_plan(project)?;
+    let names = load_names(project);
+    let ctx = Context {
+        names: &names,
+        plan: &plan,
+    };
+    let disk = state_on_disk(project);
+    let (on_disk, state_file, problem) = match &disk {
+        StateOnDisk::Valid(v) => (Some(v), "ok", None),
+        StateOnDisk::Missing => (None, "missing", Some("文件不存在".to_string())),
+        StateOnDisk::Unusable(e) => (None, "unusable", Some(e.to_string())),
+    };
+    let replayed = ops::rebuild(&log, until, on_disk, &authored, ctx)?;
+    let state_differences = match on_disk {
+        Some(v) => diff(&replayed.state, v),
+        None => whole(&replayed.state),
+    };
+    let global_value = to_value(&replayed.global);
+    let foreshadowing_differences = match &global_problem {
+        None => diff(&global_value, &to_value(&authored)),
+        Some(_) => whole(&global_value),
+    };
+    let mut report = RebuildReport {
+        until_chapter: until,
+        entries_replayed: replayed.entries_used,
+        entries_total: log.len(),
+        state_version: ops::state_version(&replayed.state),
+        state_file,
+        state_file_problem: problem,
+        foreshadowing_file: if global_problem.is_some() {
+            "unusable"
+        } else {
+            "ok"
+        },
+        foreshadowing_file_problem: global_problem,
+        state_differences,
+        foreshadowing_differences,
+        dropped_threads: replayed.dropped_threads.clone(),
+        changelog_truncated: false,
+        written: false,
+        backups: Vec::new(),
+        truncate: until.is_some() && replayed.entries_used < log.len(),
+    };
+    if let (Some(held), true) = (held, report.differs()) {
+        write(project, &mut report, &replayed, &log, held)?;
+    }
+    Ok(report)
+}
+
+fn to_value(g: &ForeshadowingGlobal) -> Value {
+    // A ForeshadowingGlobal is plain data: it always serialises.
+    serde_json::to_value(g).unwrap_or(Value::Null)
+}
+
+/// Backs up the three files, then writes the replay (and the cut changelog) all together or
+/// not at all (§10.8: replay-to-before-an-edit keeps the prefix; later lines live on in the
+/// backup only).
+fn write(
+    project: &Project,
+    report: &mut RebuildReport,
+    replayed: &Replayed,
+    log: &[novel_core::model::ChangelogEntry],
+    held: &mut Held<'_>,
+) -> Result<(), StoreError> {
+    let stamp = crate::time::now_iso();
+    for rel in [
+        layout::CURRENT_STATE,
+        layout::FORESHADOWING_GLOBAL,
+        layout::CHANGELOG,
+    ] {
+        if let Some(b) = backup(project, rel, &stamp)? {
+            report.backups.push(b);
+        }
+    }
+    let w = StateWrite {
+        chapter: report.until_chapter.unwrap_or(0),
+        kind: JournalKind::Rebuild,
+        state: Some(&replayed.state),
+        global: (!report.foreshadowing_differences.is_empty()).then_some(&replayed.global),
+        changelog: if report.truncate {
+            ChangelogWrite::Replace(&log[..replayed.entries_used])
+        } else {
+            ChangelogWrite::Keep
+        },
+    };
+    commit_state(project, w, held.hand_to_journal())?;
+    report.written = true;
+    report.changelog_truncated = report.truncate;
+    Ok(())
+}
