@@ -37,6 +37,7 @@ pub mod revision;
 pub mod select;
 pub mod settings;
 pub mod spec;
+pub mod stage;
 pub mod state;
 pub mod status;
 pub mod style;

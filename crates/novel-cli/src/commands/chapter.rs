@@ -41,16 +41,19 @@ fn refusal(r: StageRefusal) -> CliError {
 
 /// After `chapter fail` the pipeline waits for `chapter begin N` to resume it.
 fn not_failed(cp: &Checkpoint) -> Result<(), CliError> {
-    if cp.orchestrator_state == OrchestratorState::ErrorRetry {
-        let n = cp.inflight_chapter.unwrap_or(cp.last_completed_chapter + 1);
-        return Err(CliError::new(
-            "E_STATE",
-            format!("第 {n} 章处于出错待重试（ERROR_RETRY）"),
-            format!("先运行 novel chapter begin {n} 从出错处恢复"),
-            Exit::Conflict,
-        ));
+    match novel_store::stage::failed_chapter(cp) {
+        Some(n) => Err(failed_error(n)),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+fn failed_error(n: u32) -> CliError {
+    CliError::new(
+        "E_STATE",
+        format!("第 {n} 章处于出错待重试（ERROR_RETRY）"),
+        format!("先运行 novel chapter begin {n} 从出错处恢复"),
+        Exit::Conflict,
+    )
 }
 
 fn save(project: &Project, cp: &mut Checkpoint) -> Result<(), CliError> {
@@ -232,48 +235,9 @@ fn parse_stage(s: &str) -> Result<PipelineStage, CliError> {
 }
 
 fn stage(project: &Project, a: &ChapterStageArgs) -> Result<Report, CliError> {
+    use novel_store::stage::StageError;
     let to = parse_stage(&a.stage)?;
-    let mut cp = tx::load_checkpoint(project)?;
-    not_failed(&cp)?;
-    let Some(n) = cp.inflight_chapter else {
-        return Err(CliError::new(
-            "E_NOT_INFLIGHT",
-            "没有在写的章节",
-            "先 novel chapter begin N",
-            Exit::Conflict,
-        ));
-    };
-    lock::heartbeat(project, &a.token).map_err(lock_error)?;
-    let facts = tx::staging_facts(project, n, tx::Facts::Full);
-    pipeline::check_stage(&cp, n, to, &facts).map_err(refusal)?;
-    let from = cp.pipeline_stage;
-    let mut archived = Vec::new();
-    if matches!(to, PipelineStage::Revising | PipelineStage::Drafting) {
-        // The round the gate sent back: its evaluation and Summarizer outputs (and, for a
-        // rewrite, the text) go to logs/revisions/ before the checkpoint moves on, so the
-        // next round cannot reuse them; re-running this finishes an interrupted archive.
-        let round = cp.revision_count + 1;
-        archived = tx::archive_rejected(project, n, round, to == PipelineStage::Revising)?;
-        cp.revision_count = round;
-        cp.orchestrator_state = match cp.orchestrator_state {
-            novel_core::model::OrchestratorState::Writing => {
-                novel_core::model::OrchestratorState::ChapterRewrite
-            }
-            other => other,
-        };
-    }
-    if to == PipelineStage::Judged && pipeline::current_gate(&cp, n).is_some() {
-        // A new evaluation: the verdict on the old one no longer holds.
-        cp.gate = None;
-    }
-    if to == PipelineStage::Polished
-        && let Some(g) = cp.gate.as_mut()
-    {
-        // The second polish is what gets committed: take its files as the approved ones.
-        g.staged = tx::staged_digests(project, n)?;
-    }
-    cp.pipeline_stage = Some(to);
-    // Record the stage in the chapter's pipeline log (figures the skill knows, else null).
+    // The stage's line in the pipeline log: the figures the skill knows, else null.
     let mut entry = json!({
         "name": a.stage, "model": a.model, "input_tokens": a.input_tokens,
         "output_tokens": a.output_tokens, "duration_ms": a.duration_ms, "at": time::now_iso(),
@@ -281,25 +245,33 @@ fn stage(project: &Project, a: &ChapterStageArgs) -> Result<Report, CliError> {
     if let Some(c) = a.cost_usd {
         entry["cost_usd"] = json!(c);
     }
-    tx::record_stage(project, n, entry)?;
-    save(project, &mut cp)?;
+    let moved = novel_store::stage::advance(project, to, &a.token, entry).map_err(|e| match e {
+        StageError::Store(s) => s.into(),
+        StageError::Lock(l) => lock_error(l),
+        StageError::Refused(r) => refusal(r),
+        StageError::NothingInFlight => CliError::new(
+            "E_NOT_INFLIGHT",
+            "没有在写的章节",
+            "先 novel chapter begin N",
+            Exit::Conflict,
+        ),
+        StageError::Failed { chapter } => failed_error(chapter),
+    })?;
     let mut human = format!(
-        "第 {n} 章：{} → {}（修订次数 {}）。\n",
-        pipeline::stage_name(from),
-        pipeline::stage_name(Some(to)),
-        cp.revision_count
+        "第 {} 章：{} → {}（修订次数 {}）。\n",
+        moved.chapter,
+        pipeline::stage_name(moved.from),
+        pipeline::stage_name(Some(moved.stage)),
+        moved.revision_count
     );
-    if !archived.is_empty() {
+    if !moved.archived.is_empty() {
         human.push_str(&format!(
             "上一轮的稿件与评估已存档到 {}。\n",
-            layout::revision_dir(n, cp.revision_count)
+            layout::revision_dir(moved.chapter, moved.revision_count)
         ));
     }
     Ok(Report {
-        data: json!({
-            "chapter": n, "from": from, "stage": to, "revision_count": cp.revision_count,
-            "archived": archived,
-        }),
+        data: serde_json::to_value(&moved).unwrap_or_default(),
         human,
     })
 }
