@@ -100,3 +100,158 @@ pub fn advance(
         archived,
     })
 }
+
+/// Why a chapter cannot be committed.
+#[derive(Debug, thiserror::Error)]
+pub enum CommitError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    #[error(transparent)]
+    Plan(#[from] crate::chapter::PlanError),
+    #[error("第 {chapter} 章处于出错待重试（ERROR_RETRY）")]
+    Failed { chapter: u32 },
+    #[error("{}", match .inflight {
+        Some(i) => format!("在写的是第 {i} 章，不能提交第 {chapter} 章"),
+        None => format!("第 {chapter} 章没有在写（已完成到第 {last} 章），不能提交"),
+    })]
+    NotInFlight {
+        chapter: u32,
+        inflight: Option<u32>,
+        last: u32,
+    },
+    #[error(
+        "第 {chapter} 章处于 {stage}，只有 judged 且门控通过（或 polish 后已二次润色）才能提交"
+    )]
+    StageOrder { chapter: u32, stage: &'static str },
+    /// The gate does not let it through (`None`: no verdict this round).
+    #[error("{}", gate_refusal(*.chapter, .gate.as_deref()))]
+    Gate {
+        chapter: u32,
+        gate: Option<Box<novel_core::model::checkpoint::GateRecord>>,
+    },
+}
+
+/// A gate verdict as the author reads it (`通过 pass` …).
+pub fn decision_label(d: novel_core::model::common::GateDecision) -> &'static str {
+    use novel_core::model::common::GateDecision as D;
+    match d {
+        D::Pass => "通过 pass",
+        D::Polish => "二次润色后通过 polish",
+        D::Revise => "修订 revise",
+        D::Pause => "暂停，等作者决定 pause",
+        D::Rewrite => "强制重写 rewrite",
+    }
+}
+
+fn gate_refusal(n: u32, gate: Option<&novel_core::model::checkpoint::GateRecord>) -> String {
+    use novel_core::model::common::GateDecision as D;
+    match gate {
+        None => format!("第 {n} 章这一轮还没有过门控"),
+        Some(g) if g.decision == D::Polish => format!(
+            "第 {n} 章的门控结论是 {}：还没有二次润色",
+            decision_label(g.decision)
+        ),
+        Some(g) => format!(
+            "第 {n} 章的门控结论是 {}，不能提交",
+            decision_label(g.decision)
+        ),
+    }
+}
+
+impl CommitError {
+    pub fn hint(&self) -> String {
+        use novel_core::model::common::GateDecision as D;
+        match self {
+            CommitError::Store(e) => e.hint(),
+            CommitError::Lock(_) | CommitError::Plan(_) => String::new(),
+            CommitError::Failed { chapter } => {
+                format!("先运行 novel chapter begin {chapter} 从出错处恢复")
+            }
+            CommitError::NotInFlight { .. } => {
+                "按顺序：novel chapter begin N → … → novel chapter commit N".into()
+            }
+            CommitError::StageOrder { .. } => "novel chapter recover 会告诉你从哪一步继续".into(),
+            CommitError::Gate { chapter, gate } => match gate.as_ref().map(|g| g.decision) {
+                Some(D::Pause) => "作者决定接受时用 --accept".into(),
+                Some(D::Revise) => format!(
+                    "按意见修订：novel chapter stage revising；作者决定按现稿接受时用 --accept（manual_confirm 下先处理修订候选：novel revision notes --chapter {chapter}）"
+                ),
+                Some(D::Polish) => "StyleRefiner 二次润色后 novel chapter stage polished；作者要按现稿提交时用 --accept".into(),
+                _ => format!("运行 novel chapter gate {chapter}，按结论处理"),
+            },
+        }
+    }
+}
+
+/// What `chapter commit` did.
+#[derive(Debug, Clone)]
+pub struct Committed {
+    pub checkpoint: Checkpoint,
+    pub journal: crate::chapter::Journal,
+    pub gate: Option<novel_core::model::checkpoint::GateRecord>,
+    /// `004`: the chapter's character actions in the memories (never blocks the commit).
+    pub memory: crate::memory::Recorded,
+}
+
+/// `novel chapter commit N`: the in-flight chapter `n`, judged and let through by its gate
+/// (`accept`: the author takes a paused, polish-pending or revise-pending chapter as it is —
+/// the staged files as they are now), committed all-or-nothing through the journal; then the
+/// character actions into the memories.
+pub fn commit(
+    project: &Project,
+    n: u32,
+    token: &str,
+    accept: bool,
+    count: &dyn Fn(&str) -> usize,
+) -> Result<Committed, CommitError> {
+    use novel_core::model::common::GateDecision as D;
+    lock::ensure_no_journal(project)?;
+    let mut cp = load_checkpoint(project)?;
+    if let Some(chapter) = failed_chapter(&cp) {
+        return Err(CommitError::Failed { chapter });
+    }
+    if cp.inflight_chapter != Some(n) {
+        return Err(CommitError::NotInFlight {
+            chapter: n,
+            inflight: cp.inflight_chapter,
+            last: cp.last_completed_chapter,
+        });
+    }
+    if !matches!(
+        cp.pipeline_stage,
+        Some(PipelineStage::Judged | PipelineStage::Polished)
+    ) {
+        return Err(CommitError::StageOrder {
+            chapter: n,
+            stage: pipeline::stage_name(cp.pipeline_stage),
+        });
+    }
+    let gate = pipeline::current_gate(&cp, n).cloned();
+    if !pipeline::commit_allowed(&cp, n, accept) {
+        return Err(CommitError::Gate {
+            chapter: n,
+            gate: gate.map(Box::new),
+        });
+    }
+    lock::heartbeat(project, token)?;
+    if accept
+        && cp.pipeline_stage == Some(PipelineStage::Judged)
+        && let Some(g) = cp.gate.as_mut()
+        && matches!(g.decision, D::Pause | D::Polish | D::Revise)
+    {
+        g.accepted_by_author = true;
+        g.staged = staged_digests(project, n)?;
+    }
+    let now = crate::time::now_iso();
+    let journal = crate::chapter::plan_commit(project, &cp, n, token, &now, count)?;
+    crate::chapter::commit(project, &journal)?;
+    let memory = crate::memory::record_committed(project, n, &now);
+    Ok(Committed {
+        checkpoint: load_checkpoint(project)?,
+        journal,
+        gate,
+        memory,
+    })
+}

@@ -4,7 +4,6 @@ use serde_json::{Value, json};
 
 use novel_core::gate::{self, GateInput};
 use novel_core::model::checkpoint::GateRecord;
-use novel_core::model::common::GateDecision;
 use novel_core::model::{
     Checkpoint, ErrorRecord, Extra, OrchestratorState, PipelineStage, StorylineSpec,
 };
@@ -366,7 +365,7 @@ fn gate_cmd(project: &Project, n: u32, token: &str) -> Result<Report, CliError> 
     save(project, &mut cp)?;
     let mut human = format!(
         "第 {n} 章门控：{}（总分 {:.2}{}）\n",
-        decision_zh(result.decision),
+        novel_store::stage::decision_label(result.decision),
         result.overall,
         if result.force_passed {
             "，强制通过 force_passed"
@@ -386,110 +385,34 @@ fn gate_cmd(project: &Project, n: u32, token: &str) -> Result<Report, CliError> 
     })
 }
 
-fn decision_zh(d: GateDecision) -> &'static str {
-    match d {
-        GateDecision::Pass => "通过 pass",
-        GateDecision::Polish => "二次润色后通过 polish",
-        GateDecision::Revise => "修订 revise",
-        GateDecision::Pause => "暂停，等作者决定 pause",
-        GateDecision::Rewrite => "强制重写 rewrite",
-    }
-}
-
 fn commit(project: &Project, a: &ChapterCommitArgs) -> Result<Report, CliError> {
+    use novel_store::stage::CommitError;
     let n = a.chapter;
-    lock::ensure_no_journal(project).map_err(lock_error)?;
-    let mut cp = tx::load_checkpoint(project)?;
-    not_failed(&cp)?;
-    if cp.inflight_chapter != Some(n) {
-        return Err(CliError::new(
-            "E_NOT_INFLIGHT",
-            match cp.inflight_chapter {
-                Some(i) => format!("在写的是第 {i} 章，不能提交第 {n} 章"),
-                None => format!(
-                    "第 {n} 章没有在写（已完成到第 {} 章），不能提交",
-                    cp.last_completed_chapter
-                ),
-            },
-            "按顺序：novel chapter begin N → … → novel chapter commit N",
-            Exit::Conflict,
-        ));
-    }
-    if !matches!(
-        cp.pipeline_stage,
-        Some(PipelineStage::Judged | PipelineStage::Polished)
-    ) {
-        return Err(CliError::new(
-            "E_STAGE_ORDER",
-            format!(
-                "第 {n} 章处于 {}，只有 judged 且门控通过（或 polish 后已二次润色）才能提交",
-                pipeline::stage_name(cp.pipeline_stage)
-            ),
-            "novel chapter recover 会告诉你从哪一步继续",
-            Exit::Conflict,
-        ));
-    }
-    let gate = pipeline::current_gate(&cp, n).cloned();
-    if !pipeline::commit_allowed(&cp, n, a.accept) {
-        return Err(CliError::new(
-            "E_GATE",
-            match &gate {
-                None => format!("第 {n} 章这一轮还没有过门控"),
-                Some(g) if g.decision == GateDecision::Polish => format!(
-                    "第 {n} 章的门控结论是 {}：还没有二次润色",
-                    decision_zh(g.decision)
-                ),
-                Some(g) => format!(
-                    "第 {n} 章的门控结论是 {}，不能提交",
-                    decision_zh(g.decision)
-                ),
-            },
-            match &gate {
-                Some(g) if g.decision == GateDecision::Pause => {
-                    "作者决定接受时用 --accept".to_string()
-                }
-                Some(g) if g.decision == GateDecision::Revise => format!(
-                    "按意见修订：novel chapter stage revising；作者决定按现稿接受时用 --accept（manual_confirm 下先处理修订候选：novel revision notes --chapter {n}）"
-                ),
-                Some(g) if g.decision == GateDecision::Polish => {
-                    "StyleRefiner 二次润色后 novel chapter stage polished；作者要按现稿提交时用 --accept".to_string()
-                }
-                _ => format!("运行 novel chapter gate {n}，按结论处理"),
-            },
-            Exit::Problems,
-        ));
-    }
-    lock::heartbeat(project, &a.token).map_err(lock_error)?;
-    if a.accept
-        && let Some(g) = cp.gate.as_mut()
-        && matches!(
-            g.decision,
-            GateDecision::Pause | GateDecision::Polish | GateDecision::Revise
-        )
-        && cp.pipeline_stage == Some(PipelineStage::Judged)
-    {
-        g.accepted_by_author = true;
-        // The author accepts the staged files as they are now (their own touch-ups included).
-        g.staged = tx::staged_digests(project, n)?;
-    }
-    let now = time::now_iso();
     let count = |t: &str| novel_text::count::count(t).chars;
-    let journal =
-        tx::plan_commit(project, &cp, n, &a.token, &now, &count).map_err(|e| match e {
-            PlanError::Store(s) => s.into(),
-            PlanError::Ops(o) => super::ops_error(o),
-            PlanError::ChangedSinceGate { .. } => CliError::new(
+    let done = novel_store::stage::commit(project, n, &a.token, a.accept, &count).map_err(|e| {
+        let hint = e.hint();
+        match e {
+            CommitError::Store(s) => s.into(),
+            CommitError::Lock(l) => lock_error(l),
+            CommitError::Plan(PlanError::Store(s)) => s.into(),
+            CommitError::Plan(PlanError::Ops(o)) => super::ops_error(o),
+            CommitError::Plan(p @ PlanError::ChangedSinceGate { .. }) => CliError::new(
                 "E_STAGING_CHANGED",
-                e.to_string(),
+                p.to_string(),
                 "提交的只能是评审过的稿件：改动是有意的就重新运行 novel chapter stage judged 并重新评审、门控；否则恢复这些文件",
                 Exit::Conflict,
             ),
-        })?;
-    tx::commit(project, &journal)?;
-    let cp = tx::load_checkpoint(project)?;
-    // `004`: the chapter's character actions into each character's memory; a failure here
-    // never undoes the commit, it is reported.
-    let memory = novel_store::memory::record_committed(project, n, &now);
+            e @ CommitError::Failed { .. } => CliError::new("E_STATE", e.to_string(), hint, Exit::Conflict),
+            e @ CommitError::NotInFlight { .. } => {
+                CliError::new("E_NOT_INFLIGHT", e.to_string(), hint, Exit::Conflict)
+            }
+            e @ CommitError::StageOrder { .. } => {
+                CliError::new("E_STAGE_ORDER", e.to_string(), hint, Exit::Conflict)
+            }
+            e @ CommitError::Gate { .. } => CliError::new("E_GATE", e.to_string(), hint, Exit::Problems),
+        }
+    })?;
+    let (cp, journal, memory) = (&done.checkpoint, &done.journal, &done.memory);
     // The figures the skill reports per chapter, as the pipeline log records them.
     let log_rel = layout::log_file(n);
     let plog: Value = journal
@@ -503,7 +426,7 @@ fn commit(project: &Project, a: &ChapterCommitArgs) -> Result<Report, CliError> 
             "chapter": n, "last_completed_chapter": cp.last_completed_chapter,
             "orchestrator_state": cp.orchestrator_state,
             "files": journal.writes.iter().map(|w| w.path.clone()).collect::<Vec<_>>(),
-            "force_passed": gate.as_ref().is_some_and(|g| g.force_passed),
+            "force_passed": done.gate.as_ref().is_some_and(|g| g.force_passed),
             "chars": plog.get(novel_store::status::LOG_CHARS),
             "gate_overall": plog.get("gate_overall"),
             "gate_decision": plog.get("gate_decision"),
@@ -521,7 +444,7 @@ fn commit(project: &Project, a: &ChapterCommitArgs) -> Result<Report, CliError> 
             } else {
                 ""
             },
-            super::memory::render_recorded(&memory)
+            super::memory::render_recorded(memory)
         ),
     })
 }
