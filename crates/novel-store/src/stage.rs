@@ -255,3 +255,147 @@ pub fn commit(
         memory,
     })
 }
+
+/// Why the gate did not run.
+#[derive(Debug, thiserror::Error)]
+pub enum GateError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    #[error(transparent)]
+    Decide(#[from] novel_core::gate::GateError),
+    #[error("第 {chapter} 章处于出错待重试（ERROR_RETRY）")]
+    Failed { chapter: u32 },
+    #[error("门控需要第 {chapter} 章处于 judged 阶段（当前在写 {inflight:?}，阶段 {stage}）")]
+    StageOrder {
+        chapter: u32,
+        inflight: Option<u32>,
+        stage: &'static str,
+    },
+    #[error("{file} 与主评估完全相同，不是独立的第二份评估")]
+    CopiedSecondJudge { file: String },
+}
+
+impl GateError {
+    pub fn hint(&self, n: u32) -> String {
+        use novel_core::gate::GateError as G;
+        match self {
+            GateError::Store(e) => e.hint(),
+            GateError::Lock(_) => String::new(),
+            GateError::Failed { chapter } => {
+                format!("先运行 novel chapter begin {chapter} 从出错处恢复")
+            }
+            GateError::StageOrder { .. } => {
+                "先完成 QualityJudge 并 novel chapter stage judged".into()
+            }
+            GateError::CopiedSecondJudge { .. } => {
+                "关键章要由另一位裁判（另一个模型或一次独立评估）重新打分".into()
+            }
+            GateError::Decide(G::SecondJudgeMissing { .. }) => format!(
+                "用 Opus 再评一次，写到 {}，然后重新运行门控",
+                novel_core::naming::staging_second_evaluation(n, "secondary")
+            ),
+            GateError::Decide(G::Thresholds { .. }) => {
+                "在 novel.json 的 gate 中按 pass ≥ polish ≥ revise ≥ pause 设置阈值".into()
+            }
+            GateError::Decide(_) => "让 QualityJudge 按 8 个维度与规定权重重新评估".into(),
+        }
+    }
+}
+
+/// `novel chapter gate N`: the gate's verdict on the in-flight chapter's evaluations (with
+/// the project's thresholds and weights, the key-chapter rule, the storyline spec and the
+/// leak check of the current text), recorded in the checkpoint with the digests of the staged
+/// files it approves. Reasons the gate could not check something are added to the result.
+pub fn gate(
+    project: &Project,
+    n: u32,
+    token: &str,
+) -> Result<novel_core::gate::GateResult, GateError> {
+    let mut cp = load_checkpoint(project)?;
+    if let Some(chapter) = failed_chapter(&cp) {
+        return Err(GateError::Failed { chapter });
+    }
+    if cp.inflight_chapter != Some(n) || cp.pipeline_stage != Some(PipelineStage::Judged) {
+        return Err(GateError::StageOrder {
+            chapter: n,
+            inflight: cp.inflight_chapter,
+            stage: pipeline::stage_name(cp.pipeline_stage),
+        });
+    }
+    lock::heartbeat(project, token)?;
+    let evals = crate::chapter::staged_evaluations(project, n)?;
+    if let [(_, first), rest @ ..] = evals.as_slice()
+        && let Some((rel, _)) = rest.iter().find(|(_, e)| e == first)
+    {
+        return Err(GateError::CopiedSecondJudge { file: rel.clone() });
+    }
+    let settings = crate::settings::load(project)?;
+    let vol = crate::chapter::chapter_volume(project, n, cp.current_volume)?;
+    let spec: Option<novel_core::model::StorylineSpec> = crate::io::read_json(
+        &project.path(crate::layout::STORYLINE_SPEC),
+        "LS 故事线规范",
+    )
+    .ok();
+    let leak = crate::chapter::leak_result(project, n)?;
+    let facts = staging_facts(project, n, Facts::Full);
+    let input = novel_core::gate::GateInput {
+        chapter: n,
+        evaluations: evals.iter().map(|(_, e)| e).collect(),
+        thresholds: &settings.gate,
+        revision_count: cp.revision_count,
+        key_reasons: vol.key_reasons(n),
+        storyline_spec: spec.as_ref(),
+        leak: leak.as_ref().filter(|l| l.text_digest == facts.text_digest),
+    };
+    let mut result = novel_core::gate::decide(&input)?;
+    result
+        .reasons
+        .extend(unchecked(n, &vol, leak.is_some(), input.leak.is_some()));
+    cp.gate = Some(novel_core::model::checkpoint::GateRecord {
+        chapter: n,
+        decision: result.decision,
+        overall: result.overall,
+        force_passed: result.force_passed,
+        revision: cp.revision_count,
+        text_digest: facts.text_digest.clone(),
+        accepted_by_author: false,
+        staged: staged_digests(project, n)?,
+        extra: Default::default(),
+    });
+    cp.last_checkpoint_time = Some(crate::time::now_iso());
+    write_checkpoint(project, &cp)?;
+    Ok(result)
+}
+
+/// What the gate could not check: the volume's span or schedule, the leak check.
+fn unchecked(
+    n: u32,
+    vol: &crate::chapter::ChapterVolume,
+    leak_found: bool,
+    leak_current: bool,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let dir = crate::layout::volume_dir(vol.volume);
+    match (vol.range, &vol.schedule) {
+        (None, None) => out.push(format!(
+            "第 {} 卷的章节范围未知、也没有 {dir}/storyline-schedule.json：无法判断卷首、卷尾与交汇事件章，未要求双裁判",
+            vol.volume
+        )),
+        (Some(_), None) => out.push(format!(
+            "没有 {dir}/storyline-schedule.json：无法判断交汇事件章"
+        )),
+        _ => {}
+    }
+    match (leak_found, leak_current) {
+        (false, _) => out.push(format!(
+            "没有串线检查结果：门控前运行 novel check leak --chapter {n}"
+        )),
+        (true, false) => out.push(format!(
+            "串线检查结果是针对旧稿的：门控前重新运行 novel check leak --chapter {n}"
+        )),
+        _ => {}
+    }
+    out
+}
