@@ -399,3 +399,112 @@ fn unchecked(
     }
     out
 }
+
+/// What `chapter begin` did.
+#[derive(Debug, Clone)]
+pub struct Begun {
+    pub checkpoint: Checkpoint,
+    pub lock: lock::Acquired,
+    /// The chapter was already in flight: its stage is kept.
+    pub resuming: bool,
+    pub from_state: OrchestratorState,
+    /// The error record cleared when the chapter was in ERROR_RETRY.
+    pub recovered: Option<novel_core::model::checkpoint::ErrorRecord>,
+}
+
+/// Why a chapter cannot begin.
+#[derive(Debug, thiserror::Error)]
+pub enum BeginError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    #[error("{}", .0.reason)]
+    Refused(StageRefusal),
+}
+
+/// `novel chapter begin N`: takes the project lock for `owner` (this session's process when
+/// it already holds it for chapter `n` — e.g. after the conversation lost the token — hands
+/// the same token back), re-reads the checkpoint under it, and sets the chapter in flight
+/// (`drafting`, a fresh pipeline log) or resumes it; ERROR_RETRY and VOL_REVIEW go back to the
+/// state before. Whatever fails after the lock was taken releases it again.
+pub fn begin(
+    project: &Project,
+    n: u32,
+    owner: u32,
+    stale_after: std::time::Duration,
+) -> Result<Begun, BeginError> {
+    lock::ensure_no_journal(project)?;
+    let before = load_checkpoint(project)?;
+    pipeline::check_begin(&before, n).map_err(BeginError::Refused)?;
+    let (got, took) = match lock::acquire(project, Some(n), owner, stale_after) {
+        Ok(got) => (got, true),
+        Err(LockError::Held { info, .. })
+            if info.pid == owner
+                && info.host == lock::host_name()
+                && before.inflight_chapter == Some(n) =>
+        {
+            let acquired = lock::Acquired {
+                info: *info,
+                broke_stale: None,
+            };
+            (acquired, false)
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let started = start_locked(project, n).inspect_err(|_| {
+        if took {
+            let _ = lock::release(project, &got.info.token);
+        }
+    })?;
+    Ok(Begun {
+        checkpoint: started.checkpoint,
+        lock: got,
+        resuming: started.resuming,
+        from_state: started.from_state,
+        recovered: started.recovered,
+    })
+}
+
+/// What the locked part of `begin` did.
+struct Started {
+    checkpoint: Checkpoint,
+    resuming: bool,
+    from_state: OrchestratorState,
+    recovered: Option<novel_core::model::checkpoint::ErrorRecord>,
+}
+
+/// The part of `begin` done under the lock: re-read the checkpoint (another session may have
+/// moved the book on meanwhile), set the chapter in flight, make sure staging is there.
+fn start_locked(project: &Project, n: u32) -> Result<Started, BeginError> {
+    let mut cp = load_checkpoint(project)?;
+    pipeline::check_begin(&cp, n).map_err(BeginError::Refused)?;
+    let resuming = cp.inflight_chapter == Some(n);
+    let from_state = cp.orchestrator_state;
+    let next_state = pipeline::state_after_begin(&cp);
+    let recovered = if from_state == OrchestratorState::ErrorRetry {
+        cp.error.take()
+    } else {
+        None
+    };
+    cp.orchestrator_state = next_state;
+    crate::chapter::ensure_staging_dirs(project)?;
+    if !resuming {
+        cp.inflight_chapter = Some(n);
+        cp.pipeline_stage = Some(PipelineStage::Drafting);
+        cp.revision_count = 0;
+        cp.gate = None;
+        // A fresh pipeline log for the chapter.
+        let log =
+            serde_json::json!({"chapter": n, "started_at": crate::time::now_iso(), "stages": []});
+        crate::io::write_json(&project.path(&crate::layout::staging_log(n)), &log)?;
+    }
+    cp.last_checkpoint_time = Some(crate::time::now_iso());
+    write_checkpoint(project, &cp)?;
+    Ok(Started {
+        checkpoint: cp,
+        resuming,
+        from_state,
+        recovered,
+    })
+}

@@ -6,7 +6,7 @@ use novel_core::model::{Checkpoint, ErrorRecord, Extra, OrchestratorState, Pipel
 use novel_core::pipeline::{self, StageRefusal};
 use novel_store::chapter::{self as tx, PlanError};
 use novel_store::lock::{self, LockState};
-use novel_store::{Project, io, layout, time};
+use novel_store::{Project, layout, time};
 
 use super::{lock_error, stale_after};
 use crate::cli::{
@@ -50,82 +50,22 @@ fn save(project: &Project, cp: &mut Checkpoint) -> Result<(), CliError> {
     Ok(())
 }
 
-struct BeginState {
-    cp: Checkpoint,
-    resuming: bool,
-    from_state: OrchestratorState,
-    recovered: Option<novel_core::model::checkpoint::ErrorRecord>,
-}
-
-/// The part of `begin` done under the lock: re-read the checkpoint (another session may have
-/// moved the book on meanwhile), set the chapter in flight, make sure staging is there.
-fn start_locked(project: &Project, n: u32) -> Result<BeginState, CliError> {
-    let mut cp = tx::load_checkpoint(project)?;
-    pipeline::check_begin(&cp, n).map_err(refusal)?;
-    let resuming = cp.inflight_chapter == Some(n);
-    // ERROR_RETRY returns to the state before the error; VOL_REVIEW to WRITING (the author
-    // writes on past the volume's plan).
-    let from_state = cp.orchestrator_state;
-    let next_state = pipeline::state_after_begin(&cp);
-    let recovered = if from_state == OrchestratorState::ErrorRetry {
-        cp.error.take()
-    } else {
-        None
-    };
-    cp.orchestrator_state = next_state;
-    tx::ensure_staging_dirs(project)?;
-    if !resuming {
-        cp.inflight_chapter = Some(n);
-        cp.pipeline_stage = Some(PipelineStage::Drafting);
-        cp.revision_count = 0;
-        cp.gate = None;
-        // A fresh pipeline log for the chapter.
-        let log = json!({"chapter": n, "started_at": time::now_iso(), "stages": []});
-        io::write_json(&project.path(&layout::staging_log(n)), &log)?;
-    }
-    save(project, &mut cp)?;
-    Ok(BeginState {
-        cp,
-        resuming,
-        from_state,
-        recovered,
-    })
-}
-
 fn begin(project: &Project, n: u32, owner: Option<u32>) -> Result<Report, CliError> {
-    lock::ensure_no_journal(project).map_err(lock_error)?;
-    let before = tx::load_checkpoint(project)?;
-    pipeline::check_begin(&before, n).map_err(refusal)?;
+    use novel_store::stage::BeginError;
     let pid = owner.unwrap_or_else(lock::session_pid);
-    let (got, took) = match lock::acquire(project, Some(n), pid, stale_after(project)?) {
-        Ok(got) => (got, true),
-        // This session already holds the lock for this chapter (it began it, then lost the
-        // token, e.g. to a compacted conversation): resuming hands the same token back.
-        Err(lock::LockError::Held { info, .. })
-            if info.pid == pid
-                && info.host == lock::host_name()
-                && before.inflight_chapter == Some(n) =>
-        {
-            let acquired = lock::Acquired {
-                info: *info,
-                broke_stale: None,
-            };
-            (acquired, false)
-        }
-        Err(e) => return Err(lock_error(e)),
-    };
-    // Whatever fails from here leaves the lock as it was before this call.
-    let started = start_locked(project, n).inspect_err(|_| {
-        if took {
-            let _ = lock::release(project, &got.info.token);
-        }
-    })?;
-    let BeginState {
-        cp,
+    let begun =
+        novel_store::stage::begin(project, n, pid, stale_after(project)?).map_err(|e| match e {
+            BeginError::Store(s) => s.into(),
+            BeginError::Lock(l) => lock_error(l),
+            BeginError::Refused(r) => refusal(r),
+        })?;
+    let novel_store::stage::Begun {
+        checkpoint: cp,
+        lock: got,
         resuming,
         from_state,
         recovered,
-    } = started;
+    } = begun;
     let mut human = if resuming {
         format!(
             "继续第 {n} 章（阶段 {}）。\n",
