@@ -508,3 +508,36 @@ fn start_locked(project: &Project, n: u32) -> Result<Started, BeginError> {
         recovered,
     })
 }
+
+/// `novel chapter fail N --reason R`: the chapter in flight recorded as failed (ERROR_RETRY,
+/// the state before kept for `begin` to return to), the lock released, staging untouched.
+/// The reason must not be empty (the caller checks the argument).
+pub fn fail(
+    project: &Project,
+    n: u32,
+    token: &str,
+    reason: &str,
+) -> Result<Checkpoint, BeginError> {
+    lock::ensure_no_journal(project)?;
+    let mut cp = load_checkpoint(project)?;
+    pipeline::check_fail(&cp, n).map_err(BeginError::Refused)?;
+    lock::verify(project, token)?;
+    let previous = match (&cp.orchestrator_state, &cp.error) {
+        (OrchestratorState::ErrorRetry, Some(e)) => e.previous_state,
+        (OrchestratorState::ErrorRetry, None) => OrchestratorState::Writing,
+        (s, _) => *s,
+    };
+    let now = crate::time::now_iso();
+    cp.error = Some(novel_core::model::ErrorRecord {
+        previous_state: previous,
+        reason: reason.to_string(),
+        at: Some(now.clone()),
+        chapter: Some(n),
+        extra: Default::default(),
+    });
+    cp.orchestrator_state = OrchestratorState::ErrorRetry;
+    cp.last_checkpoint_time = Some(now);
+    write_checkpoint(project, &cp)?;
+    lock::release(project, token)?;
+    Ok(cp)
+}

@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use novel_core::model::{Checkpoint, ErrorRecord, Extra, OrchestratorState, PipelineStage};
+use novel_core::model::{Checkpoint, OrchestratorState, PipelineStage};
 use novel_core::pipeline::{self, StageRefusal};
 use novel_store::chapter::{self as tx, PlanError};
 use novel_store::lock::{self, LockState};
@@ -320,26 +320,11 @@ fn fail(project: &Project, a: &ChapterFailArgs) -> Result<Report, CliError> {
             Exit::Usage,
         ));
     }
-    lock::ensure_no_journal(project).map_err(lock_error)?;
-    let mut cp = tx::load_checkpoint(project)?;
-    pipeline::check_fail(&cp, n).map_err(refusal)?;
-    lock::verify(project, &a.token).map_err(lock_error)?;
-    let previous = match (&cp.orchestrator_state, &cp.error) {
-        (OrchestratorState::ErrorRetry, Some(e)) => e.previous_state,
-        (OrchestratorState::ErrorRetry, None) => OrchestratorState::Writing,
-        (s, _) => *s,
-    };
-    let now = time::now_iso();
-    cp.error = Some(ErrorRecord {
-        previous_state: previous,
-        reason: reason.to_string(),
-        at: Some(now),
-        chapter: Some(n),
-        extra: Extra::new(),
-    });
-    cp.orchestrator_state = OrchestratorState::ErrorRetry;
-    save(project, &mut cp)?;
-    lock::release(project, &a.token).map_err(lock_error)?;
+    let cp = novel_store::stage::fail(project, n, &a.token, reason).map_err(|e| match e {
+        novel_store::stage::BeginError::Store(s) => s.into(),
+        novel_store::stage::BeginError::Lock(l) => lock_error(l),
+        novel_store::stage::BeginError::Refused(r) => refusal(r),
+    })?;
     Ok(Report {
         data: json!({
             "chapter": n, "orchestrator_state": cp.orchestrator_state, "error": cp.error,
