@@ -16,20 +16,166 @@ use crate::error::StoreError;
 use crate::lock::{self, LockError};
 use crate::project::Project;
 
-/// Why the stage did not move.
+/// Why a step of the chapter transaction (begin, stage, gate, commit, fail) refuses: one
+/// type for the whole module, with its stable code, its hint and whether it is a conflict.
 #[derive(Debug, thiserror::Error)]
-pub enum StageError {
+pub enum ChapterError {
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
     Lock(#[from] LockError),
-    /// The order or the staged files say no (`check_stage`).
+    #[error(transparent)]
+    Plan(#[from] crate::chapter::PlanError),
+    /// The gate's own refusal (weights, thresholds, the second judge missing).
+    #[error(transparent)]
+    Decide(#[from] novel_core::gate::GateError),
+    /// The order or the staged files say no (`check_begin`, `check_stage`, `check_fail`).
     #[error("{}", .0.reason)]
     Refused(StageRefusal),
     #[error("没有在写的章节")]
     NothingInFlight,
     #[error("第 {chapter} 章处于出错待重试（ERROR_RETRY）")]
     Failed { chapter: u32 },
+    #[error("{}", match .inflight {
+        Some(i) => format!("在写的是第 {i} 章，不能提交第 {chapter} 章"),
+        None => format!("第 {chapter} 章没有在写（已完成到第 {last} 章），不能提交"),
+    })]
+    NotInFlight {
+        chapter: u32,
+        inflight: Option<u32>,
+        last: u32,
+    },
+    #[error(
+        "第 {chapter} 章处于 {stage}，只有 judged 且门控通过（或 polish 后已二次润色）才能提交"
+    )]
+    CommitStage { chapter: u32, stage: &'static str },
+    #[error("门控需要第 {chapter} 章处于 judged 阶段（当前在写 {inflight:?}，阶段 {stage}）")]
+    GateStage {
+        chapter: u32,
+        inflight: Option<u32>,
+        stage: &'static str,
+    },
+    #[error("{file} 与主评估完全相同，不是独立的第二份评估")]
+    CopiedSecondJudge { file: String },
+    /// The gate does not let it through (`None`: no verdict this round).
+    #[error("{}", gate_refusal(*.chapter, .gate.as_deref()))]
+    Gate {
+        chapter: u32,
+        gate: Option<Box<novel_core::model::checkpoint::GateRecord>>,
+    },
+}
+
+impl ChapterError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            ChapterError::Store(e) => e.code(),
+            ChapterError::Lock(e) => e.code(),
+            ChapterError::Plan(crate::chapter::PlanError::Store(e)) => e.code(),
+            ChapterError::Plan(crate::chapter::PlanError::Ops(e)) => e.code(),
+            ChapterError::Plan(crate::chapter::PlanError::ChangedSinceGate { .. }) => {
+                "E_STAGING_CHANGED"
+            }
+            ChapterError::Decide(e) => e.code(),
+            ChapterError::Refused(r) => r.code,
+            ChapterError::NothingInFlight | ChapterError::NotInFlight { .. } => "E_NOT_INFLIGHT",
+            ChapterError::Failed { .. } => "E_STATE",
+            ChapterError::CommitStage { .. } | ChapterError::GateStage { .. } => "E_STAGE_ORDER",
+            ChapterError::CopiedSecondJudge { .. } => "E_SECOND_JUDGE",
+            ChapterError::Gate { .. } => "E_GATE",
+        }
+    }
+
+    /// Exit 1 (the work is not good enough yet: the gate, the judges, the staged files) as
+    /// opposed to 3 (the pipeline's order, the lock) and 2 (usage or project).
+    pub fn is_problem(&self) -> bool {
+        matches!(
+            self,
+            ChapterError::Decide(_)
+                | ChapterError::CopiedSecondJudge { .. }
+                | ChapterError::Gate { .. }
+        ) || matches!(self, ChapterError::Refused(r) if r.code == "E_STAGING")
+    }
+
+    pub fn is_conflict(&self) -> bool {
+        !self.is_problem()
+            && !matches!(
+                self,
+                ChapterError::Store(_)
+                    | ChapterError::Plan(crate::chapter::PlanError::Store(_))
+                    | ChapterError::Plan(crate::chapter::PlanError::Ops(_))
+            )
+    }
+
+    /// How to fix it; `n` is the chapter of the command. Empty for the lock and the ops,
+    /// whose own mappings say it.
+    pub fn hint(&self, n: u32) -> String {
+        use novel_core::gate::GateError as G;
+        use novel_core::model::common::GateDecision as D;
+        match self {
+            ChapterError::Store(e) => e.hint(),
+            ChapterError::Lock(_) | ChapterError::Plan(crate::chapter::PlanError::Ops(_)) => {
+                String::new()
+            }
+            ChapterError::Plan(crate::chapter::PlanError::Store(e)) => e.hint(),
+            ChapterError::Plan(crate::chapter::PlanError::ChangedSinceGate { .. }) => "提交的只能是评审过的稿件：改动是有意的就重新运行 novel chapter stage judged 并重新评审、门控；否则恢复这些文件".into(),
+            ChapterError::Refused(r) => r.hint.clone(),
+            ChapterError::NothingInFlight => "先 novel chapter begin N".into(),
+            ChapterError::Failed { chapter } => {
+                format!("先运行 novel chapter begin {chapter} 从出错处恢复")
+            }
+            ChapterError::NotInFlight { .. } => {
+                "按顺序：novel chapter begin N → … → novel chapter commit N".into()
+            }
+            ChapterError::CommitStage { .. } => "novel chapter recover 会告诉你从哪一步继续".into(),
+            ChapterError::GateStage { .. } => "先完成 QualityJudge 并 novel chapter stage judged".into(),
+            ChapterError::CopiedSecondJudge { .. } => {
+                "关键章要由另一位裁判（另一个模型或一次独立评估）重新打分".into()
+            }
+            ChapterError::Decide(G::SecondJudgeMissing { .. }) => format!(
+                "用 Opus 再评一次，写到 {}，然后重新运行门控",
+                novel_core::naming::staging_second_evaluation(n, "secondary")
+            ),
+            ChapterError::Decide(G::Thresholds { .. }) => {
+                "在 novel.json 的 gate 中按 pass ≥ polish ≥ revise ≥ pause 设置阈值".into()
+            }
+            ChapterError::Decide(_) => "让 QualityJudge 按 8 个维度与规定权重重新评估".into(),
+            ChapterError::Gate { chapter, gate } => match gate.as_ref().map(|g| g.decision) {
+                Some(D::Pause) => "作者决定接受时用 --accept".into(),
+                Some(D::Revise) => format!(
+                    "按意见修订：novel chapter stage revising；作者决定按现稿接受时用 --accept（manual_confirm 下先处理修订候选：novel revision notes --chapter {chapter}）"
+                ),
+                Some(D::Polish) => "StyleRefiner 二次润色后 novel chapter stage polished；作者要按现稿提交时用 --accept".into(),
+                _ => format!("运行 novel chapter gate {chapter}，按结论处理"),
+            },
+        }
+    }
+}
+
+/// A gate verdict as the author reads it (`通过 pass` …).
+pub fn decision_label(d: novel_core::model::common::GateDecision) -> &'static str {
+    use novel_core::model::common::GateDecision as D;
+    match d {
+        D::Pass => "通过 pass",
+        D::Polish => "二次润色后通过 polish",
+        D::Revise => "修订 revise",
+        D::Pause => "暂停，等作者决定 pause",
+        D::Rewrite => "强制重写 rewrite",
+    }
+}
+
+fn gate_refusal(n: u32, gate: Option<&novel_core::model::checkpoint::GateRecord>) -> String {
+    use novel_core::model::common::GateDecision as D;
+    match gate {
+        None => format!("第 {n} 章这一轮还没有过门控"),
+        Some(g) if g.decision == D::Polish => format!(
+            "第 {n} 章的门控结论是 {}：还没有二次润色",
+            decision_label(g.decision)
+        ),
+        Some(g) => format!(
+            "第 {n} 章的门控结论是 {}，不能提交",
+            decision_label(g.decision)
+        ),
+    }
 }
 
 /// The chapter the pipeline waits to resume after `chapter fail`, if it is in ERROR_RETRY.
@@ -56,15 +202,15 @@ pub fn advance(
     to: PipelineStage,
     token: &str,
     entry: serde_json::Value,
-) -> Result<Moved, StageError> {
+) -> Result<Moved, ChapterError> {
     let mut cp = load_checkpoint(project)?;
     if let Some(chapter) = failed_chapter(&cp) {
-        return Err(StageError::Failed { chapter });
+        return Err(ChapterError::Failed { chapter });
     }
-    let n = cp.inflight_chapter.ok_or(StageError::NothingInFlight)?;
+    let n = cp.inflight_chapter.ok_or(ChapterError::NothingInFlight)?;
     lock::heartbeat(project, token)?;
     let facts = staging_facts(project, n, Facts::Full);
-    pipeline::check_stage(&cp, n, to, &facts).map_err(StageError::Refused)?;
+    pipeline::check_stage(&cp, n, to, &facts).map_err(ChapterError::Refused)?;
     let from = cp.pipeline_stage;
     let mut archived = Vec::new();
     if matches!(to, PipelineStage::Revising | PipelineStage::Drafting) {
@@ -101,90 +247,6 @@ pub fn advance(
     })
 }
 
-/// Why a chapter cannot be committed.
-#[derive(Debug, thiserror::Error)]
-pub enum CommitError {
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error(transparent)]
-    Lock(#[from] LockError),
-    #[error(transparent)]
-    Plan(#[from] crate::chapter::PlanError),
-    #[error("第 {chapter} 章处于出错待重试（ERROR_RETRY）")]
-    Failed { chapter: u32 },
-    #[error("{}", match .inflight {
-        Some(i) => format!("在写的是第 {i} 章，不能提交第 {chapter} 章"),
-        None => format!("第 {chapter} 章没有在写（已完成到第 {last} 章），不能提交"),
-    })]
-    NotInFlight {
-        chapter: u32,
-        inflight: Option<u32>,
-        last: u32,
-    },
-    #[error(
-        "第 {chapter} 章处于 {stage}，只有 judged 且门控通过（或 polish 后已二次润色）才能提交"
-    )]
-    StageOrder { chapter: u32, stage: &'static str },
-    /// The gate does not let it through (`None`: no verdict this round).
-    #[error("{}", gate_refusal(*.chapter, .gate.as_deref()))]
-    Gate {
-        chapter: u32,
-        gate: Option<Box<novel_core::model::checkpoint::GateRecord>>,
-    },
-}
-
-/// A gate verdict as the author reads it (`通过 pass` …).
-pub fn decision_label(d: novel_core::model::common::GateDecision) -> &'static str {
-    use novel_core::model::common::GateDecision as D;
-    match d {
-        D::Pass => "通过 pass",
-        D::Polish => "二次润色后通过 polish",
-        D::Revise => "修订 revise",
-        D::Pause => "暂停，等作者决定 pause",
-        D::Rewrite => "强制重写 rewrite",
-    }
-}
-
-fn gate_refusal(n: u32, gate: Option<&novel_core::model::checkpoint::GateRecord>) -> String {
-    use novel_core::model::common::GateDecision as D;
-    match gate {
-        None => format!("第 {n} 章这一轮还没有过门控"),
-        Some(g) if g.decision == D::Polish => format!(
-            "第 {n} 章的门控结论是 {}：还没有二次润色",
-            decision_label(g.decision)
-        ),
-        Some(g) => format!(
-            "第 {n} 章的门控结论是 {}，不能提交",
-            decision_label(g.decision)
-        ),
-    }
-}
-
-impl CommitError {
-    pub fn hint(&self) -> String {
-        use novel_core::model::common::GateDecision as D;
-        match self {
-            CommitError::Store(e) => e.hint(),
-            CommitError::Lock(_) | CommitError::Plan(_) => String::new(),
-            CommitError::Failed { chapter } => {
-                format!("先运行 novel chapter begin {chapter} 从出错处恢复")
-            }
-            CommitError::NotInFlight { .. } => {
-                "按顺序：novel chapter begin N → … → novel chapter commit N".into()
-            }
-            CommitError::StageOrder { .. } => "novel chapter recover 会告诉你从哪一步继续".into(),
-            CommitError::Gate { chapter, gate } => match gate.as_ref().map(|g| g.decision) {
-                Some(D::Pause) => "作者决定接受时用 --accept".into(),
-                Some(D::Revise) => format!(
-                    "按意见修订：novel chapter stage revising；作者决定按现稿接受时用 --accept（manual_confirm 下先处理修订候选：novel revision notes --chapter {chapter}）"
-                ),
-                Some(D::Polish) => "StyleRefiner 二次润色后 novel chapter stage polished；作者要按现稿提交时用 --accept".into(),
-                _ => format!("运行 novel chapter gate {chapter}，按结论处理"),
-            },
-        }
-    }
-}
-
 /// What `chapter commit` did.
 #[derive(Debug, Clone)]
 pub struct Committed {
@@ -205,15 +267,15 @@ pub fn commit(
     token: &str,
     accept: bool,
     count: &dyn Fn(&str) -> usize,
-) -> Result<Committed, CommitError> {
+) -> Result<Committed, ChapterError> {
     use novel_core::model::common::GateDecision as D;
     lock::ensure_no_journal(project)?;
     let mut cp = load_checkpoint(project)?;
     if let Some(chapter) = failed_chapter(&cp) {
-        return Err(CommitError::Failed { chapter });
+        return Err(ChapterError::Failed { chapter });
     }
     if cp.inflight_chapter != Some(n) {
-        return Err(CommitError::NotInFlight {
+        return Err(ChapterError::NotInFlight {
             chapter: n,
             inflight: cp.inflight_chapter,
             last: cp.last_completed_chapter,
@@ -223,14 +285,14 @@ pub fn commit(
         cp.pipeline_stage,
         Some(PipelineStage::Judged | PipelineStage::Polished)
     ) {
-        return Err(CommitError::StageOrder {
+        return Err(ChapterError::CommitStage {
             chapter: n,
             stage: pipeline::stage_name(cp.pipeline_stage),
         });
     }
     let gate = pipeline::current_gate(&cp, n).cloned();
     if !pipeline::commit_allowed(&cp, n, accept) {
-        return Err(CommitError::Gate {
+        return Err(ChapterError::Gate {
             chapter: n,
             gate: gate.map(Box::new),
         });
@@ -256,54 +318,6 @@ pub fn commit(
     })
 }
 
-/// Why the gate did not run.
-#[derive(Debug, thiserror::Error)]
-pub enum GateError {
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error(transparent)]
-    Lock(#[from] LockError),
-    #[error(transparent)]
-    Decide(#[from] novel_core::gate::GateError),
-    #[error("第 {chapter} 章处于出错待重试（ERROR_RETRY）")]
-    Failed { chapter: u32 },
-    #[error("门控需要第 {chapter} 章处于 judged 阶段（当前在写 {inflight:?}，阶段 {stage}）")]
-    StageOrder {
-        chapter: u32,
-        inflight: Option<u32>,
-        stage: &'static str,
-    },
-    #[error("{file} 与主评估完全相同，不是独立的第二份评估")]
-    CopiedSecondJudge { file: String },
-}
-
-impl GateError {
-    pub fn hint(&self, n: u32) -> String {
-        use novel_core::gate::GateError as G;
-        match self {
-            GateError::Store(e) => e.hint(),
-            GateError::Lock(_) => String::new(),
-            GateError::Failed { chapter } => {
-                format!("先运行 novel chapter begin {chapter} 从出错处恢复")
-            }
-            GateError::StageOrder { .. } => {
-                "先完成 QualityJudge 并 novel chapter stage judged".into()
-            }
-            GateError::CopiedSecondJudge { .. } => {
-                "关键章要由另一位裁判（另一个模型或一次独立评估）重新打分".into()
-            }
-            GateError::Decide(G::SecondJudgeMissing { .. }) => format!(
-                "用 Opus 再评一次，写到 {}，然后重新运行门控",
-                novel_core::naming::staging_second_evaluation(n, "secondary")
-            ),
-            GateError::Decide(G::Thresholds { .. }) => {
-                "在 novel.json 的 gate 中按 pass ≥ polish ≥ revise ≥ pause 设置阈值".into()
-            }
-            GateError::Decide(_) => "让 QualityJudge 按 8 个维度与规定权重重新评估".into(),
-        }
-    }
-}
-
 /// `novel chapter gate N`: the gate's verdict on the in-flight chapter's evaluations (with
 /// the project's thresholds and weights, the key-chapter rule, the storyline spec and the
 /// leak check of the current text), recorded in the checkpoint with the digests of the staged
@@ -312,13 +326,13 @@ pub fn gate(
     project: &Project,
     n: u32,
     token: &str,
-) -> Result<novel_core::gate::GateResult, GateError> {
+) -> Result<novel_core::gate::GateResult, ChapterError> {
     let mut cp = load_checkpoint(project)?;
     if let Some(chapter) = failed_chapter(&cp) {
-        return Err(GateError::Failed { chapter });
+        return Err(ChapterError::Failed { chapter });
     }
     if cp.inflight_chapter != Some(n) || cp.pipeline_stage != Some(PipelineStage::Judged) {
-        return Err(GateError::StageOrder {
+        return Err(ChapterError::GateStage {
             chapter: n,
             inflight: cp.inflight_chapter,
             stage: pipeline::stage_name(cp.pipeline_stage),
@@ -329,7 +343,7 @@ pub fn gate(
     if let [(_, first), rest @ ..] = evals.as_slice()
         && let Some((rel, _)) = rest.iter().find(|(_, e)| e == first)
     {
-        return Err(GateError::CopiedSecondJudge { file: rel.clone() });
+        return Err(ChapterError::CopiedSecondJudge { file: rel.clone() });
     }
     let settings = crate::settings::load(project)?;
     let vol = crate::chapter::chapter_volume(project, n, cp.current_volume)?;
@@ -412,17 +426,6 @@ pub struct Begun {
     pub recovered: Option<novel_core::model::checkpoint::ErrorRecord>,
 }
 
-/// Why a chapter cannot begin.
-#[derive(Debug, thiserror::Error)]
-pub enum BeginError {
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error(transparent)]
-    Lock(#[from] LockError),
-    #[error("{}", .0.reason)]
-    Refused(StageRefusal),
-}
-
 /// `novel chapter begin N`: takes the project lock for `owner` (this session's process when
 /// it already holds it for chapter `n` — e.g. after the conversation lost the token — hands
 /// the same token back), re-reads the checkpoint under it, and sets the chapter in flight
@@ -433,10 +436,10 @@ pub fn begin(
     n: u32,
     owner: u32,
     stale_after: std::time::Duration,
-) -> Result<Begun, BeginError> {
+) -> Result<Begun, ChapterError> {
     lock::ensure_no_journal(project)?;
     let before = load_checkpoint(project)?;
-    pipeline::check_begin(&before, n).map_err(BeginError::Refused)?;
+    pipeline::check_begin(&before, n).map_err(ChapterError::Refused)?;
     let (got, took) = match lock::acquire(project, Some(n), owner, stale_after) {
         Ok(got) => (got, true),
         Err(LockError::Held { info, .. })
@@ -476,9 +479,9 @@ struct Started {
 
 /// The part of `begin` done under the lock: re-read the checkpoint (another session may have
 /// moved the book on meanwhile), set the chapter in flight, make sure staging is there.
-fn start_locked(project: &Project, n: u32) -> Result<Started, BeginError> {
+fn start_locked(project: &Project, n: u32) -> Result<Started, ChapterError> {
     let mut cp = load_checkpoint(project)?;
-    pipeline::check_begin(&cp, n).map_err(BeginError::Refused)?;
+    pipeline::check_begin(&cp, n).map_err(ChapterError::Refused)?;
     let resuming = cp.inflight_chapter == Some(n);
     let from_state = cp.orchestrator_state;
     let next_state = pipeline::state_after_begin(&cp);
@@ -517,10 +520,10 @@ pub fn fail(
     n: u32,
     token: &str,
     reason: &str,
-) -> Result<Checkpoint, BeginError> {
+) -> Result<Checkpoint, ChapterError> {
     lock::ensure_no_journal(project)?;
     let mut cp = load_checkpoint(project)?;
-    pipeline::check_fail(&cp, n).map_err(BeginError::Refused)?;
+    pipeline::check_fail(&cp, n).map_err(ChapterError::Refused)?;
     lock::verify(project, token)?;
     let previous = match (&cp.orchestrator_state, &cp.error) {
         (OrchestratorState::ErrorRetry, Some(e)) => e.previous_state,

@@ -3,8 +3,8 @@
 use serde_json::{Value, json};
 
 use novel_core::model::{Checkpoint, OrchestratorState, PipelineStage};
-use novel_core::pipeline::{self, StageRefusal};
-use novel_store::chapter::{self as tx, PlanError};
+use novel_core::pipeline;
+use novel_store::chapter as tx;
 use novel_store::lock::{self, LockState};
 use novel_store::{Project, layout, time};
 
@@ -26,22 +26,24 @@ pub fn run(global: &GlobalArgs, cmd: ChapterCommand) -> Result<Report, CliError>
     }
 }
 
-fn refusal(r: StageRefusal) -> CliError {
-    let exit = match r.code {
-        "E_STAGING" => Exit::Problems,
-        _ => Exit::Conflict,
-    };
-    CliError::new(r.code, r.reason, r.hint, exit)
-}
-
-/// After `chapter fail` the pipeline waits for `chapter begin N` to resume it.
-fn failed_error(n: u32) -> CliError {
-    CliError::new(
-        "E_STATE",
-        format!("第 {n} 章处于出错待重试（ERROR_RETRY）"),
-        format!("先运行 novel chapter begin {n} 从出错处恢复"),
-        Exit::Conflict,
-    )
+/// One mapping for every refusal of the chapter transaction (`novel_store::stage`).
+fn chapter_error(e: novel_store::stage::ChapterError, n: u32) -> CliError {
+    use novel_store::chapter::PlanError;
+    use novel_store::stage::ChapterError as E;
+    match e {
+        E::Lock(l) => lock_error(l),
+        E::Plan(PlanError::Ops(o)) => super::ops_error(o),
+        e => {
+            let exit = if e.is_problem() {
+                Exit::Problems
+            } else if e.is_conflict() {
+                Exit::Conflict
+            } else {
+                Exit::Usage
+            };
+            CliError::new(e.code(), e.to_string(), e.hint(n), exit)
+        }
+    }
 }
 
 fn save(project: &Project, cp: &mut Checkpoint) -> Result<(), CliError> {
@@ -51,14 +53,9 @@ fn save(project: &Project, cp: &mut Checkpoint) -> Result<(), CliError> {
 }
 
 fn begin(project: &Project, n: u32, owner: Option<u32>) -> Result<Report, CliError> {
-    use novel_store::stage::BeginError;
     let pid = owner.unwrap_or_else(lock::session_pid);
-    let begun =
-        novel_store::stage::begin(project, n, pid, stale_after(project)?).map_err(|e| match e {
-            BeginError::Store(s) => s.into(),
-            BeginError::Lock(l) => lock_error(l),
-            BeginError::Refused(r) => refusal(r),
-        })?;
+    let begun = novel_store::stage::begin(project, n, pid, stale_after(project)?)
+        .map_err(|e| chapter_error(e, n))?;
     let novel_store::stage::Begun {
         checkpoint: cp,
         lock: got,
@@ -163,7 +160,6 @@ fn parse_stage(s: &str) -> Result<PipelineStage, CliError> {
 }
 
 fn stage(project: &Project, a: &ChapterStageArgs) -> Result<Report, CliError> {
-    use novel_store::stage::StageError;
     let to = parse_stage(&a.stage)?;
     // The stage's line in the pipeline log: the figures the skill knows, else null.
     let mut entry = json!({
@@ -173,18 +169,8 @@ fn stage(project: &Project, a: &ChapterStageArgs) -> Result<Report, CliError> {
     if let Some(c) = a.cost_usd {
         entry["cost_usd"] = json!(c);
     }
-    let moved = novel_store::stage::advance(project, to, &a.token, entry).map_err(|e| match e {
-        StageError::Store(s) => s.into(),
-        StageError::Lock(l) => lock_error(l),
-        StageError::Refused(r) => refusal(r),
-        StageError::NothingInFlight => CliError::new(
-            "E_NOT_INFLIGHT",
-            "没有在写的章节",
-            "先 novel chapter begin N",
-            Exit::Conflict,
-        ),
-        StageError::Failed { chapter } => failed_error(chapter),
-    })?;
+    let moved = novel_store::stage::advance(project, to, &a.token, entry)
+        .map_err(|e| chapter_error(e, 0))?;
     let mut human = format!(
         "第 {} 章：{} → {}（修订次数 {}）。\n",
         moved.chapter,
@@ -205,24 +191,7 @@ fn stage(project: &Project, a: &ChapterStageArgs) -> Result<Report, CliError> {
 }
 
 fn gate_cmd(project: &Project, n: u32, token: &str) -> Result<Report, CliError> {
-    use novel_store::stage::GateError;
-    let result = novel_store::stage::gate(project, n, token).map_err(|e| {
-        let hint = e.hint(n);
-        match e {
-            GateError::Store(s) => s.into(),
-            GateError::Lock(l) => lock_error(l),
-            GateError::Decide(d) => CliError::new(d.code(), d.to_string(), hint, Exit::Problems),
-            e @ GateError::Failed { .. } => {
-                CliError::new("E_STATE", e.to_string(), hint, Exit::Conflict)
-            }
-            e @ GateError::StageOrder { .. } => {
-                CliError::new("E_STAGE_ORDER", e.to_string(), hint, Exit::Conflict)
-            }
-            e @ GateError::CopiedSecondJudge { .. } => {
-                CliError::new("E_SECOND_JUDGE", e.to_string(), hint, Exit::Problems)
-            }
-        }
-    })?;
+    let result = novel_store::stage::gate(project, n, token).map_err(|e| chapter_error(e, n))?;
     let mut human = format!(
         "第 {n} 章门控：{}（总分 {:.2}{}）\n",
         novel_store::stage::decision_label(result.decision),
@@ -246,32 +215,10 @@ fn gate_cmd(project: &Project, n: u32, token: &str) -> Result<Report, CliError> 
 }
 
 fn commit(project: &Project, a: &ChapterCommitArgs) -> Result<Report, CliError> {
-    use novel_store::stage::CommitError;
     let n = a.chapter;
     let count = |t: &str| novel_text::count::count(t).chars;
-    let done = novel_store::stage::commit(project, n, &a.token, a.accept, &count).map_err(|e| {
-        let hint = e.hint();
-        match e {
-            CommitError::Store(s) => s.into(),
-            CommitError::Lock(l) => lock_error(l),
-            CommitError::Plan(PlanError::Store(s)) => s.into(),
-            CommitError::Plan(PlanError::Ops(o)) => super::ops_error(o),
-            CommitError::Plan(p @ PlanError::ChangedSinceGate { .. }) => CliError::new(
-                "E_STAGING_CHANGED",
-                p.to_string(),
-                "提交的只能是评审过的稿件：改动是有意的就重新运行 novel chapter stage judged 并重新评审、门控；否则恢复这些文件",
-                Exit::Conflict,
-            ),
-            e @ CommitError::Failed { .. } => CliError::new("E_STATE", e.to_string(), hint, Exit::Conflict),
-            e @ CommitError::NotInFlight { .. } => {
-                CliError::new("E_NOT_INFLIGHT", e.to_string(), hint, Exit::Conflict)
-            }
-            e @ CommitError::StageOrder { .. } => {
-                CliError::new("E_STAGE_ORDER", e.to_string(), hint, Exit::Conflict)
-            }
-            e @ CommitError::Gate { .. } => CliError::new("E_GATE", e.to_string(), hint, Exit::Problems),
-        }
-    })?;
+    let done = novel_store::stage::commit(project, n, &a.token, a.accept, &count)
+        .map_err(|e| chapter_error(e, n))?;
     let (cp, journal, memory) = (&done.checkpoint, &done.journal, &done.memory);
     // The figures the skill reports per chapter, as the pipeline log records them.
     let log_rel = layout::log_file(n);
@@ -320,11 +267,8 @@ fn fail(project: &Project, a: &ChapterFailArgs) -> Result<Report, CliError> {
             Exit::Usage,
         ));
     }
-    let cp = novel_store::stage::fail(project, n, &a.token, reason).map_err(|e| match e {
-        novel_store::stage::BeginError::Store(s) => s.into(),
-        novel_store::stage::BeginError::Lock(l) => lock_error(l),
-        novel_store::stage::BeginError::Refused(r) => refusal(r),
-    })?;
+    let cp =
+        novel_store::stage::fail(project, n, &a.token, reason).map_err(|e| chapter_error(e, n))?;
     Ok(Report {
         data: json!({
             "chapter": n, "orchestrator_state": cp.orchestrator_state, "error": cp.error,
