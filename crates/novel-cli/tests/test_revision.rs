@@ -172,20 +172,20 @@ fn manual_confirm_keeps_a_candidate_until_the_author_applies_it() {
             "file_path": root.join("chapters/chapter-001-revision.json"), "content": "{}"}}),
     );
     assert!(hook.contains("\"deny\""), "{hook}");
-    // Applying to the staged text is a revision round: `stage revising` first.
-    let refused = fail(
-        &root,
-        &["revision", "apply", "--chapter", "1", "--token", &token],
-        3,
-        "E_STAGE_ORDER",
-    );
-    assert!(refused["error"]["hint"].as_str().is_some());
-    ok(&root, &["chapter", "stage", "revising", "--token", &token]);
+    // Applying to the staged text is a revision round the author chose: apply moves the
+    // chapter to `revising` itself (the round is archived and counted).
     let applied = ok(
         &root,
         &["revision", "apply", "--chapter", "1", "--token", &token],
     )["data"]
         .clone();
+    let cp = read_json(&root.join(".checkpoint.json"));
+    assert_eq!(cp["pipeline_stage"], "revising");
+    assert_eq!(cp["revision_count"], 1);
+    assert!(
+        root.join("logs/revisions/chapter-001/r1/chapter-001-eval.json")
+            .is_file()
+    );
     assert_eq!(applied["target"], "staged");
     assert!(applied["rebuild"].is_null());
     assert_eq!(staged_text(&root, 1), revised);

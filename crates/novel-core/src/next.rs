@@ -263,7 +263,7 @@ fn resume(cp: &Checkpoint, n: u32, facts: &StagingFacts) -> Recommendation {
             reason,
             "/novel:start",
             format!(
-                "作者决定修订候选：采纳（novel chapter stage revising --token <令牌>，再 novel revision apply --chapter {n} --token <令牌>）或拒绝（novel revision reject --chapter {n}，再按现稿 novel chapter commit {n} --accept --token <令牌>，或 stage revising 照意见重新修订）"
+                "作者决定修订候选：采纳（novel revision apply --chapter {n} --token <令牌>，候选成为修订稿）或拒绝（novel revision reject --chapter {n}，再按现稿 novel chapter commit {n} --accept --token <令牌>，或 stage revising 照意见重新修订）"
             ),
         ),
         ResumeStep::AskAuthor => rec(

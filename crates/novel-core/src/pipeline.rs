@@ -492,7 +492,7 @@ pub fn resume_point(cp: &Checkpoint, facts: &StagingFacts) -> Resume {
             {
                 step(
                     R::AskAuthor,
-                    "门控结论 revise，修订候选已保存（manual_confirm）：请作者决定（采纳：stage revising 后 novel revision apply；拒绝：novel revision reject，再按现稿 commit --accept 或 stage revising 重新修订）",
+                    "门控结论 revise，修订候选已保存（manual_confirm）：请作者决定（采纳：novel revision apply，候选成为修订稿；拒绝：novel revision reject，再按现稿 commit --accept 或 stage revising 重新修订）",
                 )
             }
             Some(g) if g.decision == GateDecision::Revise && !g.force_passed => step(

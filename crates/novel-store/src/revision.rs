@@ -51,6 +51,9 @@ pub enum RevisionError {
     Stale { chapter: u32, file: String },
     #[error("第 {inflight} 章正在写，不能改已提交的第 {chapter} 章")]
     InFlight { chapter: u32, inflight: u32 },
+    /// Moving the chapter in flight into its revision round failed.
+    #[error("{0}")]
+    Chapter(Box<crate::stage::ChapterError>, u32),
     #[error("第 {chapter} 章处于 {stage}，{wanted}")]
     StageOrder {
         chapter: u32,
@@ -72,6 +75,7 @@ impl RevisionError {
             RevisionError::Stale { .. } => "E_REVISION_STALE",
             RevisionError::InFlight { .. } => "E_INFLIGHT",
             RevisionError::StageOrder { .. } => "E_STAGE_ORDER",
+            RevisionError::Chapter(e, _) => e.code(),
         }
     }
 
@@ -82,6 +86,7 @@ impl RevisionError {
             self,
             RevisionError::Lock(_)
                 | RevisionError::Decided { .. }
+                | RevisionError::Chapter(..)
                 | RevisionError::Stale { .. }
                 | RevisionError::InFlight { .. }
                 | RevisionError::StageOrder { .. }
@@ -126,6 +131,7 @@ impl RevisionError {
             RevisionError::StageOrder { .. } => {
                 "novel chapter recover 会告诉你从哪一步继续".to_string()
             }
+            RevisionError::Chapter(e, n) => e.hint(*n),
         }
     }
 }
@@ -571,15 +577,31 @@ fn apply_staged(
     token: Option<&str>,
     count: &dyn Fn(&str) -> usize,
 ) -> Result<Applied, RevisionError> {
-    lock::heartbeat(project, token.unwrap_or_default())?;
-    if cp.pipeline_stage != Some(PipelineStage::Revising) {
-        return Err(RevisionError::StageOrder {
-            chapter: n,
-            stage: novel_core::pipeline::stage_name(cp.pipeline_stage),
-            wanted: "采纳在写章节的修订候选前先 novel chapter stage revising（这一轮记为一次修订）",
-        });
-    }
+    let token = token.unwrap_or_default();
+    lock::heartbeat(project, token)?;
     let mut rec = rec;
+    // Fail before any move when the text changed since the candidate was made.
+    check_base(project, Place::Staged, n, &rec)?;
+    match cp.pipeline_stage {
+        // Taking the candidate is a revision round the author chose: the round sent back is
+        // archived and counted, as `chapter stage revising` does.
+        Some(PipelineStage::Judged) => {
+            let entry = serde_json::json!({"name": "revising", "model": null,
+                "input_tokens": null, "output_tokens": null, "duration_ms": null,
+                "at": crate::time::now_iso()});
+            crate::stage::advance(project, PipelineStage::Revising, token, entry)
+                .map_err(|e| RevisionError::Chapter(Box::new(e), n))?;
+        }
+        // Already in the round (an earlier apply was interrupted after the move).
+        Some(PipelineStage::Revising) => {}
+        _ => {
+            return Err(RevisionError::StageOrder {
+                chapter: n,
+                stage: novel_core::pipeline::stage_name(cp.pipeline_stage),
+                wanted: "在写章节的修订候选只能在评审与门控之后（judged）采纳",
+            });
+        }
+    }
     rec.original = check_base(project, Place::Staged, n, &rec)?;
     // The original is kept in the revision file before the text is replaced, so a crash in
     // between loses nothing; running apply again finds the candidate in place and finishes.
