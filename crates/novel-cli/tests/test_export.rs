@@ -72,7 +72,7 @@ fn txt_has_no_markdown_left() {
         assert!(!text.contains(mark), "{mark:?} left in:\n{text}");
     }
     let titles: Vec<&str> = text.lines().filter(|l| l.starts_with('第')).collect();
-    assert_eq!(titles, ["第1章 旧怀表", "第2章 三千两", "第3章 表里的人"]);
+    assert_eq!(titles, ["第1章 旧怀表", "第2章 三号仓", "第3章 雨夜"]);
     // Every other non-empty line is an indented paragraph.
     for line in text
         .lines()
@@ -135,7 +135,7 @@ fn chapter_range_and_json_shape() {
     );
     assert_eq!(data["chars"], counted["data"]["total"]);
     let text = std::fs::read_to_string(book.join("export/雾港夜行-第2-3章.txt")).unwrap();
-    assert!(text.starts_with("第2章 三千两\n"), "{text}");
+    assert!(text.starts_with("第2章 三号仓\n"), "{text}");
     assert!(!text.contains("第1章"));
     // Nothing in range: exit 2.
     let (c, doc) = run_json(&book, &["export", "--chapters", "7..9"]);
@@ -212,7 +212,7 @@ fn epub_toc_lists_every_chapter_and_is_deterministic() {
             .1
     };
     let nav = get("OEBPS/nav.xhtml");
-    for title in ["第1卷", "第1章 旧怀表", "第2章 三千两", "第3章 表里的人"] {
+    for title in ["第1卷", "第1章 旧怀表", "第2章 三号仓", "第3章 雨夜"] {
         assert!(nav.contains(title), "{title} not in nav:\n{nav}");
     }
     let opf = get("OEBPS/content.opf");
