@@ -313,3 +313,14 @@ fn epub_passes_epubcheck() {
         "{report}"
     );
 }
+
+#[test]
+fn a_book_without_committed_chapters_has_nothing_to_export() {
+    let (_t, root) = new_project();
+    let (c, doc) = run_json(&root, &["export"]);
+    assert_eq!(
+        (c, doc["error"]["code"].as_str()),
+        (2, Some("E_NO_CHAPTER"))
+    );
+    assert!(!root.join("export").exists());
+}

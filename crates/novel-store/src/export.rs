@@ -31,6 +31,8 @@ pub enum Range {
 pub enum ExportError {
     #[error(transparent)]
     Store(#[from] StoreError),
+    #[error("还没有已提交的章节（chapters/ 中没有断点记录的已完成章节）")]
+    NoneCommitted,
     #[error("第 {}–{} 章中没有已提交的章节（已提交到第 {last} 章）", range[0], range[1])]
     NoneInRange { range: [u32; 2], last: u32 },
     #[error("不知道第 {volume} 卷从哪一章到哪一章：{}", if problems.is_empty() { "没有调度、大纲、契约，novel.json 也没有 chapters_per_volume".to_string() } else { problems.join("；") })]
@@ -43,7 +45,7 @@ impl ExportError {
     pub fn code(&self) -> &'static str {
         match self {
             ExportError::Store(e) => e.code(),
-            ExportError::NoneInRange { .. } => "E_NO_CHAPTER",
+            ExportError::NoneCommitted | ExportError::NoneInRange { .. } => "E_NO_CHAPTER",
             ExportError::VolumeRange { .. } => "E_VOLUME_RANGE",
             ExportError::Epub(_) => "E_EXPORT_EPUB",
         }
@@ -52,6 +54,7 @@ impl ExportError {
     pub fn hint(&self) -> String {
         match self {
             ExportError::Store(e) => e.hint(),
+            ExportError::NoneCommitted => "章节提交后再导出：novel status 查看进度".into(),
             ExportError::NoneInRange { .. } => {
                 "novel status 查看已提交到第几章；不带 --chapters、--volume 时导出全部已提交章节".into()
             }
@@ -118,7 +121,10 @@ pub fn gather(project: &Project, range: Range) -> Result<Gathered, ExportError> 
         .filter(|(n, _)| *n >= span[0] && *n <= span[1] && *n <= last && *n > 0)
         .collect();
     if wanted.is_empty() {
-        return Err(ExportError::NoneInRange { range: span, last });
+        return Err(match range {
+            Range::All => ExportError::NoneCommitted,
+            _ => ExportError::NoneInRange { range: span, last },
+        });
     }
     let spans = volume_spans(
         project,
