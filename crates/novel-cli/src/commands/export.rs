@@ -45,14 +45,12 @@ pub struct ExportArgs {
     pub author: Option<String>,
 }
 
-/// The export format.
+/// The export format (no doc comments on the variants: clap would show them in English-framed
+/// long help; the argument's help names each value).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
-    /// 纯文本
     Txt,
-    /// EPUB 3 电子书
     Epub,
-    /// 合并的 Markdown
     Md,
 }
 
@@ -69,9 +67,7 @@ impl Format {
 /// The txt paragraph layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum IndentArg {
-    /// 段首两个全角空格，每段一行
     Fullwidth,
-    /// 段间空行，不缩进
     Blank,
 }
 
