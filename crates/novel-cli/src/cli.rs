@@ -162,6 +162,9 @@ pub enum Command {
     /// 定期回顾：每 5 章质量简报、每 10 章一致性检查、卷末回顾，报告写入 logs/reviews/
     #[command(subcommand, help_template = HELP_TEMPLATE, subcommand_help_heading = "命令", subcommand_value_name = "命令")]
     Review(crate::commands::review::ReviewCommand),
+    /// 导出已提交的章节：txt（平台发布）、epub（电子书）、md（合并的 Markdown）
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    Export(crate::commands::export::ExportArgs),
     /// 示例：把随程序附带的示例书写到一个目录，演示 status、next、lint、check names 与写作资料包
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Demo(crate::commands::demo::DemoArgs),
@@ -472,7 +475,7 @@ impl ChapterSpan {
     }
 }
 
-fn chapter_span(s: &str) -> Result<ChapterSpan, String> {
+pub(crate) fn chapter_span(s: &str) -> Result<ChapterSpan, String> {
     match s.split_once("..") {
         None => chapter_number(s).map(|n| ChapterSpan(n, n)),
         Some((a, b)) => {

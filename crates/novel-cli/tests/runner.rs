@@ -15,6 +15,7 @@ mod test_continuity;
 mod test_count;
 mod test_e2e;
 mod test_envelope;
+mod test_export;
 mod test_hook;
 mod test_init;
 mod test_integrity;

@@ -232,6 +232,8 @@ fn steps() -> Vec<Step> {
         step("review-brief", "review brief"),
         step("review-consistency", "review consistency"),
         step("retire-check", "retire check zhou-zhanggui"),
+        step("export-txt-stdout", "export -o -"),
+        step("export-epub", "export --format epub --chapters 2..3"),
     ];
     all.append(&mut begin_to_commit);
     all.extend([

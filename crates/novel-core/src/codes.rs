@@ -436,6 +436,11 @@ pub const CODES: &[CodeDoc] = &[
         "提交章节后再运行。",
     ),
     e(
+        "E_EXPORT_EPUB",
+        "novel export 生成 EPUB 时出错（程序的缺陷，项目文件没有被改动）。",
+        "先用 --format txt 或 md 导出，并把错误信息报告给插件维护者。",
+    ),
+    e(
         "E_STYLE_SET",
         "风格档案已经设置过或读不了，预置风格不会覆盖它。",
         "要换风格，先备份并删除 style-profile.json，再 novel style preset。",

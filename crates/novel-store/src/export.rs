@@ -1,0 +1,237 @@
+//! `novel export`: which committed chapters a range names, the book's facts (title, author,
+//! volumes, a fixed date), the EPUB 3 package, and where the result is written.
+//!
+//! Only committed chapters count: `chapters/chapter-NNN.md` up to the checkpoint's
+//! `last_completed_chapter`, never `staging/`. Volumes come from [`crate::next::volume_span`],
+//! the resolver `novel status` uses. The EPUB is built by `epub-builder` (OPF, nav, NCX); its
+//! dates, identifier and zip entry times are fixed from the project (the checkpoint's time, the
+//! title and the range), so the same chapters always give the same bytes.
+//!
+//! The text of a chapter (title line, plain paragraphs) is `novel_text::export`'s; this module
+//! only lays the paragraphs into XHTML and packs them.
+
+use novel_core::model::Checkpoint;
+
+use crate::error::StoreError;
+use crate::{Project, io, layout, select};
+
+/// The chapters an export covers, as the author asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Range {
+    /// Every committed chapter.
+    All,
+    /// The committed chapters of `[a, b]`.
+    Chapters([u32; 2]),
+    /// The committed chapters of volume `v` (its span by `volume_span`).
+    Volume(u32),
+}
+
+/// Why an export cannot run.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("还没有已提交的章节（chapters/ 中没有断点记录的已完成章节）")]
+    NoneCommitted,
+    #[error("第 {}–{} 章中没有已提交的章节（已提交到第 {last} 章）", range[0], range[1])]
+    NoneInRange { range: [u32; 2], last: u32 },
+    #[error("不知道第 {volume} 卷从哪一章到哪一章：{}", if problems.is_empty() { "没有调度、大纲、契约，novel.json 也没有 chapters_per_volume".to_string() } else { problems.join("；") })]
+    VolumeRange { volume: u32, problems: Vec<String> },
+    #[error("生成 EPUB 失败：{0}")]
+    Epub(String),
+}
+
+impl ExportError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            ExportError::Store(e) => e.code(),
+            ExportError::NoneCommitted | ExportError::NoneInRange { .. } => "E_NO_CHAPTER",
+            ExportError::VolumeRange { .. } => "E_VOLUME_RANGE",
+            ExportError::Epub(_) => "E_EXPORT_EPUB",
+        }
+    }
+
+    pub fn hint(&self) -> String {
+        match self {
+            ExportError::Store(e) => e.hint(),
+            ExportError::NoneCommitted => "章节提交后再导出：novel status 查看进度".into(),
+            ExportError::NoneInRange { .. } => {
+                "novel status 查看已提交到第几章；不带 --chapters、--volume 时导出全部已提交章节".into()
+            }
+            ExportError::VolumeRange { .. } => "在 volumes/vol-NN/storyline-schedule.json 写 chapter_range，或在 novel.json 设 chapters_per_volume；也可以改用 --chapters A..B".into(),
+            ExportError::Epub(_) => "这是程序的缺陷：请改用 --format txt 或 md 导出，并把这一行报告给插件维护者".into(),
+        }
+    }
+}
+
+/// A committed chapter to export.
+#[derive(Debug, Clone)]
+pub struct SourceChapter {
+    pub number: u32,
+    /// `chapters/chapter-NNN.md`.
+    pub rel: String,
+    pub text: String,
+    /// The volume whose span holds the chapter, when one is known.
+    pub volume: Option<u32>,
+}
+
+/// What an export reads: the book's facts and its chapters in order.
+#[derive(Debug, Clone)]
+pub struct Gathered {
+    /// `novel.json` `title`, else the project directory's name.
+    pub title: String,
+    /// `novel.json` `author`, when set.
+    pub author: Option<String>,
+    /// Seconds since the epoch the book is dated by: the checkpoint's time, else `novel.json`
+    /// `created_at`, else 2000-01-01.
+    pub dated: u64,
+    /// The volume asked for (`--volume`).
+    pub volume: Option<u32>,
+    pub chapters: Vec<SourceChapter>,
+    /// Chapters of the range up to the last completed one with no committed file.
+    pub missing: Vec<u32>,
+    /// Files that could not be read while placing chapters in volumes (the rest still runs).
+    pub problems: Vec<String>,
+}
+
+/// 2000-01-01T00:00:00Z: the date of a project that records none.
+const FALLBACK_DATE: u64 = 946_684_800;
+
+/// Reads the committed chapters `range` names, with the facts the book needs.
+pub fn gather(project: &Project, range: Range) -> Result<Gathered, ExportError> {
+    let checkpoint: Checkpoint = io::read_json(&project.path(layout::CHECKPOINT), "断点文件")?;
+    let settings = crate::settings::load(project)?;
+    let last = checkpoint.last_completed_chapter;
+    let mut problems = Vec::new();
+    let (span, volume) = match range {
+        Range::All => ([1, last.max(1)], None),
+        Range::Chapters(r) => (r, None),
+        Range::Volume(v) => match crate::next::volume_span(project, v, &mut problems) {
+            Some(s) => (s.range, Some(v)),
+            None => {
+                return Err(ExportError::VolumeRange {
+                    volume: v,
+                    problems,
+                });
+            }
+        },
+    };
+    let wanted: Vec<(u32, String)> = select::committed_chapters(project)?
+        .into_iter()
+        .filter(|(n, _)| *n >= span[0] && *n <= span[1] && *n <= last && *n > 0)
+        .collect();
+    if wanted.is_empty() {
+        return Err(match range {
+            Range::All => ExportError::NoneCommitted,
+            _ => ExportError::NoneInRange { range: span, last },
+        });
+    }
+    let spans = volume_spans(
+        project,
+        checkpoint.current_volume.max(volume.unwrap_or(1)),
+        &mut problems,
+    );
+    let mut chapters = Vec::with_capacity(wanted.len());
+    for (number, rel) in wanted {
+        let text = io::read_text(&project.path(&rel))?;
+        let volume = spans
+            .iter()
+            .find(|(_, r)| (r[0]..=r[1]).contains(&number))
+            .map(|(v, _)| *v);
+        chapters.push(SourceChapter {
+            number,
+            rel,
+            text,
+            volume,
+        });
+    }
+    let present: std::collections::BTreeSet<u32> = chapters.iter().map(|c| c.number).collect();
+    let first = chapters.first().map_or(span[0], |c| c.number);
+    let missing = (first..=span[1].min(last))
+        .filter(|n| !present.contains(n))
+        .collect();
+    let title = settings
+        .title
+        .clone()
+        .filter(|t| !t.trim().is_empty())
+        .unwrap_or_else(|| project_dir_name(project));
+    let author = settings
+        .extra
+        .get("author")
+        .and_then(|v| v.as_str())
+        .map(str::trim)
+        .filter(|a| !a.is_empty())
+        .map(str::to_string);
+    let dated = [
+        checkpoint.last_checkpoint_time.as_deref(),
+        settings.created_at.as_deref(),
+    ]
+    .into_iter()
+    .flatten()
+    .find_map(crate::time::parse_iso)
+    .unwrap_or(FALLBACK_DATE);
+    Ok(Gathered {
+        title,
+        author,
+        dated,
+        volume,
+        chapters,
+        missing,
+        problems,
+    })
+}
+
+/// The spans of volumes 1..=`up_to` that are known, in order.
+fn volume_spans(project: &Project, up_to: u32, problems: &mut Vec<String>) -> Vec<(u32, [u32; 2])> {
+    (1..=up_to)
+        .filter_map(|v| crate::next::volume_span(project, v, problems).map(|s| (v, s.range)))
+        .collect()
+}
+
+fn project_dir_name(project: &Project) -> String {
+    project
+        .root
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "未命名".to_string())
+}
+
+/// The export's default file inside the project: `export/<书名>-<范围>.<ext>`, the range
+/// `第V卷` for a volume, else `第A-B章` (`第A章` for one chapter).
+pub fn default_file(title: &str, volume: Option<u32>, first: u32, last: u32, ext: &str) -> String {
+    let range = match volume {
+        Some(v) => format!("第{v}卷"),
+        None if first == last => format!("第{first}章"),
+        None => format!("第{first}-{last}章"),
+    };
+    format!("export/{}-{range}.{ext}", file_safe(title))
+}
+
+/// A title usable as a file name on every system: path separators, reserved and control
+/// characters become `_`, leading and trailing dots and spaces go.
+pub fn file_safe(title: &str) -> String {
+    let cleaned: String = title
+        .chars()
+        .map(|c| {
+            if c.is_control() || "/\\:*?\"<>|".contains(c) {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect();
+    let trimmed = cleaned.trim_matches(|c: char| c == '.' || c.is_whitespace());
+    if trimmed.is_empty() {
+        "未命名".to_string()
+    } else {
+        trimmed.to_string()
+    }
+}
+
+/// Writes an export atomically, creating its directory.
+pub fn write(path: &std::path::Path, bytes: &[u8]) -> Result<(), StoreError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        io::create_dir_all(dir)?;
+    }
+    io::write_atomic(path, bytes)
+}
