@@ -9,6 +9,8 @@
 //! - [`segment`]: a chapter prepared once ([`segment::Document`]): paragraphs (one per line),
 //!   dialogue in 「」“”『』 and `""`, sentences split on 。！？… and closing quotes.
 //! - [`count`]: 字数 as Chinese platforms count it.
+//! - [`decode`], [`chapters`]: a manuscript to import — bytes in any common Chinese encoding to
+//!   NFC text, and the text split at its chapter, volume and extra headings.
 //! - [`blacklist`], [`patterns`], [`repetition`]: the rule families of `novel lint`, combined
 //!   with thresholds in [`lint`]; every finding is a [`finding::Finding`].
 //! - [`metrics`]: the numbers of `style-profile.json`; [`drift`]: 风格校准 against them.
@@ -32,7 +34,9 @@
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod blacklist;
+pub mod chapters;
 pub mod count;
+pub mod decode;
 pub mod drift;
 pub mod finding;
 pub mod keyphrase;
