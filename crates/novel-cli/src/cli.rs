@@ -162,6 +162,9 @@ pub enum Command {
     /// 定期回顾：每 5 章质量简报、每 10 章一致性检查、卷末回顾，报告写入 logs/reviews/
     #[command(subcommand, help_template = HELP_TEMPLATE, subcommand_help_heading = "命令", subcommand_value_name = "命令")]
     Review(crate::commands::review::ReviewCommand),
+    /// 导入已有书稿（一个 txt/md 文件或章节文件夹）：识别编码与章节，先试运行核对，再写成已提交的章节
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    Import(crate::commands::import::ImportArgs),
     /// 示例：把随程序附带的示例书写到一个目录，演示 status、next、lint、check names 与写作资料包
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Demo(crate::commands::demo::DemoArgs),

@@ -276,6 +276,10 @@ fn run(args: Vec<OsString>) -> i32 {
             let name = commands::review::command_name(&c);
             finish(json_mode, name, commands::review::run(global, c))
         }
+        Command::Import(a) => {
+            let name = commands::import::command_name(&a);
+            finish(json_mode, name, commands::import::run(global, a))
+        }
         Command::Demo(a) => finish(json_mode, "demo", commands::demo::run(global, &a)),
         Command::Help(a) => finish(json_mode, "help", commands::help::run(&a.command)),
         // A hook answers in Claude Code's own JSON (or not at all), never in the envelope.

@@ -95,6 +95,22 @@ impl Problem {
     }
 }
 
+/// The pending action an import leaves (`import-backfill`, type `import_backfill`): the
+/// imported chapters still without a summary, a state delta and storyline memory.
+pub const BACKFILL_ID: &str = "import-backfill";
+pub const BACKFILL_TYPE: &str = "import_backfill";
+
+/// The backfill still pending in a checkpoint: (chapters left, the next one).
+pub fn backfill_of(cp: &crate::model::Checkpoint) -> Option<(usize, u32)> {
+    let a = cp
+        .pending_actions
+        .iter()
+        .find(|a| a.kind == BACKFILL_TYPE)?;
+    let left = a.extra.get("chapters")?.as_array()?;
+    let next = left.first()?.as_u64().and_then(|n| u32::try_from(n).ok())?;
+    Some((left.len(), next))
+}
+
 /// The code of a problem that refuses nothing.
 pub const WARNING: &str = "W_IMPORT";
 
@@ -239,7 +255,9 @@ pub fn plan(
         });
     }
     let imported = chapters_of(&rows, Action::Import);
-    if !renumber || !target.new_project {
+    // Gaps inside the manuscript are reported once, by the numbering check.
+    let numbered_ok = problems.iter().all(|p| p.code != "E_IMPORT_ORDER");
+    if numbered_ok && (!renumber || !target.new_project) {
         problems.extend(continuation_problem(&imported, &rows, target));
     }
     let volumes = volume_ranges(&rows, volumes, target);
@@ -579,7 +597,10 @@ mod tests {
         };
         let s = [extra("楔子"), ch(1, None), ch(2, None), ch(3, None)];
         let p = run(&s, &target, false);
-        assert_eq!((p.imported.clone(), p.skipped.clone()), (vec![3], vec![1, 2]));
+        assert_eq!(
+            (p.imported.clone(), p.skipped.clone()),
+            (vec![3], vec![1, 2])
+        );
         assert_eq!(p.rows[0].action, Action::Skip);
         assert_eq!(p.rows[1].reason, "项目已完成到第 2 章，第 1 章已在项目中");
         assert!(p.problems.is_empty());
@@ -642,11 +663,17 @@ mod tests {
     #[test]
     fn the_state_after_is_what_commits_would_give() {
         use OrchestratorState as S;
-        assert_eq!(state_after(S::QuickStart, true, 300, Some(300)), S::VolReview);
+        assert_eq!(
+            state_after(S::QuickStart, true, 300, Some(300)),
+            S::VolReview
+        );
         assert_eq!(state_after(S::QuickStart, true, 2, Some(2)), S::QuickStart);
         assert_eq!(state_after(S::Writing, false, 40, Some(50)), S::Writing);
         assert_eq!(state_after(S::Writing, false, 50, Some(50)), S::VolReview);
-        assert_eq!(state_after(S::VolPlanning, false, 50, Some(50)), S::VolPlanning);
+        assert_eq!(
+            state_after(S::VolPlanning, false, 50, Some(50)),
+            S::VolPlanning
+        );
     }
 
     #[test]

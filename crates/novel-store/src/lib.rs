@@ -17,6 +17,7 @@ pub mod chapter;
 pub mod context;
 pub mod error;
 pub mod guard;
+pub mod import;
 pub mod init;
 pub mod io;
 pub mod layout;

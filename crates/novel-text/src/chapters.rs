@@ -224,7 +224,10 @@ impl Open {
 fn trim_blank_lines(lines: &[String]) -> String {
     let blank = |l: &&String| l.chars().all(is_space);
     let start = lines.iter().position(|l| !blank(&l)).unwrap_or(lines.len());
-    let end = lines.iter().rposition(|l| !blank(&l)).map_or(start, |e| e + 1);
+    let end = lines
+        .iter()
+        .rposition(|l| !blank(&l))
+        .map_or(start, |e| e + 1);
     lines[start..end].join("\n")
 }
 
@@ -296,11 +299,7 @@ pub fn file_name_heading(stem: &str) -> Option<Heading> {
 /// gives nothing is kept as a preface-kind section named after it (the caller warns).
 pub fn split_file(text: &str, file: &str, stem: &str) -> Split {
     let own = split(text, file);
-    if own
-        .sections
-        .iter()
-        .any(|s| s.kind != SectionKind::Preface)
-    {
+    if own.sections.iter().any(|s| s.kind != SectionKind::Preface) {
         return own;
     }
     let mut lines: Vec<&str> = text.lines().collect();
@@ -310,18 +309,36 @@ pub fn split_file(text: &str, file: &str, stem: &str) -> Split {
     if let Some(i) = first
         && lines[i].trim_start().starts_with('#')
     {
-        md_title = lines[i].trim_start().trim_start_matches('#').trim().to_string();
+        md_title = lines[i]
+            .trim_start()
+            .trim_start_matches('#')
+            .trim()
+            .to_string();
         line = i + 1;
         lines.remove(i);
     }
     let body = trim_blank_lines(&lines.iter().map(|l| l.to_string()).collect::<Vec<_>>());
-    let pick = |t: String| if md_title.is_empty() { t } else { md_title.clone() };
-    let (kind, number, name, title) = match file_name_heading(stem) {
-        Some(Heading::Chapter { number, title }) => {
-            (SectionKind::Chapter, Some(number), String::new(), pick(title))
+    let pick = |t: String| {
+        if md_title.is_empty() {
+            t
+        } else {
+            md_title.clone()
         }
+    };
+    let (kind, number, name, title) = match file_name_heading(stem) {
+        Some(Heading::Chapter { number, title }) => (
+            SectionKind::Chapter,
+            Some(number),
+            String::new(),
+            pick(title),
+        ),
         Some(Heading::Extra { name, title }) => (SectionKind::Extra, None, name, pick(title)),
-        _ => (SectionKind::Preface, None, stem.to_string(), md_title.clone()),
+        _ => (
+            SectionKind::Preface,
+            None,
+            stem.to_string(),
+            md_title.clone(),
+        ),
     };
     Split {
         sections: vec![Section {
@@ -442,17 +459,75 @@ mod tests {
         let got: Vec<_> = s
             .sections
             .iter()
-            .map(|x| (x.kind, x.number, x.name.as_str(), x.title.as_str(), x.volume, x.line, x.body.as_str()))
+            .map(|x| {
+                (
+                    x.kind,
+                    x.number,
+                    x.name.as_str(),
+                    x.title.as_str(),
+                    x.volume,
+                    x.line,
+                    x.body.as_str(),
+                )
+            })
             .collect();
         assert_eq!(
             got,
             [
-                (SectionKind::Preface, None, "前言", "", None, 1, "《青云志》\n作者：某某"),
-                (SectionKind::Extra, None, "楔子", "风雪夜", None, 4, "雪落。"),
-                (SectionKind::Preface, None, "第一卷 风起", "", Some(1), 7, "卷首语。"),
-                (SectionKind::Chapter, Some(1), "", "初入", Some(1), 9, "　　他来了。"),
-                (SectionKind::Chapter, Some(2), "", "", Some(1), 12, "他走了。"),
-                (SectionKind::Extra, None, "番外一", "师父", Some(1), 14, "往事。"),
+                (
+                    SectionKind::Preface,
+                    None,
+                    "前言",
+                    "",
+                    None,
+                    1,
+                    "《青云志》\n作者：某某"
+                ),
+                (
+                    SectionKind::Extra,
+                    None,
+                    "楔子",
+                    "风雪夜",
+                    None,
+                    4,
+                    "雪落。"
+                ),
+                (
+                    SectionKind::Preface,
+                    None,
+                    "第一卷 风起",
+                    "",
+                    Some(1),
+                    7,
+                    "卷首语。"
+                ),
+                (
+                    SectionKind::Chapter,
+                    Some(1),
+                    "",
+                    "初入",
+                    Some(1),
+                    9,
+                    "　　他来了。"
+                ),
+                (
+                    SectionKind::Chapter,
+                    Some(2),
+                    "",
+                    "",
+                    Some(1),
+                    12,
+                    "他走了。"
+                ),
+                (
+                    SectionKind::Extra,
+                    None,
+                    "番外一",
+                    "师父",
+                    Some(1),
+                    14,
+                    "往事。"
+                ),
             ]
         );
         assert_eq!(s.volumes.len(), 1);
@@ -467,11 +542,17 @@ mod tests {
             (SectionKind::Chapter, Some(1), "初入江湖", "他来了。")
         );
         let s = split_file("他走了。", "第12章 离别.txt", "第12章 离别");
-        assert_eq!((s.sections[0].number, s.sections[0].title.as_str()), (Some(12), "离别"));
+        assert_eq!(
+            (s.sections[0].number, s.sections[0].title.as_str()),
+            (Some(12), "离别")
+        );
         let s = split_file("第3章 夜\n正文", "x.txt", "x");
         assert_eq!(s.sections[0].number, Some(3));
         let s = split_file("笔记", "说明.txt", "说明");
-        assert_eq!((s.sections[0].kind, s.sections[0].name.as_str()), (SectionKind::Preface, "说明"));
+        assert_eq!(
+            (s.sections[0].kind, s.sections[0].name.as_str()),
+            (SectionKind::Preface, "说明")
+        );
         assert_eq!(file_name_heading("012-标题"), ch(12, "标题"));
         assert_eq!(file_name_heading("12"), ch(12, ""));
     }

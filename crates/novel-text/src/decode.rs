@@ -3,7 +3,7 @@
 //! of `chardetng` (GBK is decoded as its superset GB18030); decoding by `encoding_rs`. Then line
 //! endings become `\n` and the text is put in Unicode NFC, the form every other command reads.
 
-use encoding_rs::{Encoding, GB18030, GBK, UTF_16BE, UTF_16LE, UTF_8};
+use encoding_rs::{Encoding, GB18030, GBK, UTF_8, UTF_16BE, UTF_16LE};
 use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfc_quick};
 
 /// A decoded manuscript.

@@ -13,6 +13,7 @@ pub mod count;
 pub mod demo;
 pub mod help;
 pub mod hook;
+pub mod import;
 pub mod init;
 pub mod lint;
 pub mod lock;
