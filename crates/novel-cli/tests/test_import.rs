@@ -450,27 +450,24 @@ fn the_backfill_applies_deltas_in_chapter_order_and_moves_on() {
 #[test]
 fn an_import_killed_half_way_is_finished_by_recover() {
     let tmp = tempfile::tempdir().unwrap();
-    let heads = [
-        "第1章 房租",
-        "第2章 早餐",
-        "第3章 裁员",
-        "第4章 来电",
-        "第5章 钥匙",
-    ];
-    let text = format!(
-        "{}\n{CH1}\n{}\n{CH2}\n{}\n{CH3}\n{}\n{CH4}\n{}\n{CH5}\n",
-        heads[0], heads[1], heads[2], heads[3], heads[4]
-    );
+    let bodies = [CH1, CH2, CH3, CH4, CH5];
+    let heads: Vec<String> = (1..=10).map(|n| format!("第{n}章 江城{n}")).collect();
+    let text: String = heads
+        .iter()
+        .enumerate()
+        .map(|(i, h)| format!("{h}\n{}\n", bodies[i % 5]))
+        .collect();
     write_bytes(&tmp.path().join("江城.txt"), text.as_bytes());
     assert_eq!(code(&novel(tmp.path(), &["init", "book"])), 0);
     let root = tmp.path().join("book");
-    // 5 chapters + 5 logs + a schedule + the checkpoint = 12 writes: stop after the 4th.
+    // 10 chapters + 10 logs + a schedule + the checkpoint = 22 writes, written as a batch (temp
+    // files, fsyncs side by side, renames in order): stop after the 15th rename.
     let out = Command::new(bin())
         .args(["import", "../江城.txt"])
         .current_dir(&root)
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
-        .env("NOVEL_FAILPOINT", "commit:4")
+        .env("NOVEL_FAILPOINT", "commit:15")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(99));
@@ -478,6 +475,8 @@ fn an_import_killed_half_way_is_finished_by_recover() {
         read_json(&root.join(".checkpoint.json"))["last_completed_chapter"],
         0
     );
+    assert!(root.join("chapters/chapter-007.md").exists());
+    assert!(!root.join("chapters/chapter-009.md").exists());
     let (c, blocked) = run_json(&root, &["import", "../江城.txt"]);
     assert_eq!(
         (c, blocked["error"]["code"].clone()),
@@ -487,11 +486,12 @@ fn an_import_killed_half_way_is_finished_by_recover() {
     assert_eq!(c, 0, "{rec}");
     assert_eq!(
         read_json(&root.join(".checkpoint.json"))["last_completed_chapter"],
-        5
+        10
     );
     assert_eq!(
-        read(&root, "chapters/chapter-005.md"),
-        format!("# 第5章 钥匙\n\n{CH5}\n")
+        read(&root, "chapters/chapter-010.md"),
+        format!("# 第10章 江城10\n\n{CH5}\n")
     );
+    let heads: Vec<&str> = heads.iter().map(String::as_str).collect();
     assert_clean_and_counted(&root, source_chars(&text, &heads));
 }
