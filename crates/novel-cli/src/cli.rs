@@ -165,6 +165,9 @@ pub enum Command {
     /// 导出已提交的章节：txt（平台发布）、epub（电子书）、md（合并的 Markdown）
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Export(crate::commands::export::ExportArgs),
+    /// 导入已有书稿（一个 txt/md 文件或章节文件夹）：识别编码与章节，先试运行核对，再写成已提交的章节
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    Import(crate::commands::import::ImportArgs),
     /// 示例：把随程序附带的示例书写到一个目录，演示 status、next、lint、check names 与写作资料包
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Demo(crate::commands::demo::DemoArgs),

@@ -281,6 +281,10 @@ fn run(args: Vec<OsString>) -> i32 {
             finish(json_mode, name, commands::review::run(global, c))
         }
         Command::Export(a) => finish(json_mode, "export", commands::export::run(global, a)),
+        Command::Import(a) => {
+            let name = commands::import::command_name(&a);
+            finish(json_mode, name, commands::import::run(global, a))
+        }
         Command::Demo(a) => finish(json_mode, "demo", commands::demo::run(global, &a)),
         Command::Help(a) => finish(json_mode, "help", commands::help::run(&a.command)),
         // A hook answers in Claude Code's own JSON (or not at all), never in the envelope.

@@ -17,6 +17,7 @@ mod test_e2e;
 mod test_envelope;
 mod test_export;
 mod test_hook;
+mod test_import;
 mod test_init;
 mod test_integrity;
 mod test_lint;

@@ -298,6 +298,22 @@ fn steps() -> Vec<Step> {
         step("revision-reject", "revision reject --chapter 4"),
         step("revision-save-again", "revision save --chapter 4 candidate.md"),
         step("revision-apply", "revision apply --chapter 4"),
+        Step {
+            files: vec![(
+                "manuscript.txt",
+                "雾港旧事\n\n楔子 雾起\n港口的雾三天没散。\n\n第一章 船票\n沈砚买了最后一张船票。\n\n第二章 怀表\n怀表停在七点十五分。\n".to_string(),
+            )],
+            ..step("import-dry-run", "import manuscript.txt --into <BOOK>-imported --dry-run")
+        },
+        Step {
+            files: vec![(
+                "gaps.txt",
+                "第1章 船票\n正文。\n第3章 怀表\n正文。\n第3章 重复\n正文。\n".to_string(),
+            )],
+            ..step("import-order", "import gaps.txt --into <BOOK>-gaps --dry-run")
+        },
+        step("import", "import manuscript.txt --into <BOOK>-imported"),
+        step("import-backfill", "import backfill --project <BOOK>-imported"),
         step("init", "init <BOOK>-new --title 新书 --genre 玄幻"),
         step("demo", "demo demo-copy"),
     ]);

@@ -554,6 +554,47 @@ pub const CODES: &[CodeDoc] = &[
         "没有这个 id 的作者偏好。",
         "novel prefs list 查看现有的偏好。",
     ),
+    // --- importing a manuscript (`novel import`)
+    e(
+        "E_IMPORT_ORDER",
+        "书稿的章号有缺章、重号或顺序颠倒（或没有接上项目的最后一章），没有导入任何内容；data 给出完整的分章表与问题。",
+        "修正书稿里的章号后重新导入，或加 --renumber 按出现顺序重新编号。",
+    ),
+    e(
+        "E_IMPORT_EMPTY",
+        "书稿中有没有正文的章节（常见于开头的目录被当成章节），没有导入任何内容。",
+        "删去目录或空章节后重新导入。",
+    ),
+    e(
+        "E_IMPORT_VOLUME",
+        "书稿的卷号倒退，或新章节所在的卷早于项目当前的卷，没有导入任何内容。",
+        "让卷标题逐卷递增，且不早于项目当前的卷，再重新导入。",
+    ),
+    e(
+        "E_IMPORT_SOURCE",
+        "给出的文件夹里没有 .txt 或 .md 文件。",
+        "给出一个 .txt/.md 文件，或放着章节文件的文件夹。",
+    ),
+    e(
+        "E_IMPORT_CHANGED",
+        "分章之后、写入之前，项目的最后完成章节变了（另一个会话提交了章节）。",
+        "重新运行导入命令。",
+    ),
+    e(
+        "E_NO_BACKFILL",
+        "没有待补全的导入章节（断点中没有 import-backfill 待处理事项）。",
+        "导入书稿后才需要补全；novel pending list 查看待处理事项。",
+    ),
+    e(
+        "E_BACKFILL_ORDER",
+        "标记补全的章节不是下一个待补全的章节：补全按章节顺序进行。",
+        "novel import backfill 查看下一章，先补它。",
+    ),
+    e(
+        "E_BACKFILL_INCOMPLETE",
+        "这一章还缺摘要，或变更日志里还没有这一章（状态增量未合并也未记为跳过）。",
+        "写好 summaries/ 下的摘要，用 novel ops apply 合并状态增量（或 novel ops skip），再标记。",
+    ),
     // --- findings of validate and status
     f(
         "E_MISSING",

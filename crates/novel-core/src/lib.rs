@@ -19,6 +19,7 @@ pub mod codes;
 pub mod context;
 pub mod frontmatter;
 pub mod gate;
+pub mod import;
 pub mod menu;
 pub mod model;
 pub mod naming;

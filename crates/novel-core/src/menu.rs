@@ -33,11 +33,12 @@ pub enum OptionId {
     Recover,
     WaitLock,
     ShowStatus,
+    ImportBackfill,
 }
 
 impl OptionId {
     /// Every option, in declaration order.
-    pub const ALL: [OptionId; 15] = [
+    pub const ALL: [OptionId; 16] = [
         OptionId::CreateProject,
         OptionId::ShowHelp,
         OptionId::ContinueQuickStart,
@@ -53,6 +54,7 @@ impl OptionId {
         OptionId::Recover,
         OptionId::WaitLock,
         OptionId::ShowStatus,
+        OptionId::ImportBackfill,
     ];
 
     /// The `/novel:start` flow the option leads to (`skills/start/references/<flow>.md`), if
@@ -78,6 +80,7 @@ impl OptionId {
             OptionId::Recover => "recover",
             OptionId::WaitLock => "wait_lock",
             OptionId::ShowStatus => "show_status",
+            OptionId::ImportBackfill => "import_backfill",
         }
     }
 
@@ -99,6 +102,7 @@ impl OptionId {
             OptionId::Recover => ("恢复中断的工作", Some("recovery"), None),
             OptionId::WaitLock => ("等待另一个会话", None, Some("novel lock status")),
             OptionId::ShowStatus => ("查看状态", None, Some("/novel:status")),
+            OptionId::ImportBackfill => ("补全导入的章节", Some("import-backfill"), None),
         }
     }
 }
@@ -502,6 +506,18 @@ pub fn menu(f: &MenuFacts<'_>) -> Menu {
                 ),
             ),
             quality_review(f),
+            show_status(),
+        ]);
+    }
+    if let Some((left, n)) = crate::import::backfill_of(cp) {
+        return build(vec![
+            labelled(
+                OptionId::ImportBackfill,
+                format!("补全导入的章节：第 {n} 章"),
+                format!(
+                    "导入的章节还有 {left} 章缺摘要、状态与故事线记忆：从第 {n} 章起逐章补全，之后才能接着写"
+                ),
+            ),
             show_status(),
         ]);
     }

@@ -28,6 +28,10 @@ pub fn revision_file(n: u32) -> String {
     format!("chapters/{}-revision.json", chapter_stem(n))
 }
 
+/// `extras/`: the named extras of an imported manuscript (楔子、番外 …, `novel import`), one
+/// `NN-名称.md` each; `novel count --all` counts them with the chapters.
+pub const EXTRAS_DIR: &str = "extras";
+
 /// `memory/preferences.json`: the author's preferences (`004`).
 pub const PREFERENCES: &str = "memory/preferences.json";
 

@@ -9,8 +9,9 @@
 //! 4. a pending `spec_propagation` → review the affected contracts first (`/novel:start`);
 //! 5. a chapter in flight → its resume step ([`crate::pipeline::resume_point`], PRD §9.2),
 //!    after re-taking the lock with `novel chapter begin N` when nobody holds it;
-//! 6. `QUICK_START` → `/novel:start`; `VOL_PLANNING` → plan the volume; `VOL_REVIEW` → review;
-//! 7. writing and the volume's last chapter done → review; else `/novel:continue` for
+//! 6. an imported manuscript's backfill pending → `/novel:start` (before any new chapter);
+//! 7. `QUICK_START` → `/novel:start`; `VOL_PLANNING` → plan the volume; `VOL_REVIEW` → review;
+//! 8. writing and the volume's last chapter done → review; else `/novel:continue` for
 //!    chapter `last_completed + 1`.
 //!
 //! Secondary facts (overdue foreshadowing, style drift, other pending actions) ride along as
@@ -105,6 +106,9 @@ pub enum NextAction {
     AskAuthor,
     /// Idle in WRITING: `/novel:continue` writes chapter `last_completed + 1`.
     WriteNextChapter,
+    /// An imported manuscript's chapters still lack summaries and state: `/novel:start`'s
+    /// import-backfill flow, from the chapter `novel import backfill` names.
+    ImportBackfill,
 }
 
 /// The recommendation with its evidence.
@@ -393,6 +397,17 @@ fn decide(cp: &Checkpoint, facts: &DiskFacts) -> Recommendation {
             };
         }
         return r;
+    }
+    if let Some((left, n)) = crate::import::backfill_of(cp) {
+        // Before any new chapter: the backfill applies each chapter's delta in order, which a
+        // later chapter's changelog line would refuse.
+        return rec(
+            NextAction::ImportBackfill,
+            Some(n),
+            format!("导入的章节还有 {left} 章没有摘要与状态（下一章第 {n} 章）"),
+            "/novel:start",
+            "Summarizer 逐章补全摘要、状态增量与故事线记忆（novel import backfill 查看下一章缺什么）",
+        );
     }
     match cp.orchestrator_state {
         OrchestratorState::Init | OrchestratorState::QuickStart => rec(

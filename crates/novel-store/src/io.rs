@@ -92,6 +92,82 @@ fn write_atomic_inner(path: &Path, bytes: &[u8], sync_parent: bool) -> Result<()
     result
 }
 
+/// [`write_atomic_unsynced_dir`] for many files at once, in chunks: each chunk's temp files are
+/// written, fsynced by a few threads side by side through the handles already open (the file
+/// system commits them together), then renamed into place in order, `on_renamed(i)` after
+/// each. A crash leaves whole files or the old ones (plus temp files that
+/// [`crate::chapter::sweep_leftovers`] removes); the caller fsyncs the directories.
+pub fn write_atomic_batch(
+    items: &[(std::path::PathBuf, &[u8])],
+    on_renamed: &mut dyn FnMut(usize),
+) -> Result<(), StoreError> {
+    let mut done = 0;
+    for chunk in items.chunks(BATCH_CHUNK) {
+        let mut open: Vec<(std::path::PathBuf, File)> = Vec::with_capacity(chunk.len());
+        let result = (|| {
+            for (path, bytes) in chunk {
+                let dir = match path.parent() {
+                    Some(d) if !d.as_os_str().is_empty() => d,
+                    _ => Path::new("."),
+                };
+                let tmp = temp_name(dir, path);
+                let mut f = OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&tmp)
+                    .map_err(|e| StoreError::io(&tmp, e))?;
+                f.write_all(bytes).map_err(|e| StoreError::io(&tmp, e))?;
+                open.push((tmp, f));
+            }
+            sync_files(&open)?;
+            for ((path, _), (tmp, _)) in chunk.iter().zip(&open) {
+                fs::rename(tmp, path).map_err(|e| StoreError::io(path, e))?;
+                on_renamed(done);
+                done += 1;
+            }
+            Ok(())
+        })();
+        if result.is_err() {
+            for (tmp, _) in &open {
+                let _ = fs::remove_file(tmp);
+            }
+            return result;
+        }
+    }
+    Ok(())
+}
+
+/// Files written and fsynced together (bounded so the open handles stay few).
+const BATCH_CHUNK: usize = 768;
+
+/// fsyncs open files with up to 16 threads.
+fn sync_files(files: &[(std::path::PathBuf, File)]) -> Result<(), StoreError> {
+    if files.is_empty() {
+        return Ok(());
+    }
+    let per = files.len().div_ceil(16);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = files
+            .chunks(per)
+            .map(|chunk| {
+                scope.spawn(move || {
+                    chunk
+                        .iter()
+                        .try_for_each(|(p, f)| f.sync_all().map_err(|e| StoreError::io(p, e)))
+                })
+            })
+            .collect();
+        workers.into_iter().try_for_each(|w| {
+            w.join().unwrap_or_else(|_| {
+                Err(StoreError::io(
+                    &files[0].0,
+                    std::io::Error::other("fsync 线程异常结束"),
+                ))
+            })
+        })
+    })
+}
+
 /// Debug builds only: `NOVEL_FAILPOINT=<name>:<K>` exits the process (code 99, no cleanup)
 /// at step K of `<name>` (`commit` — any journal —, `write_new`), to test recovery. Release
 /// builds never read it.

@@ -20,6 +20,7 @@ pub mod epub;
 pub mod error;
 pub mod export;
 pub mod guard;
+pub mod import;
 pub mod init;
 pub mod io;
 pub mod layout;

@@ -169,6 +169,33 @@ pub fn committed_chapters(proj: &Project) -> Result<Vec<(u32, String)>, StoreErr
     Ok(out)
 }
 
+/// The extras of an imported manuscript (`extras/NN-名称.md`: 楔子、番外 …), in name order —
+/// `novel count --all` counts them with the chapters.
+pub fn extra_inputs(proj: &Project) -> Result<Vec<Input>, StoreError> {
+    let dir = proj.path(layout::EXTRAS_DIR);
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(StoreError::io(&dir, e)),
+    };
+    let mut names: Vec<String> = entries
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with('.') && n.ends_with(".md"))
+        .collect();
+    names.sort();
+    Ok(names
+        .into_iter()
+        .map(|n| {
+            let rel = format!("{}/{n}", layout::EXTRAS_DIR);
+            Input {
+                path: proj.path(&rel),
+                shown: rel,
+            }
+        })
+        .collect())
+}
+
 /// The committed chapters of `[a, b]` as inputs (none is not an error here).
 pub fn committed_inputs(proj: &Project, range: [u32; 2]) -> Result<Vec<Input>, StoreError> {
     Ok(committed_chapters(proj)?

@@ -11,6 +11,8 @@
 //! - [`count`]: 字数 as Chinese platforms count it.
 //! - [`export`]: a chapter without Markdown (title line `第N章 标题`, plain paragraphs) and the
 //!   txt and joined-Markdown layouts of `novel export`.
+//! - [`decode`], [`chapters`]: a manuscript to import — bytes in any common Chinese encoding to
+//!   NFC text, and the text split at its chapter, volume and extra headings.
 //! - [`blacklist`], [`patterns`], [`repetition`]: the rule families of `novel lint`, combined
 //!   with thresholds in [`lint`]; every finding is a [`finding::Finding`].
 //! - [`metrics`]: the numbers of `style-profile.json`; [`drift`]: 风格校准 against them.
@@ -34,7 +36,9 @@
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod blacklist;
+pub mod chapters;
 pub mod count;
+pub mod decode;
 pub mod drift;
 pub mod export;
 pub mod finding;

@@ -13,7 +13,7 @@ use crate::output::{CliError, Exit, Report};
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "字数按国内平台（与 Word「字数」）的算法：每个汉字（含日文假名、韩文）算 1；每个全角或中文标点算 1（……、—— 各算 2）；一串连续的英文字母或数字算 1（AI、2024、AK47、3.14 各算 1，全角字母数字按半角算）。不计：空白（含全角空格）、半角标点与符号、表情符号、Markdown 记号（#、**、列表与引用记号、链接地址、HTML 标签与注释、代码）、文件开头的 front matter。标题行（# 开头）是章节名，平台单独计，不算正文字数，另列为 heading_chars。目标区间取 novel.json 的 chapter_length（默认 2500–3500，含两端）。"
+    after_help = "字数按国内平台（与 Word「字数」）的算法：每个汉字（含日文假名、韩文）算 1；每个全角或中文标点算 1（……、—— 各算 2）；一串连续的英文字母或数字算 1（AI、2024、AK47、3.14 各算 1，全角字母数字按半角算）。不计：空白（含全角空格）、半角标点与符号、表情符号、Markdown 记号（#、**、列表与引用记号、链接地址、HTML 标签与注释、代码）、文件开头的 front matter。标题行（# 开头）是章节名，平台单独计，不算正文字数，另列为 heading_chars。目标区间取 novel.json 的 chapter_length（默认 2500–3500，含两端）。--all 还包括导入书稿时保留的附录 extras/*.md（楔子、番外等），合计即全书字数。"
 )]
 pub struct CountArgs {
     #[command(flatten)]
@@ -24,7 +24,13 @@ pub struct CountArgs {
 }
 
 pub fn run(global: &GlobalArgs, args: CountArgs) -> Result<Report, CliError> {
-    let (project, inputs) = resolve_inputs(global, &args.select)?;
+    let (project, mut inputs) = resolve_inputs(global, &args.select)?;
+    if args.select.all
+        && let Some(p) = &project
+    {
+        // An imported manuscript's extras (楔子、番外 …) are part of the book's 字数.
+        inputs.extend(novel_store::select::extra_inputs(p)?);
+    }
     let target = novel_store::settings::load_or_default(project.as_ref())?.chapter_length;
     let mut files = Vec::new();
     let mut human = String::new();
@@ -33,7 +39,11 @@ pub fn run(global: &GlobalArgs, args: CountArgs) -> Result<Report, CliError> {
     for input in &inputs {
         let c = count(&io::read_text(&input.path)?);
         let verdict = LengthVerdict::of(c.chars, target.min, target.max);
-        if verdict != LengthVerdict::Within {
+        // Extras (楔子、番外) have no chapter-length target.
+        let extra = input
+            .shown
+            .starts_with(&format!("{}/", novel_core::naming::EXTRAS_DIR));
+        if verdict != LengthVerdict::Within && !extra {
             outside += 1;
         }
         total += c.chars;

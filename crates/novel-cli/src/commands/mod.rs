@@ -14,6 +14,7 @@ pub mod demo;
 pub mod export;
 pub mod help;
 pub mod hook;
+pub mod import;
 pub mod init;
 pub mod lint;
 pub mod lock;

@@ -1,0 +1,464 @@
+//! `novel import SOURCE [--into DIR] [--dry-run] [--renumber]` and `novel import backfill
+//! [--done N]` (`docs/orchestration.md` §8c): a manuscript decoded (`novel_text::decode`), split
+//! (`novel_text::chapters`), planned (`novel_core::import`) and written all or nothing
+//! (`novel_store::import`); then the Summarizer's backfill, chapter by chapter.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Subcommand};
+use serde_json::{Value, json};
+
+use novel_core::import::{Action, Plan, Problem, ProblemKind, Section, SectionKind, VolumeHeading};
+use novel_store::Project;
+use novel_store::import::{ImportError, SourceFile};
+use novel_text::chapters::{Heading, file_name_heading, split, split_file};
+
+use crate::cli::{GlobalArgs, HELP_TEMPLATE, chapter_number};
+use crate::output::{CliError, Exit, Report};
+
+#[derive(Debug, Args)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    after_help = "识别的章节标题：第12章、第一百二十三章、第两千零五章、第十二回、第12节、Chapter 12（标题可跟在空格、全角空格、：、:、、、. 之后）；卷标题：第一卷 …、卷一 …（对应 vol-NN）；序章、楔子、引子、番外、尾声、后记保留为附录（extras/NN-名称.md），不编号；第一个标题之前的文字保留为「前言」。编码：UTF-8（可带 BOM）、GB18030/GBK、UTF-16（带或不带 BOM）。缺章、重号、顺序颠倒时拒绝导入（退出码 1，E_IMPORT_ORDER），加 --renumber 按出现顺序重新编号；空章节拒绝（E_IMPORT_EMPTY）。已有的章节从不覆盖，列为跳过。导入后用 novel import backfill 逐章补全摘要、状态与故事线记忆。"
+)]
+pub struct ImportArgs {
+    #[command(subcommand)]
+    pub command: Option<ImportCommand>,
+    /// 书稿：一个 .txt/.md 文件，或放着章节文件（001.txt、第12章 标题.txt …）的文件夹
+    #[arg(value_name = "书稿", help_heading = "参数", required = true)]
+    pub source: Option<PathBuf>,
+    /// 导入到这个目录（默认当前目录；没有项目时先按 novel init 新建）
+    #[arg(long, value_name = "目录")]
+    pub into: Option<PathBuf>,
+    /// 只列出分章结果（章号、标题、字数、出处）与问题，不写任何文件
+    #[arg(long)]
+    pub dry_run: bool,
+    /// 按出现顺序重新编号（1..N，已有项目则接在最后一章之后），忽略书稿里的章号
+    #[arg(long)]
+    pub renumber: bool,
+    /// 新项目的书名（默认取书稿文件名）
+    #[arg(long, value_name = "书名")]
+    pub title: Option<String>,
+    /// 新项目的题材（如 玄幻、都市）
+    #[arg(long, value_name = "题材")]
+    pub genre: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ImportCommand {
+    /// 导入章节的补全进度：下一章缺什么（摘要、状态增量）；--done N 标记第 N 章已补全
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    Backfill(BackfillArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BackfillArgs {
+    /// 标记第 N 章已补全（须是下一个待补章节，摘要已写、变更日志已有该章）
+    #[arg(long, value_name = "章", value_parser = chapter_number)]
+    pub done: Option<u32>,
+}
+
+/// The envelope name.
+pub fn command_name(args: &ImportArgs) -> &'static str {
+    match args.command {
+        Some(ImportCommand::Backfill(_)) => "import backfill",
+        None => "import",
+    }
+}
+
+pub fn run(global: &GlobalArgs, args: ImportArgs) -> Result<Report, CliError> {
+    match &args.command {
+        Some(ImportCommand::Backfill(b)) => backfill(global, b),
+        None => import(global, &args),
+    }
+}
+
+fn import_error(e: ImportError) -> CliError {
+    let exit = match e.exit_kind() {
+        1 => Exit::Problems,
+        3 => Exit::Conflict,
+        _ => Exit::Usage,
+    };
+    if let ImportError::Lock(l) = e {
+        return super::lock_error(l);
+    }
+    CliError::new(e.code(), e.to_string(), e.hint(), exit)
+}
+
+/// The manuscript, decoded and split.
+struct Manuscript {
+    sections: Vec<Section>,
+    volumes: Vec<VolumeHeading>,
+    chars: Vec<usize>,
+    warnings: Vec<Problem>,
+    files: Vec<Value>,
+}
+
+/// Folder order: 序章/楔子/引子 first, then by number, then the rest (番外、尾声、unnumbered).
+fn file_order(f: &SourceFile) -> (u8, u32, String) {
+    match file_name_heading(&f.stem) {
+        Some(Heading::Extra { name, .. })
+            if ["序章", "楔子", "引子"].iter().any(|k| name.starts_with(k)) =>
+        {
+            (0, 0, f.shown.clone())
+        }
+        Some(Heading::Chapter { number, .. }) | Some(Heading::Volume { number, .. }) => {
+            (1, number, f.shown.clone())
+        }
+        _ => (2, 0, f.shown.clone()),
+    }
+}
+
+fn read_manuscript(path: &Path) -> Result<Manuscript, CliError> {
+    let mut files = novel_store::import::read_source(path).map_err(import_error)?;
+    let folder = path.is_dir();
+    if folder {
+        files.sort_by_key(file_order);
+    }
+    let mut m = Manuscript {
+        sections: Vec::new(),
+        volumes: Vec::new(),
+        chars: Vec::new(),
+        warnings: Vec::new(),
+        files: Vec::new(),
+    };
+    for f in &files {
+        let d = novel_text::decode::decode(&f.bytes);
+        m.files.push(json!({"file": f.shown, "encoding": d.encoding,
+            "found_by": d.found_by, "malformed": d.malformed}));
+        let part = if folder {
+            split_file(&d.text, &f.shown, &f.stem)
+        } else {
+            split(&d.text, &f.shown)
+        };
+        if folder {
+            m.warnings.extend(folder_warnings(f, &part.sections));
+        }
+        m.sections.extend(part.sections);
+        m.volumes.extend(part.volumes);
+    }
+    m.chars = m
+        .sections
+        .iter()
+        .map(|s| novel_text::count::count(&s.body).chars)
+        .collect();
+    Ok(m)
+}
+
+/// A folder's file without a number, or whose heading says another number than its name.
+fn folder_warnings(f: &SourceFile, sections: &[Section]) -> Vec<Problem> {
+    let warn = |kind, message: String, line| Problem {
+        kind,
+        code: novel_core::import::WARNING,
+        chapter: None,
+        file: f.shown.clone(),
+        line,
+        message,
+    };
+    let mut out = Vec::new();
+    let chapters: Vec<&Section> = sections
+        .iter()
+        .filter(|s| s.kind == SectionKind::Chapter)
+        .collect();
+    if sections.len() == 1 && sections[0].kind == SectionKind::Preface {
+        out.push(warn(
+            ProblemKind::Unnumbered,
+            format!("文件名与内容都没有章号，作为附录「{}」导入", f.stem),
+            1,
+        ));
+    }
+    if let (Some(Heading::Chapter { number, .. }), [one]) =
+        (file_name_heading(&f.stem), chapters.as_slice())
+        && one.number != Some(number)
+    {
+        out.push(warn(
+            ProblemKind::NameMismatch,
+            format!(
+                "文件名是第 {number} 章，标题写的是第 {} 章：按标题导入",
+                one.number.unwrap_or(0)
+            ),
+            one.line,
+        ));
+    }
+    out
+}
+
+fn import(global: &GlobalArgs, args: &ImportArgs) -> Result<Report, CliError> {
+    let source = args.source.clone().unwrap_or_default();
+    let m = read_manuscript(&source)?;
+    let dir = args
+        .into
+        .clone()
+        .or_else(|| global.project.clone())
+        .unwrap_or_else(|| ".".into());
+    let existing = Project::open(&dir).ok();
+    let target = match &existing {
+        Some(p) => novel_store::import::target(p, false).map_err(import_error)?,
+        None => novel_core::import::Target {
+            new_project: true,
+            current_volume: 1,
+            ..Default::default()
+        },
+    };
+    // A project with no chapter yet (just made by `novel init`) is taken as new.
+    let fresh =
+        existing.is_none() || (target.last_completed == 0 && target.chapter_files.is_empty());
+    let target = novel_core::import::Target {
+        new_project: fresh,
+        ..target
+    };
+    let mut plan =
+        novel_core::import::plan(&m.sections, &m.chars, &m.volumes, &target, args.renumber);
+    plan.problems.extend(m.warnings.iter().cloned());
+    let mut data = plan_json(&plan, &source, &m, args, fresh);
+    let human = plan_human(&plan);
+    if let Some(code) = plan.refusal() {
+        return Err(refusal(code, &plan, args).with_details(data, human));
+    }
+    if args.dry_run {
+        let mut human = human;
+        human.push_str(&format!(
+            "（试运行，没有写任何文件）将导入 {} 章、跳过 {} 章。\n",
+            plan.imported.len(),
+            plan.skipped.len()
+        ));
+        return Ok(Report { data, human });
+    }
+    let project = match existing {
+        Some(p) => p,
+        None => create_project(&dir, &source, args)?,
+    };
+    let bar = progress(global, &plan);
+    let stale = super::stale_after(&project)?;
+    let written = novel_store::import::write(
+        &project,
+        &plan,
+        &m.sections,
+        data["new_project"] == json!(true),
+        stale,
+        &|| bar.inc(1),
+    );
+    bar.finish_and_clear();
+    let written = written.map_err(import_error)?;
+    data["project"] = json!(project.root.display().to_string());
+    let human = human + &written_human(&plan, written.as_ref(), &mut data);
+    Ok(Report { data, human })
+}
+
+fn create_project(dir: &Path, source: &Path, args: &ImportArgs) -> Result<Project, CliError> {
+    let stem = source
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .filter(|s| !s.is_empty() && s != ".");
+    novel_store::init::init_project(
+        dir,
+        &novel_store::init::InitOptions {
+            title: args.title.clone().or(stem),
+            genre: args.genre.clone(),
+            style: None,
+        },
+    )?;
+    Ok(Project::open(dir)?)
+}
+
+/// A bar on stderr while the files are prepared and written; hidden with `--json` or when
+/// stderr is not a terminal.
+fn progress(global: &GlobalArgs, plan: &Plan) -> indicatif::ProgressBar {
+    let n = plan
+        .rows
+        .iter()
+        .filter(|r| r.action == Action::Import)
+        .count() as u64;
+    if global.json || !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar =
+        indicatif::ProgressBar::with_draw_target(Some(n), indicatif::ProgressDrawTarget::stderr());
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("导入 {bar:30} {pos}/{len} 章节与附录")
+    {
+        bar.set_style(style);
+    }
+    bar
+}
+
+fn refusal(code: &'static str, plan: &Plan, args: &ImportArgs) -> CliError {
+    let n = plan.problems.iter().filter(|p| p.code == code).count();
+    let (message, hint) = match code {
+        "E_IMPORT_ORDER" => (
+            format!("书稿的章号有 {n} 处问题（缺章、重号或顺序颠倒），没有导入任何内容"),
+            if args.renumber {
+                "检查书稿：补上缺的章节，或删去重复的章节".to_string()
+            } else {
+                "核对上面的列表：修正书稿里的章号后重新导入，或加 --renumber 按出现顺序重新编号"
+                    .to_string()
+            },
+        ),
+        "E_IMPORT_EMPTY" => (
+            format!("书稿中有 {n} 个没有正文的章节，没有导入任何内容"),
+            "常见原因是书稿开头的目录被当成了章节：删去目录或空章节后重新导入".to_string(),
+        ),
+        _ => (
+            format!("书稿的卷序有 {n} 处问题，没有导入任何内容"),
+            "卷号应逐卷递增，且不早于项目当前的卷：修正书稿里的卷标题后重新导入".to_string(),
+        ),
+    };
+    CliError::new(code, message, hint, Exit::Problems)
+}
+
+fn plan_json(plan: &Plan, source: &Path, m: &Manuscript, args: &ImportArgs, new: bool) -> Value {
+    let imported_chars: usize = plan
+        .rows
+        .iter()
+        .filter(|r| r.action == Action::Import)
+        .map(|r| r.chars)
+        .sum();
+    json!({
+        "source": {"path": source.display().to_string(), "files": m.files},
+        "dry_run": args.dry_run,
+        "renumber": args.renumber,
+        "project": null,
+        "new_project": new,
+        "rows": plan.rows,
+        "problems": plan.problems,
+        "imported": plan.imported,
+        "skipped": plan.skipped,
+        "volumes": plan.volumes,
+        "chars": {"source": plan.source_chars, "imported": imported_chars},
+        "written": null,
+        "orchestrator_state": null,
+        "last_completed_chapter": null,
+        "backfill": null,
+    })
+}
+
+fn row_label(r: &novel_core::import::Row) -> String {
+    let name = match (r.kind, r.chapter) {
+        (SectionKind::Chapter, Some(n)) => format!("第{n}章"),
+        _ => r.name.clone(),
+    };
+    let renumbered = match (r.chapter, r.source_number) {
+        (Some(n), Some(s)) if n != s => format!("（原第{s}章）"),
+        _ => String::new(),
+    };
+    format!("{name}{renumbered}")
+}
+
+fn plan_human(plan: &Plan) -> String {
+    let mut out = String::from("章节\t标题\t字数\t出处\n");
+    for r in &plan.rows {
+        let skip = if r.action == Action::Skip {
+            format!("\t跳过：{}", r.reason)
+        } else {
+            String::new()
+        };
+        out.push_str(&format!(
+            "{}\t{}\t{}\t{}:{}{skip}\n",
+            row_label(r),
+            if r.title.is_empty() { "—" } else { &r.title },
+            r.chars,
+            r.file,
+            r.line
+        ));
+    }
+    out.push_str(&format!(
+        "合计：{} 个章节与附录，{} 字\n",
+        plan.rows.len(),
+        plan.source_chars
+    ));
+    for p in &plan.problems {
+        let level = if p.blocking() { "问题" } else { "提示" };
+        out.push_str(&format!("{level}：{}:{}: {}\n", p.file, p.line, p.message));
+    }
+    out
+}
+
+fn written_human(
+    plan: &Plan,
+    written: Option<&novel_store::import::Written>,
+    data: &mut Value,
+) -> String {
+    let Some(w) = written else {
+        return format!(
+            "没有要导入的内容：{} 章都已在项目中，未写任何文件。\n",
+            plan.skipped.len()
+        );
+    };
+    let cp = &w.checkpoint;
+    data["written"] = json!({"files": w.files, "schedules": w.schedules, "kept_volumes": w.kept});
+    data["orchestrator_state"] = json!(cp.orchestrator_state);
+    data["last_completed_chapter"] = json!(cp.last_completed_chapter);
+    let backfill = cp
+        .pending_actions
+        .iter()
+        .find(|a| a.id == novel_store::import::BACKFILL_ID);
+    data["backfill"] = match backfill {
+        Some(a) => json!({"id": a.id, "type": a.kind,
+            "chapters": a.extra.get("chapters"), "next": a.extra.get("next")}),
+        None => Value::Null,
+    };
+    let mut out = format!(
+        "已导入 {} 章（第 {}–{} 章）",
+        plan.imported.len(),
+        plan.imported.first().copied().unwrap_or(0),
+        plan.imported.last().copied().unwrap_or(0)
+    );
+    if !plan.skipped.is_empty() {
+        out.push_str(&format!("，跳过已有的 {} 章", plan.skipped.len()));
+    }
+    out.push_str(&format!(
+        "；共写入 {} 个文件。最后完成的章节：第 {} 章。\n下一步：在 Claude Code 中运行 /novel:start，逐章补全摘要、状态与故事线记忆（novel import backfill 查看进度）。\n",
+        w.files, cp.last_completed_chapter
+    ));
+    out
+}
+
+fn backfill(global: &GlobalArgs, args: &BackfillArgs) -> Result<Report, CliError> {
+    let project = super::project(global)?;
+    if let Some(n) = args.done {
+        let stale = super::stale_after(&project)?;
+        let left = novel_store::import::backfill_done(&project, n, stale).map_err(import_error)?;
+        let human = match left.first() {
+            Some(next) => format!(
+                "第 {n} 章已补全；还有 {} 章，下一章第 {next} 章。\n",
+                left.len()
+            ),
+            None => format!("第 {n} 章已补全：导入的章节全部补全，待处理事项已关闭。\n"),
+        };
+        return Ok(Report {
+            data: json!({"done": n, "left": left.len(), "next": left.first(),
+                "finished": left.is_empty()}),
+            human,
+        });
+    }
+    let status = novel_store::import::backfill_status(&project).map_err(import_error)?;
+    let Some((left, step)) = status else {
+        return Ok(Report {
+            data: json!({"pending": false, "left": 0, "chapters": [], "next": null, "step": null}),
+            human: "没有待补全的导入章节。\n".into(),
+        });
+    };
+    let mut human = format!(
+        "待补全 {} 章，下一章第 {} 章（摘要 {}，状态增量写到 {}）。\n",
+        left.len(),
+        step.chapter,
+        step.summary,
+        step.delta
+    );
+    for m in &step.missing {
+        human.push_str(&format!("  缺：{m}\n"));
+    }
+    if step.missing.is_empty() {
+        human.push_str(&format!(
+            "  已齐：运行 novel import backfill --done {}\n",
+            step.chapter
+        ));
+    }
+    Ok(Report {
+        data: json!({"pending": true, "left": left.len(), "chapters": left,
+            "next": step.chapter, "step": step}),
+        human,
+    })
+}

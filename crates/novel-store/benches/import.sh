@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Benchmark (not a test): `novel import` of a generated manuscript — by default 1,000 chapters of
+# about 3,000 字 (about 3 million 字, one .txt, volume headings every 50 chapters, a 楔子) — into
+# a fresh directory (a new project: `init`, then every chapter, log, extra and volume range
+# through one journal). Targets: ≤ 2 s and ≤ 200 MB peak RSS.
+#
+#   cargo build --release
+#   crates/novel-store/benches/import.sh              # 1000 chapters
+#   crates/novel-store/benches/import.sh 300          # another size
+#   NOVEL_BIN=/path/to/novel crates/novel-store/benches/import.sh
+#   NOVEL_BENCH_GBK=1 crates/novel-store/benches/import.sh   # the manuscript in GBK (detection)
+#
+# hyperfine removes the target before every run (`--prepare`, not timed) and times the import
+# process; the peak RSS is read with /usr/bin/time -v on one more run. Needs hyperfine
+# (`cargo install hyperfine`) and iconv for the GBK variant.
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../../.." && pwd)"
+bin="${NOVEL_BIN:-$repo/target/release/novel}"
+chapters="${1:-1000}"
+
+hf="$(command -v hyperfine || true)"
+if [[ -z "$hf" && -x "$HOME/.cargo/bin/hyperfine" ]]; then
+  hf="$HOME/.cargo/bin/hyperfine"
+fi
+if [[ -z "$hf" ]]; then
+  echo "需要 hyperfine：cargo install hyperfine" >&2
+  exit 2
+fi
+if [[ ! -x "$bin" ]]; then
+  echo "找不到 $bin：先运行 cargo build --release，或用 NOVEL_BIN 指定" >&2
+  exit 2
+fi
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+# The manuscript: 20 sentences of a city story, 180 a chapter (5 a paragraph, indented with
+# full-width spaces), rotated by chapter so no two chapters are the same.
+awk -v n="$chapters" 'BEGIN {
+  split("陈默推开出租屋的门，楼道里的灯又坏了。|房东的消息还停在屏幕上，房租要涨五百。|早餐摊的老板认得他，多给了一个蛋。|地铁里挤满了和他一样赶早班的人。|经理的办公室门关着，里面传出争吵声。|他把辞职信写了三遍，又删了三遍。|江边的风很冷，吹得人睁不开眼睛。|手机亮了一下，是一个陌生的号码。|律师说外公给他留了一把铜钥匙。|老城区的巷子弯弯曲曲，像一张旧地图。|木门上的漆剥落了，露出下面的青苔。|钥匙转动的声音在空屋里回响了很久。|桌上摆着一本发黄的账簿，字迹工整。|账簿最后一页写着一个日期：七月十五。|窗外下起了雨，雨点打在铁皮屋顶上。|他想起小时候外公带他去码头看船。|那时候的江城还没有这么多高楼。|楼下有人喊他的名字，声音很熟悉。|他下楼时，巷口已经一个人也没有了。|只有地上一串湿脚印，一直通向江边。", s, "|")
+  print "江城旧事"
+  print ""
+  print "楔子 雨夜"
+  print "　　那年七月，江城下了一个月的雨。"
+  for (c = 1; c <= n; c++) {
+    if (c % 50 == 1) { printf "第%d卷 第%d部\n", int(c / 50) + 1, int(c / 50) + 1 }
+    printf "第%d章 钥匙%d\n", c, c
+    line = "　　"
+    for (k = 0; k < 180; k++) {
+      line = line s[(c + k) % 20 + 1]
+      if (k % 5 == 4) { print line; line = "　　" }
+    }
+  }
+}' >"$work/book.txt"
+src="$work/book.txt"
+if [[ -n "${NOVEL_BENCH_GBK:-}" ]]; then
+  iconv -f UTF-8 -t GBK "$work/book.txt" >"$work/book-gbk.txt"
+  src="$work/book-gbk.txt"
+fi
+chars=$("$bin" --json count "$work/book.txt" | sed -n 's/.*"total":\([0-9]*\).*/\1/p')
+echo "书稿：$chapters 章，$(wc -c <"$src") 字节，约 $chars 字（含标题行）" >&2
+
+"$hf" --warmup 1 --min-runs 5 --export-json "$work/result.json" \
+  --prepare "rm -rf $work/into" \
+  -n "import $chapters chapters" \
+  "$bin --json import $src --into $work/into"
+
+rm -rf "$work/into"
+/usr/bin/time -v "$bin" --json import "$src" --into "$work/into" >/dev/null 2>"$work/time.txt"
+rss=$(sed -n 's/.*Maximum resident set size (kbytes): *//p' "$work/time.txt")
+"$bin" --project "$work/into" validate >/dev/null && valid="validate 通过" || valid="validate 未通过"
+total=$("$bin" --project "$work/into" --json count --all | sed -n 's/.*"total":\([0-9]*\).*/\1/p')
+mean=$(sed -n 's/.*"mean": *\([0-9.]*\).*/\1/p' "$work/result.json" | head -n 1)
+echo "import $chapters chapters: mean $(awk -v m="$mean" 'BEGIN{printf "%.3f", m}') s, peak RSS $((rss / 1024)) MB, $valid, count --all $total 字"

@@ -1,0 +1,559 @@
+//! Splitting a manuscript into chapters (`novel import`): heading lines are found tolerantly —
+//! `第12章`, `第一百二十三章`, `第两千零五章`, `第十二回`, `第12节`, `Chapter 12`, each with an
+//! optional title after the number (after a space, a full-width space, `：`, `:`, `、` or `.`,
+//! or none); volume headings `第一卷 …` / `卷一 …`; and the named extras 序章、楔子、引子、番外、
+//! 尾声、后记, kept apart from the numbered chapters. Markdown `#` marks before a heading are
+//! allowed. Text before the first heading (and between a volume heading and the next
+//! heading) is kept as a preface section: nothing is dropped. A folder's files are split one by
+//! one ([`split_file`]), the number of a file without a heading taken from its name.
+//!
+//! The sections are `novel_core::import::Section`s; numbering problems are judged there.
+
+use novel_core::import::{Section, SectionKind, VolumeHeading};
+
+/// A heading line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Heading {
+    Chapter { number: u32, title: String },
+    Volume { number: u32, title: String },
+    Extra { name: String, title: String },
+}
+
+/// The named extras (番外 and the like), longest first so 序章 wins over a shorter name.
+const EXTRAS: [&str; 6] = ["序章", "楔子", "引子", "番外", "尾声", "后记"];
+
+/// A heading is a short line: a longer one is prose that happens to start like one.
+const MAX_HEADING_CHARS: usize = 40;
+
+fn is_space(c: char) -> bool {
+    c.is_whitespace() || c == '\u{3000}' || c == '\u{feff}'
+}
+
+fn is_separator(c: char) -> bool {
+    is_space(c) || "：:、.．·-—".contains(c)
+}
+
+/// The title after a number or name: separators stripped.
+fn title_of(rest: &str) -> String {
+    rest.trim_start_matches(is_separator)
+        .trim_end_matches(is_space)
+        .to_string()
+}
+
+/// Parses a heading line, if it is one.
+pub fn heading(line: &str) -> Option<Heading> {
+    let t = line.trim_matches(is_space).trim_start_matches('#');
+    let t = t.trim_matches(is_space);
+    if t.is_empty() || t.chars().count() > MAX_HEADING_CHARS {
+        return None;
+    }
+    if let Some(rest) = t.strip_prefix('第') {
+        let (number, rest) = leading_number(rest)?;
+        let mut chars = rest.chars();
+        let unit = chars.next()?;
+        let rest = chars.as_str();
+        return match unit {
+            '章' | '回' | '节' => Some(Heading::Chapter {
+                number,
+                title: title_of(rest),
+            }),
+            '卷' => Some(Heading::Volume {
+                number,
+                title: title_of(rest),
+            }),
+            _ => None,
+        };
+    }
+    if let Some(rest) = t.strip_prefix('卷') {
+        let (number, rest) = leading_number(rest)?;
+        return separated(rest).then(|| Heading::Volume {
+            number,
+            title: title_of(rest),
+        });
+    }
+    if let Some(rest) = strip_prefix_ignore_case(t, "chapter") {
+        let rest = rest.trim_start_matches(is_space);
+        let digits = rest.chars().take_while(char::is_ascii_digit).count();
+        let number = rest.get(..digits)?.parse().ok()?;
+        let rest = &rest[digits..];
+        return separated(rest).then(|| Heading::Chapter {
+            number,
+            title: title_of(rest),
+        });
+    }
+    extra_heading(t)
+}
+
+/// `番外`, `番外一`, `番外2：title`, `楔子 风雪夜`: the name (with its numeral) and the title.
+fn extra_heading(t: &str) -> Option<Heading> {
+    let key = EXTRAS.iter().find(|k| t.starts_with(*k))?;
+    let after = &t[key.len()..];
+    let (name_len, rest) = match leading_number(after) {
+        Some((_, rest)) => (t.len() - rest.len(), rest),
+        None => (key.len(), after),
+    };
+    separated(rest).then(|| Heading::Extra {
+        name: t[..name_len].to_string(),
+        title: title_of(rest),
+    })
+}
+
+/// The rest after a number or name ends the line or starts with a separator.
+fn separated(rest: &str) -> bool {
+    rest.chars().next().is_none_or(is_separator)
+}
+
+fn strip_prefix_ignore_case<'a>(t: &'a str, prefix: &str) -> Option<&'a str> {
+    let head = t.get(..prefix.len())?;
+    head.eq_ignore_ascii_case(prefix)
+        .then(|| &t[prefix.len()..])
+}
+
+/// A number at the start of `s` — ASCII or full-width digits, or a Chinese numeral — and what
+/// follows it.
+fn leading_number(s: &str) -> Option<(u32, &str)> {
+    let digit_len: usize = s
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || ('０'..='９').contains(c))
+        .map(char::len_utf8)
+        .sum();
+    if digit_len > 0 {
+        let digits: String = s[..digit_len]
+            .chars()
+            .map(|c| match c {
+                '０'..='９' => char::from(b'0' + (c as u32 - '０' as u32) as u8),
+                c => c,
+            })
+            .collect();
+        return Some((digits.parse().ok()?, &s[digit_len..]));
+    }
+    let len: usize = s
+        .chars()
+        .take_while(|c| "零〇一二两三四五六七八九十百千万".contains(*c))
+        .map(char::len_utf8)
+        .sum();
+    if len == 0 {
+        return None;
+    }
+    Some((chinese_number(&s[..len])?, &s[len..]))
+}
+
+/// A Chinese numeral (`一百二十三`, `两千零五`, `十二`, `一〇五`, `三万`) as a number; `None` when
+/// it is malformed or does not fit.
+pub fn chinese_number(s: &str) -> Option<u32> {
+    let digit = |c: char| "零一二三四五六七八九".chars().position(|d| d == c);
+    let mut total: u64 = 0;
+    let mut section: u64 = 0;
+    let mut current: Option<u64> = None;
+    let mut plain = String::new(); // 一〇五: digits read one by one
+    for c in s.chars() {
+        let d = match c {
+            '两' => Some(2),
+            '〇' => Some(0),
+            c => digit(c).map(|p| p as u64),
+        };
+        if let Some(d) = d {
+            plain.push(char::from(b'0' + d as u8));
+            current = Some(d);
+            continue;
+        }
+        let unit: u64 = match c {
+            '十' => 10,
+            '百' => 100,
+            '千' => 1000,
+            '万' => 10_000,
+            _ => return None,
+        };
+        plain.clear();
+        if unit == 10_000 {
+            total = (total + section + current.unwrap_or(0)).checked_mul(unit)?;
+            section = 0;
+        } else {
+            section += current.unwrap_or(1) * unit;
+        }
+        current = None;
+    }
+    if s.chars().count() > 1 && plain.chars().count() == s.chars().count() {
+        return plain.parse().ok();
+    }
+    u32::try_from(total + section + current.unwrap_or(0)).ok()
+}
+
+/// A section being collected.
+struct Open {
+    kind: SectionKind,
+    number: Option<u32>,
+    name: String,
+    title: String,
+    volume: Option<u32>,
+    line: usize,
+    body: Vec<String>,
+}
+
+impl Open {
+    fn preface(name: String, volume: Option<u32>, line: usize) -> Open {
+        Open {
+            kind: SectionKind::Preface,
+            number: None,
+            name,
+            title: String::new(),
+            volume,
+            line,
+            body: Vec::new(),
+        }
+    }
+
+    fn close(self, file: &str, out: &mut Vec<Section>) {
+        let body = trim_blank_lines(&self.body);
+        if self.kind == SectionKind::Preface && body.is_empty() {
+            return;
+        }
+        out.push(Section {
+            kind: self.kind,
+            number: self.number,
+            name: self.name,
+            title: self.title,
+            volume: self.volume,
+            file: file.to_string(),
+            line: self.line,
+            body,
+        });
+    }
+}
+
+fn trim_blank_lines(lines: &[String]) -> String {
+    let blank = |l: &&String| l.chars().all(is_space);
+    let start = lines.iter().position(|l| !blank(&l)).unwrap_or(lines.len());
+    let end = lines
+        .iter()
+        .rposition(|l| !blank(&l))
+        .map_or(start, |e| e + 1);
+    lines[start..end].join("\n")
+}
+
+/// The sections and volume headings of a manuscript.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Split {
+    pub sections: Vec<Section>,
+    pub volumes: Vec<VolumeHeading>,
+}
+
+/// Splits one text (a whole manuscript, or one file of a folder) at its headings.
+pub fn split(text: &str, file: &str) -> Split {
+    let mut out = Split::default();
+    let mut volume: Option<u32> = None;
+    let mut open = Open::preface("前言".to_string(), None, 1);
+    for (i, line) in text.lines().enumerate() {
+        let Some(h) = heading(line) else {
+            open.body.push(line.to_string());
+            continue;
+        };
+        let lineno = i + 1;
+        let next = match h {
+            Heading::Volume { number, title } => {
+                volume = Some(number);
+                let name = line.trim_matches(is_space).trim_start_matches('#');
+                out.volumes.push(VolumeHeading {
+                    volume: number,
+                    title,
+                    file: file.to_string(),
+                    line: lineno,
+                });
+                Open::preface(name.trim_matches(is_space).to_string(), volume, lineno)
+            }
+            Heading::Chapter { number, title } => Open {
+                kind: SectionKind::Chapter,
+                number: Some(number),
+                title,
+                ..Open::preface(String::new(), volume, lineno)
+            },
+            Heading::Extra { name, title } => Open {
+                kind: SectionKind::Extra,
+                title,
+                ..Open::preface(name, volume, lineno)
+            },
+        };
+        std::mem::replace(&mut open, next).close(file, &mut out.sections);
+    }
+    open.close(file, &mut out.sections);
+    out
+}
+
+/// What a file name of a folder says: `001.txt`, `12.md`, `012-标题.txt`, `第12章 标题.txt`,
+/// `Chapter 12.txt` give a chapter number (and title), `楔子.txt` an extra.
+pub fn file_name_heading(stem: &str) -> Option<Heading> {
+    if let Some(h) = heading(stem) {
+        return Some(h);
+    }
+    let digits = stem.chars().take_while(char::is_ascii_digit).count();
+    let number = stem.get(..digits)?.parse().ok()?;
+    let rest = &stem[digits..];
+    separated(rest).then(|| Heading::Chapter {
+        number,
+        title: title_of(rest),
+    })
+}
+
+/// Splits one file of a folder: its own headings when it has chapter headings; else one
+/// section named by the file (a `# 标题` first line becomes the title). A file whose name
+/// gives nothing is kept as a preface-kind section named after it (the caller warns).
+pub fn split_file(text: &str, file: &str, stem: &str) -> Split {
+    let own = split(text, file);
+    if own.sections.iter().any(|s| s.kind != SectionKind::Preface) {
+        return own;
+    }
+    let mut lines: Vec<&str> = text.lines().collect();
+    let first = lines.iter().position(|l| !l.chars().all(is_space));
+    let mut line = 1;
+    let mut md_title = String::new();
+    if let Some(i) = first
+        && lines[i].trim_start().starts_with('#')
+    {
+        md_title = lines[i]
+            .trim_start()
+            .trim_start_matches('#')
+            .trim()
+            .to_string();
+        line = i + 1;
+        lines.remove(i);
+    }
+    let body = trim_blank_lines(&lines.iter().map(|l| l.to_string()).collect::<Vec<_>>());
+    let pick = |t: String| {
+        if md_title.is_empty() {
+            t
+        } else {
+            md_title.clone()
+        }
+    };
+    let (kind, number, name, title) = match file_name_heading(stem) {
+        Some(Heading::Chapter { number, title }) => (
+            SectionKind::Chapter,
+            Some(number),
+            String::new(),
+            pick(title),
+        ),
+        Some(Heading::Extra { name, title }) => (SectionKind::Extra, None, name, pick(title)),
+        _ => (
+            SectionKind::Preface,
+            None,
+            stem.to_string(),
+            md_title.clone(),
+        ),
+    };
+    Split {
+        sections: vec![Section {
+            kind,
+            number,
+            name,
+            title,
+            volume: None,
+            file: file.to_string(),
+            line,
+            body,
+        }],
+        volumes: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ch(number: u32, title: &str) -> Option<Heading> {
+        Some(Heading::Chapter {
+            number,
+            title: title.into(),
+        })
+    }
+
+    #[test]
+    fn chapter_headings_in_every_common_form() {
+        let cases = [
+            ("第12章 初入江湖", ch(12, "初入江湖")),
+            ("第12章", ch(12, "")),
+            ("## 第12章：初入江湖", ch(12, "初入江湖")),
+            ("　　第一百二十三章　风起", ch(123, "风起")),
+            ("第两千零五章、夜袭", ch(2005, "夜袭")),
+            ("第十二回 大闹天宫", ch(12, "大闹天宫")),
+            ("第12节.开端", ch(12, "开端")),
+            ("第１２章 全角", ch(12, "全角")),
+            ("第十章初入江湖", ch(10, "初入江湖")),
+            ("Chapter 12: The Gate", ch(12, "The Gate")),
+            ("CHAPTER 7", ch(7, "")),
+            ("第〇〇七章 代号", ch(7, "代号")),
+        ];
+        for (line, want) in cases {
+            assert_eq!(heading(line), want, "{line}");
+        }
+    }
+
+    #[test]
+    fn volumes_and_extras_are_not_chapters() {
+        assert_eq!(
+            heading("第一卷 风起青萍"),
+            Some(Heading::Volume {
+                number: 1,
+                title: "风起青萍".into()
+            })
+        );
+        assert_eq!(
+            heading("卷二：潜龙"),
+            Some(Heading::Volume {
+                number: 2,
+                title: "潜龙".into()
+            })
+        );
+        assert_eq!(
+            heading("番外一 师父"),
+            Some(Heading::Extra {
+                name: "番外一".into(),
+                title: "师父".into()
+            })
+        );
+        assert_eq!(
+            heading("楔子"),
+            Some(Heading::Extra {
+                name: "楔子".into(),
+                title: String::new()
+            })
+        );
+    }
+
+    #[test]
+    fn prose_is_not_a_heading() {
+        for line in [
+            "尾声渐近，众人散去。",
+            "第二天清晨，他醒来。",
+            "卷起袖子就干",
+            "chapters of life",
+            "",
+            "第十二章的故事很长很长很长很长很长很长很长很长很长很长很长很长很长很长很长很长很长很长",
+        ] {
+            assert_eq!(heading(line), None, "{line}");
+        }
+    }
+
+    #[test]
+    fn chinese_numerals() {
+        for (s, n) in [
+            ("一", 1),
+            ("十", 10),
+            ("十二", 12),
+            ("二十", 20),
+            ("一百零二", 102),
+            ("一百二十三", 123),
+            ("两千零五", 2005),
+            ("一万零一", 10_001),
+            ("三万五千", 35_000),
+            ("一〇五", 105),
+        ] {
+            assert_eq!(chinese_number(s), Some(n), "{s}");
+        }
+        assert_eq!(chinese_number("一二万万万万万"), None);
+    }
+
+    #[test]
+    fn a_manuscript_splits_into_preface_extras_volumes_and_chapters() {
+        let text = "《青云志》\n作者：某某\n\n楔子 风雪夜\n雪落。\n\n第一卷 风起\n卷首语。\n第一章 初入\n　　他来了。\n\n第二章\n他走了。\n番外一 师父\n往事。\n";
+        let s = split(text, "书.txt");
+        let got: Vec<_> = s
+            .sections
+            .iter()
+            .map(|x| {
+                (
+                    x.kind,
+                    x.number,
+                    x.name.as_str(),
+                    x.title.as_str(),
+                    x.volume,
+                    x.line,
+                    x.body.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    SectionKind::Preface,
+                    None,
+                    "前言",
+                    "",
+                    None,
+                    1,
+                    "《青云志》\n作者：某某"
+                ),
+                (
+                    SectionKind::Extra,
+                    None,
+                    "楔子",
+                    "风雪夜",
+                    None,
+                    4,
+                    "雪落。"
+                ),
+                (
+                    SectionKind::Preface,
+                    None,
+                    "第一卷 风起",
+                    "",
+                    Some(1),
+                    7,
+                    "卷首语。"
+                ),
+                (
+                    SectionKind::Chapter,
+                    Some(1),
+                    "",
+                    "初入",
+                    Some(1),
+                    9,
+                    "　　他来了。"
+                ),
+                (
+                    SectionKind::Chapter,
+                    Some(2),
+                    "",
+                    "",
+                    Some(1),
+                    12,
+                    "他走了。"
+                ),
+                (
+                    SectionKind::Extra,
+                    None,
+                    "番外一",
+                    "师父",
+                    Some(1),
+                    14,
+                    "往事。"
+                ),
+            ]
+        );
+        assert_eq!(s.volumes.len(), 1);
+    }
+
+    #[test]
+    fn folder_files_take_their_number_from_the_name() {
+        let s = split_file("# 初入江湖\n\n他来了。\n", "001.txt", "001");
+        let x = &s.sections[0];
+        assert_eq!(
+            (x.kind, x.number, x.title.as_str(), x.body.as_str()),
+            (SectionKind::Chapter, Some(1), "初入江湖", "他来了。")
+        );
+        let s = split_file("他走了。", "第12章 离别.txt", "第12章 离别");
+        assert_eq!(
+            (s.sections[0].number, s.sections[0].title.as_str()),
+            (Some(12), "离别")
+        );
+        let s = split_file("第3章 夜\n正文", "x.txt", "x");
+        assert_eq!(s.sections[0].number, Some(3));
+        let s = split_file("笔记", "说明.txt", "说明");
+        assert_eq!(
+            (s.sections[0].kind, s.sections[0].name.as_str()),
+            (SectionKind::Preface, "说明")
+        );
+        assert_eq!(file_name_heading("012-标题"), ch(12, "标题"));
+        assert_eq!(file_name_heading("12"), ch(12, ""));
+    }
+}
