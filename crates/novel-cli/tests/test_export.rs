@@ -324,3 +324,47 @@ fn a_book_without_committed_chapters_has_nothing_to_export() {
     );
     assert!(!root.join("export").exists());
 }
+
+/// Export and import round-trip (issue 17): the demo book exported as txt (both layouts),
+/// imported into a new project, gives the same chapters — the same titles and 字数, and an
+/// export of the imported book identical to the first export.
+#[test]
+fn exported_txt_imports_back_to_the_same_chapters() {
+    let (t, root) = demo_book();
+    for indent in ["fullwidth", "blank"] {
+        let out = novel(&root, &["export", "-o", "-", "--indent", indent]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        let txt = stdout(&out);
+        let file = t.path().join(format!("round-{indent}.txt"));
+        std::fs::write(&file, &txt).unwrap();
+        let into = t.path().join(format!("again-{indent}"));
+        let imported = novel(
+            t.path(),
+            &[
+                "--json",
+                "import",
+                file.to_str().unwrap(),
+                "--into",
+                into.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(code(&imported), 0, "{}", stdout(&imported));
+        assert_eq!(code(&novel(&into, &["validate"])), 0);
+        let again = novel(&into, &["export", "-o", "-", "--indent", indent]);
+        assert_eq!(
+            stdout(&again),
+            txt,
+            "{indent}: the round trip changed the text"
+        );
+        let counts = |dir: &Path| {
+            let out = novel(dir, &["--json", "count", "--all"]);
+            json(&out)["data"]["files"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| (f["heading_chars"].clone(), f["chars"].clone()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(counts(&root), counts(&into), "{indent}");
+    }
+}

@@ -180,9 +180,13 @@ fn next_outside_a_project_offers_to_create_one() {
     let tmp = tempfile::tempdir().unwrap();
     let d = next(tmp.path());
     assert_eq!(d["project"], Value::Null);
-    assert_eq!(ids(&d), ["create_project", "show_help"]);
+    assert_eq!(
+        ids(&d),
+        ["create_project", "import_manuscript", "show_help"]
+    );
     assert_eq!(first(&d)["flow"], "quick-start");
-    assert_eq!(d["options"][1]["command"], "novel help");
+    assert_eq!(d["options"][1]["flow"], "import-manuscript");
+    assert_eq!(d["options"][2]["command"], "novel help");
     assert_eq!(d["recommendation"]["command"], "/novel:start");
     // `--project` naming a directory that is not a project: the same.
     let d = ok(
@@ -193,7 +197,8 @@ fn next_outside_a_project_offers_to_create_one() {
     // Human output: the recommendation, then a numbered menu.
     let text = stdout(&run(tmp.path(), &["next"]));
     assert!(text.contains("1. 创建新项目（推荐）"), "{text}");
-    assert!(text.contains("2. 查看帮助"), "{text}");
+    assert!(text.contains("2. 导入已有书稿"), "{text}");
+    assert!(text.contains("3. 查看帮助"), "{text}");
 }
 
 #[test]

@@ -34,11 +34,12 @@ pub enum OptionId {
     WaitLock,
     ShowStatus,
     ImportBackfill,
+    ImportManuscript,
 }
 
 impl OptionId {
     /// Every option, in declaration order.
-    pub const ALL: [OptionId; 16] = [
+    pub const ALL: [OptionId; 17] = [
         OptionId::CreateProject,
         OptionId::ShowHelp,
         OptionId::ContinueQuickStart,
@@ -55,6 +56,7 @@ impl OptionId {
         OptionId::WaitLock,
         OptionId::ShowStatus,
         OptionId::ImportBackfill,
+        OptionId::ImportManuscript,
     ];
 
     /// The `/novel:start` flow the option leads to (`skills/start/references/<flow>.md`), if
@@ -81,6 +83,7 @@ impl OptionId {
             OptionId::WaitLock => "wait_lock",
             OptionId::ShowStatus => "show_status",
             OptionId::ImportBackfill => "import_backfill",
+            OptionId::ImportManuscript => "import_manuscript",
         }
     }
 
@@ -103,6 +106,7 @@ impl OptionId {
             OptionId::WaitLock => ("等待另一个会话", None, Some("novel lock status")),
             OptionId::ShowStatus => ("查看状态", None, Some("/novel:status")),
             OptionId::ImportBackfill => ("补全导入的章节", Some("import-backfill"), None),
+            OptionId::ImportManuscript => ("导入已有书稿", Some("import-manuscript"), None),
         }
     }
 }
@@ -312,6 +316,10 @@ pub fn no_project_menu() -> Menu {
         opt(
             OptionId::CreateProject,
             "当前目录不是小说项目：新建项目，进入快速起步",
+        ),
+        opt(
+            OptionId::ImportManuscript,
+            "已经写了一些章节（txt 或一章一个文件）：导入成这本书的已提交章节，再补全摘要与状态",
         ),
         opt(OptionId::ShowHelp, "看看 novel 能做什么、各命令怎么用"),
     ])
