@@ -702,3 +702,29 @@ fn up_to_gate_still_passes_with_the_new_fields() {
         stdout(&out)
     );
 }
+
+/// A delta merged by `ops apply` (the import backfill's path, not a commit) keeps its
+/// `character_actions` on the changelog line too, so `memory rebuild` finds them.
+#[test]
+fn ops_apply_keeps_character_actions_for_the_memory() {
+    let (_t, root) = writing_project();
+    add_character(&root);
+    let version = read_json(&root.join("state/current-state.json"))["state_version"].clone();
+    let delta = root.join("delta.json");
+    write_json(
+        &delta,
+        &json!({"chapter": 1, "base_state_version": version, "storyline_id": "main_arc",
+            "ops": [{"op": "set", "path": "characters.lu-chen.location", "value": "城北"}],
+            "character_actions": [{"character": "陆尘", "scene": 1, "action": "夜探城北废墟"}]}),
+    );
+    ok(&root, &["ops", "apply", delta.to_str().unwrap()]);
+    let log = std::fs::read_to_string(root.join("state/changelog.jsonl")).unwrap();
+    assert!(
+        log.lines().last().unwrap().contains("夜探城北废墟"),
+        "{log}"
+    );
+    ok(&root, &["memory", "rebuild"]);
+    let shown = ok(&root, &["memory", "show", "lu-chen"])["data"].clone();
+    assert_eq!(shown["entries"][1]["text"], "夜探城北废墟", "{shown}");
+    assert_eq!(shown["entries"][1]["chapter"], 1);
+}

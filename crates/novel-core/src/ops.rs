@@ -371,7 +371,13 @@ pub struct DeltaRun {
     pub global: ForeshadowingGlobal,
     pub accepted: Vec<Accepted>,
     pub rejected: Vec<Rejection>,
+    /// `004`: the delta's `character_actions`, as written (none when absent or empty). The
+    /// changelog line keeps them so per-character memory can be made again from it.
+    pub character_actions: Option<Value>,
 }
+
+/// The changelog key (and delta key) of a chapter's character actions (`004`).
+pub const CHARACTER_ACTIONS: &str = "character_actions";
 
 /// Everything an op may consult besides the state and the foreshadowing file.
 #[derive(Debug, Clone, Copy)]
@@ -482,6 +488,10 @@ pub fn run_delta(
         global,
         accepted,
         rejected,
+        character_actions: delta
+            .get(CHARACTER_ACTIONS)
+            .filter(|v| v.as_array().is_some_and(|a| !a.is_empty()))
+            .cloned(),
     })
 }
 
@@ -1060,7 +1070,11 @@ fn record(mut run: DeltaRun, current: u64, timestamp: &str) -> Applied {
         note: (!noops.is_empty()).then(|| format!("{NOOP_NOTE}{}", noops.join("；"))),
         resolves_skipped: Vec::new(),
         cleanup_volume: None,
-        extra: Extra::new(),
+        extra: run
+            .character_actions
+            .iter()
+            .map(|a| (CHARACTER_ACTIONS.to_string(), a.clone()))
+            .collect(),
     };
     Applied { run, entry }
 }

@@ -987,18 +987,9 @@ pub fn plan_commit(
         // The one delta check `ops validate` and `ops apply` make; only the changelog's last
         // line is read, so the commit costs the same at chapter 1,000 as at chapter 30.
         let inputs = crate::state::load_delta_inputs(project, crate::state::Trust::Checked)?;
-        let mut applied = ops::apply_checked(inputs.check(&delta)?, false, now)?;
-        // `004`: what each character did, kept on the changelog line so the per-character
-        // memory can always be made again from the changelog.
-        if let Some(actions) = delta
-            .get(crate::memory::CHANGELOG_KEY)
-            .filter(|v| v.as_array().is_some_and(|a| !a.is_empty()))
-        {
-            applied
-                .entry
-                .extra
-                .insert(crate::memory::CHANGELOG_KEY.into(), actions.clone());
-        }
+        // The changelog line carries the delta's `character_actions` (`004`), as every
+        // applied delta's does (`ops::record`).
+        let applied = ops::apply_checked(inputs.check(&delta)?, false, now)?;
         remove.push(delta_rel);
         writes.push(JournalWrite {
             path: layout::CURRENT_STATE.to_string(),

@@ -246,7 +246,7 @@ pub fn actions_of_entry(entry: &novel_core::model::ChangelogEntry) -> Vec<Charac
 }
 
 /// The changelog key under which a chapter's `character_actions` are kept.
-pub const CHANGELOG_KEY: &str = "character_actions";
+pub const CHANGELOG_KEY: &str = novel_core::ops::CHARACTER_ACTIONS;
 
 /// After the commit of chapter `n`: its changelog line's actions into the memories. The
 /// changelog line is the last one when the commit just appended it; a chapter whose delta

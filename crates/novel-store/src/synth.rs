@@ -716,11 +716,8 @@ pub fn synth_project(dir: &Path, opts: &SynthOptions) -> Result<SynthReport, Sto
             applied.entry.source = ChangeSource::Manual;
             applied.entry.note = Some("开书前的初始状态".into());
         }
-        if let Some(actions) = d.get(crate::memory::CHANGELOG_KEY) {
-            applied
-                .entry
-                .extra
-                .insert(crate::memory::CHANGELOG_KEY.into(), actions.clone());
+        {
+            // The changelog line carries the delta's character actions (`ops::record`).
             for a in crate::memory::actions_of_entry(&applied.entry) {
                 if let Some(m) = memories.get_mut(&a.character) {
                     m.push(novel_core::model::MemoryEntry {
