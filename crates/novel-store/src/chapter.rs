@@ -360,6 +360,27 @@ pub enum JournalKind {
 }
 
 impl Journal {
+    /// A journal that only writes files (`revision apply`, `import`): no changelog line, no
+    /// staging to remove.
+    pub fn files(
+        chapter: u32,
+        token: String,
+        writes: Vec<JournalWrite>,
+        kind: JournalKind,
+    ) -> Self {
+        Journal {
+            chapter,
+            token,
+            writes,
+            changelog_line: None,
+            changelog_len: None,
+            remove: Vec::new(),
+            retiring: None,
+            cleanup: None,
+            kind: Some(kind),
+        }
+    }
+
     /// What the journal carries, for messages (`补完了中断的…`, `…没有完成`).
     pub fn describe(&self) -> String {
         if let Some(v) = self.cleanup {

@@ -262,17 +262,7 @@ pub fn write(
         path: layout::CHECKPOINT.to_string(),
         content: to_json_text(&cp),
     });
-    let journal = Journal {
-        chapter: last,
-        token: held.into_journal_token(),
-        writes,
-        changelog_line: None,
-        changelog_len: None,
-        remove: Vec::new(),
-        retiring: None,
-        cleanup: None,
-        kind: Some(JournalKind::Import),
-    };
+    let journal = Journal::files(last, held.into_journal_token(), writes, JournalKind::Import);
     crate::chapter::commit(project, &journal)?;
     Ok(Some(Written {
         files,
@@ -293,17 +283,12 @@ fn write_extras_only(
     let cp = load_checkpoint(project)?;
     let writes = file_writes(plan, sections, on_file);
     let files = writes.len();
-    let journal = Journal {
-        chapter: cp.last_completed_chapter,
-        token: held.into_journal_token(),
+    let journal = Journal::files(
+        cp.last_completed_chapter,
+        held.into_journal_token(),
         writes,
-        changelog_line: None,
-        changelog_len: None,
-        remove: Vec::new(),
-        retiring: None,
-        cleanup: None,
-        kind: Some(JournalKind::Import),
-    };
+        JournalKind::Import,
+    );
     crate::chapter::commit(project, &journal)?;
     Ok(Some(Written {
         files,

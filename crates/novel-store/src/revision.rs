@@ -700,17 +700,7 @@ fn apply_committed(
         path: layout::CHECKPOINT.to_string(),
         content: to_json_text(&cp),
     });
-    let journal = Journal {
-        chapter: n,
-        token: held.hand_to_journal(),
-        writes,
-        changelog_line: None,
-        changelog_len: None,
-        remove: Vec::new(),
-        retiring: None,
-        cleanup: None,
-        kind: Some(JournalKind::Revision),
-    };
+    let journal = Journal::files(n, held.hand_to_journal(), writes, JournalKind::Revision);
     chapter::commit(project, &journal)?;
     Ok(Applied {
         chapter: n,
