@@ -24,6 +24,7 @@ pub mod menu;
 pub mod model;
 pub mod naming;
 pub mod next;
+pub mod numerals;
 pub mod ops;
 pub mod pipeline;
 pub mod plan;

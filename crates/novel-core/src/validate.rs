@@ -1050,48 +1050,7 @@ pub fn chapter_in_heading(line: &str) -> Option<u32> {
     if num.chars().all(|c| c.is_ascii_digit()) {
         return num.parse().ok();
     }
-    chinese_number(num)
-}
-
-fn chinese_number(s: &str) -> Option<u32> {
-    let digit = |c: char| {
-        "零一二三四五六七八九"
-            .chars()
-            .position(|d| d == c)
-            .map(|p| p as u32)
-    };
-    let mut total = 0u32;
-    let mut section = 0u32;
-    let mut current: Option<u32> = None;
-    for c in s.chars() {
-        if c == '两' {
-            current = Some(2);
-            continue;
-        }
-        if c == '〇' {
-            current = Some(0);
-            continue;
-        }
-        if let Some(d) = digit(c) {
-            current = Some(d);
-            continue;
-        }
-        let unit = match c {
-            '十' => 10,
-            '百' => 100,
-            '千' => 1000,
-            '万' => 10000,
-            _ => return None,
-        };
-        if unit == 10000 {
-            total = (total + section + current.unwrap_or(0)) * unit;
-            section = 0;
-        } else {
-            section += current.unwrap_or(1) * unit;
-        }
-        current = None;
-    }
-    Some(total + section + current.unwrap_or(0))
+    crate::numerals::chinese_number(num).and_then(|n| u32::try_from(n).ok())
 }
 
 fn markdown_check(md: &MarkdownDoc, storylines: Option<&BTreeSet<String>>, out: &mut Vec<Finding>) {

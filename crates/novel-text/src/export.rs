@@ -105,9 +105,7 @@ pub fn heading_name(heading: &str) -> String {
 }
 
 fn is_numeral(c: char) -> bool {
-    c.is_ascii_digit()
-        || ('０'..='９').contains(&c)
-        || "零〇一二三四五六七八九十百千万两".contains(c)
+    novel_core::numerals::arabic_digit(c).is_some() || novel_core::numerals::is_chinese_numeral(c)
 }
 
 /// The txt of `chapters` in `indent` layout, UTF-8, `\n` line ends, ending in a newline.
