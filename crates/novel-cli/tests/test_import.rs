@@ -384,6 +384,18 @@ fn the_backfill_applies_deltas_in_chapter_order_and_moves_on() {
         0
     );
     let root = tmp.path().join("book");
+    // No new chapter before the imported ones have their deltas (their changelog lines must
+    // come first).
+    let (c, e) = run_json(&root, &["chapter", "begin", "4"]);
+    assert_eq!(
+        (c, e["error"]["code"].clone()),
+        (3, json!("E_BACKFILL_PENDING")),
+        "{e}"
+    );
+    assert!(
+        !root.join(".novel.lock").exists(),
+        "refused before the lock"
+    );
 
     let (c, b) = run_json(&root, &["import", "backfill"]);
     assert_eq!(c, 0, "{b}");
@@ -445,6 +457,8 @@ fn the_backfill_applies_deltas_in_chapter_order_and_moves_on() {
     assert_ne!(next["data"]["recommendation"]["action"], "import_backfill");
     let out = novel(&root, &["validate"]);
     assert_eq!(code(&out), 0, "{}", stdout(&out));
+    let (c, begun) = run_json(&root, &["chapter", "begin", "4"]);
+    assert_eq!(c, 0, "{begun}");
 }
 
 #[test]

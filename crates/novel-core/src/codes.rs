@@ -586,6 +586,11 @@ pub const CODES: &[CodeDoc] = &[
         "导入书稿后才需要补全；novel pending list 查看待处理事项。",
     ),
     e(
+        "E_BACKFILL_PENDING",
+        "导入的章节还没有补全摘要与状态，不能开始新的一章：新章的状态增量必须接在它们之后。",
+        "先用 /novel:start 选「补全导入的章节」补完（补不了的章用 novel ops skip 跳过状态），再续写新章。",
+    ),
+    e(
         "E_BACKFILL_ORDER",
         "标记补全的章节不是下一个待补全的章节：补全按章节顺序进行。",
         "novel import backfill 查看下一章，先补它。",

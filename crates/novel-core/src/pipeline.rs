@@ -220,6 +220,17 @@ pub fn check_begin(cp: &Checkpoint, n: u32) -> Result<(), StageRefusal> {
             "用 /novel:start 完成快速起步或卷规划后再续写",
         ));
     }
+    // A new chapter's delta must come after the imported chapters' (the changelog is kept in
+    // chapter order), so none is begun while their backfill is pending.
+    if let Some((left, first)) = crate::import::backfill_of(cp) {
+        return Err(refuse(
+            "E_BACKFILL_PENDING",
+            format!(
+                "导入的章节还有 {left} 章没有补全摘要与状态（从第 {first} 章起），不能开始第 {n} 章"
+            ),
+            "先用 /novel:start 选「补全导入的章节」补完（补不了的章用 novel ops skip 跳过状态），再续写新章",
+        ));
+    }
     Ok(())
 }
 
