@@ -799,7 +799,7 @@ fn revising_after_a_pause_hands_the_writer_both_judges_notes() {
     let doc = cli(&root, &["context", "chapter-writer", "--chapter", "1"]);
     let r = section_text(&doc, "revision").expect("revision section");
     assert!(
-        r.starts_with("门控结论 pause（暂停，作者决定），总分 2.50（关键章双裁判：主裁判 2.80、第二裁判 2.50，取较低分）。"),
+        r.starts_with("门控结论「暂停，等作者决定 pause」，总分 2.50（关键章双裁判：主裁判 2.80、第二裁判 2.50，取较低分）。"),
         "{r}"
     );
     assert!(
@@ -865,7 +865,7 @@ fn rewrite_names_the_archived_draft_and_polish_hands_the_refiner_the_notes() {
     let doc = cli(&root, &["context", "style-refiner", "--chapter", "1"]);
     let p = section_text(&doc, "polish").expect("polish section");
     assert!(
-        p.contains("门控结论 polish（二次润色后通过），总分 3.70"),
+        p.contains("门控结论「二次润色后通过 polish」，总分 3.70"),
         "{p}"
     );
     assert!(p.contains("问题：四字词堆叠（主裁判）"), "{p}");

@@ -151,30 +151,15 @@ impl ChapterError {
     }
 }
 
-/// A gate verdict as the author reads it (`通过 pass` …).
-pub fn decision_label(d: novel_core::model::common::GateDecision) -> &'static str {
-    use novel_core::model::common::GateDecision as D;
-    match d {
-        D::Pass => "通过 pass",
-        D::Polish => "二次润色后通过 polish",
-        D::Revise => "修订 revise",
-        D::Pause => "暂停，等作者决定 pause",
-        D::Rewrite => "强制重写 rewrite",
-    }
-}
-
 fn gate_refusal(n: u32, gate: Option<&novel_core::model::checkpoint::GateRecord>) -> String {
     use novel_core::model::common::GateDecision as D;
     match gate {
         None => format!("第 {n} 章这一轮还没有过门控"),
         Some(g) if g.decision == D::Polish => format!(
             "第 {n} 章的门控结论是 {}：还没有二次润色",
-            decision_label(g.decision)
+            g.decision.label()
         ),
-        Some(g) => format!(
-            "第 {n} 章的门控结论是 {}，不能提交",
-            decision_label(g.decision)
-        ),
+        Some(g) => format!("第 {n} 章的门控结论是 {}，不能提交", g.decision.label()),
     }
 }
 

@@ -194,7 +194,7 @@ fn gate_cmd(project: &Project, n: u32, token: &str) -> Result<Report, CliError> 
     let result = novel_store::stage::gate(project, n, token).map_err(|e| chapter_error(e, n))?;
     let mut human = format!(
         "第 {n} 章门控：{}（总分 {:.2}{}）\n",
-        novel_store::stage::decision_label(result.decision),
+        result.decision.label(),
         result.overall,
         if result.force_passed {
             "，强制通过 force_passed"

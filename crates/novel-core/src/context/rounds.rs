@@ -84,17 +84,7 @@ fn judge_label(path: &str) -> String {
     }
 }
 
-fn decision_zh(d: GateDecision) -> &'static str {
-    match d {
-        GateDecision::Pass => "pass（通过）",
-        GateDecision::Polish => "polish（二次润色后通过）",
-        GateDecision::Revise => "revise（修订）",
-        GateDecision::Pause => "pause（暂停，作者决定）",
-        GateDecision::Rewrite => "rewrite（强制重写）",
-    }
-}
-
-/// "门控结论 revise（修订），总分 3.12（关键章双裁判：主裁判 3.40、第二裁判 3.12，取较低分）".
+/// "门控结论「修订 revise」，总分 3.12（关键章双裁判：主裁判 3.40、第二裁判 3.12，取较低分）".
 /// Each judge's score is recomputed with the project's weights, as the gate does; the overall is
 /// the gate's own when its verdict is on record.
 fn score_line(inputs: &Inputs, gate: Option<&GateRecord>) -> String {
@@ -106,11 +96,7 @@ fn score_line(inputs: &Inputs, gate: Option<&GateRecord>) -> String {
         .collect();
     let lowest = scores.iter().map(|(_, s)| *s).fold(f64::INFINITY, f64::min);
     let mut t = match gate {
-        Some(g) => format!(
-            "门控结论 {}，总分 {:.2}",
-            decision_zh(g.decision),
-            g.overall
-        ),
+        Some(g) => format!("门控结论「{}」，总分 {:.2}", g.decision.label(), g.overall),
         None if lowest.is_finite() => format!("评估总分 {lowest:.2}（按项目权重重算）"),
         None => "评估总分未知".to_string(),
     };

@@ -82,6 +82,20 @@ pub enum GateDecision {
     Rewrite,
 }
 
+impl GateDecision {
+    /// The verdict as the author and the agents read it (`修订 revise` …): one wording for the
+    /// CLI, the gate's refusals and the rounds in a packet.
+    pub fn label(self) -> &'static str {
+        match self {
+            GateDecision::Pass => "通过 pass",
+            GateDecision::Polish => "二次润色后通过 polish",
+            GateDecision::Revise => "修订 revise",
+            GateDecision::Pause => "暂停，等作者决定 pause",
+            GateDecision::Rewrite => "强制重写 rewrite",
+        }
+    }
+}
+
 /// Keeps "absent" and "explicitly null" apart, so a rewrite does not add or drop a `null`.
 pub(crate) mod double_option {
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
