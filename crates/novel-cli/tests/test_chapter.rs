@@ -1328,3 +1328,69 @@ fn a_commit_refuses_a_corrupt_pipeline_log_and_keeps_it() {
         2
     );
 }
+
+/// The last changelog line as JSON.
+fn last_changelog_line(root: &Path) -> Value {
+    let text = std::fs::read_to_string(root.join("state/changelog.jsonl")).unwrap();
+    serde_json::from_str(text.lines().last().unwrap()).unwrap()
+}
+
+fn file_digest(path: &Path) -> String {
+    novel_core::pipeline::text_digest(&std::fs::read(path).unwrap())
+}
+
+/// A commit records on its changelog line the digests of the state and foreshadowing files as
+/// it left them, and the next commit trusts exactly those bytes without their schema check
+/// (what keeps a commit's cost flat as the files grow); bytes edited since are checked again.
+#[test]
+fn a_commit_trusts_only_the_state_bytes_it_wrote() {
+    let (_t, root) = writing_project();
+    let state = root.join("state/current-state.json");
+    let global = root.join("foreshadowing/global.json");
+    for n in 1..=2u32 {
+        let token = up_to_gate(&root, n, n == 1);
+        ok(
+            &root,
+            &["chapter", "commit", &n.to_string(), "--token", &token],
+        );
+        let line = last_changelog_line(&root);
+        assert_eq!(line["written"]["state"], file_digest(&state), "{line}");
+        assert_eq!(line["written"]["global"], file_digest(&global), "{line}");
+    }
+
+    // Edited by hand into something the schema refuses (schema_version ≥ 1): other bytes, so
+    // the commit checks them and stops before writing anything.
+    let token = up_to_gate(&root, 3, false);
+    edit_json(&state, |s| s["schema_version"] = json!(0));
+    let before = std::fs::read(&state).unwrap();
+    let refused = fail(
+        &root,
+        &["chapter", "commit", "3", "--token", &token],
+        2,
+        "E_SCHEMA",
+    );
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("schema_version"),
+        "{refused}"
+    );
+    assert_eq!(std::fs::read(&state).unwrap(), before, "nothing written");
+    assert_eq!(
+        read_json(&root.join(".checkpoint.json"))["last_completed_chapter"],
+        2
+    );
+
+    // The same bytes, had the binary written them (the line's digest says so), are not checked
+    // again: the commit goes through.
+    let log = root.join("state/changelog.jsonl");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let mut last: Value = serde_json::from_str(lines.last().unwrap()).unwrap();
+    last["written"]["state"] = json!(file_digest(&state));
+    *lines.last_mut().unwrap() = serde_json::to_string(&last).unwrap();
+    std::fs::write(&log, lines.join("\n") + "\n").unwrap();
+    ok(&root, &["chapter", "commit", "3", "--token", &token]);
+    assert_eq!(last_changelog_line(&root)["chapter"], 3);
+}

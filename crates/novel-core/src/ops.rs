@@ -1070,6 +1070,7 @@ fn record(mut run: DeltaRun, current: u64, timestamp: &str) -> Applied {
         note: (!noops.is_empty()).then(|| format!("{NOOP_NOTE}{}", noops.join("；"))),
         resolves_skipped: Vec::new(),
         cleanup_volume: None,
+        written: None,
         extra: run
             .character_actions
             .iter()
@@ -1143,6 +1144,7 @@ pub fn skipped_entry(
         note: Some(reason.to_string()),
         resolves_skipped: Vec::new(),
         cleanup_volume: None,
+        written: None,
         extra: Extra::new(),
     }
 }

@@ -12,7 +12,8 @@
 #
 # Each book gets its next chapter ready to commit the way the agents and skills leave it
 # (begin, staged text, summary, delta, memory, two judges, stages, gate = pass); hyperfine then
-# copies it afresh before every run (`--prepare`, not timed) and times the commit process alone.
+# copies it afresh before every run (`--prepare`, not timed; the used copy moved aside, see
+# below) and times the commit process alone.
 # Needs hyperfine (`cargo install hyperfine`). Prints hyperfine's table and a summary line.
 set -euo pipefail
 
@@ -85,9 +86,17 @@ EOF
   echo "$token"
 }
 
+# The used copy is moved aside, not deleted, until the end: on an ext4 without a journal, files
+# created right after thousands were deleted wait on the kernel's inode allocator
+# (`recently_deleted`), which timed the file system's cleanup instead of the commit (every size
+# ~45–50 ms, nearly all of it system time). The copy is synced before the run for the same reason:
+# its write-back competed with the commit's fsyncs (medians 32 → 68 ms from one run to the next).
+mkdir -p "$work/used"
 cat >"$work/prepare.sh" <<EOF
 #!/usr/bin/env bash
-rm -rf "$work/run" && cp -a "$work/book-\$1" "$work/run"
+if [[ -e "$work/run" ]]; then mv "$work/run" "\$(mktemp -d "$work/used/run.XXXXXX")/"; fi
+cp -a "$work/book-\$1" "$work/run"
+sync # the copy's dirty pages written now, not during the timed commit's fsyncs
 EOF
 commands=()
 for size in "${sizes[@]}"; do

@@ -1005,21 +1005,27 @@ pub fn plan_commit(
             path: project.path(&delta_rel),
             error,
         })?;
-        // The one delta check `ops validate` and `ops apply` make; only the changelog's last
-        // line is read, so the commit costs the same at chapter 1,000 as at chapter 30.
+        // The one delta check `ops validate` and `ops apply` make. Only the changelog's last
+        // line is read, and the state and foreshadowing files are not schema-checked again when
+        // they are the bytes that line recorded (`written`, stamped below): what still grows
+        // with the book is reading and writing those two files.
         let inputs = crate::state::load_delta_inputs(project, crate::state::Trust::Checked)?;
         // The changelog line carries the delta's `character_actions` (`004`), as every
         // applied delta's does (`ops::record`).
-        let applied = ops::apply_checked(inputs.check(&delta)?, false, now)?;
+        let mut applied = ops::apply_checked(inputs.check(&delta)?, false, now)?;
         remove.push(delta_rel);
+        let state_text = to_json_text(&applied.run.state);
+        let global_text =
+            (applied.run.global != inputs.global).then(|| to_json_text(&applied.run.global));
+        applied.entry.written = Some(inputs.written(&state_text, global_text.as_deref()));
         writes.push(JournalWrite {
             path: layout::CURRENT_STATE.to_string(),
-            content: to_json_text(&applied.run.state),
+            content: state_text,
         });
-        if applied.run.global != inputs.global {
+        if let Some(text) = global_text {
             writes.push(JournalWrite {
                 path: layout::FORESHADOWING_GLOBAL.to_string(),
-                content: to_json_text(&applied.run.global),
+                content: text,
             });
         }
         (

@@ -277,6 +277,7 @@ impl ReplayLine {
             note: self.note,
             resolves_skipped: Vec::new(),
             cleanup_volume: self.cleanup_volume,
+            written: None,
             extra: Default::default(),
         }
     }

@@ -7,9 +7,10 @@ use std::path::Path;
 use novel_core::FileKind;
 use novel_core::model::foreshadowing::PlannedForeshadowing;
 use novel_core::model::{
-    ChangelogEntry, Character, ForeshadowingGlobal, Storylines, VolumeForeshadowing,
+    ChangelogEntry, Character, ForeshadowingGlobal, Storylines, VolumeForeshadowing, WrittenDigests,
 };
 use novel_core::ops::{Context, DeltaCheck, NameIndex, OpsError};
+use novel_core::pipeline::text_digest;
 use novel_core::validate::{check_document, parse_json};
 use serde_json::Value;
 
@@ -41,12 +42,18 @@ fn read_as(
 ) -> Result<Value, StoreError> {
     let path = project.path(rel);
     let value = read_json_value(&path)?;
-    if trust == Trust::Typed {
-        return Ok(value);
+    if trust == Trust::Checked {
+        schema_checked(&path, rel, kind, &value)?;
     }
-    if let Some(f) = check_document(rel, kind, &value).into_iter().next() {
-        return Err(StoreError::Model {
-            path,
+    Ok(value)
+}
+
+/// The first schema error of `value` (the file at `rel`) as a model error.
+fn schema_checked(path: &Path, rel: &str, kind: FileKind, value: &Value) -> Result<(), StoreError> {
+    match check_document(rel, kind, value).into_iter().next() {
+        None => Ok(()),
+        Some(f) => Err(StoreError::Model {
+            path: path.to_path_buf(),
             what: kind.label(),
             message: format!(
                 "{}: {}",
@@ -57,9 +64,8 @@ fn read_as(
                 },
                 f.message
             ),
-        });
+        }),
     }
-    Ok(value)
 }
 
 /// `state/current-state.json` as a JSON value (schema-checked).
@@ -122,14 +128,18 @@ pub fn load_global(project: &Project) -> Result<ForeshadowingGlobal, StoreError>
 
 fn load_global_as(project: &Project, trust: Trust) -> Result<ForeshadowingGlobal, StoreError> {
     if !project.path(layout::FORESHADOWING_GLOBAL).exists() {
-        return Ok(ForeshadowingGlobal {
-            foreshadowing: Vec::new(),
-            extra: Default::default(),
-        });
+        return Ok(empty_global());
     }
     let kind = FileKind::ForeshadowingGlobal;
     let v = read_as(project, layout::FORESHADOWING_GLOBAL, kind, trust)?;
     typed(project, layout::FORESHADOWING_GLOBAL, kind, v)
+}
+
+fn empty_global() -> ForeshadowingGlobal {
+    ForeshadowingGlobal {
+        foreshadowing: Vec::new(),
+        extra: Default::default(),
+    }
 }
 
 /// Every volume's planned threads (`volumes/vol-NN/foreshadowing.json`), volume order.
@@ -149,9 +159,22 @@ pub struct DeltaInputs {
     pub storylines: Vec<String>,
     /// The changelog's last line ([`changelog_tail`]: only the end of the file is read).
     pub log_last: Option<ChangelogEntry>,
+    /// The digests of the state and foreshadowing files as read.
+    pub read: WrittenDigests,
 }
 
 impl DeltaInputs {
+    /// What a changelog line written with these inputs records of the files it leaves
+    /// ([`ChangelogEntry::written`]): the new state text, and the foreshadowing text when it
+    /// changes (else the file as read, which was checked or itself trusted).
+    pub fn written(&self, state_text: &str, global_text: Option<&str>) -> WrittenDigests {
+        let mut digests = WrittenDigests::of(state_text, global_text);
+        if global_text.is_none() {
+            digests.global = self.read.global.clone();
+        }
+        digests
+    }
+
     /// The one delta check ([`novel_core::ops::check_delta`]) against these files.
     pub fn check(&self, delta: &Value) -> Result<DeltaCheck, OpsError> {
         novel_core::ops::check_delta(
@@ -170,19 +193,73 @@ impl DeltaInputs {
 
 /// Loads the [`DeltaInputs`], each file read with `trust`.
 pub fn load_delta_inputs(project: &Project, trust: Trust) -> Result<DeltaInputs, StoreError> {
+    let log_last = changelog_tail(project)?;
+    // The two files the binary alone writes are not schema-checked again when their bytes are
+    // the ones the last line recorded (the commit's cost must not grow with them).
+    let known = log_last.as_ref().and_then(|e| e.written.as_ref());
+    let state = read_known(
+        project,
+        layout::CURRENT_STATE,
+        FileKind::CurrentState,
+        trust,
+        known.map(|w| w.state.as_str()),
+    )?;
+    let global = if project.path(layout::FORESHADOWING_GLOBAL).exists() {
+        let kind = FileKind::ForeshadowingGlobal;
+        let known = known.and_then(|w| w.global.as_deref());
+        let read = read_known(project, layout::FORESHADOWING_GLOBAL, kind, trust, known)?;
+        Some((
+            typed(project, layout::FORESHADOWING_GLOBAL, kind, read.value)?,
+            read.digest,
+        ))
+    } else {
+        None
+    };
+    let (global, global_digest) = match global {
+        Some((g, d)) => (g, Some(d)),
+        None => (empty_global(), None),
+    };
     Ok(DeltaInputs {
-        state: read_as(
-            project,
-            layout::CURRENT_STATE,
-            FileKind::CurrentState,
-            trust,
-        )?,
-        global: load_global_as(project, trust)?,
+        state: state.value,
+        global,
         plan: load_plan_as(project, trust)?,
         names: load_names(project),
         storylines: load_storyline_ids_as(project, trust)?,
-        log_last: changelog_tail(project)?,
+        log_last,
+        read: WrittenDigests {
+            state: state.digest,
+            global: global_digest,
+            extra: Default::default(),
+        },
     })
+}
+
+/// A file's value and the digest of its bytes.
+struct Known {
+    value: Value,
+    digest: String,
+}
+
+/// [`read_as`], except that a file whose bytes have the digest `known` (recorded by the binary
+/// when it wrote them) is trusted as checked.
+fn read_known(
+    project: &Project,
+    rel: &str,
+    kind: FileKind,
+    trust: Trust,
+    known: Option<&str>,
+) -> Result<Known, StoreError> {
+    let path = project.path(rel);
+    let text = read_text(&path)?;
+    let digest = text_digest(text.as_bytes());
+    let value = parse_json(&text).map_err(|error| StoreError::Json {
+        path: path.clone(),
+        error,
+    })?;
+    if trust == Trust::Checked && known != Some(digest.as_str()) {
+        schema_checked(&path, rel, kind, &value)?;
+    }
+    Ok(Known { value, digest })
 }
 
 fn load_plan_as(project: &Project, trust: Trust) -> Result<Vec<PlannedForeshadowing>, StoreError> {

@@ -705,6 +705,7 @@ pub fn synth_project(dir: &Path, opts: &SynthOptions) -> Result<SynthReport, Sto
             "character_actions": actions}),
         );
     }
+    let last = deltas.len().saturating_sub(1);
     for (i, d) in deltas.iter().enumerate() {
         let mut applied =
             ops::apply_delta(&state, &global, d, ctx, true, TS).map_err(|e| StoreError::Model {
@@ -732,6 +733,13 @@ pub fn synth_project(dir: &Path, opts: &SynthOptions) -> Result<SynthReport, Sto
                     });
                 }
             }
+        }
+        if i == last {
+            // As a commit leaves it: the last line names the bytes of the two files it wrote.
+            applied.entry.written = Some(novel_core::model::WrittenDigests::of(
+                &to_json_text(&applied.run.state),
+                Some(&to_json_text(&applied.run.global)),
+            ));
         }
         log.push_str(&serde_json::to_string(&applied.entry).expect("entries serialise"));
         log.push('\n');

@@ -29,7 +29,7 @@ pub use foreshadowing::{ForeshadowingGlobal, VolumeForeshadowing};
 pub use pipeline_log::PipelineLog;
 pub use revision::{MemoryEntry, Preferences, Revision};
 pub use settings::Settings;
-pub use state::{ChangelogEntry, CurrentState, StateDelta};
+pub use state::{ChangelogEntry, CurrentState, StateDelta, WrittenDigests};
 pub use storyline::{StorylineSchedule, StorylineSpec, Storylines};
 pub use style::{StyleDrift, StyleProfile};
 pub use world::WorldRules;

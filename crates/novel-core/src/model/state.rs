@@ -165,6 +165,37 @@ pub struct ChangelogEntry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub cleanup_volume: Option<u32>,
+    /// 本行写入后磁盘上 `state/current-state.json` 与 `foreshadowing/global.json` 的摘要（由
+    /// 二进制在提交时记下）：下一次读到同样的字节，就知道它们正是二进制写下并核对过的，可以
+    /// 不再逐项校验 schema（提交耗时因此不随状态文件变大而增长）。缺省或不符时照常校验。
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written: Option<WrittenDigests>,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+/// The digests ([`crate::pipeline::text_digest`]) of the files a changelog line left on disk.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct WrittenDigests {
+    /// `state/current-state.json` as written with the line.
+    #[schemars(pattern(r"^[0-9a-f]{16}$"))]
+    pub state: String,
+    /// `foreshadowing/global.json` as it stood after the line; absent when there was no file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(pattern(r"^[0-9a-f]{16}$"))]
+    pub global: Option<String>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+impl WrittenDigests {
+    /// The digests of a state text and, when there is one, a foreshadowing text.
+    pub fn of(state_text: &str, global_text: Option<&str>) -> Self {
+        use crate::pipeline::text_digest;
+        WrittenDigests {
+            state: text_digest(state_text.as_bytes()),
+            global: global_text.map(|t| text_digest(t.as_bytes())),
+            extra: Extra::new(),
+        }
+    }
 }

@@ -221,6 +221,7 @@ pub fn apply(
         )),
         resolves_skipped: Vec::new(),
         cleanup_volume: Some(volume),
+        written: None,
         extra: Extra::new(),
     };
     CleanupApplied {

@@ -378,6 +378,7 @@ pub fn retire_state(
         }),
         resolves_skipped: Vec::new(),
         cleanup_volume: None,
+        written: None,
         extra: Extra::new(),
     };
     (next, entry)
