@@ -17,25 +17,11 @@
 # Needs hyperfine (`cargo install hyperfine`). Prints hyperfine's table and a summary line.
 set -euo pipefail
 
-here="$(cd "$(dirname "$0")" && pwd)"
-repo="$(cd "$here/../../.." && pwd)"
-bin="${NOVEL_BIN:-$repo/target/release/novel}"
+# shellcheck source=common.sh
+source "$(dirname "$0")/common.sh" # repo, bin, hf
 sizes=("$@")
 if [[ ${#sizes[@]} -eq 0 ]]; then
   sizes=(30 500 1000)
-fi
-
-hf="$(command -v hyperfine || true)"
-if [[ -z "$hf" && -x "$HOME/.cargo/bin/hyperfine" ]]; then
-  hf="$HOME/.cargo/bin/hyperfine"
-fi
-if [[ -z "$hf" ]]; then
-  echo "需要 hyperfine：cargo install hyperfine" >&2
-  exit 2
-fi
-if [[ ! -x "$bin" ]]; then
-  echo "找不到 $bin：先运行 cargo build --release，或用 NOVEL_BIN 指定" >&2
-  exit 2
 fi
 
 work="$(mktemp -d)"

@@ -13,24 +13,10 @@
 # (`cargo install hyperfine`).
 set -euo pipefail
 
-here="$(cd "$(dirname "$0")" && pwd)"
-repo="$(cd "$here/../../.." && pwd)"
-bin="${NOVEL_BIN:-$repo/target/release/novel}"
+# shellcheck source=common.sh
+source "$(dirname "$0")/common.sh" # repo, bin, hf
 chapters="${1:-1000}"
 per_chapter="${2:-3000}"
-
-hf="$(command -v hyperfine || true)"
-if [[ -z "$hf" && -x "$HOME/.cargo/bin/hyperfine" ]]; then
-  hf="$HOME/.cargo/bin/hyperfine"
-fi
-if [[ -z "$hf" ]]; then
-  echo "需要 hyperfine：cargo install hyperfine" >&2
-  exit 2
-fi
-if [[ ! -x "$bin" ]]; then
-  echo "找不到 $bin：先运行 cargo build --release，或用 NOVEL_BIN 指定" >&2
-  exit 2
-fi
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
