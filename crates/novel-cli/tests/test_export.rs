@@ -116,10 +116,11 @@ fn chapter_range_and_json_shape() {
     assert_eq!(
         keys,
         [
-            "format", "file", "chapters", "count", "chars", "volumes", "missing"
+            "format", "encoding", "file", "chapters", "count", "chars", "volumes", "missing"
         ]
     );
     assert_eq!(data["format"], "txt");
+    assert_eq!(data["encoding"], "UTF-8");
     assert_eq!(data["file"], "export/雾港夜行-第2-3章.txt");
     assert_eq!(data["chapters"], serde_json::json!([2, 3]));
     assert_eq!(data["count"], 2);
@@ -366,5 +367,108 @@ fn exported_txt_imports_back_to_the_same_chapters() {
                 .collect::<Vec<_>>()
         };
         assert_eq!(counts(&root), counts(&into), "{indent}");
+    }
+}
+
+/// `--encoding gbk` for platforms that still take only GBK: the same text as the UTF-8 export,
+/// in GBK (and it imports back); a character GBK cannot hold refuses the export and is named
+/// with where it is, never replaced; `gb18030` holds it.
+#[test]
+fn gbk_export_names_what_gbk_cannot_hold() {
+    let (t, root) = small_book();
+    let utf8 = stdout(&novel(&root, &["export", "-o", "-"]));
+    let gbk_file = t.path().join("gbk.txt");
+    let out = novel(
+        &root,
+        &[
+            "export",
+            "--encoding",
+            "gbk",
+            "-o",
+            gbk_file.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stdout(&out).contains("txt，GBK"), "{}", stdout(&out));
+    let bytes = std::fs::read(&gbk_file).unwrap();
+    assert_ne!(bytes, utf8.as_bytes(), "really GBK");
+    let (back, _, bad) = encoding_rs::GBK.decode(&bytes);
+    assert!(!bad);
+    assert_eq!(back, utf8);
+    let into = t.path().join("again");
+    let imported = novel(
+        t.path(),
+        &[
+            "import",
+            gbk_file.to_str().unwrap(),
+            "--into",
+            into.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code(&imported), 0, "{}", stdout(&imported));
+    assert_eq!(stdout(&novel(&into, &["export", "-o", "-"])), utf8);
+
+    // A character outside GBK, on line 3 of chapter 2 (columns in characters).
+    std::fs::write(
+        root.join("chapters/chapter-002.md"),
+        "# 第2章 天亮\n\n天亮了，𠀀叔来了😀。\n\n- 一碗粥\n",
+    )
+    .unwrap();
+    let refused_file = t.path().join("refused.txt");
+    let out = novel(
+        &root,
+        &[
+            "--json",
+            "export",
+            "--encoding",
+            "gbk",
+            "-o",
+            refused_file.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    let doc = json(&out);
+    assert_eq!(doc["error"]["code"], "E_EXPORT_ENCODING", "{doc}");
+    assert_eq!(
+        doc["data"]["unmappable"],
+        serde_json::json!([
+            {"character": "𠀀", "file": "chapters/chapter-002.md", "line": 3, "column": 5},
+            {"character": "😀", "file": "chapters/chapter-002.md", "line": 3, "column": 9}
+        ]),
+        "{doc}"
+    );
+    assert!(!refused_file.exists(), "nothing written");
+    let human = novel(&root, &["export", "--encoding", "gbk", "-o", "x.txt"]);
+    assert!(
+        stderr(&human).contains("「𠀀」chapters/chapter-002.md:3:5"),
+        "{}",
+        stderr(&human)
+    );
+
+    let all = t.path().join("gb18030.txt");
+    let out = novel(
+        &root,
+        &[
+            "export",
+            "--encoding",
+            "gb18030",
+            "-o",
+            all.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let bytes = std::fs::read(&all).unwrap();
+    let (back, _, bad) = encoding_rs::GB18030.decode(&bytes);
+    assert!(!bad);
+    assert_eq!(back, stdout(&novel(&root, &["export", "-o", "-"])));
+
+    for args in [
+        ["export", "--encoding", "gbk", "--format", "md"],
+        ["export", "--encoding", "gbk", "-o", "-"],
+    ] {
+        let mut full = vec!["--json"];
+        full.extend_from_slice(&args);
+        let doc = json(&novel(&root, &full));
+        assert_eq!(doc["error"]["code"], "E_USAGE", "{args:?}: {doc}");
     }
 }

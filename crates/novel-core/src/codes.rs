@@ -436,6 +436,11 @@ pub const CODES: &[CodeDoc] = &[
         "提交章节后再运行。",
     ),
     e(
+        "E_EXPORT_ENCODING",
+        "正文里有所选编码（GBK）表示不了的字，txt 没有导出（不会替换或丢掉任何字）。",
+        "改用 --encoding gb18030 或默认的 UTF-8；或按列出的位置换掉这些字再导出。",
+    ),
+    e(
         "E_EXPORT_EPUB",
         "novel export 生成 EPUB 时出错（程序的缺陷，项目文件没有被改动）。",
         "先用 --format txt 或 md 导出，并把错误信息报告给插件维护者。",

@@ -94,6 +94,37 @@ pub struct Gathered {
     pub problems: Vec<String>,
 }
 
+/// Where a character first appears in the chapters exported: the chapter file, and the line and
+/// column (1-based, the column counted in characters) in it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Located {
+    pub character: String,
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+}
+
+/// The first place of each of `chars` in `chapters` (a character found nowhere — it came from
+/// no file — is left out).
+pub fn locate(chars: &[char], chapters: &[SourceChapter]) -> Vec<Located> {
+    chars
+        .iter()
+        .filter_map(|ch| {
+            chapters.iter().find_map(|c| {
+                c.text.lines().enumerate().find_map(|(i, line)| {
+                    let col = line.chars().position(|x| x == *ch)?;
+                    Some(Located {
+                        character: ch.to_string(),
+                        file: c.rel.clone(),
+                        line: i + 1,
+                        column: col + 1,
+                    })
+                })
+            })
+        })
+        .collect()
+}
+
 /// 2000-01-01T00:00:00Z: the date of a project that records none.
 const FALLBACK_DATE: u64 = 946_684_800;
 

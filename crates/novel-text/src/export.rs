@@ -12,6 +12,8 @@
 //!   two full-width spaces (`　　`) or paragraphs between blank lines without indent; a blank line
 //!   between chapters.
 //! - [`markdown_body`] / [`md`]: the chapter files joined, headings kept, front matter removed.
+//! - [`encode`]: a txt in UTF-8, GBK or GB18030 for platforms that still ask for GBK; characters
+//!   GBK cannot hold are named, never replaced.
 
 use crate::markdown::{self, FRONT, HEADING, MARKUP};
 
@@ -25,6 +27,50 @@ pub enum Indent {
     Fullwidth,
     /// Paragraphs separated by a blank line, no indent.
     Blank,
+}
+
+/// The character encoding of a txt export.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextEncoding {
+    Utf8,
+    /// GBK (Windows code page 936): most Chinese text, but not emoji or the rarer characters.
+    Gbk,
+    /// GB18030: every Unicode character, GBK-compatible for those GBK has.
+    Gb18030,
+}
+
+/// `text` in `encoding`; or, when the encoding cannot hold some of its characters, each such
+/// character once, in the order they first appear (nothing is replaced or dropped silently).
+pub fn encode(text: &str, encoding: TextEncoding) -> Result<Vec<u8>, Vec<char>> {
+    use encoding_rs::EncoderResult;
+    let target = match encoding {
+        TextEncoding::Utf8 => return Ok(text.as_bytes().to_vec()),
+        TextEncoding::Gbk => encoding_rs::GBK,
+        TextEncoding::Gb18030 => encoding_rs::GB18030,
+    };
+    let mut encoder = target.new_encoder();
+    let mut out = Vec::with_capacity(text.len());
+    let mut missing: Vec<char> = Vec::new();
+    let mut rest = text;
+    loop {
+        let (result, read) =
+            encoder.encode_from_utf8_to_vec_without_replacement(rest, &mut out, true);
+        rest = &rest[read..];
+        match result {
+            EncoderResult::InputEmpty => break,
+            EncoderResult::OutputFull => out.reserve(rest.len() + 16),
+            EncoderResult::Unmappable(c) => {
+                if !missing.contains(&c) {
+                    missing.push(c);
+                }
+            }
+        }
+    }
+    if missing.is_empty() {
+        Ok(out)
+    } else {
+        Err(missing)
+    }
 }
 
 /// A chapter without Markdown: its title line and its paragraphs.
@@ -162,6 +208,23 @@ pub fn md<'a>(texts: impl IntoIterator<Item = &'a str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gbk_holds_common_text_and_names_what_it_cannot() {
+        let text = "第1章 雨夜\n　　陆沉推门，「走吧」——€ 二〇二六年。\n";
+        let gbk = encode(text, TextEncoding::Gbk).unwrap();
+        let (back, _, bad) = encoding_rs::GBK.decode(&gbk);
+        assert!(!bad);
+        assert_eq!(back, text);
+        assert_eq!(encode(text, TextEncoding::Utf8).unwrap(), text.as_bytes());
+
+        let rare = "他叫𠀀，笑了😀，又叫𠀀。";
+        assert_eq!(encode(rare, TextEncoding::Gbk), Err(vec!['𠀀', '😀']));
+        let all = encode(rare, TextEncoding::Gb18030).unwrap();
+        let (back, _, bad) = encoding_rs::GB18030.decode(&all);
+        assert!(!bad);
+        assert_eq!(back, rare);
+    }
 
     #[test]
     fn heading_names_table() {

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use novel_store::Project;
 use novel_store::epub::{EpubBook, EpubChapter};
 use novel_store::export::{ExportError, Gathered, Range};
-use novel_text::export::{Indent, md, plain_chapter, txt};
+use novel_text::export::{Indent, TextEncoding, encode, md, plain_chapter, txt};
 
 use crate::cli::{ChapterSpan, GlobalArgs, chapter_span};
 use crate::output::{self, CliError, Exit, Report};
@@ -19,7 +19,7 @@ use crate::output::{self, CliError, Exit, Report};
 #[derive(Debug, Args)]
 #[command(
     after_help = "只导出已提交的章节（chapters/chapter-NNN.md，到断点的 last_completed_chapter 为止），从不导出 staging 中的稿子。\
-txt：每章一行标题「第N章 标题」（取自章节的 # 标题，章号按文件），其后是正文段落；Markdown 记号（标题井号、**加粗**、*斜体*、> 引用、分隔线、HTML 注释、front matter）全部去掉；章与章之间空一行；UTF-8 编码、\\n 换行。\
+txt：每章一行标题「第N章 标题」（取自章节的 # 标题，章号按文件），其后是正文段落；Markdown 记号（标题井号、**加粗**、*斜体*、> 引用、分隔线、HTML 注释、front matter）全部去掉；章与章之间空一行；默认 UTF-8 编码（--encoding gbk / gb18030 可选；GBK 里没有的字逐个列出位置、拒绝导出，从不替换）、\\n 换行。\
 md：各章原文依次拼接（保留标题，去掉 front matter），章与章之间空一行。\
 epub：EPUB 3，书名取 novel.json 的 title（没有则为项目目录名），作者取 --author、novel.json 的 author，都没有则为「佚名」，语言 zh-CN；目录按卷（已知章节范围的卷为「第N卷」一级条目）与章；样式不写死宽度，横排、竖排阅读器都可用。\
 卷的章节范围与 novel status 同一来源（storyline-schedule.json、大纲、契约、novel.json 的 chapters_per_volume）。"
@@ -40,6 +40,9 @@ pub struct ExportArgs {
     /// txt 的分段方式：fullwidth 每段一行、段首两个全角空格（默认）；blank 段与段之间空一行、不缩进
     #[arg(long, value_enum, default_value = "fullwidth", value_name = "方式")]
     pub indent: IndentArg,
+    /// txt 的编码：utf8（默认）；gbk 给只收 GBK 的平台（GBK 里没有的字会逐个列出、拒绝导出，不会被替换）；gb18030 能表示所有字
+    #[arg(long, value_enum, default_value = "utf8", value_name = "编码")]
+    pub encoding: EncodingArg,
     /// EPUB 的作者（默认 novel.json 的 author，没有则为「佚名」）
     #[arg(long, value_name = "作者")]
     pub author: Option<String>,
@@ -71,6 +74,60 @@ pub enum IndentArg {
     Blank,
 }
 
+/// The txt encoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EncodingArg {
+    Utf8,
+    Gbk,
+    Gb18030,
+}
+
+impl EncodingArg {
+    fn text(self) -> TextEncoding {
+        match self {
+            EncodingArg::Utf8 => TextEncoding::Utf8,
+            EncodingArg::Gbk => TextEncoding::Gbk,
+            EncodingArg::Gb18030 => TextEncoding::Gb18030,
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            EncodingArg::Utf8 => "UTF-8",
+            EncodingArg::Gbk => "GBK",
+            EncodingArg::Gb18030 => "GB18030",
+        }
+    }
+}
+
+/// Characters the asked encoding cannot hold, with where each first appears (exit 1: the text
+/// is the author's to change, or the encoding).
+fn unmappable(encoding: EncodingArg, chars: &[char], g: &Gathered) -> CliError {
+    let places = novel_store::export::locate(chars, &g.chapters);
+    let shown: Vec<String> = places
+        .iter()
+        .take(10)
+        .map(|p| format!("「{}」{}:{}:{}", p.character, p.file, p.line, p.column))
+        .collect();
+    let more = if places.len() > shown.len() {
+        format!("……另有 {} 个", places.len() - shown.len())
+    } else {
+        String::new()
+    };
+    CliError::new(
+        "E_EXPORT_ENCODING",
+        format!(
+            "有 {} 个字 {} 编码里没有，无法导出：{}{more}",
+            chars.len(),
+            encoding.label(),
+            shown.join("、")
+        ),
+        "改用 --encoding gb18030（能表示所有字，多数要求 GBK 的平台也接受）或默认的 UTF-8；也可以在正文里换掉这些字",
+        Exit::Problems,
+    )
+    .with_details(json!({ "encoding": encoding.label(), "unmappable": places }), String::new())
+}
+
 fn export_error(e: ExportError) -> CliError {
     CliError::new(e.code(), e.to_string(), e.hint(), Exit::Usage)
 }
@@ -90,6 +147,17 @@ fn target(project: &Project, args: &ExportArgs, g: &Gathered) -> Result<Target, 
                     "E_USAGE",
                     "EPUB 是二进制文件，不能输出到标准输出（-o -）",
                     "用 -o 书名.epub 指定文件，或不写 -o，导出到项目的 export/ 目录",
+                    Exit::Usage,
+                ));
+            }
+            if args.encoding != EncodingArg::Utf8 {
+                return Err(CliError::new(
+                    "E_USAGE",
+                    format!(
+                        "{} 编码的文本不能输出到标准输出（-o -）",
+                        args.encoding.label()
+                    ),
+                    "用 -o 书名.txt 指定文件，或不写 -o，导出到项目的 export/ 目录",
                     Exit::Usage,
                 ));
             }
@@ -139,7 +207,8 @@ fn render(g: &Gathered, args: &ExportArgs) -> Result<Vec<u8>, CliError> {
                 .iter()
                 .map(|c| plain_chapter(c.number, &c.text))
                 .collect();
-            txt(&plain, indent).into_bytes()
+            encode(&txt(&plain, indent), args.encoding.text())
+                .map_err(|chars| unmappable(args.encoding, &chars, g))?
         }
         Format::Epub => {
             let author = args
@@ -181,6 +250,14 @@ pub fn run(global: &GlobalArgs, args: ExportArgs) -> Result<Report, CliError> {
         (None, Some(v)) => Range::Volume(v),
         (None, None) => Range::All,
     };
+    if args.encoding != EncodingArg::Utf8 && args.format != Format::Txt {
+        return Err(CliError::new(
+            "E_USAGE",
+            format!("--encoding {} 只用于 txt", args.encoding.label()),
+            "Markdown 与 EPUB 总是 UTF-8：去掉 --encoding，或改用 --format txt",
+            Exit::Usage,
+        ));
+    }
     let g = novel_store::export::gather(&project, range).map_err(export_error)?;
     let to = target(&project, &args, &g)?;
     let bytes = render(&g, &args)?;
@@ -195,6 +272,7 @@ pub fn run(global: &GlobalArgs, args: ExportArgs) -> Result<Report, CliError> {
     volumes.dedup();
     let mut data = json!({
         "format": args.format.ext(),
+        "encoding": if args.format == Format::Txt { args.encoding.label() } else { "UTF-8" },
         "file": Value::Null,
         "chapters": [first, last],
         "count": g.chapters.len(),
@@ -212,7 +290,7 @@ pub fn run(global: &GlobalArgs, args: ExportArgs) -> Result<Report, CliError> {
         Target::File { path, shown } => {
             novel_store::export::write(&path, &bytes)?;
             data["file"] = json!(shown);
-            let human = summary(&g, args.format, chars, &shown);
+            let human = summary(&g, &args, chars, &shown);
             Ok(Report { data, human })
         }
     }
@@ -232,7 +310,7 @@ fn warn(g: &Gathered) {
     }
 }
 
-fn summary(g: &Gathered, format: Format, chars: usize, shown: &str) -> String {
+fn summary(g: &Gathered, args: &ExportArgs, chars: usize, shown: &str) -> String {
     let (first, last) = span(g);
     let range = match g.volume {
         Some(v) => format!("第{v}卷（第{first}–{last}章）"),
@@ -243,10 +321,10 @@ fn summary(g: &Gathered, format: Format, chars: usize, shown: &str) -> String {
         "已导出《{}》{range}，共 {} 章、{chars} 字（{}）\n文件：{shown}\n",
         g.title,
         g.chapters.len(),
-        match format {
-            Format::Txt => "txt，UTF-8",
-            Format::Epub => "EPUB 3",
-            Format::Md => "Markdown",
+        match args.format {
+            Format::Txt => format!("txt，{}", args.encoding.label()),
+            Format::Epub => "EPUB 3".to_string(),
+            Format::Md => "Markdown".to_string(),
         }
     )
 }
