@@ -63,6 +63,9 @@ pub enum ChapterError {
         chapter: u32,
         gate: Option<Box<novel_core::model::checkpoint::GateRecord>>,
     },
+    /// `recover`: an unfinished journal while another live session holds the lock.
+    #[error("{what}没有完成，而项目锁仍被占用：{holder}；它可能正在写入，不能替它补完")]
+    JournalHeld { what: String, holder: String },
 }
 
 impl ChapterError {
@@ -82,6 +85,7 @@ impl ChapterError {
             ChapterError::CommitStage { .. } | ChapterError::GateStage { .. } => "E_STAGE_ORDER",
             ChapterError::CopiedSecondJudge { .. } => "E_SECOND_JUDGE",
             ChapterError::Gate { .. } => "E_GATE",
+            ChapterError::JournalHeld { .. } => "E_LOCKED",
         }
     }
 
@@ -128,6 +132,7 @@ impl ChapterError {
             }
             ChapterError::CommitStage { .. } => "novel chapter recover 会告诉你从哪一步继续".into(),
             ChapterError::GateStage { .. } => "先完成 QualityJudge 并 novel chapter stage judged".into(),
+            ChapterError::JournalHeld { .. } => "让持有锁的会话自己运行 novel chapter recover；确认那个会话已经不在后，先运行 novel lock clear，再运行 novel chapter recover".into(),
             ChapterError::CopiedSecondJudge { .. } => {
                 "关键章要由另一位裁判（另一个模型或一次独立评估）重新打分".into()
             }
@@ -528,4 +533,81 @@ pub fn fail(
     write_checkpoint(project, &cp)?;
     lock::release(project, token)?;
     Ok(cp)
+}
+
+/// What `novel chapter recover` did, and where the pipeline resumes (`data` of its JSON, in
+/// this key order).
+#[derive(Debug, Serialize)]
+pub struct Recovered {
+    /// What was repaired, one sentence each (a journal finished, a stale lock cleared, temp
+    /// files swept, the stage moved back).
+    pub actions: Vec<String>,
+    /// Who holds the lock when a live session does.
+    pub lock: Option<String>,
+    pub resume: pipeline::Resume,
+    /// The in-flight chapter's staging facts.
+    pub staging: Option<pipeline::StagingFacts>,
+    pub last_completed_chapter: u32,
+}
+
+/// `novel chapter recover`: finishes an interrupted journal (never under a live holder's
+/// feet), clears a stale lock, sweeps temp files, moves the stage back when staging lacks what
+/// it needs, and says where to resume.
+pub fn recover(project: &Project, stale: std::time::Duration) -> Result<Recovered, ChapterError> {
+    use crate::chapter as tx;
+    let mut actions = Vec::new();
+    match tx::recover_journal(project, stale) {
+        Ok(Some(journal)) => actions.push(format!("补完了中断的{}", journal.describe())),
+        Ok(None) => {}
+        Err(LockError::Held { holder, .. }) => {
+            let what = tx::read_journal(project)
+                .ok()
+                .flatten()
+                .map_or_else(|| "一次写入".to_string(), |j| j.describe());
+            return Err(ChapterError::JournalHeld { what, holder });
+        }
+        Err(e) => return Err(e.into()),
+    }
+    if let Some(b) = lock::break_stale(project, stale)? {
+        actions.push(match &b.info {
+            Some(info) => format!("清除了僵尸锁（{}）：{}", b.why, lock::describe(info)),
+            None => format!("清除了僵尸锁（{}）", b.why),
+        });
+    }
+    let lock_note = match lock::status(project, stale) {
+        lock::LockState::Held { info, .. } => Some(format!(
+            "锁由 {} 持有，它可能还在工作",
+            lock::describe(&info)
+        )),
+        _ => None,
+    };
+    for left in tx::sweep_leftovers(project) {
+        actions.push(format!("清理了中断留下的临时文件 {left}"));
+    }
+    let mut cp = load_checkpoint(project)?;
+    let facts = cp
+        .inflight_chapter
+        .map(|n| staging_facts(project, n, Facts::Full));
+    let nothing = pipeline::StagingFacts::nothing();
+    let mut resume = pipeline::resume_point(&cp, facts.as_ref().unwrap_or(&nothing));
+    if let Some(to) = resume.rewind_to {
+        // The stage is ahead of what staging still holds: move it back so the step can run.
+        let from = cp.pipeline_stage;
+        cp.pipeline_stage = Some(to);
+        cp.last_checkpoint_time = Some(crate::time::now_iso());
+        write_checkpoint(project, &cp)?;
+        actions.push(format!(
+            "staging 缺少文件，阶段从 {} 退回 {}",
+            pipeline::stage_name(from),
+            pipeline::stage_name(Some(to))
+        ));
+        resume = pipeline::resume_point(&cp, facts.as_ref().unwrap_or(&nothing));
+    }
+    Ok(Recovered {
+        actions,
+        lock: lock_note,
+        resume,
+        staging: facts,
+        last_completed_chapter: cp.last_completed_chapter,
+    })
 }

@@ -2,10 +2,10 @@
 
 use serde_json::{Value, json};
 
-use novel_core::model::{Checkpoint, OrchestratorState, PipelineStage};
+use novel_core::model::{OrchestratorState, PipelineStage};
 use novel_core::pipeline;
 use novel_store::chapter as tx;
-use novel_store::lock::{self, LockState};
+use novel_store::lock;
 use novel_store::{Project, layout, time};
 
 use super::{lock_error, stale_after};
@@ -44,12 +44,6 @@ fn chapter_error(e: novel_store::stage::ChapterError, n: u32) -> CliError {
             CliError::new(e.code(), e.to_string(), e.hint(n), exit)
         }
     }
-}
-
-fn save(project: &Project, cp: &mut Checkpoint) -> Result<(), CliError> {
-    cp.last_checkpoint_time = Some(time::now_iso());
-    tx::write_checkpoint(project, cp)?;
-    Ok(())
 }
 
 fn begin(project: &Project, n: u32, owner: Option<u32>) -> Result<Report, CliError> {
@@ -282,72 +276,18 @@ fn fail(project: &Project, a: &ChapterFailArgs) -> Result<Report, CliError> {
 }
 
 fn recover(project: &Project) -> Result<Report, CliError> {
-    let mut actions = Vec::new();
-    let stale = stale_after(project)?;
-    match tx::recover_journal(project, stale) {
-        Ok(Some(journal)) => actions.push(format!("补完了中断的{}", journal.describe())),
-        Ok(None) => {}
-        Err(lock::LockError::Held { holder, .. }) => {
-            let what = tx::read_journal(project)
-                .ok()
-                .flatten()
-                .map_or_else(|| "一次写入".to_string(), |j| j.describe());
-            return Err(CliError::new(
-                "E_LOCKED",
-                format!("{what}没有完成，而项目锁仍被占用：{holder}；它可能正在写入，不能替它补完"),
-                "让持有锁的会话自己运行 novel chapter recover；确认那个会话已经不在后，先运行 novel lock clear，再运行 novel chapter recover",
-                Exit::Conflict,
-            ));
-        }
-        Err(e) => return Err(lock_error(e)),
-    }
-    if let Some(b) = lock::break_stale(project, stale).map_err(lock_error)? {
-        actions.push(match &b.info {
-            Some(info) => format!("清除了僵尸锁（{}）：{}", b.why, lock::describe(info)),
-            None => format!("清除了僵尸锁（{}）", b.why),
-        });
-    }
-    let lock_note = match lock::status(project, stale) {
-        LockState::Held { info, .. } => Some(format!(
-            "锁由 {} 持有，它可能还在工作",
-            lock::describe(&info)
-        )),
-        _ => None,
-    };
-    for left in tx::sweep_leftovers(project) {
-        actions.push(format!("清理了中断留下的临时文件 {left}"));
-    }
-    let mut cp = tx::load_checkpoint(project)?;
-    let facts = cp
-        .inflight_chapter
-        .map(|n| tx::staging_facts(project, n, tx::Facts::Full));
-    let nothing = pipeline::StagingFacts::nothing();
-    let mut resume = pipeline::resume_point(&cp, facts.as_ref().unwrap_or(&nothing));
-    if let Some(to) = resume.rewind_to {
-        // The stage is ahead of what staging still holds: move it back so the step can run.
-        let from = cp.pipeline_stage;
-        cp.pipeline_stage = Some(to);
-        save(project, &mut cp)?;
-        actions.push(format!(
-            "staging 缺少文件，阶段从 {} 退回 {}",
-            pipeline::stage_name(from),
-            pipeline::stage_name(Some(to))
-        ));
-        resume = pipeline::resume_point(&cp, facts.as_ref().unwrap_or(&nothing));
-    }
+    let r = novel_store::stage::recover(project, stale_after(project)?)
+        .map_err(|e| chapter_error(e, 0))?;
     let mut human = String::new();
-    for a in &actions {
+    for a in &r.actions {
         human.push_str(&format!("{a}。\n"));
     }
-    if let Some(n) = &lock_note {
+    if let Some(n) = &r.lock {
         human.push_str(&format!("{n}。\n"));
     }
-    human.push_str(&format!("下一步：{}\n", resume.message));
+    human.push_str(&format!("下一步：{}\n", r.resume.message));
     Ok(Report {
-        data: json!({
-            "actions": actions, "lock": lock_note, "resume": resume, "staging": facts,
-            "last_completed_chapter": cp.last_completed_chapter,
-        }),
+        data: serde_json::to_value(&r).unwrap_or_default(),
         human,
     })
 }
