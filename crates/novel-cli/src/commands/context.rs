@@ -187,71 +187,60 @@ fn budget(global: &GlobalArgs, args: &BudgetArgs) -> Result<Report, CliError> {
             ));
             header_done = true;
         }
-        let assembled = match context::assemble(agent, &inputs) {
-            Ok(p) => p,
-            Err(e) => {
-                human.push_str(&format!("\n{:<16}无法组装：{e}\n", agent.label()));
-                rows.push(json!({"agent": agent.name(), "ok": false, "error": {"code": e.code(), "message": e.to_string()}}));
-                continue;
-            }
-        };
-        let total = assembled.tokens();
-        let budget = context::assemble::budget_for(agent, &inputs, &assembled, None);
-        let trimmed = context::build(agent, &inputs, None);
-        let (after, cut, over) = match &trimmed {
-            Ok(p) => (Some(p.tokens()), p.cut.len(), false),
-            Err(_) => (None, 0, true),
-        };
-        human.push_str(&format!("\n{:<16}合计 {total}", agent.label()));
-        match &budget {
-            Some(b) => {
-                human.push_str(&format!(
-                    "｜上限 {}（预算 {} − 提示词预留 {}{}）",
-                    b.limit,
-                    b.total,
-                    b.prompt_allowance,
-                    if b.text_allowance > 0 {
-                        format!(" ＋ 超出目标字数的正文 {}", b.text_allowance)
-                    } else {
-                        String::new()
-                    }
-                ));
-                human.push_str(&if over {
-                    "｜裁剪后仍超出".to_string()
-                } else if cut > 0 {
-                    format!("｜裁去 {cut} 项后 {}", after.unwrap_or(total))
-                } else {
-                    "｜在预算内".to_string()
-                });
-            }
-            None => human.push_str("｜无默认预算"),
-        }
-        if assembled.convergence {
-            human.push_str("｜交汇章");
-        }
-        human.push('\n');
-        for (tag, tokens) in assembled.sizes() {
-            human.push_str(&format!("  {tag:<20}{tokens:>7}\n"));
-        }
-        rows.push(json!({
-            "agent": agent.name(),
-            "ok": true,
-            "chapter": assembled.chapter,
-            "volume": assembled.volume,
-            "convergence": assembled.convergence,
-            "tokens": total,
-            "budget": budget,
-            "within_budget": budget.is_none_or(|b| total <= b.limit),
-            "tokens_after_trim": after,
-            "units_cut": cut,
-            "over_budget_after_trim": over,
-            "sections": assembled.sizes().into_iter().map(|(tag, tokens)| json!({"tag": tag, "tokens": tokens})).collect::<Vec<_>>(),
-        }));
+        let row = context::budget_row(agent, &inputs);
+        human.push_str(&budget_line(agent, &row));
+        rows.push(row);
     }
     Ok(Report {
         data: json!({"agents": rows}),
         human,
     })
+}
+
+/// One agent's lines of `novel context budget`.
+fn budget_line(agent: Agent, row: &context::BudgetRow) -> String {
+    let p = match row {
+        context::BudgetRow::Failed { error, .. } => {
+            return format!("\n{:<16}无法组装：{}\n", agent.label(), error.message);
+        }
+        context::BudgetRow::Sized(p) => p,
+    };
+    let mut line = format!("\n{:<16}合计 {}", agent.label(), p.tokens);
+    match &p.budget {
+        Some(b) => {
+            line.push_str(&format!(
+                "｜上限 {}（预算 {} − 提示词预留 {}{}）",
+                b.limit,
+                b.total,
+                b.prompt_allowance,
+                if b.text_allowance > 0 {
+                    format!(" ＋ 超出目标字数的正文 {}", b.text_allowance)
+                } else {
+                    String::new()
+                }
+            ));
+            line.push_str(&if p.over_budget_after_trim {
+                "｜裁剪后仍超出".to_string()
+            } else if p.units_cut > 0 {
+                format!(
+                    "｜裁去 {} 项后 {}",
+                    p.units_cut,
+                    p.tokens_after_trim.unwrap_or(p.tokens)
+                )
+            } else {
+                "｜在预算内".to_string()
+            });
+        }
+        None => line.push_str("｜无默认预算"),
+    }
+    if p.convergence {
+        line.push_str("｜交汇章");
+    }
+    line.push('\n');
+    for s in &p.sections {
+        line.push_str(&format!("  {:<20}{:>7}\n", s.tag, s.tokens));
+    }
+    line
 }
 
 fn synth(a: &SynthArgs) -> Result<Report, CliError> {

@@ -219,3 +219,93 @@ impl ContextError {
         }
     }
 }
+
+/// One agent's line of `novel context budget`: its packet's size against its budget, section
+/// by section — or why it cannot be assembled (`data.agents[]` of the JSON, in this key order).
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum BudgetRow {
+    Sized(SizedPacket),
+    Failed {
+        agent: &'static str,
+        /// Always `false`.
+        ok: bool,
+        error: RowError,
+    },
+}
+
+/// Why a packet could not be assembled.
+#[derive(Debug, Clone, Serialize)]
+pub struct RowError {
+    pub code: &'static str,
+    pub message: String,
+}
+
+/// A packet's size against its budget.
+#[derive(Debug, Clone, Serialize)]
+pub struct SizedPacket {
+    pub agent: &'static str,
+    /// Always `true`.
+    pub ok: bool,
+    pub chapter: u32,
+    pub volume: u32,
+    pub convergence: bool,
+    /// The whole packet before any trimming.
+    pub tokens: u32,
+    /// `None`: the agent has no default budget.
+    pub budget: Option<Budget>,
+    pub within_budget: bool,
+    /// After trimming to the budget (`None` when it cannot fit).
+    pub tokens_after_trim: Option<u32>,
+    pub units_cut: usize,
+    pub over_budget_after_trim: bool,
+    pub sections: Vec<SectionSize>,
+}
+
+/// One section's estimated tokens.
+#[derive(Debug, Clone, Serialize)]
+pub struct SectionSize {
+    pub tag: &'static str,
+    pub tokens: u32,
+}
+
+/// [`BudgetRow`] of `agent` for `inputs`, with the agent's default budget.
+pub fn budget_row(agent: Agent, inputs: &Inputs) -> BudgetRow {
+    let assembled = match assemble(agent, inputs) {
+        Ok(p) => p,
+        Err(e) => {
+            return BudgetRow::Failed {
+                agent: agent.name(),
+                ok: false,
+                error: RowError {
+                    code: e.code(),
+                    message: e.to_string(),
+                },
+            };
+        }
+    };
+    let tokens = assembled.tokens();
+    let budget = assemble::budget_for(agent, inputs, &assembled, None);
+    let (tokens_after_trim, units_cut, over) = match build(agent, inputs, None) {
+        Ok(p) => (Some(p.tokens()), p.cut.len(), false),
+        Err(_) => (None, 0, true),
+    };
+    BudgetRow::Sized(SizedPacket {
+        agent: agent.name(),
+        ok: true,
+        chapter: assembled.chapter,
+        volume: assembled.volume,
+        convergence: assembled.convergence,
+        tokens,
+        budget,
+        within_budget: budget.is_none_or(|b| tokens <= b.limit),
+        tokens_after_trim,
+        units_cut,
+        over_budget_after_trim: over,
+        sections: assembled
+            .sizes()
+            .into_iter()
+            .map(|(tag, tokens)| SectionSize { tag, tokens })
+            .collect(),
+    })
+}
