@@ -1493,6 +1493,59 @@ pub fn changelog_entities(entries: &[ChangelogEntry]) -> Vec<String> {
     ids.into_iter().map(str::to_string).collect()
 }
 
+/// Every id the project knows an entity by: the changelog's, the state's, the foreshadowing
+/// file's and the character files', sorted, each once.
+pub fn known_entities(
+    log: &[ChangelogEntry],
+    state: Option<&Value>,
+    global: Option<&ForeshadowingGlobal>,
+    names: &NameIndex,
+) -> Vec<String> {
+    let mut ids = changelog_entities(log);
+    if let Some(state) = state {
+        for root in ROOTS {
+            if let Some(map) = state.get(root).and_then(Value::as_object) {
+                ids.extend(map.keys().cloned());
+            }
+        }
+    }
+    if let Some(g) = global {
+        ids.extend(g.foreshadowing.iter().map(|t| t.id.clone()));
+    }
+    ids.extend(names.pairs().map(|(_, slug)| slug.to_string()));
+    ids.sort();
+    ids.dedup();
+    ids
+}
+
+/// What the author typed — a known id, or a character's display name or alias — as its slug;
+/// else up to five of the closest ids and names ([`closest`]), a name shown as `slug（名字）`.
+pub fn resolve_entity(
+    query: &str,
+    known: &[String],
+    names: &NameIndex,
+) -> Result<String, Vec<String>> {
+    if known.iter().any(|k| k == query) {
+        return Ok(query.to_string());
+    }
+    if let Some(slug) = names.slug_for(query) {
+        return Ok(slug.to_string());
+    }
+    let mut candidates: Vec<String> = known.to_vec();
+    candidates.extend(names.pairs().map(|(name, _)| name.to_string()));
+    let mut close: Vec<String> = Vec::new();
+    for hit in closest(query, &candidates, 5) {
+        let shown = match names.slug_for(hit) {
+            Some(slug) => format!("{slug}（{hit}）"),
+            None => hit.to_string(),
+        };
+        if !close.contains(&shown) {
+            close.push(shown);
+        }
+    }
+    Err(close)
+}
+
 /// Every applied op that touches `slug` (as the second path segment, or a foreshadow id).
 pub fn entity_history(entries: &[ChangelogEntry], slug: &str) -> Vec<EntityChange> {
     let mut out = Vec::new();

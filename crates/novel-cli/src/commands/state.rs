@@ -2,10 +2,7 @@
 
 use serde_json::{Value, json};
 
-use novel_core::model::{ChangelogEntry, ForeshadowingGlobal};
-use novel_core::ops::{
-    self, Context, Difference, NameIndex, changelog_entities, closest, entity_history, find_entity,
-};
+use novel_core::ops::{self, Context, Difference, NameIndex, entity_history, find_entity};
 use novel_store::state::{
     StateOnDisk, load_changelog, load_global, load_names, load_plan, state_on_disk,
 };
@@ -148,66 +145,25 @@ fn render_differences(file: &str, d: &[Difference]) -> String {
     out
 }
 
-/// Every id the project knows an entity by: the changelog's, the state's, the foreshadowing
-/// file's and the character files'.
-fn known_entities(
-    log: &[ChangelogEntry],
-    state: Option<&Value>,
-    global: Option<&ForeshadowingGlobal>,
-    names: &NameIndex,
-) -> Vec<String> {
-    let mut ids = changelog_entities(log);
-    if let Some(state) = state {
-        for root in ops::ROOTS {
-            if let Some(map) = state.get(root).and_then(Value::as_object) {
-                ids.extend(map.keys().cloned());
-            }
-        }
-    }
-    if let Some(g) = global {
-        ids.extend(g.foreshadowing.iter().map(|t| t.id.clone()));
-    }
-    ids.extend(names.pairs().map(|(_, slug)| slug.to_string()));
-    ids.sort();
-    ids.dedup();
-    ids
-}
-
-/// What the author typed (a slug, or a character's display name or alias) as a known slug; an
-/// unknown one is a finding (exit 1) that names the closest known ids.
+/// What the author typed as a known slug ([`ops::resolve_entity`]); an unknown one is a finding
+/// (exit 1) that names the closest known ids.
 fn resolve_entity(query: &str, known: &[String], names: &NameIndex) -> Result<String, CliError> {
-    if known.iter().any(|k| k == query) {
-        return Ok(query.to_string());
-    }
-    if let Some(slug) = names.slug_for(query) {
-        return Ok(slug.to_string());
-    }
-    let mut candidates: Vec<String> = known.to_vec();
-    candidates.extend(names.pairs().map(|(name, _)| name.to_string()));
-    let mut close: Vec<String> = Vec::new();
-    for hit in closest(query, &candidates, 5) {
-        let shown = match names.slug_for(hit) {
-            Some(slug) => format!("{slug}（{hit}）"),
-            None => hit.to_string(),
+    ops::resolve_entity(query, known, names).map_err(|close| {
+        let hint = if close.is_empty() {
+            "用实体的 slug（如 lu-chen）或角色的显示名、别名；novel state at --chapter N 可列出状态里的全部实体".to_string()
+        } else {
+            format!(
+                "是不是：{}？用实体的 slug，或角色的显示名、别名",
+                close.join("、")
+            )
         };
-        if !close.contains(&shown) {
-            close.push(shown);
-        }
-    }
-    let hint = if close.is_empty() {
-        "用实体的 slug（如 lu-chen）或角色的显示名、别名；novel state at --chapter N 可列出状态里的全部实体".to_string()
-    } else {
-        format!(
-            "是不是：{}？用实体的 slug，或角色的显示名、别名",
-            close.join("、")
+        CliError::new(
+            "E_NO_ENTITY",
+            format!("项目里没有「{query}」这个实体（角色、物品、地点、势力或伏笔）"),
+            hint,
+            Exit::Problems,
         )
-    };
-    Err(CliError::new(
-        "E_NO_ENTITY",
-        format!("项目里没有「{query}」这个实体（角色、物品、地点、势力或伏笔）"),
-        hint,
-        Exit::Problems,
-    ))
+    })
 }
 
 fn at(project: &Project, chapter: u32, entity: Option<&str>) -> Result<Report, CliError> {
@@ -232,7 +188,7 @@ fn at(project: &Project, chapter: u32, entity: Option<&str>) -> Result<Report, C
             human: format!("第 {chapter} 章完成后的状态：\n{text}"),
         });
     };
-    let known = known_entities(&log, on_disk, Some(&authored), &names);
+    let known = ops::known_entities(&log, on_disk, Some(&authored), &names);
     let slug = resolve_entity(query, &known, &names)?;
     let found = find_entity(&replayed.state, &slug);
     if found.is_empty() {
@@ -265,7 +221,7 @@ fn history(project: &Project, query: &str) -> Result<Report, CliError> {
         StateOnDisk::Valid(v) => Some(v),
         _ => None,
     };
-    let known = known_entities(&log, on_disk, global.as_ref(), &names);
+    let known = ops::known_entities(&log, on_disk, global.as_ref(), &names);
     let slug = resolve_entity(query, &known, &names)?;
     let changes = entity_history(&log, &slug);
     let shown = if slug == query {
