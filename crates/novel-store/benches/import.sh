@@ -12,9 +12,10 @@
 #
 # Every run imports into a directory of its own (`into.1`, `into.2`, …) and nothing is deleted
 # until the end: creating files right after thousands were deleted is what an author never does,
-# and on an ext4 without a journal (`recently_deleted` in the kernel's inode allocator) it made
-# the same import 3–4 × slower (2.7 s instead of 0.7 s; `perf` showed ext4_create scanning
-# inode tables). Set NOVEL_BENCH_RM=1 to remove the target before every run instead (the old
+# and on an ext4 without a journal (`recently_deleted` in the kernel's inode allocator avoids
+# inodes freed in the last 60 s, 360 s while their table block is dirty) it made the same import
+# 3–4 × slower (2.7 s instead of 0.7 s; `perf` showed ext4_create scanning inode tables). The
+# figure still depends on what the file system did in the minutes before: run it on a quiet one. Set NOVEL_BENCH_RM=1 to remove the target before every run instead (the old
 # way, to see that effect). The peak RSS is read with /usr/bin/time -v on one more run. Needs
 # hyperfine (`cargo install hyperfine`) and iconv for the GBK variant.
 set -euo pipefail
