@@ -387,6 +387,34 @@ fn refs<'t>(re: &'static OnceLock<Regex>, pat: &str, text: &'t str) -> Vec<&'t s
 /// Runs every document check and every cross-file check; returns the findings sorted.
 pub fn check_project(view: &ProjectView) -> Vec<Finding> {
     let mut out = view.preexisting.clone();
+    let valid = schema_checked(view, &mut out);
+    let broken = broken_kinds(view, &valid);
+    let registries = Registries::collect(&valid, &broken, &mut out);
+    for doc in &valid {
+        chapter_name_check(doc, &mut out);
+        document_cross_checks(doc, &registries, &mut out);
+    }
+    storyline_dir_check(
+        &view.storyline_dirs,
+        registries.storylines.as_ref(),
+        &mut out,
+    );
+    for md in &view.markdown {
+        markdown_check(md, registries.storylines.as_ref(), &mut out);
+    }
+    if !broken.contains(&FileKind::ChangelogEntry) {
+        state_follows_changelog(&valid, &mut out);
+    }
+    staged_deltas_apply(&valid, &broken, &mut out);
+
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Checks each document against its schema; returns the documents that passed (the only ones
+/// the cross-file checks read) and adds the others' findings to `out`.
+fn schema_checked<'v>(view: &'v ProjectView, out: &mut Vec<Finding>) -> Vec<&'v JsonDoc> {
     let mut valid: Vec<&JsonDoc> = Vec::new();
     for doc in &view.docs {
         let found = check_document(&doc.file, doc.kind, &doc.value);
@@ -395,355 +423,460 @@ pub fn check_project(view: &ProjectView) -> Vec<Finding> {
         }
         out.extend(found);
     }
-    // Registries of what exists (from documents that passed their schema).
-    let mut storyline_ids: Option<BTreeSet<String>> = None;
-    let mut world_rule_ids: Option<BTreeSet<String>> = None;
-    let mut ls_ids: Option<BTreeSet<String>> = None;
-    let mut contract_ids: BTreeSet<String> = BTreeSet::new();
-    // Which kinds could not be loaded (so references into them cannot be judged): documents
-    // that failed their schema, and files that are missing, unreadable or not JSON at all.
-    let broken: BTreeSet<FileKind> = view
-        .docs
+    valid
+}
+
+/// Which kinds could not be loaded (so references into them cannot be judged): documents that
+/// failed their schema, and files that are missing, unreadable or not JSON at all.
+fn broken_kinds(view: &ProjectView, valid: &[&JsonDoc]) -> BTreeSet<FileKind> {
+    view.docs
         .iter()
         .filter(|d| !valid.iter().any(|v| std::ptr::eq(*v, *d)))
         .map(|d| d.kind)
         .chain(view.failed.iter().map(|f| f.kind))
-        .collect();
+        .collect()
+}
 
-    for doc in &valid {
-        match doc.kind {
-            FileKind::Storylines => {
-                if let Some(s) = typed::<model::Storylines>(doc) {
-                    let mut ids = BTreeSet::new();
-                    let types: Vec<String> = if s.storyline_types.is_empty() {
-                        DEFAULT_STORYLINE_TYPES
-                            .iter()
-                            .map(|t| t.to_string())
-                            .collect()
-                    } else {
-                        s.storyline_types.clone()
-                    };
-                    for (i, line) in s.storylines.iter().enumerate() {
-                        if !ids.insert(line.id.clone()) {
-                            out.push(Finding::error(
-                                &doc.file,
-                                format!("/storylines/{i}/id"),
-                                "E_DUPLICATE_ID",
-                                format!("故事线 id「{}」重复", line.id),
-                            ));
-                        }
-                        if !types.contains(&line.kind) {
-                            out.push(Finding::error(
-                                &doc.file,
-                                format!("/storylines/{i}/type"),
-                                "E_STORYLINE_TYPE",
-                                format!(
-                                    "故事线类型「{}」不在 storyline_types 中（可选：{}）",
-                                    line.kind,
-                                    types.join("、")
-                                ),
-                            ));
-                        }
-                    }
-                    storyline_ids = Some(ids);
-                }
-            }
-            FileKind::WorldRules => {
-                if let Some(r) = typed::<model::WorldRules>(doc) {
-                    let mut ids = BTreeSet::new();
-                    for (i, rule) in r.rules.iter().enumerate() {
-                        if !ids.insert(rule.id.clone()) {
-                            out.push(Finding::error(
-                                &doc.file,
-                                format!("/rules/{i}/id"),
-                                "E_DUPLICATE_ID",
-                                format!("世界规则编号「{}」重复", rule.id),
-                            ));
-                        }
-                    }
-                    world_rule_ids = Some(ids);
-                }
-            }
-            FileKind::StorylineSpec => {
-                if let Some(s) = typed::<model::StorylineSpec>(doc) {
-                    let mut ids = BTreeSet::new();
-                    for (i, rule) in s.rules.iter().enumerate() {
-                        if !ids.insert(rule.id.clone()) {
-                            out.push(Finding::error(
-                                &doc.file,
-                                format!("/rules/{i}/id"),
-                                "E_DUPLICATE_ID",
-                                format!("故事线规范编号「{}」重复", rule.id),
-                            ));
-                        }
-                    }
-                    ls_ids = Some(ids);
-                }
-            }
-            FileKind::Character => {
-                if let Some(c) = typed::<model::Character>(doc) {
-                    if let Some(stem) = &doc.slug_in_name
-                        && stem != &c.id
-                    {
-                        out.push(Finding::error(
-                            &doc.file,
-                            "/id",
-                            "E_FILE_NAME",
-                            format!("角色 id「{}」与文件名「{stem}.json」不一致", c.id),
-                        ));
-                    }
-                    for (i, k) in c.contracts.iter().enumerate() {
-                        if !contract_ids.insert(k.id.clone()) {
-                            out.push(Finding::error(
-                                &doc.file,
-                                format!("/contracts/{i}/id"),
-                                "E_DUPLICATE_ID",
-                                format!("角色契约编号「{}」在项目中重复", k.id),
-                            ));
-                        }
+/// Registries of what exists (from documents that passed their schema), for the reference
+/// checks. `None` = the registry file is broken: references into it cannot be judged.
+struct Registries {
+    storylines: Option<BTreeSet<String>>,
+    world_rules: Option<BTreeSet<String>>,
+    storyline_spec: Option<BTreeSet<String>>,
+    contracts: Option<BTreeSet<String>>,
+}
+
+impl Registries {
+    /// Reads the ids each registry document declares, reporting duplicates (and a character
+    /// file whose name is not its id) into `out`.
+    fn collect(valid: &[&JsonDoc], broken: &BTreeSet<FileKind>, out: &mut Vec<Finding>) -> Self {
+        let mut storylines: Option<BTreeSet<String>> = None;
+        let mut world_rules: Option<BTreeSet<String>> = None;
+        let mut storyline_spec: Option<BTreeSet<String>> = None;
+        let mut contracts: BTreeSet<String> = BTreeSet::new();
+        for doc in valid {
+            match doc.kind {
+                FileKind::Storylines => {
+                    if let Some(s) = typed::<model::Storylines>(doc) {
+                        storylines = Some(storyline_registry(&doc.file, &s, out));
                     }
                 }
+                FileKind::WorldRules => {
+                    if let Some(r) = typed::<model::WorldRules>(doc) {
+                        let ids = r.rules.iter().map(|rule| rule.id.as_str());
+                        world_rules = Some(unique_ids(&doc.file, ids, "世界规则编号", out));
+                    }
+                }
+                FileKind::StorylineSpec => {
+                    if let Some(s) = typed::<model::StorylineSpec>(doc) {
+                        let ids = s.rules.iter().map(|rule| rule.id.as_str());
+                        storyline_spec = Some(unique_ids(&doc.file, ids, "故事线规范编号", out));
+                    }
+                }
+                FileKind::Character => {
+                    if let Some(c) = typed::<model::Character>(doc) {
+                        character_registry(doc, &c, &mut contracts, out);
+                    }
+                }
+                _ => {}
             }
-            _ => {}
         }
-    }
-    let characters_broken = broken.contains(&FileKind::Character);
-    // An absent registry file means nothing can be referenced; a broken one means we cannot tell.
-    let or_empty = |set: Option<BTreeSet<String>>, kind: FileKind| match set {
-        None if broken.contains(&kind) => None,
-        None => Some(BTreeSet::new()),
-        some => some,
-    };
-    let storyline_ids = or_empty(storyline_ids, FileKind::Storylines);
-    let world_rule_ids = or_empty(world_rule_ids, FileKind::WorldRules);
-    let ls_ids = or_empty(ls_ids, FileKind::StorylineSpec);
-
-    // Per-document cross checks.
-    for doc in &valid {
-        chapter_name_check(doc, &mut out);
-        let file = doc.file.as_str();
-        let storyline_ref = |pointer: String, id: &str, out: &mut Vec<Finding>| {
-            if !is_slug(id) {
-                out.push(Finding::error(
-                    file,
-                    pointer,
-                    "E_SLUG",
-                    format!("故事线 id「{id}」不是 slug（小写英文、数字、- 或 _）"),
-                ));
-            } else if let Some(ids) = &storyline_ids
-                && !ids.contains(id)
-            {
-                out.push(Finding::error(
-                    file,
-                    pointer,
-                    "E_REF_STORYLINE",
-                    format!("引用了不存在的故事线「{id}」（storylines/storylines.json 中没有）"),
-                ));
-            }
+        // An absent registry file means nothing can be referenced; a broken one means we
+        // cannot tell.
+        let or_empty = |set: Option<BTreeSet<String>>, kind: FileKind| match set {
+            None if broken.contains(&kind) => None,
+            None => Some(BTreeSet::new()),
+            some => some,
         };
-        match doc.kind {
-            FileKind::Storylines => {
-                if let Some(s) = typed::<model::Storylines>(doc) {
-                    for (i, r) in s.relationships.iter().enumerate() {
-                        storyline_ref(format!("/relationships/{i}/from"), &r.from, &mut out);
-                        storyline_ref(format!("/relationships/{i}/to"), &r.to, &mut out);
-                    }
-                }
-            }
-            FileKind::StorylineSchedule => {
-                if let Some(s) = typed::<model::StorylineSchedule>(doc) {
-                    if let Some(v) = doc.volume_in_path
-                        && v != s.volume
-                    {
-                        out.push(Finding::error(
-                            file,
-                            "/volume",
-                            "E_FILE_NAME",
-                            format!("volume 为 {}，但文件位于第 {v} 卷目录", s.volume),
-                        ));
-                    }
-                    if let Some([a, b]) = s.chapter_range
-                        && a > b
-                    {
-                        out.push(Finding::error(
-                            file,
-                            "/chapter_range",
-                            "E_RANGE",
-                            format!("章节范围 [{a}, {b}] 起点大于终点"),
-                        ));
-                    }
-                    for (i, a) in s.active_storylines.iter().enumerate() {
-                        storyline_ref(
-                            format!("/active_storylines/{i}/storyline_id"),
-                            &a.storyline_id,
-                            &mut out,
-                        );
-                    }
-                    for (i, e) in s.convergence_events.iter().enumerate() {
-                        let [a, b] = e.chapter_range;
-                        if a > b {
-                            out.push(Finding::error(
-                                file,
-                                format!("/convergence_events/{i}/chapter_range"),
-                                "E_RANGE",
-                                format!("交汇事件章节范围 [{a}, {b}] 起点大于终点"),
-                            ));
-                        }
-                        for (j, id) in e.involved_storylines.iter().enumerate() {
-                            storyline_ref(
-                                format!("/convergence_events/{i}/involved_storylines/{j}"),
-                                id,
-                                &mut out,
-                            );
-                        }
-                    }
-                    for (j, id) in s.dormant_storylines.iter().enumerate() {
-                        storyline_ref(format!("/dormant_storylines/{j}"), id, &mut out);
-                    }
-                    for (j, id) in s.newly_activated.iter().enumerate() {
-                        storyline_ref(format!("/newly_activated/{j}"), id, &mut out);
-                    }
-                }
-            }
-            FileKind::ChapterContract => {
-                if let Some(c) = typed::<model::ChapterContract>(doc) {
-                    if let Some(id) = &c.storyline_id {
-                        storyline_ref("/storyline_id".into(), id, &mut out);
-                    }
-                    if let Some(h) = &c.transition_hint
-                        && let Some(id) = &h.next_storyline
-                    {
-                        storyline_ref("/transition_hint/next_storyline".into(), id, &mut out);
-                    }
-                    if let Some(ctx) = &c.storyline_context {
-                        for key in ctx.concurrent_state.keys() {
-                            storyline_ref(
-                                format!("/storyline_context/concurrent_state/{}", escape(key)),
-                                key,
-                                &mut out,
-                            );
-                        }
-                    }
-                    contract_refs(
-                        doc,
-                        &c,
-                        world_rule_ids.as_ref(),
-                        ls_ids.as_ref(),
-                        (!characters_broken).then_some(&contract_ids),
-                        &mut out,
-                    );
-                }
-            }
-            FileKind::StateDelta => {
-                if let Some(d) = typed::<model::StateDelta>(doc) {
-                    storyline_ref("/storyline_id".into(), &d.storyline_id, &mut out);
-                }
-            }
-            FileKind::ForeshadowingGlobal => {
-                if let Some(f) = typed::<model::ForeshadowingGlobal>(doc) {
-                    let mut seen = BTreeSet::new();
-                    for (i, item) in f.foreshadowing.iter().enumerate() {
-                        if !seen.insert(item.id.clone()) {
-                            out.push(Finding::error(
-                                file,
-                                format!("/foreshadowing/{i}/id"),
-                                "E_DUPLICATE_ID",
-                                format!("伏笔 id「{}」重复", item.id),
-                            ));
-                        }
-                        if let Some(id) = &item.planted_storyline {
-                            storyline_ref(
-                                format!("/foreshadowing/{i}/planted_storyline"),
-                                id,
-                                &mut out,
-                            );
-                        }
-                    }
-                }
-            }
-            FileKind::VolumeForeshadowing => {
-                if let Some(f) = typed::<model::VolumeForeshadowing>(doc) {
-                    if let Some(v) = doc.volume_in_path
-                        && v != f.volume
-                    {
-                        out.push(Finding::error(
-                            file,
-                            "/volume",
-                            "E_FILE_NAME",
-                            format!("volume 为 {}，但文件位于第 {v} 卷目录", f.volume),
-                        ));
-                    }
-                    for (i, item) in f.foreshadowing.iter().enumerate() {
-                        if let Some(id) = &item.storyline_id {
-                            storyline_ref(format!("/foreshadowing/{i}/storyline_id"), id, &mut out);
-                        }
-                    }
-                }
-            }
-            FileKind::CurrentState => {
-                for section in ["characters", "items", "locations", "factions"] {
-                    if let Some(map) = doc.value.get(section).and_then(Value::as_object) {
-                        for key in map.keys() {
-                            if !is_slug(key) {
-                                out.push(Finding::error(
-                                    file,
-                                    format!("/{section}/{}", escape(key)),
-                                    "E_SLUG",
-                                    format!(
-                                        "「{key}」不是 slug：state 的实体键必须用 slug（如 lin-feng），显示名写在角色档案里"
-                                    ),
-                                ));
-                            }
-                        }
-                    }
-                }
-            }
-            FileKind::Evaluation => {
-                if let Some(e) = typed::<model::Evaluation>(doc) {
-                    evaluation_weights(file, &e, &mut out);
-                }
-            }
-            FileKind::Checkpoint => {
-                if let Some(c) = typed::<model::Checkpoint>(doc) {
-                    checkpoint_coherence(file, &c, &mut out);
-                }
-            }
-            FileKind::Settings => {
-                if let Some(s) = typed::<model::Settings>(doc) {
-                    if s.chapter_length.min > s.chapter_length.max {
-                        out.push(Finding::error(
-                            file,
-                            "/chapter_length",
-                            "E_RANGE",
-                            "chapter_length.min 大于 max".to_string(),
-                        ));
-                    }
-                    let g = &s.gate;
-                    if !(g.pass >= g.polish && g.polish >= g.revise && g.revise >= g.pause) {
-                        out.push(Finding::error(
-                            file,
-                            "/gate",
-                            "E_RANGE",
-                            "门控阈值应满足 pass ≥ polish ≥ revise ≥ pause".to_string(),
-                        ));
-                    }
-                    let sum = g.weights.sum();
-                    if (sum - 1.0).abs() > 0.005 {
-                        out.push(Finding::error(
-                            file,
-                            "/gate/weights",
-                            "E_WEIGHTS",
-                            format!("8 个维度的权重之和为 {sum:.3}，应为 1.0"),
-                        ));
-                    }
-                }
-            }
-            _ => {}
+        Registries {
+            storylines: or_empty(storylines, FileKind::Storylines),
+            world_rules: or_empty(world_rules, FileKind::WorldRules),
+            storyline_spec: or_empty(storyline_spec, FileKind::StorylineSpec),
+            contracts: (!broken.contains(&FileKind::Character)).then_some(contracts),
         }
     }
+}
 
-    // Storyline memory directories must be slugs and known storylines.
-    for dir in &view.storyline_dirs {
+/// The storyline ids of `storylines.json`; reports duplicate ids and types outside
+/// `storyline_types` (the defaults when that list is empty).
+fn storyline_registry(
+    file: &str,
+    s: &model::Storylines,
+    out: &mut Vec<Finding>,
+) -> BTreeSet<String> {
+    let mut ids = BTreeSet::new();
+    let types: Vec<String> = if s.storyline_types.is_empty() {
+        DEFAULT_STORYLINE_TYPES
+            .iter()
+            .map(|t| t.to_string())
+            .collect()
+    } else {
+        s.storyline_types.clone()
+    };
+    for (i, line) in s.storylines.iter().enumerate() {
+        if !ids.insert(line.id.clone()) {
+            out.push(Finding::error(
+                file,
+                format!("/storylines/{i}/id"),
+                "E_DUPLICATE_ID",
+                format!("故事线 id「{}」重复", line.id),
+            ));
+        }
+        if !types.contains(&line.kind) {
+            out.push(Finding::error(
+                file,
+                format!("/storylines/{i}/type"),
+                "E_STORYLINE_TYPE",
+                format!(
+                    "故事线类型「{}」不在 storyline_types 中（可选：{}）",
+                    line.kind,
+                    types.join("、")
+                ),
+            ));
+        }
+    }
+    ids
+}
+
+/// The ids of a `rules` list (world rules, storyline spec); reports each repeated id at its
+/// `/rules/<i>/id`, naming it as `what`.
+fn unique_ids<'a>(
+    file: &str,
+    ids: impl Iterator<Item = &'a str>,
+    what: &str,
+    out: &mut Vec<Finding>,
+) -> BTreeSet<String> {
+    let mut seen = BTreeSet::new();
+    for (i, id) in ids.enumerate() {
+        if !seen.insert(id.to_string()) {
+            out.push(Finding::error(
+                file,
+                format!("/rules/{i}/id"),
+                "E_DUPLICATE_ID",
+                format!("{what}「{id}」重复"),
+            ));
+        }
+    }
+    seen
+}
+
+/// Checks a character file's name against its id and adds its contract ids to the
+/// project-wide set `contracts`, reporting ids already taken.
+fn character_registry(
+    doc: &JsonDoc,
+    c: &model::Character,
+    contracts: &mut BTreeSet<String>,
+    out: &mut Vec<Finding>,
+) {
+    if let Some(stem) = &doc.slug_in_name
+        && stem != &c.id
+    {
+        out.push(Finding::error(
+            &doc.file,
+            "/id",
+            "E_FILE_NAME",
+            format!("角色 id「{}」与文件名「{stem}.json」不一致", c.id),
+        ));
+    }
+    for (i, k) in c.contracts.iter().enumerate() {
+        if !contracts.insert(k.id.clone()) {
+            out.push(Finding::error(
+                &doc.file,
+                format!("/contracts/{i}/id"),
+                "E_DUPLICATE_ID",
+                format!("角色契约编号「{}」在项目中重复", k.id),
+            ));
+        }
+    }
+}
+
+/// Checks storyline ids referenced from one file: each must be a slug and (when the registry
+/// could be read) a storyline of `storylines.json`.
+struct StorylineRefs<'a> {
+    file: &'a str,
+    known: Option<&'a BTreeSet<String>>,
+}
+
+impl StorylineRefs<'_> {
+    /// Reports `id` at `pointer` if it is not a slug or not a known storyline.
+    fn check(&self, pointer: String, id: &str, out: &mut Vec<Finding>) {
+        if !is_slug(id) {
+            out.push(Finding::error(
+                self.file,
+                pointer,
+                "E_SLUG",
+                format!("故事线 id「{id}」不是 slug（小写英文、数字、- 或 _）"),
+            ));
+        } else if let Some(ids) = self.known
+            && !ids.contains(id)
+        {
+            out.push(Finding::error(
+                self.file,
+                pointer,
+                "E_REF_STORYLINE",
+                format!("引用了不存在的故事线「{id}」（storylines/storylines.json 中没有）"),
+            ));
+        }
+    }
+}
+
+/// The cross checks of one schema-valid document, by kind: its references and the
+/// constraints between its own fields that the schema cannot express.
+fn document_cross_checks(doc: &JsonDoc, reg: &Registries, out: &mut Vec<Finding>) {
+    let file = doc.file.as_str();
+    let refs = StorylineRefs {
+        file,
+        known: reg.storylines.as_ref(),
+    };
+    match doc.kind {
+        FileKind::Storylines => {
+            if let Some(s) = typed::<model::Storylines>(doc) {
+                for (i, r) in s.relationships.iter().enumerate() {
+                    refs.check(format!("/relationships/{i}/from"), &r.from, out);
+                    refs.check(format!("/relationships/{i}/to"), &r.to, out);
+                }
+            }
+        }
+        FileKind::StorylineSchedule => {
+            if let Some(s) = typed::<model::StorylineSchedule>(doc) {
+                schedule_check(doc, &s, &refs, out);
+            }
+        }
+        FileKind::ChapterContract => {
+            if let Some(c) = typed::<model::ChapterContract>(doc) {
+                contract_storyline_refs(&c, &refs, out);
+                contract_refs(
+                    doc,
+                    &c,
+                    reg.world_rules.as_ref(),
+                    reg.storyline_spec.as_ref(),
+                    reg.contracts.as_ref(),
+                    out,
+                );
+            }
+        }
+        FileKind::StateDelta => {
+            if let Some(d) = typed::<model::StateDelta>(doc) {
+                refs.check("/storyline_id".into(), &d.storyline_id, out);
+            }
+        }
+        FileKind::ForeshadowingGlobal => {
+            if let Some(f) = typed::<model::ForeshadowingGlobal>(doc) {
+                global_foreshadowing_check(&f, &refs, out);
+            }
+        }
+        FileKind::VolumeForeshadowing => {
+            if let Some(f) = typed::<model::VolumeForeshadowing>(doc) {
+                volume_foreshadowing_check(doc, &f, &refs, out);
+            }
+        }
+        FileKind::CurrentState => state_keys_check(doc, out),
+        FileKind::Evaluation => {
+            if let Some(e) = typed::<model::Evaluation>(doc) {
+                evaluation_weights(file, &e, out);
+            }
+        }
+        FileKind::Checkpoint => {
+            if let Some(c) = typed::<model::Checkpoint>(doc) {
+                checkpoint_coherence(file, &c, out);
+            }
+        }
+        FileKind::Settings => {
+            if let Some(s) = typed::<model::Settings>(doc) {
+                settings_check(file, &s, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A `volume` field must match the `vol-NN` directory the file sits in.
+fn volume_matches_dir(doc: &JsonDoc, volume: u32, out: &mut Vec<Finding>) {
+    if let Some(v) = doc.volume_in_path
+        && v != volume
+    {
+        out.push(Finding::error(
+            &doc.file,
+            "/volume",
+            "E_FILE_NAME",
+            format!("volume 为 {volume}，但文件位于第 {v} 卷目录"),
+        ));
+    }
+}
+
+/// A storyline schedule: its volume, its chapter ranges and every storyline it names.
+fn schedule_check(
+    doc: &JsonDoc,
+    s: &model::StorylineSchedule,
+    refs: &StorylineRefs<'_>,
+    out: &mut Vec<Finding>,
+) {
+    let file = doc.file.as_str();
+    volume_matches_dir(doc, s.volume, out);
+    if let Some([a, b]) = s.chapter_range
+        && a > b
+    {
+        out.push(Finding::error(
+            file,
+            "/chapter_range",
+            "E_RANGE",
+            format!("章节范围 [{a}, {b}] 起点大于终点"),
+        ));
+    }
+    for (i, a) in s.active_storylines.iter().enumerate() {
+        refs.check(
+            format!("/active_storylines/{i}/storyline_id"),
+            &a.storyline_id,
+            out,
+        );
+    }
+    for (i, e) in s.convergence_events.iter().enumerate() {
+        let [a, b] = e.chapter_range;
+        if a > b {
+            out.push(Finding::error(
+                file,
+                format!("/convergence_events/{i}/chapter_range"),
+                "E_RANGE",
+                format!("交汇事件章节范围 [{a}, {b}] 起点大于终点"),
+            ));
+        }
+        for (j, id) in e.involved_storylines.iter().enumerate() {
+            refs.check(
+                format!("/convergence_events/{i}/involved_storylines/{j}"),
+                id,
+                out,
+            );
+        }
+    }
+    for (j, id) in s.dormant_storylines.iter().enumerate() {
+        refs.check(format!("/dormant_storylines/{j}"), id, out);
+    }
+    for (j, id) in s.newly_activated.iter().enumerate() {
+        refs.check(format!("/newly_activated/{j}"), id, out);
+    }
+}
+
+/// The storylines a chapter contract names: its own, the next one it hints at, and the keys
+/// of its concurrent state.
+fn contract_storyline_refs(
+    c: &model::ChapterContract,
+    refs: &StorylineRefs<'_>,
+    out: &mut Vec<Finding>,
+) {
+    if let Some(id) = &c.storyline_id {
+        refs.check("/storyline_id".into(), id, out);
+    }
+    if let Some(h) = &c.transition_hint
+        && let Some(id) = &h.next_storyline
+    {
+        refs.check("/transition_hint/next_storyline".into(), id, out);
+    }
+    if let Some(ctx) = &c.storyline_context {
+        for key in ctx.concurrent_state.keys() {
+            refs.check(
+                format!("/storyline_context/concurrent_state/{}", escape(key)),
+                key,
+                out,
+            );
+        }
+    }
+}
+
+/// The global foreshadowing list: unique ids, and known storylines where planted.
+fn global_foreshadowing_check(
+    f: &model::ForeshadowingGlobal,
+    refs: &StorylineRefs<'_>,
+    out: &mut Vec<Finding>,
+) {
+    let mut seen = BTreeSet::new();
+    for (i, item) in f.foreshadowing.iter().enumerate() {
+        if !seen.insert(item.id.clone()) {
+            out.push(Finding::error(
+                refs.file,
+                format!("/foreshadowing/{i}/id"),
+                "E_DUPLICATE_ID",
+                format!("伏笔 id「{}」重复", item.id),
+            ));
+        }
+        if let Some(id) = &item.planted_storyline {
+            refs.check(format!("/foreshadowing/{i}/planted_storyline"), id, out);
+        }
+    }
+}
+
+/// A volume's foreshadowing plan: its volume, and the storylines its items belong to.
+fn volume_foreshadowing_check(
+    doc: &JsonDoc,
+    f: &model::VolumeForeshadowing,
+    refs: &StorylineRefs<'_>,
+    out: &mut Vec<Finding>,
+) {
+    volume_matches_dir(doc, f.volume, out);
+    for (i, item) in f.foreshadowing.iter().enumerate() {
+        if let Some(id) = &item.storyline_id {
+            refs.check(format!("/foreshadowing/{i}/storyline_id"), id, out);
+        }
+    }
+}
+
+/// The entity keys of the state file must be slugs (display names live in the character
+/// files).
+fn state_keys_check(doc: &JsonDoc, out: &mut Vec<Finding>) {
+    for section in ["characters", "items", "locations", "factions"] {
+        if let Some(map) = doc.value.get(section).and_then(Value::as_object) {
+            for key in map.keys() {
+                if !is_slug(key) {
+                    out.push(Finding::error(
+                        &doc.file,
+                        format!("/{section}/{}", escape(key)),
+                        "E_SLUG",
+                        format!(
+                            "「{key}」不是 slug：state 的实体键必须用 slug（如 lin-feng），显示名写在角色档案里"
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+}
+
+/// The settings' ranges: chapter length, ordered gate thresholds, weights summing to 1.
+fn settings_check(file: &str, s: &model::Settings, out: &mut Vec<Finding>) {
+    if s.chapter_length.min > s.chapter_length.max {
+        out.push(Finding::error(
+            file,
+            "/chapter_length",
+            "E_RANGE",
+            "chapter_length.min 大于 max".to_string(),
+        ));
+    }
+    let g = &s.gate;
+    if !(g.pass >= g.polish && g.polish >= g.revise && g.revise >= g.pause) {
+        out.push(Finding::error(
+            file,
+            "/gate",
+            "E_RANGE",
+            "门控阈值应满足 pass ≥ polish ≥ revise ≥ pause".to_string(),
+        ));
+    }
+    let sum = g.weights.sum();
+    if (sum - 1.0).abs() > 0.005 {
+        out.push(Finding::error(
+            file,
+            "/gate/weights",
+            "E_WEIGHTS",
+            format!("8 个维度的权重之和为 {sum:.3}，应为 1.0"),
+        ));
+    }
+}
+
+/// Storyline memory directories must be slugs and known storylines.
+fn storyline_dir_check(
+    dirs: &[String],
+    storylines: Option<&BTreeSet<String>>,
+    out: &mut Vec<Finding>,
+) {
+    for dir in dirs {
         let file = format!("storylines/{dir}/");
         if !is_slug(dir) {
             out.push(Finding::error(
@@ -752,7 +885,7 @@ pub fn check_project(view: &ProjectView) -> Vec<Finding> {
                 "E_SLUG",
                 format!("故事线目录名「{dir}」不是 slug"),
             ));
-        } else if let Some(ids) = &storyline_ids
+        } else if let Some(ids) = storylines
             && !ids.contains(dir)
         {
             out.push(Finding::warning(
@@ -763,18 +896,6 @@ pub fn check_project(view: &ProjectView) -> Vec<Finding> {
             ));
         }
     }
-
-    for md in &view.markdown {
-        markdown_check(md, storyline_ids.as_ref(), &mut out);
-    }
-    if !broken.contains(&FileKind::ChangelogEntry) {
-        state_follows_changelog(&valid, &mut out);
-    }
-    staged_deltas_apply(&valid, &broken, &mut out);
-
-    out.sort();
-    out.dedup();
-    out
 }
 
 /// The state file is what its changelog replays to: its `state_version` is the last line's

@@ -394,11 +394,90 @@ pub fn committed_chapters(project: &Project) -> Vec<u32> {
 /// Gathers the status. `count` is the platform 字数 of a chapter's text (`novel_text::count`).
 pub fn gather(project: &Project, count: &dyn Fn(&str) -> usize) -> Status {
     let mut problems = Problems::default();
-    let settings = crate::settings::load(project).unwrap_or_else(|e| {
+    let settings = load_settings(project, &mut problems);
+    let cp = read_checkpoint(project, &mut problems);
+    let committed = chapter_numbers(project, "chapters", ".md");
+    let journal = interrupted_commit(project, &mut problems);
+    let last = cp
+        .as_ref()
+        .map_or(committed.last().copied().unwrap_or(0), |c| {
+            c.last_completed_chapter
+        });
+    if let Some(c) = &cp {
+        checkpoint_against_chapters(c, &committed, journal.is_some(), &mut problems);
+    }
+    current_state_check(project, &mut problems);
+    let weights = &settings.gate.weights;
+    let figures = chapter_figures(project, &committed, count, &mut problems, true, weights);
+    let current = cp.as_ref().map(|c| c.current_volume.max(1));
+    let spans = volume_spans(project, current, &mut problems);
+    let span = current.and_then(|v| spans.iter().find(|(w, _)| *w == v).map(|(_, s)| s.clone()));
+    let chars = chars_per_volume(&spans, current, &committed, &figures);
+    let scores = score_summary(&committed, &figures.chapters);
+    let span_start = span.as_ref().map(|s| s.range[0]);
+    let rhythm = storyline_status(
+        project,
+        current,
+        &committed,
+        &figures,
+        last,
+        span_start,
+        &mut problems,
+    );
+    let foreshadowing = foreshadowing_summary(project, last, &mut problems);
+    let skipped = skipped_chapters(project, &mut problems);
+    let (lock_state, lock_json) = lock_status(project, &settings);
+    let style_drift = load::<StyleDrift>(project, layout::STYLE_DRIFT, &mut problems);
+    let due = cp
+        .as_ref()
+        .map_or_else(Vec::new, |c| reviews_due(project, c));
+    let span_end = span.as_ref().map(|s| s.range[1]);
+    let open = foreshadowing.open;
+    Status {
+        headline: headline(current, last, span_end, chars.total, scores.average, open),
+        title: settings.title.clone(),
+        state: cp.as_ref().map(|c| c.orchestrator_state),
+        state_label: cp.as_ref().map(|c| state_name(c.orchestrator_state)),
+        stage: cp.as_ref().and_then(|c| c.pipeline_stage),
+        stage_label: stage_name(cp.as_ref().and_then(|c| c.pipeline_stage)),
+        volume: volume_status(current, span.as_ref(), last),
+        last_completed_chapter: cp.as_ref().map(|c| c.last_completed_chapter),
+        inflight: cp.as_ref().and_then(inflight_of),
+        error: cp.as_ref().and_then(|c| c.error.clone()),
+        chars,
+        average_score: scores.average,
+        scores,
+        storylines: rhythm,
+        foreshadowing,
+        pending_actions: cp
+            .as_ref()
+            .map(|c| c.pending_actions.clone())
+            .unwrap_or_default(),
+        lock: lock_json,
+        lock_state,
+        interrupted_commit: journal,
+        style_drift,
+        pipeline: figures.pipeline,
+        reviews: Reviews { due },
+        recommend_rebuild: skipped.len() >= SKIPPED_REBUILD_THRESHOLD,
+        skipped_chapters: skipped,
+        chapters_committed: committed.len(),
+        checkpoint: cp,
+        problems: problems.0,
+    }
+}
+
+/// The settings, or the defaults (with a problem) when they cannot be loaded.
+fn load_settings(project: &Project, problems: &mut Problems) -> Settings {
+    crate::settings::load(project).unwrap_or_else(|e| {
         problems.push(e.to_string());
         Settings::default()
-    });
-    let cp: Option<Checkpoint> = match read_text(&project.path(layout::CHECKPOINT)) {
+    })
+}
+
+/// The checkpoint, or `None` (with a problem) when it cannot be read or parsed.
+fn read_checkpoint(project: &Project, problems: &mut Problems) -> Option<Checkpoint> {
+    match read_text(&project.path(layout::CHECKPOINT)) {
         Ok(t) => match serde_json::from_str(&t) {
             Ok(cp) => Some(cp),
             Err(e) => {
@@ -410,52 +489,60 @@ pub fn gather(project: &Project, count: &dyn Fn(&str) -> usize) -> Status {
             problems.push(format!("断点文件 .checkpoint.json 无法读取：{e}"));
             None
         }
-    };
-    let committed = chapter_numbers(project, "chapters", ".md");
-    let committed_set: BTreeSet<u32> = committed.iter().copied().collect();
-    let journal = match tx::read_journal(project) {
+    }
+}
+
+/// The chapter of an interrupted commit (the journal's), if any.
+fn interrupted_commit(project: &Project, problems: &mut Problems) -> Option<u32> {
+    match tx::read_journal(project) {
         Ok(j) => j.map(|j| j.chapter),
         Err(e) => {
             problems.push(format!("提交日志无法读取：{e}"));
             None
         }
-    };
-    let last = cp
-        .as_ref()
-        .map_or(committed.last().copied().unwrap_or(0), |c| {
-            c.last_completed_chapter
-        });
-
-    // The checkpoint against the chapters on disk.
-    if let Some(c) = &cp {
-        let missing: Vec<u32> = (1..=c.last_completed_chapter)
-            .filter(|n| !committed_set.contains(n))
-            .collect();
-        let recover = if journal.is_some() {
-            "（有被中断的提交：先运行 novel chapter recover）"
-        } else {
-            ""
-        };
-        if !missing.is_empty() {
-            problems.push(format!(
-                "断点记录已完成到第 {} 章，但 chapters/ 里没有{}{recover}",
-                c.last_completed_chapter,
-                chapter_list(&missing)
-            ));
-        }
-        let extra: Vec<u32> = committed
-            .iter()
-            .copied()
-            .filter(|n| *n > c.last_completed_chapter)
-            .collect();
-        if !extra.is_empty() && journal.is_none() {
-            problems.push(format!(
-                "chapters/ 里有{}，但断点只记录到第 {} 章",
-                chapter_list(&extra),
-                c.last_completed_chapter
-            ));
-        }
     }
+}
+
+/// The checkpoint against the chapters on disk: chapters it counts as done but missing, and
+/// chapters beyond it (expected only while a commit is interrupted).
+fn checkpoint_against_chapters(
+    c: &Checkpoint,
+    committed: &[u32],
+    interrupted: bool,
+    problems: &mut Problems,
+) {
+    let committed_set: BTreeSet<u32> = committed.iter().copied().collect();
+    let missing: Vec<u32> = (1..=c.last_completed_chapter)
+        .filter(|n| !committed_set.contains(n))
+        .collect();
+    let recover = if interrupted {
+        "（有被中断的提交：先运行 novel chapter recover）"
+    } else {
+        ""
+    };
+    if !missing.is_empty() {
+        problems.push(format!(
+            "断点记录已完成到第 {} 章，但 chapters/ 里没有{}{recover}",
+            c.last_completed_chapter,
+            chapter_list(&missing)
+        ));
+    }
+    let extra: Vec<u32> = committed
+        .iter()
+        .copied()
+        .filter(|n| *n > c.last_completed_chapter)
+        .collect();
+    if !extra.is_empty() && !interrupted {
+        problems.push(format!(
+            "chapters/ 里有{}，但断点只记录到第 {} 章",
+            chapter_list(&extra),
+            c.last_completed_chapter
+        ));
+    }
+}
+
+/// The state file must be readable and parse.
+fn current_state_check(project: &Project, problems: &mut Problems) {
     if let Err(e) = read_text(&project.path(layout::CURRENT_STATE))
         .map_err(|e| e.to_string())
         .and_then(|t| {
@@ -464,22 +551,15 @@ pub fn gather(project: &Project, count: &dyn Fn(&str) -> usize) -> Status {
     {
         problems.push(format!("状态文件 {} {e}", layout::CURRENT_STATE));
     }
+}
 
-    let Figures {
-        chapters: figures,
-        pipeline,
-        counted_from_text,
-    } = chapter_figures(
-        project,
-        &committed,
-        count,
-        &mut problems,
-        true,
-        &settings.gate.weights,
-    );
-
-    // Volumes: the current one's span, and every known one for 字数 per volume.
-    let current = cp.as_ref().map(|c| c.current_volume.max(1));
+/// The span of every known volume (and of the `current` one even without a directory), for
+/// the current volume's range and 字数 per volume.
+fn volume_spans(
+    project: &Project,
+    current: Option<u32>,
+    problems: &mut Problems,
+) -> Vec<(u32, VolumeSpan)> {
     let mut span_problems = Vec::new();
     let mut spans: Vec<(u32, VolumeSpan)> = Vec::new();
     let mut vols = volume_numbers(project);
@@ -495,8 +575,17 @@ pub fn gather(project: &Project, count: &dyn Fn(&str) -> usize) -> Status {
         }
     }
     problems.extend(span_problems);
-    let current_span =
-        current.and_then(|v| spans.iter().find(|(w, _)| *w == v).map(|(_, s)| s.clone()));
+    spans
+}
+
+/// 字数 in total and per volume (a chapter belongs to the last volume starting at or before
+/// it).
+fn chars_per_volume(
+    spans: &[(u32, VolumeSpan)],
+    current: Option<u32>,
+    committed: &[u32],
+    figures: &Figures,
+) -> Chars {
     let volume_of = |c: u32| -> u32 {
         spans
             .iter()
@@ -511,16 +600,31 @@ pub fn gather(project: &Project, count: &dyn Fn(&str) -> usize) -> Status {
     };
     let mut per_volume: BTreeMap<u32, (usize, u64)> = BTreeMap::new();
     let mut total = 0u64;
-    for &n in &committed {
-        let f = &figures[&n];
+    for &n in committed {
+        let f = &figures.chapters[&n];
         let chars = f.chars.unwrap_or(0);
         total += chars;
         let e = per_volume.entry(volume_of(n)).or_default();
         e.0 += 1;
         e.1 += chars;
     }
+    let per_volume: Vec<VolumeChars> = per_volume
+        .into_iter()
+        .map(|(volume, (chapters, chars))| VolumeChars {
+            volume,
+            chapters,
+            chars,
+        })
+        .collect();
+    Chars {
+        total,
+        per_volume,
+        counted_from_text: figures.counted_from_text,
+    }
+}
 
-    // Scores.
+/// The scores of the committed chapters: average, the recent ones and their trend.
+fn score_summary(committed: &[u32], figures: &BTreeMap<u32, ChapterFigures>) -> Scores {
     let scored: Vec<ScoredChapter> = committed
         .iter()
         .filter_map(|n| {
@@ -541,44 +645,49 @@ pub fn gather(project: &Project, count: &dyn Fn(&str) -> usize) -> Status {
         .skip(scored.len().saturating_sub(RECENT_SCORES))
         .cloned()
         .collect();
-    let scores = Scores {
+    Scores {
         average,
         scored_chapters: scored.len(),
         trend: trend(&recent.iter().map(|s| s.score).collect::<Vec<_>>()),
         recent,
-    };
+    }
+}
 
-    // Storylines and their rhythm against the current schedule.
-    let storylines = load::<Storylines>(project, layout::STORYLINES, &mut problems);
+/// Storylines and their rhythm against the current volume's schedule (`span_start` = the
+/// volume's first chapter).
+fn storyline_status(
+    project: &Project,
+    current: Option<u32>,
+    committed: &[u32],
+    figures: &Figures,
+    last: u32,
+    span_start: Option<u32>,
+    problems: &mut Problems,
+) -> Vec<StorylineRhythm> {
+    let storylines = load::<Storylines>(project, layout::STORYLINES, problems);
     let schedule = current.and_then(|v| {
         load::<StorylineSchedule>(
             project,
             &format!("{}/storyline-schedule.json", layout::volume_dir(v)),
-            &mut problems,
+            problems,
         )
     });
     let appearances: BTreeMap<u32, String> = committed
         .iter()
-        .filter_map(|n| figures[n].storyline.clone().map(|s| (*n, s)))
+        .filter_map(|n| figures.chapters[n].storyline.clone().map(|s| (*n, s)))
         .collect();
-    let rhythm = storylines.as_ref().map_or_else(Vec::new, |s| {
-        storyline_rhythm(
-            s,
-            schedule.as_ref(),
-            &appearances,
-            last,
-            current_span.as_ref().map(|s| s.range[0]),
-        )
-    });
+    storylines.as_ref().map_or_else(Vec::new, |s| {
+        storyline_rhythm(s, schedule.as_ref(), &appearances, last, span_start)
+    })
+}
 
-    // Foreshadowing.
+/// Open foreshadowing, and the ids overdue at chapter `last` (sorted).
+fn foreshadowing_summary(project: &Project, last: u32, problems: &mut Problems) -> Foreshadowing {
     let mut foreshadowing = Foreshadowing {
         open: 0,
         overdue: Vec::new(),
     };
-    if let Some(g) =
-        load::<ForeshadowingGlobal>(project, layout::FORESHADOWING_GLOBAL, &mut problems)
-    {
+    if let Some(g) = load::<ForeshadowingGlobal>(project, layout::FORESHADOWING_GLOBAL, problems) {
         for f in &g.foreshadowing {
             if f.status != ForeshadowStatus::Resolved {
                 foreshadowing.open += 1;
@@ -589,82 +698,43 @@ pub fn gather(project: &Project, count: &dyn Fn(&str) -> usize) -> Status {
         }
         foreshadowing.overdue.sort();
     }
+    foreshadowing
+}
 
-    let skipped = tx::skipped_deltas(project).unwrap_or_else(|e| {
+/// The chapters whose deltas were skipped (the changelog says which).
+fn skipped_chapters(project: &Project, problems: &mut Problems) -> Vec<u32> {
+    tx::skipped_deltas(project).unwrap_or_else(|e| {
         problems.push(format!("变更日志有问题：{e}"));
         Vec::new()
-    });
+    })
+}
+
+/// The lock's state, and its JSON without the holder's token.
+fn lock_status(project: &Project, settings: &Settings) -> (LockState, Value) {
     let lock_state = lock::status(project, settings.lock.stale_after());
     let mut lock_json = serde_json::to_value(&lock_state).unwrap_or(Value::Null);
     if let Some(info) = lock_json.get_mut("info").and_then(Value::as_object_mut) {
         info.remove("token");
     }
-    let style_drift = load::<StyleDrift>(project, layout::STYLE_DRIFT, &mut problems);
-    let due = cp
-        .as_ref()
-        .map_or_else(Vec::new, |c| reviews_due(project, c));
+    (lock_state, lock_json)
+}
 
-    let over_plan = current_span.as_ref().is_some_and(|s| last > s.range[1]);
-    let per_volume: Vec<VolumeChars> = per_volume
-        .into_iter()
-        .map(|(volume, (chapters, chars))| VolumeChars {
-            volume,
-            chapters,
-            chars,
-        })
-        .collect();
-    Status {
-        headline: headline(
-            current,
-            last,
-            current_span.as_ref().map(|s| s.range[1]),
-            total,
-            average,
-            foreshadowing.open,
-        ),
-        title: settings.title.clone(),
-        state: cp.as_ref().map(|c| c.orchestrator_state),
-        state_label: cp.as_ref().map(|c| state_name(c.orchestrator_state)),
-        stage: cp.as_ref().and_then(|c| c.pipeline_stage),
-        stage_label: stage_name(cp.as_ref().and_then(|c| c.pipeline_stage)),
-        volume: VolumeStatus {
-            current,
-            range: current_span.as_ref().map(|s| s.range),
-            range_source: current_span.as_ref().map(|s| s.range_source),
-            over_plan,
-        },
-        last_completed_chapter: cp.as_ref().map(|c| c.last_completed_chapter),
-        inflight: cp.as_ref().and_then(|c| {
-            c.inflight_chapter.map(|n| Inflight {
-                chapter: n,
-                stage: c.pipeline_stage,
-                stage_label: stage_name(c.pipeline_stage),
-                revision_count: c.revision_count,
-            })
-        }),
-        error: cp.as_ref().and_then(|c| c.error.clone()),
-        chars: Chars {
-            total,
-            per_volume,
-            counted_from_text,
-        },
-        average_score: scores.average,
-        scores,
-        storylines: rhythm,
-        foreshadowing,
-        pending_actions: cp
-            .as_ref()
-            .map_or_else(Vec::new, |c| c.pending_actions.clone()),
-        lock: lock_json,
-        lock_state,
-        interrupted_commit: journal,
-        style_drift,
-        pipeline,
-        reviews: Reviews { due },
-        recommend_rebuild: skipped.len() >= SKIPPED_REBUILD_THRESHOLD,
-        skipped_chapters: skipped,
-        chapters_committed: committed.len(),
-        checkpoint: cp,
-        problems: problems.0,
+/// The current volume, its span and whether the book has written past it.
+fn volume_status(current: Option<u32>, span: Option<&VolumeSpan>, last: u32) -> VolumeStatus {
+    VolumeStatus {
+        current,
+        range: span.map(|s| s.range),
+        range_source: span.map(|s| s.range_source),
+        over_plan: span.is_some_and(|s| last > s.range[1]),
     }
+}
+
+/// The chapter in flight, as the checkpoint records it.
+fn inflight_of(c: &Checkpoint) -> Option<Inflight> {
+    c.inflight_chapter.map(|n| Inflight {
+        chapter: n,
+        stage: c.pipeline_stage,
+        stage_label: stage_name(c.pipeline_stage),
+        revision_count: c.revision_count,
+    })
 }

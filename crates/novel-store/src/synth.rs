@@ -372,14 +372,38 @@ pub fn synth_project(dir: &Path, opts: &SynthOptions) -> Result<SynthReport, Sto
     let root = report.root;
     let next = n + 1;
     let volumes = l.volume_of(next);
+    write(&root, layout::BRIEF, BRIEF_TEXT)?;
+    write_world_rules(&root)?;
+    write_storylines(&root)?;
+    write_storyline_memories(&root, n)?;
+    let mut memories = write_characters(&root)?;
+    write_style(&root, n, opts.style_drift)?;
+    let plan = write_volumes(&root, &l, volumes)?;
+    let deltas = chapter_deltas(&l, n);
+    let (log, state, global) = replay_deltas(&root, &plan, &deltas, &mut memories)?;
+    write(&root, layout::CHANGELOG, &log)?;
+    write_character_memories(&root, &memories)?;
+    write(&root, layout::CURRENT_STATE, &to_json_text(&state))?;
+    write(&root, layout::FORESHADOWING_GLOBAL, &to_json_text(&global))?;
+    write_chapters(&root, &l, n, opts.chapter_chars)?;
+    write_checkpoint(&root, n, volumes)?;
+    Ok(SynthReport {
+        root,
+        chapters: n,
+        next_chapter: next,
+        volume: volumes,
+        volumes,
+    })
+}
 
-    write(
-        &root,
-        layout::BRIEF,
-        "# 创作纲领\n\n- **书名**：合成测试小说\n- **题材**：玄幻\n\n## 一句话卖点\n\n被逐出师门的少年陆尘，靠一本残缺的阵图在东海与宗门的夹缝里证道。\n\n## 主角与核心冲突\n\n陆尘重诺、多疑，擅长以小博大。他要查清师门旧案，却发现旧案牵出东海诸国的海权之争；越接近真相，身边可信的人越少。\n\n## 力量体系\n\n炼气、筑基、金丹、元婴四境，每次突破需要天地灵气与心境同时到位；阵图可以借势，但每用一次都要付出寿元。\n\n## 主要故事线\n\n主线：陆尘证道。暗线：靖海计划。点缀：宗门之争。休眠：中古之秘，后期揭开。\n\n## 基调与文风\n\n冷峻克制，偏短句，动作推进；少写心理独白，多用对话和细节表现人物；每章至少一处反直觉的细节。\n\n## 禁区\n\n不写后宫，不写无代价的逆袭，不用现代网络用语。\n",
-    )?;
+/// The creative brief (创作纲领).
+const BRIEF_TEXT: &str = "# 创作纲领\n\n- **书名**：合成测试小说\n- **题材**：玄幻\n\n## 一句话卖点\n\n被逐出师门的少年陆尘，靠一本残缺的阵图在东海与宗门的夹缝里证道。\n\n## 主角与核心冲突\n\n陆尘重诺、多疑，擅长以小博大。他要查清师门旧案，却发现旧案牵出东海诸国的海权之争；越接近真相，身边可信的人越少。\n\n## 力量体系\n\n炼气、筑基、金丹、元婴四境，每次突破需要天地灵气与心境同时到位；阵图可以借势，但每用一次都要付出寿元。\n\n## 主要故事线\n\n主线：陆尘证道。暗线：靖海计划。点缀：宗门之争。休眠：中古之秘，后期揭开。\n\n## 基调与文风\n\n冷峻克制，偏短句，动作推进；少写心理独白，多用对话和细节表现人物；每章至少一处反直觉的细节。\n\n## 禁区\n\n不写后宫，不写无代价的逆袭，不用现代网络用语。\n";
 
-    // World rules (L1).
+/// Each character's memory records (`004`), by slug.
+type Memories = std::collections::BTreeMap<String, Vec<novel_core::model::MemoryEntry>>;
+
+/// World rules (L1): eight, the first five hard.
+fn write_world_rules(root: &Path) -> Result<(), StoreError> {
     let rules: Vec<Value> = (1..=8u32)
         .map(|k| {
             json!({
@@ -402,12 +426,15 @@ pub fn synth_project(dir: &Path, opts: &SynthOptions) -> Result<SynthReport, Sto
         })
         .collect();
     write(
-        &root,
+        root,
         layout::WORLD_RULES,
         &to_json_text(&json!({ "rules": rules })),
     )?;
+    Ok(())
+}
 
-    // Storylines.
+/// The storylines and their one relationship.
+fn write_storylines(root: &Path) -> Result<(), StoreError> {
     let storylines: Vec<Value> = STORYLINES
         .iter()
         .map(|(id, name, kind, scope, status)| {
@@ -424,7 +451,7 @@ pub fn synth_project(dir: &Path, opts: &SynthOptions) -> Result<SynthReport, Sto
         })
         .collect();
     write(
-        &root,
+        root,
         layout::STORYLINES,
         &to_json_text(&json!({
             "storylines": storylines,
@@ -437,7 +464,12 @@ pub fn synth_project(dir: &Path, opts: &SynthOptions) -> Result<SynthReport, Sto
             "storyline_types": novel_core::model::storyline::DEFAULT_STORYLINE_TYPES,
         })),
     )?;
-    // Memories: the first sentence is the line's one-sentence state; later lines are facts.
+    Ok(())
+}
+
+/// The memories of every storyline not merely planned, as of chapter `n`: the first sentence
+/// is the line's one-sentence state; later lines are facts.
+fn write_storyline_memories(root: &Path, n: u32) -> Result<(), StoreError> {
     for (id, name, _, _, status) in STORYLINES {
         if status == "planned" {
             continue;
@@ -459,13 +491,16 @@ pub fn synth_project(dir: &Path, opts: &SynthOptions) -> Result<SynthReport, Sto
             ));
         }
         m.push_str(&format!("- 截至第 {n} 章。\n"));
-        write(&root, &layout::storyline_memory(id)?, &m)?;
+        write(root, &layout::storyline_memory(id)?, &m)?;
     }
+    Ok(())
+}
 
-    // Characters (L2) and relationships.
+/// Characters (L2) and their relationships; returns each character's memory, opened with its
+/// profile record.
+fn write_characters(root: &Path) -> Result<Memories, StoreError> {
     let mut relationships = Vec::new();
-    let mut memories: std::collections::BTreeMap<String, Vec<novel_core::model::MemoryEntry>> =
-        std::collections::BTreeMap::new();
+    let mut memories = Memories::new();
     for (line, cast) in CAST {
         for (i, (id, name, role)) in cast.iter().enumerate() {
             let c = json!({
@@ -492,7 +527,7 @@ pub fn synth_project(dir: &Path, opts: &SynthOptions) -> Result<SynthReport, Sto
                 "storyline": line,
             });
             write(
-                &root,
+                root,
                 &format!("characters/active/{id}.json"),
                 &to_json_text(&c),
             )?;
@@ -512,14 +547,17 @@ pub fn synth_project(dir: &Path, opts: &SynthOptions) -> Result<SynthReport, Sto
         }
     }
     write(
-        &root,
+        root,
         layout::RELATIONSHIPS,
         &to_json_text(&json!({ "relationships": relationships })),
     )?;
+    Ok(memories)
+}
 
-    // Style.
+/// The style profile, and an active style drift when asked (and `n` ≥ 5).
+fn write_style(root: &Path, n: u32, style_drift: bool) -> Result<(), StoreError> {
     write(
-        &root,
+        root,
         layout::STYLE_PROFILE,
         &to_json_text(&json!({
             "source_type": "original",
@@ -531,9 +569,9 @@ pub fn synth_project(dir: &Path, opts: &SynthOptions) -> Result<SynthReport, Sto
             "writing_directives": ["偏短句，动作推进", "对话中多插一句生活化吐槽"]
         })),
     )?;
-    if opts.style_drift && n >= 5 {
+    if style_drift && n >= 5 {
         write(
-            &root,
+            root,
             layout::STYLE_DRIFT,
             &to_json_text(&json!({
                 "active": true,
@@ -544,120 +582,168 @@ pub fn synth_project(dir: &Path, opts: &SynthOptions) -> Result<SynthReport, Sto
             })),
         )?;
     }
+    Ok(())
+}
 
-    // Volumes: outline, schedule, foreshadowing plan, contracts. The contracts follow the
-    // state the deltas below leave (each chapter moves its first cast member to the next
-    // place), so their chain and their preconditions hold, as a planned book's would.
+/// Volumes: schedule, foreshadowing plan, outline, contracts. The contracts follow the state
+/// the deltas leave (each chapter moves its first cast member to the next place), so their
+/// chain and their preconditions hold, as a planned book's would. Returns the whole plan.
+fn write_volumes(
+    root: &Path,
+    l: &Layout,
+    volumes: u32,
+) -> Result<Vec<PlannedForeshadowing>, StoreError> {
     let mut plan: Vec<PlannedForeshadowing> = Vec::new();
-    let mut whereabouts: std::collections::BTreeMap<&str, &str> = std::collections::BTreeMap::new();
+    let mut whereabouts: Whereabouts = std::collections::BTreeMap::new();
     for v in 1..=volumes {
-        let s = l.volume_start(v);
-        let end = s + l.per_volume - 1;
-        let vdir = layout::volume_dir(v);
-        let conv = l.convergence(v);
-        let mut events = Vec::new();
-        if let Some(r) = conv {
-            events.push(json!({
-                "chapter_range": r,
-                "involved_storylines": ["main_arc", "jinghai_plan"],
-                "trigger": "关键角色之死将主线与暗线强制交汇",
-                "aftermath": "主线承受暗线余波"
-            }));
-        }
-        write(
-            &root,
-            &format!("{vdir}/storyline-schedule.json"),
-            &to_json_text(&json!({
-                "volume": v,
-                "chapter_range": [s, end],
-                "volume_theme": format!("第{v}卷·{}", pick(&["风起", "出海", "夺宝", "问道", "归来"], v)),
-                "active_storylines": [
-                    {"storyline_id": "main_arc", "volume_role": "primary", "target_chapters": 30, "arc_goal": "陆尘在本卷突破境界"},
-                    {"storyline_id": "jinghai_plan", "volume_role": "secondary", "target_chapters": 10, "arc_goal": "靖海计划浮出水面"},
-                    {"storyline_id": "sect_rivalry", "volume_role": "seasoning", "target_chapters": 5, "arc_goal": "宗门内斗升级"}
-                ],
-                "interleaving_pattern": {"strategy": "primary_dominant", "primary_max_consecutive": 5},
-                "convergence_events": events,
-                "dormant_storylines": ["zhonggu_secret"],
-                "newly_activated": []
-            })),
-        )?;
-        let vthreads = threads(&l, v);
-        let planned: Vec<Value> = vthreads
-            .iter()
-            .map(|(id, scope, p, range, _)| {
-                let mut t = json!({
-                    "id": id,
-                    "description": format!("{}留下的{}", pick(&PLACES, *p), pick(&["血书", "断剑", "玉佩", "密信", "铜镜", "骨笛"], *p)),
-                    "scope": scope,
-                    "plant_chapter": p,
-                    "advance_chapters": [p + 3],
-                    "storyline_id": l.line_of(*p),
-                });
-                if let Some(r) = range {
-                    t["target_resolve_range"] = json!(r);
-                }
-                t
-            })
-            .collect();
-        let vf = json!({ "volume": v, "foreshadowing": planned });
-        plan.extend(
-            serde_json::from_value::<novel_core::model::VolumeForeshadowing>(vf.clone())
-                .expect("synthetic plan is valid")
-                .foreshadowing,
-        );
-        write(
-            &root,
-            &format!("{vdir}/foreshadowing.json"),
-            &to_json_text(&vf),
-        )?;
-
-        let mut outline = format!(
-            "# 第 {v} 卷 · 合成卷\n\n本卷主题：陆尘离开青云镇，卷入东海与宗门的双重风波。他要在卷末之前突破境界，同时查清师门旧案与东海异动之间的关系；每一次进展都要付出代价，身边的人也各有盘算。\n\n本卷节奏：主线为主，暗线每五章穿插一次，宗门之争作点缀；第 {}–{} 章主线与靖海计划交汇，交汇前两条线各铺垫至少一次。卷中段安排一次失败，卷末前三章连续升级。\n\n卷末钩子：龙宫遗迹的潮水提前倒流，陆尘在潮水退去的海床上看见一座不该存在的城门。\n",
-            conv.map_or(0, |r| r[0]),
-            conv.map_or(0, |r| r[1])
-        );
-        for c in s..=end {
-            let line = l.line_of(c);
-            let cast = l.cast_in(c);
-            outline.push_str(&format!(
-                "\n## 第{c}章 {}\n- 故事线：{line}\n- POV：{}\n- 地点：{}\n- 冲突：{}与{}因{}起了冲突，双方都不肯先亮底牌，旁人被卷进来后局面更乱\n- 弧光：{}，在一次交锋后第一次承认自己看错了人\n- 伏笔：{}\n- 状态变化：{}前往{}\n### 场景提示\n开场用一个具体动作切入，不写环境铺陈；中段让冲突在对话里升级；结尾停在一个未说出口的决定上。\n",
-                chapter_title(c),
-                cast[0].1,
-                pick(&PLACES, c),
-                cast[0].1,
-                cast[1].1,
-                pick(&DEEDS, c),
-                pick(&["由疑转信", "由怯转勇", "由冷转热"], c),
-                vthreads
-                    .iter()
-                    .find(|t| t.2 == c)
-                    .map_or("无".to_string(), |t| format!("埋设 {}", t.0)),
-                cast[0].1,
-                pick(&PLACES, c + 1)
-            ));
-            write(
-                &root,
-                &layout::chapter_contract_file(v, c),
-                &to_json_text(&contract(&l, c, &vthreads, &whereabouts)),
-            )?;
-            whereabouts.insert(cast[0].0, pick(&PLACES, c + 1));
-        }
-        write(&root, &format!("{vdir}/outline.md"), &outline)?;
+        write_schedule(root, l, v)?;
+        let vthreads = threads(l, v);
+        plan.extend(write_volume_foreshadowing(root, l, v, &vthreads)?);
+        write_outline_and_contracts(root, l, v, &vthreads, &mut whereabouts)?;
     }
+    Ok(plan)
+}
 
-    // Chapters, summaries, and the changelog through the state engine.
-    let names = NameIndex::default();
-    let ctx = Context {
-        names: &names,
-        plan: &plan,
-    };
-    let mut state = serde_json::to_value(CurrentState::initial()).expect("initial state");
-    let mut global = ForeshadowingGlobal {
-        foreshadowing: Vec::new(),
-        extra: Default::default(),
-    };
-    let mut log = String::new();
+/// Where each character is (slug → place), as the chapters so far left them.
+type Whereabouts = std::collections::BTreeMap<&'static str, &'static str>;
+
+/// Volume `v`'s storyline schedule, with its convergence event when it has one.
+fn write_schedule(root: &Path, l: &Layout, v: u32) -> Result<(), StoreError> {
+    let s = l.volume_start(v);
+    let end = s + l.per_volume - 1;
+    let vdir = layout::volume_dir(v);
+    let conv = l.convergence(v);
+    let mut events = Vec::new();
+    if let Some(r) = conv {
+        events.push(json!({
+            "chapter_range": r,
+            "involved_storylines": ["main_arc", "jinghai_plan"],
+            "trigger": "关键角色之死将主线与暗线强制交汇",
+            "aftermath": "主线承受暗线余波"
+        }));
+    }
+    write(
+        root,
+        &format!("{vdir}/storyline-schedule.json"),
+        &to_json_text(&json!({
+            "volume": v,
+            "chapter_range": [s, end],
+            "volume_theme": format!("第{v}卷·{}", pick(&["风起", "出海", "夺宝", "问道", "归来"], v)),
+            "active_storylines": [
+                {"storyline_id": "main_arc", "volume_role": "primary", "target_chapters": 30, "arc_goal": "陆尘在本卷突破境界"},
+                {"storyline_id": "jinghai_plan", "volume_role": "secondary", "target_chapters": 10, "arc_goal": "靖海计划浮出水面"},
+                {"storyline_id": "sect_rivalry", "volume_role": "seasoning", "target_chapters": 5, "arc_goal": "宗门内斗升级"}
+            ],
+            "interleaving_pattern": {"strategy": "primary_dominant", "primary_max_consecutive": 5},
+            "convergence_events": events,
+            "dormant_storylines": ["zhonggu_secret"],
+            "newly_activated": []
+        })),
+    )?;
+    Ok(())
+}
+
+/// Volume `v`'s foreshadowing plan; returns its threads.
+fn write_volume_foreshadowing(
+    root: &Path,
+    l: &Layout,
+    v: u32,
+    vthreads: &[Thread],
+) -> Result<Vec<PlannedForeshadowing>, StoreError> {
+    let vdir = layout::volume_dir(v);
+    let planned: Vec<Value> = vthreads
+        .iter()
+        .map(|(id, scope, p, range, _)| {
+            let mut t = json!({
+                "id": id,
+                "description": format!("{}留下的{}", pick(&PLACES, *p), pick(&["血书", "断剑", "玉佩", "密信", "铜镜", "骨笛"], *p)),
+                "scope": scope,
+                "plant_chapter": p,
+                "advance_chapters": [p + 3],
+                "storyline_id": l.line_of(*p),
+            });
+            if let Some(r) = range {
+                t["target_resolve_range"] = json!(r);
+            }
+            t
+        })
+        .collect();
+    let vf = json!({ "volume": v, "foreshadowing": planned });
+    let planned = serde_json::from_value::<novel_core::model::VolumeForeshadowing>(vf.clone())
+        .expect("synthetic plan is valid")
+        .foreshadowing;
+    write(
+        root,
+        &format!("{vdir}/foreshadowing.json"),
+        &to_json_text(&vf),
+    )?;
+    Ok(planned)
+}
+
+/// Volume `v`'s outline (one strict-format block per chapter) and each chapter's contract;
+/// moves each chapter's lead in `whereabouts`.
+fn write_outline_and_contracts(
+    root: &Path,
+    l: &Layout,
+    v: u32,
+    vthreads: &[Thread],
+    whereabouts: &mut Whereabouts,
+) -> Result<(), StoreError> {
+    let s = l.volume_start(v);
+    let end = s + l.per_volume - 1;
+    let vdir = layout::volume_dir(v);
+    let conv = l.convergence(v);
+    let mut outline = format!(
+        "# 第 {v} 卷 · 合成卷\n\n本卷主题：陆尘离开青云镇，卷入东海与宗门的双重风波。他要在卷末之前突破境界，同时查清师门旧案与东海异动之间的关系；每一次进展都要付出代价，身边的人也各有盘算。\n\n本卷节奏：主线为主，暗线每五章穿插一次，宗门之争作点缀；第 {}–{} 章主线与靖海计划交汇，交汇前两条线各铺垫至少一次。卷中段安排一次失败，卷末前三章连续升级。\n\n卷末钩子：龙宫遗迹的潮水提前倒流，陆尘在潮水退去的海床上看见一座不该存在的城门。\n",
+        conv.map_or(0, |r| r[0]),
+        conv.map_or(0, |r| r[1])
+    );
+    for c in s..=end {
+        outline.push_str(&outline_block(l, c, vthreads));
+        write(
+            root,
+            &layout::chapter_contract_file(v, c),
+            &to_json_text(&contract(l, c, vthreads, whereabouts)),
+        )?;
+        whereabouts.insert(l.cast_in(c)[0].0, pick(&PLACES, c + 1));
+    }
+    write(root, &format!("{vdir}/outline.md"), &outline)?;
+    Ok(())
+}
+
+/// Chapter `c`'s block of the volume outline.
+fn outline_block(l: &Layout, c: u32, vthreads: &[Thread]) -> String {
+    let line = l.line_of(c);
+    let cast = l.cast_in(c);
+    format!(
+        "\n## 第{c}章 {}\n- 故事线：{line}\n- POV：{}\n- 地点：{}\n- 冲突：{}与{}因{}起了冲突，双方都不肯先亮底牌，旁人被卷进来后局面更乱\n- 弧光：{}，在一次交锋后第一次承认自己看错了人\n- 伏笔：{}\n- 状态变化：{}前往{}\n### 场景提示\n开场用一个具体动作切入，不写环境铺陈；中段让冲突在对话里升级；结尾停在一个未说出口的决定上。\n",
+        chapter_title(c),
+        cast[0].1,
+        pick(&PLACES, c),
+        cast[0].1,
+        cast[1].1,
+        pick(&DEEDS, c),
+        pick(&["由疑转信", "由怯转勇", "由冷转热"], c),
+        vthreads
+            .iter()
+            .find(|t| t.2 == c)
+            .map_or("无".to_string(), |t| format!("埋设 {}", t.0)),
+        cast[0].1,
+        pick(&PLACES, c + 1)
+    )
+}
+
+/// Every delta of the book: the chapter-0 setup, then one per chapter `1..=n`.
+fn chapter_deltas(l: &Layout, n: u32) -> Vec<Value> {
+    let mut deltas = vec![initial_delta()];
+    for c in 1..=n {
+        deltas.push(chapter_delta(l, c));
+    }
+    deltas
+}
+
+/// The chapter-0 delta: the time marker and everyone at the first place.
+fn initial_delta() -> Value {
     let mut initial_ops =
         vec![json!({"op": "set", "path": "world_state.time_marker", "value": "第一年春"})];
     for (_, cast) in CAST {
@@ -665,51 +751,73 @@ pub fn synth_project(dir: &Path, opts: &SynthOptions) -> Result<SynthReport, Sto
             initial_ops.push(json!({"op": "set", "path": format!("characters.{id}.location"), "value": FIRST_PLACE}));
         }
     }
-    let d0 = json!({"chapter": 0, "base_state_version": 0, "storyline_id": "main_arc", "ops": initial_ops});
-    let mut deltas = vec![d0];
-    for c in 1..=n {
-        let cast = l.cast_in(c);
-        let (a, b, x) = (cast[0].0, cast[1].0, cast[cast.len() - 1].0);
-        let mut ops = vec![
-            json!({"op": "set", "path": format!("characters.{a}.location"), "value": pick(&PLACES, c + 1)}),
-            json!({"op": "set", "path": format!("characters.{b}.emotional_state"), "value": pick(&MOODS, c)}),
-            json!({"op": "inc", "path": format!("characters.{a}.relationships.{b}"), "value": 2}),
-            json!({"op": "add", "path": format!("characters.{x}.inventory"), "value": format!("物品{c}")}),
-            json!({"op": "set", "path": format!("items.item-{}.owner", c % 40), "value": a}),
-            json!({"op": "set", "path": "world_state.time_marker", "value": format!("第{}年{}", c / 120 + 1, pick(&["春", "夏", "秋", "冬"], c / 30))}),
-            json!({"op": "add", "path": "world_state.ongoing_events", "value": format!("事件{c}：{}", pick(&DEEDS, c))}),
-        ];
-        for v in 1..=l.volume_of(c) {
-            for (id, _, p, _, resolved) in threads(&l, v) {
-                let status = if c == p {
-                    Some("planted")
-                } else if c == p + 3 {
-                    Some("advanced")
-                } else if Some(c) == resolved {
-                    Some("resolved")
-                } else {
-                    None
-                };
-                if let Some(st) = status {
-                    ops.push(json!({"op": "foreshadow", "path": id, "value": st, "detail": format!("第{c}章")}));
-                }
+    json!({"chapter": 0, "base_state_version": 0, "storyline_id": "main_arc", "ops": initial_ops})
+}
+
+/// Chapter `c`'s delta: its leads move, feel, bond and carry things, the world moves on, and
+/// its threads are planted, advanced or resolved.
+fn chapter_delta(l: &Layout, c: u32) -> Value {
+    let cast = l.cast_in(c);
+    let (a, b, x) = (cast[0].0, cast[1].0, cast[cast.len() - 1].0);
+    let mut ops = vec![
+        json!({"op": "set", "path": format!("characters.{a}.location"), "value": pick(&PLACES, c + 1)}),
+        json!({"op": "set", "path": format!("characters.{b}.emotional_state"), "value": pick(&MOODS, c)}),
+        json!({"op": "inc", "path": format!("characters.{a}.relationships.{b}"), "value": 2}),
+        json!({"op": "add", "path": format!("characters.{x}.inventory"), "value": format!("物品{c}")}),
+        json!({"op": "set", "path": format!("items.item-{}.owner", c % 40), "value": a}),
+        json!({"op": "set", "path": "world_state.time_marker", "value": format!("第{}年{}", c / 120 + 1, pick(&["春", "夏", "秋", "冬"], c / 30))}),
+        json!({"op": "add", "path": "world_state.ongoing_events", "value": format!("事件{c}：{}", pick(&DEEDS, c))}),
+    ];
+    for v in 1..=l.volume_of(c) {
+        for (id, _, p, _, resolved) in threads(l, v) {
+            let status = if c == p {
+                Some("planted")
+            } else if c == p + 3 {
+                Some("advanced")
+            } else if Some(c) == resolved {
+                Some("resolved")
+            } else {
+                None
+            };
+            if let Some(st) = status {
+                ops.push(json!({"op": "foreshadow", "path": id, "value": st, "detail": format!("第{c}章")}));
             }
         }
-        // What the chapter's two leads did (the Summarizer's `character_actions`).
-        let actions = json!([
-            {"character": a, "scene": 1, "action": format!("第{c}章：{}", pick(&DEEDS, c))},
-            {"character": b, "scene": 2, "action": format!("第{c}章：{}", pick(&DEEDS, c + 1))}
-        ]);
-        deltas.push(
-            json!({"chapter": c, "base_state_version": c, "storyline_id": l.line_of(c), "ops": ops,
-            "character_actions": actions}),
-        );
     }
+    // What the chapter's two leads did (the Summarizer's `character_actions`).
+    let actions = json!([
+        {"character": a, "scene": 1, "action": format!("第{c}章：{}", pick(&DEEDS, c))},
+        {"character": b, "scene": 2, "action": format!("第{c}章：{}", pick(&DEEDS, c + 1))}
+    ]);
+    json!({"chapter": c, "base_state_version": c, "storyline_id": l.line_of(c), "ops": ops,
+        "character_actions": actions})
+}
+
+/// Replays `deltas` through the state engine, as commits would: returns the changelog text,
+/// the state and the global foreshadowing it leaves, and adds each delta's character actions
+/// to `memories`.
+fn replay_deltas(
+    root: &Path,
+    plan: &[PlannedForeshadowing],
+    deltas: &[Value],
+    memories: &mut Memories,
+) -> Result<(String, Value, ForeshadowingGlobal), StoreError> {
+    let names = NameIndex::default();
+    let ctx = Context {
+        names: &names,
+        plan,
+    };
+    let mut state = serde_json::to_value(CurrentState::initial()).expect("initial state");
+    let mut global = ForeshadowingGlobal {
+        foreshadowing: Vec::new(),
+        extra: Default::default(),
+    };
+    let mut log = String::new();
     let last = deltas.len().saturating_sub(1);
     for (i, d) in deltas.iter().enumerate() {
         let mut applied =
             ops::apply_delta(&state, &global, d, ctx, true, TS).map_err(|e| StoreError::Model {
-                path: root.clone(),
+                path: root.to_path_buf(),
                 what: "合成增量",
                 message: e.to_string(),
             })?;
@@ -717,23 +825,7 @@ pub fn synth_project(dir: &Path, opts: &SynthOptions) -> Result<SynthReport, Sto
             applied.entry.source = ChangeSource::Manual;
             applied.entry.note = Some("开书前的初始状态".into());
         }
-        {
-            // The changelog line carries the delta's character actions (`ops::record`).
-            for a in crate::memory::actions_of_entry(&applied.entry) {
-                if let Some(m) = memories.get_mut(&a.character) {
-                    m.push(novel_core::model::MemoryEntry {
-                        kind: novel_core::model::revision::MemoryKind::Action,
-                        character: a.character.clone(),
-                        chapter: applied.entry.chapter,
-                        scene: a.scene,
-                        text: a.action.clone(),
-                        fields: Default::default(),
-                        recorded_at: Some(TS.to_string()),
-                        extra: Default::default(),
-                    });
-                }
-            }
-        }
+        record_actions(memories, &applied.entry);
         if i == last {
             // As a commit leaves it: the last line names the bytes of the two files it wrote.
             applied.entry.written = Some(novel_core::model::WrittenDigests::of(
@@ -746,41 +838,70 @@ pub fn synth_project(dir: &Path, opts: &SynthOptions) -> Result<SynthReport, Sto
         state = applied.run.state;
         global = applied.run.global;
     }
-    write(&root, layout::CHANGELOG, &log)?;
-    for (id, entries) in &memories {
+    Ok((log, state, global))
+}
+
+/// Adds the character actions a changelog line carries (`ops::record`) to their characters'
+/// memories.
+fn record_actions(memories: &mut Memories, entry: &novel_core::model::ChangelogEntry) {
+    for a in crate::memory::actions_of_entry(entry) {
+        if let Some(m) = memories.get_mut(&a.character) {
+            m.push(novel_core::model::MemoryEntry {
+                kind: novel_core::model::revision::MemoryKind::Action,
+                character: a.character.clone(),
+                chapter: entry.chapter,
+                scene: a.scene,
+                text: a.action.clone(),
+                fields: Default::default(),
+                recorded_at: Some(TS.to_string()),
+                extra: Default::default(),
+            });
+        }
+    }
+}
+
+/// Each character's memory file, one JSON line per record.
+fn write_character_memories(root: &Path, memories: &Memories) -> Result<(), StoreError> {
+    for (id, entries) in memories {
         let mut text = String::new();
         for e in entries {
             text.push_str(&serde_json::to_string(e).expect("entries serialise"));
             text.push('\n');
         }
-        write(&root, &layout::character_memory(id), &text)?;
+        write(root, &layout::character_memory(id), &text)?;
     }
-    write(&root, layout::CURRENT_STATE, &to_json_text(&state))?;
-    write(&root, layout::FORESHADOWING_GLOBAL, &to_json_text(&global))?;
+    Ok(())
+}
 
+/// Chapters `1..=n`: text, pipeline log and summary.
+fn write_chapters(root: &Path, l: &Layout, n: u32, chapter_chars: usize) -> Result<(), StoreError> {
     for c in 1..=n {
-        let body = body_text(c, opts.chapter_chars);
+        let body = body_text(c, chapter_chars);
         write(
-            &root,
+            root,
             &layout::chapter_file(c),
             &format!("# 第{c}章 {}\n\n{body}\n", chapter_title(c)),
         )?;
         write(
-            &root,
+            root,
             &layout::log_file(c),
-            &to_json_text(&pipeline_log(&l, c, &body)),
+            &to_json_text(&pipeline_log(l, c, &body)),
         )?;
         write(
-            &root,
+            root,
             &layout::summary_file(c),
             &format!(
                 "---\nchapter: {c}\nstoryline_id: {}\n---\n# 第{c}章摘要\n\n{}\n",
                 l.line_of(c),
-                summary_text(&l, c)
+                summary_text(l, c)
             ),
         )?;
     }
+    Ok(())
+}
 
+/// The checkpoint of a book whose chapter `n` was just committed.
+fn write_checkpoint(root: &Path, n: u32, volumes: u32) -> Result<(), StoreError> {
     let checkpoint = json!({
         "last_completed_chapter": n,
         "current_volume": volumes,
@@ -791,14 +912,8 @@ pub fn synth_project(dir: &Path, opts: &SynthOptions) -> Result<SynthReport, Sto
         "pending_actions": [],
         "last_checkpoint_time": TS
     });
-    write(&root, layout::CHECKPOINT, &to_json_text(&checkpoint))?;
-    Ok(SynthReport {
-        root,
-        chapters: n,
-        next_chapter: next,
-        volume: volumes,
-        volumes,
-    })
+    write(root, layout::CHECKPOINT, &to_json_text(&checkpoint))?;
+    Ok(())
 }
 
 /// The pipeline log a commit of chapter `c` would have left: four stages with their figures,

@@ -174,7 +174,49 @@ pub fn propagate(
     input: PropagationInputs<'_>,
 ) -> Propagation {
     let changed_rules: BTreeSet<&str> = rule_changes.iter().map(|r| r.id.as_str()).collect();
-    let key_phrases: Vec<RulePhrases> = rule_changes
+    let key_phrases = key_phrases(&rule_changes, &input);
+    let warnings = phraseless_rule_warnings(&rule_changes, &key_phrases);
+    // Every registered name, for longest-match name lookups.
+    let all_names: Vec<String> = input
+        .characters
+        .iter()
+        .flat_map(|c| names_of(&c.value))
+        .collect();
+    let rules = ChangedRules {
+        ids: &changed_rules,
+        key_phrases: &key_phrases,
+    };
+    let affected_cc = if changed_rules.is_empty() {
+        Vec::new()
+    } else {
+        affected_character_contracts(&rules, &input, &all_names)
+    };
+    let mut affected_characters: Vec<String> =
+        affected_cc.iter().map(|a| a.character.clone()).collect();
+    affected_characters.sort();
+    affected_characters.dedup();
+    let watch = watch_list(&affected_characters, &character_changes, input.characters);
+    let affected_ch = affected_chapter_contracts(&changed_rules, &watch, &input, &all_names);
+
+    let mut changed_character_ids: Vec<String> =
+        character_changes.iter().map(|c| c.id.clone()).collect();
+    changed_character_ids.sort();
+    Propagation {
+        changed_rule_ids: changed_rules.iter().map(|s| s.to_string()).collect(),
+        rule_changes,
+        key_phrases,
+        changed_character_ids,
+        character_changes,
+        affected_characters,
+        affected_character_contracts: affected_cc,
+        affected_chapter_contracts: affected_ch,
+        warnings,
+    }
+}
+
+/// The key phrases of each changed rule, from all its sentences, first occurrence first.
+fn key_phrases(rule_changes: &[RuleChange], input: &PropagationInputs<'_>) -> Vec<RulePhrases> {
+    rule_changes
         .iter()
         .map(|r| {
             let mut phrases: Vec<String> = Vec::new();
@@ -190,9 +232,17 @@ pub fn propagate(
                 phrases,
             }
         })
-        .collect();
+        .collect()
+}
+
+/// A warning for each changed rule with sentences but no key phrase: only explicit references
+/// to it can be found, so the author checks the rest by hand.
+fn phraseless_rule_warnings(
+    rule_changes: &[RuleChange],
+    key_phrases: &[RulePhrases],
+) -> Vec<String> {
     let mut warnings = Vec::new();
-    for (r, rp) in rule_changes.iter().zip(&key_phrases) {
+    for (r, rp) in rule_changes.iter().zip(key_phrases) {
         if rp.phrases.is_empty() && !r.sentences().is_empty() {
             warnings.push(format!(
                 "规则 {} 的句子没有抽出关键短语：只有明确引用 {} 的角色契约会被找到，请人工核对其余角色契约",
@@ -200,70 +250,108 @@ pub fn propagate(
             ));
         }
     }
-    // Every registered name, for longest-match name lookups.
-    let all_names: Vec<String> = input
-        .characters
-        .iter()
-        .flat_map(|c| names_of(&c.value))
-        .collect();
+    warnings
+}
 
-    // L2: character contracts.
-    let mut affected_cc = Vec::new();
-    if !changed_rules.is_empty() {
-        for located in input.characters {
-            let c = &located.value;
-            for (i, k) in c.contracts.iter().enumerate() {
-                let pointer = format!("/contracts/{i}/rule");
-                let mut hits = Vec::new();
-                for id in rule_refs(&k.rule) {
-                    if changed_rules.contains(id) {
-                        hits.push(Hit {
-                            reason: HitReason::RuleReference,
-                            rule_id: Some(id.to_string()),
-                            character: None,
-                            evidence: Evidence::new(&located.file, &pointer, id, &k.rule),
-                        });
-                    }
-                }
-                for rp in &key_phrases {
-                    for p in &rp.phrases {
-                        if has_phrase(&k.rule, p, input.glossary, &all_names) {
-                            hits.push(Hit {
-                                reason: HitReason::KeyPhrase,
-                                rule_id: Some(rp.rule_id.clone()),
-                                character: None,
-                                evidence: Evidence::new(&located.file, &pointer, p, &k.rule),
-                            });
-                        }
-                    }
-                }
-                if !hits.is_empty() {
-                    affected_cc.push(AffectedCharacterContract {
-                        character: c.id.clone(),
-                        display_name: c.display_name.clone(),
-                        contract_id: k.id.clone(),
-                        file: located.file.clone(),
-                        hits,
-                    });
-                }
+/// The changed world rules: their ids and their key phrases.
+struct ChangedRules<'a> {
+    ids: &'a BTreeSet<&'a str>,
+    key_phrases: &'a [RulePhrases],
+}
+
+/// L2: the character contracts whose rule names a changed rule or contains one of its key
+/// phrases.
+fn affected_character_contracts(
+    rules: &ChangedRules<'_>,
+    input: &PropagationInputs<'_>,
+    all_names: &[String],
+) -> Vec<AffectedCharacterContract> {
+    let mut affected = Vec::new();
+    for located in input.characters {
+        let c = &located.value;
+        for (i, k) in c.contracts.iter().enumerate() {
+            let pointer = format!("/contracts/{i}/rule");
+            let hits =
+                contract_rule_hits(&located.file, &pointer, &k.rule, rules, input, all_names);
+            if !hits.is_empty() {
+                affected.push(AffectedCharacterContract {
+                    character: c.id.clone(),
+                    display_name: c.display_name.clone(),
+                    contract_id: k.id.clone(),
+                    file: located.file.clone(),
+                    hits,
+                });
             }
         }
     }
-    let mut affected_characters: Vec<String> =
-        affected_cc.iter().map(|a| a.character.clone()).collect();
-    affected_characters.sort();
-    affected_characters.dedup();
+    affected
+}
 
-    // Names to look for in chapter contracts: (slug, names, also in free text?).
-    let mut watch: Vec<(String, Vec<String>, bool)> = Vec::new();
-    for slug in &affected_characters {
-        if let Some(c) = input.characters.iter().find(|c| &c.value.id == slug) {
-            watch.push((slug.clone(), names_of(&c.value), false));
+/// Why one L2 contract `rule` (at `file` `pointer`) is affected: each changed rule id it
+/// names, then each key phrase it contains.
+fn contract_rule_hits(
+    file: &str,
+    pointer: &str,
+    rule: &str,
+    rules: &ChangedRules<'_>,
+    input: &PropagationInputs<'_>,
+    all_names: &[String],
+) -> Vec<Hit> {
+    let mut hits = Vec::new();
+    for id in rule_refs(rule) {
+        if rules.ids.contains(id) {
+            hits.push(Hit {
+                reason: HitReason::RuleReference,
+                rule_id: Some(id.to_string()),
+                character: None,
+                evidence: Evidence::new(file, pointer, id, rule),
+            });
         }
     }
-    for change in &character_changes {
+    for rp in rules.key_phrases {
+        for p in &rp.phrases {
+            if has_phrase(rule, p, input.glossary, all_names) {
+                hits.push(Hit {
+                    reason: HitReason::KeyPhrase,
+                    rule_id: Some(rp.rule_id.clone()),
+                    character: None,
+                    evidence: Evidence::new(file, pointer, p, rule),
+                });
+            }
+        }
+    }
+    hits
+}
+
+/// A character to look for in chapter contracts.
+struct Watched {
+    slug: String,
+    /// Display name, aliases and former names.
+    names: Vec<String>,
+    /// Also in free text (objectives, acceptance criteria), not only in `character_states`.
+    in_text: bool,
+}
+
+/// The characters to look for in chapter contracts: those with an affected L2 contract (in
+/// `character_states` only), and the changed ones (also in free text, former names included).
+fn watch_list(
+    affected_characters: &[String],
+    character_changes: &[CharacterChange],
+    characters: &[Located<Character>],
+) -> Vec<Watched> {
+    let mut watch: Vec<Watched> = Vec::new();
+    for slug in affected_characters {
+        if let Some(c) = characters.iter().find(|c| &c.value.id == slug) {
+            watch.push(Watched {
+                slug: slug.clone(),
+                names: names_of(&c.value),
+                in_text: false,
+            });
+        }
+    }
+    for change in character_changes {
         let mut names = vec![change.display_name.clone()];
-        if let Some(c) = input.characters.iter().find(|c| c.value.id == change.id) {
+        if let Some(c) = characters.iter().find(|c| c.value.id == change.id) {
             names = names_of(&c.value);
         }
         for n in &change.previous_names {
@@ -271,100 +359,42 @@ pub fn propagate(
                 names.push(n.clone());
             }
         }
-        match watch.iter_mut().find(|w| w.0 == change.id) {
+        match watch.iter_mut().find(|w| w.slug == change.id) {
             Some(w) => {
-                w.1 = names;
-                w.2 = true;
+                w.names = names;
+                w.in_text = true;
             }
-            None => watch.push((change.id.clone(), names, true)),
+            None => watch.push(Watched {
+                slug: change.id.clone(),
+                names,
+                in_text: true,
+            }),
         }
     }
+    watch
+}
 
-    // L3: chapter contracts of the current volume and later.
-    let mut affected_ch = Vec::new();
+/// L3: the chapter contracts of the current volume and later that name a changed rule or a
+/// watched character, by chapter then file.
+fn affected_chapter_contracts(
+    changed_rules: &BTreeSet<&str>,
+    watch: &[Watched],
+    input: &PropagationInputs<'_>,
+    all_names: &[String],
+) -> Vec<AffectedChapterContract> {
+    let mut affected = Vec::new();
     for located in input.chapter_contracts {
         if located.volume.is_some_and(|v| v < input.current_volume) {
             continue;
         }
         let c = &located.value;
         let file = located.file.as_str();
-        let mut hits = Vec::new();
-        for (i, id) in c.preconditions.required_world_rules.iter().enumerate() {
-            if changed_rules.contains(id.as_str()) {
-                hits.push(Hit {
-                    reason: HitReason::RuleReference,
-                    rule_id: Some(id.clone()),
-                    character: None,
-                    evidence: Evidence::new(
-                        file,
-                        format!("/preconditions/required_world_rules/{i}"),
-                        id,
-                        id,
-                    ),
-                });
-            }
-        }
-        for (i, text) in c.acceptance_criteria.iter().enumerate() {
-            for id in rule_refs(text) {
-                if changed_rules.contains(id) {
-                    hits.push(Hit {
-                        reason: HitReason::RuleReference,
-                        rule_id: Some(id.to_string()),
-                        character: None,
-                        evidence: Evidence::new(
-                            file,
-                            format!("/acceptance_criteria/{i}"),
-                            id,
-                            text,
-                        ),
-                    });
-                }
-            }
-        }
-        for (slug, names, in_text) in &watch {
-            for key in c.preconditions.character_states.keys() {
-                if key == slug || names.iter().any(|n| n == key) {
-                    hits.push(Hit {
-                        reason: HitReason::CharacterState,
-                        rule_id: None,
-                        character: Some(slug.clone()),
-                        evidence: Evidence::new(
-                            file,
-                            format!("/preconditions/character_states/{}", escape(key)),
-                            key,
-                            key,
-                        ),
-                    });
-                }
-            }
-            if !in_text {
-                continue;
-            }
-            let mut texts: Vec<(String, &str)> = Vec::new();
-            for (i, t) in c.acceptance_criteria.iter().enumerate() {
-                texts.push((format!("/acceptance_criteria/{i}"), t));
-            }
-            for (i, o) in c.objectives.iter().enumerate() {
-                texts.push((format!("/objectives/{i}/description"), &o.description));
-            }
-            for (pointer, text) in texts {
-                // Longest match: 苏婉 is not mentioned where 苏婉儿 is written.
-                let found = names
-                    .iter()
-                    .find(|n| matches!(find_name(text, n, &all_names), Occurrence::At(_)))
-                    .or_else(|| slug_in(text, slug).then_some(slug));
-                if let Some(n) = found {
-                    hits.push(Hit {
-                        reason: HitReason::CharacterMention,
-                        rule_id: None,
-                        character: Some(slug.clone()),
-                        evidence: Evidence::new(file, pointer, n, text),
-                    });
-                }
-            }
+        let mut hits = chapter_rule_hits(file, c, changed_rules);
+        for w in watch {
+            character_hits(file, c, w, all_names, &mut hits);
         }
         if !hits.is_empty() {
-            affected_ch.push(AffectedChapterContract {
+            affected.push(AffectedChapterContract {
                 chapter: c.chapter,
                 volume: located.volume,
                 file: file.to_string(),
@@ -372,20 +402,91 @@ pub fn propagate(
             });
         }
     }
-    affected_ch.sort_by(|a, b| (a.chapter, &a.file).cmp(&(b.chapter, &b.file)));
+    affected.sort_by(|a, b| (a.chapter, &a.file).cmp(&(b.chapter, &b.file)));
+    affected
+}
 
-    let mut changed_character_ids: Vec<String> =
-        character_changes.iter().map(|c| c.id.clone()).collect();
-    changed_character_ids.sort();
-    Propagation {
-        changed_rule_ids: changed_rules.iter().map(|s| s.to_string()).collect(),
-        rule_changes,
-        key_phrases,
-        changed_character_ids,
-        character_changes,
-        affected_characters,
-        affected_character_contracts: affected_cc,
-        affected_chapter_contracts: affected_ch,
-        warnings,
+/// The changed rules a chapter contract requires or names in an acceptance criterion.
+fn chapter_rule_hits(file: &str, c: &ChapterContract, changed_rules: &BTreeSet<&str>) -> Vec<Hit> {
+    let mut hits = Vec::new();
+    for (i, id) in c.preconditions.required_world_rules.iter().enumerate() {
+        if changed_rules.contains(id.as_str()) {
+            hits.push(Hit {
+                reason: HitReason::RuleReference,
+                rule_id: Some(id.clone()),
+                character: None,
+                evidence: Evidence::new(
+                    file,
+                    format!("/preconditions/required_world_rules/{i}"),
+                    id,
+                    id,
+                ),
+            });
+        }
+    }
+    for (i, text) in c.acceptance_criteria.iter().enumerate() {
+        for id in rule_refs(text) {
+            if changed_rules.contains(id) {
+                hits.push(Hit {
+                    reason: HitReason::RuleReference,
+                    rule_id: Some(id.to_string()),
+                    character: None,
+                    evidence: Evidence::new(file, format!("/acceptance_criteria/{i}"), id, text),
+                });
+            }
+        }
+    }
+    hits
+}
+
+/// Where a chapter contract names the watched character `w`: a `character_states` key, and
+/// (when watched in free text) a mention in an acceptance criterion or objective.
+fn character_hits(
+    file: &str,
+    c: &ChapterContract,
+    w: &Watched,
+    all_names: &[String],
+    hits: &mut Vec<Hit>,
+) {
+    let (slug, names) = (&w.slug, &w.names);
+    for key in c.preconditions.character_states.keys() {
+        if key == slug || names.iter().any(|n| n == key) {
+            hits.push(Hit {
+                reason: HitReason::CharacterState,
+                rule_id: None,
+                character: Some(slug.clone()),
+                evidence: Evidence::new(
+                    file,
+                    format!("/preconditions/character_states/{}", escape(key)),
+                    key,
+                    key,
+                ),
+            });
+        }
+    }
+    if !w.in_text {
+        return;
+    }
+    let mut texts: Vec<(String, &str)> = Vec::new();
+    for (i, t) in c.acceptance_criteria.iter().enumerate() {
+        texts.push((format!("/acceptance_criteria/{i}"), t));
+    }
+    for (i, o) in c.objectives.iter().enumerate() {
+        texts.push((format!("/objectives/{i}/description"), &o.description));
+    }
+    for (pointer, text) in texts {
+        // Longest match: 苏婉 is not mentioned where 苏婉儿 is written.
+        let found = names
+            .iter()
+            .find(|n| matches!(find_name(text, n, all_names), Occurrence::At(_)))
+            .or_else(|| slug_in(text, slug).then_some(slug));
+        if let Some(n) = found {
+            hits.push(Hit {
+                reason: HitReason::CharacterMention,
+                rule_id: None,
+                character: Some(slug.clone()),
+                evidence: Evidence::new(file, pointer, n, text),
+            });
+        }
     }
 }
