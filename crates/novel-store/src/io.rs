@@ -69,27 +69,46 @@ pub fn write_atomic_unsynced_dir(path: &Path, bytes: &[u8]) -> Result<(), StoreE
 }
 
 fn write_atomic_inner(path: &Path, bytes: &[u8], sync_parent: bool) -> Result<(), StoreError> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let tmp = temp_name(dir, path);
+    let (tmp, f) = write_temp(path, bytes)?;
     let result = (|| {
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-            .map_err(|e| StoreError::io(&tmp, e))?;
-        f.write_all(bytes).map_err(|e| StoreError::io(&tmp, e))?;
         f.sync_all().map_err(|e| StoreError::io(&tmp, e))?;
         drop(f);
         fs::rename(&tmp, path).map_err(|e| StoreError::io(path, e))?;
-        if sync_parent { sync_dir(dir) } else { Ok(()) }
+        if sync_parent {
+            sync_dir(parent_dir(path))
+        } else {
+            Ok(())
+        }
     })();
     if result.is_err() {
         let _ = fs::remove_file(&tmp);
     }
     result
+}
+
+/// The directory `path` is in (`.` for a bare file name).
+fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
+/// A new, uniquely named temp file beside `path` holding `bytes`, not yet synced: its path and
+/// open handle. A temp whose write fails is removed again.
+fn write_temp(path: &Path, bytes: &[u8]) -> Result<(std::path::PathBuf, File), StoreError> {
+    let tmp = temp_name(parent_dir(path), path);
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .map_err(|e| StoreError::io(&tmp, e))?;
+    if let Err(e) = f.write_all(bytes) {
+        drop(f);
+        let _ = fs::remove_file(&tmp);
+        return Err(StoreError::io(&tmp, e));
+    }
+    Ok((tmp, f))
 }
 
 /// [`write_atomic_unsynced_dir`] for many files at once, in chunks: each chunk's temp files are
@@ -106,18 +125,7 @@ pub fn write_atomic_batch(
         let mut open: Vec<(std::path::PathBuf, File)> = Vec::with_capacity(chunk.len());
         let result = (|| {
             for (path, bytes) in chunk {
-                let dir = match path.parent() {
-                    Some(d) if !d.as_os_str().is_empty() => d,
-                    _ => Path::new("."),
-                };
-                let tmp = temp_name(dir, path);
-                let mut f = OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .open(&tmp)
-                    .map_err(|e| StoreError::io(&tmp, e))?;
-                f.write_all(bytes).map_err(|e| StoreError::io(&tmp, e))?;
-                open.push((tmp, f));
+                open.push(write_temp(path, bytes)?);
             }
             sync_files(&open)?;
             for ((path, _), (tmp, _)) in chunk.iter().zip(&open) {
@@ -237,12 +245,8 @@ pub fn append_at(path: &Path, base: u64, line: &str) -> Result<(), StoreError> {
     f.write_all(&buf).map_err(|e| StoreError::io(path, e))?;
     failpoint("append", 2);
     f.sync_all().map_err(|e| StoreError::io(path, e))?;
-    if !existed && let Some(dir) = path.parent() {
-        sync_dir(if dir.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            dir
-        })?;
+    if !existed {
+        sync_dir(parent_dir(path))?;
     }
     Ok(())
 }
@@ -261,20 +265,9 @@ fn last_byte(f: &mut File, end: u64) -> std::io::Result<u8> {
 /// A crash leaves either nothing or the whole file, plus at most a temp that
 /// [`crate::chapter::sweep_leftovers`] removes.
 pub fn write_new(path: &Path, bytes: &[u8]) -> Result<bool, StoreError> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let tmp = temp_name(dir, path);
-    let mut f = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)
-        .map_err(|e| StoreError::io(&tmp, e))?;
-    let written = f
-        .write_all(bytes)
-        .and_then(|()| f.sync_all())
-        .map_err(|e| StoreError::io(&tmp, e));
+    let dir = parent_dir(path);
+    let (tmp, f) = write_temp(path, bytes)?;
+    let written = f.sync_all().map_err(|e| StoreError::io(&tmp, e));
     drop(f);
     failpoint("write_new", 0);
     let linked = written.and_then(|()| match fs::hard_link(&tmp, path) {
