@@ -1009,7 +1009,8 @@ pub fn plan_commit(
         // line is read, and the state and foreshadowing files are not schema-checked again when
         // they are the bytes that line recorded (`written`, stamped below): what still grows
         // with the book is reading and writing those two files.
-        let inputs = crate::state::load_delta_inputs(project, crate::state::Trust::Checked)?;
+        let inputs =
+            crate::state::load_delta_inputs(project, crate::state::Trust::Checked, &delta)?;
         // The changelog line carries the delta's `character_actions` (`004`), as every
         // applied delta's does (`ops::record`).
         let mut applied = ops::apply_checked(inputs.check(&delta)?, false, now)?;

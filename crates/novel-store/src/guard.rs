@@ -394,7 +394,7 @@ pub fn block_reason(findings: &[Finding]) -> Option<String> {
 /// without their schemas; when they cannot be read, the delta is not judged here (the files'
 /// own problems are `novel validate`'s to report).
 fn delta_findings(project: &Project, rel: &str, delta: &Value) -> Vec<Finding> {
-    let Ok(inputs) = load_delta_inputs(project, Trust::Typed) else {
+    let Ok(inputs) = load_delta_inputs(project, Trust::Typed, delta) else {
         return Vec::new();
     };
     match inputs.check(delta) {

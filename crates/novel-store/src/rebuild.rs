@@ -7,8 +7,9 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use novel_core::model::ForeshadowingGlobal;
-use novel_core::ops::{self, Context, Difference, OpsError, Replayed, diff};
+use novel_core::model::foreshadowing::PlannedForeshadowing;
+use novel_core::model::{ChangelogEntry, ForeshadowingGlobal};
+use novel_core::ops::{self, Context, Difference, NameIndex, OpsError, Replayed, diff};
 
 use crate::chapter::JournalKind;
 use crate::error::StoreError;
@@ -71,20 +72,79 @@ fn whole(expected: &Value) -> Vec<Difference> {
     }]
 }
 
-/// The authored foreshadowing file, or — when it does not parse or fit — an empty one and why.
-fn authored_global(project: &Project) -> Result<(ForeshadowingGlobal, Option<String>), StoreError> {
-    match load_global(project) {
-        Ok(g) => Ok((g, None)),
-        Err(
-            e @ (StoreError::Json { .. } | StoreError::Model { .. } | StoreError::Field { .. }),
-        ) => Ok((
-            ForeshadowingGlobal {
-                foreshadowing: Vec::new(),
-                extra: Default::default(),
-            },
-            Some(e.to_string()),
-        )),
-        Err(e) => Err(e),
+/// What an unusable foreshadowing file (does not parse or fit its schema) means to a replay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnusableGlobal {
+    /// Replay over an empty file and say why (`state rebuild`: the file is repaired).
+    Repair,
+    /// The error stands (`state at`: looking back repairs nothing).
+    Refuse,
+}
+
+/// What a replay of the changelog reads: the changelog, the authored foreshadowing file, the
+/// volume plans, the character names and the state file as it is on disk. One loader for
+/// `state rebuild` and `state at`.
+pub struct Replay {
+    pub log: Vec<ChangelogEntry>,
+    pub authored: ForeshadowingGlobal,
+    /// Why the foreshadowing file could not be used ([`UnusableGlobal::Repair`] only).
+    pub global_problem: Option<String>,
+    pub plan: Vec<PlannedForeshadowing>,
+    pub names: NameIndex,
+    pub disk: StateOnDisk,
+}
+
+impl Replay {
+    pub fn load(project: &Project, unusable: UnusableGlobal) -> Result<Self, StoreError> {
+        let (authored, global_problem) = match (load_global(project), unusable) {
+            (Ok(g), _) => (g, None),
+            (
+                Err(
+                    e @ (StoreError::Json { .. }
+                    | StoreError::Model { .. }
+                    | StoreError::Field { .. }),
+                ),
+                UnusableGlobal::Repair,
+            ) => (
+                ForeshadowingGlobal {
+                    foreshadowing: Vec::new(),
+                    extra: Default::default(),
+                },
+                Some(e.to_string()),
+            ),
+            (Err(e), _) => return Err(e),
+        };
+        Ok(Self {
+            log: load_changelog(project)?,
+            authored,
+            global_problem,
+            plan: load_plan(project)?,
+            names: load_names(project),
+            disk: state_on_disk(project),
+        })
+    }
+
+    /// The state file on disk when it is usable.
+    pub fn on_disk(&self) -> Option<&Value> {
+        match &self.disk {
+            StateOnDisk::Valid(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The state and foreshadowing file replayed up to `until` (the whole changelog by default).
+    pub fn run(&self, until: Option<u32>) -> Result<Replayed, OpsError> {
+        let ctx = Context {
+            names: &self.names,
+            plan: &self.plan,
+        };
+        ops::rebuild(&self.log, until, self.on_disk(), &self.authored, ctx)
+    }
+
+    /// Every entity id the changelog, the state and the foreshadowing file know
+    /// ([`ops::known_entities`]), for resolving what the author typed.
+    pub fn known_entities(&self) -> Vec<String> {
+        ops::known_entities(&self.log, self.on_disk(), Some(&self.authored), &self.names)
     }
 }
 
@@ -95,28 +155,21 @@ pub fn rebuild(
     until: Option<u32>,
     held: Option<&mut Held<'_>>,
 ) -> Result<RebuildReport, RebuildError> {
-    let log = load_changelog(project)?;
-    let (authored, global_problem) = authored_global(project)?;
-    let plan = load_plan(project)?;
-    let names = load_names(project);
-    let ctx = Context {
-        names: &names,
-        plan: &plan,
-    };
-    let disk = state_on_disk(project);
-    let (on_disk, state_file, problem) = match &disk {
+    let replay = Replay::load(project, UnusableGlobal::Repair)?;
+    let replayed = replay.run(until)?;
+    let (log, authored, global_problem) = (&replay.log, &replay.authored, replay.global_problem);
+    let (on_disk, state_file, problem) = match &replay.disk {
         StateOnDisk::Valid(v) => (Some(v), "ok", None),
         StateOnDisk::Missing => (None, "missing", Some("文件不存在".to_string())),
         StateOnDisk::Unusable(e) => (None, "unusable", Some(e.to_string())),
     };
-    let replayed = ops::rebuild(&log, until, on_disk, &authored, ctx)?;
     let state_differences = match on_disk {
         Some(v) => diff(&replayed.state, v),
         None => whole(&replayed.state),
     };
     let global_value = to_value(&replayed.global);
     let foreshadowing_differences = match &global_problem {
-        None => diff(&global_value, &to_value(&authored)),
+        None => diff(&global_value, &to_value(authored)),
         Some(_) => whole(&global_value),
     };
     let mut report = RebuildReport {
@@ -141,7 +194,7 @@ pub fn rebuild(
         truncate: until.is_some() && replayed.entries_used < log.len(),
     };
     if let (Some(held), true) = (held, report.differs()) {
-        write(project, &mut report, &replayed, &log, held)?;
+        write(project, &mut report, &replayed, log, held)?;
     }
     Ok(report)
 }

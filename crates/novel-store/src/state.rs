@@ -191,8 +191,15 @@ impl DeltaInputs {
     }
 }
 
-/// Loads the [`DeltaInputs`], each file read with `trust`.
-pub fn load_delta_inputs(project: &Project, trust: Trust) -> Result<DeltaInputs, StoreError> {
+/// Loads the [`DeltaInputs`] `delta` is checked against, each file read with `trust`. The
+/// volume plans are read only when the delta names a thread the foreshadowing file does not
+/// hold yet: they serve only to seed such a thread ([`novel_core::ops::merge_foreshadow`]), and
+/// a commit must not pay for every past volume's plan.
+pub fn load_delta_inputs(
+    project: &Project,
+    trust: Trust,
+    delta: &Value,
+) -> Result<DeltaInputs, StoreError> {
     let log_last = changelog_tail(project)?;
     // The two files the binary alone writes are not schema-checked again when their bytes are
     // the ones the last line recorded (the commit's cost must not grow with them).
@@ -219,10 +226,15 @@ pub fn load_delta_inputs(project: &Project, trust: Trust) -> Result<DeltaInputs,
         Some((g, d)) => (g, Some(d)),
         None => (empty_global(), None),
     };
+    let plan = if seeds_threads(&global, delta) {
+        load_plan_as(project, trust)?
+    } else {
+        Vec::new()
+    };
     Ok(DeltaInputs {
         state: state.value,
         global,
-        plan: load_plan_as(project, trust)?,
+        plan,
         names: load_names(project),
         storylines: load_storyline_ids_as(project, trust)?,
         log_last,
@@ -231,6 +243,20 @@ pub fn load_delta_inputs(project: &Project, trust: Trust) -> Result<DeltaInputs,
             global: global_digest,
             extra: Default::default(),
         },
+    })
+}
+
+/// Whether `delta` has a `foreshadow` op on a thread `global` does not hold. Shape errors are
+/// the delta check's to report; here an op that is not an object or has no string `path`
+/// seeds nothing.
+fn seeds_threads(global: &ForeshadowingGlobal, delta: &Value) -> bool {
+    let ops = delta.get("ops").and_then(Value::as_array);
+    ops.into_iter().flatten().any(|op| {
+        op.get("op").and_then(Value::as_str) == Some("foreshadow")
+            && op
+                .get("path")
+                .and_then(Value::as_str)
+                .is_some_and(|id| !global.foreshadowing.iter().any(|f| f.id == id))
     })
 }
 
@@ -571,5 +597,60 @@ mod tests {
             backup(&project, layout::CURRENT_STATE, stamp).unwrap(),
             None
         );
+    }
+
+    /// The volume plans are read for a delta that seeds a thread, and only then: a commit that
+    /// only moves known threads does not read (or stumble on) every past volume's plan.
+    #[test]
+    fn volume_plans_are_read_only_to_seed_a_new_thread() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = Project {
+            root: dir.path().to_path_buf(),
+        };
+        let write = |rel: &str, text: &str| {
+            let path = project.path(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        write(
+            layout::CURRENT_STATE,
+            r#"{"schema_version": 1, "state_version": 0, "last_updated_chapter": 0}"#,
+        );
+        write(
+            layout::FORESHADOWING_GLOBAL,
+            r#"{"foreshadowing": [{"id": "known", "scope": "long", "status": "planted"}]}"#,
+        );
+        write(
+            layout::STORYLINES,
+            r#"{"storylines": [{"id": "main_arc", "name": "主线", "type": "main_arc", "scope": "novel", "status": "active"}]}"#,
+        );
+        write(
+            "volumes/vol-01/foreshadowing.json",
+            r#"{"volume": 1, "foreshadowing": [{"id": "planned", "description": "残破玉简的来历", "scope": "short"}]}"#,
+        );
+        let delta = |id: &str| {
+            serde_json::json!({"chapter": 1, "base_state_version": 0, "storyline_id": "main_arc",
+                "ops": [{"op": "foreshadow", "path": id, "value": "advanced"}]})
+        };
+        let seeded = |id: &str| {
+            let d = delta(id);
+            let inputs = load_delta_inputs(&project, Trust::Checked, &d).unwrap();
+            let check = inputs.check(&d).unwrap();
+            let thread = check.run.global.foreshadowing.iter().find(|f| f.id == id);
+            (inputs.plan.len(), thread.unwrap().description.clone())
+        };
+        assert_eq!(
+            seeded("known"),
+            (0, String::new()),
+            "no plan read for a known thread"
+        );
+        assert_eq!(seeded("planned"), (1, "残破玉简的来历".to_string()));
+        // A later volume's broken plan: a known thread's delta is not held up by it, a new
+        // thread's is (its seed could come from that plan).
+        write("volumes/vol-02/foreshadowing.json", "{ torn");
+        assert_eq!(seeded("known"), (0, String::new()));
+        let d = delta("planned");
+        let err = load_delta_inputs(&project, Trust::Checked, &d).unwrap_err();
+        assert!(err.to_string().contains("vol-02"), "{err}");
     }
 }

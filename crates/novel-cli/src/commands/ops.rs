@@ -37,8 +37,8 @@ pub fn run(global: &GlobalArgs, cmd: OpsCommand) -> Result<Report, CliError> {
 
 /// What a delta is checked against ([`load_delta_inputs`], schema-checked). A storylines file
 /// that cannot be read is said as such (`E_STORYLINES`), never taken as "anything goes".
-fn delta_inputs(project: &Project) -> Result<DeltaInputs, CliError> {
-    load_delta_inputs(project, Trust::Checked).map_err(|e| {
+fn delta_inputs(project: &Project, delta: &Value) -> Result<DeltaInputs, CliError> {
+    load_delta_inputs(project, Trust::Checked, delta).map_err(|e| {
         let storylines = project.path(layout::STORYLINES);
         let about_storylines = match &e {
             StoreError::Io { path, .. }
@@ -118,7 +118,9 @@ fn describe(accepted: &[Accepted], rejected: &[Rejection]) -> String {
 fn validate(project: &Project, args: &OpsFileArgs) -> Result<Report, CliError> {
     let delta = read_delta(&args.file)?;
     // The one check `ops apply` and the commit make: the same answer.
-    let check = delta_inputs(project)?.check(&delta).map_err(ops_error)?;
+    let check = delta_inputs(project, &delta)?
+        .check(&delta)
+        .map_err(ops_error)?;
     let run = &check.run;
     let current = check.current_version;
     let version_ok = check.version_ok;
@@ -215,7 +217,7 @@ fn apply_locked(
     resolves: &[u32],
     delta: &Value,
 ) -> Result<Report, CliError> {
-    let inputs = delta_inputs(project)?;
+    let inputs = delta_inputs(project, delta)?;
     let log = load_changelog(project)?;
     let open_skips = skipped_chapters(&log);
     if let Some(n) = resolves.iter().find(|n| !open_skips.contains(n)) {
