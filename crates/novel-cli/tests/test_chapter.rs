@@ -998,6 +998,12 @@ fn skipped_delta_goes_on_without_state_and_three_recommend_a_rebuild() {
         &root,
         &["ops", "apply", m, "--manual", "--resolves-skipped", "1,2,3"],
     );
+    // Like a commit's, the applied line records the state bytes it left (the foreshadowing
+    // file, not rewritten, has no digest: the next reader checks it).
+    let line = last_changelog_line(&root);
+    let state = root.join("state/current-state.json");
+    assert_eq!(line["written"]["state"], file_digest(&state), "{line}");
+    assert!(line["written"].get("global").is_none(), "{line}");
     let status = ok(&root, &["status"]);
     assert_eq!(status["data"]["skipped_chapters"], json!([]), "{status}");
     assert_eq!(status["data"]["recommend_rebuild"], false);

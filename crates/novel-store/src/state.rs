@@ -478,22 +478,28 @@ pub fn commit_state(project: &Project, w: StateWrite<'_>, token: String) -> Resu
             content: changelog_text(entries),
         });
     }
-    if let Some(global) = w.global {
-        writes.push(JournalWrite {
-            path: layout::FORESHADOWING_GLOBAL.to_string(),
-            content: to_json_text(global),
-        });
-    }
-    if let Some(state) = w.state {
-        writes.push(JournalWrite {
-            path: layout::CURRENT_STATE.to_string(),
-            content: to_json_text(state),
-        });
-    }
+    let global_text = w.global.map(to_json_text);
+    let state_text = w.state.map(to_json_text);
     let changelog_line = match w.changelog {
-        ChangelogWrite::Append(entry) => Some(changelog_line(entry)),
+        ChangelogWrite::Append(entry) => Some(changelog_line(&stamped(
+            entry,
+            state_text.as_deref(),
+            global_text.as_deref(),
+        ))),
         _ => None,
     };
+    if let Some(content) = global_text {
+        writes.push(JournalWrite {
+            path: layout::FORESHADOWING_GLOBAL.to_string(),
+            content,
+        });
+    }
+    if let Some(content) = state_text {
+        writes.push(JournalWrite {
+            path: layout::CURRENT_STATE.to_string(),
+            content,
+        });
+    }
     let journal = Journal {
         chapter: w.chapter,
         token,
@@ -506,6 +512,18 @@ pub fn commit_state(project: &Project, w: StateWrite<'_>, token: String) -> Resu
         kind: Some(w.kind),
     };
     crate::chapter::commit(project, &journal)
+}
+
+/// `entry` with the digests of the state (and foreshadowing) text written beside it, as the
+/// chapter commit records them, so the next commit trusts those bytes
+/// ([`ChangelogEntry::written`]). A foreshadowing file left as it is has no digest here (the
+/// next reader checks it), and a line that leaves the state as it is records nothing.
+fn stamped(entry: &ChangelogEntry, state: Option<&str>, global: Option<&str>) -> ChangelogEntry {
+    let mut entry = entry.clone();
+    if let Some(state) = state {
+        entry.written = Some(WrittenDigests::of(state, global));
+    }
+    entry
 }
 
 /// One changelog line as the engine writes it (no newline).

@@ -180,7 +180,9 @@ pub struct WrittenDigests {
     /// `state/current-state.json` as written with the line.
     #[schemars(pattern(r"^[0-9a-f]{16}$"))]
     pub state: String,
-    /// `foreshadowing/global.json` as it stood after the line; absent when there was no file.
+    /// `foreshadowing/global.json` as it stood after the line; absent when there was no file, or
+    /// when the line's writer left the file as it was and did not record it (`ops apply`): the
+    /// next reader then checks it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(pattern(r"^[0-9a-f]{16}$"))]
     pub global: Option<String>,
