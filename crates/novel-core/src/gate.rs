@@ -281,22 +281,7 @@ fn score_checks(input: &GateInput<'_>, reasons: &mut Vec<String>) -> Vec<ScoreCh
 
 /// Decides. Pure: the caller loads the evaluations, settings, schedule and spec.
 pub fn decide(input: &GateInput<'_>) -> Result<GateResult, GateError> {
-    check_thresholds(input.thresholds)?;
-    if input.evaluations.is_empty() {
-        return Err(GateError::NoEvaluation);
-    }
-    if !input.key_reasons.is_empty() && input.evaluations.len() < 2 {
-        return Err(GateError::SecondJudgeMissing {
-            chapter: input.chapter,
-            reasons: input
-                .key_reasons
-                .iter()
-                .map(key_label)
-                .collect::<Vec<_>>()
-                .join("、"),
-            have: input.evaluations.len(),
-        });
-    }
+    check_input(input)?;
     let mut reasons = Vec::new();
     let scores = score_checks(input, &mut reasons);
     let overall = denoise(
@@ -308,24 +293,92 @@ pub fn decide(input: &GateInput<'_>) -> Result<GateResult, GateError> {
     if input.evaluations.len() > 1 {
         reasons.push(format!(
             "关键章（{}）双裁判：取较低分 {overall:.2}",
-            input
-                .key_reasons
-                .iter()
-                .map(key_label)
-                .collect::<Vec<_>>()
-                .join("、")
+            key_labels(&input.key_reasons)
         ));
     }
+    let mut found = gather_violations(input);
+    if let Some(v) = input.leak.and_then(|l| leak_violation(l, input.chapter)) {
+        found.add_leak(v, input.storyline_spec);
+    }
+    let verdict = verdict(input, overall, &found.blocking);
+    reasons.push(verdict.reason);
+    for v in &found.reported {
+        reasons.push(format!(
+            "仅报告：{} {}（置信度 {:?}）",
+            v.rule_id, v.description, v.confidence
+        ));
+    }
+    Ok(GateResult {
+        chapter: input.chapter,
+        decision: verdict.decision,
+        force_passed: verdict.force_passed,
+        overall,
+        scores,
+        blocking_violations: found.blocking,
+        reported_violations: found.reported,
+        required_fixes: if verdict.decision == GateDecision::Revise {
+            found.fixes
+        } else {
+            Vec::new()
+        },
+        key_reasons: input.key_reasons.clone(),
+        reasons,
+    })
+}
 
-    let mut blocking: Vec<Violation> = Vec::new();
-    let mut reported: Vec<Violation> = Vec::new();
-    let mut fixes: Vec<RequiredFix> = Vec::new();
+/// The gate cannot decide on bad thresholds, no evaluation, or a key chapter with one judge.
+fn check_input(input: &GateInput<'_>) -> Result<(), GateError> {
+    check_thresholds(input.thresholds)?;
+    if input.evaluations.is_empty() {
+        return Err(GateError::NoEvaluation);
+    }
+    if !input.key_reasons.is_empty() && input.evaluations.len() < 2 {
+        return Err(GateError::SecondJudgeMissing {
+            chapter: input.chapter,
+            reasons: key_labels(&input.key_reasons),
+            have: input.evaluations.len(),
+        });
+    }
+    Ok(())
+}
+
+/// The key-chapter reasons in Chinese, joined with「、」.
+fn key_labels(reasons: &[KeyReason]) -> String {
+    reasons.iter().map(key_label).collect::<Vec<_>>().join("、")
+}
+
+/// The violations of all evaluations, split into blocking and reported (each kept once per
+/// rule and description), and their required fixes (each once).
+struct Violations {
+    blocking: Vec<Violation>,
+    reported: Vec<Violation>,
+    fixes: Vec<RequiredFix>,
+}
+
+impl Violations {
+    /// The leak violation goes after the judges' ones; a blocking leak adds its fix.
+    fn add_leak(&mut self, v: Violation, spec: Option<&StorylineSpec>) {
+        if is_blocking(&v, spec) {
+            self.fixes.push(leak_fix());
+            self.blocking.push(v);
+        } else {
+            self.reported.push(v);
+        }
+    }
+}
+
+fn gather_violations(input: &GateInput<'_>) -> Violations {
+    let mut found = Violations {
+        blocking: Vec::new(),
+        reported: Vec::new(),
+        fixes: Vec::new(),
+    };
     for e in &input.evaluations {
         for v in &e.violations {
             let bucket = if is_blocking(v, input.storyline_spec) {
-                &mut blocking
+                &mut found.blocking
             } else {
-                &mut reported
+                &mut found.reported
             };
             if !bucket
                 .iter()
@@ -335,117 +388,136 @@ pub fn decide(input: &GateInput<'_>) -> Result<GateResult, GateError> {
             }
         }
         for f in &e.required_fixes {
-            if !fixes.contains(f) {
-                fixes.push(f.clone());
+            if !found.fixes.contains(f) {
+                found.fixes.push(f.clone());
             }
         }
     }
-    if let Some(leak) = input.leak
-        && leak.leak_risk != LeakRisk::None
-    {
-        let high = leak.leak_risk == LeakRisk::High;
-        let v = Violation {
-            rule_id: LEAK_RULE.to_string(),
-            layer: SpecLayer::Ls,
-            confidence: if high {
-                Confidence::High
-            } else {
-                Confidence::Medium
-            },
-            description: format!(
-                "跨故事线实体泄漏（leak_risk {}，{} 处，见 novel check leak --chapter {}）",
-                if high { "high" } else { "low" },
-                leak.findings.len(),
-                input.chapter
-            ),
-            evidence: None,
-            extra: Default::default(),
-        };
-        if is_blocking(&v, input.storyline_spec) {
-            fixes.push(leak_fix());
-            blocking.push(v);
-        } else {
-            reported.push(v);
-        }
-    }
+    found
+}
 
-    let t = input.thresholds;
-    let exhausted = input.revision_count >= t.max_revisions;
-    let mut force_passed = false;
-    let decision = if !blocking.is_empty() {
-        let ids: Vec<&str> = blocking.iter().map(|v| v.rule_id.as_str()).collect();
-        if exhausted {
-            reasons.push(format!(
+/// A leak check with risk `low` or `high` as an LS-005 violation (high confidence when high).
+fn leak_violation(leak: &LeakCheck, chapter: u32) -> Option<Violation> {
+    if leak.leak_risk == LeakRisk::None {
+        return None;
+    }
+    let high = leak.leak_risk == LeakRisk::High;
+    Some(Violation {
+        rule_id: LEAK_RULE.to_string(),
+        layer: SpecLayer::Ls,
+        confidence: if high {
+            Confidence::High
+        } else {
+            Confidence::Medium
+        },
+        description: format!(
+            "跨故事线实体泄漏（leak_risk {}，{} 处，见 novel check leak --chapter {}）",
+            if high { "high" } else { "low" },
+            leak.findings.len(),
+            chapter
+        ),
+        evidence: None,
+        extra: Default::default(),
+    })
+}
+
+/// The decision and the one reason that states it.
+struct Verdict {
+    decision: GateDecision,
+    force_passed: bool,
+    reason: String,
+}
+
+fn verdict(input: &GateInput<'_>, overall: f64, blocking: &[Violation]) -> Verdict {
+    let exhausted = input.revision_count >= input.thresholds.max_revisions;
+    if blocking.is_empty() {
+        return score_verdict(input, overall, exhausted);
+    }
+    let (decision, reason) = blocking_verdict(input.revision_count, blocking, exhausted);
+    Verdict {
+        decision,
+        force_passed: false,
+        reason,
+    }
+}
+
+/// Track 1: a blocking violation forces a revision, or a pause once revisions are exhausted.
+fn blocking_verdict(
+    revision_count: u32,
+    blocking: &[Violation],
+    exhausted: bool,
+) -> (GateDecision, String) {
+    let ids: Vec<&str> = blocking.iter().map(|v| v.rule_id.as_str()).collect();
+    if exhausted {
+        (
+            GateDecision::Pause,
+            format!(
                 "高置信违规（{}）在 {} 次修订后仍在，需作者决定",
                 ids.join("、"),
-                input.revision_count
-            ));
-            GateDecision::Pause
-        } else {
-            reasons.push(format!(
-                "高置信违规（{}）：不论分数，强制修订",
-                ids.join("、")
-            ));
-            GateDecision::Revise
-        }
-    } else if overall >= t.pass {
-        reasons.push(format!("{overall:.2} ≥ {:.1}：直接通过", t.pass));
-        GateDecision::Pass
-    } else if overall >= t.polish {
-        reasons.push(format!(
-            "{overall:.2} 在 {:.1}–{:.1}：StyleRefiner 二次润色后通过",
-            t.polish, t.pass
-        ));
-        GateDecision::Polish
-    } else if exhausted && overall >= t.force_pass_min {
-        force_passed = true;
-        reasons.push(format!(
-            "已修订 {} 次，{overall:.2} ≥ {:.1}：强制通过并标记 force_passed",
-            input.revision_count, t.force_pass_min
-        ));
-        GateDecision::Pass
-    } else if overall >= t.revise {
-        reasons.push(format!(
-            "{overall:.2} 在 {:.1}–{:.1}：自动修订",
-            t.revise, t.polish
-        ));
-        GateDecision::Revise
-    } else if exhausted {
-        reasons.push(format!(
-            "已修订 {} 次仍只有 {overall:.2}：通知作者，暂停",
-            input.revision_count
-        ));
-        GateDecision::Pause
-    } else if overall >= t.pause {
-        reasons.push(format!(
-            "{overall:.2} 在 {:.1}–{:.1}：通知作者人工审核，暂停",
-            t.pause, t.revise
-        ));
-        GateDecision::Pause
+                revision_count
+            ),
+        )
     } else {
-        reasons.push(format!("{overall:.2} < {:.1}：强制全章重写", t.pause));
-        GateDecision::Rewrite
-    };
-    for v in &reported {
-        reasons.push(format!(
-            "仅报告：{} {}（置信度 {:?}）",
-            v.rule_id, v.description, v.confidence
-        ));
+        (
+            GateDecision::Revise,
+            format!("高置信违规（{}）：不论分数，强制修订", ids.join("、")),
+        )
     }
-    Ok(GateResult {
-        chapter: input.chapter,
+}
+
+/// Track 2: the score's band, with the force pass after exhausted revisions.
+fn score_verdict(input: &GateInput<'_>, overall: f64, exhausted: bool) -> Verdict {
+    let t = input.thresholds;
+    let n = input.revision_count;
+    let plain = |decision, reason| Verdict {
         decision,
-        force_passed,
-        overall,
-        scores,
-        blocking_violations: blocking,
-        reported_violations: reported,
-        required_fixes: if decision == GateDecision::Revise {
-            fixes
-        } else {
-            Vec::new()
-        },
-        key_reasons: input.key_reasons.clone(),
-        reasons,
-    })
+        force_passed: false,
+        reason,
+    };
+    if overall >= t.pass {
+        plain(
+            GateDecision::Pass,
+            format!("{overall:.2} ≥ {:.1}：直接通过", t.pass),
+        )
+    } else if overall >= t.polish {
+        plain(
+            GateDecision::Polish,
+            format!(
+                "{overall:.2} 在 {:.1}–{:.1}：StyleRefiner 二次润色后通过",
+                t.polish, t.pass
+            ),
+        )
+    } else if exhausted && overall >= t.force_pass_min {
+        Verdict {
+            decision: GateDecision::Pass,
+            force_passed: true,
+            reason: format!(
+                "已修订 {n} 次，{overall:.2} ≥ {:.1}：强制通过并标记 force_passed",
+                t.force_pass_min
+            ),
+        }
+    } else if overall >= t.revise {
+        plain(
+            GateDecision::Revise,
+            format!("{overall:.2} 在 {:.1}–{:.1}：自动修订", t.revise, t.polish),
+        )
+    } else if exhausted {
+        plain(
+            GateDecision::Pause,
+            format!("已修订 {n} 次仍只有 {overall:.2}：通知作者，暂停"),
+        )
+    } else if overall >= t.pause {
+        plain(
+            GateDecision::Pause,
+            format!(
+                "{overall:.2} 在 {:.1}–{:.1}：通知作者人工审核，暂停",
+                t.pause, t.revise
+            ),
+        )
+    } else {
+        plain(
+            GateDecision::Rewrite,
+            format!("{overall:.2} < {:.1}：强制全章重写", t.pause),
+        )
+    }
 }

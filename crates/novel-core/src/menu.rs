@@ -404,133 +404,163 @@ fn volume_done_menu(f: &MenuFacts<'_>, end: Option<u32>) -> Menu {
 /// The menu for a project (see the module note for the order).
 pub fn menu(f: &MenuFacts<'_>) -> Menu {
     let cp = f.checkpoint;
-    let d = f.disk;
+    if let Some(m) = interrupted_menu(f.disk) {
+        return m;
+    }
+    if cp.orchestrator_state == OrchestratorState::Init {
+        return quick_start_menu(f);
+    }
+    if let Some(m) = propagation_menu(cp) {
+        return m;
+    }
+    if let Some(m) = revision_menu(cp) {
+        return m;
+    }
+    if let Some(n) = cp.inflight_chapter {
+        return inflight_menu(f, n);
+    }
+    if let Some(m) = backfill_menu(cp) {
+        return m;
+    }
+    state_menu(f)
+}
+
+/// An interrupted commit (its journal is on disk) or a lock that is stale or held by another
+/// session: these come before anything else.
+fn interrupted_menu(d: &DiskFacts) -> Option<Menu> {
     if let Some(n) = d.commit_journal {
-        return build(vec![
+        return Some(build(vec![
             opt(
                 OptionId::Recover,
                 format!("第 {n} 章的提交被中断：先补完它，再说从哪一步继续"),
             ),
             show_status(),
-        ]);
+        ]));
     }
     match &d.lock {
-        LockFact::Stale { why } => {
-            return build(vec![
-                opt(
-                    OptionId::Recover,
-                    format!("项目锁已失效（{why}）：清理后从中断处继续"),
-                ),
-                show_status(),
-            ]);
-        }
-        LockFact::HeldByOther { holder, .. } => {
-            return build(vec![
-                opt(
-                    OptionId::WaitLock,
-                    format!("另一个会话正在处理本项目（{holder}）：等它结束"),
-                ),
-                opt(
-                    OptionId::Recover,
-                    "只有确认那个会话已经不在运行时才选：清除锁并恢复",
-                ),
-                show_status(),
-            ]);
-        }
-        _ => {}
-    }
-    if cp.orchestrator_state == OrchestratorState::Init {
-        return quick_start_menu(f);
-    }
-    if let Some(a) = cp
-        .pending_actions
-        .iter()
-        .find(|a| a.kind == SPEC_PROPAGATION)
-    {
-        return build(vec![
+        LockFact::Stale { why } => Some(build(vec![
             opt(
-                OptionId::ReviewPropagation,
-                format!("有待处理的设定变更传播（{}）：受影响的契约要先复核", a.id),
-            ),
-            opt(
-                OptionId::ContinueWriting,
-                "暂不复核、继续写作：受影响的章节可能与新设定矛盾",
+                OptionId::Recover,
+                format!("项目锁已失效（{why}）：清理后从中断处继续"),
             ),
             show_status(),
-        ]);
+        ])),
+        LockFact::HeldByOther { holder, .. } => Some(build(vec![
+            opt(
+                OptionId::WaitLock,
+                format!("另一个会话正在处理本项目（{holder}）：等它结束"),
+            ),
+            opt(
+                OptionId::Recover,
+                "只有确认那个会话已经不在运行时才选：清除锁并恢复",
+            ),
+            show_status(),
+        ])),
+        _ => None,
     }
-    if let Some(c) = crate::revision::pending_candidate(cp) {
-        let mut options = vec![labelled(
-            OptionId::DecideRevision,
-            format!("处理第 {c} 章的修订候选"),
-            format!("第 {c} 章按评审意见改出的修订稿在等你确认（manual_confirm）：采纳或拒绝"),
-        )];
-        if cp.inflight_chapter.is_none_or(|n| n != c) {
-            options.push(opt(
-                OptionId::ContinueWriting,
-                "先不处理、继续写作：候选留着，随时可以处理",
-            ));
-        }
-        options.push(show_status());
-        return build(options);
+}
+
+/// A pending spec propagation: its affected contracts are reviewed first.
+fn propagation_menu(cp: &Checkpoint) -> Option<Menu> {
+    let a = cp
+        .pending_actions
+        .iter()
+        .find(|a| a.kind == SPEC_PROPAGATION)?;
+    Some(build(vec![
+        opt(
+            OptionId::ReviewPropagation,
+            format!("有待处理的设定变更传播（{}）：受影响的契约要先复核", a.id),
+        ),
+        opt(
+            OptionId::ContinueWriting,
+            "暂不复核、继续写作：受影响的章节可能与新设定矛盾",
+        ),
+        show_status(),
+    ]))
+}
+
+/// A revision candidate waiting for the author's confirmation.
+fn revision_menu(cp: &Checkpoint) -> Option<Menu> {
+    let c = crate::revision::pending_candidate(cp)?;
+    let mut options = vec![labelled(
+        OptionId::DecideRevision,
+        format!("处理第 {c} 章的修订候选"),
+        format!("第 {c} 章按评审意见改出的修订稿在等你确认（manual_confirm）：采纳或拒绝"),
+    )];
+    if cp.inflight_chapter.is_none_or(|n| n != c) {
+        options.push(opt(
+            OptionId::ContinueWriting,
+            "先不处理、继续写作：候选留着，随时可以处理",
+        ));
     }
-    if let Some(n) = cp.inflight_chapter {
-        if cp.orchestrator_state == OrchestratorState::ErrorRetry {
-            return build(vec![
-                labelled(
-                    OptionId::ContinueWriting,
-                    format!("继续第 {n} 章"),
-                    error_why(cp, Some(n)),
-                ),
-                opt(
-                    OptionId::Recover,
-                    "检查中断留下的文件与锁，说明从哪一步继续",
-                ),
-                show_status(),
-            ]);
-        }
-        let staging = d.staging.clone().unwrap_or_else(StagingFacts::nothing);
-        if resume_point(cp, &staging).step == ResumeStep::AskAuthor {
-            let score = current_gate(cp, n)
-                .map(|g| format!("（总分 {:.2}）", g.overall))
-                .unwrap_or_default();
-            return build(vec![
-                labelled(
-                    OptionId::DecidePausedChapter,
-                    format!("处理暂停的第 {n} 章"),
-                    format!("第 {n} 章被质量门控暂停{score}：接受现稿还是重写，由你决定"),
-                ),
-                quality_review(f),
-                show_status(),
-            ]);
-        }
+    options.push(show_status());
+    Some(build(options))
+}
+
+/// Chapter `n` is in flight: retry after an error, decide a paused chapter, or resume it.
+fn inflight_menu(f: &MenuFacts<'_>, n: u32) -> Menu {
+    let cp = f.checkpoint;
+    if cp.orchestrator_state == OrchestratorState::ErrorRetry {
         return build(vec![
             labelled(
                 OptionId::ContinueWriting,
                 format!("继续第 {n} 章"),
-                format!(
-                    "第 {n} 章写到一半（阶段 {}），从断点继续",
-                    stage_name(cp.pipeline_stage)
-                ),
+                error_why(cp, Some(n)),
+            ),
+            opt(
+                OptionId::Recover,
+                "检查中断留下的文件与锁，说明从哪一步继续",
+            ),
+            show_status(),
+        ]);
+    }
+    let staging = f.disk.staging.clone().unwrap_or_else(StagingFacts::nothing);
+    if resume_point(cp, &staging).step == ResumeStep::AskAuthor {
+        let score = current_gate(cp, n)
+            .map(|g| format!("（总分 {:.2}）", g.overall))
+            .unwrap_or_default();
+        return build(vec![
+            labelled(
+                OptionId::DecidePausedChapter,
+                format!("处理暂停的第 {n} 章"),
+                format!("第 {n} 章被质量门控暂停{score}：接受现稿还是重写，由你决定"),
             ),
             quality_review(f),
             show_status(),
         ]);
     }
-    if let Some((left, n)) = crate::import::backfill_of(cp) {
-        return build(vec![
-            labelled(
-                OptionId::ImportBackfill,
-                format!("补全导入的章节：第 {n} 章"),
-                format!(
-                    "导入的章节还有 {left} 章缺摘要、状态与故事线记忆：从第 {n} 章起逐章补全，之后才能接着写"
-                ),
+    build(vec![
+        labelled(
+            OptionId::ContinueWriting,
+            format!("继续第 {n} 章"),
+            format!(
+                "第 {n} 章写到一半（阶段 {}），从断点继续",
+                stage_name(cp.pipeline_stage)
             ),
-            show_status(),
-        ]);
-    }
-    let last = cp.last_completed_chapter;
-    let v = cp.current_volume;
+        ),
+        quality_review(f),
+        show_status(),
+    ])
+}
+
+/// Imported chapters still missing their summaries, state and storyline memory.
+fn backfill_menu(cp: &Checkpoint) -> Option<Menu> {
+    let (left, n) = crate::import::backfill_of(cp)?;
+    Some(build(vec![
+        labelled(
+            OptionId::ImportBackfill,
+            format!("补全导入的章节：第 {n} 章"),
+            format!(
+                "导入的章节还有 {left} 章缺摘要、状态与故事线记忆：从第 {n} 章起逐章补全，之后才能接着写"
+            ),
+        ),
+        show_status(),
+    ]))
+}
+
+/// Nothing in flight or pending: the menu follows the orchestrator state.
+fn state_menu(f: &MenuFacts<'_>) -> Menu {
+    let cp = f.checkpoint;
     match cp.orchestrator_state {
         OrchestratorState::Init | OrchestratorState::QuickStart => quick_start_menu(f),
         OrchestratorState::ErrorRetry => build(vec![
@@ -544,52 +574,62 @@ pub fn menu(f: &MenuFacts<'_>) -> Menu {
             ),
             show_status(),
         ]),
-        OrchestratorState::VolPlanning => {
-            let why = if f.volume_outline {
-                format!(
-                    "第 {v} 卷大纲已有：检查通过后开卷（novel volume check {v}，再 novel volume open {v}）"
-                )
-            } else {
-                format!("PlotArchitect 规划第 {v} 卷：大纲、故事线节奏、伏笔与章节契约")
-            };
-            build(vec![
-                labelled(OptionId::PlanVolume, format!("规划第 {v} 卷"), why),
-                update_spec(),
-                import_research(),
-                quality_review(f),
-            ])
-        }
-        OrchestratorState::VolReview => volume_done_menu(f, d.volume_end),
-        OrchestratorState::Writing | OrchestratorState::ChapterRewrite => {
-            if let Some(end) = d.volume_end
-                && last >= end
-            {
-                return volume_done_menu(f, Some(end));
-            }
-            let written = if last == 0 || f.volume_start == Some(last + 1) {
-                format!("第 {v} 卷从第 {} 章开始", last + 1)
-            } else {
-                format!("第 {v} 卷写到第 {last} 章，下一章第 {} 章", last + 1)
-            };
-            if f.reviews_due.iter().any(|r| r.kind != ReviewKind::Volume) {
-                build(vec![
-                    quality_review(f),
-                    opt(
-                        OptionId::ContinueWriting,
-                        format!("{written}（回顾可以稍后再做）"),
-                    ),
-                    update_spec(),
-                    import_research(),
-                ])
-            } else {
-                build(vec![
-                    opt(OptionId::ContinueWriting, written),
-                    quality_review(f),
-                    import_research(),
-                    update_spec(),
-                ])
-            }
-        }
+        OrchestratorState::VolPlanning => vol_planning_menu(f),
+        OrchestratorState::VolReview => volume_done_menu(f, f.disk.volume_end),
+        OrchestratorState::Writing | OrchestratorState::ChapterRewrite => writing_menu(f),
+    }
+}
+
+/// Planning the current volume: check and open its outline when there is one.
+fn vol_planning_menu(f: &MenuFacts<'_>) -> Menu {
+    let v = f.checkpoint.current_volume;
+    let why = if f.volume_outline {
+        format!(
+            "第 {v} 卷大纲已有：检查通过后开卷（novel volume check {v}，再 novel volume open {v}）"
+        )
+    } else {
+        format!("PlotArchitect 规划第 {v} 卷：大纲、故事线节奏、伏笔与章节契约")
+    };
+    build(vec![
+        labelled(OptionId::PlanVolume, format!("规划第 {v} 卷"), why),
+        update_spec(),
+        import_research(),
+        quality_review(f),
+    ])
+}
+
+/// Idle while writing: the next chapter, or a due review first, or the volume is done.
+fn writing_menu(f: &MenuFacts<'_>) -> Menu {
+    let cp = f.checkpoint;
+    let last = cp.last_completed_chapter;
+    let v = cp.current_volume;
+    if let Some(end) = f.disk.volume_end
+        && last >= end
+    {
+        return volume_done_menu(f, Some(end));
+    }
+    let written = if last == 0 || f.volume_start == Some(last + 1) {
+        format!("第 {v} 卷从第 {} 章开始", last + 1)
+    } else {
+        format!("第 {v} 卷写到第 {last} 章，下一章第 {} 章", last + 1)
+    };
+    if f.reviews_due.iter().any(|r| r.kind != ReviewKind::Volume) {
+        build(vec![
+            quality_review(f),
+            opt(
+                OptionId::ContinueWriting,
+                format!("{written}（回顾可以稍后再做）"),
+            ),
+            update_spec(),
+            import_research(),
+        ])
+    } else {
+        build(vec![
+            opt(OptionId::ContinueWriting, written),
+            quality_review(f),
+            import_research(),
+            update_spec(),
+        ])
     }
 }
 

@@ -165,7 +165,6 @@ fn resume(cp: &Checkpoint, n: u32, facts: &StagingFacts) -> Recommendation {
     let r = resume_point(cp, facts);
     let stage = stage_name(cp.pipeline_stage);
     let reason = format!("第 {n} 章写到一半（阶段 {stage}）：{}", r.message);
-    use crate::naming::{staging_chapter, staging_delta, staging_evaluation, staging_summary};
     if let Some(to) = r.rewind_to {
         return rec(
             NextAction::Recover,
@@ -178,106 +177,90 @@ fn resume(cp: &Checkpoint, n: u32, facts: &StagingFacts) -> Recommendation {
             ),
         );
     }
-    match r.step {
-        ResumeStep::RunChapterWriter | ResumeStep::Idle => rec(
-            NextAction::RunChapterWriter,
-            Some(n),
-            reason,
-            format!("novel context chapter-writer --chapter {n}"),
-            format!(
-                "把资料包交给 ChapterWriter，写入 {}；再运行 Summarizer",
-                staging_chapter(n)
-            ),
+    rec(
+        step_action(&r.step),
+        Some(n),
+        reason,
+        step_command(cp, &r.step, n),
+        step_then(cp, &r.step, n),
+    )
+}
+
+/// The action of a resume step.
+fn step_action(step: &ResumeStep) -> NextAction {
+    match step {
+        ResumeStep::RunChapterWriter | ResumeStep::Idle => NextAction::RunChapterWriter,
+        ResumeStep::RunSummarizer => NextAction::RunSummarizer,
+        ResumeStep::MarkDrafted => NextAction::MarkDrafted,
+        ResumeStep::RunStyleRefiner => NextAction::RunStyleRefiner,
+        ResumeStep::RunQualityJudge => NextAction::RunQualityJudge,
+        ResumeStep::RunGate => NextAction::RunGate,
+        ResumeStep::Commit => NextAction::Commit,
+        ResumeStep::PolishThenCommit => NextAction::PolishThenCommit,
+        ResumeStep::ReviseWithFixes => NextAction::ReviseChapter,
+        ResumeStep::AskAuthor => NextAction::AskAuthor,
+    }
+}
+
+/// The command that runs a resume step of chapter `n`.
+fn step_command(cp: &Checkpoint, step: &ResumeStep, n: u32) -> String {
+    match step {
+        ResumeStep::RunChapterWriter | ResumeStep::Idle => {
+            format!("novel context chapter-writer --chapter {n}")
+        }
+        ResumeStep::RunSummarizer => format!("novel context summarizer --chapter {n}"),
+        ResumeStep::MarkDrafted => "novel chapter stage drafted --token <令牌>".to_string(),
+        ResumeStep::RunStyleRefiner | ResumeStep::PolishThenCommit => {
+            format!("novel context style-refiner --chapter {n}")
+        }
+        ResumeStep::RunQualityJudge => format!("novel context quality-judge --chapter {n}"),
+        ResumeStep::RunGate => format!("novel chapter gate {n}"),
+        ResumeStep::Commit => format!("novel chapter commit {n} --token <令牌>"),
+        ResumeStep::ReviseWithFixes => {
+            if cp.pipeline_stage == Some(crate::model::PipelineStage::Judged) {
+                "novel chapter stage revising --token <令牌>".to_string()
+            } else {
+                format!("novel context chapter-writer --chapter {n}")
+            }
+        }
+        ResumeStep::AskAuthor => "/novel:start".to_string(),
+    }
+}
+
+/// What follows a resume step of chapter `n`, in Chinese.
+fn step_then(cp: &Checkpoint, step: &ResumeStep, n: u32) -> String {
+    use crate::naming::{staging_chapter, staging_delta, staging_evaluation, staging_summary};
+    match step {
+        ResumeStep::RunChapterWriter | ResumeStep::Idle => format!(
+            "把资料包交给 ChapterWriter，写入 {}；再运行 Summarizer",
+            staging_chapter(n)
         ),
-        ResumeStep::RunSummarizer => rec(
-            NextAction::RunSummarizer,
-            Some(n),
-            reason,
-            format!("novel context summarizer --chapter {n}"),
-            format!(
-                "Summarizer 写 {}、{}、staging/storylines/<id>/memory.md，然后 novel chapter stage drafted --token <令牌>",
-                staging_summary(n),
-                staging_delta(n)
-            ),
+        ResumeStep::RunSummarizer => format!(
+            "Summarizer 写 {}、{}、staging/storylines/<id>/memory.md，然后 novel chapter stage drafted --token <令牌>",
+            staging_summary(n),
+            staging_delta(n)
         ),
-        ResumeStep::MarkDrafted => rec(
-            NextAction::MarkDrafted,
-            Some(n),
-            reason,
-            "novel chapter stage drafted --token <令牌>",
-            "然后运行 StyleRefiner",
+        ResumeStep::MarkDrafted => "然后运行 StyleRefiner".to_string(),
+        ResumeStep::RunStyleRefiner => {
+            "StyleRefiner 覆盖写回润色稿，然后 novel chapter stage refined --token <令牌>".to_string()
+        }
+        ResumeStep::RunQualityJudge => format!(
+            "QualityJudge 写 {}，然后 novel chapter stage judged --token <令牌>",
+            staging_evaluation(n)
         ),
-        ResumeStep::RunStyleRefiner => rec(
-            NextAction::RunStyleRefiner,
-            Some(n),
-            reason,
-            format!("novel context style-refiner --chapter {n}"),
-            "StyleRefiner 覆盖写回润色稿，然后 novel chapter stage refined --token <令牌>",
-        ),
-        ResumeStep::RunQualityJudge => rec(
-            NextAction::RunQualityJudge,
-            Some(n),
-            reason,
-            format!("novel context quality-judge --chapter {n}"),
-            format!(
-                "QualityJudge 写 {}，然后 novel chapter stage judged --token <令牌>",
-                staging_evaluation(n)
-            ),
-        ),
-        ResumeStep::RunGate => rec(
-            NextAction::RunGate,
-            Some(n),
-            reason,
-            format!("novel chapter gate {n}"),
-            "按门控结论提交、润色或修订",
-        ),
-        ResumeStep::Commit => rec(
-            NextAction::Commit,
-            Some(n),
-            reason,
-            format!("novel chapter commit {n} --token <令牌>"),
-            "提交后写下一章",
-        ),
-        ResumeStep::PolishThenCommit => rec(
-            NextAction::PolishThenCommit,
-            Some(n),
-            reason,
-            format!("novel context style-refiner --chapter {n}"),
-            format!(
-                "StyleRefiner 二次润色后 novel chapter stage polished --token <令牌>，再 novel chapter commit {n} --token <令牌>"
-            ),
+        ResumeStep::RunGate => "按门控结论提交、润色或修订".to_string(),
+        ResumeStep::Commit => "提交后写下一章".to_string(),
+        ResumeStep::PolishThenCommit => format!(
+            "StyleRefiner 二次润色后 novel chapter stage polished --token <令牌>，再 novel chapter commit {n} --token <令牌>"
         ),
         ResumeStep::ReviseWithFixes => {
-            let judged = cp.pipeline_stage == Some(crate::model::PipelineStage::Judged);
-            rec(
-                NextAction::ReviseChapter,
-                Some(n),
-                reason,
-                if judged {
-                    "novel chapter stage revising --token <令牌>".to_string()
-                } else {
-                    format!("novel context chapter-writer --chapter {n}")
-                },
-                "ChapterWriter 按 required_fixes 修订，再运行 Summarizer 并 novel chapter stage drafted --token <令牌>",
-            )
+            "ChapterWriter 按 required_fixes 修订，再运行 Summarizer 并 novel chapter stage drafted --token <令牌>".to_string()
         }
-        ResumeStep::AskAuthor if crate::revision::pending_candidate(cp) == Some(n) => rec(
-            NextAction::AskAuthor,
-            Some(n),
-            reason,
-            "/novel:start",
-            format!(
-                "作者决定修订候选：采纳（novel revision apply --chapter {n} --token <令牌>，候选成为修订稿）或拒绝（novel revision reject --chapter {n}，再按现稿 novel chapter commit {n} --accept --token <令牌>，或 stage revising 照意见重新修订）"
-            ),
+        ResumeStep::AskAuthor if crate::revision::pending_candidate(cp) == Some(n) => format!(
+            "作者决定修订候选：采纳（novel revision apply --chapter {n} --token <令牌>，候选成为修订稿）或拒绝（novel revision reject --chapter {n}，再按现稿 novel chapter commit {n} --accept --token <令牌>，或 stage revising 照意见重新修订）"
         ),
-        ResumeStep::AskAuthor => rec(
-            NextAction::AskAuthor,
-            Some(n),
-            reason,
-            "/novel:start",
-            format!(
-                "作者决定：接受（novel chapter commit {n} --accept --token <令牌>）、按意见修订（novel chapter stage revising --token <令牌>）或重写（novel chapter stage drafting --token <令牌>）"
-            ),
+        ResumeStep::AskAuthor => format!(
+            "作者决定：接受（novel chapter commit {n} --accept --token <令牌>）、按意见修订（novel chapter stage revising --token <令牌>）或重写（novel chapter stage drafting --token <令牌>）"
         ),
     }
 }
@@ -330,36 +313,8 @@ pub fn recommend(cp: &Checkpoint, facts: &DiskFacts) -> Recommendation {
 }
 
 fn decide(cp: &Checkpoint, facts: &DiskFacts) -> Recommendation {
-    let next = cp.last_completed_chapter + 1;
-    if let Some(n) = facts.commit_journal {
-        return rec(
-            NextAction::Recover,
-            Some(n),
-            format!("第 {n} 章的提交被中断，还没有完成"),
-            "novel chapter recover",
-            "recover 会补完提交并说明从哪一步继续",
-        );
-    }
-    match &facts.lock {
-        LockFact::HeldByOther { chapter, holder } => {
-            return rec(
-                NextAction::WaitForLock,
-                *chapter,
-                format!("另一个会话正在处理本项目（{holder}）"),
-                "novel lock status",
-                "等它结束；确认它已不在运行后，用 novel chapter recover 清理",
-            );
-        }
-        LockFact::Stale { why } => {
-            return rec(
-                NextAction::Recover,
-                cp.inflight_chapter,
-                format!("项目锁已失效（{why}）"),
-                "novel chapter recover",
-                "recover 会清除僵尸锁并说明从哪一步继续",
-            );
-        }
-        _ => {}
+    if let Some(r) = interrupted(cp, facts) {
+        return r;
     }
     if cp.orchestrator_state == OrchestratorState::Init {
         return rec(
@@ -384,19 +339,7 @@ fn decide(cp: &Checkpoint, facts: &DiskFacts) -> Recommendation {
         );
     }
     if let Some(n) = cp.inflight_chapter {
-        let staging = facts.staging.clone().unwrap_or_else(StagingFacts::nothing);
-        let r = resume(cp, n, &staging);
-        if facts.lock == LockFact::Free {
-            return Recommendation {
-                action: NextAction::RetakeLock,
-                chapter: Some(n),
-                reason: format!("{}；项目锁已释放", r.reason),
-                command: format!("novel chapter begin {n}"),
-                then: format!("重新取得锁后：{}（{}）", r.command, r.then),
-                notes: Vec::new(),
-            };
-        }
-        return r;
+        return inflight(cp, n, facts);
     }
     if let Some((left, n)) = crate::import::backfill_of(cp) {
         // Before any new chapter: the backfill applies each chapter's delta in order, which a
@@ -409,6 +352,59 @@ fn decide(cp: &Checkpoint, facts: &DiskFacts) -> Recommendation {
             "Summarizer 逐章补全摘要、状态增量与故事线记忆（novel import backfill 查看下一章缺什么）",
         );
     }
+    by_state(cp, facts)
+}
+
+/// An interrupted commit, or a lock held by another live process or gone stale.
+fn interrupted(cp: &Checkpoint, facts: &DiskFacts) -> Option<Recommendation> {
+    if let Some(n) = facts.commit_journal {
+        return Some(rec(
+            NextAction::Recover,
+            Some(n),
+            format!("第 {n} 章的提交被中断，还没有完成"),
+            "novel chapter recover",
+            "recover 会补完提交并说明从哪一步继续",
+        ));
+    }
+    match &facts.lock {
+        LockFact::HeldByOther { chapter, holder } => Some(rec(
+            NextAction::WaitForLock,
+            *chapter,
+            format!("另一个会话正在处理本项目（{holder}）"),
+            "novel lock status",
+            "等它结束；确认它已不在运行后，用 novel chapter recover 清理",
+        )),
+        LockFact::Stale { why } => Some(rec(
+            NextAction::Recover,
+            cp.inflight_chapter,
+            format!("项目锁已失效（{why}）"),
+            "novel chapter recover",
+            "recover 会清除僵尸锁并说明从哪一步继续",
+        )),
+        _ => None,
+    }
+}
+
+/// Chapter `n` in flight: its resume step, after re-taking the lock when nobody holds it.
+fn inflight(cp: &Checkpoint, n: u32, facts: &DiskFacts) -> Recommendation {
+    let staging = facts.staging.clone().unwrap_or_else(StagingFacts::nothing);
+    let r = resume(cp, n, &staging);
+    if facts.lock != LockFact::Free {
+        return r;
+    }
+    Recommendation {
+        action: NextAction::RetakeLock,
+        chapter: Some(n),
+        reason: format!("{}；项目锁已释放", r.reason),
+        command: format!("novel chapter begin {n}"),
+        then: format!("重新取得锁后：{}（{}）", r.command, r.then),
+        notes: Vec::new(),
+    }
+}
+
+/// Nothing in flight or pending: the orchestrator state decides.
+fn by_state(cp: &Checkpoint, facts: &DiskFacts) -> Recommendation {
+    let v = cp.current_volume;
     match cp.orchestrator_state {
         OrchestratorState::Init | OrchestratorState::QuickStart => rec(
             NextAction::Start,
@@ -420,41 +416,43 @@ fn decide(cp: &Checkpoint, facts: &DiskFacts) -> Recommendation {
         OrchestratorState::VolPlanning => rec(
             NextAction::PlanVolume,
             None,
-            format!("第 {} 卷待规划", cp.current_volume),
+            format!("第 {v} 卷待规划"),
             "/novel:start",
-            format!(
-                "PlotArchitect 规划第 {} 卷（novel context plot-architect）",
-                cp.current_volume
-            ),
+            format!("PlotArchitect 规划第 {v} 卷（novel context plot-architect）"),
         ),
         OrchestratorState::VolReview => rec(
             NextAction::ReviewVolume,
             None,
-            format!("第 {} 卷已写完，待卷末回顾", cp.current_volume),
+            format!("第 {v} 卷已写完，待卷末回顾"),
             "/novel:start",
             "卷末回顾后规划下一卷",
         ),
         OrchestratorState::Writing
         | OrchestratorState::ChapterRewrite
-        | OrchestratorState::ErrorRetry => {
-            if let Some(end) = facts.volume_end
-                && cp.last_completed_chapter >= end
-            {
-                return rec(
-                    NextAction::ReviewVolume,
-                    None,
-                    format!("第 {} 卷的最后一章（第 {end} 章）已完成", cp.current_volume),
-                    "/novel:start",
-                    "卷末回顾后规划下一卷",
-                );
-            }
-            rec(
-                NextAction::WriteNextChapter,
-                Some(next),
-                format!("空闲：已完成 {} 章", cp.last_completed_chapter),
-                "/novel:continue",
-                format!("写第 {next} 章，从 novel chapter begin {next} 开始"),
-            )
-        }
+        | OrchestratorState::ErrorRetry => writing(cp, facts),
     }
+}
+
+/// Idle while writing: review the volume once its last chapter is done, else the next chapter.
+fn writing(cp: &Checkpoint, facts: &DiskFacts) -> Recommendation {
+    let last = cp.last_completed_chapter;
+    if let Some(end) = facts.volume_end
+        && last >= end
+    {
+        return rec(
+            NextAction::ReviewVolume,
+            None,
+            format!("第 {} 卷的最后一章（第 {end} 章）已完成", cp.current_volume),
+            "/novel:start",
+            "卷末回顾后规划下一卷",
+        );
+    }
+    let next = last + 1;
+    rec(
+        NextAction::WriteNextChapter,
+        Some(next),
+        format!("空闲：已完成 {last} 章"),
+        "/novel:continue",
+        format!("写第 {next} 章，从 novel chapter begin {next} 开始"),
+    )
 }

@@ -516,23 +516,7 @@ pub fn parse_op(raw: &Value, names: &NameIndex) -> Result<StateOp, OpFailure> {
             "每个 op 形如 {\"op\":\"set\",\"path\":\"characters.lin-feng.location\",\"value\":\"…\"}".into(),
         ));
     };
-    let kind = match obj.get("op").and_then(Value::as_str) {
-        Some("set") => OpKind::Set,
-        Some("inc") => OpKind::Inc,
-        Some("add") => OpKind::Add,
-        Some("remove") => OpKind::Remove,
-        Some("foreshadow") => OpKind::Foreshadow,
-        other => {
-            return Err((
-                "E_OP_KIND",
-                format!(
-                    "op 「{}」不是合法操作",
-                    other.map_or("（缺失）".to_string(), str::to_string)
-                ),
-                "op 只能是 set、inc、add、remove、foreshadow 之一".into(),
-            ));
-        }
-    };
+    let kind = parse_kind(obj.get("op"))?;
     let Some(path) = obj.get("path").and_then(Value::as_str) else {
         return Err((
             "E_OP_PATH",
@@ -541,51 +525,86 @@ pub fn parse_op(raw: &Value, names: &NameIndex) -> Result<StateOp, OpFailure> {
         ));
     };
     let value = obj.get("value").cloned();
-    let detail = match obj.get("detail") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(_) => {
-            return Err((
-                "E_OP_DETAIL",
-                "detail 不是字符串".into(),
-                "detail 写一句中文说明，如「主角梦见预言碎片」".into(),
-            ));
-        }
+    let detail = parse_detail(obj.get("detail"))?;
+    let value = if kind == OpKind::Foreshadow {
+        check_foreshadow_id(path)?;
+        foreshadow_status(value)?
+    } else {
+        check_state_path(path, names)?;
+        state_value(kind, value)?
     };
-    if kind == OpKind::Foreshadow {
-        if !is_slug(path) {
-            let hint = if path.contains('.') {
-                "foreshadow 的 path 是单个伏笔 id（如 ancient_prophecy），不带层级".to_string()
-            } else {
-                "伏笔 id 用 slug（小写英文、数字、- 或 _），如 ancient_prophecy".to_string()
-            };
-            return Err(("E_FORESHADOW_ID", format!("伏笔 id「{path}」不合法"), hint));
-        }
-        let status = match value.as_ref().and_then(Value::as_str) {
-            Some("planted") | Some("advanced") | Some("resolved") => {
-                value.clone().unwrap_or_default()
-            }
-            _ => {
-                return Err((
-                    "E_FORESHADOW_VALUE",
-                    format!(
-                        "foreshadow 的 value 为 {}，不是 planted/advanced/resolved",
-                        value
-                            .as_ref()
-                            .map_or("（缺失）".to_string(), Value::to_string)
-                    ),
-                    "value 写 planted（埋设）、advanced（推进）或 resolved（回收）".into(),
-                ));
-            }
-        };
-        return Ok(StateOp {
-            op: kind,
-            path: path.to_string(),
-            value: status,
-            detail,
-            extra: Extra::new(),
-        });
+    Ok(StateOp {
+        op: kind,
+        path: path.to_string(),
+        value,
+        detail,
+        extra: Extra::new(),
+    })
+}
+
+fn parse_kind(op: Option<&Value>) -> Result<OpKind, OpFailure> {
+    match op.and_then(Value::as_str) {
+        Some("set") => Ok(OpKind::Set),
+        Some("inc") => Ok(OpKind::Inc),
+        Some("add") => Ok(OpKind::Add),
+        Some("remove") => Ok(OpKind::Remove),
+        Some("foreshadow") => Ok(OpKind::Foreshadow),
+        other => Err((
+            "E_OP_KIND",
+            format!(
+                "op 「{}」不是合法操作",
+                other.map_or("（缺失）".to_string(), str::to_string)
+            ),
+            "op 只能是 set、inc、add、remove、foreshadow 之一".into(),
+        )),
     }
+}
+
+/// `detail`: absent, null or a string.
+fn parse_detail(detail: Option<&Value>) -> Result<Option<String>, OpFailure> {
+    match detail {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err((
+            "E_OP_DETAIL",
+            "detail 不是字符串".into(),
+            "detail 写一句中文说明，如「主角梦见预言碎片」".into(),
+        )),
+    }
+}
+
+/// A foreshadow op's path is one thread id, a slug.
+fn check_foreshadow_id(path: &str) -> Result<(), OpFailure> {
+    if is_slug(path) {
+        return Ok(());
+    }
+    let hint = if path.contains('.') {
+        "foreshadow 的 path 是单个伏笔 id（如 ancient_prophecy），不带层级".to_string()
+    } else {
+        "伏笔 id 用 slug（小写英文、数字、- 或 _），如 ancient_prophecy".to_string()
+    };
+    Err(("E_FORESHADOW_ID", format!("伏笔 id「{path}」不合法"), hint))
+}
+
+/// A foreshadow op's value is `planted`, `advanced` or `resolved`.
+fn foreshadow_status(value: Option<Value>) -> Result<Value, OpFailure> {
+    match value.as_ref().and_then(Value::as_str) {
+        Some("planted") | Some("advanced") | Some("resolved") => Ok(value.unwrap_or_default()),
+        _ => Err((
+            "E_FORESHADOW_VALUE",
+            format!(
+                "foreshadow 的 value 为 {}，不是 planted/advanced/resolved",
+                value
+                    .as_ref()
+                    .map_or("（缺失）".to_string(), Value::to_string)
+            ),
+            "value 写 planted（埋设）、advanced（推进）或 resolved（回收）".into(),
+        )),
+    }
+}
+
+/// A state path: 2–4 segments, a known root, then slugs (a display name gets its slug as hint).
+fn check_state_path(path: &str, names: &NameIndex) -> Result<(), OpFailure> {
     let segments: Vec<&str> = path.split('.').collect();
     if !(2..=4).contains(&segments.len()) {
         return Err((
@@ -601,22 +620,28 @@ pub fn parse_op(raw: &Value, names: &NameIndex) -> Result<StateOp, OpFailure> {
             format!("第一段只能是 {}", ROOTS.join("、")),
         ));
     }
-    for seg in &segments[1..] {
-        if !is_slug(seg) {
-            let hint = match names.slug_for(seg) {
-                Some(slug) => format!("「{seg}」是显示名，path 里应写 slug「{slug}」"),
-                None if !seg.is_ascii() => {
-                    format!("「{seg}」像是中文显示名：path 里只能用实体的 slug（如 lin-feng）")
-                }
-                None => "每段只能用小写英文字母、数字和 - / _（如 lin-feng）".to_string(),
-            };
-            return Err((
-                "E_OP_SEGMENT",
-                format!("path「{path}」中的「{seg}」不是 slug"),
-                hint,
-            ));
-        }
+    match segments[1..].iter().find(|seg| !is_slug(seg)) {
+        Some(seg) => Err((
+            "E_OP_SEGMENT",
+            format!("path「{path}」中的「{seg}」不是 slug"),
+            segment_hint(seg, names),
+        )),
+        None => Ok(()),
     }
+}
+
+fn segment_hint(seg: &str, names: &NameIndex) -> String {
+    match names.slug_for(seg) {
+        Some(slug) => format!("「{seg}」是显示名，path 里应写 slug「{slug}」"),
+        None if !seg.is_ascii() => {
+            format!("「{seg}」像是中文显示名：path 里只能用实体的 slug（如 lin-feng）")
+        }
+        None => "每段只能用小写英文字母、数字和 - / _（如 lin-feng）".to_string(),
+    }
+}
+
+/// A state op needs a value; `inc` a finite number.
+fn state_value(kind: OpKind, value: Option<Value>) -> Result<Value, OpFailure> {
     let Some(value) = value else {
         return Err((
             "E_OP_VALUE",
@@ -631,13 +656,7 @@ pub fn parse_op(raw: &Value, names: &NameIndex) -> Result<StateOp, OpFailure> {
             "inc 的 value 写数字增量，如 10 或 -5".into(),
         ));
     }
-    Ok(StateOp {
-        op: kind,
-        path: path.to_string(),
-        value,
-        detail,
-        extra: Extra::new(),
-    })
+    Ok(value)
 }
 
 /// Applies one parsed op. On error nothing was changed.
@@ -650,27 +669,7 @@ pub fn apply_op(
     ctx: Context<'_>,
 ) -> Result<Option<String>, OpFailure> {
     if op.op == OpKind::Foreshadow {
-        let status = match status_of(&op.value) {
-            Some(s) => s,
-            None => {
-                return Err((
-                    "E_FORESHADOW_VALUE",
-                    "foreshadow 的 value 不合法".into(),
-                    "planted/advanced/resolved".into(),
-                ));
-            }
-        };
-        let (effective, note) = merge_foreshadow(
-            global,
-            ctx.plan,
-            &op.path,
-            status,
-            chapter,
-            storyline,
-            op.detail.as_deref(),
-        );
-        track_active(state, &op.path, effective);
-        return Ok(note);
+        return apply_foreshadow(state, global, op, chapter, storyline, ctx);
     }
     if !state.is_object() {
         return Err((
@@ -683,7 +682,69 @@ pub fn apply_op(
     let Some((last, parents)) = segments.split_last() else {
         return Err(("E_OP_PATH", "path 为空".into(), "写出完整路径".into()));
     };
-    // Walk (and, after all checks, create) the intermediate objects.
+    check_parents(state, &segments, &op.path)?;
+    // Decide first, mutate after: a rejected op never changes the state.
+    let current = parents
+        .iter()
+        .try_fold(&*state, |v, seg| v.get(seg))
+        .and_then(|p| p.get(last));
+    let change = match op.op {
+        OpKind::Set => Change::Put(op.value.clone()),
+        OpKind::Inc => inc_change(op, current)?,
+        OpKind::Add => add_change(op, current)?,
+        OpKind::Remove => remove_change(op, current)?,
+        OpKind::Foreshadow => return Err(not_a_state_path(op)),
+    };
+    if let Change::Nothing(note) = change {
+        return Ok(Some(note));
+    }
+    write_change(state, parents, last, change, &op.path)?;
+    Ok(None)
+}
+
+/// A `foreshadow` op: merged into the foreshadowing file, and mirrored in the state's
+/// `active_foreshadowing`.
+fn apply_foreshadow(
+    state: &mut Value,
+    global: &mut ForeshadowingGlobal,
+    op: &StateOp,
+    chapter: u32,
+    storyline: &str,
+    ctx: Context<'_>,
+) -> Result<Option<String>, OpFailure> {
+    let Some(status) = status_of(&op.value) else {
+        return Err((
+            "E_FORESHADOW_VALUE",
+            "foreshadow 的 value 不合法".into(),
+            "planted/advanced/resolved".into(),
+        ));
+    };
+    let (effective, note) = merge_foreshadow(
+        global,
+        ctx.plan,
+        &op.path,
+        status,
+        chapter,
+        storyline,
+        op.detail.as_deref(),
+    );
+    track_active(state, &op.path, effective);
+    Ok(note)
+}
+
+/// `apply_op` sends foreshadow ops to [`apply_foreshadow`]; one never reaches a state path.
+fn not_a_state_path(op: &StateOp) -> OpFailure {
+    (
+        "E_OP_KIND",
+        format!("foreshadow op 不能写入状态路径 {}", op.path),
+        "foreshadow 只更新伏笔记录".into(),
+    )
+}
+
+/// Every intermediate segment of the path that exists must be an object (the missing ones are
+/// created when the op is written).
+fn check_parents(state: &Value, segments: &[&str], path: &str) -> Result<(), OpFailure> {
+    let parents = &segments[..segments.len().saturating_sub(1)];
     let mut probe: &Value = state;
     for (i, seg) in parents.iter().enumerate() {
         match probe.get(seg) {
@@ -693,116 +754,124 @@ pub fn apply_op(
                 let at = segments[..=i].join(".");
                 return Err((
                     "E_OP_TYPE_CONFLICT",
-                    format!(
-                        "「{at}」当前是 {}，不是对象，无法写入 {}",
-                        kind_zh(v),
-                        op.path
-                    ),
+                    format!("「{at}」当前是 {}，不是对象，无法写入 {path}", kind_zh(v)),
                     "检查 path 是否写错层级".into(),
                 ));
             }
         }
     }
-    let parent_exists = parents
-        .iter()
-        .try_fold(&*state, |v, seg| v.get(seg))
-        .is_some();
-    let current = if parent_exists {
-        parents
-            .iter()
-            .try_fold(&*state, |v, seg| v.get(seg))
-            .and_then(|p| p.get(last))
-    } else {
-        None
-    };
-    // Decide first, mutate after: a rejected op never changes the state.
-    enum Change {
-        Put(Value),
-        Push(Value),
-        RemoveAt(usize),
-    }
-    let change = match op.op {
-        OpKind::Set => Change::Put(op.value.clone()),
-        OpKind::Inc => {
-            let previous = match current {
-                None | Some(Value::Null) => None,
-                Some(Value::Number(n)) => Some(n),
-                Some(v) => {
-                    return Err((
-                        "E_OP_TYPE_CONFLICT",
-                        format!("inc 的目标 {} 当前是 {}，不是数字", op.path, kind_zh(v)),
-                        "对非数字字段请用 set".into(),
-                    ));
-                }
-            };
-            // JSON has no infinity, and an integer past i64/u64 would silently become a float.
-            let Some(sum) = inc_number(previous, &op.value) else {
-                return Err((
-                    "E_OP_INC_VALUE",
-                    format!("inc 之后 {} 的值溢出（超出可表示的数字范围）", op.path),
-                    "检查增量是否写错数量级；确需大数请用 set 写入具体值".into(),
-                ));
-            };
-            Change::Put(sum)
+    Ok(())
+}
+
+/// What an accepted path op does to the value at its path.
+enum Change {
+    Put(Value),
+    Push(Value),
+    RemoveAt(usize),
+    /// Nothing to do, with the note that says so.
+    Nothing(String),
+}
+
+/// `inc`: the current number (missing or null counts as 0) plus the op's value.
+fn inc_change(op: &StateOp, current: Option<&Value>) -> Result<Change, OpFailure> {
+    let previous = match current {
+        None | Some(Value::Null) => None,
+        Some(Value::Number(n)) => Some(n),
+        Some(v) => {
+            return Err((
+                "E_OP_TYPE_CONFLICT",
+                format!("inc 的目标 {} 当前是 {}，不是数字", op.path, kind_zh(v)),
+                "对非数字字段请用 set".into(),
+            ));
         }
-        OpKind::Add => match current {
-            None | Some(Value::Null) => Change::Put(Value::Array(vec![op.value.clone()])),
-            Some(Value::Array(_)) => Change::Push(op.value.clone()),
-            Some(v) => {
-                return Err((
-                    "E_OP_NOT_ARRAY",
-                    format!("add 的目标 {} 当前是 {}，不是数组", op.path, kind_zh(v)),
-                    "add/remove 只用于数组字段（如 inventory）；单值字段用 set".into(),
-                ));
-            }
-        },
-        OpKind::Remove => match current {
-            None | Some(Value::Null) => {
-                return Ok(Some(format!("{} 不存在，remove 没有可删除的元素", op.path)));
-            }
-            Some(Value::Array(items)) => match items.iter().position(|x| *x == op.value) {
-                Some(pos) => Change::RemoveAt(pos),
-                None => {
-                    return Ok(Some(format!(
-                        "{} 中没有与 {} 相等的元素，未删除任何内容",
-                        op.path, op.value
-                    )));
-                }
-            },
-            Some(v) => {
-                return Err((
-                    "E_OP_NOT_ARRAY",
-                    format!("remove 的目标 {} 当前是 {}，不是数组", op.path, kind_zh(v)),
-                    "add/remove 只用于数组字段；单值字段用 set".into(),
-                ));
-            }
-        },
-        OpKind::Foreshadow => unreachable!("handled above"),
+    };
+    // JSON has no infinity, and an integer past i64/u64 would silently become a float.
+    let Some(sum) = inc_number(previous, &op.value) else {
+        return Err((
+            "E_OP_INC_VALUE",
+            format!("inc 之后 {} 的值溢出（超出可表示的数字范围）", op.path),
+            "检查增量是否写错数量级；确需大数请用 set 写入具体值".into(),
+        ));
+    };
+    Ok(Change::Put(sum))
+}
+
+/// `add`: append to the array, or start one.
+fn add_change(op: &StateOp, current: Option<&Value>) -> Result<Change, OpFailure> {
+    match current {
+        None | Some(Value::Null) => Ok(Change::Put(Value::Array(vec![op.value.clone()]))),
+        Some(Value::Array(_)) => Ok(Change::Push(op.value.clone())),
+        Some(v) => Err((
+            "E_OP_NOT_ARRAY",
+            format!("add 的目标 {} 当前是 {}，不是数组", op.path, kind_zh(v)),
+            "add/remove 只用于数组字段（如 inventory）；单值字段用 set".into(),
+        )),
+    }
+}
+
+/// `remove`: the first equal element of the array; a missing array or element is a note.
+fn remove_change(op: &StateOp, current: Option<&Value>) -> Result<Change, OpFailure> {
+    match current {
+        None | Some(Value::Null) => Ok(Change::Nothing(format!(
+            "{} 不存在，remove 没有可删除的元素",
+            op.path
+        ))),
+        Some(Value::Array(items)) => Ok(match items.iter().position(|x| *x == op.value) {
+            Some(pos) => Change::RemoveAt(pos),
+            None => Change::Nothing(format!(
+                "{} 中没有与 {} 相等的元素，未删除任何内容",
+                op.path, op.value
+            )),
+        }),
+        Some(v) => Err((
+            "E_OP_NOT_ARRAY",
+            format!("remove 的目标 {} 当前是 {}，不是数组", op.path, kind_zh(v)),
+            "add/remove 只用于数组字段；单值字段用 set".into(),
+        )),
+    }
+}
+
+/// Writes a decided change, creating the missing intermediate objects. The checks before
+/// (the state and every existing parent are objects) make the error unreachable.
+fn write_change(
+    state: &mut Value,
+    parents: &[&str],
+    last: &str,
+    change: Change,
+    path: &str,
+) -> Result<(), OpFailure> {
+    let not_object = || {
+        (
+            "E_OP_TYPE_CONFLICT",
+            format!("{path} 的上层不是对象，无法写入"),
+            "检查 path 是否写错层级".to_string(),
+        )
     };
     let mut target = state;
     for seg in parents {
-        let obj = target.as_object_mut().expect("checked to be an object");
+        let obj = target.as_object_mut().ok_or_else(not_object)?;
         target = obj
             .entry((*seg).to_string())
             .or_insert_with(|| Value::Object(Map::new()));
     }
-    let parent = target.as_object_mut().expect("checked to be an object");
+    let parent = target.as_object_mut().ok_or_else(not_object)?;
     match change {
         Change::Put(v) => {
-            parent.insert((*last).to_string(), v);
+            parent.insert(last.to_string(), v);
         }
         Change::Push(v) => {
-            if let Some(Value::Array(items)) = parent.get_mut(*last) {
+            if let Some(Value::Array(items)) = parent.get_mut(last) {
                 items.push(v);
             }
         }
         Change::RemoveAt(pos) => {
-            if let Some(Value::Array(items)) = parent.get_mut(*last) {
+            if let Some(Value::Array(items)) = parent.get_mut(last) {
                 items.remove(pos);
             }
         }
+        Change::Nothing(_) => {}
     }
-    Ok(None)
+    Ok(())
 }
 
 /// Removes a whole entity (`characters.<slug>`: exactly two segments, a known root) — the one

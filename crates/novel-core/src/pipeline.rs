@@ -258,7 +258,6 @@ pub fn check_stage(
     to: PipelineStage,
     facts: &StagingFacts,
 ) -> Result<(), StageRefusal> {
-    use PipelineStage as S;
     if cp.inflight_chapter != Some(n) {
         return Err(refuse(
             "E_NOT_INFLIGHT",
@@ -271,7 +270,33 @@ pub fn check_stage(
     }
     let from = cp.pipeline_stage;
     let gate = current_gate(cp, n).map(|g| g.decision);
-    let allowed = match to {
+    if !transition_allowed(from, to, gate) {
+        return Err(refuse(
+            "E_STAGE_ORDER",
+            transition_refusal(from, to, gate),
+            "顺序为 drafting → drafted → refined → judged →（门控）→ commit；novel chapter recover 会告诉你从哪里继续",
+        ));
+    }
+    let mut missing = staged_files_missing(n, to, facts);
+    missing.extend(unchanged_text(cp, n, to, facts));
+    if !missing.is_empty() {
+        return Err(refuse(
+            "E_STAGING",
+            format!("不能进入 {}：{}", stage_name(Some(to)), missing.join("；")),
+            "先让对应的 agent 写出这些文件",
+        ));
+    }
+    Ok(())
+}
+
+/// Whether the stage may move from `from` to `to` under the current gate decision.
+fn transition_allowed(
+    from: Option<PipelineStage>,
+    to: PipelineStage,
+    gate: Option<GateDecision>,
+) -> bool {
+    use PipelineStage as S;
+    match to {
         S::Drafted => matches!(from, Some(S::Drafting | S::Revising | S::Drafted)),
         S::Refined => matches!(from, Some(S::Drafted | S::Refined)),
         S::Judged => matches!(from, Some(S::Refined | S::Judged)),
@@ -288,105 +313,98 @@ pub fn check_stage(
             matches!(from, Some(S::Judged | S::Polished)) && gate == Some(GateDecision::Polish)
         }
         S::Committed => false,
-    };
-    if !allowed {
-        let reason = match to {
-            S::Committed => "committed 只能由 novel chapter commit 设置".to_string(),
-            S::Revising => format!(
-                "只有门控结论为 revise、或暂停（pause）后作者决定按意见修订时才能进入修订（当前阶段 {}，门控 {:?}）",
-                stage_name(from),
-                gate
-            ),
-            S::Drafting => format!(
-                "只有门控结论为 rewrite 或作者决定重写（pause）时才能回到 drafting（当前阶段 {}）",
-                stage_name(from)
-            ),
-            S::Polished => format!(
-                "只有门控结论为 polish 时才能标记二次润色完成（当前阶段 {}，门控 {:?}）",
-                stage_name(from),
-                gate
-            ),
-            _ => format!("不能从 {} 进入 {}", stage_name(from), stage_name(Some(to))),
-        };
-        return Err(refuse(
-            "E_STAGE_ORDER",
-            reason,
-            "顺序为 drafting → drafted → refined → judged →（门控）→ commit；novel chapter recover 会告诉你从哪里继续",
-        ));
     }
+}
+
+/// Why [`transition_allowed`] refused.
+fn transition_refusal(
+    from: Option<PipelineStage>,
+    to: PipelineStage,
+    gate: Option<GateDecision>,
+) -> String {
+    use PipelineStage as S;
+    match to {
+        S::Committed => "committed 只能由 novel chapter commit 设置".to_string(),
+        S::Revising => format!(
+            "只有门控结论为 revise、或暂停（pause）后作者决定按意见修订时才能进入修订（当前阶段 {}，门控 {:?}）",
+            stage_name(from),
+            gate
+        ),
+        S::Drafting => format!(
+            "只有门控结论为 rewrite 或作者决定重写（pause）时才能回到 drafting（当前阶段 {}）",
+            stage_name(from)
+        ),
+        S::Polished => format!(
+            "只有门控结论为 polish 时才能标记二次润色完成（当前阶段 {}，门控 {:?}）",
+            stage_name(from),
+            gate
+        ),
+        _ => format!("不能从 {} 进入 {}", stage_name(from), stage_name(Some(to))),
+    }
+}
+
+/// The staged files stage `to` needs that are missing, empty or invalid.
+fn staged_files_missing(n: u32, to: PipelineStage, facts: &StagingFacts) -> Vec<String> {
+    use crate::naming;
+    use PipelineStage as S;
     let mut missing = Vec::new();
-    let draft = crate::naming::staging_chapter(n);
+    let draft = naming::staging_chapter(n);
     match to {
         S::Drafted => {
             need(&facts.chapter_text, "章节初稿", &draft, &mut missing);
-            need(
-                &facts.summary,
-                "章节摘要",
-                &crate::naming::staging_summary(n),
-                &mut missing,
-            );
+            let summary = naming::staging_summary(n);
+            need(&facts.summary, "章节摘要", &summary, &mut missing);
             if !facts.delta_skipped {
-                need(
-                    &facts.delta,
-                    "状态增量",
-                    &crate::naming::staging_delta(n),
-                    &mut missing,
-                );
+                let delta = naming::staging_delta(n);
+                need(&facts.delta, "状态增量", &delta, &mut missing);
             }
             if let Some(id) = &facts.storyline_id {
-                need(
-                    &facts.memory,
-                    "故事线记忆",
-                    &crate::naming::staging_memory(id),
-                    &mut missing,
-                );
+                let memory = naming::staging_memory(id);
+                need(&facts.memory, "故事线记忆", &memory, &mut missing);
             }
         }
-        S::Refined => {
-            need(&facts.chapter_text, "润色后的章节", &draft, &mut missing);
-        }
+        S::Refined => need(&facts.chapter_text, "润色后的章节", &draft, &mut missing),
         S::Judged => {
-            need(
-                &facts.evaluation,
-                "评估结果",
-                &crate::naming::staging_evaluation(n),
-                &mut missing,
-            );
+            let evaluation = naming::staging_evaluation(n);
+            need(&facts.evaluation, "评估结果", &evaluation, &mut missing);
         }
-        S::Polished => {
-            need(
-                &facts.chapter_text,
-                "二次润色后的章节",
-                &draft,
-                &mut missing,
-            );
-            let judged = current_gate(cp, n).and_then(|g| g.text_digest.as_deref());
-            if facts.chapter_text.ok() && judged.is_some() && facts.text_digest.as_deref() == judged
-            {
-                missing.push(format!(
-                    "{draft} 与门控评估时的稿子完全相同：StyleRefiner 还没有二次润色"
-                ));
-            }
-        }
+        S::Polished => need(
+            &facts.chapter_text,
+            "二次润色后的章节",
+            &draft,
+            &mut missing,
+        ),
         _ => {}
     }
-    if to == S::Drafted
-        && facts.chapter_text.ok()
-        && let Some(rejected) = rejected_digest(cp, n)
-        && facts.text_digest.as_deref() == Some(rejected)
-    {
-        missing.push(format!(
-            "{draft} 与上一轮门控退回的稿子完全相同：还没有按修订指令修改"
-        ));
+    missing
+}
+
+/// A staged text that should have changed and did not: a polish identical to the judged text,
+/// or a redraft identical to the text an earlier gate rejected.
+fn unchanged_text(
+    cp: &Checkpoint,
+    n: u32,
+    to: PipelineStage,
+    facts: &StagingFacts,
+) -> Option<String> {
+    if !facts.chapter_text.ok() {
+        return None;
     }
-    if !missing.is_empty() {
-        return Err(refuse(
-            "E_STAGING",
-            format!("不能进入 {}：{}", stage_name(Some(to)), missing.join("；")),
-            "先让对应的 agent 写出这些文件",
-        ));
+    let draft = crate::naming::staging_chapter(n);
+    let staged = facts.text_digest.as_deref();
+    match to {
+        PipelineStage::Polished => {
+            let judged = current_gate(cp, n).and_then(|g| g.text_digest.as_deref());
+            (judged.is_some() && staged == judged)
+                .then(|| format!("{draft} 与门控评估时的稿子完全相同：StyleRefiner 还没有二次润色"))
+        }
+        PipelineStage::Drafted => {
+            let rejected = rejected_digest(cp, n);
+            (rejected.is_some() && staged == rejected)
+                .then(|| format!("{draft} 与上一轮门控退回的稿子完全相同：还没有按修订指令修改"))
+        }
+        _ => None,
     }
-    Ok(())
 }
 
 /// Where an interrupted chapter resumes (§9.2), as the step the skill runs next.
@@ -426,13 +444,11 @@ pub struct Resume {
 /// The §9.2 recovery rule for the checkpoint and what is in staging: the earliest step whose
 /// inputs are missing, never a step ahead of what the files support.
 pub fn resume_point(cp: &Checkpoint, facts: &StagingFacts) -> Resume {
-    use PipelineStage as S;
-    use ResumeStep as R;
     let Some(n) = cp.inflight_chapter else {
         return Resume {
             chapter: None,
             stage: cp.pipeline_stage,
-            step: R::Idle,
+            step: ResumeStep::Idle,
             message: format!(
                 "没有在写的章节；下一章是第 {} 章",
                 cp.last_completed_chapter + 1
@@ -442,89 +458,144 @@ pub fn resume_point(cp: &Checkpoint, facts: &StagingFacts) -> Resume {
     };
     let stage = cp.pipeline_stage;
     let rejected = rejected_digest(cp, n);
-    let text_rejected = rejected.is_some() && facts.text_digest.as_deref() == rejected;
-    let no_text = !facts.chapter_text.ok();
-    let summarized = facts.summarized();
-    let gate = current_gate(cp, n);
-    let step = |step: R, message: &str| (step, message.to_string(), None);
-    let back = |to: S, step: R, message: &str| (step, message.to_string(), Some(to));
-    // Steps before the gate, for a stage whose files are (partly) lost.
-    let drafting_steps = |in_stage: Option<S>| {
-        let rewind = |to: S| (in_stage != Some(to)).then_some(to);
-        if no_text || text_rejected {
+    let staged = Staged {
+        no_text: !facts.chapter_text.ok(),
+        text_rejected: rejected.is_some() && facts.text_digest.as_deref() == rejected,
+        summarized: facts.summarized(),
+        evaluation: facts.evaluation.ok(),
+    };
+    let (step, message, rewind_to) = staged.step(cp, n, stage);
+    Resume {
+        chapter: Some(n),
+        stage,
+        step,
+        message: if rewind_to.is_some() {
+            format!("staging 缺少本阶段应有的文件（novel chapter recover 会把阶段退回）；{message}")
+        } else {
+            message
+        },
+        rewind_to,
+    }
+}
+
+/// The step to run next, its message, and the stage to move back to first (if any).
+type Step = (ResumeStep, String, Option<PipelineStage>);
+
+fn step(step: ResumeStep, message: &str) -> Step {
+    (step, message.to_string(), None)
+}
+
+fn back(to: PipelineStage, step: ResumeStep, message: &str) -> Step {
+    (step, message.to_string(), Some(to))
+}
+
+/// What `staging/` holds for the chapter in flight, as the resume rule needs it.
+struct Staged {
+    no_text: bool,
+    /// The staged text is the one an earlier gate rejected.
+    text_rejected: bool,
+    summarized: bool,
+    evaluation: bool,
+}
+
+impl Staged {
+    /// The step for the checkpoint's stage, given what is staged.
+    fn step(&self, cp: &Checkpoint, n: u32, stage: Option<PipelineStage>) -> Step {
+        use PipelineStage as S;
+        use ResumeStep as R;
+        let drafts_lost = self.no_text || !self.summarized;
+        match stage {
+            None | Some(S::Drafting) | Some(S::Committed) => self.drafting_step(stage),
+            Some(S::Revising) => self.revising_step(),
+            Some(S::Drafted) if drafts_lost => self.drafting_step(stage),
+            Some(S::Drafted) => step(
+                R::RunStyleRefiner,
+                "初稿与摘要已就绪：从 StyleRefiner 继续，然后 novel chapter stage refined",
+            ),
+            Some(S::Refined) if drafts_lost => self.drafting_step(stage),
+            Some(S::Refined) => step(
+                R::RunQualityJudge,
+                "润色已完成：从 QualityJudge 继续，然后 novel chapter stage judged",
+            ),
+            Some(S::Judged) => self.judged_step(cp, n),
+            Some(S::Polished) if self.no_text => back(
+                S::Judged,
+                R::PolishThenCommit,
+                "二次润色稿不在 staging：重新运行 StyleRefiner，再 novel chapter stage polished",
+            ),
+            Some(S::Polished) => (
+                R::Commit,
+                format!("二次润色已完成：运行 novel chapter commit {n}"),
+                None,
+            ),
+        }
+    }
+
+    /// Steps before the gate, for a stage whose files are (partly) lost: back to drafting
+    /// unless already there.
+    fn drafting_step(&self, in_stage: Option<PipelineStage>) -> Step {
+        use ResumeStep as R;
+        let rewind = (in_stage != Some(PipelineStage::Drafting)).then_some(PipelineStage::Drafting);
+        if self.no_text || self.text_rejected {
             (
                 R::RunChapterWriter,
                 "还没有（新的）初稿：重新运行 ChapterWriter 写整章".to_string(),
-                rewind(S::Drafting),
+                rewind,
             )
-        } else if !summarized {
+        } else if !self.summarized {
             (
                 R::RunSummarizer,
                 "初稿已在 staging：从 Summarizer 继续（摘要、状态增量、故事线记忆），然后 novel chapter stage drafted".to_string(),
-                rewind(S::Drafting),
+                rewind,
             )
         } else {
             (
                 R::MarkDrafted,
                 "初稿与 Summarizer 的产出都已就绪：运行 novel chapter stage drafted".to_string(),
-                rewind(S::Drafting),
+                rewind,
             )
         }
-    };
-    let (step, message, rewind_to) = match stage {
-        None | Some(S::Drafting) | Some(S::Committed) => drafting_steps(stage),
-        Some(S::Revising) if no_text || text_rejected => step(
-            R::ReviseWithFixes,
-            "修订中，staging 里还是被退回的稿子：按 required_fixes 运行 ChapterWriter 修订",
-        ),
-        Some(S::Revising) if !summarized => step(
-            R::RunSummarizer,
-            "修订稿已在 staging：重新运行 Summarizer，然后 novel chapter stage drafted",
-        ),
-        Some(S::Revising) => step(
-            R::MarkDrafted,
-            "修订稿与新的摘要、状态增量都已就绪：运行 novel chapter stage drafted",
-        ),
-        Some(S::Drafted) if no_text || !summarized => drafting_steps(stage),
-        Some(S::Drafted) => step(
-            R::RunStyleRefiner,
-            "初稿与摘要已就绪：从 StyleRefiner 继续，然后 novel chapter stage refined",
-        ),
-        Some(S::Refined) if no_text || !summarized => drafting_steps(stage),
-        Some(S::Refined) => step(
-            R::RunQualityJudge,
-            "润色已完成：从 QualityJudge 继续，然后 novel chapter stage judged",
-        ),
-        Some(S::Judged) => match gate {
-            Some(g)
-                if g.decision == GateDecision::Revise
-                    && !g.force_passed
-                    && crate::revision::pending_candidate(cp) == Some(n) =>
-            {
-                step(
-                    R::AskAuthor,
-                    "门控结论 revise，修订候选已保存（manual_confirm）：请作者决定（采纳：novel revision apply，候选成为修订稿；拒绝：novel revision reject，再按现稿 commit --accept 或 stage revising 重新修订）",
-                )
-            }
-            Some(g) if g.decision == GateDecision::Revise && !g.force_passed => step(
+    }
+
+    fn revising_step(&self) -> Step {
+        use ResumeStep as R;
+        if self.no_text || self.text_rejected {
+            step(
                 R::ReviseWithFixes,
-                "门控结论 revise：novel chapter stage revising，再按 required_fixes 修订（manual_confirm 时先生成修订候选：novel revision notes）",
-            ),
-            Some(g)
-                if matches!(g.decision, GateDecision::Pause | GateDecision::Rewrite)
-                    && !g.accepted_by_author =>
-            {
-                step(
-                    R::AskAuthor,
-                    "门控暂停：请作者决定（接受 commit --accept，按意见修订 stage revising，或 stage drafting 重写）",
-                )
-            }
-            _ if no_text || !summarized => drafting_steps(stage),
-            _ if !facts.evaluation.ok() => back(
-                S::Refined,
+                "修订中，staging 里还是被退回的稿子：按 required_fixes 运行 ChapterWriter 修订",
+            )
+        } else if !self.summarized {
+            step(
+                R::RunSummarizer,
+                "修订稿已在 staging：重新运行 Summarizer，然后 novel chapter stage drafted",
+            )
+        } else {
+            step(
+                R::MarkDrafted,
+                "修订稿与新的摘要、状态增量都已就绪：运行 novel chapter stage drafted",
+            )
+        }
+    }
+
+    /// Judged: the gate's verdict decides, unless it calls for the author or the files the
+    /// verdict was made on are lost.
+    fn judged_step(&self, cp: &Checkpoint, n: u32) -> Step {
+        use ResumeStep as R;
+        let gate = current_gate(cp, n);
+        if let Some(asked) = gate.and_then(|g| verdict_step(cp, n, g)) {
+            return asked;
+        }
+        if self.no_text || !self.summarized {
+            return self.drafting_step(Some(PipelineStage::Judged));
+        }
+        if !self.evaluation {
+            return back(
+                PipelineStage::Refined,
                 R::RunQualityJudge,
                 "评估结果不在 staging：重新运行 QualityJudge，然后 novel chapter stage judged",
-            ),
+            );
+        }
+        match gate {
             None => (
                 R::RunGate,
                 format!("评估已完成：运行 novel chapter gate {n}"),
@@ -542,29 +613,34 @@ pub fn resume_point(cp: &Checkpoint, facts: &StagingFacts) -> Resume {
                 format!("门控已通过：运行 novel chapter commit {n}"),
                 None,
             ),
-        },
-        Some(S::Polished) if no_text => back(
-            S::Judged,
-            R::PolishThenCommit,
-            "二次润色稿不在 staging：重新运行 StyleRefiner，再 novel chapter stage polished",
-        ),
-        Some(S::Polished) => (
-            R::Commit,
-            format!("二次润色已完成：运行 novel chapter commit {n}"),
-            None,
-        ),
-    };
-    Resume {
-        chapter: Some(n),
-        stage,
-        step,
-        message: if rewind_to.is_some() {
-            format!("staging 缺少本阶段应有的文件（novel chapter recover 会把阶段退回）；{message}")
-        } else {
-            message
-        },
-        rewind_to,
+        }
     }
+}
+
+/// A gate verdict that comes before any file check: a revision to make (or its candidate for
+/// the author to decide), or a pause for the author.
+fn verdict_step(cp: &Checkpoint, n: u32, g: &GateRecord) -> Option<Step> {
+    use ResumeStep as R;
+    let revise = g.decision == GateDecision::Revise && !g.force_passed;
+    if revise && crate::revision::pending_candidate(cp) == Some(n) {
+        return Some(step(
+            R::AskAuthor,
+            "门控结论 revise，修订候选已保存（manual_confirm）：请作者决定（采纳：novel revision apply，候选成为修订稿；拒绝：novel revision reject，再按现稿 commit --accept 或 stage revising 重新修订）",
+        ));
+    }
+    if revise {
+        return Some(step(
+            R::ReviseWithFixes,
+            "门控结论 revise：novel chapter stage revising，再按 required_fixes 修订（manual_confirm 时先生成修订候选：novel revision notes）",
+        ));
+    }
+    if matches!(g.decision, GateDecision::Pause | GateDecision::Rewrite) && !g.accepted_by_author {
+        return Some(step(
+            R::AskAuthor,
+            "门控暂停：请作者决定（接受 commit --accept，按意见修订 stage revising，或 stage drafting 重写）",
+        ));
+    }
+    None
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ use super::{Evidence, Loaded};
 use crate::model::character::RelationshipStatus;
 use crate::model::common::{ForeshadowScope, ForeshadowStatus};
 use crate::model::state::{ChangeSource, ChangelogEntry, OpKind, StateOp};
-use crate::model::storyline::StorylineStatus;
+use crate::model::storyline::{ConvergenceEvent, StorylineStatus};
 use crate::model::{
     Character, Extra, ForeshadowingGlobal, Relationships, StorylineSchedule, Storylines,
 };
@@ -147,168 +147,44 @@ impl Linked {
     }
 }
 
+/// The names the protections look for: the character's own, and every other character's
+/// (a name found inside another name is an unsure match).
+struct Who {
+    me: NameSet,
+    others: Vec<String>,
+}
+
+impl Who {
+    fn in_text(&self, text: &str) -> NameMatch {
+        in_text(text, &self.me, &self.others)
+    }
+
+    fn in_entry(&self, entry: &str) -> NameMatch {
+        in_entry(entry, &self.me, &self.others)
+    }
+}
+
 /// Runs the three protections.
 pub fn check_retirement(input: &RetireInputs<'_>) -> RetirementCheck {
     let me = NameSet::of(input.character);
     let others = NameSet::others(&me.slug, input.cast);
-    let mut blocks = Vec::new();
-
-    // A — active medium/long foreshadowing that mentions the character.
-    match &input.foreshadowing {
-        Loaded::Absent => {}
-        Loaded::Broken(why) => blocks.push(broken(Protection::A, FORESHADOWING_FILE, why)),
-        Loaded::Parsed(g) => {
-            for (i, f) in g.foreshadowing.iter().enumerate() {
-                if f.scope == ForeshadowScope::Short || f.status == ForeshadowStatus::Resolved {
-                    continue;
-                }
-                let what = format!("未回收的伏笔「{}」", f.id);
-                let mut texts = vec![(format!("/foreshadowing/{i}/description"), &f.description)];
-                for (j, h) in f.history.iter().enumerate() {
-                    if let Some(d) = &h.detail {
-                        texts.push((format!("/foreshadowing/{i}/history/{j}/detail"), d));
-                    }
-                }
-                for (pointer, text) in texts {
-                    let found = in_text(text, &me, &others);
-                    blocks.extend(block(
-                        Protection::A,
-                        &found,
-                        FORESHADOWING_FILE,
-                        pointer,
-                        text,
-                        &what,
-                    ));
-                }
-            }
-        }
+    let who = Who { me, others };
+    let mut blocks = protection_a(&input.foreshadowing, &who);
+    let (b_blocks, linked) = protection_b(&input.storylines, &who);
+    blocks.extend(b_blocks);
+    blocks.extend(protection_c(input, &who, linked.as_ref()));
+    sort_blocks(&mut blocks);
+    RetirementCheck {
+        slug: who.me.slug.clone(),
+        display_name: input.character.display_name.clone(),
+        allowed: blocks.is_empty(),
+        linked_storylines: linked.map(|l| l.ids()).unwrap_or_default(),
+        blocks,
     }
+}
 
-    // B — storylines (and the storyline set C needs). A link found only through an unsure name
-    // match (苏婉 inside «苏婉儿（化名）») stays unsure for C as well.
-    let mut linked = Linked::default();
-    let mut storylines_known = true;
-    match &input.storylines {
-        Loaded::Absent => {}
-        Loaded::Broken(why) => {
-            storylines_known = false;
-            blocks.push(broken(Protection::B, STORYLINES_FILE, why));
-        }
-        Loaded::Parsed(s) => {
-            for (i, line) in s.storylines.iter().enumerate() {
-                let protects = line.status != StorylineStatus::Resolved;
-                for (j, entry) in line.pov_characters.iter().enumerate() {
-                    let found = in_entry(entry, &me, &others);
-                    if found.is_none() {
-                        continue;
-                    }
-                    linked.add(&line.id, &found);
-                    if protects {
-                        blocks.extend(block(
-                            Protection::B,
-                            &found,
-                            STORYLINES_FILE,
-                            format!("/storylines/{i}/pov_characters/{j}"),
-                            entry,
-                            &format!("故事线「{}」（{}）的 POV 角色", line.name, line.id),
-                        ));
-                    }
-                }
-            }
-            for (i, rel) in s.relationships.iter().enumerate() {
-                let ends_resolved = [&rel.from, &rel.to].iter().all(|id| {
-                    s.storylines
-                        .iter()
-                        .any(|l| &l.id == *id && l.status == StorylineStatus::Resolved)
-                });
-                for (j, entry) in rel.bridges.shared_characters.iter().enumerate() {
-                    let found = in_entry(entry, &me, &others);
-                    if found.is_none() {
-                        continue;
-                    }
-                    linked.add(&rel.from, &found);
-                    linked.add(&rel.to, &found);
-                    if !ends_resolved {
-                        blocks.extend(block(
-                            Protection::B,
-                            &found,
-                            STORYLINES_FILE,
-                            format!("/relationships/{i}/bridges/shared_characters/{j}"),
-                            entry,
-                            &format!("故事线关系 {} → {} 的共享角色", rel.from, rel.to),
-                        ));
-                    }
-                }
-            }
-        }
-    }
-
-    // C — future convergence events of the current volume.
-    match &input.schedule {
-        Loaded::Absent => {}
-        Loaded::Broken(why) => blocks.push(broken(Protection::C, input.schedule_file, why)),
-        Loaded::Parsed(sched) => {
-            for (i, e) in sched.convergence_events.iter().enumerate() {
-                let [first, last] = e.chapter_range;
-                if last <= input.last_completed_chapter {
-                    continue;
-                }
-                let what = format!("第 {first}–{last} 章的交汇事件");
-                if storylines_known {
-                    for (j, id) in e.involved_storylines.iter().enumerate() {
-                        if let Some(certain) = linked.certainty(id) {
-                            blocks.push(RetirementBlock {
-                                protection: Protection::C,
-                                certain,
-                                reason: if certain {
-                                    format!("{what}涉及角色所在的故事线「{id}」")
-                                } else {
-                                    format!(
-                                        "{what}涉及故事线「{id}」，角色与它的关联无法确定（见保护条件 B），按保守策略视为有关联"
-                                    )
-                                },
-                                evidence: Evidence::new(
-                                    input.schedule_file,
-                                    format!("/convergence_events/{i}/involved_storylines/{j}"),
-                                    id,
-                                    id,
-                                ),
-                            });
-                        }
-                    }
-                } else if !e.involved_storylines.is_empty() {
-                    blocks.push(RetirementBlock {
-                        protection: Protection::C,
-                        certain: false,
-                        reason: format!(
-                            "{what}涉及故事线 {}，而 {STORYLINES_FILE} 无法解析、无法确定角色所在的故事线，按保守策略视为有关联",
-                            e.involved_storylines.join("、")
-                        ),
-                        evidence: Evidence::new(
-                            input.schedule_file,
-                            format!("/convergence_events/{i}/involved_storylines"),
-                            &e.involved_storylines.join(","),
-                            &e.involved_storylines.join("、"),
-                        ),
-                    });
-                }
-                for (field, text) in [("trigger", &e.trigger), ("aftermath", &e.aftermath)] {
-                    if let Some(text) = text {
-                        let found = in_text(text, &me, &others);
-                        blocks.extend(block(
-                            Protection::C,
-                            &found,
-                            input.schedule_file,
-                            format!("/convergence_events/{i}/{field}"),
-                            text,
-                            &what,
-                        ));
-                    }
-                }
-            }
-        }
-    }
-
+/// By protection, then file, then JSON pointer.
+fn sort_blocks(blocks: &mut [RetirementBlock]) {
     blocks.sort_by(|a, b| {
         (a.protection, &a.evidence.file, &a.evidence.pointer).cmp(&(
             b.protection,
@@ -316,13 +192,215 @@ pub fn check_retirement(input: &RetireInputs<'_>) -> RetirementCheck {
             &b.evidence.pointer,
         ))
     });
-    RetirementCheck {
-        slug: me.slug.clone(),
-        display_name: input.character.display_name.clone(),
-        allowed: blocks.is_empty(),
-        linked_storylines: linked.ids(),
-        blocks,
+}
+
+/// A — active medium/long foreshadowing that mentions the character.
+fn protection_a(foreshadowing: &Loaded<&ForeshadowingGlobal>, who: &Who) -> Vec<RetirementBlock> {
+    let g = match foreshadowing {
+        Loaded::Absent => return Vec::new(),
+        Loaded::Broken(why) => return vec![broken(Protection::A, FORESHADOWING_FILE, why)],
+        Loaded::Parsed(g) => g,
+    };
+    let mut blocks = Vec::new();
+    for (i, f) in g.foreshadowing.iter().enumerate() {
+        if f.scope == ForeshadowScope::Short || f.status == ForeshadowStatus::Resolved {
+            continue;
+        }
+        let what = format!("未回收的伏笔「{}」", f.id);
+        let mut texts = vec![(format!("/foreshadowing/{i}/description"), &f.description)];
+        for (j, h) in f.history.iter().enumerate() {
+            if let Some(d) = &h.detail {
+                texts.push((format!("/foreshadowing/{i}/history/{j}/detail"), d));
+            }
+        }
+        for (pointer, text) in texts {
+            let found = who.in_text(text);
+            blocks.extend(block(
+                Protection::A,
+                &found,
+                FORESHADOWING_FILE,
+                pointer,
+                text,
+                &what,
+            ));
+        }
     }
+    blocks
+}
+
+/// B — storylines, and the storylines the character is linked to, which C needs (`None` when
+/// the storylines file does not parse). A link found only through an unsure name match (苏婉
+/// inside «苏婉儿（化名）») stays unsure for C as well.
+fn protection_b(
+    storylines: &Loaded<&Storylines>,
+    who: &Who,
+) -> (Vec<RetirementBlock>, Option<Linked>) {
+    let mut linked = Linked::default();
+    let s = match storylines {
+        Loaded::Absent => return (Vec::new(), Some(linked)),
+        Loaded::Broken(why) => return (vec![broken(Protection::B, STORYLINES_FILE, why)], None),
+        Loaded::Parsed(s) => s,
+    };
+    let mut blocks = pov_blocks(s, who, &mut linked);
+    blocks.extend(bridge_blocks(s, who, &mut linked));
+    (blocks, Some(linked))
+}
+
+/// B through `pov_characters`: every storyline links; only unresolved ones protect.
+fn pov_blocks(s: &Storylines, who: &Who, linked: &mut Linked) -> Vec<RetirementBlock> {
+    let mut blocks = Vec::new();
+    for (i, line) in s.storylines.iter().enumerate() {
+        let protects = line.status != StorylineStatus::Resolved;
+        for (j, entry) in line.pov_characters.iter().enumerate() {
+            let found = who.in_entry(entry);
+            if found.is_none() {
+                continue;
+            }
+            linked.add(&line.id, &found);
+            if protects {
+                blocks.extend(block(
+                    Protection::B,
+                    &found,
+                    STORYLINES_FILE,
+                    format!("/storylines/{i}/pov_characters/{j}"),
+                    entry,
+                    &format!("故事线「{}」（{}）的 POV 角色", line.name, line.id),
+                ));
+            }
+        }
+    }
+    blocks
+}
+
+/// B through `bridges.shared_characters`: links both ends; protects unless both are resolved.
+fn bridge_blocks(s: &Storylines, who: &Who, linked: &mut Linked) -> Vec<RetirementBlock> {
+    let mut blocks = Vec::new();
+    for (i, rel) in s.relationships.iter().enumerate() {
+        let ends_resolved = [&rel.from, &rel.to].iter().all(|id| {
+            s.storylines
+                .iter()
+                .any(|l| &l.id == *id && l.status == StorylineStatus::Resolved)
+        });
+        for (j, entry) in rel.bridges.shared_characters.iter().enumerate() {
+            let found = who.in_entry(entry);
+            if found.is_none() {
+                continue;
+            }
+            linked.add(&rel.from, &found);
+            linked.add(&rel.to, &found);
+            if !ends_resolved {
+                blocks.extend(block(
+                    Protection::B,
+                    &found,
+                    STORYLINES_FILE,
+                    format!("/relationships/{i}/bridges/shared_characters/{j}"),
+                    entry,
+                    &format!("故事线关系 {} → {} 的共享角色", rel.from, rel.to),
+                ));
+            }
+        }
+    }
+    blocks
+}
+
+/// C — future convergence events of the current volume. `linked` is `None` when the
+/// storylines are unknown (their file does not parse).
+fn protection_c(
+    input: &RetireInputs<'_>,
+    who: &Who,
+    linked: Option<&Linked>,
+) -> Vec<RetirementBlock> {
+    let file = input.schedule_file;
+    let sched = match &input.schedule {
+        Loaded::Absent => return Vec::new(),
+        Loaded::Broken(why) => return vec![broken(Protection::C, file, why)],
+        Loaded::Parsed(sched) => sched,
+    };
+    let mut blocks = Vec::new();
+    for (i, e) in sched.convergence_events.iter().enumerate() {
+        let [first, last] = e.chapter_range;
+        if last <= input.last_completed_chapter {
+            continue;
+        }
+        let what = format!("第 {first}–{last} 章的交汇事件");
+        match linked {
+            Some(linked) => blocks.extend(linked_storyline_blocks(file, i, e, &what, linked)),
+            None => blocks.extend(unknown_storylines_block(file, i, e, &what)),
+        }
+        for (field, text) in [("trigger", &e.trigger), ("aftermath", &e.aftermath)] {
+            if let Some(text) = text {
+                let found = who.in_text(text);
+                blocks.extend(block(
+                    Protection::C,
+                    &found,
+                    file,
+                    format!("/convergence_events/{i}/{field}"),
+                    text,
+                    &what,
+                ));
+            }
+        }
+    }
+    blocks
+}
+
+/// C through the event's storylines the character is linked to (unsure when the link is).
+fn linked_storyline_blocks(
+    file: &str,
+    i: usize,
+    e: &ConvergenceEvent,
+    what: &str,
+    linked: &Linked,
+) -> Vec<RetirementBlock> {
+    let mut blocks = Vec::new();
+    for (j, id) in e.involved_storylines.iter().enumerate() {
+        if let Some(certain) = linked.certainty(id) {
+            blocks.push(RetirementBlock {
+                protection: Protection::C,
+                certain,
+                reason: if certain {
+                    format!("{what}涉及角色所在的故事线「{id}」")
+                } else {
+                    format!(
+                        "{what}涉及故事线「{id}」，角色与它的关联无法确定（见保护条件 B），按保守策略视为有关联"
+                    )
+                },
+                evidence: Evidence::new(
+                    file,
+                    format!("/convergence_events/{i}/involved_storylines/{j}"),
+                    id,
+                    id,
+                ),
+            });
+        }
+    }
+    blocks
+}
+
+/// C when the storylines file does not parse: any event with storylines blocks conservatively.
+fn unknown_storylines_block(
+    file: &str,
+    i: usize,
+    e: &ConvergenceEvent,
+    what: &str,
+) -> Option<RetirementBlock> {
+    if e.involved_storylines.is_empty() {
+        return None;
+    }
+    Some(RetirementBlock {
+        protection: Protection::C,
+        certain: false,
+        reason: format!(
+            "{what}涉及故事线 {}，而 {STORYLINES_FILE} 无法解析、无法确定角色所在的故事线，按保守策略视为有关联",
+            e.involved_storylines.join("、")
+        ),
+        evidence: Evidence::new(
+            file,
+            format!("/convergence_events/{i}/involved_storylines"),
+            &e.involved_storylines.join(","),
+            &e.involved_storylines.join("、"),
+        ),
+    })
 }
 
 /// The state after retiring `slug`, and the changelog line (`source: retire`) that records it.
