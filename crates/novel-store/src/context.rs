@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::fs;
 
-use novel_core::context::assemble::{Inputs, Paths, Summary};
+use novel_core::context::assemble::{Inputs, Needs, Paths, Summary};
 use novel_core::context::rounds::{self, Pass};
 use novel_core::context::session::SessionFacts;
 use novel_core::context::text::summary_parts;
@@ -188,14 +188,7 @@ pub fn load_inputs(
     let settings = crate::settings::load(project)?;
     let checkpoint: Option<Checkpoint> = json_opt(project, layout::CHECKPOINT, &mut w);
     let chapter = chapter.unwrap_or_else(|| default_chapter(checkpoint.as_ref()));
-    let current_volume = checkpoint.as_ref().map_or(1, |c| c.current_volume.max(1));
-    let volume = volume.unwrap_or_else(|| {
-        if agent.per_chapter() {
-            volume_of(project, chapter, current_volume)
-        } else {
-            current_volume
-        }
-    });
+    let volume = volume.unwrap_or_else(|| default_volume(project, agent, chapter, &checkpoint));
     let p = paths(chapter, volume);
     let mut i = Inputs {
         chapter,
@@ -210,148 +203,16 @@ pub fn load_inputs(
             Err(e) => w.push(format!("第 {chapter} 章的衔接检查没有完成：{e}")),
         }
     }
-    if needs.brief {
-        i.brief = text_opt(project, layout::BRIEF, &mut w);
-    }
-    if needs.style {
-        i.style_profile = json_opt(project, layout::STYLE_PROFILE, &mut w);
-        i.blacklist = json_opt(project, layout::AI_BLACKLIST, &mut w);
-        i.style_drift = json_opt(project, layout::STYLE_DRIFT, &mut w);
-    }
-    if needs.world_rules {
-        i.world_rules = json_opt(project, layout::WORLD_RULES, &mut w);
-    }
-    if needs.world_docs {
-        for name in names_in(project, "world", ".md") {
-            if let Some(t) = text_opt(project, &format!("world/{name}"), &mut w) {
-                i.world_docs.push((name, t));
-            }
-        }
-    }
-    if needs.research {
-        i.research = names_in(project, "research", ".md");
-    }
-    if needs.characters {
-        for name in names_in(project, "characters/active", ".json") {
-            if let Some(c) = json_opt(project, &format!("characters/active/{name}"), &mut w) {
-                i.characters.push(c);
-            }
-        }
-    }
-    if needs.retired {
-        for name in names_in(project, "characters/retired", ".json") {
-            if let Some(c) = json_opt(project, &format!("characters/retired/{name}"), &mut w) {
-                i.retired.push(c);
-            }
-        }
-    }
-    if needs.relationships {
-        i.relationships = json_opt(project, layout::RELATIONSHIPS, &mut w);
-    }
-    if needs.last_seen {
-        i.last_seen = last_seen(project, &mut w);
-    }
-    if needs.storylines {
-        i.storylines = json_opt::<Storylines>(project, layout::STORYLINES, &mut w);
-    }
-    if needs.spec {
-        i.storyline_spec = json_opt(project, layout::STORYLINE_SPEC, &mut w);
-    }
-    if needs.schedule || needs.spec {
-        i.schedule = json_opt::<StorylineSchedule>(
-            project,
-            &format!("{}/storyline-schedule.json", p.volume_dir),
-            &mut w,
-        );
-    }
-    if needs.outline {
-        i.outline = text_opt(project, &p.outline, &mut w);
-    }
-    if needs.contract {
-        i.contract = json_opt(project, &p.contract, &mut w);
-    }
-    if needs.memories
-        && let Some(sl) = &i.storylines
-    {
-        for l in &sl.storylines {
-            if let Ok(rel) = layout::storyline_memory(&l.id)
-                && let Some(m) = text_opt(project, &rel, &mut w)
-            {
-                i.memories.insert(l.id.clone(), m);
-            }
-        }
-    }
-    if needs.state {
-        i.current_state = json_opt(project, layout::CURRENT_STATE, &mut w);
-    }
-    if needs.foreshadowing {
-        i.foreshadowing =
-            json_opt::<ForeshadowingGlobal>(project, layout::FORESHADOWING_GLOBAL, &mut w);
-        i.volume_plan = json_opt(
-            project,
-            &format!("{}/foreshadowing.json", p.volume_dir),
-            &mut w,
-        );
-    }
-    if needs.prev_volume_review && volume > 1 {
-        i.prev_volume_review = text_opt(
-            project,
-            &format!("{}/review.md", layout::volume_dir(volume - 1)),
-            &mut w,
-        );
-    }
+    load_style_and_world(project, &needs, &mut i, &mut w);
+    load_cast(project, &needs, &mut i, &mut w);
+    load_plan(project, &needs, &p, &mut i, &mut w);
     if needs.summaries > 0 {
-        let wanted: Vec<String> = if needs.summaries_on_line {
-            let block_line = i
-                .outline
-                .as_deref()
-                .and_then(|t| outline::parse(t).ok())
-                .and_then(|o| {
-                    o.block(chapter)
-                        .and_then(|b| b.storyline().map(str::to_string))
-                });
-            lines::plan(
-                chapter,
-                i.contract.as_ref(),
-                block_line.as_deref(),
-                i.storylines.as_ref(),
-                i.schedule.as_ref(),
-            )
-            .summary_lines()
-        } else {
-            Vec::new()
-        };
-        let last = if agent.per_chapter() {
-            chapter.saturating_sub(1)
-        } else {
-            checkpoint
-                .as_ref()
-                .map_or(chapter.saturating_sub(1), |c| c.last_completed_chapter)
-        };
-        let mut n = last;
-        while n >= 1 && n + SUMMARY_LOOKBACK > last && i.summaries.len() < needs.summaries {
-            if let Some(s) = summary(project, n, &mut w)
-                && (wanted.is_empty() || s.storyline.as_ref().is_none_or(|l| wanted.contains(l)))
-            {
-                i.summaries.push(s);
-            }
-            n -= 1;
-        }
+        let last = last_summarised(agent, chapter, checkpoint.as_ref());
+        load_summaries(project, &needs, last, &mut i, &mut w);
     }
     let pass = rounds::pass_of(agent, checkpoint.as_ref(), chapter);
-    let revising = pass == Pass::Revising;
-    if needs.chapter_text || revising {
-        let committed = layout::chapter_file(chapter);
-        for rel in [p.staging_chapter.clone(), committed] {
-            i.chapter_text_tried.push(rel.clone());
-            if let Some(t) = text_opt(project, &rel, &mut w).filter(|t| !t.trim().is_empty()) {
-                i.chapter_text = Some((rel, t));
-                break;
-            }
-            if revising {
-                break;
-            }
-        }
+    if needs.chapter_text || pass == Pass::Revising {
+        load_chapter_text(project, &p, pass == Pass::Revising, &mut i, &mut w);
     }
     let round = checkpoint.as_ref().map_or(0, |c| c.revision_count);
     load_round(project, pass, chapter, round, &mut i, &mut w);
@@ -362,6 +223,200 @@ pub fn load_inputs(
     }
     i.warnings = w;
     Ok(i)
+}
+
+/// The default volume of a packet: for a per-chapter agent the volume whose span holds the
+/// chapter, else the checkpoint's current volume (1 without a checkpoint).
+fn default_volume(
+    project: &Project,
+    agent: Agent,
+    chapter: u32,
+    checkpoint: &Option<Checkpoint>,
+) -> u32 {
+    let current_volume = checkpoint.as_ref().map_or(1, |c| c.current_volume.max(1));
+    if agent.per_chapter() {
+        volume_of(project, chapter, current_volume)
+    } else {
+        current_volume
+    }
+}
+
+/// The brief, the style files, the world rules and documents, and the research file names.
+fn load_style_and_world(project: &Project, needs: &Needs, i: &mut Inputs, w: &mut Vec<String>) {
+    if needs.brief {
+        i.brief = text_opt(project, layout::BRIEF, w);
+    }
+    if needs.style {
+        i.style_profile = json_opt(project, layout::STYLE_PROFILE, w);
+        i.blacklist = json_opt(project, layout::AI_BLACKLIST, w);
+        i.style_drift = json_opt(project, layout::STYLE_DRIFT, w);
+    }
+    if needs.world_rules {
+        i.world_rules = json_opt(project, layout::WORLD_RULES, w);
+    }
+    if needs.world_docs {
+        for name in names_in(project, "world", ".md") {
+            if let Some(t) = text_opt(project, &format!("world/{name}"), w) {
+                i.world_docs.push((name, t));
+            }
+        }
+    }
+    if needs.research {
+        i.research = names_in(project, "research", ".md");
+    }
+}
+
+/// The active and retired characters, the relationships and each character's last chapter.
+fn load_cast(project: &Project, needs: &Needs, i: &mut Inputs, w: &mut Vec<String>) {
+    if needs.characters {
+        for name in names_in(project, "characters/active", ".json") {
+            if let Some(c) = json_opt(project, &format!("characters/active/{name}"), w) {
+                i.characters.push(c);
+            }
+        }
+    }
+    if needs.retired {
+        for name in names_in(project, "characters/retired", ".json") {
+            if let Some(c) = json_opt(project, &format!("characters/retired/{name}"), w) {
+                i.retired.push(c);
+            }
+        }
+    }
+    if needs.relationships {
+        i.relationships = json_opt(project, layout::RELATIONSHIPS, w);
+    }
+    if needs.last_seen {
+        i.last_seen = last_seen(project, w);
+    }
+}
+
+/// The storylines (spec, schedule, memories), the volume outline and chapter contract, the
+/// current state, the foreshadowing and the previous volume's review.
+fn load_plan(project: &Project, needs: &Needs, p: &Paths, i: &mut Inputs, w: &mut Vec<String>) {
+    if needs.storylines {
+        i.storylines = json_opt::<Storylines>(project, layout::STORYLINES, w);
+    }
+    if needs.spec {
+        i.storyline_spec = json_opt(project, layout::STORYLINE_SPEC, w);
+    }
+    if needs.schedule || needs.spec {
+        let rel = format!("{}/storyline-schedule.json", p.volume_dir);
+        i.schedule = json_opt::<StorylineSchedule>(project, &rel, w);
+    }
+    if needs.outline {
+        i.outline = text_opt(project, &p.outline, w);
+    }
+    if needs.contract {
+        i.contract = json_opt(project, &p.contract, w);
+    }
+    if needs.memories {
+        load_memories(project, i, w);
+    }
+    if needs.state {
+        i.current_state = json_opt(project, layout::CURRENT_STATE, w);
+    }
+    if needs.foreshadowing {
+        i.foreshadowing = json_opt::<ForeshadowingGlobal>(project, layout::FORESHADOWING_GLOBAL, w);
+        let rel = format!("{}/foreshadowing.json", p.volume_dir);
+        i.volume_plan = json_opt(project, &rel, w);
+    }
+    if needs.prev_volume_review && i.volume > 1 {
+        let rel = format!("{}/review.md", layout::volume_dir(i.volume - 1));
+        i.prev_volume_review = text_opt(project, &rel, w);
+    }
+}
+
+/// The memory file of each loaded storyline that has one.
+fn load_memories(project: &Project, i: &mut Inputs, w: &mut Vec<String>) {
+    let Some(sl) = &i.storylines else {
+        return;
+    };
+    for l in &sl.storylines {
+        if let Ok(rel) = layout::storyline_memory(&l.id)
+            && let Some(m) = text_opt(project, &rel, w)
+        {
+            i.memories.insert(l.id.clone(), m);
+        }
+    }
+}
+
+/// The newest chapter whose summary a packet may use: the previous chapter for a per-chapter
+/// agent, else the last completed one.
+fn last_summarised(agent: Agent, chapter: u32, checkpoint: Option<&Checkpoint>) -> u32 {
+    if agent.per_chapter() {
+        chapter.saturating_sub(1)
+    } else {
+        checkpoint.map_or(chapter.saturating_sub(1), |c| c.last_completed_chapter)
+    }
+}
+
+/// The storylines whose summaries the packet wants (empty = any line): the chapter's lines
+/// when the agent asks for summaries on its lines. Needs the outline, contract, storylines and
+/// schedule loaded.
+fn summary_lines_wanted(needs: &Needs, i: &Inputs) -> Vec<String> {
+    if !needs.summaries_on_line {
+        return Vec::new();
+    }
+    let chapter = i.chapter;
+    let block_line = i
+        .outline
+        .as_deref()
+        .and_then(|t| outline::parse(t).ok())
+        .and_then(|o| {
+            o.block(chapter)
+                .and_then(|b| b.storyline().map(str::to_string))
+        });
+    lines::plan(
+        chapter,
+        i.contract.as_ref(),
+        block_line.as_deref(),
+        i.storylines.as_ref(),
+        i.schedule.as_ref(),
+    )
+    .summary_lines()
+}
+
+/// Up to `needs.summaries` summaries, newest first from chapter `last`, looking back at most
+/// [`SUMMARY_LOOKBACK`] chapters, on the wanted storylines.
+fn load_summaries(
+    project: &Project,
+    needs: &Needs,
+    last: u32,
+    i: &mut Inputs,
+    w: &mut Vec<String>,
+) {
+    let wanted = summary_lines_wanted(needs, i);
+    let mut n = last;
+    while n >= 1 && n + SUMMARY_LOOKBACK > last && i.summaries.len() < needs.summaries {
+        if let Some(s) = summary(project, n, w)
+            && (wanted.is_empty() || s.storyline.as_ref().is_none_or(|l| wanted.contains(l)))
+        {
+            i.summaries.push(s);
+        }
+        n -= 1;
+    }
+}
+
+/// The chapter's text: the staged draft, else the committed chapter (a revision reads only the
+/// staged draft). Every path tried is recorded.
+fn load_chapter_text(
+    project: &Project,
+    p: &Paths,
+    revising: bool,
+    i: &mut Inputs,
+    w: &mut Vec<String>,
+) {
+    let committed = layout::chapter_file(i.chapter);
+    for rel in [p.staging_chapter.clone(), committed] {
+        i.chapter_text_tried.push(rel.clone());
+        if let Some(t) = text_opt(project, &rel, w).filter(|t| !t.trim().is_empty()) {
+            i.chapter_text = Some((rel, t));
+            break;
+        }
+        if revising {
+            break;
+        }
+    }
 }
 
 /// `004`: the author's preferences (empty, with a warning, when the store cannot be read) and
@@ -495,30 +550,8 @@ pub fn session_facts(project: &Project, source: Option<String>) -> SessionFacts 
         problems.push(format!("{e}（{}）", e.hint()));
         Settings::default()
     });
-    let (checkpoint, checkpoint_problem) = match read_text(&project.path(layout::CHECKPOINT)) {
-        Ok(t) => match serde_json::from_str::<Checkpoint>(&t) {
-            Ok(cp) => (Some(cp), None),
-            Err(e) => (None, Some(format!("格式不对（{e}）"))),
-        },
-        Err(e) => (None, Some(e.to_string())),
-    };
-    let lock = lock_fact(project, settings.lock.stale_after());
-    let commit_journal = project.path(layout::JOURNAL).exists().then(|| {
-        json_opt::<LightJournal>(project, layout::JOURNAL, &mut Vec::new()).map_or(0, |j| j.chapter)
-    });
-    let mut disk = DiskFacts {
-        staging: None,
-        lock,
-        commit_journal,
-        overdue_foreshadowing: 0,
-        style_drift_active: json_opt::<LightDrift>(project, layout::STYLE_DRIFT, &mut problems)
-            .is_some_and(|d| d.active),
-        volume_end: None,
-        skipped_deltas: skipped_deltas(project).unwrap_or_else(|e| {
-            problems.push(e.to_string());
-            Vec::new()
-        }),
-    };
+    let (checkpoint, checkpoint_problem) = light_checkpoint(project);
+    let mut disk = disk_facts(project, &settings, &mut problems);
     let mut facts = SessionFacts {
         title: settings.title,
         checkpoint: None,
@@ -531,51 +564,94 @@ pub fn session_facts(project: &Project, source: Option<String>) -> SessionFacts 
         source,
     };
     if let Some(cp) = &checkpoint {
-        let last = cp.last_completed_chapter;
-        if let Some(n) = cp.inflight_chapter {
-            disk.staging = Some(staging_facts(project, n, Facts::Light));
-        }
-        if let Some(g) =
-            json_opt::<LightGlobal>(project, layout::FORESHADOWING_GLOBAL, &mut problems)
-        {
-            disk.overdue_foreshadowing = g
-                .foreshadowing
-                .iter()
-                .filter(|t| next::is_overdue(t.scope, t.status, t.target_resolve_range, last))
-                .count();
-        }
-        let vdir = layout::volume_dir(cp.current_volume.max(1));
-        disk.volume_end =
-            crate::next::volume_span(project, cp.current_volume.max(1), &mut problems)
-                .map(|s| s.range[1]);
-        let upcoming = cp.inflight_chapter.unwrap_or(last + 1);
-        if let Some(text) = text_opt(project, &format!("{vdir}/outline.md"), &mut problems) {
-            match outline::parse(&text) {
-                Ok(o) => {
-                    facts.next_outline = o.block(upcoming).map(|b| {
-                        let mut s = format!("第{}章", b.chapter);
-                        if let Some(t) = &b.title {
-                            s.push_str(&format!(" {t}"));
-                        }
-                        if let Some(l) = b.storyline() {
-                            s.push_str(&format!("（故事线 {l}）"));
-                        }
-                        s
-                    })
-                }
-                Err(e) => facts.outline_problem = Some(format!("{vdir}/outline.md：{e}")),
-            }
-        }
-        for n in (1..=last).rev().take(3) {
-            if let Some(s) = summary(project, n, &mut problems) {
-                facts.summaries.push((n, s.body));
-            }
-        }
+        checkpoint_facts(project, cp, &mut disk, &mut facts, &mut problems);
     }
     facts.checkpoint = checkpoint;
     facts.disk = disk;
     facts.problems = problems;
     facts
+}
+
+/// The checkpoint, or why it could not be used.
+fn light_checkpoint(project: &Project) -> (Option<Checkpoint>, Option<String>) {
+    match read_text(&project.path(layout::CHECKPOINT)) {
+        Ok(t) => match serde_json::from_str::<Checkpoint>(&t) {
+            Ok(cp) => (Some(cp), None),
+            Err(e) => (None, Some(format!("格式不对（{e}）"))),
+        },
+        Err(e) => (None, Some(e.to_string())),
+    }
+}
+
+/// The disk facts that do not depend on the checkpoint: the lock, an unfinished commit
+/// journal, an active style drift and the skipped deltas.
+fn disk_facts(project: &Project, settings: &Settings, problems: &mut Vec<String>) -> DiskFacts {
+    let lock = lock_fact(project, settings.lock.stale_after());
+    let commit_journal = project.path(layout::JOURNAL).exists().then(|| {
+        json_opt::<LightJournal>(project, layout::JOURNAL, &mut Vec::new()).map_or(0, |j| j.chapter)
+    });
+    DiskFacts {
+        staging: None,
+        lock,
+        commit_journal,
+        overdue_foreshadowing: 0,
+        style_drift_active: json_opt::<LightDrift>(project, layout::STYLE_DRIFT, problems)
+            .is_some_and(|d| d.active),
+        volume_end: None,
+        skipped_deltas: skipped_deltas(project).unwrap_or_else(|e| {
+            problems.push(e.to_string());
+            Vec::new()
+        }),
+    }
+}
+
+/// The facts that follow from the checkpoint: the chapter in staging, overdue foreshadowing,
+/// the current volume's end, the next chapter's outline line and the last three summaries.
+fn checkpoint_facts(
+    project: &Project,
+    cp: &Checkpoint,
+    disk: &mut DiskFacts,
+    facts: &mut SessionFacts,
+    problems: &mut Vec<String>,
+) {
+    let last = cp.last_completed_chapter;
+    if let Some(n) = cp.inflight_chapter {
+        disk.staging = Some(staging_facts(project, n, Facts::Light));
+    }
+    if let Some(g) = json_opt::<LightGlobal>(project, layout::FORESHADOWING_GLOBAL, problems) {
+        disk.overdue_foreshadowing = g
+            .foreshadowing
+            .iter()
+            .filter(|t| next::is_overdue(t.scope, t.status, t.target_resolve_range, last))
+            .count();
+    }
+    let vdir = layout::volume_dir(cp.current_volume.max(1));
+    disk.volume_end =
+        crate::next::volume_span(project, cp.current_volume.max(1), problems).map(|s| s.range[1]);
+    let upcoming = cp.inflight_chapter.unwrap_or(last + 1);
+    if let Some(text) = text_opt(project, &format!("{vdir}/outline.md"), problems) {
+        match outline::parse(&text) {
+            Ok(o) => facts.next_outline = o.block(upcoming).map(outline_line),
+            Err(e) => facts.outline_problem = Some(format!("{vdir}/outline.md：{e}")),
+        }
+    }
+    for n in (1..=last).rev().take(3) {
+        if let Some(s) = summary(project, n, problems) {
+            facts.summaries.push((n, s.body));
+        }
+    }
+}
+
+/// One outline block as the hook shows it: `第N章 标题（故事线 X）`.
+fn outline_line(b: &outline::ChapterBlock) -> String {
+    let mut s = format!("第{}章", b.chapter);
+    if let Some(t) = &b.title {
+        s.push_str(&format!(" {t}"));
+    }
+    if let Some(l) = b.storyline() {
+        s.push_str(&format!("（故事线 {l}）"));
+    }
+    s
 }
 
 /// The hook's answer: the facts, the recommendation and the text.

@@ -10,7 +10,7 @@
 //! The text of a chapter (title line, plain paragraphs) is `novel_text::export`'s; this module
 //! only lays the paragraphs into XHTML and packs them.
 
-use novel_core::model::Checkpoint;
+use novel_core::model::{Checkpoint, Settings};
 
 use crate::error::StoreError;
 use crate::{Project, io, layout, select};
@@ -134,19 +134,7 @@ pub fn gather(project: &Project, range: Range) -> Result<Gathered, ExportError> 
     let settings = crate::settings::load(project)?;
     let last = checkpoint.last_completed_chapter;
     let mut problems = Vec::new();
-    let (span, volume) = match range {
-        Range::All => ([1, last.max(1)], None),
-        Range::Chapters(r) => (r, None),
-        Range::Volume(v) => match crate::next::volume_span(project, v, &mut problems) {
-            Some(s) => (s.range, Some(v)),
-            None => {
-                return Err(ExportError::VolumeRange {
-                    volume: v,
-                    problems,
-                });
-            }
-        },
-    };
+    let (span, volume) = range_span(project, range, last, &mut problems)?;
     let wanted: Vec<(u32, String)> = select::committed_chapters(project)?
         .into_iter()
         .filter(|(n, _)| *n >= span[0] && *n <= span[1] && *n <= last && *n > 0)
@@ -162,6 +150,50 @@ pub fn gather(project: &Project, range: Range) -> Result<Gathered, ExportError> 
         checkpoint.current_volume.max(volume.unwrap_or(1)),
         &mut problems,
     );
+    let chapters = read_chapters(project, wanted, &spans)?;
+    let present: std::collections::BTreeSet<u32> = chapters.iter().map(|c| c.number).collect();
+    let first = chapters.first().map_or(span[0], |c| c.number);
+    let missing = (first..=span[1].min(last))
+        .filter(|n| !present.contains(n))
+        .collect();
+    Ok(Gathered {
+        title: book_title(project, &settings),
+        author: book_author(&settings),
+        dated: book_date(&checkpoint, &settings),
+        volume,
+        chapters,
+        missing,
+        problems,
+    })
+}
+
+/// The chapters `range` covers (everything up to the last completed chapter, the given ones,
+/// or the volume's span) and the volume asked for; a volume whose span is unknown is an error.
+fn range_span(
+    project: &Project,
+    range: Range,
+    last: u32,
+    problems: &mut Vec<String>,
+) -> Result<([u32; 2], Option<u32>), ExportError> {
+    match range {
+        Range::All => Ok(([1, last.max(1)], None)),
+        Range::Chapters(r) => Ok((r, None)),
+        Range::Volume(v) => match crate::next::volume_span(project, v, problems) {
+            Some(s) => Ok((s.range, Some(v))),
+            None => Err(ExportError::VolumeRange {
+                volume: v,
+                problems: std::mem::take(problems),
+            }),
+        },
+    }
+}
+
+/// The text of each wanted chapter, placed in the volume whose span holds it.
+fn read_chapters(
+    project: &Project,
+    wanted: Vec<(u32, String)>,
+    spans: &[(u32, [u32; 2])],
+) -> Result<Vec<SourceChapter>, ExportError> {
     let mut chapters = Vec::with_capacity(wanted.len());
     for (number, rel) in wanted {
         let text = io::read_text(&project.path(&rel))?;
@@ -176,40 +208,39 @@ pub fn gather(project: &Project, range: Range) -> Result<Gathered, ExportError> 
             volume,
         });
     }
-    let present: std::collections::BTreeSet<u32> = chapters.iter().map(|c| c.number).collect();
-    let first = chapters.first().map_or(span[0], |c| c.number);
-    let missing = (first..=span[1].min(last))
-        .filter(|n| !present.contains(n))
-        .collect();
-    let title = settings
+    Ok(chapters)
+}
+
+/// `novel.json` `title`, else the project directory's name.
+fn book_title(project: &Project, settings: &Settings) -> String {
+    settings
         .title
         .clone()
         .filter(|t| !t.trim().is_empty())
-        .unwrap_or_else(|| project_dir_name(project));
-    let author = settings
+        .unwrap_or_else(|| project_dir_name(project))
+}
+
+/// `novel.json` `author`, when set.
+fn book_author(settings: &Settings) -> Option<String> {
+    settings
         .extra
         .get("author")
         .and_then(|v| v.as_str())
         .map(str::trim)
         .filter(|a| !a.is_empty())
-        .map(str::to_string);
-    let dated = [
+        .map(str::to_string)
+}
+
+/// The checkpoint's time, else `novel.json` `created_at`, else [`FALLBACK_DATE`].
+fn book_date(checkpoint: &Checkpoint, settings: &Settings) -> u64 {
+    [
         checkpoint.last_checkpoint_time.as_deref(),
         settings.created_at.as_deref(),
     ]
     .into_iter()
     .flatten()
     .find_map(crate::time::parse_iso)
-    .unwrap_or(FALLBACK_DATE);
-    Ok(Gathered {
-        title,
-        author,
-        dated,
-        volume,
-        chapters,
-        missing,
-        problems,
-    })
+    .unwrap_or(FALLBACK_DATE)
 }
 
 /// The spans of volumes 1..=`up_to` that are known, in order.

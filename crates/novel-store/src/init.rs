@@ -91,13 +91,127 @@ pub fn project_files(opts: &InitOptions, now: &str) -> Vec<(String, String)> {
         .clone()
         .unwrap_or_else(|| "未命名小说".to_string());
     let genre = opts.genre.clone().unwrap_or_else(|| "待定".to_string());
+    let mut files = author_files(opts, &title, &genre, now);
+    files.extend(world_and_cast_files());
+    files.extend(storyline_files());
+    files.extend(state_files());
+    // Last: its presence is what makes the directory a project.
+    files.push((
+        layout::CHECKPOINT.into(),
+        to_json_text(&initial_checkpoint(now)),
+    ));
+    files
+}
+
+/// A Markdown file that is only a heading and a note on what goes in it.
+fn placeholder_doc(heading: &str, note: &str) -> String {
+    format!("# {heading}\n\n<!-- {note} -->\n")
+}
+
+/// `novel.json`, the brief, the style profile (from the preset, if any) and the AI blacklist.
+fn author_files(opts: &InitOptions, title: &str, genre: &str, now: &str) -> Vec<(String, String)> {
     let settings = Settings {
-        title: Some(title.clone()),
-        genre: Some(genre.clone()),
+        title: Some(title.to_string()),
+        genre: Some(genre.to_string()),
         created_at: Some(now.to_string()),
         ..Settings::default()
     };
-    let checkpoint = Checkpoint {
+    let brief = BRIEF_TEMPLATE
+        .replace("{{title}}", title)
+        .replace("{{genre}}", genre);
+    let style = opts
+        .style
+        .as_deref()
+        .and_then(style_preset)
+        .unwrap_or(STYLE_PROFILE_TEMPLATE);
+    vec![
+        (layout::SETTINGS.into(), to_json_text(&settings)),
+        (layout::BRIEF.into(), brief),
+        (layout::STYLE_PROFILE.into(), style.to_string()),
+        (
+            layout::AI_BLACKLIST.into(),
+            AI_BLACKLIST_TEMPLATE.to_string(),
+        ),
+    ]
+}
+
+/// The world documents, the (empty) world rules and relationships, and the character change
+/// log.
+fn world_and_cast_files() -> Vec<(String, String)> {
+    vec![
+        (
+            "world/geography.md".into(),
+            placeholder_doc("地理", "WorldBuilder 维护：地域、势力分布、重要地点"),
+        ),
+        (
+            "world/history.md".into(),
+            placeholder_doc("历史", "WorldBuilder 维护：纪年、重大事件、传说"),
+        ),
+        (
+            "world/rules.md".into(),
+            placeholder_doc(
+                "世界规则（叙述版）",
+                "可验证的规则同时抽取到 world/rules.json（L1）",
+            ),
+        ),
+        (
+            "world/changelog.md".into(),
+            placeholder_doc(
+                "世界观变更记录",
+                "每次增量更新追加一条：日期、变更内容、原因",
+            ),
+        ),
+        (
+            layout::WORLD_RULES.into(),
+            to_json_text(&json!({"rules": []})),
+        ),
+        (
+            layout::RELATIONSHIPS.into(),
+            to_json_text(&json!({"relationships": []})),
+        ),
+        (
+            "characters/changelog.md".into(),
+            placeholder_doc("角色变更记录", "新增、更新、退场角色时追加一条"),
+        ),
+    ]
+}
+
+/// The storylines (the main arc only), the storyline spec and the main arc's memory.
+fn storyline_files() -> Vec<(String, String)> {
+    vec![
+        (
+            layout::STORYLINES.into(),
+            to_json_text(&initial_storylines()),
+        ),
+        (
+            layout::STORYLINE_SPEC.into(),
+            STORYLINE_SPEC_TEMPLATE.to_string(),
+        ),
+        (
+            format!("storylines/{MAIN_STORYLINE}/memory.md"),
+            "# 主线 · 故事线记忆\n\n<!-- ≤500 字关键事实，Summarizer 每章更新 -->\n".to_string(),
+        ),
+    ]
+}
+
+/// The initial state, an empty state changelog and the (empty) global foreshadowing.
+fn state_files() -> Vec<(String, String)> {
+    vec![
+        (
+            layout::CURRENT_STATE.into(),
+            to_json_text(&CurrentState::initial()),
+        ),
+        (layout::CHANGELOG.into(), String::new()),
+        (
+            layout::FORESHADOWING_GLOBAL.into(),
+            to_json_text(&json!({"foreshadowing": []})),
+        ),
+    ]
+}
+
+/// The checkpoint of a new project: quick start, volume 1, nothing written.
+fn initial_checkpoint(now: &str) -> Checkpoint {
+    Checkpoint {
         last_completed_chapter: 0,
         current_volume: 1,
         orchestrator_state: OrchestratorState::QuickStart,
@@ -111,8 +225,12 @@ pub fn project_files(opts: &InitOptions, now: &str) -> Vec<(String, String)> {
         error: None,
         spec_propagation_seq: None,
         extra: Extra::new(),
-    };
-    let storylines = Storylines {
+    }
+}
+
+/// The one storyline a new project starts with, [`MAIN_STORYLINE`], and the default types.
+fn initial_storylines() -> Storylines {
+    Storylines {
         storylines: vec![Storyline {
             id: MAIN_STORYLINE.to_string(),
             name: "主线".to_string(),
@@ -134,81 +252,7 @@ pub fn project_files(opts: &InitOptions, now: &str) -> Vec<(String, String)> {
             .map(|s| s.to_string())
             .collect(),
         extra: Extra::new(),
-    };
-    let brief = BRIEF_TEMPLATE
-        .replace("{{title}}", &title)
-        .replace("{{genre}}", &genre);
-    let doc = |heading: &str, note: &str| format!("# {heading}\n\n<!-- {note} -->\n");
-    vec![
-        (layout::SETTINGS.into(), to_json_text(&settings)),
-        (layout::BRIEF.into(), brief),
-        (
-            layout::STYLE_PROFILE.into(),
-            opts.style
-                .as_deref()
-                .and_then(style_preset)
-                .unwrap_or(STYLE_PROFILE_TEMPLATE)
-                .to_string(),
-        ),
-        (
-            layout::AI_BLACKLIST.into(),
-            AI_BLACKLIST_TEMPLATE.to_string(),
-        ),
-        (
-            "world/geography.md".into(),
-            doc("地理", "WorldBuilder 维护：地域、势力分布、重要地点"),
-        ),
-        (
-            "world/history.md".into(),
-            doc("历史", "WorldBuilder 维护：纪年、重大事件、传说"),
-        ),
-        (
-            "world/rules.md".into(),
-            doc(
-                "世界规则（叙述版）",
-                "可验证的规则同时抽取到 world/rules.json（L1）",
-            ),
-        ),
-        (
-            "world/changelog.md".into(),
-            doc(
-                "世界观变更记录",
-                "每次增量更新追加一条：日期、变更内容、原因",
-            ),
-        ),
-        (
-            layout::WORLD_RULES.into(),
-            to_json_text(&json!({"rules": []})),
-        ),
-        (
-            layout::RELATIONSHIPS.into(),
-            to_json_text(&json!({"relationships": []})),
-        ),
-        (
-            "characters/changelog.md".into(),
-            doc("角色变更记录", "新增、更新、退场角色时追加一条"),
-        ),
-        (layout::STORYLINES.into(), to_json_text(&storylines)),
-        (
-            layout::STORYLINE_SPEC.into(),
-            STORYLINE_SPEC_TEMPLATE.to_string(),
-        ),
-        (
-            format!("storylines/{MAIN_STORYLINE}/memory.md"),
-            "# 主线 · 故事线记忆\n\n<!-- ≤500 字关键事实，Summarizer 每章更新 -->\n".to_string(),
-        ),
-        (
-            layout::CURRENT_STATE.into(),
-            to_json_text(&CurrentState::initial()),
-        ),
-        (layout::CHANGELOG.into(), String::new()),
-        (
-            layout::FORESHADOWING_GLOBAL.into(),
-            to_json_text(&json!({"foreshadowing": []})),
-        ),
-        // Last: its presence is what makes the directory a project.
-        (layout::CHECKPOINT.into(), to_json_text(&checkpoint)),
-    ]
+    }
 }
 
 /// The top-level names a new project occupies.

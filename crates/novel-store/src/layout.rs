@@ -161,52 +161,59 @@ pub fn classify(rel: &str) -> Entry {
         ["memory", "characters", name] if name.ends_with(".jsonl") => {
             Entry::JsonLines(FileKind::MemoryEntry)
         }
-        ["chapters", name] if name.ends_with("-revision.json") => {
-            match number_between(name, "chapter-", "-revision.json") {
-                Some(n) => Entry::Json {
-                    kind: FileKind::Revision,
-                    chapter: Some(n),
-                    volume: None,
-                    slug: None,
-                },
-                None => Entry::Misnamed {
-                    expected: "chapter-NNN-revision.json",
-                },
-            }
-        }
-        ["volumes", vol, rest @ ..] => {
-            let volume = naming::volume_in_name(vol);
-            match rest {
-                ["storyline-schedule.json"] => Entry::Json {
-                    kind: FileKind::StorylineSchedule,
-                    chapter: None,
-                    volume,
-                    slug: None,
-                },
-                ["foreshadowing.json"] => Entry::Json {
-                    kind: FileKind::VolumeForeshadowing,
-                    chapter: None,
-                    volume,
-                    slug: None,
-                },
-                ["outline.md"] => Entry::Outline { volume },
-                ["chapter-contracts", name] => match number_between(name, "chapter-", ".json") {
-                    Some(n) => Entry::Json {
-                        kind: FileKind::ChapterContract,
-                        chapter: Some(n),
-                        volume,
-                        slug: None,
-                    },
-                    None => Entry::Misnamed {
-                        expected: "chapter-NNN.json",
-                    },
-                },
-                _ => Entry::Other,
-            }
-        }
+        ["chapters", name] if name.ends_with("-revision.json") => classify_revision(name),
+        ["volumes", vol, rest @ ..] => classify_volume_file(vol, rest),
         ["evaluations" | "staging", ..] | ["logs", _] | ["chapters", _] | ["summaries", _] => {
             classify_chapter_file(&parts)
         }
+        _ => Entry::Other,
+    }
+}
+
+/// `chapters/chapter-NNN-revision.json`, or a misnamed file there.
+fn classify_revision(name: &str) -> Entry {
+    match number_between(name, "chapter-", "-revision.json") {
+        Some(n) => Entry::Json {
+            kind: FileKind::Revision,
+            chapter: Some(n),
+            volume: None,
+            slug: None,
+        },
+        None => Entry::Misnamed {
+            expected: "chapter-NNN-revision.json",
+        },
+    }
+}
+
+/// A file under `volumes/<vol>/`: the schedule, the foreshadowing plan, the outline or a
+/// chapter contract.
+fn classify_volume_file(vol: &str, rest: &[&str]) -> Entry {
+    let volume = naming::volume_in_name(vol);
+    match rest {
+        ["storyline-schedule.json"] => Entry::Json {
+            kind: FileKind::StorylineSchedule,
+            chapter: None,
+            volume,
+            slug: None,
+        },
+        ["foreshadowing.json"] => Entry::Json {
+            kind: FileKind::VolumeForeshadowing,
+            chapter: None,
+            volume,
+            slug: None,
+        },
+        ["outline.md"] => Entry::Outline { volume },
+        ["chapter-contracts", name] => match number_between(name, "chapter-", ".json") {
+            Some(n) => Entry::Json {
+                kind: FileKind::ChapterContract,
+                chapter: Some(n),
+                volume,
+                slug: None,
+            },
+            None => Entry::Misnamed {
+                expected: "chapter-NNN.json",
+            },
+        },
         _ => Entry::Other,
     }
 }

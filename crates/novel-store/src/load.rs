@@ -222,52 +222,11 @@ pub fn load_file(root: &Path, rel: &str, view: &mut ProjectView) {
             Err(e) => failed(view, rel, e.code(), read_error(&e)),
         },
         Entry::JsonLines(kind) => match read_text(&path) {
-            Ok(text) => {
-                for (i, line) in text.lines().enumerate() {
-                    if line.trim().is_empty() {
-                        continue;
-                    }
-                    let file = format!("{rel}:{}", i + 1);
-                    match parse_json(line) {
-                        Ok(value) => view.docs.push(JsonDoc {
-                            file,
-                            kind,
-                            value,
-                            chapter_in_name: None,
-                            volume_in_path: None,
-                            slug_in_name: None,
-                        }),
-                        Err(e) => view.preexisting.push(finding(
-                            &file,
-                            "E_JSON",
-                            Severity::Error,
-                            format!("JSON 格式错误（第 {} 列）：{}", e.column, e.message),
-                        )),
-                    }
-                }
-            }
+            Ok(text) => load_json_lines(rel, kind, &text, view),
             Err(e) => failed(view, rel, e.code(), read_error(&e)),
         },
-        Entry::ChapterText { chapter } | Entry::Summary { chapter } => {
-            let is_summary = matches!(layout::classify(rel), Entry::Summary { .. });
-            match read_text(&path) {
-                Ok(text) => view.markdown.push(MarkdownDoc {
-                    file: rel.to_string(),
-                    chapter_in_name: Some(chapter),
-                    // Enough for a heading, and all of the front matter however long.
-                    head: text
-                        .lines()
-                        .take(12.max(novel_core::frontmatter::parse(&text).map_or(0, |f| f.lines)))
-                        .collect::<Vec<_>>()
-                        .join("\n"),
-                    is_summary,
-                }),
-                Err(e) => {
-                    view.preexisting
-                        .push(finding(rel, e.code(), Severity::Error, read_error(&e)))
-                }
-            }
-        }
+        Entry::ChapterText { chapter } => load_markdown_head(&path, rel, chapter, false, view),
+        Entry::Summary { chapter } => load_markdown_head(&path, rel, chapter, true, view),
         Entry::Misnamed { expected } => view.preexisting.push(finding(
             rel,
             "E_FILE_NAME",
@@ -275,32 +234,7 @@ pub fn load_file(root: &Path, rel: &str, view: &mut ProjectView) {
             format!("文件名不符合约定，应为 {expected}（N 为章节号，至少 3 位，如 chapter-048）"),
         )),
         Entry::Backup => {}
-        Entry::Outline { .. } => match read_text(&path) {
-            // Read exactly as every `context` call reads it, so validate passes no outline
-            // that the packets would reject.
-            Ok(text) => {
-                view.outlines.push(rel.to_string());
-                if let Err(e) = novel_core::context::outline::parse(&text) {
-                    let line = match &e {
-                        OutlineError::Heading { line, .. }
-                        | OutlineError::Duplicate { line, .. } => *line,
-                    };
-                    view.preexisting.push(finding(
-                        &format!("{rel}:{line}"),
-                        "E_OUTLINE",
-                        Severity::Error,
-                        format!(
-                            "{e}（章节标题格式：{}）",
-                            novel_core::context::outline::HEADING_FORMAT
-                        ),
-                    ));
-                }
-            }
-            Err(e) => {
-                view.preexisting
-                    .push(finding(rel, e.code(), Severity::Error, read_error(&e)))
-            }
-        },
+        Entry::Outline { .. } => load_outline(&path, rel, view),
         Entry::Other => {
             let top = rel.split('/').next().unwrap_or("");
             if name.ends_with(".json") && DATA_DIRS.contains(&top) {
@@ -312,5 +246,86 @@ pub fn load_file(root: &Path, rel: &str, view: &mut ProjectView) {
                 ));
             }
         }
+    }
+}
+
+/// Each non-blank line of a JSONL file as its own document (`rel:line`); a line that does not
+/// parse is a finding of its own.
+fn load_json_lines(rel: &str, kind: FileKind, text: &str, view: &mut ProjectView) {
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let file = format!("{rel}:{}", i + 1);
+        match parse_json(line) {
+            Ok(value) => view.docs.push(JsonDoc {
+                file,
+                kind,
+                value,
+                chapter_in_name: None,
+                volume_in_path: None,
+                slug_in_name: None,
+            }),
+            Err(e) => view.preexisting.push(finding(
+                &file,
+                "E_JSON",
+                Severity::Error,
+                format!("JSON 格式错误（第 {} 列）：{}", e.column, e.message),
+            )),
+        }
+    }
+}
+
+/// The head of a chapter or a summary: enough for a heading, and all of the front matter
+/// however long.
+fn load_markdown_head(
+    path: &Path,
+    rel: &str,
+    chapter: u32,
+    is_summary: bool,
+    view: &mut ProjectView,
+) {
+    match read_text(path) {
+        Ok(text) => view.markdown.push(MarkdownDoc {
+            file: rel.to_string(),
+            chapter_in_name: Some(chapter),
+            head: text
+                .lines()
+                .take(12.max(novel_core::frontmatter::parse(&text).map_or(0, |f| f.lines)))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            is_summary,
+        }),
+        Err(e) => view
+            .preexisting
+            .push(finding(rel, e.code(), Severity::Error, read_error(&e))),
+    }
+}
+
+/// A volume outline, read exactly as every `context` call reads it, so validate passes no
+/// outline that the packets would reject.
+fn load_outline(path: &Path, rel: &str, view: &mut ProjectView) {
+    let text = match read_text(path) {
+        Ok(text) => text,
+        Err(e) => {
+            view.preexisting
+                .push(finding(rel, e.code(), Severity::Error, read_error(&e)));
+            return;
+        }
+    };
+    view.outlines.push(rel.to_string());
+    if let Err(e) = novel_core::context::outline::parse(&text) {
+        let line = match &e {
+            OutlineError::Heading { line, .. } | OutlineError::Duplicate { line, .. } => *line,
+        };
+        view.preexisting.push(finding(
+            &format!("{rel}:{line}"),
+            "E_OUTLINE",
+            Severity::Error,
+            format!(
+                "{e}（章节标题格式：{}）",
+                novel_core::context::outline::HEADING_FORMAT
+            ),
+        ));
     }
 }

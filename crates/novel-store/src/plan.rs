@@ -392,40 +392,11 @@ pub fn continuity(project: &Project, scope: Scope) -> Result<ContinuityReport, P
     let cp = light_checkpoint(project)?;
     let last = cp.last_completed_chapter;
     let (chapters, range, range_source) = chapters_of(project, scope);
-    let prefer = match scope {
-        Scope::Volume(v) => Some(v),
-        _ => None,
-    };
     let mut findings = Vec::new();
-    let index = contract_index(project, prefer);
-    let wanted = chapters
-        .iter()
-        .flat_map(|c| [c.saturating_sub(1), *c])
-        .filter(|c| *c > 0);
-    let contracts = load_contracts(
-        project,
-        &index,
-        wanted,
-        Parse::ContinuityPart,
-        &mut findings,
-    );
+    let contracts = continuity_contracts(project, scope, &chapters, &mut findings);
     let log = replay_log(project)?;
     let names = crate::state::load_names(project);
-    let replay_to: Vec<u32> = chapters
-        .iter()
-        .copied()
-        .filter(|c| *c <= last + 1 && contracts.contains_key(c))
-        .collect();
-    // Only the characters a contract names are kept from each replayed state.
-    let states = ops::states_before(
-        &log,
-        &replay_to,
-        Context {
-            names: &names,
-            plan: &[],
-        },
-        |c, state| named_characters(state, contracts.get(&c), &names),
-    )?;
+    let states = named_states(&log, &chapters, last, &contracts, &names)?;
     // The state file only matters for chapters past the replayed ones.
     let current_state: Option<Value> = if chapters.iter().any(|c| *c > last + 1) {
         load(project, layout::CURRENT_STATE).ok().flatten()
@@ -467,6 +438,46 @@ pub fn continuity(project: &Project, scope: Scope) -> Result<ContinuityReport, P
             .collect(),
         counts: counts(&findings),
         findings,
+    })
+}
+
+/// The continuity part of the contracts of `chapters` and of the chapter before each, the
+/// volume's own files first when the scope is a volume.
+fn continuity_contracts(
+    project: &Project,
+    scope: Scope,
+    chapters: &[u32],
+    findings: &mut Vec<PlanFinding>,
+) -> BTreeMap<u32, LoadedContract> {
+    let prefer = match scope {
+        Scope::Volume(v) => Some(v),
+        _ => None,
+    };
+    let index = contract_index(project, prefer);
+    let wanted = chapters
+        .iter()
+        .flat_map(|c| [c.saturating_sub(1), *c])
+        .filter(|c| *c > 0);
+    load_contracts(project, &index, wanted, Parse::ContinuityPart, findings)
+}
+
+/// The state before each chapter of `chapters` that has a contract and is at most one past
+/// the last completed one, replayed from the changelog; only the characters its contract
+/// names are kept.
+fn named_states(
+    log: &[ChangelogEntry],
+    chapters: &[u32],
+    last: u32,
+    contracts: &BTreeMap<u32, LoadedContract>,
+    names: &NameIndex,
+) -> Result<BTreeMap<u32, Value>, OpsError> {
+    let replay_to: Vec<u32> = chapters
+        .iter()
+        .copied()
+        .filter(|c| *c <= last + 1 && contracts.contains_key(c))
+        .collect();
+    ops::states_before(log, &replay_to, Context { names, plan: &[] }, |c, state| {
+        named_characters(state, contracts.get(&c), names)
     })
 }
 
@@ -549,14 +560,7 @@ pub fn volume_check(project: &Project, v: u32) -> Result<VolumeCheckReport, Plan
     let mut span_problems = Vec::new();
     let span: Option<VolumeSpan> = volume_span(project, v, &mut span_problems);
     let outline_file = format!("{vdir}/outline.md");
-    let outline_text = match read_text(&project.path(&outline_file)) {
-        Ok(t) => Some(t),
-        Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => {
-            findings.push(unreadable(&outline_file, e.to_string()));
-            None
-        }
-    };
+    let outline_text = read_outline(project, &outline_file, &mut findings);
     let parsed = outline_text.as_deref().map(outline::parse);
     let outline = match &parsed {
         None => OutlineInput::Missing,
@@ -564,15 +568,9 @@ pub fn volume_check(project: &Project, v: u32) -> Result<VolumeCheckReport, Plan
         Some(Err(e)) => OutlineInput::Broken(e),
     };
     let schedule_file = format!("{vdir}/storyline-schedule.json");
-    let schedule = load::<StorylineSchedule>(project, &schedule_file).unwrap_or_else(|why| {
-        findings.push(unreadable(&schedule_file, why));
-        None
-    });
+    let schedule = load_or_report::<StorylineSchedule>(project, &schedule_file, &mut findings);
     let plan_file = format!("{vdir}/foreshadowing.json");
-    let plan = load::<VolumeForeshadowing>(project, &plan_file).unwrap_or_else(|why| {
-        findings.push(unreadable(&plan_file, why));
-        None
-    });
+    let plan = load_or_report::<VolumeForeshadowing>(project, &plan_file, &mut findings);
     let own: Vec<u32> = contract_chapters(project, v);
     let index: BTreeMap<u32, String> = own
         .iter()
@@ -605,12 +603,10 @@ pub fn volume_check(project: &Project, v: u32) -> Result<VolumeCheckReport, Plan
         foreshadowing_ids: ids.foreshadowing.as_deref(),
     }));
     if span.is_some() {
-        let c = continuity(project, Scope::Volume(v))?;
-        for f in c.findings {
-            if !findings.contains(&f) {
-                findings.push(f);
-            }
-        }
+        add_new(
+            &mut findings,
+            continuity(project, Scope::Volume(v))?.findings,
+        );
     }
     novel_core::plan::sort(&mut findings);
     let range = span.as_ref().map(|s| s.range);
@@ -628,6 +624,39 @@ pub fn volume_check(project: &Project, v: u32) -> Result<VolumeCheckReport, Plan
         counts: counts(&findings),
         findings,
     })
+}
+
+/// The volume outline's text: `None` when absent; a finding when unreadable.
+fn read_outline(project: &Project, rel: &str, findings: &mut Vec<PlanFinding>) -> Option<String> {
+    match read_text(&project.path(rel)) {
+        Ok(t) => Some(t),
+        Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => {
+            findings.push(unreadable(rel, e.to_string()));
+            None
+        }
+    }
+}
+
+/// A plan file: `None` when absent; a finding when it cannot be read or parsed.
+fn load_or_report<T: DeserializeOwned>(
+    project: &Project,
+    rel: &str,
+    findings: &mut Vec<PlanFinding>,
+) -> Option<T> {
+    load::<T>(project, rel).unwrap_or_else(|why| {
+        findings.push(unreadable(rel, why));
+        None
+    })
+}
+
+/// Appends each of `more` not already in `findings`.
+fn add_new(findings: &mut Vec<PlanFinding>, more: Vec<PlanFinding>) {
+    for f in more {
+        if !findings.contains(&f) {
+            findings.push(f);
+        }
+    }
 }
 
 #[cfg(test)]

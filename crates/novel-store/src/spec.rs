@@ -435,69 +435,15 @@ pub fn propagate_project(
     let snapshot = load_snapshot(project)?.ok_or(SpecError::NoSnapshot)?;
     let held = hold(project, stale_after)?;
     let current = load_spec_project(project)?;
-    let model_err = |what: &'static str, message: String| {
-        SpecError::Store(StoreError::Model {
-            path: project.path(SNAPSHOT),
-            what,
-            message,
-        })
-    };
-    let before_rules: Option<WorldRules> = match &snapshot.world_rules {
-        None => None,
-        Some(v) => Some(
-            serde_json::from_value(v.clone())
-                .map_err(|e| model_err(FileKind::WorldRules.label(), e.to_string()))?,
-        ),
-    };
-    let after_rules = match &current.world_rules {
-        Loaded::Absent => None,
-        Loaded::Parsed(r) => Some(r.clone()),
-        Loaded::Broken(why) => {
-            return Err(SpecError::Store(StoreError::Model {
-                path: project.path(layout::WORLD_RULES),
-                what: FileKind::WorldRules.label(),
-                message: why.clone(),
-            }));
-        }
-    };
-    let mut before_chars: Vec<Character> = Vec::new();
-    for f in &snapshot.characters {
-        // A character file that was broken before the update counts as new now.
-        if let Ok(c) = serde_json::from_value(f.value.clone()) {
-            before_chars.push(c);
-        }
-    }
+    let before_rules = snapshot_rules(project, &snapshot)?;
+    let after_rules = current_rules(project, &current)?;
+    let before_chars = snapshot_characters(&snapshot);
     let rule_changes = diff_rules(before_rules.as_ref(), after_rules.as_ref());
     let b: Vec<&Character> = before_chars.iter().collect();
     let a: Vec<&Character> = current.active.iter().map(|c| &c.value).collect();
     let character_changes = diff_characters(&b, &a);
-
-    let mut world_docs_changed = Vec::new();
-    for (path, text) in &current.world_docs {
-        match snapshot.world_docs.iter().find(|d| &d.path == path) {
-            Some(d) if d.digest == fnv1a(text.as_bytes()) => {}
-            _ => world_docs_changed.push(path.clone()),
-        }
-    }
-    for d in &snapshot.world_docs {
-        if !current.world_docs.iter().any(|(p, _)| p == &d.path) {
-            world_docs_changed.push(d.path.clone());
-        }
-    }
-    world_docs_changed.sort();
-
-    let mut cast: Vec<&Character> = a.clone();
-    cast.extend(current.retired.iter().map(|c| &c.value));
-    let mut rule_ids: Vec<&str> = Vec::new();
-    for r in before_rules.iter().chain(after_rules.iter()) {
-        for rule in &r.rules {
-            if !rule_ids.contains(&rule.id.as_str()) {
-                rule_ids.push(&rule.id);
-            }
-        }
-    }
-    let docs: Vec<&str> = current.world_docs.iter().map(|(_, t)| t.as_str()).collect();
-    let glossary = Glossary::from_project(&cast, &rule_ids, &docs, current.storylines.parsed());
+    let world_docs_changed = changed_world_docs(&snapshot, &current);
+    let glossary = project_glossary(&current, before_rules.iter().chain(after_rules.iter()));
     let propagation = propagate(
         rule_changes,
         character_changes,
@@ -509,25 +455,17 @@ pub fn propagate_project(
             extract_phrases,
         },
     );
-
-    let mut pending = None;
-    if !propagation.is_empty() {
-        let mut cp = current.checkpoint.clone();
-        let existing = cp.pending_actions.iter().find(|p| {
-            p.kind == PENDING_TYPE
-                && p.extra.get("snapshot_id").and_then(Value::as_str) == Some(snapshot.id.as_str())
-        });
-        match existing {
-            Some(p) => pending = Some(p.clone()),
-            None => {
-                let action =
-                    pending_action(&mut cp, &snapshot, &propagation, &current.unreadable, now);
-                cp.pending_actions.push(action.clone());
-                write_checkpoint(project, &cp)?;
-                pending = Some(action);
-            }
-        }
-    }
+    let pending = if propagation.is_empty() {
+        None
+    } else {
+        Some(record_pending(
+            project,
+            &current,
+            &snapshot,
+            &propagation,
+            now,
+        )?)
+    };
     discard_snapshot(project)?;
     drop(held);
     Ok(PropagateOutcome {
@@ -537,6 +475,111 @@ pub fn propagate_project(
         pending,
         unreadable: current.unreadable,
     })
+}
+
+/// The world rules the snapshot holds (`None` when the project had none).
+fn snapshot_rules(project: &Project, snapshot: &Snapshot) -> Result<Option<WorldRules>, SpecError> {
+    let Some(v) = &snapshot.world_rules else {
+        return Ok(None);
+    };
+    serde_json::from_value(v.clone()).map(Some).map_err(|e| {
+        SpecError::Store(StoreError::Model {
+            path: project.path(SNAPSHOT),
+            what: FileKind::WorldRules.label(),
+            message: e.to_string(),
+        })
+    })
+}
+
+/// The project's world rules now (`None` when absent; broken rules stop the propagation).
+fn current_rules(
+    project: &Project,
+    current: &SpecProject,
+) -> Result<Option<WorldRules>, SpecError> {
+    match &current.world_rules {
+        Loaded::Absent => Ok(None),
+        Loaded::Parsed(r) => Ok(Some(r.clone())),
+        Loaded::Broken(why) => Err(SpecError::Store(StoreError::Model {
+            path: project.path(layout::WORLD_RULES),
+            what: FileKind::WorldRules.label(),
+            message: why.clone(),
+        })),
+    }
+}
+
+/// The snapshot's characters that parse: a character file that was broken before the update
+/// counts as new now.
+fn snapshot_characters(snapshot: &Snapshot) -> Vec<Character> {
+    snapshot
+        .characters
+        .iter()
+        .filter_map(|f| serde_json::from_value(f.value.clone()).ok())
+        .collect()
+}
+
+/// World docs added, edited or removed since the snapshot, sorted.
+fn changed_world_docs(snapshot: &Snapshot, current: &SpecProject) -> Vec<String> {
+    let mut changed = Vec::new();
+    for (path, text) in &current.world_docs {
+        match snapshot.world_docs.iter().find(|d| &d.path == path) {
+            Some(d) if d.digest == fnv1a(text.as_bytes()) => {}
+            _ => changed.push(path.clone()),
+        }
+    }
+    for d in &snapshot.world_docs {
+        if !current.world_docs.iter().any(|(p, _)| p == &d.path) {
+            changed.push(d.path.clone());
+        }
+    }
+    changed.sort();
+    changed
+}
+
+/// The glossary of the project: the whole cast (active, then retired), the ids of the rules
+/// before and after the update (each once, in order), the world docs and the storylines.
+fn project_glossary<'a>(
+    current: &SpecProject,
+    rules: impl Iterator<Item = &'a WorldRules>,
+) -> Glossary {
+    let cast: Vec<&Character> = current
+        .active
+        .iter()
+        .chain(current.retired.iter())
+        .map(|c| &c.value)
+        .collect();
+    let mut rule_ids: Vec<&str> = Vec::new();
+    for r in rules {
+        for rule in &r.rules {
+            if !rule_ids.contains(&rule.id.as_str()) {
+                rule_ids.push(&rule.id);
+            }
+        }
+    }
+    let docs: Vec<&str> = current.world_docs.iter().map(|(_, t)| t.as_str()).collect();
+    Glossary::from_project(&cast, &rule_ids, &docs, current.storylines.parsed())
+}
+
+/// The pending action for this snapshot's propagation: the one already recorded (a rerun
+/// after a crash), else a new one written to the checkpoint.
+fn record_pending(
+    project: &Project,
+    current: &SpecProject,
+    snapshot: &Snapshot,
+    propagation: &Propagation,
+    now: &str,
+) -> Result<PendingAction, SpecError> {
+    let mut cp = current.checkpoint.clone();
+    let existing = cp.pending_actions.iter().find(|p| {
+        p.kind == PENDING_TYPE
+            && p.extra.get("snapshot_id").and_then(Value::as_str) == Some(snapshot.id.as_str())
+    });
+    if let Some(p) = existing {
+        return Ok(p.clone());
+    }
+    let action = pending_action(&mut cp, snapshot, propagation, &current.unreadable, now);
+    cp.pending_actions.push(action.clone());
+    write_checkpoint(project, &cp)?;
+    Ok(action)
 }
 
 fn pending_action(
@@ -697,17 +740,69 @@ pub fn retire_apply(
     if !check.allowed {
         return Err(SpecError::Blocked(Box::new(check)));
     }
-    let me = &sp
+    // `check_loaded` found the character among the active ones.
+    let Some(me) = sp
         .active
         .iter()
         .find(|c| c.value.id == slug)
-        .expect("checked above")
-        .value;
+        .map(|c| &c.value)
+    else {
+        return Err(SpecError::UnknownCharacter { slug: slug.into() });
+    };
     let last_completed = sp.checkpoint.last_completed_chapter;
 
-    let mut writes = Vec::new();
-    let mut remove = Vec::new();
-    let mut moved = Vec::new();
+    let mut plan = retire_moves(project, slug)?;
+    let state = load_state_value(project)?;
+    let (next_state, entry) = retire_state(&state, slug, &me.display_name, last_completed, now);
+    let state_changed = !entry.applied.is_empty();
+    if next_state != state {
+        plan.writes.push(JournalWrite {
+            path: layout::CURRENT_STATE.into(),
+            content: to_json_text(&next_state),
+        });
+    }
+    let ended = end_relationships_of(project, slug, &mut plan.writes)?;
+    let moved_to: Vec<String> = plan.moved.iter().map(|(_, to)| to.clone()).collect();
+    let entry_md = changelog_md_entry(me, last_completed, now, &moved_to, ended.len());
+    plan.writes
+        .push(character_changelog_write(project, &entry_md)?);
+
+    // The journal's last step fsyncs `staging/`; a hand-made project may lack it.
+    crate::io::create_dir_all(&project.path("staging"))?;
+    let journal = Journal {
+        chapter: last_completed,
+        // From here the lock belongs to the journal: its last step releases it (so does
+        // `novel chapter recover` after a crash; a holder that died is stale at once).
+        token: held.into_journal_token(),
+        writes: plan.writes,
+        changelog_line: Some(serde_json::to_string(&entry).expect("entries serialise")),
+        changelog_len: None,
+        remove: plan.remove,
+        retiring: Some(slug.to_string()),
+        kind: None,
+        cleanup: None,
+    };
+    crate::chapter::commit(project, &journal)?;
+    Ok(RetireApplied {
+        check,
+        moved: plan.moved,
+        state_changed,
+        state_version: entry.state_version,
+        ended_relationships: ended,
+    })
+}
+
+/// What a retirement journals: the files to write, in order, and the files to remove.
+struct RetirePlan {
+    writes: Vec<JournalWrite>,
+    remove: Vec<String>,
+    /// (from, to) project-relative paths.
+    moved: Vec<(String, String)>,
+}
+
+/// The moves of `characters/active/<slug>.*` to `characters/retired/`, sorted by name: each a
+/// write of the new file and a removal of the old one.
+fn retire_moves(project: &Project, slug: &str) -> Result<RetirePlan, SpecError> {
     let Ok(read) = fs::read_dir(project.path("characters/active")) else {
         return Err(SpecError::UnknownCharacter { slug: slug.into() });
     };
@@ -720,53 +815,61 @@ pub fn retire_apply(
         })
         .collect();
     names.sort();
+    let mut plan = RetirePlan {
+        writes: Vec::new(),
+        remove: Vec::new(),
+        moved: Vec::new(),
+    };
     for name in names {
         let from = format!("characters/active/{name}");
         let to = format!("characters/retired/{name}");
-        writes.push(JournalWrite {
+        plan.writes.push(JournalWrite {
             path: to.clone(),
             content: read_text(&project.path(&from))?,
         });
-        remove.push(from.clone());
-        moved.push((from, to));
+        plan.remove.push(from.clone());
+        plan.moved.push((from, to));
     }
+    Ok(plan)
+}
 
+/// `current-state.json` as a value, checked against its schema (the initial state when the
+/// project has none yet).
+fn load_state_value(project: &Project) -> Result<Value, SpecError> {
     let state_path = project.path(layout::CURRENT_STATE);
-    let state: Value = if state_path.exists() {
-        let v = read_json_value(&state_path)?;
-        if let Some(f) = check_document(layout::CURRENT_STATE, FileKind::CurrentState, &v)
-            .into_iter()
-            .next()
-        {
-            return Err(SpecError::Store(StoreError::Model {
-                path: state_path,
-                what: FileKind::CurrentState.label(),
-                message: format!("{} {}", f.pointer, f.message),
-            }));
-        }
-        v
-    } else {
-        serde_json::to_value(novel_core::model::CurrentState::initial()).expect("serialises")
-    };
-    let (next_state, entry) = retire_state(&state, slug, &me.display_name, last_completed, now);
-    let state_changed = !entry.applied.is_empty();
-    if next_state != state {
-        writes.push(JournalWrite {
-            path: layout::CURRENT_STATE.into(),
-            content: to_json_text(&next_state),
-        });
+    if !state_path.exists() {
+        return Ok(
+            serde_json::to_value(novel_core::model::CurrentState::initial()).expect("serialises"),
+        );
     }
+    let v = read_json_value(&state_path)?;
+    if let Some(f) = check_document(layout::CURRENT_STATE, FileKind::CurrentState, &v)
+        .into_iter()
+        .next()
+    {
+        return Err(SpecError::Store(StoreError::Model {
+            path: state_path,
+            what: FileKind::CurrentState.label(),
+            message: format!("{} {}", f.pointer, f.message),
+        }));
+    }
+    Ok(v)
+}
 
-    let mut ended = Vec::new();
+/// Marks `slug`'s relationship edges `ended` (queuing the new `relationships.json` when any
+/// changed) and returns their pointers; a broken file stops the retirement.
+fn end_relationships_of(
+    project: &Project,
+    slug: &str,
+    writes: &mut Vec<JournalWrite>,
+) -> Result<Vec<String>, SpecError> {
     match load_kind::<Relationships>(project, layout::RELATIONSHIPS, FileKind::Relationships) {
-        Loaded::Absent => {}
-        Loaded::Broken(why) => {
-            return Err(SpecError::Store(StoreError::Model {
-                path: project.path(layout::RELATIONSHIPS),
-                what: FileKind::Relationships.label(),
-                message: why,
-            }));
-        }
+        Loaded::Absent => Ok(Vec::new()),
+        Loaded::Broken(why) => Err(SpecError::Store(StoreError::Model {
+            path: project.path(layout::RELATIONSHIPS),
+            what: FileKind::Relationships.label(),
+            message: why,
+        })),
         Loaded::Parsed(rels) => {
             let (next, changed) = end_relationships(&rels, slug);
             if !changed.is_empty() {
@@ -775,51 +878,23 @@ pub fn retire_apply(
                     content: to_json_text(&next),
                 });
             }
-            ended = changed;
+            Ok(changed)
         }
     }
+}
 
+/// `characters/changelog.md` with `entry` appended (started with its heading when absent).
+fn character_changelog_write(project: &Project, entry: &str) -> Result<JournalWrite, SpecError> {
     let md_path = project.path(CHARACTER_CHANGELOG);
     let mut md = if md_path.exists() {
         read_text(&md_path)?
     } else {
         "# 角色变更记录\n".to_string()
     };
-    let moved_to: Vec<String> = moved.iter().map(|(_, to)| to.clone()).collect();
-    md.push_str(&changelog_md_entry(
-        me,
-        last_completed,
-        now,
-        &moved_to,
-        ended.len(),
-    ));
-    writes.push(JournalWrite {
+    md.push_str(entry);
+    Ok(JournalWrite {
         path: CHARACTER_CHANGELOG.into(),
         content: md,
-    });
-
-    // The journal's last step fsyncs `staging/`; a hand-made project may lack it.
-    crate::io::create_dir_all(&project.path("staging"))?;
-    let journal = Journal {
-        chapter: last_completed,
-        // From here the lock belongs to the journal: its last step releases it (so does
-        // `novel chapter recover` after a crash; a holder that died is stale at once).
-        token: held.into_journal_token(),
-        writes,
-        changelog_line: Some(serde_json::to_string(&entry).expect("entries serialise")),
-        changelog_len: None,
-        remove,
-        retiring: Some(slug.to_string()),
-        kind: None,
-        cleanup: None,
-    };
-    crate::chapter::commit(project, &journal)?;
-    Ok(RetireApplied {
-        check,
-        moved,
-        state_changed,
-        state_version: entry.state_version,
-        ended_relationships: ended,
     })
 }
 

@@ -200,80 +200,13 @@ impl Blacklist {
 
     /// Every counted blacklist phrase in `doc`, in text order, none overlapping.
     pub fn scan(&self, doc: &Document) -> Vec<BlacklistHit> {
-        let flags = doc.flags();
-        let text = doc.text();
-        let n = flags.len();
-        let mut cands: Vec<(usize, usize, usize)> = Vec::new();
-        let collect =
-            |auto: &Automaton, input: Input<'_>, cands: &mut Vec<(usize, usize, usize)>| {
-                for m in auto.ac.find_iter(input) {
-                    cands.push((
-                        doc.char_of(m.start()),
-                        doc.char_of(m.end()),
-                        auto.terms[m.pattern().as_usize()],
-                    ));
-                }
-            };
-        // Narration: one pass over the whole text; a match that starts inside dialogue, front
-        // matter or a heading is not narration and is dropped here.
-        if let Some(auto) = &self.narration {
-            for m in auto.ac.find_iter(text) {
-                let start = doc.char_of(m.start());
-                if flags[start] & (DIALOGUE | FRONT | HEADING) == 0 {
-                    cands.push((
-                        start,
-                        doc.char_of(m.end()),
-                        auto.terms[m.pattern().as_usize()],
-                    ));
-                }
-            }
-        }
-        // Dialogue: each run inside quotes, with the automaton that leaves out narration-only
-        // phrases (so a narration-only phrase cannot hide a shorter phrase that counts there).
-        if let Some(auto) = &self.dialogue {
-            let mut i = 0;
-            while i < n {
-                if flags[i] & DIALOGUE == 0 || flags[i] & FRONT != 0 {
-                    i += 1;
-                    continue;
-                }
-                let mut j = i + 1;
-                while j < n && flags[j] & DIALOGUE != 0 {
-                    j += 1;
-                }
-                collect(
-                    auto,
-                    Input::new(text).range(doc.byte_of(i)..doc.byte_of(j)),
-                    &mut cands,
-                );
-                i = j;
-            }
-        }
-        // Paragraph starts, for the phrases that count only there.
-        if let Some(start) = &self.start {
-            for p in doc.paragraphs() {
-                let first = (p.start..p.end)
-                    .find(|&k| flags[k] & (FRONT | MARKUP) == 0 && !doc.chars()[k].is_whitespace());
-                if let Some(k) = first
-                    && flags[k] & (DIALOGUE | QUOTE) == 0
-                {
-                    let input = Input::new(text)
-                        .range(doc.byte_of(k)..doc.byte_of(p.end))
-                        .anchored(Anchored::Yes);
-                    if let Some(m) = start.ac.find(input) {
-                        cands.push((k, doc.char_of(m.end()), start.terms[m.pattern().as_usize()]));
-                    }
-                }
-            }
-        }
+        let mut cands: Vec<Candidate> = Vec::new();
+        self.narration_candidates(doc, &mut cands);
+        self.dialogue_candidates(doc, &mut cands);
+        self.paragraph_start_candidates(doc, &mut cands);
         // Leftmost-longest across the automata, then drop what overlaps the whitelist.
         cands.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
-        let mut white = vec![false; n];
-        if let Some(ac) = &self.whitelist {
-            for m in ac.find_overlapping_iter(text) {
-                white[doc.char_of(m.start())..doc.char_of(m.end())].fill(true);
-            }
-        }
+        let white = self.whitelisted(doc);
         let mut hits = Vec::new();
         let mut end = 0;
         for (s, e, t) in cands {
@@ -290,7 +223,93 @@ impl Blacklist {
         }
         hits
     }
+
+    /// Narration: one pass over the whole text; a match that starts inside dialogue, front
+    /// matter or a heading is not narration and is dropped here.
+    fn narration_candidates(&self, doc: &Document, cands: &mut Vec<Candidate>) {
+        let Some(auto) = &self.narration else {
+            return;
+        };
+        let flags = doc.flags();
+        for m in auto.ac.find_iter(doc.text()) {
+            let start = doc.char_of(m.start());
+            if flags[start] & (DIALOGUE | FRONT | HEADING) == 0 {
+                cands.push((
+                    start,
+                    doc.char_of(m.end()),
+                    auto.terms[m.pattern().as_usize()],
+                ));
+            }
+        }
+    }
+
+    /// Dialogue: each run inside quotes, with the automaton that leaves out narration-only
+    /// phrases (so a narration-only phrase cannot hide a shorter phrase that counts there).
+    fn dialogue_candidates(&self, doc: &Document, cands: &mut Vec<Candidate>) {
+        let Some(auto) = &self.dialogue else {
+            return;
+        };
+        let flags = doc.flags();
+        let n = flags.len();
+        let mut i = 0;
+        while i < n {
+            if flags[i] & DIALOGUE == 0 || flags[i] & FRONT != 0 {
+                i += 1;
+                continue;
+            }
+            let mut j = i + 1;
+            while j < n && flags[j] & DIALOGUE != 0 {
+                j += 1;
+            }
+            let input = Input::new(doc.text()).range(doc.byte_of(i)..doc.byte_of(j));
+            for m in auto.ac.find_iter(input) {
+                cands.push((
+                    doc.char_of(m.start()),
+                    doc.char_of(m.end()),
+                    auto.terms[m.pattern().as_usize()],
+                ));
+            }
+            i = j;
+        }
+    }
+
+    /// Paragraph starts, for the phrases that count only there: anchored at the first prose
+    /// character of each paragraph that does not open a quote.
+    fn paragraph_start_candidates(&self, doc: &Document, cands: &mut Vec<Candidate>) {
+        let Some(start) = &self.start else {
+            return;
+        };
+        let flags = doc.flags();
+        for p in doc.paragraphs() {
+            let first = (p.start..p.end)
+                .find(|&k| flags[k] & (FRONT | MARKUP) == 0 && !doc.chars()[k].is_whitespace());
+            if let Some(k) = first
+                && flags[k] & (DIALOGUE | QUOTE) == 0
+            {
+                let input = Input::new(doc.text())
+                    .range(doc.byte_of(k)..doc.byte_of(p.end))
+                    .anchored(Anchored::Yes);
+                if let Some(m) = start.ac.find(input) {
+                    cands.push((k, doc.char_of(m.end()), start.terms[m.pattern().as_usize()]));
+                }
+            }
+        }
+    }
+
+    /// The characters inside some whitelisted phrase.
+    fn whitelisted(&self, doc: &Document) -> Vec<bool> {
+        let mut white = vec![false; doc.flags().len()];
+        if let Some(ac) = &self.whitelist {
+            for m in ac.find_overlapping_iter(doc.text()) {
+                white[doc.char_of(m.start())..doc.char_of(m.end())].fill(true);
+            }
+        }
+        white
+    }
 }
+
+/// A match before the overlap and whitelist checks: start and end (characters), term index.
+type Candidate = (usize, usize, usize);
 
 #[cfg(test)]
 mod tests {

@@ -13,9 +13,9 @@ use serde::Serialize;
 use novel_core::model::AiBlacklist;
 use novel_core::model::settings::LintThresholds;
 
-use crate::blacklist::{Blacklist, FORBIDDEN_CATEGORY};
+use crate::blacklist::{Blacklist, BlacklistHit, FORBIDDEN_CATEGORY};
 use crate::finding::{Finding, Severity};
-use crate::patterns::{PatternError, Patterns};
+use crate::patterns::{PatternError, PatternRule, Patterns};
 use crate::repetition::{self, RepetitionReport};
 use crate::segment::Document;
 
@@ -125,47 +125,88 @@ impl Linter {
         let chars = doc.non_whitespace_chars();
         let mut findings = Vec::new();
         let mut failures = Vec::new();
-
-        // Blacklist.
-        let hits = self.blacklist.scan(doc);
-        let mut by_category: BTreeMap<&str, usize> = BTreeMap::new();
-        let mut by_phrase: BTreeMap<&str, usize> = BTreeMap::new();
-        for h in &hits {
-            let term = &self.blacklist.terms()[h.term];
-            *by_category.entry(term.category.as_str()).or_default() += 1;
-            *by_phrase.entry(term.phrase.as_str()).or_default() += 1;
-            let (line, col) = doc.position(h.span.start);
-            let category = self.blacklist.category_name(&term.category);
-            let found = doc.original(h.span);
-            let advice = if term.replacements.is_empty() {
-                "删去，或换成具体的动作、细节".to_string()
-            } else {
-                format!("可改为：{}", term.replacements.join(" / "))
-            };
-            let what = if term.category == FORBIDDEN_CATEGORY {
-                "风格禁忌词"
-            } else {
-                "AI 套话"
-            };
-            findings.push(Finding {
-                line,
-                col,
-                rule: format!("blacklist/{}", term.category),
-                severity: Severity::Warning,
-                message: format!("{what}「{found}」（{category}）；{advice}"),
-                excerpt: doc.excerpt(h.span, EXCERPT_CONTEXT),
-            });
+        let blacklist = self.lint_blacklist(doc, chars, &mut findings, &mut failures);
+        let patterns = self.lint_patterns(doc, chars, &mut findings, &mut failures);
+        let repetition = self.lint_repetition(doc, &mut findings, &mut failures);
+        findings.sort();
+        let pass = failures.is_empty();
+        LintReport {
+            findings,
+            summary: LintSummary {
+                pass,
+                chars,
+                blacklist,
+                patterns,
+                repetition,
+                failures,
+            },
         }
+    }
+
+    /// The blacklist: a finding per hit, and its summary (a failure when the density is not
+    /// below the limit).
+    fn lint_blacklist(
+        &self,
+        doc: &Document,
+        chars: usize,
+        findings: &mut Vec<Finding>,
+        failures: &mut Vec<String>,
+    ) -> BlacklistSummary {
+        let hits = self.blacklist.scan(doc);
+        findings.extend(hits.iter().map(|h| self.blacklist_finding(doc, h)));
         let density = per_1000(hits.len(), chars);
         let limit = self.thresholds.blacklist_per_1000;
-        let blacklist_pass = density < limit;
-        if !blacklist_pass {
+        let pass = density < limit;
+        if !pass {
             failures.push(format!(
                 "AI 黑名单命中 {} 次，{:.2} 次/千字（须低于 {}）",
                 hits.len(),
                 density,
                 limit
             ));
+        }
+        BlacklistSummary {
+            hits: hits.len(),
+            per_1000: round2(density),
+            limit,
+            pass,
+            categories: self.category_counts(&hits),
+            top: self.top_phrases(&hits),
+        }
+    }
+
+    /// The finding for one blacklist hit: what was found, its category and what to write instead.
+    fn blacklist_finding(&self, doc: &Document, h: &BlacklistHit) -> Finding {
+        let term = &self.blacklist.terms()[h.term];
+        let (line, col) = doc.position(h.span.start);
+        let category = self.blacklist.category_name(&term.category);
+        let found = doc.original(h.span);
+        let advice = if term.replacements.is_empty() {
+            "删去，或换成具体的动作、细节".to_string()
+        } else {
+            format!("可改为：{}", term.replacements.join(" / "))
+        };
+        let what = if term.category == FORBIDDEN_CATEGORY {
+            "风格禁忌词"
+        } else {
+            "AI 套话"
+        };
+        Finding {
+            line,
+            col,
+            rule: format!("blacklist/{}", term.category),
+            severity: Severity::Warning,
+            message: format!("{what}「{found}」（{category}）；{advice}"),
+            excerpt: doc.excerpt(h.span, EXCERPT_CONTEXT),
+        }
+    }
+
+    /// Hits per category, most first (ties by slug).
+    fn category_counts(&self, hits: &[BlacklistHit]) -> Vec<CategoryCount> {
+        let mut by_category: BTreeMap<&str, usize> = BTreeMap::new();
+        for h in hits {
+            let term = &self.blacklist.terms()[h.term];
+            *by_category.entry(term.category.as_str()).or_default() += 1;
         }
         let mut categories: Vec<CategoryCount> = by_category
             .into_iter()
@@ -176,6 +217,16 @@ impl Linter {
             })
             .collect();
         categories.sort_by(|a, b| b.hits.cmp(&a.hits).then(a.category.cmp(&b.category)));
+        categories
+    }
+
+    /// The ten most frequent phrases, most first (ties by phrase).
+    fn top_phrases(&self, hits: &[BlacklistHit]) -> Vec<PhraseCount> {
+        let mut by_phrase: BTreeMap<&str, usize> = BTreeMap::new();
+        for h in hits {
+            let term = &self.blacklist.terms()[h.term];
+            *by_phrase.entry(term.phrase.as_str()).or_default() += 1;
+        }
         let mut top: Vec<PhraseCount> = by_phrase
             .into_iter()
             .map(|(p, n)| PhraseCount {
@@ -185,8 +236,18 @@ impl Linter {
             .collect();
         top.sort_by(|a, b| b.hits.cmp(&a.hits).then(a.phrase.cmp(&b.phrase)));
         top.truncate(10);
+        top
+    }
 
-        // Structural patterns.
+    /// The structural patterns: a finding per hit, and a summary per rule (a failure for each
+    /// rule over its own limit).
+    fn lint_patterns(
+        &self,
+        doc: &Document,
+        chars: usize,
+        findings: &mut Vec<Finding>,
+        failures: &mut Vec<String>,
+    ) -> Vec<PatternSummary> {
         let pattern_hits = self.patterns.scan(doc);
         let mut counts = vec![0usize; self.patterns.rules().len()];
         for h in &pattern_hits {
@@ -203,35 +264,21 @@ impl Linter {
                 excerpt: doc.excerpt(h.span, EXCERPT_CONTEXT),
             });
         }
-        let patterns: Vec<PatternSummary> = self
-            .patterns
+        self.patterns
             .rules()
             .iter()
             .zip(&counts)
-            .map(|(rule, &n)| {
-                let d = per_1000(n, chars);
-                let pass = rule.max_per_1000.is_none_or(|max| d <= max);
-                if !pass {
-                    failures.push(format!(
-                        "句式{}{} 次，{:.2} 次/千字（上限 {}）",
-                        quoted(&rule.name),
-                        n,
-                        d,
-                        rule.max_per_1000.unwrap_or_default()
-                    ));
-                }
-                PatternSummary {
-                    id: rule.id.clone(),
-                    name: rule.name.clone(),
-                    hits: n,
-                    per_1000: round2(d),
-                    max_per_1000: rule.max_per_1000,
-                    pass,
-                }
-            })
-            .collect();
+            .map(|(rule, &n)| pattern_summary(rule, n, chars, failures))
+            .collect()
+    }
 
-        // Repetition.
+    /// Repetition: its findings, and a failure when a window holds too many repeats.
+    fn lint_repetition(
+        &self,
+        doc: &Document,
+        findings: &mut Vec<Finding>,
+        failures: &mut Vec<String>,
+    ) -> RepetitionReport {
         let rep = repetition::check(
             doc,
             self.thresholds.repetition_window as usize,
@@ -244,27 +291,35 @@ impl Linter {
                 rep.violations, rep.window, rep.max_repeats
             ));
         }
+        rep
+    }
+}
 
-        findings.sort();
-        let pass = failures.is_empty();
-        LintReport {
-            findings,
-            summary: LintSummary {
-                pass,
-                chars,
-                blacklist: BlacklistSummary {
-                    hits: hits.len(),
-                    per_1000: round2(density),
-                    limit,
-                    pass: blacklist_pass,
-                    categories,
-                    top,
-                },
-                patterns,
-                repetition: rep,
-                failures,
-            },
-        }
+/// One pattern rule's summary over `n` hits (a failure when it exceeds its own limit).
+fn pattern_summary(
+    rule: &PatternRule,
+    n: usize,
+    chars: usize,
+    failures: &mut Vec<String>,
+) -> PatternSummary {
+    let d = per_1000(n, chars);
+    let pass = rule.max_per_1000.is_none_or(|max| d <= max);
+    if !pass {
+        failures.push(format!(
+            "句式{}{} 次，{:.2} 次/千字（上限 {}）",
+            quoted(&rule.name),
+            n,
+            d,
+            rule.max_per_1000.unwrap_or_default()
+        ));
+    }
+    PatternSummary {
+        id: rule.id.clone(),
+        name: rule.name.clone(),
+        hits: n,
+        per_1000: round2(d),
+        max_per_1000: rule.max_per_1000,
+        pass,
     }
 }
 

@@ -652,152 +652,16 @@ impl NameIndex {
 
     /// Every suspicious name in `doc`, first occurrence first.
     pub fn check(&self, doc: &Document) -> Vec<NameIssue> {
-        let chars = doc.chars();
-        let n = chars.len();
-        // Characters covered by registered names are never part of a finding.
-        let mut covered = vec![false; n];
-        if let Some(m) = &self.matcher {
-            for hit in m.find_iter(doc.text()) {
-                let (s, e) = (doc.char_of(hit.start()), doc.char_of(hit.end()));
-                covered[s..e].fill(true);
-            }
-        }
-        let mut claimed = vec![false; n];
-        let free = |s: usize, e: usize, claimed: &[bool]| {
-            e <= n
-                && (s..e)
-                    .all(|k| !covered[k] && !claimed[k] && is_han(chars[k]) && !doc.is_markup(k))
+        let mut scan = Scan {
+            doc,
+            chars: doc.chars(),
+            covered: self.covered(doc),
+            claimed: vec![false; doc.chars().len()],
         };
-
-        let mut found: BTreeMap<String, (NameIssueKind, Vec<Span>)> = BTreeMap::new();
-        // Near misses of known names.
-        for i in 0..n {
-            if covered[i] || claimed[i] || !is_han(chars[i]) {
-                continue;
-            }
-            for &k in &self.by_length {
-                let len = self.keys[k].len();
-                if len < 2 || !free(i, i + len, &claimed) {
-                    continue;
-                }
-                let Some(why) = self.near_miss(chars, i, k) else {
-                    continue;
-                };
-                let name: String = chars[i..i + len].iter().collect();
-                if self.known.contains(&name) {
-                    continue;
-                }
-                // A variant that spells an ordinary word, or of a name without a surname (an
-                // alias such as 天宇), needs a person standing there; any other, a boundary.
-                let ctx = context(chars, i, i + len);
-                let wordlike =
-                    NOT_NAMES.contains(&name.as_str()) || surname_len(&self.keys[k]).is_none();
-                if !(ctx.person || (ctx.boundary && !wordlike)) {
-                    continue;
-                }
-                let known = &self.names[k];
-                let entry = found.entry(name).or_insert_with(|| {
-                    (
-                        NameIssueKind::NearMiss {
-                            of: known.display.clone(),
-                            entity: known.entity.clone(),
-                            why: why.to_string(),
-                        },
-                        Vec::new(),
-                    )
-                });
-                entry.1.push(Span {
-                    start: i,
-                    end: i + len,
-                });
-                claimed[i..i + len].fill(true);
-                break;
-            }
-        }
-        // Person-like names: a surname, a given name of name characters, boundaries both sides.
-        let names = name_chars();
-        let mut people: BTreeMap<String, Vec<Span>> = BTreeMap::new();
-        let mut i = 0;
-        while i < n {
-            let Some(slen) = surname_at(chars, i) else {
-                i += 1;
-                continue;
-            };
-            // A title next to it is a boundary too (师兄林凡, 林凡师兄).
-            let before_ok = i == 0
-                || !is_han(chars[i - 1])
-                || PRECEDERS.contains(chars[i - 1])
-                || TITLES.iter().any(|t| ends_with_at(chars, i, t));
-            if !before_ok || claimed[i] {
-                i += 1;
-                continue;
-            }
-            let mut hit = None;
-            for g in 1..=2 {
-                let e = i + slen + g;
-                if !free(i, e, &claimed) {
-                    continue;
-                }
-                let after_ok = e >= n
-                    || !is_han(chars[e])
-                    || FOLLOWERS.contains(chars[e])
-                    || TITLES.iter().any(|t| starts_with_at(chars, e, t));
-                if !after_ok
-                    || !chars[i + slen..e].iter().all(|c| names.contains(c))
-                    || (g == 1 && CLAN_SUFFIXES.contains(chars[e - 1]))
-                {
-                    continue;
-                }
-                let name: String = chars[i..e].iter().collect();
-                if NOT_NAMES
-                    .iter()
-                    .any(|w| name.starts_with(w) || w.starts_with(name.as_str()))
-                {
-                    break;
-                }
-                hit = Some((name, e));
-                break;
-            }
-            match hit {
-                Some((name, e)) => {
-                    people
-                        .entry(name)
-                        .or_default()
-                        .push(Span { start: i, end: e });
-                    i = e;
-                }
-                None => i += 1,
-            }
-        }
-        for (name, spans) in people {
-            if self.known.contains(&name) || found.contains_key(&name) {
-                continue;
-            }
-            let surname: String = name
-                .chars()
-                .take(surname_len(&name.chars().collect::<Vec<_>>()).unwrap_or(1))
-                .collect();
-            // The registered name this one is like: any of its surname from the second
-            // occurrence (the closest one when one character of the given name is changed),
-            // a one-character variant from the first where a person acts.
-            let variant_of = self.one_given_char_off(&name);
-            let like = match self.surnames.get(&surname) {
-                Some(&k) if spans.len() >= 2 => Some(variant_of.unwrap_or(k)),
-                Some(_) => variant_of
-                    .filter(|_| spans.iter().any(|sp| context(chars, sp.start, sp.end).acts)),
-                None => None,
-            };
-            if let Some(k) = like {
-                let known = &self.names[k];
-                let kind = NameIssueKind::SameSurname {
-                    like: known.display.clone(),
-                    entity: known.entity.clone(),
-                };
-                found.insert(name, (kind, spans));
-            } else if spans.len() >= 3 && !self.surnames.contains_key(&surname) {
-                found.insert(name, (NameIssueKind::Unregistered, spans));
-            }
-        }
+        let mut found = Found::new();
+        self.near_misses(&mut scan, &mut found);
+        let people = person_like_names(&scan);
+        self.judge_people(people, scan.chars, &mut found);
         let mut issues: Vec<NameIssue> = found
             .into_iter()
             .map(|(name, (kind, occurrences))| NameIssue {
@@ -809,6 +673,203 @@ impl NameIndex {
         issues.sort_by_key(|x| x.occurrences[0].start);
         issues
     }
+
+    /// The characters covered by registered names: never part of a finding.
+    fn covered(&self, doc: &Document) -> Vec<bool> {
+        let mut covered = vec![false; doc.chars().len()];
+        if let Some(m) = &self.matcher {
+            for hit in m.find_iter(doc.text()) {
+                let (s, e) = (doc.char_of(hit.start()), doc.char_of(hit.end()));
+                covered[s..e].fill(true);
+            }
+        }
+        covered
+    }
+
+    /// Near misses of known names, each occurrence claimed so no later finding overlaps it.
+    fn near_misses(&self, scan: &mut Scan<'_>, found: &mut Found) {
+        for i in 0..scan.chars.len() {
+            if scan.covered[i] || scan.claimed[i] || !is_han(scan.chars[i]) {
+                continue;
+            }
+            let Some((name, k, why)) = self.near_miss_at(scan, i) else {
+                continue;
+            };
+            let len = self.keys[k].len();
+            let known = &self.names[k];
+            let entry = found.entry(name).or_insert_with(|| {
+                (
+                    NameIssueKind::NearMiss {
+                        of: known.display.clone(),
+                        entity: known.entity.clone(),
+                        why: why.to_string(),
+                    },
+                    Vec::new(),
+                )
+            });
+            entry.1.push(Span {
+                start: i,
+                end: i + len,
+            });
+            scan.claimed[i..i + len].fill(true);
+        }
+    }
+
+    /// The first known name (longest first) the unclaimed text at `i` nearly spells where a
+    /// name may stand: the variant, the known name's index and why they are confusable.
+    fn near_miss_at(&self, scan: &Scan<'_>, i: usize) -> Option<(String, usize, &'static str)> {
+        let chars = scan.chars;
+        for &k in &self.by_length {
+            let len = self.keys[k].len();
+            if len < 2 || !scan.free(i, i + len) {
+                continue;
+            }
+            let Some(why) = self.near_miss(chars, i, k) else {
+                continue;
+            };
+            let name: String = chars[i..i + len].iter().collect();
+            if self.known.contains(&name) {
+                continue;
+            }
+            // A variant that spells an ordinary word, or of a name without a surname (an
+            // alias such as 天宇), needs a person standing there; any other, a boundary.
+            let ctx = context(chars, i, i + len);
+            let wordlike =
+                NOT_NAMES.contains(&name.as_str()) || surname_len(&self.keys[k]).is_none();
+            if !(ctx.person || (ctx.boundary && !wordlike)) {
+                continue;
+            }
+            return Some((name, k, why));
+        }
+        None
+    }
+
+    /// Files each person-like name that is neither registered nor already found: as a
+    /// same-surname variant of a registered name, or as unregistered when it recurs.
+    fn judge_people(&self, people: BTreeMap<String, Vec<Span>>, chars: &[char], found: &mut Found) {
+        for (name, spans) in people {
+            if self.known.contains(&name) || found.contains_key(&name) {
+                continue;
+            }
+            if let Some(kind) = self.person_issue(&name, &spans, chars) {
+                found.insert(name, (kind, spans));
+            }
+        }
+    }
+
+    /// What is wrong with the unknown person-like name `name` seen at `spans`, if anything.
+    fn person_issue(&self, name: &str, spans: &[Span], chars: &[char]) -> Option<NameIssueKind> {
+        let surname: String = name
+            .chars()
+            .take(surname_len(&name.chars().collect::<Vec<_>>()).unwrap_or(1))
+            .collect();
+        // The registered name this one is like: any of its surname from the second
+        // occurrence (the closest one when one character of the given name is changed),
+        // a one-character variant from the first where a person acts.
+        let variant_of = self.one_given_char_off(name);
+        let like = match self.surnames.get(&surname) {
+            Some(&k) if spans.len() >= 2 => Some(variant_of.unwrap_or(k)),
+            Some(_) => {
+                variant_of.filter(|_| spans.iter().any(|sp| context(chars, sp.start, sp.end).acts))
+            }
+            None => None,
+        };
+        if let Some(k) = like {
+            let known = &self.names[k];
+            return Some(NameIssueKind::SameSurname {
+                like: known.display.clone(),
+                entity: known.entity.clone(),
+            });
+        }
+        (spans.len() >= 3 && !self.surnames.contains_key(&surname))
+            .then_some(NameIssueKind::Unregistered)
+    }
+}
+
+/// Findings by name: the kind and every occurrence.
+type Found = BTreeMap<String, (NameIssueKind, Vec<Span>)>;
+
+/// One check's view of a document: which characters registered names cover and which a
+/// finding has claimed.
+struct Scan<'a> {
+    doc: &'a Document,
+    chars: &'a [char],
+    covered: Vec<bool>,
+    claimed: Vec<bool>,
+}
+
+impl Scan<'_> {
+    /// Whether `[s, e)` lies in the text and is all unclaimed, uncovered Han outside markup.
+    fn free(&self, s: usize, e: usize) -> bool {
+        e <= self.chars.len()
+            && (s..e).all(|k| {
+                !self.covered[k]
+                    && !self.claimed[k]
+                    && is_han(self.chars[k])
+                    && !self.doc.is_markup(k)
+            })
+    }
+}
+
+/// Person-like names: a surname, a given name of name characters, boundaries both sides.
+fn person_like_names(scan: &Scan<'_>) -> BTreeMap<String, Vec<Span>> {
+    let mut people: BTreeMap<String, Vec<Span>> = BTreeMap::new();
+    let mut i = 0;
+    while i < scan.chars.len() {
+        match person_at(scan, i) {
+            Some((name, e)) => {
+                people
+                    .entry(name)
+                    .or_default()
+                    .push(Span { start: i, end: e });
+                i = e;
+            }
+            None => i += 1,
+        }
+    }
+    people
+}
+
+/// The person-like name starting at `i` and where it ends: a surname with a boundary (or a
+/// title) before it, then one or two name characters with a boundary (or a title) after.
+fn person_at(scan: &Scan<'_>, i: usize) -> Option<(String, usize)> {
+    let chars = scan.chars;
+    let n = chars.len();
+    let slen = surname_at(chars, i)?;
+    // A title next to it is a boundary too (师兄林凡, 林凡师兄).
+    let before_ok = i == 0
+        || !is_han(chars[i - 1])
+        || PRECEDERS.contains(chars[i - 1])
+        || TITLES.iter().any(|t| ends_with_at(chars, i, t));
+    if !before_ok || scan.claimed[i] {
+        return None;
+    }
+    let names = name_chars();
+    for g in 1..=2 {
+        let e = i + slen + g;
+        if !scan.free(i, e) {
+            continue;
+        }
+        let after_ok = e >= n
+            || !is_han(chars[e])
+            || FOLLOWERS.contains(chars[e])
+            || TITLES.iter().any(|t| starts_with_at(chars, e, t));
+        if !after_ok
+            || !chars[i + slen..e].iter().all(|c| names.contains(c))
+            || (g == 1 && CLAN_SUFFIXES.contains(chars[e - 1]))
+        {
+            continue;
+        }
+        let name: String = chars[i..e].iter().collect();
+        if NOT_NAMES
+            .iter()
+            .any(|w| name.starts_with(w) || w.starts_with(name.as_str()))
+        {
+            return None;
+        }
+        return Some((name, e));
+    }
+    None
 }
 
 /// The terms a world document (`world/*.md`) defines, as known names that are not people:
