@@ -42,7 +42,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::lines::{self, LinePlan, LineRole};
+use super::lines::{self, LineEntry, LinePlan, LineRole};
 use super::outline::{self, ChapterBlock, Outline};
 use super::packet::{Budget, BudgetSource, Packet, Section};
 use super::rounds::{self, Pass};
@@ -51,7 +51,9 @@ use super::{Agent, ContextError};
 use crate::model::blacklist::{BlacklistEntry, EntrySource};
 use crate::model::character::Character;
 use crate::model::common::{ConstraintType, ForeshadowScope, ForeshadowStatus};
-use crate::model::contract::ForeshadowAction;
+use crate::model::contract::{ForeshadowAction, StorylineContext};
+use crate::model::foreshadowing::Foreshadowing;
+use crate::model::style::StyleSource;
 use crate::model::{
     AiBlacklist, ChapterContract, Checkpoint, Evaluation, ForeshadowingGlobal, PipelineStage,
     Relationships, Settings, StorylineSchedule, StorylineSpec, Storylines, StyleDrift,
@@ -220,186 +222,242 @@ pub struct Needs {
     pub author_memory: bool,
 }
 
+/// Nothing to load: the base the agents' [`Needs`] add to.
+const NO_NEEDS: Needs = Needs {
+    outline: false,
+    contract: false,
+    characters: false,
+    last_seen: false,
+    memories: false,
+    state: false,
+    foreshadowing: false,
+    summaries: 0,
+    summaries_on_line: false,
+    chapter_text: false,
+    style: false,
+    brief: false,
+    world_rules: false,
+    world_docs: false,
+    storylines: false,
+    schedule: false,
+    spec: false,
+    relationships: false,
+    retired: false,
+    prev_volume_review: false,
+    research: false,
+    continuity: false,
+    author_memory: false,
+};
+
+const WRITER_NEEDS: Needs = Needs {
+    outline: true,
+    contract: true,
+    characters: true,
+    last_seen: true,
+    memories: true,
+    state: true,
+    foreshadowing: true,
+    summaries: RECENT_SUMMARIES,
+    summaries_on_line: true,
+    style: true,
+    brief: true,
+    world_rules: true,
+    storylines: true,
+    schedule: true,
+    continuity: true,
+    author_memory: true,
+    ..NO_NEEDS
+};
+
+const SUMMARIZER_NEEDS: Needs = Needs {
+    outline: true,
+    contract: true,
+    characters: true,
+    last_seen: true,
+    memories: true,
+    state: true,
+    foreshadowing: true,
+    chapter_text: true,
+    storylines: true,
+    schedule: true,
+    ..NO_NEEDS
+};
+
+const REFINER_NEEDS: Needs = Needs {
+    chapter_text: true,
+    style: true,
+    ..NO_NEEDS
+};
+
+const JUDGE_NEEDS: Needs = Needs {
+    outline: true,
+    contract: true,
+    characters: true,
+    last_seen: true,
+    memories: true,
+    state: true,
+    foreshadowing: true,
+    summaries: 1,
+    summaries_on_line: false,
+    chapter_text: true,
+    style: true,
+    world_rules: true,
+    storylines: true,
+    schedule: true,
+    spec: true,
+    ..NO_NEEDS
+};
+
+const ARCHITECT_NEEDS: Needs = Needs {
+    characters: true,
+    foreshadowing: true,
+    summaries: RECENT_SUMMARIES,
+    brief: true,
+    world_rules: true,
+    world_docs: true,
+    storylines: true,
+    spec: true,
+    prev_volume_review: true,
+    ..NO_NEEDS
+};
+
+const WORLD_BUILDER_NEEDS: Needs = Needs {
+    brief: true,
+    world_rules: true,
+    world_docs: true,
+    storylines: true,
+    research: true,
+    ..NO_NEEDS
+};
+
+const CHARACTER_WEAVER_NEEDS: Needs = Needs {
+    characters: true,
+    brief: true,
+    world_rules: true,
+    world_docs: true,
+    storylines: true,
+    relationships: true,
+    retired: true,
+    ..NO_NEEDS
+};
+
+const STYLE_ANALYZER_NEEDS: Needs = Needs {
+    style: true,
+    brief: true,
+    ..NO_NEEDS
+};
+
 impl Agent {
     /// The inputs this agent's packet draws on.
     pub fn needs(self) -> Needs {
-        let none = Needs::default();
         match self {
-            Agent::ChapterWriter => Needs {
-                outline: true,
-                contract: true,
-                characters: true,
-                last_seen: true,
-                memories: true,
-                state: true,
-                foreshadowing: true,
-                summaries: RECENT_SUMMARIES,
-                summaries_on_line: true,
-                style: true,
-                brief: true,
-                world_rules: true,
-                storylines: true,
-                schedule: true,
-                continuity: true,
-                author_memory: true,
-                ..none
-            },
-            Agent::Summarizer => Needs {
-                outline: true,
-                contract: true,
-                characters: true,
-                last_seen: true,
-                memories: true,
-                state: true,
-                foreshadowing: true,
-                chapter_text: true,
-                storylines: true,
-                schedule: true,
-                ..none
-            },
-            Agent::StyleRefiner => Needs {
-                chapter_text: true,
-                style: true,
-                ..none
-            },
-            Agent::QualityJudge => Needs {
-                outline: true,
-                contract: true,
-                characters: true,
-                last_seen: true,
-                memories: true,
-                state: true,
-                foreshadowing: true,
-                summaries: 1,
-                summaries_on_line: false,
-                chapter_text: true,
-                style: true,
-                world_rules: true,
-                storylines: true,
-                schedule: true,
-                spec: true,
-                ..none
-            },
-            Agent::PlotArchitect => Needs {
-                characters: true,
-                foreshadowing: true,
-                summaries: RECENT_SUMMARIES,
-                brief: true,
-                world_rules: true,
-                world_docs: true,
-                storylines: true,
-                spec: true,
-                prev_volume_review: true,
-                ..none
-            },
-            Agent::WorldBuilder => Needs {
-                brief: true,
-                world_rules: true,
-                world_docs: true,
-                storylines: true,
-                research: true,
-                ..none
-            },
-            Agent::CharacterWeaver => Needs {
-                characters: true,
-                brief: true,
-                world_rules: true,
-                world_docs: true,
-                storylines: true,
-                relationships: true,
-                retired: true,
-                ..none
-            },
-            Agent::StyleAnalyzer => Needs {
-                style: true,
-                brief: true,
-                ..none
-            },
+            Agent::ChapterWriter => WRITER_NEEDS,
+            Agent::Summarizer => SUMMARIZER_NEEDS,
+            Agent::StyleRefiner => REFINER_NEEDS,
+            Agent::QualityJudge => JUDGE_NEEDS,
+            Agent::PlotArchitect => ARCHITECT_NEEDS,
+            Agent::WorldBuilder => WORLD_BUILDER_NEEDS,
+            Agent::CharacterWeaver => CHARACTER_WEAVER_NEEDS,
+            Agent::StyleAnalyzer => STYLE_ANALYZER_NEEDS,
         }
     }
 }
 
+/// ChapterWriter's sections before the revision ones.
+const WRITER_HEAD: &[&str] = &["storyline", "task"];
+/// ChapterWriter's extra sections when revising.
+const WRITER_REVISION: &[&str] = &["revision", "chapter_text"];
+const WRITER_BODY: &[&str] = &[
+    "chapter_outline",
+    "chapter_contract",
+    "continuity",
+    "world_rules",
+    "characters",
+    "character_memory",
+    "foreshadowing",
+    "recent_summaries",
+    "current_state",
+    "volume_outline",
+    "style",
+    "brief",
+    "user_preferences",
+];
+const SUMMARIZER_SECTIONS: &[&str] = &[
+    "storyline",
+    "task",
+    "chapter_text",
+    "entity_map",
+    "foreshadowing",
+    "current_state",
+];
+const REFINER_SECTIONS: &[&str] = &["task", "chapter_text", "style"];
+const JUDGE_SECTIONS: &[&str] = &[
+    "storyline",
+    "task",
+    "chapter_text",
+    "chapter_outline",
+    "chapter_contract",
+    "world_rules",
+    "characters",
+    "foreshadowing",
+    "recent_summaries",
+    "storyline_spec",
+    "storyline_schedule",
+    "style",
+];
+const ARCHITECT_SECTIONS: &[&str] = &[
+    "task",
+    "outline_format",
+    "brief",
+    "storylines",
+    "storyline_spec",
+    "foreshadowing",
+    "prev_volume_review",
+    "recent_summaries",
+    "world_rules",
+    "world_docs",
+    "characters",
+];
+const WORLD_BUILDER_SECTIONS: &[&str] = &[
+    "task",
+    "brief",
+    "world_rules",
+    "world_docs",
+    "storylines",
+    "research",
+];
+const CHARACTER_WEAVER_SECTIONS: &[&str] = &[
+    "task",
+    "brief",
+    "world_rules",
+    "world_docs",
+    "characters",
+    "relationships",
+    "retired_characters",
+    "storylines",
+];
+const STYLE_ANALYZER_SECTIONS: &[&str] = &["task", "style", "brief"];
+
 /// The section tags of an agent's packet, in order (see the module table).
 pub fn sections_of(agent: Agent, revising: bool) -> Vec<&'static str> {
-    match agent {
+    let tags: &[&'static str] = match agent {
         Agent::ChapterWriter => {
-            let mut v = vec!["storyline", "task"];
+            let mut v = WRITER_HEAD.to_vec();
             if revising {
-                v.extend(["revision", "chapter_text"]);
+                v.extend_from_slice(WRITER_REVISION);
             }
-            v.extend([
-                "chapter_outline",
-                "chapter_contract",
-                "continuity",
-                "world_rules",
-                "characters",
-                "character_memory",
-                "foreshadowing",
-                "recent_summaries",
-                "current_state",
-                "volume_outline",
-                "style",
-                "brief",
-                "user_preferences",
-            ]);
-            v
+            v.extend_from_slice(WRITER_BODY);
+            return v;
         }
-        Agent::Summarizer => vec![
-            "storyline",
-            "task",
-            "chapter_text",
-            "entity_map",
-            "foreshadowing",
-            "current_state",
-        ],
-        Agent::StyleRefiner => vec!["task", "chapter_text", "style"],
-        Agent::QualityJudge => vec![
-            "storyline",
-            "task",
-            "chapter_text",
-            "chapter_outline",
-            "chapter_contract",
-            "world_rules",
-            "characters",
-            "foreshadowing",
-            "recent_summaries",
-            "storyline_spec",
-            "storyline_schedule",
-            "style",
-        ],
-        Agent::PlotArchitect => vec![
-            "task",
-            "outline_format",
-            "brief",
-            "storylines",
-            "storyline_spec",
-            "foreshadowing",
-            "prev_volume_review",
-            "recent_summaries",
-            "world_rules",
-            "world_docs",
-            "characters",
-        ],
-        Agent::WorldBuilder => vec![
-            "task",
-            "brief",
-            "world_rules",
-            "world_docs",
-            "storylines",
-            "research",
-        ],
-        Agent::CharacterWeaver => vec![
-            "task",
-            "brief",
-            "world_rules",
-            "world_docs",
-            "characters",
-            "relationships",
-            "retired_characters",
-            "storylines",
-        ],
-        Agent::StyleAnalyzer => vec!["task", "style", "brief"],
-    }
+        Agent::Summarizer => SUMMARIZER_SECTIONS,
+        Agent::StyleRefiner => REFINER_SECTIONS,
+        Agent::QualityJudge => JUDGE_SECTIONS,
+        Agent::PlotArchitect => ARCHITECT_SECTIONS,
+        Agent::WorldBuilder => WORLD_BUILDER_SECTIONS,
+        Agent::CharacterWeaver => CHARACTER_WEAVER_SECTIONS,
+        Agent::StyleAnalyzer => STYLE_ANALYZER_SECTIONS,
+    };
+    tags.to_vec()
 }
 
 /// The section tags of an agent's packet for a pass of the chapter: [`sections_of`], with the
@@ -486,35 +544,9 @@ pub fn assemble(agent: Agent, inputs: &Inputs) -> Result<Packet, ContextError> {
         inputs.schedule.as_ref(),
     );
     if agent.per_chapter() && agent != Agent::StyleRefiner {
-        match plan.current_source {
-            lines::CurrentSource::Unknown => warnings.push(format!(
-                "无法确定第 {} 章的故事线（章节契约与大纲都没有写明）",
-                inputs.chapter
-            )),
-            lines::CurrentSource::SchedulePrimary | lines::CurrentSource::OnlyActiveLine => {
-                warnings.push(format!(
-                    "第 {} 章的故事线取自{}：章节契约与大纲都没有写明",
-                    inputs.chapter,
-                    if plan.current_source == lines::CurrentSource::SchedulePrimary {
-                        "本卷调度的主推进线"
-                    } else {
-                        "唯一的活跃故事线"
-                    }
-                ))
-            }
-            _ => {}
-        }
+        warnings.extend(line_warning(inputs.chapter, &plan));
     }
-    let needs_text = matches!(
-        agent,
-        Agent::Summarizer | Agent::StyleRefiner | Agent::QualityJudge
-    ) || (agent == Agent::ChapterWriter && revising(inputs));
-    if needs_text && inputs.chapter_text.is_none() {
-        return Err(ContextError::ChapterText {
-            chapter: inputs.chapter,
-            tried: inputs.chapter_text_tried.join("、"),
-        });
-    }
+    check_chapter_text(agent, inputs)?;
     let a = Assembler {
         agent,
         inputs,
@@ -551,6 +583,40 @@ pub fn assemble(agent: Agent, inputs: &Inputs) -> Result<Packet, ContextError> {
         budget: None,
         cut: Vec::new(),
     })
+}
+
+/// The warning when the chapter's storyline is unknown or only guessed (neither the contract
+/// nor the outline names it).
+fn line_warning(chapter: u32, plan: &LinePlan) -> Option<String> {
+    let guessed_from = match plan.current_source {
+        lines::CurrentSource::Unknown => {
+            return Some(format!(
+                "无法确定第 {chapter} 章的故事线（章节契约与大纲都没有写明）"
+            ));
+        }
+        lines::CurrentSource::SchedulePrimary => "本卷调度的主推进线",
+        lines::CurrentSource::OnlyActiveLine => "唯一的活跃故事线",
+        _ => return None,
+    };
+    Some(format!(
+        "第 {chapter} 章的故事线取自{guessed_from}：章节契约与大纲都没有写明"
+    ))
+}
+
+/// The agents that read the chapter text (ChapterWriter only when revising) cannot do
+/// without it.
+fn check_chapter_text(agent: Agent, inputs: &Inputs) -> Result<(), ContextError> {
+    let needs_text = matches!(
+        agent,
+        Agent::Summarizer | Agent::StyleRefiner | Agent::QualityJudge
+    ) || (agent == Agent::ChapterWriter && revising(inputs));
+    if needs_text && inputs.chapter_text.is_none() {
+        return Err(ContextError::ChapterText {
+            chapter: inputs.chapter,
+            tried: inputs.chapter_text_tried.join("、"),
+        });
+    }
+    Ok(())
 }
 
 /// The budget of `packet`: `flag` (`--budget`) when given, else the agent's default from
@@ -737,60 +803,16 @@ impl Assembler<'_> {
             "volume_outline" => self.volume_outline(),
             "style" => self.style(),
             "brief" => self.brief(),
-            "user_preferences" => {
-                // `004`: the section is there even when empty (an empty string, never a
-                // placeholder the writer might take for a preference).
-                let mut s = Section::new("user_preferences", "作者偏好");
-                s.required(self.inputs.user_preferences.clone());
-                s
-            }
+            "user_preferences" => self.user_preferences(),
             "character_memory" => self.character_memory(),
             "storyline_spec" => self.storyline_spec(),
             "storyline_schedule" => self.storyline_schedule(),
             "storylines" => self.storylines(),
             "world_docs" => self.world_docs(),
-            "prev_volume_review" => {
-                let mut s = Section::new("prev_volume_review", "上卷回顾");
-                match &self.inputs.prev_volume_review {
-                    Some(t) if !t.trim().is_empty() => s.required(t.trim()),
-                    _ => s.required("（没有上卷回顾）"),
-                };
-                s
-            }
+            "prev_volume_review" => self.prev_volume_review(),
             "relationships" => self.relationships(),
-            "retired_characters" => {
-                let mut s = Section::new("retired_characters", "已退场角色");
-                if self.inputs.retired.is_empty() {
-                    s.required("（没有已退场角色）");
-                } else {
-                    s.required(
-                        self.inputs
-                            .retired
-                            .iter()
-                            .map(|c| format!("- {}（{}）", c.display_name, c.id))
-                            .collect::<Vec<_>>()
-                            .join("\n"),
-                    );
-                }
-                s
-            }
-            "research" => {
-                let mut s = Section::new("research", "研究资料");
-                if self.inputs.research.is_empty() {
-                    s.required("（research/ 中没有资料）");
-                } else {
-                    s.required(format!(
-                        "research/ 中的资料（需要时用 Read 读取）：\n{}",
-                        self.inputs
-                            .research
-                            .iter()
-                            .map(|f| format!("- research/{f}"))
-                            .collect::<Vec<_>>()
-                            .join("\n")
-                    ));
-                }
-                s
-            }
+            "retired_characters" => self.retired_characters(),
+            "research" => self.research(),
             "outline_format" => {
                 let mut s = Section::new("outline_format", "大纲格式");
                 s.required(OUTLINE_FORMAT_TEXT);
@@ -804,6 +826,58 @@ impl Assembler<'_> {
         }
     }
 
+    /// `004`: the section is there even when empty (an empty string, never a placeholder the
+    /// writer might take for a preference).
+    fn user_preferences(&self) -> Section {
+        let mut s = Section::new("user_preferences", "作者偏好");
+        s.required(self.inputs.user_preferences.clone());
+        s
+    }
+
+    fn prev_volume_review(&self) -> Section {
+        let mut s = Section::new("prev_volume_review", "上卷回顾");
+        match &self.inputs.prev_volume_review {
+            Some(t) if !t.trim().is_empty() => s.required(t.trim()),
+            _ => s.required("（没有上卷回顾）"),
+        };
+        s
+    }
+
+    fn retired_characters(&self) -> Section {
+        let mut s = Section::new("retired_characters", "已退场角色");
+        if self.inputs.retired.is_empty() {
+            s.required("（没有已退场角色）");
+        } else {
+            s.required(
+                self.inputs
+                    .retired
+                    .iter()
+                    .map(|c| format!("- {}（{}）", c.display_name, c.id))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            );
+        }
+        s
+    }
+
+    fn research(&self) -> Section {
+        let mut s = Section::new("research", "研究资料");
+        if self.inputs.research.is_empty() {
+            s.required("（research/ 中没有资料）");
+        } else {
+            s.required(format!(
+                "research/ 中的资料（需要时用 Read 读取）：\n{}",
+                self.inputs
+                    .research
+                    .iter()
+                    .map(|f| format!("- research/{f}"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            ));
+        }
+        s
+    }
+
     fn memory_of(&self, id: &str) -> Option<String> {
         self.inputs
             .memories
@@ -814,13 +888,29 @@ impl Assembler<'_> {
 
     fn storyline(&self) -> Section {
         let mut s = Section::new("storyline", "故事线");
-        let p = self.plan;
-        let contract = self.inputs.contract.as_ref();
-        let ctx = contract.and_then(|c| c.storyline_context.as_ref());
-        let Some(current) = p.lines.iter().find(|l| l.role == LineRole::Current) else {
+        let ctx = self
+            .inputs
+            .contract
+            .as_ref()
+            .and_then(|c| c.storyline_context.as_ref());
+        let Some(current) = self.plan.lines.iter().find(|l| l.role == LineRole::Current) else {
             s.required("（无法确定本章的故事线）");
             return s;
         };
+        s.required(self.storyline_head(current, ctx));
+        self.line_memories(&mut s);
+        if matches!(self.agent, Agent::ChapterWriter | Agent::QualityJudge) {
+            self.other_lines(&mut s, ctx);
+        }
+        if self.agent == Agent::ChapterWriter {
+            self.line_handover(&mut s);
+        }
+        s
+    }
+
+    /// The current line, its volume goal, the convergence event and the contract's progress
+    /// notes.
+    fn storyline_head(&self, current: &LineEntry, ctx: Option<&StorylineContext>) -> String {
         let mut head = format!("当前故事线：{}（{}）", current.name, current.id);
         if let Some(r) = current.volume_role {
             head.push_str(&format!("，本卷定位 {}", volume_role(r)));
@@ -828,7 +918,7 @@ impl Assembler<'_> {
         if let Some(g) = &current.arc_goal {
             head.push_str(&format!("，本卷目标：{g}"));
         }
-        if let Some(c) = &p.convergence {
+        if let Some(c) = &self.plan.convergence {
             head.push_str(&format!(
                 "\n本章是交汇章：第 {}–{} 章交汇事件，涉及 {}{}{}",
                 c.range[0],
@@ -842,28 +932,33 @@ impl Assembler<'_> {
                     .map_or(String::new(), |t| format!("；余波：{t}"))
             ));
         }
-        if let Some(ctx) = ctx {
-            let mut progress = Vec::new();
-            if let Some(l) = ctx.last_chapter_on_this_line {
-                progress.push(format!("本线上次写到第 {l} 章"));
-            }
-            if let Some(d) = ctx.chapters_since_last {
-                progress.push(format!("相隔 {d} 章"));
-            }
-            if let Some(pr) = &ctx.line_arc_progress {
-                progress.push(format!("本线进度 {pr}"));
-            }
-            if !progress.is_empty() {
-                head.push_str(&format!("\n{}", progress.join("，")));
-            }
-            if let Some(last) = &ctx.last_chapter_summary {
-                head.push_str(&format!("\n本线上次：{}", cut_chars(last, 300)));
-            }
+        let Some(ctx) = ctx else {
+            return head;
+        };
+        let mut progress = Vec::new();
+        if let Some(l) = ctx.last_chapter_on_this_line {
+            progress.push(format!("本线上次写到第 {l} 章"));
         }
-        s.required(head);
+        if let Some(d) = ctx.chapters_since_last {
+            progress.push(format!("相隔 {d} 章"));
+        }
+        if let Some(pr) = &ctx.line_arc_progress {
+            progress.push(format!("本线进度 {pr}"));
+        }
+        if !progress.is_empty() {
+            head.push_str(&format!("\n{}", progress.join("，")));
+        }
+        if let Some(last) = &ctx.last_chapter_summary {
+            head.push_str(&format!("\n本线上次：{}", cut_chars(last, 300)));
+        }
+        head
+    }
+
+    /// The memory of each line that gets one (the adjacent line's for ChapterWriter only, and
+    /// cuttable).
+    fn line_memories(&self, s: &mut Section) {
         let with_adjacent = self.agent == Agent::ChapterWriter;
-        let with_others = matches!(self.agent, Agent::ChapterWriter | Agent::QualityJudge);
-        for (i, l) in p.memory_lines().enumerate() {
+        for (i, l) in self.plan.memory_lines().enumerate() {
             if l.role == LineRole::Adjacent && !with_adjacent {
                 continue;
             }
@@ -886,79 +981,68 @@ impl Assembler<'_> {
                 s.required(text);
             }
         }
-        let others: Vec<_> = p
+    }
+
+    /// 其他线此刻: one cuttable sentence per line without memory in the packet.
+    fn other_lines(&self, s: &mut Section, ctx: Option<&StorylineContext>) {
+        let with_adjacent = self.agent == Agent::ChapterWriter;
+        let others: Vec<_> = self
+            .plan
             .lines
             .iter()
             .filter(|l| !l.role.gets_memory() || (l.role == LineRole::Adjacent && !with_adjacent))
             .collect();
-        if with_others && !others.is_empty() {
-            s.required("【其他线此刻（各一句）】");
-            for (i, l) in others.iter().enumerate() {
-                let concurrent =
-                    ctx.and_then(|c| c.concurrent_state.get(&l.id).map(String::as_str));
-                let sentence = lines::one_sentence(
-                    concurrent,
-                    self.inputs.memories.get(&l.id).map(String::as_str),
-                    80,
-                );
-                let text = format!("- {}（{}，{}）：{sentence}", l.name, l.id, l.role.label());
-                let rank = if l.role == LineRole::Frozen {
-                    R_FROZEN
-                } else {
-                    R_CONCURRENT
-                };
-                s.optional(text, rank, i as u32, format!("一句话现状：{}", l.id));
-            }
+        if others.is_empty() {
+            return;
         }
-        if self.agent == Agent::ChapterWriter {
-            if let Some(h) = contract.and_then(|c| c.transition_hint.as_ref())
-                && (h.next_storyline.is_some() || h.bridge.is_some())
-            {
-                s.required(format!(
-                    "【切线提示】本章结尾过渡到 {}：{}",
-                    h.next_storyline.as_deref().unwrap_or("下一条线"),
-                    h.bridge.as_deref().unwrap_or("（未写明过渡方式）")
-                ));
-            }
-            s.required(if p.is_convergence() {
-                "【线边界】本章是交汇章：上述交汇线的人物可以同场，但各线已有的事实不得改写；未列为交汇线的线只作暗示。"
+        s.required("【其他线此刻（各一句）】");
+        for (i, l) in others.iter().enumerate() {
+            let concurrent = ctx.and_then(|c| c.concurrent_state.get(&l.id).map(String::as_str));
+            let sentence = lines::one_sentence(
+                concurrent,
+                self.inputs.memories.get(&l.id).map(String::as_str),
+                80,
+            );
+            let text = format!("- {}（{}，{}）：{sentence}", l.name, l.id, l.role.label());
+            let rank = if l.role == LineRole::Frozen {
+                R_FROZEN
             } else {
-                "【线边界】只使用当前线的角色、地点和事件；当前 POV 角色不知道其他线角色的行动和发现；跨线信息只能经由信使、书信、偶遇等合理途径传递。"
-            });
+                R_CONCURRENT
+            };
+            s.optional(text, rank, i as u32, format!("一句话现状：{}", l.id));
         }
-        s
+    }
+
+    /// ChapterWriter's 切线提示 and 线边界.
+    fn line_handover(&self, s: &mut Section) {
+        if let Some(h) = self
+            .inputs
+            .contract
+            .as_ref()
+            .and_then(|c| c.transition_hint.as_ref())
+            && (h.next_storyline.is_some() || h.bridge.is_some())
+        {
+            s.required(format!(
+                "【切线提示】本章结尾过渡到 {}：{}",
+                h.next_storyline.as_deref().unwrap_or("下一条线"),
+                h.bridge.as_deref().unwrap_or("（未写明过渡方式）")
+            ));
+        }
+        s.required(if self.plan.is_convergence() {
+            "【线边界】本章是交汇章：上述交汇线的人物可以同场，但各线已有的事实不得改写；未列为交汇线的线只作暗示。"
+        } else {
+            "【线边界】只使用当前线的角色、地点和事件；当前 POV 角色不知道其他线角色的行动和发现；跨线信息只能经由信使、书信、偶遇等合理途径传递。"
+        });
     }
 
     fn task(&self) -> Section {
         let mut s = Section::new("task", "本次任务");
         let i = self.inputs;
         let n = i.chapter;
-        let line = self.plan.current.as_deref().unwrap_or("（未知）");
         let p = &i.paths;
         let text = match self.agent {
-            Agent::ChapterWriter => {
-                let len = &i.settings.chapter_length;
-                let mut t = format!(
-                    "写第 {n} 章（第 {} 卷），故事线 {line}。字数 {}–{} 字。正文写入 {}。",
-                    i.volume, len.min, len.max, p.staging_chapter
-                );
-                match pass(self.agent, i) {
-                    Pass::Revising => t.push_str("\n这是修订：按 <revision> 中的修订指令修改 <chapter_text> 里的现稿，只改指出的地方，修订稿覆盖写回同一文件。"),
-                    Pass::Rewrite => t.push_str("\n这是重写：上一稿被门控退回，原因见 <rewrite>；整章重新写，正文写入同一文件。"),
-                    _ => {}
-                }
-                t
-            }
-            Agent::Summarizer => {
-                let version = i
-                    .current_state
-                    .as_ref()
-                    .map_or(0, crate::ops::state_version);
-                format!(
-                    "为第 {n} 章写摘要、状态增量和故事线记忆（故事线 {line}）。\n- 摘要写入 {}：开头为 front matter（---、chapter: {n}、storyline_id: {line}、---），正文约 300 字，保留关键情节、对话与转折。\n- 状态增量写入 {}：{{\"chapter\": {n}, \"base_state_version\": {version}, \"storyline_id\": \"{line}\", \"ops\": […]}}；op 为 set/inc/add/remove/foreshadow，路径用 <entity_map> 中的 slug。\n- 故事线记忆写入 {}/{line}/memory.md：≤500 字关键事实，第一句写本线此刻的一句话现状。",
-                    p.staging_summary, p.staging_delta, p.staging_storylines
-                )
-            }
+            Agent::ChapterWriter => self.writer_task(),
+            Agent::Summarizer => self.summarizer_task(),
             Agent::StyleRefiner if pass(self.agent, i) == Pass::Polish => format!(
                 "二次润色第 {n} 章（门控结论 polish）：按 <polish> 的要点修改 <chapter_text> 的现稿，比第一遍轻，但稿子必须有改动（与门控评估时完全相同的稿子过不了 novel chapter stage polished）。润色稿覆盖写回 {}。不改情节、对话内容、角色行为，保留伏笔与状态变化的细节。",
                 p.staging_chapter
@@ -967,40 +1051,7 @@ impl Assembler<'_> {
                 "润色第 {n} 章初稿（<chapter_text>），去 AI 化：替换命中黑名单的用语，句式贴近风格指纹。润色稿覆盖写回 {}。修改量控制在原文 15% 以内；不改情节、对话内容、角色行为，保留伏笔与状态变化的细节。",
                 p.staging_chapter
             ),
-            Agent::QualityJudge => {
-                let key = crate::gate::key_chapter(n, i.volume_range, i.schedule.as_ref());
-                let mut t = format!(
-                    "评估第 {n} 章（故事线 {line}）：先逐条核查 L1/L2/L3/LS（violations 写明 confidence），再按 8 个维度评分，结果写入 {}。",
-                    p.staging_evaluation
-                );
-                if !key.is_empty() {
-                    t.push_str(&format!(
-                        "\n本章是关键章（{}）：需要第二位裁判，第二份评估写入 {}。",
-                        key.iter()
-                            .map(|k| match k {
-                                crate::gate::KeyReason::VolumeFirst => "卷首章",
-                                crate::gate::KeyReason::VolumeLast => "卷尾章",
-                                crate::gate::KeyReason::Convergence => "交汇章",
-                            })
-                            .collect::<Vec<_>>()
-                            .join("、"),
-                        crate::naming::staging_second_evaluation(n, "secondary")
-                    ));
-                }
-                let weights = &i.settings.gate.weights;
-                if *weights != crate::model::settings::DimensionWeights::default() {
-                    t.push_str(&format!(
-                        "\n本项目的维度权重（novel.json gate.weights，评估文件照此填写 weight）：{}。",
-                        weights
-                            .values()
-                            .iter()
-                            .map(|(d, w)| format!("{d} {w}"))
-                            .collect::<Vec<_>>()
-                            .join("、")
-                    ));
-                }
-                t
-            }
+            Agent::QualityJudge => self.judge_task(),
             Agent::PlotArchitect => {
                 let start = i.volume_range.map_or(n, |r| r[0]);
                 format!(
@@ -1015,6 +1066,89 @@ impl Assembler<'_> {
         };
         s.required(text);
         s
+    }
+
+    /// The storyline id the task names.
+    fn task_line(&self) -> &str {
+        self.plan.current.as_deref().unwrap_or("（未知）")
+    }
+
+    /// ChapterWriter's task: the chapter, its length, where the text goes, and whether this is
+    /// a revision or a rewrite.
+    fn writer_task(&self) -> String {
+        let i = self.inputs;
+        let len = &i.settings.chapter_length;
+        let mut t = format!(
+            "写第 {} 章（第 {} 卷），故事线 {}。字数 {}–{} 字。正文写入 {}。",
+            i.chapter,
+            i.volume,
+            self.task_line(),
+            len.min,
+            len.max,
+            i.paths.staging_chapter
+        );
+        match pass(self.agent, i) {
+            Pass::Revising => t.push_str("\n这是修订：按 <revision> 中的修订指令修改 <chapter_text> 里的现稿，只改指出的地方，修订稿覆盖写回同一文件。"),
+            Pass::Rewrite => t.push_str("\n这是重写：上一稿被门控退回，原因见 <rewrite>；整章重新写，正文写入同一文件。"),
+            _ => {}
+        }
+        t
+    }
+
+    /// Summarizer's task: the three files it writes and their shape.
+    fn summarizer_task(&self) -> String {
+        let i = self.inputs;
+        let n = i.chapter;
+        let line = self.task_line();
+        let p = &i.paths;
+        let version = i
+            .current_state
+            .as_ref()
+            .map_or(0, crate::ops::state_version);
+        format!(
+            "为第 {n} 章写摘要、状态增量和故事线记忆（故事线 {line}）。\n- 摘要写入 {}：开头为 front matter（---、chapter: {n}、storyline_id: {line}、---），正文约 300 字，保留关键情节、对话与转折。\n- 状态增量写入 {}：{{\"chapter\": {n}, \"base_state_version\": {version}, \"storyline_id\": \"{line}\", \"ops\": […]}}；op 为 set/inc/add/remove/foreshadow，路径用 <entity_map> 中的 slug。\n- 故事线记忆写入 {}/{line}/memory.md：≤500 字关键事实，第一句写本线此刻的一句话现状。",
+            p.staging_summary, p.staging_delta, p.staging_storylines
+        )
+    }
+
+    /// QualityJudge's task: where the evaluation goes, whether a second judge is needed (a key
+    /// chapter), and the project's dimension weights when not the default.
+    fn judge_task(&self) -> String {
+        let i = self.inputs;
+        let n = i.chapter;
+        let key = crate::gate::key_chapter(n, i.volume_range, i.schedule.as_ref());
+        let mut t = format!(
+            "评估第 {n} 章（故事线 {}）：先逐条核查 L1/L2/L3/LS（violations 写明 confidence），再按 8 个维度评分，结果写入 {}。",
+            self.task_line(),
+            i.paths.staging_evaluation
+        );
+        if !key.is_empty() {
+            t.push_str(&format!(
+                "\n本章是关键章（{}）：需要第二位裁判，第二份评估写入 {}。",
+                key.iter()
+                    .map(|k| match k {
+                        crate::gate::KeyReason::VolumeFirst => "卷首章",
+                        crate::gate::KeyReason::VolumeLast => "卷尾章",
+                        crate::gate::KeyReason::Convergence => "交汇章",
+                    })
+                    .collect::<Vec<_>>()
+                    .join("、"),
+                crate::naming::staging_second_evaluation(n, "secondary")
+            ));
+        }
+        let weights = &i.settings.gate.weights;
+        if *weights != crate::model::settings::DimensionWeights::default() {
+            t.push_str(&format!(
+                "\n本项目的维度权重（novel.json gate.weights，评估文件照此填写 weight）：{}。",
+                weights
+                    .values()
+                    .iter()
+                    .map(|(d, w)| format!("{d} {w}"))
+                    .collect::<Vec<_>>()
+                    .join("、")
+            ));
+        }
+        t
     }
 
     fn chapter_text(&self) -> Section {
@@ -1388,74 +1522,49 @@ impl Assembler<'_> {
 
     fn foreshadowing(&self) -> Section {
         let mut s = Section::new("foreshadowing", "伏笔");
-        let i = self.inputs;
-        let n = i.chapter;
-        let threads = i
+        let threads = self
+            .inputs
             .foreshadowing
             .as_ref()
             .map(|g| g.foreshadowing.as_slice())
             .unwrap_or(&[]);
         if self.agent == Agent::PlotArchitect {
-            let open: Vec<_> = threads
-                .iter()
-                .filter(|t| t.status != ForeshadowStatus::Resolved)
-                .collect();
-            let resolved = threads.len() - open.len();
-            let mut lines = vec![format!("未回收 {} 条，已回收 {resolved} 条。", open.len())];
-            for t in open {
-                lines.push(format!(
-                    "- {}〔{}·{}〕{}{}{}",
-                    t.id,
-                    scope_name(t.scope),
-                    crate::ops::status_name(t.status),
-                    t.description,
-                    t.target_resolve_range.map_or(String::new(), |r| format!(
-                        "（计划第 {}–{} 章回收）",
-                        r[0], r[1]
-                    )),
-                    t.planted_storyline
-                        .as_deref()
-                        .map_or(String::new(), |l| format!("（{l}）"))
-                ));
-            }
-            s.required(lines.join("\n"));
+            s.required(foreshadowing_overview(threads));
             return s;
         }
-        let on_line = |line: Option<&str>| {
-            line.is_none_or(|l| self.plan.summary_lines().iter().any(|x| x == l))
-        };
-        let desc = |id: &str| {
-            threads
-                .iter()
-                .find(|t| t.id == id)
-                .map(|t| t.description.clone())
-                .filter(|d| !d.is_empty())
-                .or_else(|| {
-                    i.volume_plan.as_ref().and_then(|p| {
-                        p.foreshadowing
-                            .iter()
-                            .find(|t| t.id == id)
-                            .map(|t| t.description.clone())
-                    })
-                })
-                .unwrap_or_default()
-        };
-        let mut tasks: Vec<String> = Vec::new();
-        let mut seen: Vec<(String, &'static str)> = Vec::new();
-        let mut add = |id: &str, what: &'static str, extra: String, tasks: &mut Vec<String>| {
-            if seen.iter().any(|(x, w)| x == id && *w == what) {
-                return;
-            }
-            seen.push((id.to_string(), what));
-            let d = desc(id);
-            tasks.push(format!(
-                "- {what} {id}{}{extra}",
-                if d.is_empty() {
-                    String::new()
-                } else {
-                    format!("：{d}")
-                }
+        let tasks = self.foreshadow_tasks(threads);
+        let buckets = self.thread_buckets(threads, &tasks);
+        if !tasks.lines.is_empty() {
+            s.required(format!("【本章伏笔任务】\n{}", tasks.lines.join("\n")));
+        }
+        if !buckets.due.is_empty() {
+            s.required(format!(
+                "【可在本章回收（在计划区间内）】\n{}",
+                buckets.due.join("\n")
             ));
+        }
+        if let Some(t) = buckets.overdue_unit() {
+            s.required(t);
+        }
+        if s.units.is_empty() {
+            s.required("（本章没有伏笔任务）");
+        }
+        if let Some(t) = buckets.not_due_unit() {
+            s.optional(t, R_NOT_DUE, 0, "未到回收区间的伏笔");
+        }
+        s
+    }
+
+    /// The chapter's foreshadowing tasks: what the volume plan schedules for the chapter, then
+    /// what the contract's objectives and postconditions ask.
+    fn foreshadow_tasks<'a>(&'a self, threads: &'a [Foreshadowing]) -> ForeshadowTasks<'a> {
+        let i = self.inputs;
+        let n = i.chapter;
+        let mut tasks = ForeshadowTasks {
+            threads,
+            plan: i.volume_plan.as_ref(),
+            lines: Vec::new(),
+            seen: Vec::new(),
         };
         if let Some(plan) = &i.volume_plan {
             for t in &plan.foreshadowing {
@@ -1463,17 +1572,17 @@ impl Assembler<'_> {
                     let range = t.target_resolve_range.map_or(String::new(), |r| {
                         format!("（计划第 {}–{} 章回收）", r[0], r[1])
                     });
-                    add(&t.id, "埋设", range, &mut tasks);
+                    tasks.add(&t.id, "埋设", range);
                 }
                 if t.advance_chapters.as_ref().is_some_and(|a| a.contains(&n)) {
-                    add(&t.id, "推进", String::new(), &mut tasks);
+                    tasks.add(&t.id, "推进", String::new());
                 }
             }
         }
         if let Some(c) = &i.contract {
             for o in &c.objectives {
                 if let (Some(a), Some(t)) = (o.action, &o.target) {
-                    add(t, foreshadow_action(a), format!("（{}）", o.id), &mut tasks);
+                    tasks.add(t, foreshadow_action(a), format!("（{}）", o.id));
                 }
             }
             for (id, st) in &c.postconditions.foreshadowing_updates {
@@ -1482,29 +1591,41 @@ impl Assembler<'_> {
                     ForeshadowStatus::Advanced => "推进",
                     ForeshadowStatus::Resolved => "回收",
                 };
-                add(id, what, String::new(), &mut tasks);
+                tasks.add(id, what, String::new());
             }
         }
-        let mut due: Vec<String> = Vec::new();
-        let mut overdue: Vec<String> = Vec::new();
-        let mut overdue_elsewhere = 0usize;
-        let mut not_due: Vec<(u32, String)> = Vec::new();
+        tasks
+    }
+
+    /// Sorts the open threads with a resolve range that are not already tasks: due now, overdue
+    /// (on the chapter's lines or elsewhere), or not yet due.
+    fn thread_buckets(
+        &self,
+        threads: &[Foreshadowing],
+        tasks: &ForeshadowTasks<'_>,
+    ) -> ThreadBuckets {
+        let i = self.inputs;
+        let n = i.chapter;
+        let on_line = |line: Option<&str>| {
+            line.is_none_or(|l| self.plan.summary_lines().iter().any(|x| x == l))
+        };
         let last_completed = i
             .checkpoint
             .as_ref()
             .map_or(n.saturating_sub(1), |c| c.last_completed_chapter);
+        let mut b = ThreadBuckets::default();
         for t in threads
             .iter()
             .filter(|t| t.status != ForeshadowStatus::Resolved)
         {
-            let Some([a, b]) = t.target_resolve_range else {
+            let Some([a, z]) = t.target_resolve_range else {
                 continue;
             };
-            if a <= n && n <= b {
-                if on_line(t.planted_storyline.as_deref()) && !seen.iter().any(|(x, _)| *x == t.id)
-                {
-                    due.push(format!(
-                        "- {}（{}，计划第 {a}–{b} 章回收）：{}",
+            let here = on_line(t.planted_storyline.as_deref());
+            if a <= n && n <= z {
+                if here && !tasks.has(&t.id) {
+                    b.due.push(format!(
+                        "- {}（{}，计划第 {a}–{z} 章回收）：{}",
                         t.id,
                         crate::ops::status_name(t.status),
                         t.description
@@ -1516,73 +1637,27 @@ impl Assembler<'_> {
                 t.target_resolve_range,
                 last_completed,
             ) {
-                if on_line(t.planted_storyline.as_deref()) {
-                    overdue.push(format!(
-                        "- {}（应在第 {b} 章前回收）：{}",
+                if here {
+                    b.overdue.push(format!(
+                        "- {}（应在第 {z} 章前回收）：{}",
                         t.id,
                         cut_chars(&t.description, 40)
                     ));
                 } else {
-                    overdue_elsewhere += 1;
+                    b.overdue_elsewhere += 1;
                 }
-            } else if a > n
-                && on_line(t.planted_storyline.as_deref())
-                && !seen.iter().any(|(x, _)| *x == t.id)
-            {
-                not_due.push((
+            } else if a > n && here && !tasks.has(&t.id) {
+                b.not_due.push((
                     a,
                     format!(
-                        "- {}（计划第 {a}–{b} 章回收）：{}",
+                        "- {}（计划第 {a}–{z} 章回收）：{}",
                         t.id,
                         cut_chars(&t.description, 40)
                     ),
                 ));
             }
         }
-        if !tasks.is_empty() {
-            s.required(format!("【本章伏笔任务】\n{}", tasks.join("\n")));
-        }
-        if !due.is_empty() {
-            s.required(format!(
-                "【可在本章回收（在计划区间内）】\n{}",
-                due.join("\n")
-            ));
-        }
-        if !overdue.is_empty() || overdue_elsewhere > 0 {
-            let listed = overdue.len().min(OVERDUE_LISTED);
-            let mut t = format!("【已逾期的短线伏笔】\n{}", overdue[..listed].join("\n"));
-            let more = overdue.len() - listed + overdue_elsewhere;
-            if more > 0 {
-                if listed > 0 {
-                    t.push('\n');
-                }
-                t.push_str(&format!(
-                    "（另有 {more} 条逾期伏笔不在本章的故事线上，未列出）"
-                ));
-            }
-            s.required(t);
-        }
-        if s.units.is_empty() {
-            s.required("（本章没有伏笔任务）");
-        }
-        if !not_due.is_empty() {
-            // Nearest range first: what a chapter is most tempted to pay off early.
-            not_due.sort_by_key(|(a, _)| *a);
-            let listed = not_due.len().min(NOT_DUE_LISTED);
-            let mut t = format!(
-                "【未到回收区间（本章不应回收）】\n{}",
-                not_due[..listed]
-                    .iter()
-                    .map(|(_, l)| l.as_str())
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            );
-            if not_due.len() > listed {
-                t.push_str(&format!("\n（另有 {} 条，未列出）", not_due.len() - listed));
-            }
-            s.optional(t, R_NOT_DUE, 0, "未到回收区间的伏笔");
-        }
-        s
+        b
     }
 
     fn recent_summaries(&self) -> Section {
@@ -1653,35 +1728,10 @@ impl Assembler<'_> {
             .map(|(c, _)| c.id.as_str())
             .collect();
         if self.agent == Agent::Summarizer {
-            let mut lines = vec!["在场角色的状态（characters.<slug>）：".to_string()];
-            for id in &cast {
-                if let Some(v) = state.get("characters").and_then(|c| c.get(*id)) {
-                    lines.push(format!(
-                        "- {id}：{}",
-                        serde_json::to_string(v).unwrap_or_default()
-                    ));
-                }
-            }
-            s.required(lines.join("\n"));
+            s.required(cast_states(state, &cast));
         }
-        if let Some(ws) = state.get("world_state").and_then(Value::as_object)
-            && !ws.is_empty()
-        {
-            let mut lines = vec!["世界状态（world_state）：".to_string()];
-            for (k, v) in ws {
-                let shown = match v {
-                    Value::Array(items) if items.len() > STATE_ARRAY_TAIL => format!(
-                        "{}（另有 {} 条较早的）",
-                        scalar(&Value::Array(
-                            items[items.len() - STATE_ARRAY_TAIL..].to_vec()
-                        )),
-                        items.len() - STATE_ARRAY_TAIL
-                    ),
-                    other => scalar(other),
-                };
-                lines.push(format!("- {k}：{}", cut_chars(&shown, 300)));
-            }
-            s.required(lines.join("\n"));
+        if let Some(t) = world_state(state) {
+            s.required(t);
         }
         // Items, locations, factions that mention a character in play (§8.5: the L2 selection
         // controls how much state goes in).
@@ -1693,24 +1743,9 @@ impl Assembler<'_> {
         .into_iter()
         .enumerate()
         {
-            let Some(map) = state.get(section).and_then(Value::as_object) else {
-                continue;
-            };
-            let related: Vec<String> = map
-                .iter()
-                .filter(|(_, v)| {
-                    let t = v.to_string();
-                    cast.iter().any(|id| t.contains(&format!("\"{id}\"")))
-                })
-                .take(10)
-                .map(|(k, v)| format!("- {k}：{}", compact(v, 200)))
-                .collect();
-            if !related.is_empty() {
+            if let Some(related) = related_to_cast(state, section, &cast) {
                 s.optional(
-                    format!(
-                        "与在场角色相关的{label}（{section}）：\n{}",
-                        related.join("\n")
-                    ),
+                    format!("与在场角色相关的{label}（{section}）：\n{related}"),
                     R_STATE_EXTRA,
                     i as u32,
                     format!("当前状态：{label}"),
@@ -1798,104 +1833,79 @@ impl Assembler<'_> {
     fn style(&self) -> Section {
         let mut s = Section::new("style", "风格");
         let i = self.inputs;
-        if let Some(p) = &i.style_profile {
-            if self.agent == Agent::StyleAnalyzer {
-                s.required(format!(
-                    "现有的风格指纹（style-profile.json）：\n{}",
-                    serde_json::to_string_pretty(p).unwrap_or_default()
-                ));
-            } else {
-                let mut lines = Vec::new();
-                if let Some(src) = p.source_type {
-                    let src = match src {
-                        crate::model::style::StyleSource::Original => "作者自己的样本".to_string(),
-                        crate::model::style::StyleSource::Reference => format!(
-                            "参考作者{}（仿写）",
-                            p.reference_author
-                                .as_deref()
-                                .map_or(String::new(), |a| format!("「{a}」"))
-                        ),
-                        crate::model::style::StyleSource::Template => "预置风格模板".to_string(),
-                        crate::model::style::StyleSource::WriteFirst => "先写后提".to_string(),
-                    };
-                    lines.push(format!("风格来源：{src}"));
-                }
-                let mut nums = Vec::new();
-                if let Some(v) = p.avg_sentence_length {
-                    nums.push(format!("平均句长 {v:.0} 字"));
-                }
-                if let Some(v) = p.dialogue_ratio {
-                    nums.push(format!("对话占比 {:.0}%", v * 100.0));
-                }
-                if !nums.is_empty() {
-                    lines.push(nums.join("，"));
-                }
-                if !p.rhetoric_preferences.is_empty() {
-                    lines.push(format!("修辞偏好：{}", p.rhetoric_preferences.join("、")));
-                }
-                if !p.forbidden_words.is_empty() {
-                    let shown: Vec<&str> = p
-                        .forbidden_words
-                        .iter()
-                        .take(40)
-                        .map(String::as_str)
-                        .collect();
-                    lines.push(format!("作者不用的词：{}", shown.join("、")));
-                }
-                if !p.writing_directives.is_empty() {
-                    lines.push(format!(
-                        "写作指令：\n{}",
-                        p.writing_directives
-                            .iter()
-                            .map(|d| format!("- {d}"))
-                            .collect::<Vec<_>>()
-                            .join("\n")
-                    ));
-                }
-                if self.agent == Agent::StyleRefiner && !p.character_speech_patterns.is_empty() {
-                    lines.push(format!(
-                        "角色语癖（润色时保留）：\n{}",
-                        p.character_speech_patterns
-                            .iter()
-                            .map(|(k, v)| format!("- {k}：{v}"))
-                            .collect::<Vec<_>>()
-                            .join("\n")
-                    ));
-                }
-                if lines.is_empty() {
-                    lines.push("（风格指纹还是空的）".into());
-                }
-                s.required(lines.join("\n"));
-            }
-        } else {
-            s.required("（没有 style-profile.json）");
-        }
+        match &i.style_profile {
+            Some(p) if self.agent == Agent::StyleAnalyzer => s.required(format!(
+                "现有的风格指纹（style-profile.json）：\n{}",
+                serde_json::to_string_pretty(p).unwrap_or_default()
+            )),
+            Some(p) => s.required(self.style_fingerprint(p)),
+            None => s.required("（没有 style-profile.json）"),
+        };
         if let Some(d) = &i.style_drift
             && d.active
             && self.agent != Agent::StyleAnalyzer
         {
-            let mut t = format!(
-                "【风格漂移纠偏（第 {}–{} 章偏离基线）】",
-                d.window[0], d.window[1]
-            );
-            for m in d.metrics.iter().filter(|m| m.drifted) {
-                t.push_str(&format!(
-                    "\n- {}：基线 {:.2}，当前 {:.2}（偏离 {:.0}%）",
-                    m.name,
-                    m.baseline,
-                    m.current,
-                    m.deviation * 100.0
-                ));
-            }
-            for dir in &d.directives {
-                t.push_str(&format!("\n- {dir}"));
-            }
-            s.required(t);
+            s.required(drift_directives(d));
         }
         if let Some(b) = &i.blacklist {
             self.blacklist(&mut s, b);
         }
         s
+    }
+
+    /// The style profile as directives: source, numbers, rhetoric, words the author avoids,
+    /// writing directives (and the speech patterns for StyleRefiner).
+    fn style_fingerprint(&self, p: &StyleProfile) -> String {
+        let mut lines = Vec::new();
+        if let Some(src) = p.source_type {
+            lines.push(format!("风格来源：{}", style_source(src, p)));
+        }
+        let mut nums = Vec::new();
+        if let Some(v) = p.avg_sentence_length {
+            nums.push(format!("平均句长 {v:.0} 字"));
+        }
+        if let Some(v) = p.dialogue_ratio {
+            nums.push(format!("对话占比 {:.0}%", v * 100.0));
+        }
+        if !nums.is_empty() {
+            lines.push(nums.join("，"));
+        }
+        if !p.rhetoric_preferences.is_empty() {
+            lines.push(format!("修辞偏好：{}", p.rhetoric_preferences.join("、")));
+        }
+        if !p.forbidden_words.is_empty() {
+            let shown: Vec<&str> = p
+                .forbidden_words
+                .iter()
+                .take(40)
+                .map(String::as_str)
+                .collect();
+            lines.push(format!("作者不用的词：{}", shown.join("、")));
+        }
+        if !p.writing_directives.is_empty() {
+            lines.push(format!(
+                "写作指令：\n{}",
+                p.writing_directives
+                    .iter()
+                    .map(|d| format!("- {d}"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            ));
+        }
+        if self.agent == Agent::StyleRefiner && !p.character_speech_patterns.is_empty() {
+            lines.push(format!(
+                "角色语癖（润色时保留）：\n{}",
+                p.character_speech_patterns
+                    .iter()
+                    .map(|(k, v)| format!("- {k}：{v}"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            ));
+        }
+        if lines.is_empty() {
+            lines.push("（风格指纹还是空的）".into());
+        }
+        lines.join("\n")
     }
 
     fn blacklist(&self, s: &mut Section, b: &AiBlacklist) {
@@ -1912,32 +1922,7 @@ impl Assembler<'_> {
             }
             return;
         }
-        let whitelist = &b.whitelist;
-        let mut entries: Vec<&BlacklistEntry> = b
-            .entries
-            .iter()
-            .filter(|e| !whitelist.contains(&e.phrase))
-            .collect();
-        // "Top" = the author's own additions, then the judge's, then the seed list; file order
-        // within each.
-        entries.sort_by_key(|e| match e.source {
-            Some(EntrySource::User) => 0,
-            Some(EntrySource::Judge) => 1,
-            _ => 2,
-        });
-        let phrase = |e: &BlacklistEntry, with_fix: bool| {
-            let mut t = e.phrase.clone();
-            if e.narration_only {
-                t.push_str("（叙述中）");
-            }
-            if e.paragraph_start_only {
-                t.push_str("（段首）");
-            }
-            if with_fix && let Some(r) = e.replacements.first() {
-                t.push_str(&format!(" → {r}"));
-            }
-            t
-        };
+        let entries = ranked_entries(b);
         let refiner = self.agent == Agent::StyleRefiner;
         let (top, required_n) = if refiner {
             (entries.len(), BLACKLIST_TOP)
@@ -1952,7 +1937,7 @@ impl Assembler<'_> {
         let req: Vec<String> = entries
             .iter()
             .take(required_n.min(top))
-            .map(|e| phrase(e, refiner))
+            .map(|e| blacklist_phrase(e, refiner))
             .collect();
         s.required(format!("{head}\n{}", req.join("、")));
         let rest: Vec<&&BlacklistEntry> =
@@ -1962,7 +1947,7 @@ impl Assembler<'_> {
         for (ci, group) in rest.chunks(chunk).enumerate() {
             let text = group
                 .iter()
-                .map(|e| phrase(e, refiner))
+                .map(|e| blacklist_phrase(e, refiner))
                 .collect::<Vec<_>>()
                 .join("、");
             s.optional(
@@ -1973,20 +1958,7 @@ impl Assembler<'_> {
             );
         }
         if refiner && !b.patterns.is_empty() {
-            s.required(format!(
-                "【结构性套路】\n{}",
-                b.patterns
-                    .iter()
-                    .map(|p| format!(
-                        "- {}{}",
-                        p.name,
-                        p.description
-                            .as_deref()
-                            .map_or(String::new(), |d| format!("：{d}"))
-                    ))
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            ));
+            s.required(blacklist_patterns(b));
         }
     }
 
@@ -2171,6 +2143,282 @@ impl Assembler<'_> {
         };
         s
     }
+}
+
+/// PlotArchitect's view of the foreshadowing: counts, then every open thread.
+fn foreshadowing_overview(threads: &[Foreshadowing]) -> String {
+    let open: Vec<_> = threads
+        .iter()
+        .filter(|t| t.status != ForeshadowStatus::Resolved)
+        .collect();
+    let resolved = threads.len() - open.len();
+    let mut lines = vec![format!("未回收 {} 条，已回收 {resolved} 条。", open.len())];
+    for t in open {
+        lines.push(format!(
+            "- {}〔{}·{}〕{}{}{}",
+            t.id,
+            scope_name(t.scope),
+            crate::ops::status_name(t.status),
+            t.description,
+            t.target_resolve_range.map_or(String::new(), |r| format!(
+                "（计划第 {}–{} 章回收）",
+                r[0], r[1]
+            )),
+            t.planted_storyline
+                .as_deref()
+                .map_or(String::new(), |l| format!("（{l}）"))
+        ));
+    }
+    lines.join("\n")
+}
+
+/// 本章伏笔任务: one line per (thread, action), in the order first asked.
+struct ForeshadowTasks<'a> {
+    threads: &'a [Foreshadowing],
+    plan: Option<&'a VolumeForeshadowing>,
+    lines: Vec<String>,
+    seen: Vec<(String, &'static str)>,
+}
+
+impl ForeshadowTasks<'_> {
+    fn add(&mut self, id: &str, what: &'static str, extra: String) {
+        if self.seen.iter().any(|(x, w)| x == id && *w == what) {
+            return;
+        }
+        self.seen.push((id.to_string(), what));
+        let d = self.description(id);
+        self.lines.push(format!(
+            "- {what} {id}{}{extra}",
+            if d.is_empty() {
+                String::new()
+            } else {
+                format!("：{d}")
+            }
+        ));
+    }
+
+    /// Whether the thread is already a task (with any action).
+    fn has(&self, id: &str) -> bool {
+        self.seen.iter().any(|(x, _)| x == id)
+    }
+
+    /// The thread's description: the global file's, else the volume plan's, else empty.
+    fn description(&self, id: &str) -> String {
+        self.threads
+            .iter()
+            .find(|t| t.id == id)
+            .map(|t| t.description.clone())
+            .filter(|d| !d.is_empty())
+            .or_else(|| {
+                self.plan.and_then(|p| {
+                    p.foreshadowing
+                        .iter()
+                        .find(|t| t.id == id)
+                        .map(|t| t.description.clone())
+                })
+            })
+            .unwrap_or_default()
+    }
+}
+
+/// The open threads that are not tasks of the chapter, by where the chapter lies in their
+/// resolve range.
+#[derive(Default)]
+struct ThreadBuckets {
+    due: Vec<String>,
+    /// Overdue threads on the chapter's lines (listed).
+    overdue: Vec<String>,
+    /// Overdue threads on other lines (counted).
+    overdue_elsewhere: usize,
+    /// (range start, line) of threads not yet due.
+    not_due: Vec<(u32, String)>,
+}
+
+impl ThreadBuckets {
+    /// 已逾期的短线伏笔: the first [`OVERDUE_LISTED`], the rest counted.
+    fn overdue_unit(&self) -> Option<String> {
+        if self.overdue.is_empty() && self.overdue_elsewhere == 0 {
+            return None;
+        }
+        let listed = self.overdue.len().min(OVERDUE_LISTED);
+        let mut t = format!(
+            "【已逾期的短线伏笔】\n{}",
+            self.overdue[..listed].join("\n")
+        );
+        let more = self.overdue.len() - listed + self.overdue_elsewhere;
+        if more > 0 {
+            if listed > 0 {
+                t.push('\n');
+            }
+            t.push_str(&format!(
+                "（另有 {more} 条逾期伏笔不在本章的故事线上，未列出）"
+            ));
+        }
+        Some(t)
+    }
+
+    /// 未到回收区间: nearest range first (what a chapter is most tempted to pay off early),
+    /// the first [`NOT_DUE_LISTED`], the rest counted.
+    fn not_due_unit(&self) -> Option<String> {
+        if self.not_due.is_empty() {
+            return None;
+        }
+        let mut not_due: Vec<&(u32, String)> = self.not_due.iter().collect();
+        not_due.sort_by_key(|(a, _)| *a);
+        let listed = not_due.len().min(NOT_DUE_LISTED);
+        let mut t = format!(
+            "【未到回收区间（本章不应回收）】\n{}",
+            not_due[..listed]
+                .iter()
+                .map(|(_, l)| l.as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+        if not_due.len() > listed {
+            t.push_str(&format!("\n（另有 {} 条，未列出）", not_due.len() - listed));
+        }
+        Some(t)
+    }
+}
+
+/// The state of each character in play (`characters.<slug>`), as JSON (Summarizer writes
+/// the deltas against it).
+fn cast_states(state: &Value, cast: &[&str]) -> String {
+    let mut lines = vec!["在场角色的状态（characters.<slug>）：".to_string()];
+    for id in cast {
+        if let Some(v) = state.get("characters").and_then(|c| c.get(*id)) {
+            lines.push(format!(
+                "- {id}：{}",
+                serde_json::to_string(v).unwrap_or_default()
+            ));
+        }
+    }
+    lines.join("\n")
+}
+
+/// `world_state`, each key on a line, long arrays cut to their latest
+/// [`STATE_ARRAY_TAIL`] elements; `None` when there is none.
+fn world_state(state: &Value) -> Option<String> {
+    let ws = state.get("world_state").and_then(Value::as_object)?;
+    if ws.is_empty() {
+        return None;
+    }
+    let mut lines = vec!["世界状态（world_state）：".to_string()];
+    for (k, v) in ws {
+        let shown = match v {
+            Value::Array(items) if items.len() > STATE_ARRAY_TAIL => format!(
+                "{}（另有 {} 条较早的）",
+                scalar(&Value::Array(
+                    items[items.len() - STATE_ARRAY_TAIL..].to_vec()
+                )),
+                items.len() - STATE_ARRAY_TAIL
+            ),
+            other => scalar(other),
+        };
+        lines.push(format!("- {k}：{}", cut_chars(&shown, 300)));
+    }
+    Some(lines.join("\n"))
+}
+
+/// The first ten entries of a state section (`items`, `locations`, `factions`) that mention a
+/// character in play by slug, one per line; `None` when there are none.
+fn related_to_cast(state: &Value, section: &str, cast: &[&str]) -> Option<String> {
+    let map = state.get(section).and_then(Value::as_object)?;
+    let related: Vec<String> = map
+        .iter()
+        .filter(|(_, v)| {
+            let t = v.to_string();
+            cast.iter().any(|id| t.contains(&format!("\"{id}\"")))
+        })
+        .take(10)
+        .map(|(k, v)| format!("- {k}：{}", compact(v, 200)))
+        .collect();
+    (!related.is_empty()).then(|| related.join("\n"))
+}
+
+/// Where the style profile comes from, in words.
+fn style_source(src: StyleSource, p: &StyleProfile) -> String {
+    match src {
+        StyleSource::Original => "作者自己的样本".to_string(),
+        StyleSource::Reference => format!(
+            "参考作者{}（仿写）",
+            p.reference_author
+                .as_deref()
+                .map_or(String::new(), |a| format!("「{a}」"))
+        ),
+        StyleSource::Template => "预置风格模板".to_string(),
+        StyleSource::WriteFirst => "先写后提".to_string(),
+    }
+}
+
+/// 风格漂移纠偏: the drifted metrics and the directives that correct them.
+fn drift_directives(d: &StyleDrift) -> String {
+    let mut t = format!(
+        "【风格漂移纠偏（第 {}–{} 章偏离基线）】",
+        d.window[0], d.window[1]
+    );
+    for m in d.metrics.iter().filter(|m| m.drifted) {
+        t.push_str(&format!(
+            "\n- {}：基线 {:.2}，当前 {:.2}（偏离 {:.0}%）",
+            m.name,
+            m.baseline,
+            m.current,
+            m.deviation * 100.0
+        ));
+    }
+    for dir in &d.directives {
+        t.push_str(&format!("\n- {dir}"));
+    }
+    t
+}
+
+/// The blacklist minus the whitelist, "top" first: the author's own additions, then the
+/// judge's, then the seed list; file order within each.
+fn ranked_entries(b: &AiBlacklist) -> Vec<&BlacklistEntry> {
+    let mut entries: Vec<&BlacklistEntry> = b
+        .entries
+        .iter()
+        .filter(|e| !b.whitelist.contains(&e.phrase))
+        .collect();
+    entries.sort_by_key(|e| match e.source {
+        Some(EntrySource::User) => 0,
+        Some(EntrySource::Judge) => 1,
+        _ => 2,
+    });
+    entries
+}
+
+/// A blacklist phrase with where it applies and, `with_fix`, its first replacement.
+fn blacklist_phrase(e: &BlacklistEntry, with_fix: bool) -> String {
+    let mut t = e.phrase.clone();
+    if e.narration_only {
+        t.push_str("（叙述中）");
+    }
+    if e.paragraph_start_only {
+        t.push_str("（段首）");
+    }
+    if with_fix && let Some(r) = e.replacements.first() {
+        t.push_str(&format!(" → {r}"));
+    }
+    t
+}
+
+/// 结构性套路: the blacklist's structural patterns.
+fn blacklist_patterns(b: &AiBlacklist) -> String {
+    format!(
+        "【结构性套路】\n{}",
+        b.patterns
+            .iter()
+            .map(|p| format!(
+                "- {}{}",
+                p.name,
+                p.description
+                    .as_deref()
+                    .map_or(String::new(), |d| format!("：{d}"))
+            ))
+            .collect::<Vec<_>>()
+            .join("\n")
+    )
 }
 
 fn volume_role(r: crate::model::storyline::VolumeRole) -> &'static str {

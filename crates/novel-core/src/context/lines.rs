@@ -18,7 +18,7 @@
 
 use serde::Serialize;
 
-use crate::model::storyline::{StorylineStatus, VolumeRole};
+use crate::model::storyline::{ActiveStoryline, Storyline, StorylineStatus, VolumeRole};
 use crate::model::{ChapterContract, StorylineSchedule, Storylines};
 
 /// How a storyline takes part in a chapter's packet.
@@ -127,41 +127,72 @@ pub fn plan(
     schedule: Option<&StorylineSchedule>,
 ) -> LinePlan {
     let all = storylines.map(|s| s.storylines.as_slice()).unwrap_or(&[]);
-    let status = |id: &str| all.iter().find(|l| l.id == id).map(|l| l.status);
-    let name = |id: &str| {
-        all.iter()
-            .find(|l| l.id == id)
-            .map_or_else(|| id.to_string(), |l| l.name.clone())
+    let (current, current_source) = current_line(contract, outline_line, all, schedule);
+    let convergence = convergence_at(chapter, schedule);
+    let mut list = LineList {
+        all,
+        schedule,
+        lines: Vec::new(),
     };
-    let scheduled =
-        |id: &str| schedule.and_then(|s| s.active_storylines.iter().find(|a| a.storyline_id == id));
+    if let Some(id) = &current {
+        list.push(id, LineRole::Current);
+    }
+    if let Some(c) = &convergence {
+        for id in &c.lines {
+            list.push(id, LineRole::Convergence);
+        }
+    }
+    if let Some(next) = contract
+        .and_then(|c| c.transition_hint.as_ref())
+        .and_then(|h| h.next_storyline.as_deref())
+    {
+        list.push_adjacent(next);
+    }
+    list.push_others();
+    LinePlan {
+        chapter,
+        current,
+        current_source,
+        convergence,
+        lines: list.lines,
+    }
+}
 
+/// The current line and where it came from: the contract, the outline, the only active line,
+/// the schedule's primary line, in that order.
+fn current_line(
+    contract: Option<&ChapterContract>,
+    outline_line: Option<&str>,
+    all: &[Storyline],
+    schedule: Option<&StorylineSchedule>,
+) -> (Option<String>, CurrentSource) {
+    if let Some(id) = contract.and_then(|c| c.storyline_id.clone()) {
+        return (Some(id), CurrentSource::Contract);
+    }
+    if let Some(id) = outline_line {
+        return (Some(id.to_string()), CurrentSource::Outline);
+    }
     let active_ids: Vec<&str> = all
         .iter()
         .filter(|l| l.status == StorylineStatus::Active)
         .map(|l| l.id.as_str())
         .collect();
-    let (current, current_source) = if let Some(id) = contract.and_then(|c| c.storyline_id.clone())
-    {
-        (Some(id), CurrentSource::Contract)
-    } else if let Some(id) = outline_line {
-        (Some(id.to_string()), CurrentSource::Outline)
-    } else if active_ids.len() == 1 {
-        (
-            Some(active_ids[0].to_string()),
-            CurrentSource::OnlyActiveLine,
-        )
-    } else if let Some(p) = schedule.and_then(|s| {
+    if let [only] = active_ids.as_slice() {
+        return (Some((*only).to_string()), CurrentSource::OnlyActiveLine);
+    }
+    match schedule.and_then(|s| {
         s.active_storylines
             .iter()
             .find(|a| a.volume_role == VolumeRole::Primary)
     }) {
-        (Some(p.storyline_id.clone()), CurrentSource::SchedulePrimary)
-    } else {
-        (None, CurrentSource::Unknown)
-    };
+        Some(p) => (Some(p.storyline_id.clone()), CurrentSource::SchedulePrimary),
+        None => (None, CurrentSource::Unknown),
+    }
+}
 
-    let convergence = schedule.and_then(|s| {
+/// The schedule's convergence event that `chapter` lies in.
+fn convergence_at(chapter: u32, schedule: Option<&StorylineSchedule>) -> Option<Convergence> {
+    schedule.and_then(|s| {
         s.convergence_events
             .iter()
             .find(|e| e.chapter_range[0] <= chapter && chapter <= e.chapter_range[1])
@@ -171,71 +202,90 @@ pub fn plan(
                 trigger: e.trigger.clone(),
                 aftermath: e.aftermath.clone(),
             })
-    });
+    })
+}
 
-    let mut lines: Vec<LineEntry> = Vec::new();
-    let push = |id: &str, role: LineRole, lines: &mut Vec<LineEntry>| {
-        if lines.iter().any(|l| l.id == id) {
+/// The plan's lines as they are added, each once (its first role wins).
+struct LineList<'a> {
+    all: &'a [Storyline],
+    schedule: Option<&'a StorylineSchedule>,
+    lines: Vec<LineEntry>,
+}
+
+impl LineList<'_> {
+    fn status(&self, id: &str) -> Option<StorylineStatus> {
+        self.all.iter().find(|l| l.id == id).map(|l| l.status)
+    }
+
+    fn scheduled(&self, id: &str) -> Option<&ActiveStoryline> {
+        self.schedule
+            .and_then(|s| s.active_storylines.iter().find(|a| a.storyline_id == id))
+    }
+
+    fn push(&mut self, id: &str, role: LineRole) {
+        if self.lines.iter().any(|l| l.id == id) {
             return;
         }
-        let sched = scheduled(id);
-        lines.push(LineEntry {
+        let sched = self.scheduled(id);
+        let entry = LineEntry {
             id: id.to_string(),
-            name: name(id),
+            name: self
+                .all
+                .iter()
+                .find(|l| l.id == id)
+                .map_or_else(|| id.to_string(), |l| l.name.clone()),
             role,
             volume_role: sched.map(|a| a.volume_role),
             arc_goal: sched.and_then(|a| a.arc_goal.clone()),
-        });
-    };
-    if let Some(id) = &current {
-        push(id, LineRole::Current, &mut lines);
+        };
+        self.lines.push(entry);
     }
-    if let Some(c) = &convergence {
-        for id in &c.lines {
-            push(id, LineRole::Convergence, &mut lines);
-        }
-    }
-    if let Some(next) = contract
-        .and_then(|c| c.transition_hint.as_ref())
-        .and_then(|h| h.next_storyline.as_deref())
-    {
-        let listed = schedule.is_none_or(|_| scheduled(next).is_some());
+
+    /// The line the chapter hands over to, when the schedule (if any) lists it and it is
+    /// neither resolved nor only planned.
+    fn push_adjacent(&mut self, next: &str) {
+        let listed = self.schedule.is_none_or(|_| self.scheduled(next).is_some());
         let live = !matches!(
-            status(next),
+            self.status(next),
             Some(StorylineStatus::Resolved | StorylineStatus::Planned)
         );
         if listed && live {
-            push(next, LineRole::Adjacent, &mut lines);
+            self.push(next, LineRole::Adjacent);
         }
     }
-    let dormant_in_schedule =
-        |id: &str| schedule.is_some_and(|s| s.dormant_storylines.iter().any(|d| d == id));
-    // Every other line: active ones as concurrent, dormant ones frozen (storylines.json order,
-    // then lines only the schedule knows).
-    let mut others: Vec<(String, Option<StorylineStatus>)> =
-        all.iter().map(|l| (l.id.clone(), Some(l.status))).collect();
-    if let Some(s) = schedule {
-        for a in &s.active_storylines {
-            if !others.iter().any(|(id, _)| *id == a.storyline_id) {
-                others.push((a.storyline_id.clone(), None));
+
+    /// Every other line: active ones as concurrent, dormant ones frozen (storylines.json
+    /// order, then lines only the schedule knows).
+    fn push_others(&mut self) {
+        let mut others: Vec<(String, Option<StorylineStatus>)> = self
+            .all
+            .iter()
+            .map(|l| (l.id.clone(), Some(l.status)))
+            .collect();
+        if let Some(s) = self.schedule {
+            for a in &s.active_storylines {
+                if !others.iter().any(|(id, _)| *id == a.storyline_id) {
+                    others.push((a.storyline_id.clone(), None));
+                }
             }
         }
-    }
-    for (id, st) in others {
-        let role = match st {
-            Some(StorylineStatus::Resolved | StorylineStatus::Planned) => continue,
-            _ if dormant_in_schedule(&id) => LineRole::Frozen,
-            Some(StorylineStatus::Dormant) => LineRole::Frozen,
-            _ => LineRole::Concurrent,
+        let dormant_in_schedule = |id: &str| {
+            self.schedule
+                .is_some_and(|s| s.dormant_storylines.iter().any(|d| d == id))
         };
-        push(&id, role, &mut lines);
-    }
-    LinePlan {
-        chapter,
-        current,
-        current_source,
-        convergence,
-        lines,
+        let mut roles = Vec::new();
+        for (id, st) in others {
+            let role = match st {
+                Some(StorylineStatus::Resolved | StorylineStatus::Planned) => continue,
+                _ if dormant_in_schedule(&id) => LineRole::Frozen,
+                Some(StorylineStatus::Dormant) => LineRole::Frozen,
+                _ => LineRole::Concurrent,
+            };
+            roles.push((id, role));
+        }
+        for (id, role) in roles {
+            self.push(&id, role);
+        }
     }
 }
 

@@ -59,8 +59,27 @@ fn fact_word(f: &FileFact) -> &'static str {
 /// Renders the hook text. `rec` is the recommendation for the same facts (None when the
 /// checkpoint could not be read).
 pub fn render(f: &SessionFacts, rec: Option<&Recommendation>) -> String {
-    let mut head = String::new();
-    head.push_str(&format!(
+    let mut head = title_line(f);
+    head.push_str(&position_lines(f));
+    let mut attention = match &f.checkpoint {
+        Some(cp) => checkpoint_attention(f, cp, rec),
+        None => vec!["断点文件无法读取，项目位置不明；novel validate 可列出具体错误".into()],
+    };
+    attention.extend(project_attention(f));
+    if !attention.is_empty() {
+        head.push_str("- 需要先处理：\n");
+        for a in &attention {
+            head.push_str(&format!("  - {}\n", cut_chars(a, 400)));
+        }
+    }
+    if let Some(r) = rec {
+        head.push_str(&next_step(f, r));
+    }
+    with_summaries(&head, &f.summaries)
+}
+
+fn title_line(f: &SessionFacts) -> String {
+    format!(
         "【novel 小说项目】{}\n",
         f.title
             .as_deref()
@@ -69,66 +88,79 @@ pub fn render(f: &SessionFacts, rec: Option<&Recommendation>) -> String {
                 "《{}》",
                 cut_chars(t.trim(), 60)
             ))
-    ));
-    let mut attention: Vec<String> = Vec::new();
-    match &f.checkpoint {
-        Some(cp) => {
-            let mut pos = format!(
-                "- 进度：第 {} 卷，已完成 {} 章；编排状态 {}；流水线 {}",
-                cp.current_volume,
-                cp.last_completed_chapter,
-                state_name(cp.orchestrator_state),
-                stage_name(cp.pipeline_stage)
-            );
-            match cp.inflight_chapter {
-                Some(n) => pos.push_str(&format!("；在写第 {n} 章")),
-                None => pos.push_str("；没有在写的章节"),
-            }
-            pos.push('。');
-            head.push_str(&pos);
-            head.push('\n');
-            if let Some(o) = &f.next_outline {
-                head.push_str(&format!("- 大纲中的下一章：{o}。\n"));
-            }
-            if cp.orchestrator_state == OrchestratorState::ErrorRetry {
-                attention.push(match &cp.error {
-                    Some(e) => format!(
-                        "上次出错{}：{}（novel chapter begin 从出错处继续）",
-                        e.chapter
-                            .map_or(String::new(), |n| format!("（第 {n} 章）")),
-                        e.reason
-                    ),
-                    None => "编排状态为 ERROR_RETRY（出错待重试）".to_string(),
-                });
-            }
-            if let Some(n) = cp.inflight_chapter {
-                let mut w = format!(
-                    "⚠ 第 {n} 章写到一半，处于阶段 {}",
-                    stage_name(cp.pipeline_stage)
-                );
-                if let Some(st) = &f.disk.staging {
-                    w.push_str(&format!(
-                        "（staging：正文{}、摘要{}、状态增量{}、评估{}）",
-                        fact_word(&st.chapter_text),
-                        fact_word(&st.summary),
-                        fact_word(&st.delta),
-                        fact_word(&st.evaluation)
-                    ));
-                }
-                if let Some(r) = rec.filter(|r| r.chapter == Some(n)) {
-                    w.push_str(&format!("；恢复点：{}", r.reason));
-                }
-                attention.push(w);
-            }
-        }
-        None => {
-            head.push_str(&format!(
-                "- 断点文件 .checkpoint.json 无法读取：{}。\n",
-                f.checkpoint_problem.as_deref().unwrap_or("原因未知")
-            ));
-            attention.push("断点文件无法读取，项目位置不明；novel validate 可列出具体错误".into());
-        }
+    )
+}
+
+/// Where the book stands (progress and the next outline chapter), or why that is unknown.
+fn position_lines(f: &SessionFacts) -> String {
+    let Some(cp) = &f.checkpoint else {
+        return format!(
+            "- 断点文件 .checkpoint.json 无法读取：{}。\n",
+            f.checkpoint_problem.as_deref().unwrap_or("原因未知")
+        );
+    };
+    let mut pos = format!(
+        "- 进度：第 {} 卷，已完成 {} 章；编排状态 {}；流水线 {}",
+        cp.current_volume,
+        cp.last_completed_chapter,
+        state_name(cp.orchestrator_state),
+        stage_name(cp.pipeline_stage)
+    );
+    match cp.inflight_chapter {
+        Some(n) => pos.push_str(&format!("；在写第 {n} 章")),
+        None => pos.push_str("；没有在写的章节"),
     }
+    pos.push_str("。\n");
+    if let Some(o) = &f.next_outline {
+        pos.push_str(&format!("- 大纲中的下一章：{o}。\n"));
+    }
+    pos
+}
+
+/// What the checkpoint says needs attention: the last error, a chapter left half written.
+fn checkpoint_attention(
+    f: &SessionFacts,
+    cp: &Checkpoint,
+    rec: Option<&Recommendation>,
+) -> Vec<String> {
+    let mut attention = Vec::new();
+    if cp.orchestrator_state == OrchestratorState::ErrorRetry {
+        attention.push(match &cp.error {
+            Some(e) => format!(
+                "上次出错{}：{}（novel chapter begin 从出错处继续）",
+                e.chapter
+                    .map_or(String::new(), |n| format!("（第 {n} 章）")),
+                e.reason
+            ),
+            None => "编排状态为 ERROR_RETRY（出错待重试）".to_string(),
+        });
+    }
+    if let Some(n) = cp.inflight_chapter {
+        let mut w = format!(
+            "⚠ 第 {n} 章写到一半，处于阶段 {}",
+            stage_name(cp.pipeline_stage)
+        );
+        if let Some(st) = &f.disk.staging {
+            w.push_str(&format!(
+                "（staging：正文{}、摘要{}、状态增量{}、评估{}）",
+                fact_word(&st.chapter_text),
+                fact_word(&st.summary),
+                fact_word(&st.delta),
+                fact_word(&st.evaluation)
+            ));
+        }
+        if let Some(r) = rec.filter(|r| r.chapter == Some(n)) {
+            w.push_str(&format!("；恢复点：{}", r.reason));
+        }
+        attention.push(w);
+    }
+    attention
+}
+
+/// What the rest of the project says needs attention: an interrupted commit, the lock,
+/// pending actions, overdue threads, style drift, unreadable files.
+fn project_attention(f: &SessionFacts) -> Vec<String> {
+    let mut attention = Vec::new();
     if let Some(n) = f.disk.commit_journal {
         attention.push(format!("第 {n} 章的提交被中断，尚未完成"));
     }
@@ -164,51 +196,55 @@ pub fn render(f: &SessionFacts, rec: Option<&Recommendation>) -> String {
     for p in &f.problems {
         attention.push(format!("无法读取：{p}"));
     }
-    if !attention.is_empty() {
-        head.push_str("- 需要先处理：\n");
-        for a in &attention {
-            head.push_str(&format!("  - {}\n", cut_chars(a, 400)));
-        }
+    attention
+}
+
+/// The recommended next step (with its reason when the step does not explain itself) and the
+/// lock token this session holds.
+fn next_step(f: &SessionFacts, r: &Recommendation) -> String {
+    let mut t = format!(
+        "- 按流程，下一步是：{}（{}）",
+        r.command,
+        cut_chars(&r.then, 300)
+    );
+    if !matches!(
+        r.action,
+        NextAction::RunChapterWriter
+            | NextAction::RunSummarizer
+            | NextAction::RunStyleRefiner
+            | NextAction::RunQualityJudge
+            | NextAction::RunGate
+            | NextAction::Commit
+            | NextAction::PolishThenCommit
+            | NextAction::ReviseChapter
+            | NextAction::AskAuthor
+            | NextAction::RetakeLock
+    ) {
+        t.push_str(&format!("；原因：{}", cut_chars(&r.reason, 300)));
     }
-    if let Some(r) = rec {
-        head.push_str(&format!(
-            "- 按流程，下一步是：{}（{}）",
-            r.command,
-            cut_chars(&r.then, 300)
-        ));
-        if !matches!(
-            r.action,
-            NextAction::RunChapterWriter
-                | NextAction::RunSummarizer
-                | NextAction::RunStyleRefiner
-                | NextAction::RunQualityJudge
-                | NextAction::RunGate
-                | NextAction::Commit
-                | NextAction::PolishThenCommit
-                | NextAction::ReviseChapter
-                | NextAction::AskAuthor
-                | NextAction::RetakeLock
-        ) {
-            head.push_str(&format!("；原因：{}", cut_chars(&r.reason, 300)));
-        }
-        head.push_str("。\n");
-        if let LockFact::HeldByThisSession { token, .. } = &f.disk.lock {
-            head.push_str(&format!("- 项目锁由本会话持有，锁令牌 {token}。\n"));
-        }
+    t.push_str("。\n");
+    if let LockFact::HeldByThisSession { token, .. } = &f.disk.lock {
+        t.push_str(&format!("- 项目锁由本会话持有，锁令牌 {token}。\n"));
     }
+    t
+}
+
+/// The head cut to leave room, then as much of each summary as fits, then the tail line;
+/// never over [`HOOK_MAX_CHARS`].
+fn with_summaries(head: &str, summaries: &[(u32, String)]) -> String {
     let tail = "（以上由 novel context session-start 根据项目文件生成。）\n";
-    let mut out = cut_chars(&head, HOOK_MAX_CHARS - chars(tail) - 200);
+    let mut out = cut_chars(head, HOOK_MAX_CHARS - chars(tail) - 200);
     if !out.ends_with('\n') {
         out.push('\n');
     }
-    if !f.summaries.is_empty() {
+    if !summaries.is_empty() {
         let room = HOOK_MAX_CHARS.saturating_sub(chars(&out) + chars(tail) + 20);
-        let per = (room / f.summaries.len())
+        let per = (room / summaries.len())
             .saturating_sub(12)
             .min(SUMMARY_CHARS);
         if per > 40 {
-            out.push_str(&format!("- 最近 {} 章摘要：\n", f.summaries.len()));
-            for (n, body) in &f.summaries {
+            out.push_str(&format!("- 最近 {} 章摘要：\n", summaries.len()));
+            for (n, body) in summaries {
                 let one_line = body.split_whitespace().collect::<Vec<_>>().join(" ");
                 out.push_str(&format!("  - 第 {n} 章：{}\n", cut_chars(&one_line, per)));
             }
