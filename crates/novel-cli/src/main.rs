@@ -16,9 +16,10 @@ use std::sync::Mutex;
 
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{CommandFactory, Parser};
+use serde::Serialize;
 use serde_json::json;
 
-use cli::{Cli, Command, localize_help};
+use cli::{Cli, Command, GlobalArgs, localize_help};
 use output::{CliError, Exit, Report, finish};
 
 fn main() {
@@ -178,118 +179,68 @@ fn run(args: Vec<OsString>) -> i32 {
         return finish(
             json_mode,
             "help",
-            Ok(Report {
-                data: json!({"text": text}),
-                human: text,
-            }),
+            Report::new(&HelpText { text: &text }, &*text),
         );
     };
-    let global = &cli.global;
-    match command {
-        Command::Init(a) => finish(json_mode, "init", commands::init::run(global, a)),
-        Command::Validate(a) => finish(json_mode, "validate", commands::validate::run(global, a)),
-        Command::Ops(c) => {
-            let name = match &c {
-                cli::OpsCommand::Validate(_) => "ops validate",
-                cli::OpsCommand::Apply(_) => "ops apply",
-                cli::OpsCommand::Skip(_) => "ops skip",
-            };
-            finish(json_mode, name, commands::ops::run(global, c))
-        }
-        Command::State(c) => {
-            let name = match &c {
-                cli::StateCommand::Rebuild(_) => "state rebuild",
-                cli::StateCommand::At(_) => "state at",
-                cli::StateCommand::History(_) => "state history",
-            };
-            finish(json_mode, name, commands::state::run(global, c))
-        }
-        Command::Chapter(c) => {
-            let name = match &c {
-                cli::ChapterCommand::Begin(_) => "chapter begin",
-                cli::ChapterCommand::Stage(_) => "chapter stage",
-                cli::ChapterCommand::Gate(_) => "chapter gate",
-                cli::ChapterCommand::Commit(_) => "chapter commit",
-                cli::ChapterCommand::Recover => "chapter recover",
-                cli::ChapterCommand::Fail(_) => "chapter fail",
-            };
-            finish(json_mode, name, commands::chapter::run(global, c))
-        }
-        Command::Lock(c) => {
-            let name = match &c {
-                cli::LockCommand::Status => "lock status",
-                cli::LockCommand::Acquire(_) => "lock acquire",
-                cli::LockCommand::Release(_) => "lock release",
-                cli::LockCommand::Clear => "lock clear",
-            };
-            finish(json_mode, name, commands::lock::run(global, c))
-        }
-        Command::Lint(a) => finish(json_mode, "lint", commands::lint::run(global, a)),
-        Command::Count(a) => finish(json_mode, "count", commands::count::run(global, a)),
-        Command::Style(c) => {
-            let name = commands::style::command_name(&c);
-            finish(json_mode, name, commands::style::run(global, c))
-        }
-        Command::Blacklist(c) => {
-            let name = commands::blacklist::command_name(&c);
-            finish(json_mode, name, commands::blacklist::run(global, c))
-        }
-        Command::Check(c) => {
-            let name = commands::check::command_name(&c);
-            finish(json_mode, name, commands::check::run(global, c))
-        }
-        Command::Spec(c) => {
-            let name = commands::spec::command_name(&c);
-            finish(json_mode, name, commands::spec::run(global, c))
-        }
-        Command::Pending(c) => {
-            let name = commands::pending::command_name(&c);
-            finish(json_mode, name, commands::pending::run(global, c))
-        }
-        Command::Revision(c) => {
-            let name = commands::revision::command_name(&c);
-            finish(json_mode, name, commands::revision::run(global, c))
-        }
-        Command::Prefs(c) => {
-            let name = commands::prefs::command_name(&c);
-            finish(json_mode, name, commands::prefs::run(global, c))
-        }
-        Command::Memory(c) => {
-            let name = commands::memory::command_name(&c);
-            finish(json_mode, name, commands::memory::run(global, c))
-        }
-        Command::Retire(c) => {
-            let name = commands::retire::command_name(&c);
-            finish(json_mode, name, commands::retire::run(global, c))
-        }
-        Command::Context(c) => {
-            let name = c.name();
-            finish(json_mode, name, commands::context::run(global, c))
-        }
-        Command::Status => finish(json_mode, "status", commands::status::run(global)),
-        Command::Next => finish(json_mode, "next", commands::next::run(global)),
-        Command::Quickstart(a) => {
-            let name = commands::quickstart::command_name(&a);
-            finish(json_mode, name, commands::quickstart::run(global, a))
-        }
-        Command::Volume(c) => {
-            let name = commands::volume::command_name(&c);
-            finish(json_mode, name, commands::volume::run(global, c))
-        }
-        Command::Review(c) => {
-            let name = commands::review::command_name(&c);
-            finish(json_mode, name, commands::review::run(global, c))
-        }
-        Command::Export(a) => finish(json_mode, "export", commands::export::run(global, a)),
-        Command::Import(a) => {
-            let name = commands::import::command_name(&a);
-            finish(json_mode, name, commands::import::run(global, a))
-        }
-        Command::Demo(a) => finish(json_mode, "demo", commands::demo::run(global, &a)),
-        Command::Help(a) => finish(json_mode, "help", commands::help::run(&a.command)),
-        // A hook answers in Claude Code's own JSON (or not at all), never in the envelope.
-        Command::Hook(c) => commands::hook::run(c),
+    match dispatch(&cli.global, command) {
+        Ran::Envelope(name, result) => finish(json_mode, name, result),
+        Ran::Hook(code) => code,
     }
+}
+
+/// `--json` data of the tool's help (no subcommand, `--help`).
+#[derive(Serialize)]
+struct HelpText<'a> {
+    text: &'a str,
+}
+
+/// `--json` data of `--version`.
+#[derive(Serialize)]
+struct Version {
+    version: &'static str,
+}
+
+/// A command run: its envelope name and result, or a hook's exit code (a hook answers in
+/// Claude Code's own JSON, or not at all, never in the envelope).
+enum Ran {
+    Envelope(&'static str, Result<Report, CliError>),
+    Hook(i32),
+}
+
+/// Runs the parsed subcommand.
+fn dispatch(global: &GlobalArgs, command: Command) -> Ran {
+    use commands::*;
+    let (name, result) = match command {
+        Command::Hook(c) => return Ran::Hook(hook::run(c)),
+        Command::Init(a) => ("init", init::run(global, a)),
+        Command::Validate(a) => ("validate", validate::run(global, a)),
+        Command::Ops(c) => (ops::command_name(&c), ops::run(global, c)),
+        Command::State(c) => (state::command_name(&c), state::run(global, c)),
+        Command::Chapter(c) => (chapter::command_name(&c), chapter::run(global, c)),
+        Command::Lock(c) => (lock::command_name(&c), lock::run(global, c)),
+        Command::Lint(a) => ("lint", lint::run(global, a)),
+        Command::Count(a) => ("count", count::run(global, a)),
+        Command::Style(c) => (style::command_name(&c), style::run(global, c)),
+        Command::Blacklist(c) => (blacklist::command_name(&c), blacklist::run(global, c)),
+        Command::Check(c) => (check::command_name(&c), check::run(global, c)),
+        Command::Spec(c) => (spec::command_name(&c), spec::run(global, c)),
+        Command::Pending(c) => (pending::command_name(&c), pending::run(global, c)),
+        Command::Revision(c) => (revision::command_name(&c), revision::run(global, c)),
+        Command::Prefs(c) => (prefs::command_name(&c), prefs::run(global, c)),
+        Command::Memory(c) => (memory::command_name(&c), memory::run(global, c)),
+        Command::Retire(c) => (retire::command_name(&c), retire::run(global, c)),
+        Command::Context(c) => (c.name(), context::run(global, c)),
+        Command::Status => ("status", status::run(global)),
+        Command::Next => ("next", next::run(global)),
+        Command::Quickstart(a) => (quickstart::command_name(&a), quickstart::run(global, a)),
+        Command::Volume(c) => (volume::command_name(&c), volume::run(global, c)),
+        Command::Review(c) => (review::command_name(&c), review::run(global, c)),
+        Command::Export(a) => ("export", export::run(global, a)),
+        Command::Import(a) => (import::command_name(&a), import::run(global, a)),
+        Command::Demo(a) => ("demo", demo::run(global, &a)),
+        Command::Help(a) => ("help", help::run(&a.command)),
+    };
+    Ran::Envelope(name, result)
 }
 
 fn clap_failure(json_mode: bool, args: &[OsString], e: clap::Error) -> i32 {
@@ -301,10 +252,7 @@ fn clap_failure(json_mode: bool, args: &[OsString], e: clap::Error) -> i32 {
             finish(
                 json_mode,
                 if command.is_empty() { "help" } else { command },
-                Ok(Report {
-                    data: json!({"text": text}),
-                    human: text,
-                }),
+                Report::new(&HelpText { text: &text }, &*text),
             )
         }
         ErrorKind::DisplayVersion => {
@@ -312,10 +260,7 @@ fn clap_failure(json_mode: bool, args: &[OsString], e: clap::Error) -> i32 {
             finish(
                 json_mode,
                 "version",
-                Ok(Report {
-                    data: json!({"version": version}),
-                    human: format!("novel {version}\n"),
-                }),
+                Report::new(&Version { version }, format!("novel {version}\n")),
             )
         }
         _ => {

@@ -7,6 +7,7 @@
 use std::io::Write;
 use std::sync::atomic::{AtomicI32, Ordering};
 
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use novel_store::StoreError;
@@ -86,6 +87,15 @@ impl CliError {
         self.details = Some(Box::new(Details { data, human }));
         self
     }
+
+    /// Attaches a typed check result (see [`Report::new`]); one that cannot be serialised
+    /// becomes the `E_INTERNAL` error instead.
+    pub fn with_report(self, data: &impl Serialize, human: String) -> Self {
+        match to_data(data) {
+            Ok(data) => self.with_details(data, human),
+            Err(e) => e,
+        }
+    }
 }
 
 impl From<StoreError> for CliError {
@@ -99,6 +109,30 @@ impl From<StoreError> for CliError {
 pub struct Report {
     pub data: Value,
     pub human: String,
+}
+
+impl Report {
+    /// A report whose `--json` data is `data` serialised: a typed report struct's field order
+    /// is the key order of the JSON.
+    pub fn new(data: &impl Serialize, human: impl Into<String>) -> Result<Report, CliError> {
+        Ok(Report {
+            data: to_data(data)?,
+            human: human.into(),
+        })
+    }
+}
+
+/// `data` as a JSON value. A derived report of strings, numbers and string-keyed maps always
+/// serialises; a failure is a defect of this program (`E_INTERNAL`), never the author's.
+pub fn to_data(data: &impl Serialize) -> Result<Value, CliError> {
+    serde_json::to_value(data).map_err(|e| {
+        CliError::new(
+            "E_INTERNAL",
+            format!("结果无法转为 JSON：{e}"),
+            "",
+            Exit::Usage,
+        )
+    })
 }
 
 /// Prints the result of `command` and returns the process exit code.

@@ -5,10 +5,10 @@
 //! are one phrase. Every write is atomic; keys the engine does not know are kept.
 
 use clap::{Args, Subcommand, ValueEnum};
-use serde_json::json;
+use serde::Serialize;
 
 use novel_core::model::AiBlacklist;
-use novel_core::model::blacklist::{BlacklistEntry, EntrySource};
+use novel_core::model::blacklist::{BlacklistEntry, EntrySource, Upgrade};
 use novel_core::model::{Extra, is_slug};
 use novel_store::{Project, io, layout};
 use novel_text::normalize::normalize_str;
@@ -116,8 +116,7 @@ pub fn run(global: &GlobalArgs, command: BlacklistCommand) -> Result<Report, Cli
     let mut list: AiBlacklist = if path.is_file() {
         io::read_json(&path, "AI 用语黑名单")?
     } else {
-        serde_json::from_str(novel_store::init::AI_BLACKLIST_TEMPLATE)
-            .expect("the shipped blacklist template parses")
+        seed()?
     };
     let (action, phrase, human) = match command {
         BlacklistCommand::Add(a) => add(&mut list, a)?,
@@ -126,36 +125,49 @@ pub fn run(global: &GlobalArgs, command: BlacklistCommand) -> Result<Report, Cli
         BlacklistCommand::Upgrade(a) => return upgrade(&proj, list, a.dry_run),
     };
     save(&proj, &list)?;
-    Ok(Report {
-        data: json!({
-            "action": action,
-            "phrase": phrase,
-            "file": layout::AI_BLACKLIST,
-            "entries": list.entries.len(),
-            "whitelist": list.whitelist.len(),
-        }),
-        human: format!(
+    let data = Edited {
+        action,
+        phrase: &phrase,
+        file: layout::AI_BLACKLIST,
+        entries: list.entries.len(),
+        whitelist: list.whitelist.len(),
+    };
+    Report::new(
+        &data,
+        format!(
             "{human}（{}：{} 条短语，白名单 {} 条）\n",
             layout::AI_BLACKLIST,
             list.entries.len(),
             list.whitelist.len()
         ),
-    })
+    )
+}
+
+/// `novel blacklist add|remove|whitelist`'s `--json` data.
+#[derive(Serialize)]
+struct Edited<'a> {
+    action: &'static str,
+    phrase: &'a str,
+    file: &'static str,
+    entries: usize,
+    whitelist: usize,
+}
+
+/// `novel blacklist upgrade`'s `--json` data.
+#[derive(Serialize)]
+struct Upgraded<'a> {
+    dry_run: bool,
+    written: bool,
+    backup: Option<String>,
+    file: &'static str,
+    upgrade: &'a Upgrade,
+    entries: usize,
 }
 
 /// `novel blacklist upgrade`: the project's list brought up to the shipped seed; the file it
 /// replaces goes to `state/backups/` first.
 fn upgrade(proj: &Project, mut list: AiBlacklist, dry_run: bool) -> Result<Report, CliError> {
-    let seed: AiBlacklist = serde_json::from_str(novel_store::init::AI_BLACKLIST_TEMPLATE)
-        .map_err(|e| {
-            CliError::new(
-                "E_SCHEMA",
-                format!("程序自带的黑名单种子读不了：{e}"),
-                "这是程序的缺陷：请重新安装插件",
-                Exit::Usage,
-            )
-        })?;
-    let report = list.upgrade_from(&seed);
+    let report = list.upgrade_from(&seed()?);
     let mut backup = None;
     if !dry_run && !report.is_empty() {
         backup =
@@ -186,12 +198,26 @@ fn upgrade(proj: &Project, mut list: AiBlacklist, dry_run: bool) -> Result<Repor
     if let Some(b) = &backup {
         human.push_str(&format!("原文件备份在 {b}。\n"));
     }
-    Ok(Report {
-        data: json!({
-            "dry_run": dry_run, "written": !dry_run && !report.is_empty(), "backup": backup,
-            "file": layout::AI_BLACKLIST, "upgrade": report, "entries": list.entries.len(),
-        }),
-        human,
+    let data = Upgraded {
+        dry_run,
+        written: !dry_run && !report.is_empty(),
+        backup,
+        file: layout::AI_BLACKLIST,
+        upgrade: &report,
+        entries: list.entries.len(),
+    };
+    Report::new(&data, human)
+}
+
+/// The blacklist shipped with the program (the seed `novel init` writes).
+fn seed() -> Result<AiBlacklist, CliError> {
+    serde_json::from_str(novel_store::init::AI_BLACKLIST_TEMPLATE).map_err(|e| {
+        CliError::new(
+            "E_SCHEMA",
+            format!("程序自带的黑名单种子读不了：{e}"),
+            "这是程序的缺陷：请重新安装插件",
+            Exit::Usage,
+        )
     })
 }
 
@@ -238,6 +264,42 @@ fn clean_new(phrase: &str) -> Result<(String, String), CliError> {
 
 fn add(list: &mut AiBlacklist, a: AddArgs) -> Result<(&'static str, String, String), CliError> {
     let (phrase, key) = clean_new(&a.phrase)?;
+    refuse_listed(list, &phrase, &key)?;
+    ensure_category(list, &a.category, a.category_name.as_deref())?;
+    let evidence = a
+        .evidence
+        .map(|e| e.trim().to_string())
+        .filter(|e| !e.is_empty());
+    if a.source == SourceArg::Judge && evidence.is_none() {
+        return Err(usage(
+            "裁判建议的短语必须附证据".into(),
+            "加上 --evidence「第 N 章：原文……」，说明它在哪一章、以什么形式反复出现（PRD §7 黑名单维护）",
+        ));
+    }
+    let category = a.category.clone();
+    let flags = flags_label(a.narration_only, a.paragraph_start_only);
+    list.entries.push(BlacklistEntry {
+        phrase: phrase.clone(),
+        category: a.category,
+        narration_only: a.narration_only,
+        paragraph_start_only: a.paragraph_start_only,
+        replacements: a.replacements,
+        source: Some(match a.source {
+            SourceArg::User => EntrySource::User,
+            SourceArg::Judge => EntrySource::Judge,
+        }),
+        evidence,
+        extra: Extra::new(),
+    });
+    Ok((
+        "added",
+        phrase.clone(),
+        format!("已加入黑名单：「{phrase}」（{category}{flags}）"),
+    ))
+}
+
+/// A phrase already in the blacklist (in any written form), or in the whitelist, is refused.
+fn refuse_listed(list: &AiBlacklist, phrase: &str, key: &str) -> Result<(), CliError> {
     if let Some(e) = list
         .entries
         .iter()
@@ -263,75 +325,62 @@ fn add(list: &mut AiBlacklist, a: AddArgs) -> Result<(&'static str, String, Stri
             Exit::Usage,
         ));
     }
-    if !is_slug(&a.category) {
+    Ok(())
+}
+
+/// The entry's category must be a slug and known, or be created here with its Chinese name
+/// (`--category-name`).
+fn ensure_category(
+    list: &mut AiBlacklist,
+    category: &str,
+    name: Option<&str>,
+) -> Result<(), CliError> {
+    if !is_slug(category) {
         return Err(usage(
-            format!("类别「{}」不是 slug", a.category),
+            format!("类别「{category}」不是 slug"),
             "类别用小写英文、数字和 - / _，如 body_language",
         ));
     }
-    if !list.categories.contains_key(&a.category) {
-        match &a.category_name {
-            Some(name) if !name.trim().is_empty() => {
-                list.categories
-                    .insert(a.category.clone(), name.trim().to_string());
-            }
-            _ => {
-                let known: Vec<String> = list
-                    .categories
-                    .iter()
-                    .map(|(k, v)| format!("{k}（{v}）"))
-                    .collect();
-                return Err(usage(
-                    format!("没有类别「{}」", a.category),
-                    &format!(
-                        "可选：{}；或用 --category-name 中文名 新建",
-                        known.join("、")
-                    ),
-                ));
-            }
+    if list.categories.contains_key(category) {
+        return Ok(());
+    }
+    match name {
+        Some(name) if !name.trim().is_empty() => {
+            list.categories
+                .insert(category.to_string(), name.trim().to_string());
+            Ok(())
+        }
+        _ => {
+            let known: Vec<String> = list
+                .categories
+                .iter()
+                .map(|(k, v)| format!("{k}（{v}）"))
+                .collect();
+            Err(usage(
+                format!("没有类别「{category}」"),
+                &format!(
+                    "可选：{}；或用 --category-name 中文名 新建",
+                    known.join("、")
+                ),
+            ))
         }
     }
-    let evidence = a
-        .evidence
-        .map(|e| e.trim().to_string())
-        .filter(|e| !e.is_empty());
-    if a.source == SourceArg::Judge && evidence.is_none() {
-        return Err(usage(
-            "裁判建议的短语必须附证据".into(),
-            "加上 --evidence「第 N 章：原文……」，说明它在哪一章、以什么形式反复出现（PRD §7 黑名单维护）",
-        ));
-    }
-    let category = a.category.clone();
-    list.entries.push(BlacklistEntry {
-        phrase: phrase.clone(),
-        category: a.category,
-        narration_only: a.narration_only,
-        paragraph_start_only: a.paragraph_start_only,
-        replacements: a.replacements,
-        source: Some(match a.source {
-            SourceArg::User => EntrySource::User,
-            SourceArg::Judge => EntrySource::Judge,
-        }),
-        evidence,
-        extra: Extra::new(),
-    });
+}
+
+/// `，只计叙述、只计段首` for the entry's flags that are on, else nothing.
+fn flags_label(narration_only: bool, paragraph_start_only: bool) -> String {
     let flags: Vec<&str> = [
-        (a.narration_only, "只计叙述"),
-        (a.paragraph_start_only, "只计段首"),
+        (narration_only, "只计叙述"),
+        (paragraph_start_only, "只计段首"),
     ]
     .into_iter()
     .filter_map(|(on, label)| on.then_some(label))
     .collect();
-    let flags = if flags.is_empty() {
+    if flags.is_empty() {
         String::new()
     } else {
         format!("，{}", flags.join("、"))
-    };
-    Ok((
-        "added",
-        phrase.clone(),
-        format!("已加入黑名单：「{phrase}」（{category}{flags}）"),
-    ))
+    }
 }
 
 fn remove(

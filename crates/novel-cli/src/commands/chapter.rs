@@ -1,9 +1,13 @@
 //! `novel chapter begin|stage|gate|commit|recover`: the chapter transaction.
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
+use novel_core::gate::KeyReason;
+use novel_core::model::checkpoint::ErrorRecord;
 use novel_core::model::{OrchestratorState, PipelineStage};
 use novel_core::pipeline;
+use novel_core::plan::PlanFinding;
 use novel_store::chapter as tx;
 use novel_store::lock;
 use novel_store::{Project, layout, time};
@@ -12,7 +16,83 @@ use super::{lock_error, stale_after};
 use crate::cli::{
     ChapterCommand, ChapterCommitArgs, ChapterFailArgs, ChapterStageArgs, GlobalArgs,
 };
-use crate::output::{CliError, Exit, Report};
+use crate::output::{CliError, Exit, Report, to_data};
+
+/// `novel chapter begin`'s `--json` data.
+#[derive(Serialize)]
+struct BeginData<'a> {
+    chapter: u32,
+    token: &'a str,
+    resumed: bool,
+    continuity: &'a [PlanFinding],
+    key_chapter: &'a [KeyReason],
+    stage: Option<PipelineStage>,
+    broke_stale_lock: &'a Option<String>,
+    orchestrator_state: OrchestratorState,
+    recovered_error: &'a Option<ErrorRecord>,
+    paths: StagingPaths,
+}
+
+/// The in-flight chapter's staging files.
+#[derive(Serialize)]
+struct StagingPaths {
+    chapter: String,
+    summary: String,
+    delta: String,
+    evaluation: String,
+}
+
+/// A stage's line in the pipeline log: the figures the skill knows, else null; `cost_usd`
+/// only when given.
+#[derive(Serialize)]
+struct StageEntry<'a> {
+    name: &'a str,
+    model: &'a Option<String>,
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+    duration_ms: Option<u64>,
+    at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cost_usd: Option<f64>,
+}
+
+/// `novel chapter commit`'s `--json` data: the figures the skill reports per chapter.
+#[derive(Serialize)]
+struct CommitData<'a> {
+    chapter: u32,
+    last_completed_chapter: u32,
+    orchestrator_state: OrchestratorState,
+    files: Vec<&'a str>,
+    force_passed: bool,
+    chars: Option<&'a Value>,
+    gate_overall: Option<&'a Value>,
+    gate_decision: Option<&'a Value>,
+    revisions: Option<&'a Value>,
+    accepted_by_author: bool,
+    memory: &'a novel_store::memory::Recorded,
+}
+
+/// `novel chapter fail`'s `--json` data.
+#[derive(Serialize)]
+struct FailData<'a> {
+    chapter: u32,
+    orchestrator_state: OrchestratorState,
+    error: &'a Option<ErrorRecord>,
+    stage: Option<PipelineStage>,
+    lock_released: bool,
+}
+
+/// The envelope name of a `chapter` subcommand.
+pub fn command_name(cmd: &ChapterCommand) -> &'static str {
+    match cmd {
+        ChapterCommand::Begin(_) => "chapter begin",
+        ChapterCommand::Stage(_) => "chapter stage",
+        ChapterCommand::Gate(_) => "chapter gate",
+        ChapterCommand::Commit(_) => "chapter commit",
+        ChapterCommand::Recover => "chapter recover",
+        ChapterCommand::Fail(_) => "chapter fail",
+    }
+}
 
 pub fn run(global: &GlobalArgs, cmd: ChapterCommand) -> Result<Report, CliError> {
     let project = super::project(global)?;
@@ -92,21 +172,24 @@ fn begin(project: &Project, n: u32, owner: Option<u32>) -> Result<Report, CliErr
     if !key_chapter.is_empty() {
         human.push_str("本章是关键章：评审需要第二位裁判。\n");
     }
-    Ok(Report {
-        data: json!({
-            "chapter": n, "token": got.info.token, "resumed": resuming,
-            "continuity": continuity, "key_chapter": key_chapter,
-            "stage": cp.pipeline_stage, "broke_stale_lock": got.broke_stale,
-            "orchestrator_state": cp.orchestrator_state, "recovered_error": recovered,
-            "paths": {
-                "chapter": layout::staging_chapter(n),
-                "summary": layout::staging_summary(n),
-                "delta": layout::staging_delta(n),
-                "evaluation": layout::staging_evaluation(n),
-            }
-        }),
-        human,
-    })
+    let data = BeginData {
+        chapter: n,
+        token: &got.info.token,
+        resumed: resuming,
+        continuity: &continuity,
+        key_chapter: &key_chapter,
+        stage: cp.pipeline_stage,
+        broke_stale_lock: &got.broke_stale,
+        orchestrator_state: cp.orchestrator_state,
+        recovered_error: &recovered,
+        paths: StagingPaths {
+            chapter: layout::staging_chapter(n),
+            summary: layout::staging_summary(n),
+            delta: layout::staging_delta(n),
+            evaluation: layout::staging_evaluation(n),
+        },
+    };
+    Report::new(&data, human)
 }
 
 /// The contract's gaps the writer bridges (`check continuity --chapter N`), told in `human`; a
@@ -156,13 +239,15 @@ fn parse_stage(s: &str) -> Result<PipelineStage, CliError> {
 fn stage(project: &Project, a: &ChapterStageArgs) -> Result<Report, CliError> {
     let to = parse_stage(&a.stage)?;
     // The stage's line in the pipeline log: the figures the skill knows, else null.
-    let mut entry = json!({
-        "name": a.stage, "model": a.model, "input_tokens": a.input_tokens,
-        "output_tokens": a.output_tokens, "duration_ms": a.duration_ms, "at": time::now_iso(),
-    });
-    if let Some(c) = a.cost_usd {
-        entry["cost_usd"] = json!(c);
-    }
+    let entry = to_data(&StageEntry {
+        name: &a.stage,
+        model: &a.model,
+        input_tokens: a.input_tokens,
+        output_tokens: a.output_tokens,
+        duration_ms: a.duration_ms,
+        at: time::now_iso(),
+        cost_usd: a.cost_usd,
+    })?;
     let moved = novel_store::stage::advance(project, to, &a.token, entry)
         .map_err(|e| chapter_error(e, 0))?;
     let mut human = format!(
@@ -178,10 +263,7 @@ fn stage(project: &Project, a: &ChapterStageArgs) -> Result<Report, CliError> {
             layout::revision_dir(moved.chapter, moved.revision_count)
         ));
     }
-    Ok(Report {
-        data: serde_json::to_value(&moved).unwrap_or_default(),
-        human,
-    })
+    Report::new(&moved, human)
 }
 
 fn gate_cmd(project: &Project, n: u32, token: &str) -> Result<Report, CliError> {
@@ -202,10 +284,7 @@ fn gate_cmd(project: &Project, n: u32, token: &str) -> Result<Report, CliError> 
     for f in &result.required_fixes {
         human.push_str(&format!("  修订：[{}] {}\n", f.target, f.instruction));
     }
-    Ok(Report {
-        data: serde_json::to_value(&result).unwrap_or_default(),
-        human,
-    })
+    Report::new(&result, human)
 }
 
 fn commit(project: &Project, a: &ChapterCommitArgs) -> Result<Report, CliError> {
@@ -222,20 +301,25 @@ fn commit(project: &Project, a: &ChapterCommitArgs) -> Result<Report, CliError> 
         .find(|w| w.path == log_rel)
         .and_then(|w| serde_json::from_str(&w.content).ok())
         .unwrap_or(Value::Null);
-    Ok(Report {
-        data: json!({
-            "chapter": n, "last_completed_chapter": cp.last_completed_chapter,
-            "orchestrator_state": cp.orchestrator_state,
-            "files": journal.writes.iter().map(|w| w.path.clone()).collect::<Vec<_>>(),
-            "force_passed": done.gate.as_ref().is_some_and(|g| g.force_passed),
-            "chars": plog.get(novel_store::status::LOG_CHARS),
-            "gate_overall": plog.get("gate_overall"),
-            "gate_decision": plog.get("gate_decision"),
-            "revisions": plog.get("revisions"),
-            "accepted_by_author": plog.get("accepted_by_author").and_then(Value::as_bool).unwrap_or(false),
-            "memory": memory,
-        }),
-        human: format!(
+    let data = CommitData {
+        chapter: n,
+        last_completed_chapter: cp.last_completed_chapter,
+        orchestrator_state: cp.orchestrator_state,
+        files: journal.writes.iter().map(|w| w.path.as_str()).collect(),
+        force_passed: done.gate.as_ref().is_some_and(|g| g.force_passed),
+        chars: plog.get(novel_store::status::LOG_CHARS),
+        gate_overall: plog.get("gate_overall"),
+        gate_decision: plog.get("gate_decision"),
+        revisions: plog.get("revisions"),
+        accepted_by_author: plog
+            .get("accepted_by_author")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        memory,
+    };
+    Report::new(
+        &data,
+        format!(
             "第 {n} 章已提交（{}字，{} 个文件），锁已释放。{}\n{}",
             plog.get(novel_store::status::LOG_CHARS)
                 .map_or("?".to_string(), Value::to_string),
@@ -247,7 +331,7 @@ fn commit(project: &Project, a: &ChapterCommitArgs) -> Result<Report, CliError> 
             },
             super::memory::render_recorded(memory)
         ),
-    })
+    )
 }
 
 fn fail(project: &Project, a: &ChapterFailArgs) -> Result<Report, CliError> {
@@ -263,16 +347,20 @@ fn fail(project: &Project, a: &ChapterFailArgs) -> Result<Report, CliError> {
     }
     let cp =
         novel_store::stage::fail(project, n, &a.token, reason).map_err(|e| chapter_error(e, n))?;
-    Ok(Report {
-        data: json!({
-            "chapter": n, "orchestrator_state": cp.orchestrator_state, "error": cp.error,
-            "stage": cp.pipeline_stage, "lock_released": true,
-        }),
-        human: format!(
+    let data = FailData {
+        chapter: n,
+        orchestrator_state: cp.orchestrator_state,
+        error: &cp.error,
+        stage: cp.pipeline_stage,
+        lock_released: true,
+    };
+    Report::new(
+        &data,
+        format!(
             "第 {n} 章记为出错（{reason}），编排状态 ERROR_RETRY，锁已释放；staging 保持原样。\n之后运行 novel chapter begin {n} 从 {} 继续。\n",
             pipeline::stage_name(cp.pipeline_stage)
         ),
-    })
+    )
 }
 
 fn recover(project: &Project) -> Result<Report, CliError> {
@@ -286,8 +374,5 @@ fn recover(project: &Project) -> Result<Report, CliError> {
         human.push_str(&format!("{n}。\n"));
     }
     human.push_str(&format!("下一步：{}\n", r.resume.message));
-    Ok(Report {
-        data: serde_json::to_value(&r).unwrap_or_default(),
-        human,
-    })
+    Report::new(&r, human)
 }

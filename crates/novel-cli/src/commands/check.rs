@@ -108,7 +108,8 @@ fn names(global: &GlobalArgs, args: NamesArgs) -> Result<Report, CliError> {
         }
         None => super::resolve_inputs(global, &args.select)?,
     };
-    let (data, mut human, found) = names_report(project.as_ref(), &inputs)?;
+    let (data, mut human) = names_report(project.as_ref(), &inputs)?;
+    let found = data.findings.len();
     if found > 0 {
         let err = CliError::new(
             "E_NAMES",
@@ -116,14 +117,14 @@ fn names(global: &GlobalArgs, args: NamesArgs) -> Result<Report, CliError> {
             "逐条核对：笔误就改正文，新人物或别名就登记到 characters/",
             Exit::Problems,
         );
-        return Err(err.with_details(data, human));
+        return Err(err.with_report(&data, human));
     }
     human.push_str(&format!(
         "人名检查通过：{} 个文件，{} 个登记名字。\n",
         inputs.len(),
-        data["known_names"]
+        data.known_names
     ));
-    Ok(Report { data, human })
+    Report::new(&data, human)
 }
 
 fn leak(global: &GlobalArgs, args: LeakArgs) -> Result<Report, CliError> {
@@ -139,7 +140,6 @@ fn leak(global: &GlobalArgs, args: LeakArgs) -> Result<Report, CliError> {
         &assessment.cross_references,
     )?;
     let human = render_leak(&assessment);
-    let data = serde_json::to_value(&assessment).expect("serialises");
     if assessment.leak_risk == LeakRisk::High {
         let err = CliError::new(
             "E_LEAK",
@@ -147,9 +147,9 @@ fn leak(global: &GlobalArgs, args: LeakArgs) -> Result<Report, CliError> {
             "删去或改写外线实体；确需跨线的信息要有信使、书信、偶遇等叙事机制（LS-005），交汇章请在卷调度的 convergence_events 中登记",
             Exit::Problems,
         );
-        return Err(err.with_details(data, human));
+        return Err(err.with_report(&assessment, human));
     }
-    Ok(Report { data, human })
+    Report::new(&assessment, human)
 }
 
 /// The human lines of a leak check: the verdict, then one line per foreign name.
@@ -215,7 +215,6 @@ fn continuity(global: &GlobalArgs, args: &ContinuityArgs) -> Result<Report, CliE
         _ => "契约".to_string(),
     };
     let mut human = render_findings(&report.findings);
-    let data = serde_json::to_value(&report).expect("serialises");
     if report.counts.error > 0 {
         let err = CliError::new(
             "E_CONTINUITY",
@@ -226,7 +225,7 @@ fn continuity(global: &GlobalArgs, args: &ContinuityArgs) -> Result<Report, CliE
             "按每条的处理建议修改契约、补记状态，或在正文里写出过渡",
             Exit::Problems,
         );
-        return Err(err.with_details(data, human));
+        return Err(err.with_report(&report, human));
     }
     human.push_str(&if report.contracts_checked.is_empty() {
         format!("{what}：没有可检查的章节契约。\n")
@@ -241,5 +240,5 @@ fn continuity(global: &GlobalArgs, args: &ContinuityArgs) -> Result<Report, CliE
             report.counts.warning
         )
     });
-    Ok(Report { data, human })
+    Report::new(&report, human)
 }

@@ -10,15 +10,18 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
-use novel_core::context::{self, Agent, ContextError, session};
+use novel_core::context::session::SessionFacts;
+use novel_core::context::{self, Agent, BudgetRow, ContextError, session};
+use novel_core::next::Recommendation;
 use novel_store::context::{load_inputs, session_start};
 use novel_store::synth::{SynthOptions, synth_project};
 use novel_store::{Project, StoreError};
 
 use crate::cli::GlobalArgs;
-use crate::output::{CliError, Exit, Report};
+use crate::output::{CliError, Exit, Report, to_data};
 
 use crate::cli::HELP_TEMPLATE;
 
@@ -121,6 +124,63 @@ pub struct SynthArgs {
     pub style_drift: bool,
 }
 
+/// `novel context budget`'s `--json` data.
+#[derive(Serialize)]
+struct BudgetData<'a> {
+    agents: &'a [BudgetRow],
+}
+
+/// `novel context synth`'s `--json` data.
+#[derive(Serialize)]
+struct SynthData<'a> {
+    root: &'a Path,
+    chapters: u32,
+    next_chapter: u32,
+    volume: u32,
+}
+
+/// `novel context session-start`'s `--json` data in a project.
+#[derive(Serialize)]
+struct SessionData<'a> {
+    project: &'a Path,
+    text: &'a str,
+    recommendation: &'a Option<Recommendation>,
+    facts: &'a SessionFacts,
+}
+
+/// `session-start`'s `--json` data outside a project (`project` null), and, with the one
+/// line shown instead, when it failed.
+#[derive(Serialize)]
+struct SessionFailure<'a> {
+    project: Option<&'a Path>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a str>,
+}
+
+/// The plugin's and this binary's versions when they differ.
+#[derive(Serialize)]
+struct VersionMismatch<'a> {
+    plugin: &'a str,
+    binary: &'a str,
+}
+
+/// Claude Code's SessionStart hook output.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct HookOutput<'a> {
+    system_message: &'a str,
+    hook_specific_output: HookSpecificOutput<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct HookSpecificOutput<'a> {
+    hook_event_name: &'a str,
+    additional_context: &'a str,
+}
+
 pub fn run(global: &GlobalArgs, cmd: ContextCommand) -> Result<Report, CliError> {
     let (agent, args) = match cmd {
         ContextCommand::SessionStart => return Ok(session_start_guarded(global)),
@@ -191,10 +251,7 @@ fn budget(global: &GlobalArgs, args: &BudgetArgs) -> Result<Report, CliError> {
         human.push_str(&budget_line(agent, &row));
         rows.push(row);
     }
-    Ok(Report {
-        data: json!({"agents": rows}),
-        human,
-    })
+    Report::new(&BudgetData { agents: &rows }, human)
 }
 
 /// One agent's lines of `novel context budget`.
@@ -253,16 +310,22 @@ fn synth(a: &SynthArgs) -> Result<Report, CliError> {
             style_drift: a.style_drift,
         },
     )?;
-    Ok(Report {
-        data: json!({"root": r.root, "chapters": r.chapters, "next_chapter": r.next_chapter, "volume": r.volume}),
-        human: format!(
+    let data = SynthData {
+        root: &r.root,
+        chapters: r.chapters,
+        next_chapter: r.next_chapter,
+        volume: r.volume,
+    };
+    Report::new(
+        &data,
+        format!(
             "已生成 {} 章的合成项目：{}（下一章第 {} 章，第 {} 卷）\n",
             r.chapters,
             r.root.display(),
             r.next_chapter,
             r.volume
         ),
-    })
+    )
 }
 
 // ---- SessionStart -------------------------------------------------------------------------
@@ -298,17 +361,33 @@ fn hook_stdin() -> (Option<PathBuf>, Option<String>) {
     (cwd, source)
 }
 
+/// `session-start`'s data where it must not fail: a report of two strings always serialises
+/// (the `null` fallback is never taken).
+fn infallible(data: &impl Serialize) -> Value {
+    to_data(data).unwrap_or_default()
+}
+
 fn silent() -> Report {
+    let data = SessionFailure {
+        project: None,
+        text: None,
+        error: None,
+    };
     Report {
-        data: json!({"project": null}),
+        data: infallible(&data),
         human: String::new(),
     }
 }
 
 fn failure(why: &str) -> Report {
     let line = session::failure_line(why);
+    let data = SessionFailure {
+        project: None,
+        text: Some(&line),
+        error: Some(why),
+    };
     Report {
-        data: json!({"project": null, "text": line, "error": why}),
+        data: infallible(&data),
         human: line,
     }
 }
@@ -353,15 +432,18 @@ fn tell_the_author(report: Report, (plugin, binary, root): &(String, &str, PathB
     context.push_str(&format!(
         "\n【novel】程序版本 {binary} 与插件版本 {plugin} 不一致：结果可能与技能说明不符，先请作者更新程序。"
     ));
-    let out = json!({
-        "systemMessage": message,
-        "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context.trim()},
-    });
+    let out = HookOutput {
+        system_message: &message,
+        hook_specific_output: HookSpecificOutput {
+            hook_event_name: "SessionStart",
+            additional_context: context.trim(),
+        },
+    };
     let mut data = report.data;
-    data["version_mismatch"] = json!({"plugin": plugin, "binary": binary});
+    data["version_mismatch"] = infallible(&VersionMismatch { plugin, binary });
     Report {
         data,
-        human: out.to_string(),
+        human: serde_json::to_string(&out).unwrap_or_default(),
     }
 }
 
@@ -383,13 +465,17 @@ fn session_start_inner(global: &GlobalArgs) -> Report {
         Err(e) => return failure(&e.to_string()),
     };
     let s = session_start(&project, source);
-    Report {
-        data: json!({
-            "project": project.root,
-            "text": s.text,
-            "recommendation": s.recommendation,
-            "facts": s.facts,
-        }),
-        human: s.text,
+    let data = SessionData {
+        project: &project.root,
+        text: &s.text,
+        recommendation: &s.recommendation,
+        facts: &s.facts,
+    };
+    match to_data(&data) {
+        Ok(data) => Report {
+            data,
+            human: s.text,
+        },
+        Err(e) => failure(&e.message),
     }
 }

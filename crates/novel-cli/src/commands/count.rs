@@ -2,7 +2,7 @@
 //! each chapter against the ChapterWriter target (`novel.json` → `chapter_length`, 2500–3500).
 
 use clap::Args;
-use serde_json::json;
+use serde::Serialize;
 
 use novel_store::io;
 use novel_text::count::{LengthVerdict, count};
@@ -10,6 +10,35 @@ use novel_text::count::{LengthVerdict, count};
 use super::resolve_inputs;
 use crate::cli::{ChapterSelection, GlobalArgs};
 use crate::output::{CliError, Exit, Report};
+
+/// `novel count`'s `--json` data.
+#[derive(Serialize)]
+struct CountData<'a> {
+    target: Target,
+    files: Vec<FileCount<'a>>,
+    total: usize,
+    outside_target: usize,
+}
+
+/// The chapter-length target (`novel.json` → `chapter_length`).
+#[derive(Serialize)]
+struct Target {
+    min: u32,
+    max: u32,
+}
+
+/// One file's 字数, by kind, against the target.
+#[derive(Serialize)]
+struct FileCount<'a> {
+    path: &'a str,
+    chars: usize,
+    han: usize,
+    punctuation: usize,
+    latin_words: usize,
+    numbers: usize,
+    heading_chars: usize,
+    verdict: LengthVerdict,
+}
 
 #[derive(Debug, Args)]
 #[command(
@@ -55,26 +84,29 @@ pub fn run(global: &GlobalArgs, args: CountArgs) -> Result<Report, CliError> {
             target.min,
             target.max
         ));
-        files.push(json!({
-            "path": input.shown,
-            "chars": c.chars,
-            "han": c.han,
-            "punctuation": c.punctuation,
-            "latin_words": c.latin_words,
-            "numbers": c.numbers,
-            "heading_chars": c.heading_chars,
-            "verdict": verdict,
-        }));
+        files.push(FileCount {
+            path: &input.shown,
+            chars: c.chars,
+            han: c.han,
+            punctuation: c.punctuation,
+            latin_words: c.latin_words,
+            numbers: c.numbers,
+            heading_chars: c.heading_chars,
+            verdict,
+        });
     }
     if inputs.len() > 1 {
         human.push_str(&format!("合计：{} 个文件，{total} 字\n", inputs.len()));
     }
-    let data = json!({
-        "target": {"min": target.min, "max": target.max},
-        "files": files,
-        "total": total,
-        "outside_target": outside,
-    });
+    let data = CountData {
+        target: Target {
+            min: target.min,
+            max: target.max,
+        },
+        files,
+        total,
+        outside_target: outside,
+    };
     if args.check && outside > 0 {
         let err = CliError::new(
             "E_LENGTH",
@@ -85,7 +117,7 @@ pub fn run(global: &GlobalArgs, args: CountArgs) -> Result<Report, CliError> {
             "偏短的补写场景与动作，偏长的删减描写与重复对话；目标区间可在 novel.json 的 chapter_length 中调整",
             Exit::Problems,
         );
-        return Err(err.with_details(data, human));
+        return Err(err.with_report(&data, human));
     }
-    Ok(Report { data, human })
+    Report::new(&data, human)
 }

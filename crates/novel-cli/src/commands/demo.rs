@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use serde_json::json;
+use serde::Serialize;
 
 use novel_store::{io, layout};
 
@@ -180,6 +180,14 @@ pub struct DemoArgs {
     pub dir: Option<PathBuf>,
 }
 
+/// `novel demo`'s `--json` data: where the book went and the steps shown.
+#[derive(Serialize)]
+struct DemoData<'a> {
+    dir: &'a Path,
+    files: usize,
+    steps: &'static [&'static [&'static str]],
+}
+
 pub fn run(global: &GlobalArgs, args: &DemoArgs) -> Result<Report, CliError> {
     let dir = match &args.dir {
         Some(d) => d.clone(),
@@ -193,12 +201,13 @@ pub fn run(global: &GlobalArgs, args: &DemoArgs) -> Result<Report, CliError> {
     let dir = dir
         .canonicalize()
         .map_err(|e| novel_store::StoreError::io(&dir, e))?;
-    let data = json!({"dir": dir, "files": BOOK.len(), "steps": STEPS});
+    let data = DemoData {
+        dir: &dir,
+        files: BOOK.len(),
+        steps: STEPS,
+    };
     if global.json {
-        return Ok(Report {
-            data,
-            human: String::new(),
-        });
+        return Report::new(&data, String::new());
     }
     output::out(&format!(
         "示例书《雾港夜行》（3 章，快速起步的试写刚完成）已写到 {}\n\n",
@@ -207,13 +216,13 @@ pub fn run(global: &GlobalArgs, args: &DemoArgs) -> Result<Report, CliError> {
     for step in STEPS {
         show_step(&dir, step);
     }
-    Ok(Report {
-        data,
-        human: format!(
+    Report::new(
+        &data,
+        format!(
             "\n以上每一步都可以在 {} 里自己再跑一遍（novel help 查看全部命令）。\n在 Claude Code 里使用插件：claude --plugin-dir <本仓库目录>，然后输入 /novel:start。\n",
             dir.display()
         ),
-    })
+    )
 }
 
 /// The book's directories (the layout of `novel init`) and files; refuses a directory in use.

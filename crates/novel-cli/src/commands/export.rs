@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use serde_json::{Value, json};
+use serde::Serialize;
 
 use novel_store::Project;
 use novel_store::epub::{EpubBook, EpubChapter};
@@ -15,6 +15,28 @@ use novel_text::export::{Indent, TextEncoding, encode, md, plain_chapter, txt};
 
 use crate::cli::{ChapterSpan, GlobalArgs, chapter_span};
 use crate::output::{self, CliError, Exit, Report};
+
+/// `novel export`'s `--json` data; `text` (the export itself) only when written to stdout.
+#[derive(Serialize)]
+struct ExportData<'a> {
+    format: &'static str,
+    encoding: &'static str,
+    file: &'a str,
+    chapters: [u32; 2],
+    count: usize,
+    chars: usize,
+    volumes: Vec<u32>,
+    missing: &'a [u32],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text: Option<&'a str>,
+}
+
+/// The `data` of `E_EXPORT_ENCODING`.
+#[derive(Serialize)]
+struct UnmappableData {
+    encoding: &'static str,
+    unmappable: Vec<novel_store::export::Located>,
+}
 
 #[derive(Debug, Args)]
 #[command(
@@ -125,7 +147,13 @@ fn unmappable(encoding: EncodingArg, chars: &[char], g: &Gathered) -> CliError {
         "改用 --encoding gb18030（能表示所有字，多数要求 GBK 的平台也接受）或默认的 UTF-8；也可以在正文里换掉这些字",
         Exit::Problems,
     )
-    .with_details(json!({ "encoding": encoding.label(), "unmappable": places }), String::new())
+    .with_report(
+        &UnmappableData {
+            encoding: encoding.label(),
+            unmappable: places,
+        },
+        String::new(),
+    )
 }
 
 fn export_error(e: ExportError) -> CliError {
@@ -270,30 +298,37 @@ pub fn run(global: &GlobalArgs, args: ExportArgs) -> Result<Report, CliError> {
         .sum();
     let mut volumes: Vec<u32> = g.chapters.iter().filter_map(|c| c.volume).collect();
     volumes.dedup();
-    let mut data = json!({
-        "format": args.format.ext(),
-        "encoding": if args.format == Format::Txt { args.encoding.label() } else { "UTF-8" },
-        "file": Value::Null,
-        "chapters": [first, last],
-        "count": g.chapters.len(),
-        "chars": chars,
-        "volumes": volumes,
-        "missing": g.missing,
-    });
-    match to {
-        Target::Stdout => {
-            let text = String::from_utf8_lossy(&bytes).into_owned();
-            data["file"] = json!("-");
-            data["text"] = json!(text);
-            Ok(Report { data, human: text })
-        }
+    // Written first: the report names where the export went.
+    let (file, text) = match to {
+        Target::Stdout => (
+            "-".to_string(),
+            Some(String::from_utf8_lossy(&bytes).into_owned()),
+        ),
         Target::File { path, shown } => {
             novel_store::export::write(&path, &bytes)?;
-            data["file"] = json!(shown);
-            let human = summary(&g, &args, chars, &shown);
-            Ok(Report { data, human })
+            (shown, None)
         }
-    }
+    };
+    let data = ExportData {
+        format: args.format.ext(),
+        encoding: if args.format == Format::Txt {
+            args.encoding.label()
+        } else {
+            "UTF-8"
+        },
+        file: &file,
+        chapters: [first, last],
+        count: g.chapters.len(),
+        chars,
+        volumes,
+        missing: &g.missing,
+        text: text.as_deref(),
+    };
+    let human = match &text {
+        Some(text) => text.clone(),
+        None => summary(&g, &args, chars, &file),
+    };
+    Report::new(&data, human)
 }
 
 /// Chapters missing from the range and files that could not be read, on stderr.

@@ -1,10 +1,17 @@
 //! `novel help [COMMAND]`: the Chinese help of the whole tool or of one subcommand.
 
 use clap::CommandFactory;
-use serde_json::json;
+use serde::Serialize;
 
 use crate::cli::{Cli, localize_help};
 use crate::output::{CliError, Exit, Report};
+
+/// `novel help`'s `--json` data.
+#[derive(Serialize)]
+struct HelpData<'a> {
+    command: String,
+    text: &'a str,
+}
 
 pub fn run(path: &[String]) -> Result<Report, CliError> {
     let mut cmd = Cli::command();
@@ -24,8 +31,9 @@ pub fn run(path: &[String]) -> Result<Report, CliError> {
         }
     }
     let text = localize_help(&current.render_help().to_string());
-    Ok(Report {
-        data: json!({"command": path.join(" "), "text": text}),
-        human: text,
-    })
+    let data = HelpData {
+        command: path.join(" "),
+        text: &text,
+    };
+    Report::new(&data, text.as_str())
 }

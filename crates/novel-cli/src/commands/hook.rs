@@ -10,7 +10,8 @@
 use std::io::{IsTerminal, Read};
 
 use clap::Subcommand;
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
 use novel_store::guard::{self, ToolCall};
 
@@ -27,20 +28,45 @@ pub enum HookCommand {
     PostToolUse,
 }
 
+/// Claude Code's answer to a hook: deny the write before it happens, or block after it and
+/// hand the reason back to the model.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Answer {
+    Deny {
+        #[serde(rename = "hookSpecificOutput")]
+        hook_specific_output: Denial,
+    },
+    Block {
+        decision: &'static str,
+        reason: String,
+    },
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Denial {
+    hook_event_name: &'static str,
+    permission_decision: &'static str,
+    permission_decision_reason: String,
+}
+
 /// Runs the hook and returns the exit code (always 0).
 pub fn run(cmd: HookCommand) -> i32 {
     // A panic must not reach the model's turn: one line on stderr, nothing on stdout.
     std::panic::set_hook(Box::new(|_| {
         crate::output::err("novel hook：内部错误，已跳过本次检查\n");
     }));
-    if let Ok(Some(answer)) = std::panic::catch_unwind(|| answer(cmd)) {
-        crate::output::out(&format!("{answer}\n"));
+    if let Ok(Some(answer)) = std::panic::catch_unwind(|| answer(cmd))
+        && let Ok(text) = serde_json::to_string(&answer)
+    {
+        crate::output::out(&format!("{text}\n"));
     }
     0
 }
 
 /// The hook's JSON answer, if it has one.
-fn answer(cmd: HookCommand) -> Option<Value> {
+fn answer(cmd: HookCommand) -> Option<Answer> {
     let call = ToolCall::from_json(&read_stdin()?);
     if !call.writes() {
         return None;
@@ -49,17 +75,20 @@ fn answer(cmd: HookCommand) -> Option<Value> {
     match cmd {
         HookCommand::PreToolUse => call.files.iter().find_map(|file| {
             let reason = guard::before_write(file, cwd).reason()?;
-            Some(json!({
-                "hookSpecificOutput": {
-                    "hookEventName": "PreToolUse",
-                    "permissionDecision": "deny",
-                    "permissionDecisionReason": reason,
-                }
-            }))
+            Some(Answer::Deny {
+                hook_specific_output: Denial {
+                    hook_event_name: "PreToolUse",
+                    permission_decision: "deny",
+                    permission_decision_reason: reason,
+                },
+            })
         }),
         HookCommand::PostToolUse => call.files.iter().find_map(|file| {
             let reason = guard::block_reason(&guard::written(file, cwd))?;
-            Some(json!({"decision": "block", "reason": reason}))
+            Some(Answer::Block {
+                decision: "block",
+                reason,
+            })
         }),
     }
 }

@@ -7,15 +7,97 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
-use novel_core::import::{Action, Plan, Problem, ProblemKind, Section, SectionKind, VolumeHeading};
+use novel_core::import::{
+    Action, Plan, Problem, ProblemKind, Row, Section, SectionKind, VolumeHeading, VolumeRange,
+};
+use novel_core::model::OrchestratorState;
 use novel_store::Project;
-use novel_store::import::{ImportError, SourceFile};
+use novel_store::import::{BackfillStep, ImportError, SourceFile, Written};
 use novel_text::chapters::{Heading, file_name_heading, split, split_file};
 
 use crate::cli::{GlobalArgs, HELP_TEMPLATE, chapter_number};
 use crate::output::{CliError, Exit, Report};
+
+/// `novel import`'s `--json` data: the plan, then what was written (`null` until written).
+#[derive(Serialize)]
+struct ImportData<'a> {
+    source: SourceData<'a>,
+    dry_run: bool,
+    renumber: bool,
+    project: Option<String>,
+    new_project: bool,
+    rows: &'a [Row],
+    problems: &'a [Problem],
+    imported: &'a [u32],
+    skipped: &'a [u32],
+    volumes: &'a [VolumeRange],
+    chars: CharsData,
+    written: Option<WrittenData<'a>>,
+    orchestrator_state: Option<&'a OrchestratorState>,
+    last_completed_chapter: Option<u32>,
+    backfill: Option<BackfillAction<'a>>,
+}
+
+#[derive(Serialize)]
+struct SourceData<'a> {
+    path: String,
+    files: &'a [SourceFileData],
+}
+
+/// One file of the manuscript and how it was decoded.
+#[derive(Serialize)]
+struct SourceFileData {
+    file: String,
+    encoding: &'static str,
+    found_by: &'static str,
+    malformed: bool,
+}
+
+/// 字数 of the whole manuscript and of the chapters imported.
+#[derive(Serialize)]
+struct CharsData {
+    source: usize,
+    imported: usize,
+}
+
+#[derive(Serialize)]
+struct WrittenData<'a> {
+    files: usize,
+    schedules: &'a [u32],
+    kept_volumes: &'a [u32],
+}
+
+/// The backfill pending action the import opened.
+#[derive(Serialize)]
+struct BackfillAction<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'a str,
+    chapters: Option<&'a Value>,
+    next: Option<&'a Value>,
+}
+
+/// `novel import backfill --done N`'s `--json` data.
+#[derive(Serialize)]
+struct BackfillDone {
+    done: u32,
+    left: usize,
+    next: Option<u32>,
+    finished: bool,
+}
+
+/// `novel import backfill`'s `--json` data.
+#[derive(Serialize)]
+struct BackfillProgress<'a> {
+    pending: bool,
+    left: usize,
+    chapters: &'a [u32],
+    next: Option<u32>,
+    step: Option<&'a BackfillStep>,
+}
 
 #[derive(Debug, Args)]
 #[command(
@@ -93,7 +175,7 @@ struct Manuscript {
     volumes: Vec<VolumeHeading>,
     chars: Vec<usize>,
     warnings: Vec<Problem>,
-    files: Vec<Value>,
+    files: Vec<SourceFileData>,
 }
 
 /// Folder order: 序章/楔子/引子 first, then by number, then the rest (番外、尾声、unnumbered).
@@ -126,8 +208,12 @@ fn read_manuscript(path: &Path) -> Result<Manuscript, CliError> {
     };
     for f in &files {
         let d = novel_text::decode::decode(&f.bytes);
-        m.files.push(json!({"file": f.shown, "encoding": d.encoding,
-            "found_by": d.found_by, "malformed": d.malformed}));
+        m.files.push(SourceFileData {
+            file: f.shown.clone(),
+            encoding: d.encoding,
+            found_by: d.found_by,
+            malformed: d.malformed,
+        });
         let part = if folder {
             split_file(&d.text, &f.shown, &f.stem)
         } else {
@@ -212,10 +298,10 @@ fn import(global: &GlobalArgs, args: &ImportArgs) -> Result<Report, CliError> {
     let mut plan =
         novel_core::import::plan(&m.sections, &m.chars, &m.volumes, &target, args.renumber);
     plan.problems.extend(m.warnings.iter().cloned());
-    let mut data = plan_json(&plan, &source, &m, args, fresh);
+    let mut data = plan_data(&plan, &source, &m, args, fresh);
     let human = plan_human(&plan);
     if let Some(code) = plan.refusal() {
-        return Err(refusal(code, &plan, args).with_details(data, human));
+        return Err(refusal(code, &plan, args).with_report(&data, human));
     }
     if args.dry_run {
         let mut human = human;
@@ -224,7 +310,7 @@ fn import(global: &GlobalArgs, args: &ImportArgs) -> Result<Report, CliError> {
             plan.imported.len(),
             plan.skipped.len()
         ));
-        return Ok(Report { data, human });
+        return Report::new(&data, human);
     }
     let project = match existing {
         Some(p) => p,
@@ -236,15 +322,15 @@ fn import(global: &GlobalArgs, args: &ImportArgs) -> Result<Report, CliError> {
         &project,
         &plan,
         &m.sections,
-        data["new_project"] == json!(true),
+        data.new_project,
         stale,
         &|| bar.inc(1),
     );
     bar.finish_and_clear();
     let written = written.map_err(import_error)?;
-    data["project"] = json!(project.root.display().to_string());
+    data.project = Some(project.root.display().to_string());
     let human = human + &written_human(&plan, written.as_ref(), &mut data);
-    Ok(Report { data, human })
+    Report::new(&data, human)
 }
 
 fn create_project(dir: &Path, source: &Path, args: &ImportArgs) -> Result<Project, CliError> {
@@ -308,30 +394,42 @@ fn refusal(code: &'static str, plan: &Plan, args: &ImportArgs) -> CliError {
     CliError::new(code, message, hint, Exit::Problems)
 }
 
-fn plan_json(plan: &Plan, source: &Path, m: &Manuscript, args: &ImportArgs, new: bool) -> Value {
+fn plan_data<'a>(
+    plan: &'a Plan,
+    source: &Path,
+    m: &'a Manuscript,
+    args: &ImportArgs,
+    new: bool,
+) -> ImportData<'a> {
     let imported_chars: usize = plan
         .rows
         .iter()
         .filter(|r| r.action == Action::Import)
         .map(|r| r.chars)
         .sum();
-    json!({
-        "source": {"path": source.display().to_string(), "files": m.files},
-        "dry_run": args.dry_run,
-        "renumber": args.renumber,
-        "project": null,
-        "new_project": new,
-        "rows": plan.rows,
-        "problems": plan.problems,
-        "imported": plan.imported,
-        "skipped": plan.skipped,
-        "volumes": plan.volumes,
-        "chars": {"source": plan.source_chars, "imported": imported_chars},
-        "written": null,
-        "orchestrator_state": null,
-        "last_completed_chapter": null,
-        "backfill": null,
-    })
+    ImportData {
+        source: SourceData {
+            path: source.display().to_string(),
+            files: &m.files,
+        },
+        dry_run: args.dry_run,
+        renumber: args.renumber,
+        project: None,
+        new_project: new,
+        rows: &plan.rows,
+        problems: &plan.problems,
+        imported: &plan.imported,
+        skipped: &plan.skipped,
+        volumes: &plan.volumes,
+        chars: CharsData {
+            source: plan.source_chars,
+            imported: imported_chars,
+        },
+        written: None,
+        orchestrator_state: None,
+        last_completed_chapter: None,
+        backfill: None,
+    }
 }
 
 fn row_label(r: &novel_core::import::Row) -> String {
@@ -375,10 +473,10 @@ fn plan_human(plan: &Plan) -> String {
     out
 }
 
-fn written_human(
+fn written_human<'a>(
     plan: &Plan,
-    written: Option<&novel_store::import::Written>,
-    data: &mut Value,
+    written: Option<&'a Written>,
+    data: &mut ImportData<'a>,
 ) -> String {
     let Some(w) = written else {
         return format!(
@@ -387,18 +485,23 @@ fn written_human(
         );
     };
     let cp = &w.checkpoint;
-    data["written"] = json!({"files": w.files, "schedules": w.schedules, "kept_volumes": w.kept});
-    data["orchestrator_state"] = json!(cp.orchestrator_state);
-    data["last_completed_chapter"] = json!(cp.last_completed_chapter);
-    let backfill = cp
+    data.written = Some(WrittenData {
+        files: w.files,
+        schedules: &w.schedules,
+        kept_volumes: &w.kept,
+    });
+    data.orchestrator_state = Some(&cp.orchestrator_state);
+    data.last_completed_chapter = Some(cp.last_completed_chapter);
+    data.backfill = cp
         .pending_actions
         .iter()
-        .find(|a| a.id == novel_store::import::BACKFILL_ID);
-    data["backfill"] = match backfill {
-        Some(a) => json!({"id": a.id, "type": a.kind,
-            "chapters": a.extra.get("chapters"), "next": a.extra.get("next")}),
-        None => Value::Null,
-    };
+        .find(|a| a.id == novel_store::import::BACKFILL_ID)
+        .map(|a| BackfillAction {
+            id: &a.id,
+            kind: &a.kind,
+            chapters: a.extra.get("chapters"),
+            next: a.extra.get("next"),
+        });
     let mut out = format!(
         "已导入 {} 章（第 {}–{} 章）",
         plan.imported.len(),
@@ -427,18 +530,24 @@ fn backfill(global: &GlobalArgs, args: &BackfillArgs) -> Result<Report, CliError
             ),
             None => format!("第 {n} 章已补全：导入的章节全部补全，待处理事项已关闭。\n"),
         };
-        return Ok(Report {
-            data: json!({"done": n, "left": left.len(), "next": left.first(),
-                "finished": left.is_empty()}),
-            human,
-        });
+        let data = BackfillDone {
+            done: n,
+            left: left.len(),
+            next: left.first().copied(),
+            finished: left.is_empty(),
+        };
+        return Report::new(&data, human);
     }
     let status = novel_store::import::backfill_status(&project).map_err(import_error)?;
     let Some((left, step)) = status else {
-        return Ok(Report {
-            data: json!({"pending": false, "left": 0, "chapters": [], "next": null, "step": null}),
-            human: "没有待补全的导入章节。\n".into(),
-        });
+        let data = BackfillProgress {
+            pending: false,
+            left: 0,
+            chapters: &[],
+            next: None,
+            step: None,
+        };
+        return Report::new(&data, "没有待补全的导入章节。\n");
     };
     let mut human = format!(
         "待补全 {} 章，下一章第 {} 章（摘要 {}，状态增量写到 {}）。\n",
@@ -456,9 +565,12 @@ fn backfill(global: &GlobalArgs, args: &BackfillArgs) -> Result<Report, CliError
             step.chapter
         ));
     }
-    Ok(Report {
-        data: json!({"pending": true, "left": left.len(), "chapters": left,
-            "next": step.chapter, "step": step}),
-        human,
-    })
+    let data = BackfillProgress {
+        pending: true,
+        left: left.len(),
+        chapters: &left,
+        next: Some(step.chapter),
+        step: Some(&step),
+    };
+    Report::new(&data, human)
 }

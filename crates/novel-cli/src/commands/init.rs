@@ -1,11 +1,20 @@
 //! `novel init [DIR] --title --genre`.
 
-use serde_json::json;
+use serde::Serialize;
 
 use novel_store::init::{InitOptions, init_project};
 
 use crate::cli::{GlobalArgs, InitArgs};
 use crate::output::{CliError, Report};
+
+/// `novel init`'s `--json` data.
+#[derive(Serialize)]
+struct InitData<'a> {
+    root: &'a str,
+    files: &'a [String],
+    dirs: &'a [String],
+    orchestrator_state: &'static str,
+}
 
 pub fn run(global: &GlobalArgs, args: InitArgs) -> Result<Report, CliError> {
     let dir = args
@@ -28,13 +37,11 @@ pub fn run(global: &GlobalArgs, args: InitArgs) -> Result<Report, CliError> {
         report.files.len(),
         report.dirs.len()
     );
-    Ok(Report {
-        data: json!({
-            "root": root,
-            "files": report.files,
-            "dirs": report.dirs,
-            "orchestrator_state": "QUICK_START",
-        }),
-        human,
-    })
+    let data = InitData {
+        root: &root,
+        files: &report.files,
+        dirs: &report.dirs,
+        orchestrator_state: "QUICK_START",
+    };
+    Report::new(&data, human)
 }

@@ -6,7 +6,6 @@
 
 use clap::Args;
 use serde::Serialize;
-use serde_json::json;
 
 use novel_store::select::{load_blacklist, load_profile};
 use novel_store::{io, settings};
@@ -31,7 +30,24 @@ pub struct LintArgs {
 struct FileFinding<'a> {
     path: &'a str,
     #[serde(flatten)]
-    finding: &'a Finding,
+    finding: Finding,
+}
+
+/// `novel lint`'s `--json` data.
+#[derive(Serialize)]
+struct LintData<'a> {
+    pass: bool,
+    blacklist_source: &'a str,
+    files: Vec<FileSummary<'a>>,
+    findings: Vec<FileFinding<'a>>,
+}
+
+/// One file's result.
+#[derive(Serialize)]
+struct FileSummary<'a> {
+    path: &'a str,
+    pass: bool,
+    summary: LintSummary,
 }
 
 pub fn run(global: &GlobalArgs, args: LintArgs) -> Result<Report, CliError> {
@@ -52,38 +68,37 @@ pub fn run(global: &GlobalArgs, args: LintArgs) -> Result<Report, CliError> {
 
     let mut human = String::new();
     let mut files = Vec::new();
-    let mut all_findings: Vec<serde_json::Value> = Vec::new();
+    let mut all_findings = Vec::new();
     let mut failed = 0;
     for input in &inputs {
         let text = io::read_text(&input.path)?;
         let report = linter.lint(&Document::new(&text));
-        for f in &report.findings {
+        for f in report.findings {
             human.push_str(&format!(
                 "{}:{}:{}: {}: {}\n    {}\n",
                 input.shown, f.line, f.col, f.rule, f.message, f.excerpt
             ));
-            all_findings.push(
-                serde_json::to_value(FileFinding {
-                    path: &input.shown,
-                    finding: f,
-                })
-                .expect("findings serialise"),
-            );
+            all_findings.push(FileFinding {
+                path: &input.shown,
+                finding: f,
+            });
         }
         human.push_str(&summary_line(&input.shown, &report.summary));
         if !report.summary.pass {
             failed += 1;
         }
-        files.push(
-            json!({"path": input.shown, "pass": report.summary.pass, "summary": report.summary}),
-        );
+        files.push(FileSummary {
+            path: &input.shown,
+            pass: report.summary.pass,
+            summary: report.summary,
+        });
     }
-    let data = json!({
-        "pass": failed == 0,
-        "blacklist_source": source,
-        "files": files,
-        "findings": all_findings,
-    });
+    let data = LintData {
+        pass: failed == 0,
+        blacklist_source: &source,
+        files,
+        findings: all_findings,
+    };
     if failed > 0 {
         let err = CliError::new(
             "E_LINT",
@@ -94,10 +109,10 @@ pub fn run(global: &GlobalArgs, args: LintArgs) -> Result<Report, CliError> {
             "按 文件:行:列 逐条改写（StyleRefiner 可据此润色）；确认无误的短语可用 novel blacklist whitelist 加入白名单",
             Exit::Problems,
         );
-        return Err(err.with_details(data, human));
+        return Err(err.with_report(&data, human));
     }
     human.push_str(&format!("检查通过：{} 个文件。\n", inputs.len()));
-    Ok(Report { data, human })
+    Report::new(&data, human)
 }
 
 fn summary_line(shown: &str, s: &LintSummary) -> String {

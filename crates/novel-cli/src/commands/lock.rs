@@ -1,12 +1,44 @@
 //! `novel lock status|acquire|release|clear`.
 
-use serde_json::json;
+use serde::Serialize;
 
 use novel_store::lock::{self, LockState};
 
 use super::{lock_error, stale_after};
 use crate::cli::{GlobalArgs, LockCommand};
-use crate::output::{CliError, Report};
+use crate::output::{CliError, Report, to_data};
+
+/// `novel lock acquire`'s `--json` data.
+#[derive(Serialize)]
+struct Acquired<'a> {
+    token: &'a str,
+    info: &'a lock::LockInfo,
+    broke_stale: &'a Option<String>,
+}
+
+/// `novel lock release`'s `--json` data.
+#[derive(Serialize)]
+struct Released {
+    released: bool,
+    chapter: Option<u32>,
+}
+
+/// `novel lock clear`'s `--json` data: the owner of the lock removed, its token blanked.
+#[derive(Serialize)]
+struct Cleared {
+    removed: bool,
+    info: Option<lock::LockInfo>,
+}
+
+/// The envelope name of a `lock` subcommand.
+pub fn command_name(cmd: &LockCommand) -> &'static str {
+    match cmd {
+        LockCommand::Status => "lock status",
+        LockCommand::Acquire(_) => "lock acquire",
+        LockCommand::Release(_) => "lock release",
+        LockCommand::Clear => "lock clear",
+    }
+}
 
 pub fn run(global: &GlobalArgs, cmd: LockCommand) -> Result<Report, CliError> {
     let project = super::project(global)?;
@@ -25,7 +57,7 @@ pub fn run(global: &GlobalArgs, cmd: LockCommand) -> Result<Report, CliError> {
                 ),
             };
             // Never print the owner's token to others.
-            let mut data = serde_json::to_value(&state).expect("serialises");
+            let mut data = to_data(&state)?;
             if let Some(info) = data.get_mut("info").and_then(|i| i.as_object_mut()) {
                 info.remove("token");
             }
@@ -38,17 +70,20 @@ pub fn run(global: &GlobalArgs, cmd: LockCommand) -> Result<Report, CliError> {
             if let Some(b) = &got.broke_stale {
                 human.push_str(&format!("先清除了僵尸锁：{b}\n"));
             }
-            Ok(Report {
-                data: json!({"token": got.info.token, "info": got.info, "broke_stale": got.broke_stale}),
-                human,
-            })
+            let data = Acquired {
+                token: &got.info.token,
+                info: &got.info,
+                broke_stale: &got.broke_stale,
+            };
+            Report::new(&data, human)
         }
         LockCommand::Release(a) => {
             let info = lock::release(&project, &a.token).map_err(lock_error)?;
-            Ok(Report {
-                data: json!({"released": true, "chapter": info.chapter}),
-                human: "已释放锁。\n".into(),
-            })
+            let data = Released {
+                released: true,
+                chapter: info.chapter,
+            };
+            Report::new(&data, "已释放锁。\n")
         }
         LockCommand::Clear => {
             let removed = lock::clear(&project).map_err(lock_error)?;
@@ -61,13 +96,14 @@ pub fn run(global: &GlobalArgs, cmd: LockCommand) -> Result<Report, CliError> {
                 }
                 None => "没有锁需要清除。\n".to_string(),
             };
-            Ok(Report {
-                data: json!({
-                    "removed": removed.is_some(),
-                    "info": removed.and_then(|c| c.info).map(|mut i| { i.token.clear(); i }),
+            let data = Cleared {
+                removed: removed.is_some(),
+                info: removed.and_then(|c| c.info).map(|mut i| {
+                    i.token.clear();
+                    i
                 }),
-                human,
-            })
+            };
+            Report::new(&data, human)
         }
     }
 }

@@ -3,8 +3,9 @@
 //! characters CharacterWeaver just created.
 
 use clap::{Args, Subcommand};
-use serde_json::json;
+use serde::Serialize;
 
+use novel_core::model::MemoryEntry;
 use novel_core::model::revision::MemoryKind;
 use novel_store::memory::{self, Recorded};
 
@@ -98,12 +99,9 @@ pub fn run(global: &GlobalArgs, cmd: MemoryCommand) -> Result<Report, CliError> 
                     "用 characters/active/ 中角色档案的文件名（slug）；其余角色已处理",
                     Exit::Problems,
                 )
-                .with_details(serde_json::to_value(&done).unwrap_or_default(), human));
+                .with_report(&done, human));
             }
-            Ok(Report {
-                data: serde_json::to_value(&done).unwrap_or_default(),
-                human,
-            })
+            Report::new(&done, human)
         }
         MemoryCommand::Show(a) => show(&project, &a),
         MemoryCommand::Rebuild => {
@@ -121,12 +119,17 @@ pub fn run(global: &GlobalArgs, cmd: MemoryCommand) -> Result<Report, CliError> 
                     done.unknown.join("、")
                 ));
             }
-            Ok(Report {
-                data: serde_json::to_value(&done).unwrap_or_default(),
-                human,
-            })
+            Report::new(&done, human)
         }
     }
+}
+
+/// `novel memory show`'s `--json` data.
+#[derive(Serialize)]
+struct Shown<'a> {
+    character: &'a str,
+    file: String,
+    entries: &'a [MemoryEntry],
 }
 
 fn show(project: &novel_store::Project, a: &ShowArgs) -> Result<Report, CliError> {
@@ -163,8 +166,10 @@ fn show(project: &novel_store::Project, a: &ShowArgs) -> Result<Report, CliError
             )),
         }
     }
-    Ok(Report {
-        data: json!({"character": slug, "file": novel_store::layout::character_memory(&slug), "entries": entries}),
-        human,
-    })
+    let data = Shown {
+        character: &slug,
+        file: novel_store::layout::character_memory(&slug),
+        entries: &entries,
+    };
+    Report::new(&data, human)
 }

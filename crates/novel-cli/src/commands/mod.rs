@@ -37,7 +37,7 @@ pub mod volume;
 use std::path::Path;
 use std::time::Duration;
 
-use serde_json::json;
+use serde::Serialize;
 
 use novel_core::ops::OpsError;
 use novel_core::plan::PlanFinding;
@@ -111,13 +111,37 @@ pub(crate) fn plan_error(e: novel_store::plan::PlanError) -> CliError {
     CliError::new(e.code(), e.to_string(), e.hint(), Exit::Usage)
 }
 
+/// The names check's `--json` data.
+#[derive(Serialize)]
+pub(crate) struct NamesReport {
+    pub known_names: usize,
+    pub known_entities: usize,
+    pub files: Vec<String>,
+    pub findings: Vec<NameFinding>,
+}
+
+/// One suspicious name where it is first seen; the issue's kind (`kind`, and `of`/`like`,
+/// `entity`, `why`) follows the common keys.
+#[derive(Serialize)]
+pub(crate) struct NameFinding {
+    path: String,
+    line: usize,
+    col: usize,
+    rule: &'static str,
+    severity: &'static str,
+    message: String,
+    name: String,
+    evidence: Vec<Evidence>,
+    #[serde(flatten)]
+    kind: NameIssueKind,
+}
+
 /// The names check of `inputs` against the project's registered and setting names: the
-/// `--json` data (`known_names`, `known_entities`, `files`, `findings`), the human lines, and
-/// how many findings. Shared by `check names` and the reviews.
+/// `--json` data and the human lines. Shared by `check names` and the reviews.
 pub(crate) fn names_report(
     project: Option<&Project>,
     inputs: &[Input],
-) -> Result<(serde_json::Value, String, usize), CliError> {
+) -> Result<(NamesReport, String), CliError> {
     let index = match project {
         Some(p) => NameIndex::with_entities(
             novel_text::names::known_names(&novel_store::names::name_sources(p)?),
@@ -140,32 +164,26 @@ pub(crate) fn names_report(
                 .iter()
                 .map(|s| Evidence::of(&doc, *s))
                 .collect();
-            let mut v = json!({
-                "path": input.shown,
-                "line": line,
-                "col": col,
-                "rule": rule,
-                "severity": "warning",
-                "message": message,
-                "name": issue.name,
-                "evidence": evidence,
+            findings.push(NameFinding {
+                path: input.shown.clone(),
+                line,
+                col,
+                rule,
+                severity: "warning",
+                message,
+                name: issue.name,
+                evidence,
+                kind: issue.kind,
             });
-            if let (Some(obj), Ok(serde_json::Value::Object(kind))) =
-                (v.as_object_mut(), serde_json::to_value(&issue.kind))
-            {
-                obj.extend(kind);
-            }
-            findings.push(v);
         }
     }
-    let found = findings.len();
-    let data = json!({
-        "known_names": index.names().len(),
-        "known_entities": index.entities().len(),
-        "files": inputs.iter().map(|i| i.shown.clone()).collect::<Vec<_>>(),
-        "findings": findings,
-    });
-    Ok((data, human, found))
+    let data = NamesReport {
+        known_names: index.names().len(),
+        known_entities: index.entities().len(),
+        files: inputs.iter().map(|i| i.shown.clone()).collect(),
+        findings,
+    };
+    Ok((data, human))
 }
 
 /// Where a name issue is first seen, its rule, and the Chinese message with its lines.

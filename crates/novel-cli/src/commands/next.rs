@@ -5,15 +5,45 @@
 
 use std::path::Path;
 
-use serde_json::{Value, json};
+use serde::Serialize;
 
-use novel_core::menu::{self, Menu, MenuFacts};
+use novel_core::menu::{self, Menu, MenuFacts, MenuOption, OptionId, ReviewDue};
 use novel_core::next::Recommendation;
+use novel_core::quickstart::QuickStartStatus;
 use novel_store::next::next_view;
 use novel_store::{Project, StoreError};
 
 use crate::cli::GlobalArgs;
-use crate::output::{CliError, Exit, Report};
+use crate::output::{CliError, Exit, Report, to_data};
+
+/// `novel next`'s `--json` data (`project` null outside a project).
+#[derive(Serialize)]
+struct NextData<'a> {
+    project: Option<String>,
+    recommendation: &'a Recommendation,
+    options: &'a [MenuOption],
+    recommended: OptionId,
+    quick_start: Option<&'a QuickStartStatus>,
+    reviews: Reviews<'a>,
+    volume: Option<VolumeData>,
+    skipped_deltas: &'a [u32],
+    recommend_rebuild: bool,
+    problems: &'a [String],
+}
+
+/// The periodic reviews due.
+#[derive(Serialize)]
+struct Reviews<'a> {
+    due: &'a [ReviewDue],
+}
+
+/// The current volume and its planned range, with where that came from.
+#[derive(Serialize)]
+struct VolumeData {
+    current: u32,
+    range: Option<[u32; 2]>,
+    range_source: Option<&'static str>,
+}
 
 fn human(r: &Recommendation, m: &Menu, problems: &[String]) -> String {
     let mut out = format!(
@@ -30,24 +60,25 @@ fn human(r: &Recommendation, m: &Menu, problems: &[String]) -> String {
     out
 }
 
-fn no_project() -> Report {
+fn no_project() -> Result<Report, CliError> {
     let r = menu::no_project_recommendation();
     let m = menu::no_project_menu();
-    Report {
+    let data = NextData {
+        project: None,
+        recommendation: &r,
+        options: &m.options,
+        recommended: m.recommended,
+        quick_start: None,
+        reviews: Reviews { due: &[] },
+        volume: None,
+        skipped_deltas: &[],
+        recommend_rebuild: false,
+        problems: &[],
+    };
+    Ok(Report {
+        data: to_data(&data)?,
         human: human(&r, &m, &[]),
-        data: json!({
-            "project": Value::Null,
-            "recommendation": r,
-            "options": m.options,
-            "recommended": m.recommended,
-            "quick_start": Value::Null,
-            "reviews": {"due": []},
-            "volume": Value::Null,
-            "skipped_deltas": [],
-            "recommend_rebuild": false,
-            "problems": [],
-        }),
-    }
+    })
 }
 
 pub fn run(global: &GlobalArgs) -> Result<Report, CliError> {
@@ -59,7 +90,7 @@ pub fn run(global: &GlobalArgs) -> Result<Report, CliError> {
     };
     let project = match found {
         Ok(p) => p,
-        Err(StoreError::NotAProject { .. }) => return Ok(no_project()),
+        Err(StoreError::NotAProject { .. }) => return no_project(),
         Err(e) => return Err(e.into()),
     };
     let view = next_view(&project);
@@ -84,24 +115,27 @@ pub fn run(global: &GlobalArgs) -> Result<Report, CliError> {
         volume_outline: view.volume_outline,
         volume_start: view.volume.as_ref().map(|s| s.range[0]),
     });
-    Ok(Report {
-        human: human(&r, &m, &facts.problems),
-        data: json!({
-            "project": project.root.to_string_lossy(),
-            "recommendation": r,
-            "options": m.options,
-            "recommended": m.recommended,
-            "quick_start": view.quick_start,
-            "reviews": {"due": view.reviews_due},
-            "volume": {
-                "current": cp.current_volume,
-                "range": view.volume.as_ref().map(|s| s.range),
-                "range_source": view.volume.as_ref().map(|s| s.range_source),
-            },
-            "skipped_deltas": facts.disk.skipped_deltas,
-            "recommend_rebuild":
-                facts.disk.skipped_deltas.len() >= novel_core::ops::SKIPPED_REBUILD_THRESHOLD,
-            "problems": facts.problems,
+    let data = NextData {
+        project: Some(project.root.to_string_lossy().into_owned()),
+        recommendation: &r,
+        options: &m.options,
+        recommended: m.recommended,
+        quick_start: view.quick_start.as_ref(),
+        reviews: Reviews {
+            due: &view.reviews_due,
+        },
+        volume: Some(VolumeData {
+            current: cp.current_volume,
+            range: view.volume.as_ref().map(|s| s.range),
+            range_source: view.volume.as_ref().map(|s| s.range_source),
         }),
+        skipped_deltas: &facts.disk.skipped_deltas,
+        recommend_rebuild: facts.disk.skipped_deltas.len()
+            >= novel_core::ops::SKIPPED_REBUILD_THRESHOLD,
+        problems: &facts.problems,
+    };
+    Ok(Report {
+        data: to_data(&data)?,
+        human: human(&r, &m, &facts.problems),
     })
 }

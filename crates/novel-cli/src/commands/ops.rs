@@ -1,10 +1,12 @@
 //! `novel ops validate|apply|skip`: the Summarizer's state delta, checked op by op (§10.6)
 //! and merged by the state engine.
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
+use novel_core::model::state::ChangelogEntry;
 use novel_core::ops::{
-    self, Accepted, OpsError, Rejection, SKIPPED_REBUILD_THRESHOLD, skipped_chapters,
+    self, Accepted, Applied, OpsError, Rejection, SKIPPED_REBUILD_THRESHOLD, skipped_chapters,
 };
 use novel_store::chapter::JournalKind;
 use novel_store::lock;
@@ -18,6 +20,70 @@ use crate::cli::{GlobalArgs, OpsCommand, OpsFileArgs};
 use crate::output::{CliError, Exit, Report};
 
 use super::{ops_error, with_state_lock};
+
+/// Where a delta file's JSON syntax breaks (the `data` of `E_JSON`).
+#[derive(Serialize)]
+struct SyntaxError<'a> {
+    line: usize,
+    column: usize,
+    message: &'a str,
+}
+
+/// `novel ops validate`'s `--json` data.
+#[derive(Serialize)]
+struct ValidateData<'a> {
+    chapter: u32,
+    storyline_id: &'a str,
+    base_state_version: u64,
+    state_version: u64,
+    version_ok: bool,
+    last_updated_chapter: u32,
+    chapter_order_ok: bool,
+    in_step: bool,
+    strict: bool,
+    would_apply: bool,
+    accepted: &'a [Accepted],
+    rejected: &'a [Rejection],
+}
+
+/// `novel ops apply`'s `data` when every op was rejected and nothing was written.
+#[derive(Serialize)]
+struct AllRejected<'a> {
+    chapter: u32,
+    accepted: &'a [Accepted],
+    rejected: &'a [Rejection],
+    written: bool,
+}
+
+/// `novel ops apply`'s `--json` data.
+#[derive(Serialize)]
+struct ApplyData<'a> {
+    chapter: u32,
+    storyline_id: &'a str,
+    state_version_before: u64,
+    state_version: u64,
+    accepted: &'a [Accepted],
+    rejected: &'a [Rejection],
+    skipped_chapters: &'a [u32],
+    recommend_rebuild: bool,
+}
+
+/// `novel ops skip`'s `--json` data.
+#[derive(Serialize)]
+struct SkipData<'a> {
+    chapter: u32,
+    skipped_chapters: &'a [u32],
+    recommend_rebuild: bool,
+}
+
+/// The envelope name of an `ops` subcommand.
+pub fn command_name(cmd: &OpsCommand) -> &'static str {
+    match cmd {
+        OpsCommand::Validate(_) => "ops validate",
+        OpsCommand::Apply(_) => "ops apply",
+        OpsCommand::Skip(_) => "ops skip",
+    }
+}
 
 pub fn run(global: &GlobalArgs, cmd: OpsCommand) -> Result<Report, CliError> {
     let project = super::project(global)?;
@@ -73,8 +139,12 @@ fn read_delta(file: &std::path::Path) -> Result<Value, CliError> {
             "把这条错误原样交给 Summarizer，让它重新输出 ops 部分（只重试一次；仍失败则 novel ops skip）",
             Exit::Problems,
         )
-        .with_details(
-            json!({"line": error.line, "column": error.column, "message": error.message}),
+        .with_report(
+            &SyntaxError {
+                line: error.line,
+                column: error.column,
+                message: &error.message,
+            },
             String::new(),
         )),
         Err(e) => Err(e.into()),
@@ -128,20 +198,20 @@ fn validate(project: &Project, args: &OpsFileArgs) -> Result<Report, CliError> {
     let chapter_order_ok = check.chapter_order_ok;
     let refusal = check.refusal(args.strict);
     let would_apply = refusal.is_none();
-    let data = json!({
-        "chapter": run.header.chapter,
-        "storyline_id": run.header.storyline_id,
-        "base_state_version": run.header.base_state_version,
-        "state_version": current,
-        "version_ok": version_ok,
-        "last_updated_chapter": last,
-        "chapter_order_ok": chapter_order_ok,
-        "in_step": check.in_step,
-        "strict": args.strict,
-        "would_apply": would_apply,
-        "accepted": run.accepted,
-        "rejected": run.rejected,
-    });
+    let data = ValidateData {
+        chapter: run.header.chapter,
+        storyline_id: &run.header.storyline_id,
+        base_state_version: run.header.base_state_version,
+        state_version: current,
+        version_ok,
+        last_updated_chapter: last,
+        chapter_order_ok,
+        in_step: check.in_step,
+        strict: args.strict,
+        would_apply,
+        accepted: &run.accepted,
+        rejected: &run.rejected,
+    };
     let mut human = format!(
         "第 {} 章增量（故事线 {}）：{} 条通过，{} 条被拒。\n",
         run.header.chapter,
@@ -170,7 +240,7 @@ fn validate(project: &Project, args: &OpsFileArgs) -> Result<Report, CliError> {
         ));
     }
     if run.rejected.is_empty() && would_apply {
-        return Ok(Report { data, human });
+        return Report::new(&data, human);
     }
     let (code, message, hint) = if let Some(e @ OpsError::Diverged { .. }) = &refusal {
         (e.code(), e.to_string(), e.hint())
@@ -192,7 +262,7 @@ fn validate(project: &Project, args: &OpsFileArgs) -> Result<Report, CliError> {
             "把 rejected 列表（原因与修正提示）交给 Summarizer 重新输出这些 op".to_string(),
         )
     };
-    Err(CliError::new(code, message, hint, Exit::Problems).with_details(data, human))
+    Err(CliError::new(code, message, hint, Exit::Problems).with_report(&data, human))
 }
 
 /// The standalone path: the author's or a skill's own `ops apply` (a chapter commit calls
@@ -219,44 +289,13 @@ fn apply_locked(
 ) -> Result<Report, CliError> {
     let inputs = delta_inputs(project, delta)?;
     let log = load_changelog(project)?;
-    let open_skips = skipped_chapters(&log);
-    if let Some(n) = resolves.iter().find(|n| !open_skips.contains(n)) {
-        return Err(CliError::new(
-            "E_NOT_SKIPPED",
-            format!("第 {n} 章不在被跳过的章节里，不能记为已补"),
-            format!(
-                "目前被跳过、尚未补记的章节：{}",
-                if open_skips.is_empty() {
-                    "无".to_string()
-                } else {
-                    open_skips
-                        .iter()
-                        .map(u32::to_string)
-                        .collect::<Vec<_>>()
-                        .join("、")
-                }
-            ),
-            Exit::Usage,
-        ));
-    }
+    check_resolves(&skipped_chapters(&log), resolves)?;
     // The one check `ops validate` and the commit make, then exactly what it accepts.
     let check = inputs.check(delta).map_err(ops_error)?;
     let mut applied =
         ops::apply_checked(check, args.strict, &time::now_iso()).map_err(ops_error)?;
     if applied.run.accepted.is_empty() && !applied.run.rejected.is_empty() {
-        // Nothing would change: recording a new version for it would only say otherwise.
-        let data = json!({"chapter": applied.run.header.chapter, "accepted": [],
-            "rejected": applied.run.rejected, "written": false});
-        return Err(CliError::new(
-            "E_OPS_REJECTED",
-            format!(
-                "{} 条 op 全部被拒绝，没有写入任何文件",
-                applied.run.rejected.len()
-            ),
-            "按 rejected 列表的原因与提示修正这些 op 后重试（novel ops validate 可先检查）",
-            Exit::Problems,
-        )
-        .with_details(data, describe(&applied.run.accepted, &applied.run.rejected)));
+        return Err(all_rejected(&applied));
     }
     if manual {
         applied.entry.source = novel_core::model::state::ChangeSource::Manual;
@@ -271,23 +310,73 @@ fn apply_locked(
         changelog: ChangelogWrite::Append(&applied.entry),
     };
     commit_state(project, write, held.hand_to_journal())?;
+    applied_report(&applied, log)
+}
 
+/// `--resolves-skipped` may name only chapters whose delta was skipped and not yet made up.
+fn check_resolves(open_skips: &[u32], resolves: &[u32]) -> Result<(), CliError> {
+    let Some(n) = resolves.iter().find(|n| !open_skips.contains(n)) else {
+        return Ok(());
+    };
+    Err(CliError::new(
+        "E_NOT_SKIPPED",
+        format!("第 {n} 章不在被跳过的章节里，不能记为已补"),
+        format!(
+            "目前被跳过、尚未补记的章节：{}",
+            if open_skips.is_empty() {
+                "无".to_string()
+            } else {
+                open_skips
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join("、")
+            }
+        ),
+        Exit::Usage,
+    ))
+}
+
+/// Every op rejected: nothing would change, and recording a new version for it would only
+/// say otherwise.
+fn all_rejected(applied: &Applied) -> CliError {
+    let data = AllRejected {
+        chapter: applied.run.header.chapter,
+        accepted: &[],
+        rejected: &applied.run.rejected,
+        written: false,
+    };
+    CliError::new(
+        "E_OPS_REJECTED",
+        format!(
+            "{} 条 op 全部被拒绝，没有写入任何文件",
+            applied.run.rejected.len()
+        ),
+        "按 rejected 列表的原因与提示修正这些 op 后重试（novel ops validate 可先检查）",
+        Exit::Problems,
+    )
+    .with_report(
+        &data,
+        describe(&applied.run.accepted, &applied.run.rejected),
+    )
+}
+
+/// The merged delta as reported: versions, ops, and the skipped chapters left once the new
+/// changelog line is counted.
+fn applied_report(applied: &Applied, mut log: Vec<ChangelogEntry>) -> Result<Report, CliError> {
     let run = &applied.run;
-    let skipped = skipped_chapters(&{
-        let mut l = log;
-        l.push(applied.entry.clone());
-        l
-    });
-    let data = json!({
-        "chapter": run.header.chapter,
-        "storyline_id": run.header.storyline_id,
-        "state_version_before": applied.entry.base_state_version,
-        "state_version": applied.entry.state_version,
-        "accepted": run.accepted,
-        "rejected": run.rejected,
-        "skipped_chapters": skipped,
-        "recommend_rebuild": skipped.len() >= SKIPPED_REBUILD_THRESHOLD,
-    });
+    log.push(applied.entry.clone());
+    let skipped = skipped_chapters(&log);
+    let data = ApplyData {
+        chapter: run.header.chapter,
+        storyline_id: &run.header.storyline_id,
+        state_version_before: applied.entry.base_state_version,
+        state_version: applied.entry.state_version,
+        accepted: &run.accepted,
+        rejected: &run.rejected,
+        skipped_chapters: &skipped,
+        recommend_rebuild: skipped.len() >= SKIPPED_REBUILD_THRESHOLD,
+    };
     let mut human = format!(
         "已合并第 {} 章增量：state_version {} → {}，应用 {} 条，拒绝 {} 条（已记入变更日志）。\n",
         run.header.chapter,
@@ -297,7 +386,7 @@ fn apply_locked(
         run.rejected.len()
     );
     human.push_str(&describe(&run.accepted, &run.rejected));
-    Ok(Report { data, human })
+    Report::new(&data, human)
 }
 
 fn skip(project: &Project, chapter: u32, reason: &str) -> Result<Report, CliError> {
@@ -356,8 +445,10 @@ fn skip_locked(
             "已有 3 章以上跳过，建议从这些章节正文重新提取增量并运行 novel state rebuild。\n",
         );
     }
-    Ok(Report {
-        data: json!({"chapter": chapter, "skipped_chapters": skipped, "recommend_rebuild": recommend}),
-        human,
-    })
+    let data = SkipData {
+        chapter,
+        skipped_chapters: &skipped,
+        recommend_rebuild: recommend,
+    };
+    Report::new(&data, human)
 }

@@ -2,8 +2,10 @@
 //! `spec_propagation` entries `novel spec propagate` writes).
 
 use clap::{Args, Subcommand};
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
+use novel_core::model::PendingAction;
 use novel_store::chapter::load_checkpoint;
 use novel_store::spec::resolve_pending;
 
@@ -40,6 +42,18 @@ pub fn command_name(cmd: &PendingCommand) -> &'static str {
     }
 }
 
+/// `novel pending list`'s `--json` data.
+#[derive(Serialize)]
+struct Listed<'a> {
+    pending_actions: &'a [PendingAction],
+}
+
+/// `novel pending resolve`'s `--json` data.
+#[derive(Serialize)]
+struct Resolved<'a> {
+    resolved: &'a PendingAction,
+}
+
 fn count(v: Option<&Value>) -> usize {
     v.and_then(Value::as_array).map_or(0, Vec::len)
 }
@@ -70,18 +84,16 @@ pub fn run(global: &GlobalArgs, cmd: PendingCommand) -> Result<Report, CliError>
                 }
                 human.push('\n');
             }
-            Ok(Report {
-                data: json!({"pending_actions": cp.pending_actions}),
-                human,
-            })
+            let data = Listed {
+                pending_actions: &cp.pending_actions,
+            };
+            Report::new(&data, human)
         }
         PendingCommand::Resolve(a) => {
             let stale = super::stale_after(&project)?;
             let removed = resolve_pending(&project, &a.id, stale).map_err(spec_error)?;
-            Ok(Report {
-                human: format!("已关闭待处理事项 {}（{}）。\n", removed.id, removed.kind),
-                data: json!({"resolved": removed}),
-            })
+            let human = format!("已关闭待处理事项 {}（{}）。\n", removed.id, removed.kind);
+            Report::new(&Resolved { resolved: &removed }, human)
         }
     }
 }

@@ -2,8 +2,9 @@
 //! packet carries as its `user_preferences` section (`novel_store::prefs`).
 
 use clap::{Args, Subcommand};
-use serde_json::json;
+use serde::Serialize;
 
+use novel_core::model::revision::Preference;
 use novel_store::prefs::{self, PrefsError};
 
 use crate::cli::{GlobalArgs, HELP_TEMPLATE};
@@ -58,6 +59,25 @@ fn prefs_error(e: PrefsError) -> CliError {
     CliError::new(e.code(), e.to_string(), e.hint(), exit)
 }
 
+/// `novel prefs add`'s `--json` data.
+#[derive(Serialize)]
+struct Added<'a> {
+    added: &'a Preference,
+}
+
+/// `novel prefs list`'s `--json` data.
+#[derive(Serialize)]
+struct Listed<'a> {
+    user_id: String,
+    preferences: &'a [Preference],
+}
+
+/// `novel prefs remove`'s `--json` data.
+#[derive(Serialize)]
+struct Removed<'a> {
+    removed: &'a Preference,
+}
+
 pub fn run(global: &GlobalArgs, cmd: PrefsCommand) -> Result<Report, CliError> {
     let project = super::project(global)?;
     match cmd {
@@ -66,10 +86,8 @@ pub fn run(global: &GlobalArgs, cmd: PrefsCommand) -> Result<Report, CliError> {
             let now = novel_store::time::now_iso();
             let p = prefs::add(&project, &a.text, a.category.as_deref(), &now, stale)
                 .map_err(prefs_error)?;
-            Ok(Report {
-                human: format!("已记下作者偏好 {}：{}\n", p.id, p.text),
-                data: json!({"added": p}),
-            })
+            let human = format!("已记下作者偏好 {}：{}\n", p.id, p.text);
+            Report::new(&Added { added: &p }, human)
         }
         PrefsCommand::List => {
             let all = prefs::load(&project)?;
@@ -90,18 +108,17 @@ pub fn run(global: &GlobalArgs, cmd: PrefsCommand) -> Result<Report, CliError> {
                 }
                 h
             };
-            Ok(Report {
-                data: json!({"user_id": prefs::user_id(&project), "preferences": all.preferences}),
-                human,
-            })
+            let data = Listed {
+                user_id: prefs::user_id(&project),
+                preferences: &all.preferences,
+            };
+            Report::new(&data, human)
         }
         PrefsCommand::Remove(a) => {
             let stale = super::stale_after(&project)?;
             let p = prefs::remove(&project, &a.id, stale).map_err(prefs_error)?;
-            Ok(Report {
-                human: format!("已删除作者偏好 {}：{}\n", p.id, p.text),
-                data: json!({"removed": p}),
-            })
+            let human = format!("已删除作者偏好 {}：{}\n", p.id, p.text);
+            Report::new(&Removed { removed: &p }, human)
         }
     }
 }

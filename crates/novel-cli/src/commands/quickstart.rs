@@ -2,7 +2,7 @@
 //! files show for each, and the author's marks (`docs/orchestration.md` §3).
 
 use clap::{Args, Subcommand};
-use serde_json::json;
+use serde::Serialize;
 
 use novel_core::model::{OrchestratorState, QuickStartStep};
 use novel_core::quickstart::{self, QuickStartStatus};
@@ -103,6 +103,16 @@ fn mark_error(e: MarkError) -> CliError {
     }
 }
 
+/// `novel quickstart done|undo`'s `--json` data: the status, then the step marked.
+#[derive(Serialize)]
+struct Marked<'a> {
+    #[serde(flatten)]
+    status: &'a QuickStartStatus,
+    step: &'static str,
+    marked: bool,
+    orchestrator_state: OrchestratorState,
+}
+
 pub fn run(global: &GlobalArgs, args: QuickstartArgs) -> Result<Report, CliError> {
     let project = super::project(global)?;
     let Some(cmd) = args.command else {
@@ -117,10 +127,7 @@ pub fn run(global: &GlobalArgs, args: QuickstartArgs) -> Result<Report, CliError
             "快速起步已结束（已确认进入卷规划）。\n".to_string()
         };
         human.push_str(&render(&st));
-        return Ok(Report {
-            data: serde_json::to_value(&st).expect("serialises"),
-            human,
-        });
+        return Report::new(&st, human);
     };
     let (id, done) = match &cmd {
         QuickstartCommand::Done(a) => (a.step.as_str(), true),
@@ -141,9 +148,11 @@ pub fn run(global: &GlobalArgs, args: QuickstartArgs) -> Result<Report, CliError
     } else {
         human.push_str(&render(&st));
     }
-    let mut data = serde_json::to_value(&st).expect("serialises");
-    data["step"] = json!(s.id());
-    data["marked"] = json!(done);
-    data["orchestrator_state"] = json!(cp.orchestrator_state);
-    Ok(Report { data, human })
+    let data = Marked {
+        status: &st,
+        step: s.id(),
+        marked: done,
+        orchestrator_state: cp.orchestrator_state,
+    };
+    Report::new(&data, human)
 }

@@ -2,14 +2,14 @@
 //! one of the three protections of `003` §8.5 holds (seed `000` step 3).
 
 use clap::{Args, Subcommand};
-use serde_json::json;
+use serde::Serialize;
 
 use novel_core::spec::retire::RetirementCheck;
 use novel_store::spec::{SpecError, retire_apply, retire_check};
 use novel_store::time;
 
 use crate::cli::GlobalArgs;
-use crate::output::{CliError, Report};
+use crate::output::{CliError, Report, to_data};
 
 use super::spec_error;
 
@@ -75,10 +75,31 @@ fn render(c: &RetirementCheck) -> String {
     s
 }
 
+/// `novel retire apply`'s `--json` data.
+#[derive(Serialize)]
+struct Applied<'a> {
+    slug: &'a str,
+    display_name: &'a str,
+    moved: Vec<Move<'a>>,
+    state_changed: bool,
+    state_version: u64,
+    ended_relationships: &'a [String],
+    check: &'a RetirementCheck,
+}
+
+/// A file moved from `characters/active/` to `characters/retired/`.
+#[derive(Serialize)]
+struct Move<'a> {
+    from: &'a str,
+    to: &'a str,
+}
+
 fn blocked(check: RetirementCheck) -> CliError {
     let human = render(&check);
-    let data = serde_json::to_value(&check).expect("serialises");
-    spec_error(SpecError::Blocked(Box::new(check))).with_details(data, human)
+    match to_data(&check) {
+        Ok(data) => spec_error(SpecError::Blocked(Box::new(check))).with_details(data, human),
+        Err(e) => e,
+    }
 }
 
 pub fn run(global: &GlobalArgs, cmd: RetireCommand) -> Result<Report, CliError> {
@@ -89,10 +110,7 @@ pub fn run(global: &GlobalArgs, cmd: RetireCommand) -> Result<Report, CliError> 
             if !check.allowed {
                 return Err(blocked(check));
             }
-            Ok(Report {
-                human: render(&check),
-                data: serde_json::to_value(&check).expect("serialises"),
-            })
+            Report::new(&check, render(&check))
         }
         RetireCommand::Apply(a) => {
             let stale = super::stale_after(&project)?;
@@ -120,18 +138,20 @@ pub fn run(global: &GlobalArgs, cmd: RetireCommand) -> Result<Report, CliError> 
                 "  characters/relationships.json：{} 条关系标记为 ended\n  已记入 characters/changelog.md\n",
                 out.ended_relationships.len()
             ));
-            Ok(Report {
-                data: json!({
-                    "slug": out.check.slug,
-                    "display_name": out.check.display_name,
-                    "moved": out.moved.iter().map(|(f, t)| json!({"from": f, "to": t})).collect::<Vec<_>>(),
-                    "state_changed": out.state_changed,
-                    "state_version": out.state_version,
-                    "ended_relationships": out.ended_relationships,
-                    "check": out.check,
-                }),
-                human,
-            })
+            let data = Applied {
+                slug: &out.check.slug,
+                display_name: &out.check.display_name,
+                moved: out
+                    .moved
+                    .iter()
+                    .map(|(from, to)| Move { from, to })
+                    .collect(),
+                state_changed: out.state_changed,
+                state_version: out.state_version,
+                ended_relationships: &out.ended_relationships,
+                check: &out.check,
+            };
+            Report::new(&data, human)
         }
     }
 }

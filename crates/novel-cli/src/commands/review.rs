@@ -6,15 +6,17 @@
 //! as due once its report exists.
 
 use clap::{Args, Subcommand};
-use serde_json::{Value, json};
+use serde::Serialize;
 
-use novel_core::review::Quality;
+use novel_core::model::style::DriftMetric;
+use novel_core::review::{Completion, Inventory, LineAppearances, Quality};
 use novel_store::plan::{ContinuityReport, Scope, continuity, light_checkpoint};
 use novel_store::review::{committed_in, inventory, quality, volume_part, write_report};
 use novel_store::{Project, layout, time};
-use novel_text::leak::LeakRisk;
+use novel_text::drift::DriftStatus;
+use novel_text::leak::{LeakFinding, LeakRisk};
 
-use super::{drift_check, names_report, plan_error};
+use super::{NameFinding, drift_check, names_report, plan_error};
 use crate::cli::{GlobalArgs, HELP_TEMPLATE};
 use crate::output::{CliError, Exit, Report};
 
@@ -45,6 +47,87 @@ pub fn command_name(cmd: &ReviewCommand) -> &'static str {
         ReviewCommand::Consistency => "review consistency",
         ReviewCommand::Volume(_) => "review volume",
     }
+}
+
+/// `logs/reviews/brief-chapter-NNN.json`, also the `--json` data.
+#[derive(Serialize)]
+struct BriefReport<'a> {
+    kind: &'static str,
+    chapter: u32,
+    report: &'a str,
+    created_at: String,
+    quality: &'a Quality,
+    problems: &'a [String],
+}
+
+/// `logs/reviews/consistency-chapter-NNN.json`, also the `--json` data.
+#[derive(Serialize)]
+struct ConsistencyReport<'a> {
+    kind: &'static str,
+    chapter: u32,
+    window: [u32; 2],
+    report: &'a str,
+    created_at: String,
+    names: NamesPart<'a>,
+    leaks: &'a LeaksPart,
+    continuity: &'a ContinuityReport,
+    foreshadowing: &'a Inventory,
+    style_drift: &'a Option<StyleDriftPart>,
+    problems: &'a [String],
+}
+
+/// `logs/reviews/volume-NN.json`, also the `--json` data.
+#[derive(Serialize)]
+struct VolumeReport<'a> {
+    kind: &'static str,
+    volume: u32,
+    chapter: u32,
+    range: [u32; 2],
+    range_source: &'static str,
+    report: &'a str,
+    created_at: String,
+    quality: &'a Quality,
+    names: NamesPart<'a>,
+    leaks: &'a LeaksPart,
+    continuity: &'a ContinuityReport,
+    foreshadowing: &'a Inventory,
+    foreshadowing_completion: &'a Completion,
+    storyline_rhythm: &'a [LineAppearances],
+    style_drift: &'a Option<StyleDriftPart>,
+    problems: &'a [String],
+}
+
+/// The names check of a review.
+#[derive(Serialize)]
+struct NamesPart<'a> {
+    files: &'a [String],
+    count: usize,
+    findings: &'a [NameFinding],
+}
+
+/// The leak check of a review: chapters at high and low risk, and each chapter's assessment.
+#[derive(Serialize)]
+struct LeaksPart {
+    high: Vec<u32>,
+    low: Vec<u32>,
+    chapters: Vec<ChapterLeak>,
+}
+
+#[derive(Serialize)]
+struct ChapterLeak {
+    chapter: u32,
+    storyline_id: String,
+    leak_risk: LeakRisk,
+    cross_references: Vec<LeakFinding>,
+}
+
+/// Style drift as a review reports it (`null` when it could not be checked).
+#[derive(Serialize)]
+struct StyleDriftPart {
+    status: DriftStatus,
+    window: [u32; 2],
+    metrics: Vec<DriftMetric>,
+    directives: Vec<String>,
 }
 
 fn count(text: &str) -> usize {
@@ -131,15 +214,12 @@ fn quality_lines(q: &Quality) -> String {
 fn write(
     project: &Project,
     rel: &str,
-    report: &Value,
+    report: &impl Serialize,
     mut human: String,
 ) -> Result<Report, CliError> {
     write_report(project, rel, report)?;
     human.push_str(&format!("报告已写入 {rel}\n"));
-    Ok(Report {
-        data: report.clone(),
-        human,
-    })
+    Report::new(report, human)
 }
 
 fn brief(project: &Project, last: u32) -> Result<Report, CliError> {
@@ -147,23 +227,33 @@ fn brief(project: &Project, last: u32) -> Result<Report, CliError> {
     let q = quality(project, window, &count);
     let rel = layout::review_chapter_report("brief", last);
     let human = format!("质量简报（第 {last} 章）\n{}", quality_lines(&q.quality));
-    let report = json!({
-        "kind": "brief",
-        "chapter": last,
-        "report": rel,
-        "created_at": time::now_iso(),
-        "quality": q.quality,
-        "problems": q.problems,
-    });
+    let report = BriefReport {
+        kind: "brief",
+        chapter: last,
+        report: &rel,
+        created_at: time::now_iso(),
+        quality: &q.quality,
+        problems: &q.problems,
+    };
     write(project, &rel, &report, human)
 }
 
 /// The text checks over committed chapters `[a, b]`: names, leaks, and style drift.
 struct TextChecks {
-    names: Value,
-    leaks: Value,
-    style_drift: Value,
+    names: super::NamesReport,
+    leaks: LeaksPart,
+    style_drift: Option<StyleDriftPart>,
     human: String,
+}
+
+impl TextChecks {
+    fn names(&self) -> NamesPart<'_> {
+        NamesPart {
+            files: &self.names.files,
+            count: self.names.findings.len(),
+            findings: &self.names.findings,
+        }
+    }
 }
 
 fn text_checks(
@@ -172,7 +262,8 @@ fn text_checks(
     problems: &mut Vec<String>,
 ) -> Result<TextChecks, CliError> {
     let inputs = novel_store::select::committed_inputs(project, range)?;
-    let (names_data, _, found) = names_report(Some(project), &inputs)?;
+    let (names, _) = names_report(Some(project), &inputs)?;
+    let found = names.findings.len();
     let mut human = format!("人名：{found} 处可疑\n");
     let mut leaks = Vec::new();
     let (mut high, mut low) = (Vec::new(), Vec::new());
@@ -190,12 +281,12 @@ fn text_checks(
             LeakRisk::Low => low.push(n),
             LeakRisk::None => {}
         }
-        leaks.push(json!({
-            "chapter": n,
-            "storyline_id": a.storyline_id,
-            "leak_risk": a.leak_risk,
-            "cross_references": a.cross_references,
-        }));
+        leaks.push(ChapterLeak {
+            chapter: n,
+            storyline_id: a.storyline_id,
+            leak_risk: a.leak_risk,
+            cross_references: a.cross_references,
+        });
     }
     human.push_str(&format!(
         "串线：high {} 章{}，low {} 章\n",
@@ -209,7 +300,6 @@ fn text_checks(
     ));
     let style_drift = match drift_check(project) {
         Ok(d) => {
-            use novel_text::drift::DriftStatus;
             human.push_str(&format!(
                 "风格漂移：{}\n",
                 match d.assessment.status {
@@ -219,21 +309,25 @@ fn text_checks(
                     DriftStatus::Stable => "稳定",
                 }
             ));
-            json!({
-                "status": d.assessment.status,
-                "window": d.window,
-                "metrics": d.assessment.metrics,
-                "directives": d.assessment.drift.as_ref().map(|x| x.directives.clone()).unwrap_or_default(),
+            Some(StyleDriftPart {
+                status: d.assessment.status,
+                window: d.window,
+                metrics: d.assessment.metrics,
+                directives: d.assessment.drift.map(|x| x.directives).unwrap_or_default(),
             })
         }
         Err(e) => {
             problems.push(format!("风格漂移没有检测：{}", e.message));
-            Value::Null
+            None
         }
     };
     Ok(TextChecks {
-        names: json!({"files": names_data["files"], "count": found, "findings": names_data["findings"]}),
-        leaks: json!({"high": high, "low": low, "chapters": leaks}),
+        names,
+        leaks: LeaksPart {
+            high,
+            low,
+            chapters: leaks,
+        },
         style_drift,
         human,
     })
@@ -267,19 +361,19 @@ fn consistency(project: &Project, last: u32) -> Result<Report, CliError> {
             format!("（{}）", inv.overdue.join("、"))
         }
     ));
-    let report = json!({
-        "kind": "consistency",
-        "chapter": last,
-        "window": window,
-        "report": rel,
-        "created_at": time::now_iso(),
-        "names": text.names,
-        "leaks": text.leaks,
-        "continuity": cont,
-        "foreshadowing": inv,
-        "style_drift": text.style_drift,
-        "problems": problems,
-    });
+    let report = ConsistencyReport {
+        kind: "consistency",
+        chapter: last,
+        window,
+        report: &rel,
+        created_at: time::now_iso(),
+        names: text.names(),
+        leaks: &text.leaks,
+        continuity: &cont,
+        foreshadowing: &inv,
+        style_drift: &text.style_drift,
+        problems: &problems,
+    };
     write(project, &rel, &report, human)
 }
 
@@ -332,23 +426,23 @@ fn volume(project: &Project, v: u32, current: u32, last: u32) -> Result<Report, 
                 .map_or(String::new(), |t| format!("（计划 {t} 章）"))
         ));
     }
-    let report = json!({
-        "kind": "volume",
-        "volume": v,
-        "chapter": last,
-        "range": range,
-        "range_source": span.range_source,
-        "report": rel,
-        "created_at": time::now_iso(),
-        "quality": q.quality,
-        "names": text.names,
-        "leaks": text.leaks,
-        "continuity": cont,
-        "foreshadowing": inv,
-        "foreshadowing_completion": vp.foreshadowing_completion,
-        "storyline_rhythm": vp.storyline_rhythm,
-        "style_drift": text.style_drift,
-        "problems": problems,
-    });
+    let report = VolumeReport {
+        kind: "volume",
+        volume: v,
+        chapter: last,
+        range,
+        range_source: span.range_source,
+        report: &rel,
+        created_at: time::now_iso(),
+        quality: &q.quality,
+        names: text.names(),
+        leaks: &text.leaks,
+        continuity: &cont,
+        foreshadowing: &inv,
+        foreshadowing_completion: &vp.foreshadowing_completion,
+        storyline_rhythm: &vp.storyline_rhythm,
+        style_drift: &text.style_drift,
+        problems: &problems,
+    };
     write(project, &rel, &report, human)
 }

@@ -5,8 +5,9 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use serde_json::json;
+use serde::Serialize;
 
+use novel_core::model::revision::{RevisionStatus, RevisionTarget};
 use novel_core::revision::NotesAction;
 use novel_store::revision::{self as rev, RevisionError};
 
@@ -80,6 +81,16 @@ fn revision_error(e: RevisionError) -> CliError {
     CliError::new(e.code(), e.to_string(), e.hint(), exit)
 }
 
+/// `novel revision reject`'s `--json` data.
+#[derive(Serialize)]
+struct Rejected<'a> {
+    chapter: u32,
+    status: &'a RevisionStatus,
+    target: &'a RevisionTarget,
+    decided_at: &'a Option<String>,
+    file: String,
+}
+
 pub fn run(global: &GlobalArgs, cmd: RevisionCommand) -> Result<Report, CliError> {
     let project = super::project(global)?;
     let stale = super::stale_after(&project)?;
@@ -88,21 +99,19 @@ pub fn run(global: &GlobalArgs, cmd: RevisionCommand) -> Result<Report, CliError
         RevisionCommand::Save(a) => {
             let saved = rev::save_file(&project, a.chapter, &a.file, a.token.as_deref(), stale)
                 .map_err(revision_error)?;
-            Ok(Report {
-                human: format!(
-                    "第 {} 章的修订候选已保存到 {}（{} 条意见{}），等作者决定：novel revision apply --chapter {} 或 reject。正文未改动。\n",
-                    saved.chapter,
-                    saved.file,
-                    saved.notes,
-                    if saved.replaced {
-                        "，替换了之前待确认的候选"
-                    } else {
-                        ""
-                    },
-                    saved.chapter
-                ),
-                data: serde_json::to_value(&saved).unwrap_or_default(),
-            })
+            let human = format!(
+                "第 {} 章的修订候选已保存到 {}（{} 条意见{}），等作者决定：novel revision apply --chapter {} 或 reject。正文未改动。\n",
+                saved.chapter,
+                saved.file,
+                saved.notes,
+                if saved.replaced {
+                    "，替换了之前待确认的候选"
+                } else {
+                    ""
+                },
+                saved.chapter
+            );
+            Report::new(&saved, human)
         }
         RevisionCommand::Apply(a) => {
             let count = |t: &str| novel_text::count::count(t).chars;
@@ -123,20 +132,19 @@ pub fn run(global: &GlobalArgs, cmd: RevisionCommand) -> Result<Report, CliError
                     "候选成为修订稿：接着运行 Summarizer，再 novel chapter stage drafted（之后照常润色、评审、门控）。\n",
                 ),
             }
-            Ok(Report {
-                data: serde_json::to_value(&applied).unwrap_or_default(),
-                human,
-            })
+            Report::new(&applied, human)
         }
         RevisionCommand::Reject(a) => {
             let rec = rev::reject(&project, a.chapter, stale).map_err(revision_error)?;
-            Ok(Report {
-                human: format!("已拒绝第 {} 章的修订候选，章节正文不变。\n", rec.chapter),
-                data: json!({
-                    "chapter": rec.chapter, "status": rec.status, "target": rec.target,
-                    "decided_at": rec.decided_at, "file": novel_store::layout::revision_file(rec.chapter),
-                }),
-            })
+            let human = format!("已拒绝第 {} 章的修订候选，章节正文不变。\n", rec.chapter);
+            let data = Rejected {
+                chapter: rec.chapter,
+                status: &rec.status,
+                target: &rec.target,
+                decided_at: &rec.decided_at,
+                file: novel_store::layout::revision_file(rec.chapter),
+            };
+            Report::new(&data, human)
         }
     }
 }
@@ -176,8 +184,5 @@ fn notes(project: &novel_store::Project, chapter: Option<u32>) -> Result<Report,
             }
         ));
     }
-    Ok(Report {
-        data: serde_json::to_value(&r).unwrap_or_default(),
-        human,
-    })
+    Report::new(&r, human)
 }

@@ -3,7 +3,7 @@
 //! the propagation after it.
 
 use clap::{Args, Subcommand};
-use serde_json::json;
+use serde::Serialize;
 
 use novel_core::spec::propagate::{Hit, Propagation};
 use novel_store::spec::{PropagateOutcome, propagate_project, take_snapshot};
@@ -42,6 +42,17 @@ pub fn command_name(cmd: &SpecCommand) -> &'static str {
     }
 }
 
+/// `novel spec snapshot`'s `--json` data: what the snapshot holds.
+#[derive(Serialize)]
+struct SnapshotData<'a> {
+    snapshot_id: &'a str,
+    created_at: &'a str,
+    path: &'static str,
+    world_rules: bool,
+    world_docs: Vec<&'a str>,
+    characters: Vec<&'a str>,
+}
+
 pub fn run(global: &GlobalArgs, cmd: SpecCommand) -> Result<Report, CliError> {
     let project = super::project(global)?;
     let now = time::now_iso();
@@ -59,17 +70,15 @@ pub fn run(global: &GlobalArgs, cmd: SpecCommand) -> Result<Report, CliError> {
                 s.world_docs.len(),
                 s.characters.len()
             );
-            Ok(Report {
-                data: json!({
-                    "snapshot_id": s.id,
-                    "created_at": s.created_at,
-                    "path": novel_store::spec::SNAPSHOT,
-                    "world_rules": s.world_rules.is_some(),
-                    "world_docs": s.world_docs.iter().map(|d| &d.path).collect::<Vec<_>>(),
-                    "characters": s.characters.iter().map(|c| &c.path).collect::<Vec<_>>(),
-                }),
-                human,
-            })
+            let data = SnapshotData {
+                snapshot_id: &s.id,
+                created_at: &s.created_at,
+                path: novel_store::spec::SNAPSHOT,
+                world_rules: s.world_rules.is_some(),
+                world_docs: s.world_docs.iter().map(|d| d.path.as_str()).collect(),
+                characters: s.characters.iter().map(|c| c.path.as_str()).collect(),
+            };
+            Report::new(&data, human)
         }
         SpecCommand::Propagate => {
             let stale = super::stale_after(&project)?;
@@ -81,10 +90,7 @@ pub fn run(global: &GlobalArgs, cmd: SpecCommand) -> Result<Report, CliError> {
                     crate::output::err(&format!("提示：{w}\n"));
                 }
             }
-            Ok(Report {
-                data: serde_json::to_value(&out).expect("serialises"),
-                human: render(&out),
-            })
+            Report::new(&out, render(&out))
         }
     }
 }
@@ -108,16 +114,29 @@ fn render(out: &PropagateOutcome) -> String {
     let p: &Propagation = &out.propagation;
     let mut s = String::new();
     if p.is_empty() {
-        s.push_str("设定快照之后，世界规则与角色契约都没有变化，无需传播。\n");
-        if !out.world_docs_changed.is_empty() {
-            s.push_str(&format!(
-                "世界观文档有改动（{}）：若其中的规则应进入 world/rules.json，请让 WorldBuilder 抽取。\n",
-                out.world_docs_changed.join("、")
-            ));
-        }
+        push_unchanged(&mut s, out);
         return s;
     }
     s.push_str("设定变更传播摘要\n");
+    push_changes(&mut s, p);
+    push_affected(&mut s, p);
+    push_follow_up(&mut s, out);
+    s
+}
+
+/// Nothing to propagate; changed world documents are only pointed out.
+fn push_unchanged(s: &mut String, out: &PropagateOutcome) {
+    s.push_str("设定快照之后，世界规则与角色契约都没有变化，无需传播。\n");
+    if !out.world_docs_changed.is_empty() {
+        s.push_str(&format!(
+            "世界观文档有改动（{}）：若其中的规则应进入 world/rules.json，请让 WorldBuilder 抽取。\n",
+            out.world_docs_changed.join("、")
+        ));
+    }
+}
+
+/// The rule changes with their key phrases, and the character changes.
+fn push_changes(s: &mut String, p: &Propagation) {
     for r in &p.rule_changes {
         s.push_str(&format!("  {} {}", r.kind.label(), r.id));
         if !r.fields.is_empty() {
@@ -159,6 +178,10 @@ fn render(out: &PropagateOutcome) -> String {
             }
         ));
     }
+}
+
+/// The L2 character contracts and L3 chapter contracts hit, with the evidence.
+fn push_affected(s: &mut String, p: &Propagation) {
     s.push_str(&format!(
         "受影响的 L2 角色契约：{} 条\n",
         p.affected_character_contracts.len()
@@ -182,6 +205,10 @@ fn render(out: &PropagateOutcome) -> String {
             s.push_str(&format!("      {}\n", hit_line(h)));
         }
     }
+}
+
+/// Files that could not be checked, the pending action written, and what to do next.
+fn push_follow_up(s: &mut String, out: &PropagateOutcome) {
     if !out.unreadable.is_empty() {
         s.push_str("以下文件无法解析，未做检查，请人工核对：\n");
         for (f, why) in &out.unreadable {
@@ -195,5 +222,4 @@ fn render(out: &PropagateOutcome) -> String {
         ));
     }
     s.push_str("建议：回到 VOL_PLANNING，让 CharacterWeaver / PlotArchitect 重新生成或审核上述契约后再继续写作；处理完用 novel pending resolve ID 关闭。\n");
-    s
 }

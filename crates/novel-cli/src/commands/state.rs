@@ -1,6 +1,7 @@
 //! `novel state rebuild|at|history`: the state as the changelog says it is.
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::{Map, Value};
 
 use novel_core::ops::{self, Context, Difference, NameIndex, entity_history, find_entity};
 use novel_store::state::{
@@ -12,6 +13,38 @@ use crate::cli::{GlobalArgs, RebuildArgs, StateCommand};
 use crate::output::{CliError, Exit, Report};
 
 use super::{ops_error, with_state_lock};
+
+/// `novel state at`'s `--json` data: the whole state after `chapter`.
+#[derive(Serialize)]
+struct StateAt<'a, S> {
+    chapter: u32,
+    state: &'a S,
+}
+
+/// `novel state at --entity`'s `--json` data: the entity under each root it appears in.
+#[derive(Serialize)]
+struct EntityAt<'a> {
+    chapter: u32,
+    entity: &'a str,
+    state: Map<String, Value>,
+}
+
+/// `novel state history`'s `--json` data.
+#[derive(Serialize)]
+struct EntityHistory<'a, C> {
+    entity: &'a str,
+    query: &'a str,
+    changes: &'a [C],
+}
+
+/// The envelope name of a `state` subcommand.
+pub fn command_name(cmd: &StateCommand) -> &'static str {
+    match cmd {
+        StateCommand::Rebuild(_) => "state rebuild",
+        StateCommand::At(_) => "state at",
+        StateCommand::History(_) => "state history",
+    }
+}
 
 pub fn run(global: &GlobalArgs, cmd: StateCommand) -> Result<Report, CliError> {
     let project = super::project(global)?;
@@ -37,7 +70,6 @@ fn rebuild(
             novel_store::rebuild::RebuildError::Ops(o) => ops_error(o),
         })?;
     let human = render_rebuild(&r, args.write);
-    let data = serde_json::to_value(&r).unwrap_or_default();
     if r.differs() && !args.write {
         let what = match &r.state_file_problem {
             Some(p) => format!("current-state 无法使用（{p}）"),
@@ -57,9 +89,9 @@ fn rebuild(
             "确认差异后运行 novel state rebuild --write（旧文件会先备份）",
             Exit::Problems,
         )
-        .with_details(data, human));
+        .with_report(&r, human));
     }
-    Ok(Report { data, human })
+    Report::new(&r, human)
 }
 
 fn render_rebuild(r: &novel_store::rebuild::RebuildReport, write: bool) -> String {
@@ -183,10 +215,11 @@ fn at(project: &Project, chapter: u32, entity: Option<&str>) -> Result<Report, C
     let replayed = ops::rebuild(&log, Some(chapter), on_disk, &authored, ctx).map_err(ops_error)?;
     let Some(query) = entity else {
         let text = novel_store::state::render(&replayed.state);
-        return Ok(Report {
-            data: json!({"chapter": chapter, "state": replayed.state}),
-            human: format!("第 {chapter} 章完成后的状态：\n{text}"),
-        });
+        let data = StateAt {
+            chapter,
+            state: &replayed.state,
+        };
+        return Report::new(&data, format!("第 {chapter} 章完成后的状态：\n{text}"));
     };
     let known = ops::known_entities(&log, on_disk, Some(&authored), &names);
     let slug = resolve_entity(query, &known, &names)?;
@@ -200,15 +233,17 @@ fn at(project: &Project, chapter: u32, entity: Option<&str>) -> Result<Report, C
         ));
     }
     let mut human = format!("第 {chapter} 章完成时的「{slug}」：\n");
-    let mut data = serde_json::Map::new();
+    let mut state = Map::new();
     for (root, v) in found {
         human.push_str(&format!("[{root}]\n{}", novel_store::state::render(v)));
-        data.insert(root.to_string(), v.clone());
+        state.insert(root.to_string(), v.clone());
     }
-    Ok(Report {
-        data: json!({"chapter": chapter, "entity": slug, "state": data}),
-        human,
-    })
+    let data = EntityAt {
+        chapter,
+        entity: &slug,
+        state,
+    };
+    Report::new(&data, human)
 }
 
 fn history(project: &Project, query: &str) -> Result<Report, CliError> {
@@ -252,8 +287,10 @@ fn history(project: &Project, query: &str) -> Result<Report, CliError> {
             c.op.value
         ));
     }
-    Ok(Report {
-        data: json!({"entity": slug, "query": query, "changes": changes}),
-        human,
-    })
+    let data = EntityHistory {
+        entity: &slug,
+        query,
+        changes: &changes,
+    };
+    Report::new(&data, human)
 }

@@ -49,6 +49,21 @@ pub fn render(s: &Status) -> String {
         s.state_label.unwrap_or("未知（断点文件无法读取）"),
         s.stage_label
     ));
+    push_volume(&mut out, s);
+    push_inflight(&mut out, s);
+    push_chars(&mut out, s);
+    push_scores(&mut out, s);
+    push_storylines(&mut out, s);
+    push_todo(&mut out, s);
+    push_lock(&mut out, s);
+    push_drift(&mut out, s);
+    push_cost(&mut out, s);
+    push_problems(&mut out, s);
+    out
+}
+
+/// The volume, its planned range and where that came from, and how far it is written.
+fn push_volume(out: &mut String, s: &Status) {
     if let Some(v) = s.volume.current {
         let mut line = format!("卷：第 {v} 卷");
         match (s.volume.range, s.volume.range_source) {
@@ -66,6 +81,10 @@ pub fn render(s: &Status) -> String {
         out.push_str(&line);
         out.push('\n');
     }
+}
+
+/// The chapter in flight, and the error waiting for a retry.
+fn push_inflight(out: &mut String, s: &Status) {
     match &s.inflight {
         Some(i) => out.push_str(&format!(
             "在写：第 {} 章（{}，已修订 {} 次）\n",
@@ -82,6 +101,10 @@ pub fn render(s: &Status) -> String {
                 .map_or(String::new(), |t| format!("（{t}）"))
         ));
     }
+}
+
+/// 字数, in total and per volume.
+fn push_chars(out: &mut String, s: &Status) {
     let mut chars = format!("字数：总 {} 字", s.chars.total);
     if !s.chars.per_volume.is_empty() {
         let parts: Vec<String> = s
@@ -94,6 +117,10 @@ pub fn render(s: &Status) -> String {
     }
     out.push_str(&chars);
     out.push('\n');
+}
+
+/// Scores (average, the recent chapters, the trend), then revisions and forced passes.
+fn push_scores(out: &mut String, s: &Status) {
     match s.scores.average {
         Some(a) => {
             let recent: Vec<String> = s
@@ -124,6 +151,10 @@ pub fn render(s: &Status) -> String {
         "修订与强制通过：修订 {} 次，强制通过 {} 章\n",
         s.pipeline.revisions, s.pipeline.force_passed
     ));
+}
+
+/// Each storyline's rhythm against its schedule.
+fn push_storylines(out: &mut String, s: &Status) {
     if s.storylines.is_empty() {
         out.push_str("故事线：没有活跃的故事线\n");
     } else {
@@ -157,6 +188,10 @@ pub fn render(s: &Status) -> String {
             out.push('\n');
         }
     }
+}
+
+/// Foreshadowing, pending actions and the reviews due.
+fn push_todo(out: &mut String, s: &Status) {
     out.push_str(&format!(
         "伏笔：未回收 {} 个，逾期 {} 个{}\n",
         s.foreshadowing.open,
@@ -186,6 +221,10 @@ pub fn render(s: &Status) -> String {
             .collect();
         out.push_str(&format!("待做的回顾：{}\n", items.join("、")));
     }
+}
+
+/// The lock, and a commit left interrupted.
+fn push_lock(out: &mut String, s: &Status) {
     match &s.lock_state {
         LockState::Free => out.push_str("锁：空闲\n"),
         LockState::Held { info, .. } => {
@@ -200,6 +239,10 @@ pub fn render(s: &Status) -> String {
             "被中断的提交：第 {n} 章，运行 novel chapter recover 补完\n"
         ));
     }
+}
+
+/// Style drift while a correction is active.
+fn push_drift(out: &mut String, s: &Status) {
     match &s.style_drift {
         Some(d) if d.active => {
             let metrics: Vec<String> = d
@@ -216,6 +259,10 @@ pub fn render(s: &Status) -> String {
         }
         _ => out.push_str("风格漂移：无\n"),
     }
+}
+
+/// Tokens, time and cost from the pipeline logs.
+fn push_cost(out: &mut String, s: &Status) {
     let p = &s.pipeline;
     out.push_str(&format!(
         "费用：流水线日志 {} 章，输入 {} / 输出 {} tokens，耗时 {:.1} 分钟，费用 ${:.2}{}\n",
@@ -230,6 +277,10 @@ pub fn render(s: &Status) -> String {
             String::new()
         }
     ));
+}
+
+/// Skipped deltas worth a rebuild, and the problems found.
+fn push_problems(out: &mut String, s: &Status) {
     if s.recommend_rebuild {
         out.push_str(&format!(
             "被跳过的增量：{} 章（第 {} 章）：建议重新提取这些章的增量并运行 novel state rebuild\n",
@@ -247,14 +298,12 @@ pub fn render(s: &Status) -> String {
             out.push_str(&format!("  - {p}\n"));
         }
     }
-    out
 }
 
 pub fn run(global: &GlobalArgs) -> Result<Report, CliError> {
     let project = super::project(global)?;
     let status = gather(&project, &|t| novel_text::count::count(t).chars);
     let human = render(&status);
-    let data = serde_json::to_value(&status).expect("status serialises");
     if !status.problems.is_empty() {
         return Err(CliError::new(
             "E_PROJECT_PROBLEMS",
@@ -262,7 +311,7 @@ pub fn run(global: &GlobalArgs) -> Result<Report, CliError> {
             "按列出的问题逐个修复；novel validate 会给出更详细的位置",
             Exit::Problems,
         )
-        .with_details(data, human));
+        .with_report(&status, human));
     }
-    Ok(Report { data, human })
+    Report::new(&status, human)
 }

@@ -4,10 +4,11 @@
 //! `novel style preset NAME [--force]`: a preset profile into `style-profile.json`.
 
 use clap::{Args, Subcommand};
-use serde_json::json;
+use serde::Serialize;
 
-use novel_store::{io, layout};
-use novel_text::drift::DriftStatus;
+use novel_core::model::style::DriftMetric;
+use novel_store::{Project, io, layout};
+use novel_text::drift::{DriftAssessment, DriftStatus};
 use novel_text::metrics::StyleMetrics;
 use novel_text::segment::Document;
 
@@ -100,6 +101,32 @@ fn describe(label: &str, m: &StyleMetrics) -> String {
     )
 }
 
+/// `novel style metrics`'s `--json` data.
+#[derive(Serialize)]
+struct MetricsData<'a> {
+    files: Vec<FileMetrics<'a>>,
+    combined: StyleMetrics,
+}
+
+#[derive(Serialize)]
+struct FileMetrics<'a> {
+    path: &'a str,
+    metrics: StyleMetrics,
+}
+
+/// `novel style drift`'s `--json` data.
+#[derive(Serialize)]
+struct DriftData<'a> {
+    status: DriftStatus,
+    window: [u32; 2],
+    chapters: &'a [u32],
+    metrics: &'a [DriftMetric],
+    directives: &'a [String],
+    action: &'static str,
+    dry_run: bool,
+    current: &'a StyleMetrics,
+}
+
 fn metrics(global: &GlobalArgs, args: MetricsArgs) -> Result<Report, CliError> {
     let (_, inputs) = resolve_inputs(global, &args.select)?;
     let mut docs = Vec::new();
@@ -111,7 +138,10 @@ fn metrics(global: &GlobalArgs, args: MetricsArgs) -> Result<Report, CliError> {
     for (input, doc) in inputs.iter().zip(&docs) {
         let m = StyleMetrics::of(&[doc]);
         human.push_str(&describe(&input.shown, &m));
-        files.push(json!({"path": input.shown, "metrics": m}));
+        files.push(FileMetrics {
+            path: &input.shown,
+            metrics: m,
+        });
     }
     let all: Vec<&Document> = docs.iter().collect();
     let combined = StyleMetrics::of(&all);
@@ -121,10 +151,7 @@ fn metrics(global: &GlobalArgs, args: MetricsArgs) -> Result<Report, CliError> {
             &combined,
         ));
     }
-    Ok(Report {
-        data: json!({"files": files, "combined": combined}),
-        human,
-    })
+    Report::new(&MetricsData { files, combined }, human)
 }
 
 fn drift(global: &GlobalArgs, args: DriftArgs) -> Result<Report, CliError> {
@@ -136,40 +163,64 @@ fn drift(global: &GlobalArgs, args: DriftArgs) -> Result<Report, CliError> {
         window,
         existing,
     } = super::drift_check(&proj)?;
-    let drift_path = proj.path(layout::STYLE_DRIFT);
-    let mut action = "none";
-    if !args.dry_run {
-        match assessment.status {
-            DriftStatus::Drifted | DriftStatus::Holding => {
-                let mut file = assessment.drift.clone().expect("drift to write");
-                file.updated_at = Some(novel_store::time::now_iso());
-                if let Some(old) = &existing {
-                    file.extra = old.extra.clone();
-                }
-                io::write_json(&drift_path, &file)?;
-                action = "written";
-            }
-            DriftStatus::Recovered => {
-                std::fs::remove_file(&drift_path)
-                    .map_err(|e| novel_store::StoreError::io(&drift_path, e))?;
-                io::sync_dir(&proj.root)?;
-                action = "removed";
-            }
-            DriftStatus::Stable => {
-                if existing.is_some() {
-                    // An inactive leftover says nothing; leave the author's file alone.
-                    action = "kept";
-                }
-            }
-        }
-    }
-
+    let action = if args.dry_run {
+        "none"
+    } else {
+        update_drift_file(&proj, &assessment, existing.as_ref())?
+    };
     let mut human = format!(
         "第 {}–{} 章（{} 章）对比风格基线：\n",
         window[0],
         window[1],
         chapters.len()
     );
+    human.push_str(&drift_lines(&assessment, action, args.dry_run));
+    let data = DriftData {
+        status: assessment.status,
+        window,
+        chapters: &chapters,
+        metrics: &assessment.metrics,
+        directives: assessment.drift.as_ref().map_or(&[][..], |d| &d.directives),
+        action,
+        dry_run: args.dry_run,
+        current: &current,
+    };
+    Report::new(&data, human)
+}
+
+/// Writes, removes or keeps `style-drift.json` as the assessment says; what was done
+/// (`written`, `removed`, `kept`, `none`).
+fn update_drift_file(
+    proj: &Project,
+    assessment: &DriftAssessment,
+    existing: Option<&novel_core::model::StyleDrift>,
+) -> Result<&'static str, CliError> {
+    let drift_path = proj.path(layout::STYLE_DRIFT);
+    match (assessment.status, &assessment.drift) {
+        (DriftStatus::Drifted | DriftStatus::Holding, Some(drift)) => {
+            let mut file = drift.clone();
+            file.updated_at = Some(novel_store::time::now_iso());
+            if let Some(old) = existing {
+                file.extra = old.extra.clone();
+            }
+            io::write_json(&drift_path, &file)?;
+            Ok("written")
+        }
+        (DriftStatus::Recovered, _) => {
+            std::fs::remove_file(&drift_path)
+                .map_err(|e| novel_store::StoreError::io(&drift_path, e))?;
+            io::sync_dir(&proj.root)?;
+            Ok("removed")
+        }
+        // An inactive leftover says nothing; leave the author's file alone.
+        (DriftStatus::Stable, _) if existing.is_some() => Ok("kept"),
+        _ => Ok("none"),
+    }
+}
+
+/// Each metric against the baseline, the verdict with what was done, and the directives.
+fn drift_lines(assessment: &DriftAssessment, action: &str, dry_run: bool) -> String {
+    let mut human = String::new();
     for m in &assessment.metrics {
         let name = match m.name.as_str() {
             "avg_sentence_length" => "平均句长",
@@ -193,7 +244,7 @@ fn drift(global: &GlobalArgs, args: DriftArgs) -> Result<Report, CliError> {
     let effect = match action {
         "written" => "，已写入 style-drift.json",
         "removed" => "，已删除 style-drift.json",
-        _ if args.dry_run => "（--dry-run：未改动文件）",
+        _ if dry_run => "（--dry-run：未改动文件）",
         _ => "",
     };
     human.push_str(&format!("结论：{verdict}{effect}\n"));
@@ -202,19 +253,7 @@ fn drift(global: &GlobalArgs, args: DriftArgs) -> Result<Report, CliError> {
             human.push_str(&format!("  纠偏：{line}\n"));
         }
     }
-    Ok(Report {
-        data: json!({
-            "status": assessment.status,
-            "window": window,
-            "chapters": chapters,
-            "metrics": assessment.metrics,
-            "directives": assessment.drift.as_ref().map(|d| d.directives.clone()).unwrap_or_default(),
-            "action": action,
-            "dry_run": args.dry_run,
-            "current": current,
-        }),
-        human,
-    })
+    human
 }
 
 fn preset(global: &GlobalArgs, args: &PresetArgs) -> Result<Report, CliError> {
@@ -248,8 +287,5 @@ fn preset(global: &GlobalArgs, args: &PresetArgs) -> Result<Report, CliError> {
     if let Some(b) = &done.backup {
         human.push_str(&format!("原文件备份在 {b}。\n"));
     }
-    Ok(Report {
-        data: serde_json::to_value(&done).expect("serialises"),
-        human,
-    })
+    Report::new(&done, human)
 }

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::json;
+use serde::Serialize;
 
 use novel_core::FileKind;
 use novel_core::validate::{Finding, Severity, check_file, check_project};
@@ -206,6 +206,15 @@ fn syntax_finding(file: &str, message: String) -> Finding {
     }
 }
 
+/// `novel validate`'s `--json` data.
+#[derive(Serialize)]
+struct ValidateData {
+    files_checked: usize,
+    errors: usize,
+    warnings: usize,
+    findings: Vec<Finding>,
+}
+
 fn render(findings: Vec<Finding>, checked: usize) -> Result<Report, CliError> {
     let errors = findings
         .iter()
@@ -228,12 +237,12 @@ fn render(findings: Vec<Finding>, checked: usize) -> Result<Report, CliError> {
             ));
         }
     }
-    let data = json!({
-        "files_checked": checked,
-        "errors": errors,
-        "warnings": warnings,
-        "findings": findings,
-    });
+    let data = ValidateData {
+        files_checked: checked,
+        errors,
+        warnings,
+        findings,
+    };
     if errors > 0 {
         let err = CliError::new(
             "E_VALIDATION",
@@ -241,10 +250,10 @@ fn render(findings: Vec<Finding>, checked: usize) -> Result<Report, CliError> {
             "按上面的 文件: 位置: 说明 逐条修正后重新运行 novel validate",
             Exit::Problems,
         );
-        return Err(err.with_details(data, human));
+        return Err(err.with_report(&data, human));
     }
     human.push_str(&format!(
         "校验通过：检查了 {checked} 个文件，0 个错误，{warnings} 个警告。\n"
     ));
-    Ok(Report { data, human })
+    Report::new(&data, human)
 }

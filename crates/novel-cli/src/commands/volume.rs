@@ -3,8 +3,9 @@
 //! the arguments and renders.
 
 use clap::{ArgGroup, Args, Subcommand};
-use serde_json::json;
+use serde::Serialize;
 
+use novel_core::plan::cleanup::CleanupReport;
 use novel_store::plan::{VolumeCheckReport, volume_check};
 use novel_store::volume::{self, Selection, VolumeError};
 use novel_store::{Project, time};
@@ -57,6 +58,25 @@ pub struct VolumeCleanupArgs {
 }
 
 /// The envelope name of a `volume` subcommand.
+/// `novel volume open`'s `--json` data.
+#[derive(Serialize)]
+struct Opened<'a> {
+    volume: u32,
+    orchestrator_state: &'static str,
+    check: &'a VolumeCheckReport,
+}
+
+/// `novel volume close`'s `--json` data.
+#[derive(Serialize)]
+struct Closed<'a> {
+    volume: u32,
+    next_volume: u32,
+    orchestrator_state: &'static str,
+    archived: &'a str,
+    cleanup_file: &'a str,
+    cleanup: &'a CleanupReport,
+}
+
 pub fn command_name(cmd: &VolumeCommand) -> &'static str {
     match cmd {
         VolumeCommand::Check(_) => "volume check",
@@ -81,10 +101,12 @@ pub fn run(global: &GlobalArgs, cmd: VolumeCommand) -> Result<Report, CliError> 
             );
             human.push_str(&render_findings(&done.check.findings));
             human.push_str("下一步：/novel:continue 写本卷第一章。\n");
-            Ok(Report {
-                data: json!({"volume": done.volume, "orchestrator_state": "WRITING", "check": done.check}),
-                human,
-            })
+            let data = Opened {
+                volume: done.volume,
+                orchestrator_state: "WRITING",
+                check: &done.check,
+            };
+            Report::new(&data, human)
         }
         VolumeCommand::Close => close(&project, &now, stale),
         VolumeCommand::Cleanup(a) => cleanup(&project, &a, &now, stale),
@@ -106,12 +128,11 @@ fn volume_error(e: VolumeError) -> CliError {
     match e {
         VolumeError::CheckFailed(report) => {
             let human = render_findings(&report.findings);
-            let data = serde_json::to_value(&*report).expect("serialises");
             let msg = format!(
                 "第 {} 卷的检查有 {} 个错误，不能开卷",
                 report.volume, report.counts.error
             );
-            CliError::new("E_VOLUME_CHECK", msg, hint, Exit::Problems).with_details(data, human)
+            CliError::new("E_VOLUME_CHECK", msg, hint, Exit::Problems).with_report(&*report, human)
         }
         VolumeError::Plan(p) => plan_error(p),
         other => {
@@ -143,7 +164,6 @@ fn check(project: &Project, volume: Option<u32>) -> Result<Report, CliError> {
         report.counts.error,
         report.counts.warning
     );
-    let data = serde_json::to_value(&report).expect("serialises");
     if report.has_errors() {
         human.push_str(&summary);
         return Err(CliError::new(
@@ -152,11 +172,11 @@ fn check(project: &Project, volume: Option<u32>) -> Result<Report, CliError> {
             "按每条的处理建议让 PlotArchitect 修改大纲、调度、伏笔计划或契约，再重新检查",
             Exit::Problems,
         )
-        .with_details(data, human));
+        .with_report(&report, human));
     }
     human.push_str(&summary);
     human.push_str(&format!("检查通过：可以开卷（novel volume open {v}）。\n"));
-    Ok(Report { data, human })
+    Report::new(&report, human)
 }
 
 fn close(project: &Project, now: &str, stale: std::time::Duration) -> Result<Report, CliError> {
@@ -190,17 +210,15 @@ fn close(project: &Project, now: &str, stale: std::time::Duration) -> Result<Rep
             "请作者确认后运行 novel volume cleanup --apply ID,…（或 --all）；不想清理就不用管。\n",
         );
     }
-    Ok(Report {
-        data: json!({
-            "volume": done.volume,
-            "next_volume": done.next_volume,
-            "orchestrator_state": "VOL_PLANNING",
-            "archived": done.archived,
-            "cleanup_file": done.cleanup_file,
-            "cleanup": done.cleanup,
-        }),
-        human,
-    })
+    let data = Closed {
+        volume: done.volume,
+        next_volume: done.next_volume,
+        orchestrator_state: "VOL_PLANNING",
+        archived: &done.archived,
+        cleanup_file: &done.cleanup_file,
+        cleanup: &done.cleanup,
+    };
+    Report::new(&data, human)
 }
 
 fn cleanup(
@@ -253,8 +271,5 @@ fn cleanup(
             done.already_applied.join("、")
         ));
     }
-    Ok(Report {
-        data: serde_json::to_value(&done).expect("serialises"),
-        human,
-    })
+    Report::new(&done, human)
 }
