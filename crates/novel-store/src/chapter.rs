@@ -507,12 +507,43 @@ const BATCH_WRITES: usize = 16;
 
 /// Applies a journal (again), under the guard. Idempotent.
 fn apply_guarded(project: &Project, journal: &Journal, failpoints: bool) -> Result<(), StoreError> {
-    let fp = |k| {
-        if failpoints {
-            failpoint(k)
+    let mut steps = Steps { n: 0, failpoints };
+    apply_writes(project, journal, &mut steps)?;
+    apply_changelog(project, journal)?;
+    steps.done();
+    apply_removals(project, journal)?;
+    steps.done();
+    lock::release_if_owner_guarded(project, &journal.token)
+        .map_err(|e| guard_store_error(project, e))?;
+    steps.done();
+    let jpath = project.path(layout::JOURNAL);
+    match fs::remove_file(&jpath) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(StoreError::io(&jpath, e)),
+    }
+    sync_dir(&project.root)?;
+    steps.done();
+    Ok(())
+}
+
+/// The steps of a journal's application, numbered for the crash tests' failpoints.
+struct Steps {
+    n: usize,
+    failpoints: bool,
+}
+
+impl Steps {
+    fn done(&mut self) {
+        self.n += 1;
+        if self.failpoints {
+            failpoint(self.n);
         }
-    };
-    let mut step = 0;
+    }
+}
+
+/// The journal's file writes, each atomic and fsynced, then their directories fsynced once.
+fn apply_writes(project: &Project, journal: &Journal, steps: &mut Steps) -> Result<(), StoreError> {
     let mut touched: Vec<std::path::PathBuf> = Vec::new();
     let mut pending: Vec<(std::path::PathBuf, &[u8])> = Vec::new();
     for w in &journal.writes {
@@ -535,31 +566,35 @@ fn apply_guarded(project: &Project, journal: &Journal, failpoints: bool) -> Resu
             }
             crate::io::write_atomic_unsynced_dir(&path, w.content.as_bytes())?;
         }
-        step += 1;
-        fp(step);
+        steps.done();
     }
     // Many files (an import): the same temp + fsync + rename for each, the fsyncs run side by
     // side (one by one, a thousand chapters take seconds).
-    crate::io::write_atomic_batch(&pending, &mut |_| {
-        step += 1;
-        fp(step);
-    })?;
+    crate::io::write_atomic_batch(&pending, &mut |_| steps.done())?;
     for dir in &touched {
         sync_dir(dir)?;
     }
+    Ok(())
+}
+
+/// The journal's changelog line, appended (at the recorded length, when the journal has one:
+/// a torn line from a crash is cut first).
+fn apply_changelog(project: &Project, journal: &Journal) -> Result<(), StoreError> {
     match (&journal.changelog_line, journal.changelog_len) {
         (Some(line), Some(base)) => {
             let path = project.path(layout::CHANGELOG);
             if let Some(dir) = path.parent() {
                 crate::io::create_dir_all(dir)?;
             }
-            crate::io::append_at(&path, base, line)?;
+            crate::io::append_at(&path, base, line)
         }
-        (Some(line), None) => append_line(project, layout::CHANGELOG, line)?,
-        (None, _) => {}
+        (Some(line), None) => append_line(project, layout::CHANGELOG, line),
+        (None, _) => Ok(()),
     }
-    step += 1;
-    fp(step);
+}
+
+/// The journal's removals (staged files moved into place), and the staging directory synced.
+fn apply_removals(project: &Project, journal: &Journal) -> Result<(), StoreError> {
     for rel in &journal.remove {
         let path = project.path(rel);
         match fs::remove_file(&path) {
@@ -580,21 +615,6 @@ fn apply_guarded(project: &Project, journal: &Journal, failpoints: bool) -> Resu
     if !journal.remove.is_empty() {
         sync_dir(&project.path("staging"))?;
     }
-    step += 1;
-    fp(step);
-    lock::release_if_owner_guarded(project, &journal.token)
-        .map_err(|e| guard_store_error(project, e))?;
-    step += 1;
-    fp(step);
-    let jpath = project.path(layout::JOURNAL);
-    match fs::remove_file(&jpath) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(StoreError::io(&jpath, e)),
-    }
-    sync_dir(&project.root)?;
-    step += 1;
-    fp(step);
     Ok(())
 }
 
@@ -944,107 +964,182 @@ pub fn plan_commit(
     now: &str,
     count: &dyn Fn(&str) -> usize,
 ) -> Result<Journal, PlanError> {
-    use novel_core::model::pipeline_log::PipelineLog;
-    use novel_core::model::{OrchestratorState, PipelineStage};
-    use novel_core::ops;
-
-    let read = |rel: &str| read_text(&project.path(rel));
-    let mut writes = Vec::new();
-    let mut remove = Vec::new();
-    let staged = staged_for_commit(project, n)?;
+    let mut plan = Planned::default();
     let delta_rel = layout::staging_delta(n);
     let delta_text = match read_staged(project, &delta_rel) {
         Ok(t) => Some(t),
         Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(e.into()),
     };
-    // Commit what was judged: every staged file as it was at the gate (or after the second
-    // polish), not whatever was put there since.
+    let delta = (delta_rel.as_str(), delta_text.as_deref());
+    let chars = plan_staged_files(project, cp, n, delta, count, &mut plan)?;
+    let skipped = staging_facts(project, n, Facts::Full).delta_skipped;
+    let (changelog_line, storyline_id) = if skipped {
+        plan_skipped_delta(project, n, delta_rel, delta_text, &mut plan)?
+    } else {
+        plan_delta(project, delta_rel, delta_text, now, &mut plan)?
+    };
+    let log = LogFacts {
+        storyline_id,
+        skipped,
+        chars,
+    };
+    plan_pipeline_log(project, cp, n, log, &mut plan)?;
+    // The checkpoint, last.
+    plan.writes.push(JournalWrite {
+        path: layout::CHECKPOINT.to_string(),
+        content: to_json_text(&committed_checkpoint(project, cp, n, now)),
+    });
+    Ok(Journal {
+        chapter: n,
+        token: token.to_string(),
+        writes: plan.writes,
+        changelog_line,
+        changelog_len: None,
+        remove: plan.remove,
+        retiring: None,
+        kind: None,
+        cleanup: None,
+    })
+}
+
+/// What a commit plan writes and removes, in order.
+#[derive(Default)]
+struct Planned {
+    writes: Vec<JournalWrite>,
+    remove: Vec<String>,
+}
+
+/// The changelog line and the storyline a commit's delta gives (both `None` when skipped).
+type DeltaOutcome = (Option<String>, Option<String>);
+
+/// The staged chapter, summary and memory files moved to their places — exactly as they were
+/// judged (at the gate, or after the second polish), not whatever was put there since. Returns
+/// the chapter's 字数 (`count` of the first staged file, the chapter text).
+fn plan_staged_files(
+    project: &Project,
+    cp: &Checkpoint,
+    n: u32,
+    (delta_rel, delta_text): (&str, Option<&str>),
+    count: &dyn Fn(&str) -> usize,
+    plan: &mut Planned,
+) -> Result<usize, PlanError> {
+    let staged = staged_for_commit(project, n)?;
     if let Some(judged) = novel_core::pipeline::current_gate(cp, n).map(|g| &g.staged)
         && !judged.is_empty()
     {
-        let now_digests = digests(&staged, &delta_rel, delta_text.as_deref());
+        let now_digests = digests(&staged, delta_rel, delta_text);
         let changed = changed_files(judged, &now_digests);
         if !changed.is_empty() {
             return Err(PlanError::ChangedSinceGate { files: changed });
         }
     }
-    let chars = count(&staged[0].content);
+    let chars = staged.first().map_or(0, |f| count(&f.content));
     for f in staged {
-        writes.push(JournalWrite {
+        plan.writes.push(JournalWrite {
             path: f.to,
             content: f.content,
         });
-        remove.push(f.from);
+        plan.remove.push(f.from);
     }
+    Ok(chars)
+}
 
-    // The state delta through the state engine — unless it was skipped (§10.6), in which
-    // case the state does not move and whatever was staged is kept in the logs.
-    let facts = staging_facts(project, n, Facts::Full);
-    let (changelog_line, storyline_id) = if facts.delta_skipped {
-        // The state does not move, but it must still be the one its changelog replays to.
-        let state = crate::state::load_state(project)?;
-        ops::check_in_step(&state, crate::state::changelog_tail(project)?.as_ref())?;
-        if let Some(text) = delta_text {
-            writes.push(JournalWrite {
-                path: format!("{}/skipped-delta.json", layout::revision_dir(n, 0)),
-                content: text,
-            });
-            remove.push(delta_rel);
-        }
-        (None, None)
-    } else {
-        let Some(text) = delta_text else {
-            return Err(StoreError::io(
-                project.path(&delta_rel),
-                std::io::Error::from(std::io::ErrorKind::NotFound),
-            )
-            .into());
-        };
-        let delta = novel_core::validate::parse_json(&text).map_err(|error| StoreError::Json {
-            path: project.path(&delta_rel),
-            error,
-        })?;
-        // The one delta check `ops validate` and `ops apply` make. Only the changelog's last
-        // line is read, and the state and foreshadowing files are not schema-checked again when
-        // they are the bytes that line recorded (`written`, stamped below): what still grows
-        // with the book is reading and writing those two files.
-        let inputs =
-            crate::state::load_delta_inputs(project, crate::state::Trust::Checked, &delta)?;
-        // The changelog line carries the delta's `character_actions` (`004`), as every
-        // applied delta's does (`ops::record`).
-        let mut applied = ops::apply_checked(inputs.check(&delta)?, false, now)?;
-        remove.push(delta_rel);
-        let state_text = to_json_text(&applied.run.state);
-        let global_text =
-            (applied.run.global != inputs.global).then(|| to_json_text(&applied.run.global));
-        applied.entry.written = Some(inputs.written(&state_text, global_text.as_deref()));
-        writes.push(JournalWrite {
-            path: layout::CURRENT_STATE.to_string(),
-            content: state_text,
+/// A skipped delta (§10.6): the state does not move, but it must still be the one its
+/// changelog replays to; whatever delta was staged is kept in the chapter's revision logs.
+fn plan_skipped_delta(
+    project: &Project,
+    n: u32,
+    delta_rel: String,
+    delta_text: Option<String>,
+    plan: &mut Planned,
+) -> Result<DeltaOutcome, PlanError> {
+    let state = crate::state::load_state(project)?;
+    novel_core::ops::check_in_step(&state, crate::state::changelog_tail(project)?.as_ref())?;
+    if let Some(text) = delta_text {
+        plan.writes.push(JournalWrite {
+            path: format!("{}/skipped-delta.json", layout::revision_dir(n, 0)),
+            content: text,
         });
-        if let Some(text) = global_text {
-            writes.push(JournalWrite {
-                path: layout::FORESHADOWING_GLOBAL.to_string(),
-                content: text,
-            });
-        }
-        (
-            Some(crate::state::changelog_line(&applied.entry)),
-            Some(applied.run.header.storyline_id.clone()),
+        plan.remove.push(delta_rel);
+    }
+    Ok((None, None))
+}
+
+/// The state delta through the state engine: the new state (and foreshadowing file when it
+/// changes) and the changelog line.
+fn plan_delta(
+    project: &Project,
+    delta_rel: String,
+    delta_text: Option<String>,
+    now: &str,
+    plan: &mut Planned,
+) -> Result<DeltaOutcome, PlanError> {
+    let Some(text) = delta_text else {
+        return Err(StoreError::io(
+            project.path(&delta_rel),
+            std::io::Error::from(std::io::ErrorKind::NotFound),
         )
+        .into());
     };
-    // The pipeline log: what the stages recorded, plus the gate's outcome.
+    let delta = novel_core::validate::parse_json(&text).map_err(|error| StoreError::Json {
+        path: project.path(&delta_rel),
+        error,
+    })?;
+    // The one delta check `ops validate` and `ops apply` make. Only the changelog's last line
+    // is read, and the state and foreshadowing files are not schema-checked again when they
+    // are the bytes that line recorded (`written`, stamped below): what still grows with the
+    // book is reading and writing those two files.
+    let inputs = crate::state::load_delta_inputs(project, crate::state::Trust::Checked, &delta)?;
+    // The changelog line carries the delta's `character_actions` (`004`), as every applied
+    // delta's does (`ops::record`).
+    let mut applied = novel_core::ops::apply_checked(inputs.check(&delta)?, false, now)?;
+    plan.remove.push(delta_rel);
+    let state_text = to_json_text(&applied.run.state);
+    let global_text =
+        (applied.run.global != inputs.global).then(|| to_json_text(&applied.run.global));
+    applied.entry.written = Some(inputs.written(&state_text, global_text.as_deref()));
+    plan.writes.push(JournalWrite {
+        path: layout::CURRENT_STATE.to_string(),
+        content: state_text,
+    });
+    if let Some(text) = global_text {
+        plan.writes.push(JournalWrite {
+            path: layout::FORESHADOWING_GLOBAL.to_string(),
+            content: text,
+        });
+    }
+    Ok((
+        Some(crate::state::changelog_line(&applied.entry)),
+        Some(applied.run.header.storyline_id.clone()),
+    ))
+}
+
+/// What the pipeline log takes from the rest of the plan.
+struct LogFacts {
+    storyline_id: Option<String>,
+    skipped: bool,
+    chars: usize,
+}
+
+/// The chapter's pipeline log: what the stages recorded, plus the gate's outcome, the 字数,
+/// the leak check and the totals.
+fn plan_pipeline_log(
+    project: &Project,
+    cp: &Checkpoint,
+    n: u32,
+    facts: LogFacts,
+    plan: &mut Planned,
+) -> Result<(), PlanError> {
     let gate = novel_core::pipeline::current_gate(cp, n);
-    let log_rel = layout::staging_log(n);
-    let mut plog: PipelineLog = match read_staging_log(project, n)? {
+    let mut plog = match read_staging_log(project, n)? {
         Some((log, _)) => {
-            remove.push(log_rel);
+            plan.remove.push(layout::staging_log(n));
             log
         }
         None => empty_log(n),
     };
-    plog.storyline_id = storyline_id.or(plog.storyline_id);
+    plog.storyline_id = facts.storyline_id.or(plog.storyline_id);
     plog.gate_decision = gate.map(|g| g.decision);
     if let Some(g) = gate {
         // The score that counted (recomputed, the lower of two judges), for `novel status`.
@@ -1055,21 +1150,33 @@ pub fn plan_commit(
                 .insert("accepted_by_author".into(), serde_json::json!(true));
         }
     }
-    if facts.delta_skipped {
+    if facts.skipped {
         plog.extra
             .insert("delta_skipped".into(), serde_json::json!(true));
     }
-    plog.extra
-        .insert(crate::status::LOG_CHARS.into(), serde_json::json!(chars));
+    plog.extra.insert(
+        crate::status::LOG_CHARS.into(),
+        serde_json::json!(facts.chars),
+    );
     let leak_rel = layout::staging_leak(n);
-    if let Ok(text) = read(&leak_rel) {
+    if let Ok(text) = read_text(&project.path(&leak_rel)) {
         if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
             plog.extra.insert("leak_check".into(), v);
         }
-        remove.push(leak_rel);
+        plan.remove.push(leak_rel);
     }
     plog.revisions = cp.revision_count;
     plog.force_passed = gate.is_some_and(|g| g.force_passed);
+    add_totals(&mut plog);
+    plan.writes.push(JournalWrite {
+        path: layout::log_file(n),
+        content: to_json_text(&plog),
+    });
+    Ok(())
+}
+
+/// The stages' total duration and cost (when every stage has one).
+fn add_totals(plog: &mut novel_core::model::PipelineLog) {
     plog.total_duration_ms = plog
         .stages
         .iter()
@@ -1082,14 +1189,13 @@ pub fn plan_commit(
         .map(|s| s.extra.get("cost_usd").and_then(serde_json::Value::as_f64))
         .sum();
     plog.total_cost_usd = costs.filter(|_| !plog.stages.is_empty());
-    writes.push(JournalWrite {
-        path: layout::log_file(n),
-        content: to_json_text(&plog),
-    });
+}
 
-    // The checkpoint, last.
-    // The volume's end from whatever the plan gives (`docs/orchestration.md` §5); an unreadable
-    // plan file only means the end is not known here.
+/// The checkpoint after chapter `n` is committed: the volume's last chapter hands over to the
+/// volume review (its end from whatever the plan gives, `docs/orchestration.md` §5; an
+/// unreadable plan file only means the end is not known here), a rewrite goes back to writing.
+fn committed_checkpoint(project: &Project, cp: &Checkpoint, n: u32, now: &str) -> Checkpoint {
+    use novel_core::model::{OrchestratorState, PipelineStage};
     let volume_end = crate::next::volume_span(project, cp.current_volume.max(1), &mut Vec::new())
         .map(|s| s.range[1]);
     let mut next = cp.clone();
@@ -1110,21 +1216,7 @@ pub fn plan_commit(
     } else {
         next.orchestrator_state
     };
-    writes.push(JournalWrite {
-        path: layout::CHECKPOINT.to_string(),
-        content: to_json_text(&next),
-    });
-    Ok(Journal {
-        chapter: n,
-        token: token.to_string(),
-        writes,
-        changelog_line,
-        changelog_len: None,
-        remove,
-        retiring: None,
-        kind: None,
-        cleanup: None,
-    })
+    next
 }
 
 fn empty_log(n: u32) -> novel_core::model::PipelineLog {

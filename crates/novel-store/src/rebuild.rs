@@ -96,6 +96,7 @@ pub struct Replay {
 
 impl Replay {
     pub fn load(project: &Project, unusable: UnusableGlobal) -> Result<Self, StoreError> {
+        let log = load_changelog(project)?;
         let (authored, global_problem) = match (load_global(project), unusable) {
             (Ok(g), _) => (g, None),
             (
@@ -115,7 +116,7 @@ impl Replay {
             (Err(e), _) => return Err(e),
         };
         Ok(Self {
-            log: load_changelog(project)?,
+            log,
             authored,
             global_problem,
             plan: load_plan(project)?,

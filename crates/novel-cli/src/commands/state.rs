@@ -3,10 +3,9 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use novel_core::ops::{self, Context, Difference, NameIndex, entity_history, find_entity};
-use novel_store::state::{
-    StateOnDisk, load_changelog, load_global, load_names, load_plan, state_on_disk,
-};
+use novel_core::ops::{self, Difference, NameIndex, entity_history, find_entity};
+use novel_store::rebuild::{Replay, UnusableGlobal};
+use novel_store::state::{StateOnDisk, load_changelog, load_global, load_names, state_on_disk};
 use novel_store::{Project, layout};
 
 use crate::cli::{GlobalArgs, RebuildArgs, StateCommand};
@@ -199,20 +198,9 @@ fn resolve_entity(query: &str, known: &[String], names: &NameIndex) -> Result<St
 }
 
 fn at(project: &Project, chapter: u32, entity: Option<&str>) -> Result<Report, CliError> {
-    let log = load_changelog(project)?;
-    let authored = load_global(project)?;
-    let plan = load_plan(project)?;
-    let names = load_names(project);
-    let ctx = Context {
-        names: &names,
-        plan: &plan,
-    };
-    let disk = state_on_disk(project);
-    let on_disk = match &disk {
-        StateOnDisk::Valid(v) => Some(v),
-        _ => None,
-    };
-    let replayed = ops::rebuild(&log, Some(chapter), on_disk, &authored, ctx).map_err(ops_error)?;
+    // Looking back repairs nothing: an unusable foreshadowing file is an error here.
+    let replay = Replay::load(project, UnusableGlobal::Refuse)?;
+    let replayed = replay.run(Some(chapter)).map_err(ops_error)?;
     let Some(query) = entity else {
         let text = novel_store::state::render(&replayed.state);
         let data = StateAt {
@@ -221,8 +209,7 @@ fn at(project: &Project, chapter: u32, entity: Option<&str>) -> Result<Report, C
         };
         return Report::new(&data, format!("第 {chapter} 章完成后的状态：\n{text}"));
     };
-    let known = ops::known_entities(&log, on_disk, Some(&authored), &names);
-    let slug = resolve_entity(query, &known, &names)?;
+    let slug = resolve_entity(query, &replay.known_entities(), &replay.names)?;
     let found = find_entity(&replayed.state, &slug);
     if found.is_empty() {
         return Err(CliError::new(
