@@ -9,7 +9,7 @@
 //!
 //! The sections are `novel_core::import::Section`s; numbering problems are judged there.
 
-use novel_core::import::{Section, SectionKind, VolumeHeading};
+use novel_core::import::{Problem, ProblemKind, Section, SectionKind, VolumeHeading};
 use novel_core::numerals::{arabic_digit, chinese_number, is_chinese_numeral};
 
 /// A heading line.
@@ -312,6 +312,59 @@ pub fn split_file(text: &str, file: &str, stem: &str) -> Split {
     }
 }
 
+/// Where a folder's file goes in the book, by its name: 序章/楔子/引子 first, then by number,
+/// then the rest (番外、尾声、unnumbered). Ties keep the order of the caller's secondary key.
+pub fn folder_rank(stem: &str) -> (u8, u32) {
+    match file_name_heading(stem) {
+        Some(Heading::Extra { name, .. })
+            if ["序章", "楔子", "引子"].iter().any(|k| name.starts_with(k)) =>
+        {
+            (0, 0)
+        }
+        Some(Heading::Chapter { number, .. }) | Some(Heading::Volume { number, .. }) => (1, number),
+        _ => (2, 0),
+    }
+}
+
+/// What an import warns about one file of a folder (split by [`split_file`] into `sections`):
+/// no number in its name or its text, or a name that says another chapter than its heading.
+pub fn folder_warnings(stem: &str, shown: &str, sections: &[Section]) -> Vec<Problem> {
+    let warn = |kind, message: String, line| Problem {
+        kind,
+        code: novel_core::import::WARNING,
+        chapter: None,
+        file: shown.to_string(),
+        line,
+        message,
+    };
+    let mut out = Vec::new();
+    let chapters: Vec<&Section> = sections
+        .iter()
+        .filter(|s| s.kind == SectionKind::Chapter)
+        .collect();
+    if sections.len() == 1 && sections[0].kind == SectionKind::Preface {
+        out.push(warn(
+            ProblemKind::Unnumbered,
+            format!("文件名与内容都没有章号，作为附录「{stem}」导入"),
+            1,
+        ));
+    }
+    if let (Some(Heading::Chapter { number, .. }), [one]) =
+        (file_name_heading(stem), chapters.as_slice())
+        && one.number != Some(number)
+    {
+        out.push(warn(
+            ProblemKind::NameMismatch,
+            format!(
+                "文件名是第 {number} 章，标题写的是第 {} 章：按标题导入",
+                one.number.unwrap_or(0)
+            ),
+            one.line,
+        ));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -493,5 +546,26 @@ mod tests {
         );
         assert_eq!(file_name_heading("012-标题"), ch(12, "标题"));
         assert_eq!(file_name_heading("12"), ch(12, ""));
+    }
+
+    #[test]
+    fn a_folder_is_ordered_and_warned_about_by_its_file_names() {
+        let mut stems = vec!["番外 雪夜", "010", "楔子", "第2章 归来", "说明"];
+        stems.sort_by_key(|s| (folder_rank(s), s.to_string()));
+        assert_eq!(stems, ["楔子", "第2章 归来", "010", "番外 雪夜", "说明"]);
+
+        let s = split_file("笔记", "说明.txt", "说明");
+        let w = folder_warnings("说明", "说明.txt", &s.sections);
+        assert_eq!(
+            (w.len(), w[0].kind, w[0].line),
+            (1, ProblemKind::Unnumbered, 1)
+        );
+        let s = split_file("第3章 夜\n正文", "005.txt", "005");
+        let w = folder_warnings("005", "005.txt", &s.sections);
+        assert_eq!(w.len(), 1);
+        assert_eq!(w[0].kind, ProblemKind::NameMismatch);
+        assert!(w[0].message.contains("第 5 章") && w[0].message.contains("第 3 章"));
+        let s = split_file("正文", "005.txt", "005");
+        assert!(folder_warnings("005", "005.txt", &s.sections).is_empty());
     }
 }

@@ -11,12 +11,12 @@ use serde::Serialize;
 use serde_json::Value;
 
 use novel_core::import::{
-    Action, Plan, Problem, ProblemKind, Row, Section, SectionKind, VolumeHeading, VolumeRange,
+    Action, Plan, Problem, Row, Section, SectionKind, VolumeHeading, VolumeRange,
 };
 use novel_core::model::OrchestratorState;
 use novel_store::Project;
-use novel_store::import::{BackfillStep, ImportError, SourceFile, Written};
-use novel_text::chapters::{Heading, file_name_heading, split, split_file};
+use novel_store::import::{BackfillStep, ImportError, Written};
+use novel_text::chapters::{folder_rank, folder_warnings, split, split_file};
 
 use crate::cli::{GlobalArgs, HELP_TEMPLATE, chapter_number};
 use crate::output::{CliError, Exit, Report};
@@ -178,26 +178,11 @@ struct Manuscript {
     files: Vec<SourceFileData>,
 }
 
-/// Folder order: 序章/楔子/引子 first, then by number, then the rest (番外、尾声、unnumbered).
-fn file_order(f: &SourceFile) -> (u8, u32, String) {
-    match file_name_heading(&f.stem) {
-        Some(Heading::Extra { name, .. })
-            if ["序章", "楔子", "引子"].iter().any(|k| name.starts_with(k)) =>
-        {
-            (0, 0, f.shown.clone())
-        }
-        Some(Heading::Chapter { number, .. }) | Some(Heading::Volume { number, .. }) => {
-            (1, number, f.shown.clone())
-        }
-        _ => (2, 0, f.shown.clone()),
-    }
-}
-
 fn read_manuscript(path: &Path) -> Result<Manuscript, CliError> {
     let mut files = novel_store::import::read_source(path).map_err(import_error)?;
     let folder = path.is_dir();
     if folder {
-        files.sort_by_key(file_order);
+        files.sort_by_key(|f| (folder_rank(&f.stem), f.shown.clone()));
     }
     let mut m = Manuscript {
         sections: Vec::new(),
@@ -220,7 +205,8 @@ fn read_manuscript(path: &Path) -> Result<Manuscript, CliError> {
             split(&d.text, &f.shown)
         };
         if folder {
-            m.warnings.extend(folder_warnings(f, &part.sections));
+            m.warnings
+                .extend(folder_warnings(&f.stem, &f.shown, &part.sections));
         }
         m.sections.extend(part.sections);
         m.volumes.extend(part.volumes);
@@ -231,44 +217,6 @@ fn read_manuscript(path: &Path) -> Result<Manuscript, CliError> {
         .map(|s| novel_text::count::count(&s.body).chars)
         .collect();
     Ok(m)
-}
-
-/// A folder's file without a number, or whose heading says another number than its name.
-fn folder_warnings(f: &SourceFile, sections: &[Section]) -> Vec<Problem> {
-    let warn = |kind, message: String, line| Problem {
-        kind,
-        code: novel_core::import::WARNING,
-        chapter: None,
-        file: f.shown.clone(),
-        line,
-        message,
-    };
-    let mut out = Vec::new();
-    let chapters: Vec<&Section> = sections
-        .iter()
-        .filter(|s| s.kind == SectionKind::Chapter)
-        .collect();
-    if sections.len() == 1 && sections[0].kind == SectionKind::Preface {
-        out.push(warn(
-            ProblemKind::Unnumbered,
-            format!("文件名与内容都没有章号，作为附录「{}」导入", f.stem),
-            1,
-        ));
-    }
-    if let (Some(Heading::Chapter { number, .. }), [one]) =
-        (file_name_heading(&f.stem), chapters.as_slice())
-        && one.number != Some(number)
-    {
-        out.push(warn(
-            ProblemKind::NameMismatch,
-            format!(
-                "文件名是第 {number} 章，标题写的是第 {} 章：按标题导入",
-                one.number.unwrap_or(0)
-            ),
-            one.line,
-        ));
-    }
-    out
 }
 
 fn import(global: &GlobalArgs, args: &ImportArgs) -> Result<Report, CliError> {
