@@ -1037,6 +1037,21 @@ pub fn merge_foreshadow(
     (entry.status, None)
 }
 
+/// Whether `delta` has a `foreshadow` op on a thread `global` does not hold yet — the only case
+/// in which the merge consults the volume plans ([`merge_foreshadow`] seeds the new thread from
+/// them). Shape errors are the delta check's to report; here an op that is not an object or has
+/// no string `path` seeds nothing.
+pub fn seeds_threads(global: &ForeshadowingGlobal, delta: &Value) -> bool {
+    let ops = delta.get("ops").and_then(Value::as_array);
+    ops.into_iter().flatten().any(|op| {
+        op.get("op").and_then(Value::as_str) == Some(op_name(OpKind::Foreshadow))
+            && op
+                .get("path")
+                .and_then(Value::as_str)
+                .is_some_and(|id| !global.foreshadowing.iter().any(|f| f.id == id))
+    })
+}
+
 fn seed(
     plan: &[PlannedForeshadowing],
     id: &str,

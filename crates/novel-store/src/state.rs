@@ -226,7 +226,7 @@ pub fn load_delta_inputs(
         Some((g, d)) => (g, Some(d)),
         None => (empty_global(), None),
     };
-    let plan = if seeds_threads(&global, delta) {
+    let plan = if novel_core::ops::seeds_threads(&global, delta) {
         load_plan_as(project, trust)?
     } else {
         Vec::new()
@@ -243,20 +243,6 @@ pub fn load_delta_inputs(
             global: global_digest,
             extra: Default::default(),
         },
-    })
-}
-
-/// Whether `delta` has a `foreshadow` op on a thread `global` does not hold. Shape errors are
-/// the delta check's to report; here an op that is not an object or has no string `path`
-/// seeds nothing.
-fn seeds_threads(global: &ForeshadowingGlobal, delta: &Value) -> bool {
-    let ops = delta.get("ops").and_then(Value::as_array);
-    ops.into_iter().flatten().any(|op| {
-        op.get("op").and_then(Value::as_str) == Some("foreshadow")
-            && op
-                .get("path")
-                .and_then(Value::as_str)
-                .is_some_and(|id| !global.foreshadowing.iter().any(|f| f.id == id))
     })
 }
 
