@@ -1037,19 +1037,30 @@ pub fn merge_foreshadow(
     (entry.status, None)
 }
 
+/// The `path` of each `foreshadow` op in `delta` (`None` for one without a string path). Shape
+/// errors are the delta check's to report; an op that is not an object is not one of these.
+fn foreshadow_paths(delta: &Value) -> impl Iterator<Item = Option<&str>> {
+    let ops = delta.get("ops").and_then(Value::as_array);
+    ops.into_iter()
+        .flatten()
+        .filter(|op| op.get("op").and_then(Value::as_str) == Some(op_name(OpKind::Foreshadow)))
+        .map(|op| op.get("path").and_then(Value::as_str))
+}
+
+/// Whether `delta` has a `foreshadow` op — the only ops that read or change
+/// `foreshadowing/global.json` ([`apply_op`]); a delta without one is checked and applied the
+/// same against any foreshadowing file.
+pub fn touches_foreshadowing(delta: &Value) -> bool {
+    foreshadow_paths(delta).next().is_some()
+}
+
 /// Whether `delta` has a `foreshadow` op on a thread `global` does not hold yet — the only case
 /// in which the merge consults the volume plans ([`merge_foreshadow`] seeds the new thread from
-/// them). Shape errors are the delta check's to report; here an op that is not an object or has
-/// no string `path` seeds nothing.
+/// them). An op with no string `path` seeds nothing.
 pub fn seeds_threads(global: &ForeshadowingGlobal, delta: &Value) -> bool {
-    let ops = delta.get("ops").and_then(Value::as_array);
-    ops.into_iter().flatten().any(|op| {
-        op.get("op").and_then(Value::as_str) == Some(op_name(OpKind::Foreshadow))
-            && op
-                .get("path")
-                .and_then(Value::as_str)
-                .is_some_and(|id| !global.foreshadowing.iter().any(|f| f.id == id))
-    })
+    foreshadow_paths(delta)
+        .flatten()
+        .any(|id| !global.foreshadowing.iter().any(|f| f.id == id))
 }
 
 fn seed(

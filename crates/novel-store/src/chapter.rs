@@ -35,7 +35,7 @@ pub fn load_checkpoint(project: &Project) -> Result<Checkpoint, StoreError> {
             message: format!("{} {}", f.pointer, f.message),
         });
     }
-    Ok(serde_json::from_value(value).expect("schema-checked"))
+    crate::state::typed(project, layout::CHECKPOINT, FileKind::Checkpoint, value)
 }
 
 pub fn write_checkpoint(project: &Project, cp: &Checkpoint) -> Result<(), StoreError> {
@@ -833,7 +833,8 @@ pub fn staged_evaluations(
                 message,
             });
         }
-        out.push((rel, serde_json::from_value(value).expect("schema-checked")));
+        let evaluation = crate::state::typed(project, &rel, FileKind::Evaluation, value)?;
+        out.push((rel, evaluation));
     }
     Ok(out)
 }
@@ -893,7 +894,7 @@ pub fn staged_for_commit(project: &Project, n: u32) -> Result<Vec<Staged>, Store
     take(layout::staging_chapter(n), layout::chapter_file(n))?;
     take(layout::staging_summary(n), layout::summary_file(n))?;
     for (rel, _) in staged_evaluations(project, n)? {
-        let name = rel.rsplit('/').next().expect("file name").to_string();
+        let name = rel.rsplit_once('/').map_or(rel.as_str(), |(_, name)| name);
         take(rel.clone(), format!("evaluations/{name}"))?;
     }
     if let Ok(entries) = fs::read_dir(project.path("staging/storylines")) {
@@ -1087,17 +1088,17 @@ fn plan_delta(
         error,
     })?;
     // The one delta check `ops validate` and `ops apply` make. Only the changelog's last line
-    // is read, and the state and foreshadowing files are not schema-checked again when they
-    // are the bytes that line recorded (`written`, stamped below): what still grows with the
-    // book is reading and writing those two files.
+    // is read, the foreshadowing file only for a delta that moves a thread, and neither it nor
+    // the state is schema-checked again when they are the bytes that line recorded (`written`,
+    // stamped below): what still grows with the book is reading and writing the state (and the
+    // foreshadowing file when a thread moves).
     let inputs = crate::state::load_delta_inputs(project, crate::state::Trust::Checked, &delta)?;
     // The changelog line carries the delta's `character_actions` (`004`), as every applied
     // delta's does (`ops::record`).
     let mut applied = novel_core::ops::apply_checked(inputs.check(&delta)?, false, now)?;
     plan.remove.push(delta_rel);
     let state_text = to_json_text(&applied.run.state);
-    let global_text =
-        (applied.run.global != inputs.global).then(|| to_json_text(&applied.run.global));
+    let global_text = inputs.global_change(&applied.run.global).map(to_json_text);
     applied.entry.written = Some(inputs.written(&state_text, global_text.as_deref()));
     plan.writes.push(JournalWrite {
         path: layout::CURRENT_STATE.to_string(),
@@ -1110,7 +1111,7 @@ fn plan_delta(
         });
     }
     Ok((
-        Some(crate::state::changelog_line(&applied.entry)),
+        Some(crate::state::changelog_line(&applied.entry)?),
         Some(applied.run.header.storyline_id.clone()),
     ))
 }

@@ -95,9 +95,10 @@ pub fn state_on_disk(project: &Project) -> StateOnDisk {
     }
 }
 
-/// A value read with [`Trust::Typed`] into its type; with [`Trust::Checked`] the schema has
-/// already passed, so this cannot fail then.
-fn typed<T: serde::de::DeserializeOwned>(
+/// A value read with [`Trust::Typed`] into its type; after the schema has passed
+/// ([`Trust::Checked`]) this fails only where the schema and the type disagree — an error, not
+/// a panic, all the same.
+pub(crate) fn typed<T: serde::de::DeserializeOwned>(
     project: &Project,
     rel: &str,
     kind: FileKind,
@@ -153,7 +154,12 @@ pub fn load_plan(project: &Project) -> Result<Vec<PlannedForeshadowing>, StoreEr
 #[derive(Debug, Clone)]
 pub struct DeltaInputs {
     pub state: Value,
+    /// The foreshadowing file; empty when it was not read (`global_read`).
     pub global: ForeshadowingGlobal,
+    /// Whether `global` is the file's content. It is read only for a delta with a `foreshadow`
+    /// op ([`novel_core::ops::touches_foreshadowing`]): no other op reads or changes it, and a
+    /// commit must not pay for every thread of the book.
+    pub global_read: bool,
     pub plan: Vec<PlannedForeshadowing>,
     pub names: NameIndex,
     pub storylines: Vec<String>,
@@ -175,6 +181,15 @@ impl DeltaInputs {
         digests
     }
 
+    /// The foreshadowing file a run leaves, when it is to be written: `after` if the file was
+    /// read and the run changed it. A file that was not read is never written back.
+    pub fn global_change<'a>(
+        &self,
+        after: &'a ForeshadowingGlobal,
+    ) -> Option<&'a ForeshadowingGlobal> {
+        (self.global_read && *after != self.global).then_some(after)
+    }
+
     /// The one delta check ([`novel_core::ops::check_delta`]) against these files.
     pub fn check(&self, delta: &Value) -> Result<DeltaCheck, OpsError> {
         novel_core::ops::check_delta(
@@ -192,9 +207,10 @@ impl DeltaInputs {
 }
 
 /// Loads the [`DeltaInputs`] `delta` is checked against, each file read with `trust`. The
-/// volume plans are read only when the delta names a thread the foreshadowing file does not
-/// hold yet: they serve only to seed such a thread ([`novel_core::ops::merge_foreshadow`]), and
-/// a commit must not pay for every past volume's plan.
+/// foreshadowing file is read only when the delta has a `foreshadow` op, and the volume plans
+/// only when it names a thread that file does not hold yet: they serve only to seed such a
+/// thread ([`novel_core::ops::merge_foreshadow`]), and a commit must not pay for every past
+/// volume's plan or every thread of the book.
 pub fn load_delta_inputs(
     project: &Project,
     trust: Trust,
@@ -211,21 +227,29 @@ pub fn load_delta_inputs(
         trust,
         known.map(|w| w.state.as_str()),
     )?;
-    let global = if project.path(layout::FORESHADOWING_GLOBAL).exists() {
+    let known_global = known.and_then(|w| w.global.clone());
+    let global_read = novel_core::ops::touches_foreshadowing(delta);
+    let global = if !global_read {
+        None
+    } else if project.path(layout::FORESHADOWING_GLOBAL).exists() {
         let kind = FileKind::ForeshadowingGlobal;
-        let known = known.and_then(|w| w.global.as_deref());
-        let read = read_known(project, layout::FORESHADOWING_GLOBAL, kind, trust, known)?;
+        let read = read_known(
+            project,
+            layout::FORESHADOWING_GLOBAL,
+            kind,
+            trust,
+            known_global.as_deref(),
+        )?;
         Some((
             typed(project, layout::FORESHADOWING_GLOBAL, kind, read.value)?,
-            read.digest,
+            Some(read.digest),
         ))
     } else {
-        None
+        Some((empty_global(), None))
     };
-    let (global, global_digest) = match global {
-        Some((g, d)) => (g, Some(d)),
-        None => (empty_global(), None),
-    };
+    // Not read: the digest the last line recorded is carried forward — the bytes the binary
+    // last wrote, which a later reader compares with the file before it trusts it.
+    let (global, global_digest) = global.unwrap_or_else(|| (empty_global(), known_global));
     let plan = if novel_core::ops::seeds_threads(&global, delta) {
         load_plan_as(project, trust)?
     } else {
@@ -234,6 +258,7 @@ pub fn load_delta_inputs(
     Ok(DeltaInputs {
         state: state.value,
         global,
+        global_read,
         plan,
         names: load_names(project),
         storylines: load_storyline_ids_as(project, trust)?,
@@ -461,7 +486,7 @@ pub fn commit_state(project: &Project, w: StateWrite<'_>, token: String) -> Resu
     if let ChangelogWrite::Replace(entries) = w.changelog {
         writes.push(JournalWrite {
             path: layout::CHANGELOG.to_string(),
-            content: changelog_text(entries),
+            content: changelog_text(entries)?,
         });
     }
     let global_text = w.global.map(to_json_text);
@@ -471,7 +496,7 @@ pub fn commit_state(project: &Project, w: StateWrite<'_>, token: String) -> Resu
             entry,
             state_text.as_deref(),
             global_text.as_deref(),
-        ))),
+        ))?),
         _ => None,
     };
     if let Some(content) = global_text {
@@ -512,19 +537,24 @@ fn stamped(entry: &ChangelogEntry, state: Option<&str>, global: Option<&str>) ->
     entry
 }
 
-/// One changelog line as the engine writes it (no newline).
-pub fn changelog_line(entry: &ChangelogEntry) -> String {
-    // A ChangelogEntry is plain data (strings, numbers, JSON values): it always serialises.
-    serde_json::to_string(entry).unwrap_or_default()
+/// One changelog line as the engine writes it (no newline). A `ChangelogEntry` is plain data
+/// (strings, numbers, JSON values with string keys), so this does not fail in practice; if it
+/// ever did, the write is refused rather than an empty line appended.
+pub fn changelog_line(entry: &ChangelogEntry) -> Result<String, StoreError> {
+    serde_json::to_string(entry).map_err(|e| StoreError::Model {
+        path: layout::CHANGELOG.into(),
+        what: FileKind::ChangelogEntry.label(),
+        message: e.to_string(),
+    })
 }
 
-fn changelog_text(entries: &[ChangelogEntry]) -> String {
+fn changelog_text(entries: &[ChangelogEntry]) -> Result<String, StoreError> {
     let mut text = String::new();
     for e in entries {
-        text.push_str(&changelog_line(e));
+        text.push_str(&changelog_line(e)?);
         text.push('\n');
     }
-    text
+    Ok(text)
 }
 
 /// Copies a project file, byte for byte (whatever it holds), into
@@ -542,7 +572,9 @@ pub fn backup(project: &Project, rel: &str, stamp: &str) -> Result<Option<String
     let stamp = stamp.replace(':', "");
     let dir = project.path(layout::BACKUPS);
     create_dir_all(&dir)?;
-    for n in 1u32.. {
+    // Far more names than backups can be made in one second; the bound only turns a file
+    // system that refuses every name into an error instead of an endless loop.
+    for n in 1u32..=10_000 {
         let backup_rel = match n {
             1 => format!("{}/{stamp}-{name}", layout::BACKUPS),
             _ => format!("{}/{stamp}-{n}-{name}", layout::BACKUPS),
@@ -553,7 +585,13 @@ pub fn backup(project: &Project, rel: &str, stamp: &str) -> Result<Option<String
             return Ok(Some(backup_rel));
         }
     }
-    unreachable!("some counter value names a free file")
+    Err(StoreError::io(
+        &dir,
+        std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            format!("{stamp}-N-{name} 的备份名都已被占用"),
+        ),
+    ))
 }
 
 /// Pretty text of a value as the engine writes it (for diffs and dry runs).
@@ -656,5 +694,66 @@ mod tests {
         let d = delta("planned");
         let err = load_delta_inputs(&project, Trust::Checked, &d).unwrap_err();
         assert!(err.to_string().contains("vol-02"), "{err}");
+    }
+
+    /// The foreshadowing file is read for a delta with a `foreshadow` op, and only then: a
+    /// commit that moves no thread neither reads (nor stumbles on) it nor writes it back, and
+    /// its changelog line carries forward the digest of the bytes last written.
+    #[test]
+    fn foreshadowing_file_is_read_only_for_a_foreshadow_op() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = Project {
+            root: dir.path().to_path_buf(),
+        };
+        let write = |rel: &str, text: &str| {
+            let path = project.path(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        let state = r#"{"schema_version": 1, "state_version": 1, "last_updated_chapter": 1}"#;
+        write(layout::CURRENT_STATE, state);
+        write(
+            layout::STORYLINES,
+            r#"{"storylines": [{"id": "main_arc", "name": "主线", "type": "main_arc", "scope": "novel", "status": "active"}]}"#,
+        );
+        let written = format!(
+            r#"{{"state": "{}", "global": "last-written"}}"#,
+            novel_core::pipeline::text_digest(state.as_bytes())
+        );
+        write(
+            layout::CHANGELOG,
+            &format!(
+                r#"{{"chapter": 1, "source": "chapter", "storyline_id": "main_arc", "base_state_version": 0, "state_version": 1, "timestamp": "2026-01-01T00:00:00Z", "applied": [], "written": {written}}}"#
+            ),
+        );
+        write(layout::FORESHADOWING_GLOBAL, "{ torn");
+        let delta = |op: serde_json::Value| {
+            serde_json::json!({"chapter": 2, "base_state_version": 1, "storyline_id": "main_arc",
+                "ops": [op]})
+        };
+        let set = delta(
+            serde_json::json!({"op": "set", "path": "world_state.time_marker", "value": "三日后"}),
+        );
+        let inputs = load_delta_inputs(&project, Trust::Checked, &set).unwrap();
+        assert!(!inputs.global_read);
+        assert_eq!(inputs.read.global.as_deref(), Some("last-written"));
+        let check = inputs.check(&set).unwrap();
+        assert!(check.refusal(false).is_none());
+        let mut after = check.run.global.clone();
+        after
+            .extra
+            .insert("changed".into(), serde_json::json!(true));
+        assert!(
+            inputs.global_change(&after).is_none(),
+            "a file not read is never written back"
+        );
+        assert_eq!(
+            inputs.written("{}", None).global.as_deref(),
+            Some("last-written")
+        );
+        let moved =
+            delta(serde_json::json!({"op": "foreshadow", "path": "jade", "value": "planted"}));
+        let err = load_delta_inputs(&project, Trust::Checked, &moved).unwrap_err();
+        assert!(err.to_string().contains("global.json"), "{err}");
     }
 }

@@ -306,7 +306,7 @@ fn apply_locked(
         chapter: applied.run.header.chapter,
         kind: JournalKind::OpsApply,
         state: Some(&applied.run.state),
-        global: (applied.run.global != inputs.global).then_some(&applied.run.global),
+        global: inputs.global_change(&applied.run.global),
         changelog: ChangelogWrite::Append(&applied.entry),
     };
     commit_state(project, write, held.hand_to_journal())?;
