@@ -161,6 +161,30 @@ impl ReviewKind {
             ReviewKind::Volume => "novel review volume",
         }
     }
+
+    /// How many chapters apart a periodic review falls, and how many it looks back over: 5 for
+    /// the brief, 10 for the consistency check; `None` for the volume review (once a volume).
+    pub const fn every(self) -> Option<u32> {
+        match self {
+            ReviewKind::Brief => Some(5),
+            ReviewKind::Consistency => Some(10),
+            ReviewKind::Volume => None,
+        }
+    }
+
+    /// The chapters a periodic review made after chapter `last` covers: the last
+    /// [`every`](Self::every) chapters, from chapter 1 at the earliest (the whole volume for the
+    /// volume review, whose range the store finds: `[1, last]` here).
+    pub fn window(self, last: u32) -> [u32; 2] {
+        let span = self.every().unwrap_or(last);
+        [last.saturating_sub(span.saturating_sub(1)).max(1), last]
+    }
+
+    /// The latest milestone of a periodic review at or before chapter `last` (`0` when none
+    /// has been reached, or for the volume review).
+    fn milestone(self, last: u32) -> u32 {
+        self.every().map_or(0, |n| last - last % n)
+    }
 }
 
 /// A review the checkpoint calls for; it is due until its report file exists (the store
@@ -195,13 +219,11 @@ pub fn reviews_wanted(cp: &Checkpoint) -> Vec<ReviewDue> {
     };
     // The latest milestone reached: a review stays wanted after the next chapters are written
     // (a batch that ran past chapter 5 still owes its brief) until a report covers it.
-    let brief = last - last % 5;
-    if brief > 0 {
-        want(ReviewKind::Brief, brief, None);
-    }
-    let consistency = last - last % 10;
-    if consistency > 0 {
-        want(ReviewKind::Consistency, consistency, None);
+    for kind in [ReviewKind::Brief, ReviewKind::Consistency] {
+        let milestone = kind.milestone(last);
+        if milestone > 0 {
+            want(kind, milestone, None);
+        }
     }
     if cp.orchestrator_state == OrchestratorState::VolReview {
         want(ReviewKind::Volume, last, Some(cp.current_volume));
@@ -659,6 +681,17 @@ mod tests {
             "orchestrator_state": state,
         }))
         .unwrap()
+    }
+
+    /// A review looks back over as many chapters as it is apart, never before chapter 1.
+    #[test]
+    fn a_periodic_review_covers_the_chapters_since_the_last() {
+        assert_eq!(ReviewKind::Brief.window(5), [1, 5]);
+        assert_eq!(ReviewKind::Brief.window(12), [8, 12]);
+        assert_eq!(ReviewKind::Brief.window(3), [1, 3]);
+        assert_eq!(ReviewKind::Consistency.window(20), [11, 20]);
+        assert_eq!(ReviewKind::Consistency.window(7), [1, 7]);
+        assert_eq!(ReviewKind::Volume.window(40), [1, 40]);
     }
 
     #[test]

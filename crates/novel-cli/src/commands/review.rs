@@ -8,6 +8,7 @@
 use clap::{Args, Subcommand};
 use serde::Serialize;
 
+use novel_core::menu::ReviewKind;
 use novel_core::model::style::DriftMetric;
 use novel_core::review::{Completion, Inventory, LineAppearances, Quality};
 use novel_store::plan::{ContinuityReport, Scope, continuity, light_checkpoint};
@@ -223,7 +224,7 @@ fn write(
 }
 
 fn brief(project: &Project, last: u32) -> Result<Report, CliError> {
-    let window = [last.saturating_sub(4).max(1), last];
+    let window = ReviewKind::Brief.window(last);
     let q = quality(project, window, &count);
     let rel = layout::review_chapter_report("brief", last);
     let human = format!("质量简报（第 {last} 章）\n{}", quality_lines(&q.quality));
@@ -343,7 +344,7 @@ fn continuity_lines(c: &ContinuityReport) -> String {
 }
 
 fn consistency(project: &Project, last: u32) -> Result<Report, CliError> {
-    let window = [last.saturating_sub(9).max(1), last];
+    let window = ReviewKind::Consistency.window(last);
     let mut problems = Vec::new();
     let text = text_checks(project, window, &mut problems)?;
     let cont = continuity(project, Scope::Chapters([window[0], last + 1])).map_err(plan_error)?;
@@ -386,13 +387,7 @@ fn volume(project: &Project, v: u32, current: u32, last: u32) -> Result<Report, 
             Exit::Usage,
         )
     })?;
-    // The current volume written past its plan (第51/50章) covers what was written.
-    let end = if v == current {
-        span.range[1].max(last)
-    } else {
-        span.range[1]
-    };
-    let range = [span.range[0], end];
+    let range = span.reviewed(v == current, last);
     let q = quality(project, range, &count);
     let mut problems = q.problems.clone();
     let text = text_checks(project, range, &mut problems)?;

@@ -25,6 +25,19 @@ pub struct VolumeSpan {
     pub range_source: &'static str,
 }
 
+impl VolumeSpan {
+    /// The chapters a volume review covers: the span, and for the volume being written
+    /// (`current`) up to chapter `last` when it was written past its plan (第51/50章).
+    pub fn reviewed(&self, current: bool, last: u32) -> [u32; 2] {
+        let end = if current {
+            self.range[1].max(last)
+        } else {
+            self.range[1]
+        };
+        [self.range[0], end]
+    }
+}
+
 /// `range_source` values, in the order they are tried.
 pub const SOURCE_SCHEDULE: &str = "schedule";
 pub const SOURCE_OUTLINE: &str = "outline";
@@ -226,5 +239,16 @@ mod tests {
             "/preconditions/character_states/陆尘/a~1b"
         );
         assert_eq!(runs(&[5, 3, 4, 9]), "3–5、9");
+    }
+
+    #[test]
+    fn the_volume_being_written_is_reviewed_up_to_its_last_chapter() {
+        let span = VolumeSpan {
+            range: [51, 100],
+            range_source: SOURCE_SCHEDULE,
+        };
+        assert_eq!(span.reviewed(true, 103), [51, 103]);
+        assert_eq!(span.reviewed(true, 90), [51, 100]);
+        assert_eq!(span.reviewed(false, 130), [51, 100]);
     }
 }
