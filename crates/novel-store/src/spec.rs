@@ -775,7 +775,7 @@ pub fn retire_apply(
         // `novel chapter recover` after a crash; a holder that died is stale at once).
         token: held.into_journal_token(),
         writes: plan.writes,
-        changelog_line: Some(serde_json::to_string(&entry).expect("entries serialise")),
+        changelog_line: Some(crate::state::changelog_line(&entry)?),
         changelog_len: None,
         remove: plan.remove,
         retiring: Some(slug.to_string()),

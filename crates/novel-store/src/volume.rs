@@ -502,7 +502,7 @@ fn write_cleanup(
                 content: report_text,
             },
         ],
-        changelog_line: Some(serde_json::to_string(entry).expect("entries serialise")),
+        changelog_line: Some(crate::state::changelog_line(entry)?),
         changelog_len: None,
         remove: Vec::new(),
         retiring: None,

@@ -239,9 +239,10 @@ pub fn check_leak(doc: &Document, foreign: &[ForeignEntity], others: &[String]) 
         };
         let narration = !doc.in_dialogue(span.start);
         let bounded = at_boundary(doc, span);
-        let hit = match hits.iter().position(|h| h.entity == *entity) {
-            Some(i) => &mut hits[i],
-            None => {
+        let i = hits
+            .iter()
+            .position(|h| h.entity == *entity)
+            .unwrap_or_else(|| {
                 hits.push(LeakHit {
                     entity: entity.clone(),
                     occurrences: Vec::new(),
@@ -249,9 +250,9 @@ pub fn check_leak(doc: &Document, foreign: &[ForeignEntity], others: &[String]) 
                     at_boundary: 0,
                     narration_at_boundary: 0,
                 });
-                hits.last_mut().expect("just pushed")
-            }
-        };
+                hits.len() - 1
+            });
+        let hit = &mut hits[i];
         hit.occurrences.push(span);
         hit.in_narration += usize::from(narration);
         hit.at_boundary += usize::from(bounded);
