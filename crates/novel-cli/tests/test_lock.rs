@@ -134,6 +134,53 @@ fn acquire_records_the_holder_process_start() {
     assert_eq!(lock_state(&root), "stale", "the holder is gone");
 }
 
+/// The token is the holder's alone: `lock status`, `status` and `lock clear` show who holds
+/// the lock, never the secret that lets a session commit or release it.
+#[test]
+fn the_holders_token_is_shown_to_no_one_else() {
+    let (_t, root) = new_project();
+    let alive = Alive::new();
+    let pid = alive.pid().to_string();
+    let (c, doc) = run_json(&root, &["lock", "acquire", "--owner-pid", &pid]);
+    assert_eq!(c, 0, "{doc}");
+    let token = doc["data"]["token"].as_str().unwrap().to_string();
+    assert!(token.len() >= 16, "{doc}");
+    for args in [
+        &["lock", "status"][..],
+        &["--json", "lock", "status"],
+        &["status"],
+        &["--json", "status"],
+        &["lock", "clear"],
+    ] {
+        let out = novel(&root, args);
+        assert_eq!(code(&out), 0, "{args:?}");
+        let text = stdout(&out);
+        assert!(!text.contains(&token), "{args:?} printed the token: {text}");
+        // The holder is still named.
+        let doc = (args[0] == "--json").then(|| json(&out));
+        match args {
+            ["--json", "lock", "status"] => {
+                assert_eq!(doc.unwrap()["data"]["info"]["pid"], alive.pid(), "{text}")
+            }
+            ["--json", "status"] => {
+                assert_eq!(
+                    doc.unwrap()["data"]["lock"]["info"]["pid"],
+                    alive.pid(),
+                    "{text}"
+                )
+            }
+            _ => {}
+        }
+    }
+    let (c, doc) = run_json(&root, &["lock", "acquire", "--owner-pid", &pid]);
+    assert_eq!(c, 0, "{doc}");
+    let token = doc["data"]["token"].as_str().unwrap().to_string();
+    let (c, doc) = run_json(&root, &["lock", "clear"]);
+    assert_eq!(c, 0, "{doc}");
+    assert_eq!(doc["data"]["info"]["pid"], alive.pid(), "{doc}");
+    assert!(!doc.to_string().contains(&token), "{doc}");
+}
+
 #[test]
 fn clear_says_what_it_removed_even_without_info() {
     let (_t, root) = new_project();

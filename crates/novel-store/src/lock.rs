@@ -34,7 +34,9 @@ pub struct LockInfo {
     pub chapter: Option<u32>,
     #[serde(default)]
     pub host: String,
-    #[serde(default)]
+    /// The holder's secret: only it stages, commits or releases. Empty in a
+    /// [`redacted`](LockInfo::redacted) copy, and then not serialised.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub token: String,
     /// Unix seconds of the last heartbeat (`chapter stage` refreshes it).
     #[serde(default)]
@@ -51,6 +53,15 @@ pub struct LockInfo {
     pub pid_start: Option<u64>,
 }
 
+impl LockInfo {
+    /// The lock as shown to anyone but its holder (`lock status`, `lock clear`, `status`):
+    /// without the token, which is never printed to others.
+    pub fn redacted(mut self) -> Self {
+        self.token.clear();
+        self
+    }
+}
+
 /// What the lock looks like from outside.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
@@ -58,6 +69,23 @@ pub enum LockState {
     Free,
     Held { info: LockInfo, age_secs: u64 },
     Stale { info: Option<LockInfo>, why: String },
+}
+
+impl LockState {
+    /// This state with the holder's token removed ([`LockInfo::redacted`]).
+    pub fn redacted(self) -> Self {
+        match self {
+            LockState::Free => LockState::Free,
+            LockState::Held { info, age_secs } => LockState::Held {
+                info: info.redacted(),
+                age_secs,
+            },
+            LockState::Stale { info, why } => LockState::Stale {
+                info: info.map(LockInfo::redacted),
+                why,
+            },
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -146,11 +146,8 @@ pub struct Status {
     pub storylines: Vec<StorylineRhythm>,
     pub foreshadowing: Foreshadowing,
     pub pending_actions: Vec<PendingAction>,
-    /// The lock (`state` free | held | stale), its token removed.
-    pub lock: Value,
-    /// The same, for rendering (never serialised: it carries the token).
-    #[serde(skip)]
-    pub lock_state: LockState,
+    /// The lock (`state` free | held | stale), its token removed ([`LockState::redacted`]).
+    pub lock: LockState,
     pub interrupted_commit: Option<u32>,
     pub style_drift: Option<StyleDrift>,
     pub pipeline: PipelineSums,
@@ -426,7 +423,7 @@ pub fn gather(project: &Project, count: &dyn Fn(&str) -> usize) -> Status {
     );
     let foreshadowing = foreshadowing_summary(project, last, &mut problems);
     let skipped = skipped_chapters(project, &mut problems);
-    let (lock_state, lock_json) = lock_status(project, &settings);
+    let lock = lock::status(project, settings.lock.stale_after()).redacted();
     let style_drift = load::<StyleDrift>(project, layout::STYLE_DRIFT, &mut problems);
     let due = cp
         .as_ref()
@@ -453,8 +450,7 @@ pub fn gather(project: &Project, count: &dyn Fn(&str) -> usize) -> Status {
             .as_ref()
             .map(|c| c.pending_actions.clone())
             .unwrap_or_default(),
-        lock: lock_json,
-        lock_state,
+        lock,
         interrupted_commit: journal,
         style_drift,
         pipeline: figures.pipeline,
@@ -707,16 +703,6 @@ fn skipped_chapters(project: &Project, problems: &mut Problems) -> Vec<u32> {
         problems.push(format!("变更日志有问题：{e}"));
         Vec::new()
     })
-}
-
-/// The lock's state, and its JSON without the holder's token.
-fn lock_status(project: &Project, settings: &Settings) -> (LockState, Value) {
-    let lock_state = lock::status(project, settings.lock.stale_after());
-    let mut lock_json = serde_json::to_value(&lock_state).unwrap_or(Value::Null);
-    if let Some(info) = lock_json.get_mut("info").and_then(Value::as_object_mut) {
-        info.remove("token");
-    }
-    (lock_state, lock_json)
 }
 
 /// The current volume, its span and whether the book has written past it.

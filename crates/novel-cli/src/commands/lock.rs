@@ -6,7 +6,7 @@ use novel_store::lock::{self, LockState};
 
 use super::{lock_error, stale_after};
 use crate::cli::{GlobalArgs, LockCommand};
-use crate::output::{CliError, Report, to_data};
+use crate::output::{CliError, Report};
 
 /// `novel lock acquire`'s `--json` data.
 #[derive(Serialize)]
@@ -23,7 +23,7 @@ struct Released {
     chapter: Option<u32>,
 }
 
-/// `novel lock clear`'s `--json` data: the owner of the lock removed, its token blanked.
+/// `novel lock clear`'s `--json` data: the owner of the lock removed, without its token.
 #[derive(Serialize)]
 struct Cleared {
     removed: bool,
@@ -45,7 +45,7 @@ pub fn run(global: &GlobalArgs, cmd: LockCommand) -> Result<Report, CliError> {
     let stale = stale_after(&project)?;
     match cmd {
         LockCommand::Status => {
-            let state = lock::status(&project, stale);
+            let state = lock::status(&project, stale).redacted();
             let human = match &state {
                 LockState::Free => "锁空闲。\n".to_string(),
                 LockState::Held { info, .. } => format!("锁被持有：{}\n", lock::describe(info)),
@@ -56,12 +56,7 @@ pub fn run(global: &GlobalArgs, cmd: LockCommand) -> Result<Report, CliError> {
                         .unwrap_or_default()
                 ),
             };
-            // Never print the owner's token to others.
-            let mut data = to_data(&state)?;
-            if let Some(info) = data.get_mut("info").and_then(|i| i.as_object_mut()) {
-                info.remove("token");
-            }
-            Ok(Report { data, human })
+            Report::new(&state, human)
         }
         LockCommand::Acquire(a) => {
             let pid = a.owner_pid.unwrap_or_else(lock::session_pid);
@@ -98,10 +93,7 @@ pub fn run(global: &GlobalArgs, cmd: LockCommand) -> Result<Report, CliError> {
             };
             let data = Cleared {
                 removed: removed.is_some(),
-                info: removed.and_then(|c| c.info).map(|mut i| {
-                    i.token.clear();
-                    i
-                }),
+                info: removed.and_then(|c| c.info).map(lock::LockInfo::redacted),
             };
             Report::new(&data, human)
         }

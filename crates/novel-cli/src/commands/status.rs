@@ -225,7 +225,7 @@ fn push_todo(out: &mut String, s: &Status) {
 
 /// The lock, and a commit left interrupted.
 fn push_lock(out: &mut String, s: &Status) {
-    match &s.lock_state {
+    match &s.lock {
         LockState::Free => out.push_str("锁：空闲\n"),
         LockState::Held { info, .. } => {
             out.push_str(&format!("锁：{}\n", lock::describe(info)));
