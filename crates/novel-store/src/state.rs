@@ -603,6 +603,21 @@ pub fn render(value: &Value) -> String {
 mod tests {
     use super::*;
 
+    fn temp_project() -> (tempfile::TempDir, Project) {
+        let dir = tempfile::tempdir().unwrap();
+        let project = Project {
+            root: dir.path().to_path_buf(),
+        };
+        (dir, project)
+    }
+
+    /// Writes `text` to the project file `rel`, making its folder.
+    fn put(project: &Project, rel: &str, text: &str) {
+        let path = project.path(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
     #[test]
     fn backups_in_the_same_second_never_overwrite_each_other() {
         let dir = tempfile::tempdir().unwrap();
@@ -645,15 +660,8 @@ mod tests {
     /// only moves known threads does not read (or stumble on) every past volume's plan.
     #[test]
     fn volume_plans_are_read_only_to_seed_a_new_thread() {
-        let dir = tempfile::tempdir().unwrap();
-        let project = Project {
-            root: dir.path().to_path_buf(),
-        };
-        let write = |rel: &str, text: &str| {
-            let path = project.path(rel);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        };
+        let (_dir, project) = temp_project();
+        let write = |rel: &str, text: &str| put(&project, rel, text);
         write(
             layout::CURRENT_STATE,
             r#"{"schema_version": 1, "state_version": 0, "last_updated_chapter": 0}"#,
@@ -701,15 +709,8 @@ mod tests {
     /// its changelog line carries forward the digest of the bytes last written.
     #[test]
     fn foreshadowing_file_is_read_only_for_a_foreshadow_op() {
-        let dir = tempfile::tempdir().unwrap();
-        let project = Project {
-            root: dir.path().to_path_buf(),
-        };
-        let write = |rel: &str, text: &str| {
-            let path = project.path(rel);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        };
+        let (_dir, project) = temp_project();
+        let write = |rel: &str, text: &str| put(&project, rel, text);
         let state = r#"{"schema_version": 1, "state_version": 1, "last_updated_chapter": 1}"#;
         write(layout::CURRENT_STATE, state);
         write(
