@@ -15,6 +15,8 @@
 //!   NFC text, and the text split at its chapter, volume and extra headings.
 //! - [`blacklist`], [`patterns`], [`repetition`]: the rule families of `novel lint`, combined
 //!   with thresholds in [`lint`]; every finding is a [`finding::Finding`].
+//! - [`maintain`]: the maintenance rules of the blacklist (PRD §7 黑名单维护) that
+//!   `novel blacklist` applies to `ai-blacklist.json`.
 //! - [`metrics`]: the numbers of `style-profile.json`; [`drift`]: 风格校准 against them.
 //! - [`names`]: near-miss variants of registered names and unregistered person-like names;
 //!   [`leak`]: names of other storylines in a chapter (防串线), the whole check in
@@ -45,6 +47,7 @@ pub mod finding;
 pub mod keyphrase;
 pub mod leak;
 pub mod lint;
+pub mod maintain;
 pub mod markdown;
 pub mod metrics;
 pub mod names;

@@ -1,17 +1,15 @@
-//! `novel blacklist add|remove|whitelist`: the maintenance rules of PRD §7 (黑名单维护) on the
-//! project's `ai-blacklist.json` — the author adds and removes phrases; QualityJudge's
-//! suggestions go in only with evidence; confirmed phrases go on the whitelist. Phrases are
-//! compared after normalisation (NFC, full-width → half-width), so `这，就是` and `这,就是`
-//! are one phrase. Every write is atomic; keys the engine does not know are kept.
+//! `novel blacklist add|remove|whitelist|upgrade` on the project's `ai-blacklist.json`: the
+//! maintenance rules of PRD §7 (黑名单维护) are `novel_text::maintain`'s, the upgrade is
+//! `AiBlacklist::upgrade_from`; this reads the file, applies one, and writes it back atomically
+//! (keys the engine does not know are kept).
 
 use clap::{Args, Subcommand, ValueEnum};
 use serde::Serialize;
 
 use novel_core::model::AiBlacklist;
-use novel_core::model::blacklist::{BlacklistEntry, EntrySource, Upgrade};
-use novel_core::model::{Extra, is_slug};
+use novel_core::model::blacklist::{EntrySource, Upgrade};
 use novel_store::{Project, io, layout};
-use novel_text::normalize::normalize_str;
+use novel_text::maintain::{self, Edit, EditError, NewEntry};
 
 use crate::cli::{GlobalArgs, HELP_TEMPLATE};
 use crate::output::{CliError, Exit, Report};
@@ -118,12 +116,18 @@ pub fn run(global: &GlobalArgs, command: BlacklistCommand) -> Result<Report, Cli
     } else {
         seed()?
     };
-    let (action, phrase, human) = match command {
-        BlacklistCommand::Add(a) => add(&mut list, a)?,
-        BlacklistCommand::Remove(a) => remove(&mut list, a)?,
-        BlacklistCommand::Whitelist(a) => whitelist(&mut list, a)?,
+    let edit = match command {
+        BlacklistCommand::Add(a) => maintain::add(&mut list, new_entry(a)),
+        BlacklistCommand::Remove(a) => maintain::remove(&mut list, &a.phrase),
+        BlacklistCommand::Whitelist(a) if a.remove => maintain::unwhitelist(&mut list, &a.phrase),
+        BlacklistCommand::Whitelist(a) => maintain::whitelist(&mut list, &a.phrase),
         BlacklistCommand::Upgrade(a) => return upgrade(&proj, list, a.dry_run),
     };
+    let Edit {
+        action,
+        phrase,
+        message,
+    } = edit.map_err(edit_error)?;
     save(&proj, &list)?;
     let data = Edited {
         action,
@@ -135,7 +139,7 @@ pub fn run(global: &GlobalArgs, command: BlacklistCommand) -> Result<Report, Cli
     Report::new(
         &data,
         format!(
-            "{human}（{}：{} 条短语，白名单 {} 条）\n",
+            "{message}（{}：{} 条短语，白名单 {} 条）\n",
             layout::AI_BLACKLIST,
             list.entries.len(),
             list.whitelist.len()
@@ -225,251 +229,22 @@ fn save(proj: &Project, list: &AiBlacklist) -> Result<(), CliError> {
     Ok(io::write_json(&proj.path(layout::AI_BLACKLIST), list)?)
 }
 
-fn usage(message: String, hint: &str) -> CliError {
-    CliError::new("E_USAGE", message, hint, Exit::Usage)
-}
-
-fn clean(phrase: &str) -> Result<(String, String), CliError> {
-    let phrase = phrase.trim().to_string();
-    let key = normalize_str(&phrase);
-    if key.is_empty() {
-        return Err(usage(
-            "短语不能为空".into(),
-            "给出要处理的短语，如 嘴角微微上扬",
-        ));
-    }
-    Ok((phrase, key))
-}
-
-/// A phrase to add to the blacklist or the whitelist: at least two characters after
-/// normalisation, and not only punctuation — one character (的) or a punctuation mark would
-/// count, or protect, almost everywhere.
-fn clean_new(phrase: &str) -> Result<(String, String), CliError> {
-    let (phrase, key) = clean(phrase)?;
-    let trimmed = key.trim();
-    if trimmed.chars().count() < 2 {
-        return Err(usage(
-            format!("短语「{phrase}」太短：至少要 2 个字"),
-            "单个字几乎处处命中；写成它出现的套话形式，如「嘴角微微上扬」",
-        ));
-    }
-    if !trimmed.chars().any(char::is_alphanumeric) {
-        return Err(usage(
-            format!("短语「{phrase}」只有标点"),
-            "标点的滥用（如破折号）由 ai-blacklist.json 的 patterns 规则按密度检查",
-        ));
-    }
-    Ok((phrase, key))
-}
-
-fn add(list: &mut AiBlacklist, a: AddArgs) -> Result<(&'static str, String, String), CliError> {
-    let (phrase, key) = clean_new(&a.phrase)?;
-    refuse_listed(list, &phrase, &key)?;
-    ensure_category(list, &a.category, a.category_name.as_deref())?;
-    let evidence = a
-        .evidence
-        .map(|e| e.trim().to_string())
-        .filter(|e| !e.is_empty());
-    if a.source == SourceArg::Judge && evidence.is_none() {
-        return Err(usage(
-            "裁判建议的短语必须附证据".into(),
-            "加上 --evidence「第 N 章：原文……」，说明它在哪一章、以什么形式反复出现（PRD §7 黑名单维护）",
-        ));
-    }
-    let category = a.category.clone();
-    let flags = flags_label(a.narration_only, a.paragraph_start_only);
-    list.entries.push(BlacklistEntry {
-        phrase: phrase.clone(),
+fn new_entry(a: AddArgs) -> NewEntry {
+    NewEntry {
+        phrase: a.phrase,
         category: a.category,
+        category_name: a.category_name,
         narration_only: a.narration_only,
         paragraph_start_only: a.paragraph_start_only,
         replacements: a.replacements,
-        source: Some(match a.source {
+        source: match a.source {
             SourceArg::User => EntrySource::User,
             SourceArg::Judge => EntrySource::Judge,
-        }),
-        evidence,
-        extra: Extra::new(),
-    });
-    Ok((
-        "added",
-        phrase.clone(),
-        format!("已加入黑名单：「{phrase}」（{category}{flags}）"),
-    ))
-}
-
-/// A phrase already in the blacklist (in any written form), or in the whitelist, is refused.
-fn refuse_listed(list: &AiBlacklist, phrase: &str, key: &str) -> Result<(), CliError> {
-    if let Some(e) = list
-        .entries
-        .iter()
-        .find(|e| normalize_str(&e.phrase) == key)
-    {
-        let same = if e.phrase == phrase {
-            String::new()
-        } else {
-            format!("（已有写法「{}」）", e.phrase)
-        };
-        return Err(CliError::new(
-            "E_DUPLICATE",
-            format!("「{phrase}」已在黑名单中{same}，类别 {}", e.category),
-            "不必重复添加；要改类别或标记，先 novel blacklist remove 再重新 add",
-            Exit::Usage,
-        ));
-    }
-    if let Some(w) = list.whitelist.iter().find(|w| normalize_str(w) == key) {
-        return Err(CliError::new(
-            "E_DUPLICATE",
-            format!("「{w}」在白名单中，加入黑名单也不会计数"),
-            "先 novel blacklist whitelist --remove 把它移出白名单",
-            Exit::Usage,
-        ));
-    }
-    Ok(())
-}
-
-/// The entry's category must be a slug and known, or be created here with its Chinese name
-/// (`--category-name`).
-fn ensure_category(
-    list: &mut AiBlacklist,
-    category: &str,
-    name: Option<&str>,
-) -> Result<(), CliError> {
-    if !is_slug(category) {
-        return Err(usage(
-            format!("类别「{category}」不是 slug"),
-            "类别用小写英文、数字和 - / _，如 body_language",
-        ));
-    }
-    if list.categories.contains_key(category) {
-        return Ok(());
-    }
-    match name {
-        Some(name) if !name.trim().is_empty() => {
-            list.categories
-                .insert(category.to_string(), name.trim().to_string());
-            Ok(())
-        }
-        _ => {
-            let known: Vec<String> = list
-                .categories
-                .iter()
-                .map(|(k, v)| format!("{k}（{v}）"))
-                .collect();
-            Err(usage(
-                format!("没有类别「{category}」"),
-                &format!(
-                    "可选：{}；或用 --category-name 中文名 新建",
-                    known.join("、")
-                ),
-            ))
-        }
+        },
+        evidence: a.evidence,
     }
 }
 
-/// `，只计叙述、只计段首` for the entry's flags that are on, else nothing.
-fn flags_label(narration_only: bool, paragraph_start_only: bool) -> String {
-    let flags: Vec<&str> = [
-        (narration_only, "只计叙述"),
-        (paragraph_start_only, "只计段首"),
-    ]
-    .into_iter()
-    .filter_map(|(on, label)| on.then_some(label))
-    .collect();
-    if flags.is_empty() {
-        String::new()
-    } else {
-        format!("，{}", flags.join("、"))
-    }
-}
-
-fn remove(
-    list: &mut AiBlacklist,
-    a: RemoveArgs,
-) -> Result<(&'static str, String, String), CliError> {
-    let (phrase, key) = clean(&a.phrase)?;
-    let Some(i) = list
-        .entries
-        .iter()
-        .position(|e| normalize_str(&e.phrase) == key)
-    else {
-        let similar: Vec<&str> = list
-            .entries
-            .iter()
-            .filter(|e| {
-                let k = normalize_str(&e.phrase);
-                k.contains(&key) || key.contains(&k)
-            })
-            .map(|e| e.phrase.as_str())
-            .take(5)
-            .collect();
-        let hint = if similar.is_empty() {
-            "检查写法；黑名单在项目根目录的 ai-blacklist.json".to_string()
-        } else {
-            format!("相近的短语：{}", similar.join("、"))
-        };
-        return Err(CliError::new(
-            "E_NOT_FOUND",
-            format!("黑名单中没有「{phrase}」"),
-            hint,
-            Exit::Usage,
-        ));
-    };
-    let removed = list.entries.remove(i);
-    Ok((
-        "removed",
-        removed.phrase.clone(),
-        format!(
-            "已从黑名单删除：「{}」（{}）",
-            removed.phrase, removed.category
-        ),
-    ))
-}
-
-fn whitelist(
-    list: &mut AiBlacklist,
-    a: WhitelistArgs,
-) -> Result<(&'static str, String, String), CliError> {
-    let (phrase, key) = if a.remove {
-        clean(&a.phrase)?
-    } else {
-        clean_new(&a.phrase)?
-    };
-    let at = list.whitelist.iter().position(|w| normalize_str(w) == key);
-    if a.remove {
-        let Some(i) = at else {
-            return Err(CliError::new(
-                "E_NOT_FOUND",
-                format!("白名单中没有「{phrase}」"),
-                "检查写法；白名单在 ai-blacklist.json 的 whitelist 中",
-                Exit::Usage,
-            ));
-        };
-        let removed = list.whitelist.remove(i);
-        return Ok((
-            "unwhitelisted",
-            removed.clone(),
-            format!("已移出白名单：「{removed}」"),
-        ));
-    }
-    if let Some(i) = at {
-        return Err(CliError::new(
-            "E_DUPLICATE",
-            format!("「{}」已在白名单中", list.whitelist[i]),
-            "不必重复添加",
-            Exit::Usage,
-        ));
-    }
-    list.whitelist.push(phrase.clone());
-    let listed = list
-        .entries
-        .iter()
-        .find(|e| normalize_str(&e.phrase) == key)
-        .map(|e| format!("；黑名单里的同名短语（{}）从此不再计数", e.category))
-        .unwrap_or_default();
-    Ok((
-        "whitelisted",
-        phrase.clone(),
-        format!("已加入白名单：「{phrase}」{listed}"),
-    ))
+fn edit_error(e: EditError) -> CliError {
+    CliError::new(e.code, e.message, e.hint, Exit::Usage)
 }
