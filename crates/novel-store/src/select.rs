@@ -216,17 +216,21 @@ pub fn load_blacklist(project: Option<&Project>) -> Result<(AiBlacklist, String)
             io::read_json(&p.path(layout::AI_BLACKLIST), "AI 用语黑名单")?,
             layout::AI_BLACKLIST.to_string(),
         )),
-        _ => {
-            let list = serde_json::from_str(crate::init::AI_BLACKLIST_TEMPLATE).map_err(|e| {
-                StoreError::Model {
-                    path: "templates/ai-blacklist.json".into(),
-                    what: "AI 用语黑名单",
-                    message: e.to_string(),
-                }
-            })?;
-            Ok((list, "内置模板 templates/ai-blacklist.json".to_string()))
-        }
+        _ => Ok((
+            seed_blacklist()?,
+            "内置模板 templates/ai-blacklist.json".to_string(),
+        )),
     }
+}
+
+/// The blacklist shipped with the program (what `novel init` writes, and what
+/// `novel blacklist upgrade` brings a project's list up to).
+pub fn seed_blacklist() -> Result<AiBlacklist, StoreError> {
+    serde_json::from_str(crate::init::AI_BLACKLIST_TEMPLATE).map_err(|e| StoreError::Model {
+        path: "templates/ai-blacklist.json".into(),
+        what: "AI 用语黑名单",
+        message: e.to_string(),
+    })
 }
 
 /// The project's `style-profile.json`, if there is one.

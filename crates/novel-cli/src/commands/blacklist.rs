@@ -110,12 +110,7 @@ pub fn command_name(command: &BlacklistCommand) -> &'static str {
 
 pub fn run(global: &GlobalArgs, command: BlacklistCommand) -> Result<Report, CliError> {
     let proj = super::project(global)?;
-    let path = proj.path(layout::AI_BLACKLIST);
-    let mut list: AiBlacklist = if path.is_file() {
-        io::read_json(&path, "AI 用语黑名单")?
-    } else {
-        seed()?
-    };
+    let (mut list, _) = novel_store::select::load_blacklist(Some(&proj))?;
     let edit = match command {
         BlacklistCommand::Add(a) => maintain::add(&mut list, new_entry(a)),
         BlacklistCommand::Remove(a) => maintain::remove(&mut list, &a.phrase),
@@ -171,7 +166,7 @@ struct Upgraded<'a> {
 /// `novel blacklist upgrade`: the project's list brought up to the shipped seed; the file it
 /// replaces goes to `state/backups/` first.
 fn upgrade(proj: &Project, mut list: AiBlacklist, dry_run: bool) -> Result<Report, CliError> {
-    let report = list.upgrade_from(&seed()?);
+    let report = list.upgrade_from(&novel_store::select::seed_blacklist()?);
     let mut backup = None;
     if !dry_run && !report.is_empty() {
         backup =
@@ -211,18 +206,6 @@ fn upgrade(proj: &Project, mut list: AiBlacklist, dry_run: bool) -> Result<Repor
         entries: list.entries.len(),
     };
     Report::new(&data, human)
-}
-
-/// The blacklist shipped with the program (the seed `novel init` writes).
-fn seed() -> Result<AiBlacklist, CliError> {
-    serde_json::from_str(novel_store::init::AI_BLACKLIST_TEMPLATE).map_err(|e| {
-        CliError::new(
-            "E_SCHEMA",
-            format!("程序自带的黑名单种子读不了：{e}"),
-            "这是程序的缺陷：请重新安装插件",
-            Exit::Usage,
-        )
-    })
 }
 
 fn save(proj: &Project, list: &AiBlacklist) -> Result<(), CliError> {
