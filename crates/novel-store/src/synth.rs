@@ -754,8 +754,17 @@ fn initial_delta() -> Value {
     json!({"chapter": 0, "base_state_version": 0, "storyline_id": "main_arc", "ops": initial_ops})
 }
 
-/// Chapter `c`'s delta: its leads move, feel, bond and carry things, the world moves on, and
-/// its threads are planted, advanced or resolved.
+/// How many chapters an event of `world_state.ongoing_events` goes on.
+const EVENT_CHAPTERS: u32 = 20;
+
+/// The event that begins in chapter `c`.
+fn event(c: u32) -> String {
+    format!("事件{c}：{}", pick(&DEEDS, c))
+}
+
+/// Chapter `c`'s delta: its leads move, feel, bond and carry things, the world moves on (an
+/// event begins, the one of [`EVENT_CHAPTERS`] ago ends), and its threads are planted, advanced
+/// or resolved.
 fn chapter_delta(l: &Layout, c: u32) -> Value {
     let cast = l.cast_in(c);
     let (a, b, x) = (cast[0].0, cast[1].0, cast[cast.len() - 1].0);
@@ -766,8 +775,13 @@ fn chapter_delta(l: &Layout, c: u32) -> Value {
         json!({"op": "add", "path": format!("characters.{x}.inventory"), "value": format!("物品{c}")}),
         json!({"op": "set", "path": format!("items.item-{}.owner", c % 40), "value": a}),
         json!({"op": "set", "path": "world_state.time_marker", "value": format!("第{}年{}", c / 120 + 1, pick(&["春", "夏", "秋", "冬"], c / 30))}),
-        json!({"op": "add", "path": "world_state.ongoing_events", "value": format!("事件{c}：{}", pick(&DEEDS, c))}),
+        json!({"op": "add", "path": "world_state.ongoing_events", "value": event(c)}),
     ];
+    // An event is ongoing for a while, then over (the Summarizer removes what has ended): the
+    // state holds what is current, not the whole book's history, which is the changelog's.
+    if c > EVENT_CHAPTERS {
+        ops.push(json!({"op": "remove", "path": "world_state.ongoing_events", "value": event(c - EVENT_CHAPTERS)}));
+    }
     for v in 1..=l.volume_of(c) {
         for (id, _, p, _, resolved) in threads(l, v) {
             let status = if c == p {
