@@ -737,6 +737,32 @@ fn a_chapter_zero_delta_applies_and_validates() {
     assert_eq!(code(&v), 0, "{}", stdout(&v));
 }
 
+/// `ops validate --strict` names the refusal `ops apply --strict` gives (one `refusal`, one
+/// order): a rejected op under `--strict` is `E_STRICT`, before an out-of-order chapter — it
+/// used to say `E_OPS_REJECTED`, or `E_CHAPTER_ORDER`, picking its own order.
+#[test]
+fn strict_validate_and_apply_refuse_with_the_same_code() {
+    let (_t, root) = new_project();
+    let d1 = delta(&root, 1, 0, chapter1());
+    apply(&root, &d1);
+    std::fs::remove_file(root.join(&d1)).unwrap();
+    let mut ops = chapter2();
+    ops.as_array_mut()
+        .unwrap()
+        .push(json!({"op": "set", "path": "characters.陆沉.location", "value": "魔都"}));
+    for (chapter, why) in [(2, "in order"), (0, "before the last chapter")] {
+        let d = delta(&root, chapter, 1, ops.clone());
+        let validated = novel(&root, &["--json", "ops", "validate", &d, "--strict"]);
+        let applied = novel(&root, &["--json", "ops", "apply", &d, "--strict"]);
+        let (v, a) = (json(&validated), json(&applied));
+        assert_eq!(a["error"]["code"], "E_STRICT", "{why}: {a}");
+        assert_eq!(v["error"]["code"], a["error"]["code"], "{why}: {v}");
+        assert_eq!(v["data"]["would_apply"], false, "{why}: {v}");
+        assert_eq!(code(&validated), 1, "{why}");
+        std::fs::remove_file(root.join(&d)).unwrap();
+    }
+}
+
 /// One answer (issue 15): after `ops skip` records a later chapter, the delta of the chapter
 /// before it is refused alike by `ops validate`, `ops apply`, `novel validate` (as the in-flight
 /// chapter's staged delta) and the guard hook — the changelog stays in chapter order. (`ops

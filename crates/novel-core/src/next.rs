@@ -279,7 +279,7 @@ pub fn recommend(cp: &Checkpoint, facts: &DiskFacts) -> Recommendation {
             None => "编排状态为 ERROR_RETRY（出错待重试）".to_string(),
         });
     }
-    if facts.skipped_deltas.len() >= crate::ops::SKIPPED_REBUILD_THRESHOLD {
+    if crate::ops::recommend_rebuild(&facts.skipped_deltas) {
         r.notes.push(format!(
             "已有 {} 章的状态增量被跳过（第 {} 章），状态可能缺了这些章的变化：建议先运行 novel state rebuild 核对，再按这些章的正文补记状态（novel ops apply --manual）",
             facts.skipped_deltas.len(),

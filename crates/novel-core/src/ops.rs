@@ -1264,6 +1264,12 @@ pub fn skipped_chapters(entries: &[ChangelogEntry]) -> Vec<u32> {
 /// §10.6: recommend `novel state rebuild` when this many chapters were skipped.
 pub const SKIPPED_REBUILD_THRESHOLD: usize = 3;
 
+/// Whether so many chapters have their delta skipped (and not made up) that the state should be
+/// rebuilt from their texts: [`SKIPPED_REBUILD_THRESHOLD`] or more.
+pub fn recommend_rebuild(skipped: &[u32]) -> bool {
+    skipped.len() >= SKIPPED_REBUILD_THRESHOLD
+}
+
 /// The result of replaying a changelog.
 #[derive(Debug, Clone)]
 pub struct Replayed {

@@ -23,7 +23,6 @@ use novel_core::model::{
     PipelineLog, PipelineStage, Settings, StorylineSchedule, Storylines,
 };
 use novel_core::next::is_overdue;
-use novel_core::ops::SKIPPED_REBUILD_THRESHOLD;
 use novel_core::pipeline::stage_name;
 use novel_core::status::{StorylineRhythm, Trend, headline, storyline_rhythm, trend};
 use serde::Serialize;
@@ -455,7 +454,7 @@ pub fn gather(project: &Project, count: &dyn Fn(&str) -> usize) -> Status {
         style_drift,
         pipeline: figures.pipeline,
         reviews: Reviews { due },
-        recommend_rebuild: skipped.len() >= SKIPPED_REBUILD_THRESHOLD,
+        recommend_rebuild: novel_core::ops::recommend_rebuild(&skipped),
         skipped_chapters: skipped,
         chapters_committed: committed.len(),
         checkpoint: cp,

@@ -130,8 +130,7 @@ pub fn run(global: &GlobalArgs) -> Result<Report, CliError> {
             range_source: view.volume.as_ref().map(|s| s.range_source),
         }),
         skipped_deltas: &facts.disk.skipped_deltas,
-        recommend_rebuild: facts.disk.skipped_deltas.len()
-            >= novel_core::ops::SKIPPED_REBUILD_THRESHOLD,
+        recommend_rebuild: novel_core::ops::recommend_rebuild(&facts.disk.skipped_deltas),
         problems: &facts.problems,
     };
     Ok(Report {

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use novel_core::model::state::ChangelogEntry;
 use novel_core::ops::{
-    self, Accepted, Applied, OpsError, Rejection, SKIPPED_REBUILD_THRESHOLD, skipped_chapters,
+    self, Accepted, Applied, Rejection, SKIPPED_REBUILD_THRESHOLD, skipped_chapters,
 };
 use novel_store::chapter::JournalKind;
 use novel_store::lock;
@@ -242,25 +242,14 @@ fn validate(project: &Project, args: &OpsFileArgs) -> Result<Report, CliError> {
     if run.rejected.is_empty() && would_apply {
         return Report::new(&data, human);
     }
-    let (code, message, hint) = if let Some(e @ OpsError::Diverged { .. }) = &refusal {
-        (e.code(), e.to_string(), e.hint())
-    } else if !version_ok {
-        (
-            "E_STATE_VERSION",
-            format!(
-                "状态版本不符：增量基于 {}，当前为 {current}",
-                run.header.base_state_version
-            ),
-            "把 rejected 列表（原因与修正提示）交给 Summarizer 重新输出这些 op".to_string(),
-        )
-    } else if !chapter_order_ok {
-        (order.code(), order.to_string(), order.hint())
-    } else {
-        (
+    // The refusal `ops apply` would give, else the rejected ops (apply writes the others).
+    let (code, message, hint) = match &refusal {
+        Some(e) => (e.code(), e.to_string(), e.hint()),
+        None => (
             "E_OPS_REJECTED",
             format!("{} 条 op 被拒绝", run.rejected.len()),
             "把 rejected 列表（原因与修正提示）交给 Summarizer 重新输出这些 op".to_string(),
-        )
+        ),
     };
     Err(CliError::new(code, message, hint, Exit::Problems).with_report(&data, human))
 }
@@ -375,7 +364,7 @@ fn applied_report(applied: &Applied, mut log: Vec<ChangelogEntry>) -> Result<Rep
         accepted: &run.accepted,
         rejected: &run.rejected,
         skipped_chapters: &skipped,
-        recommend_rebuild: skipped.len() >= SKIPPED_REBUILD_THRESHOLD,
+        recommend_rebuild: ops::recommend_rebuild(&skipped),
     };
     let mut human = format!(
         "已合并第 {} 章增量：state_version {} → {}，应用 {} 条，拒绝 {} 条（已记入变更日志）。\n",
@@ -431,7 +420,7 @@ fn skip_locked(
     let mut all = log;
     all.push(entry);
     let skipped = skipped_chapters(&all);
-    let recommend = skipped.len() >= SKIPPED_REBUILD_THRESHOLD;
+    let recommend = ops::recommend_rebuild(&skipped);
     let mut human = format!(
         "已记录：第 {chapter} 章的状态增量被跳过（状态未变）。累计未补的跳过章节：{}。\n",
         skipped
@@ -442,7 +431,9 @@ fn skip_locked(
     );
     if recommend {
         human.push_str(
-            "已有 3 章以上跳过，建议从这些章节正文重新提取增量并运行 novel state rebuild。\n",
+            &format!(
+                "已有 {SKIPPED_REBUILD_THRESHOLD} 章以上跳过，建议从这些章节正文重新提取增量并运行 novel state rebuild。\n"
+            ),
         );
     }
     let data = SkipData {
