@@ -94,6 +94,22 @@ pub struct Gathered {
     pub problems: Vec<String>,
 }
 
+/// The author an EPUB names when neither `--author` nor `novel.json` gives one.
+pub const UNKNOWN_AUTHOR: &str = "佚名";
+
+impl Gathered {
+    /// The author to print: `given` (the command's `--author`) when not blank, else
+    /// `novel.json` `author`, else [`UNKNOWN_AUTHOR`].
+    pub fn author_or(&self, given: Option<&str>) -> String {
+        given
+            .map(str::trim)
+            .filter(|a| !a.is_empty())
+            .map(str::to_string)
+            .or_else(|| self.author.clone())
+            .unwrap_or_else(|| UNKNOWN_AUTHOR.to_string())
+    }
+}
+
 /// Where a character first appears in the chapters exported: the chapter file, and the line and
 /// column (1-based, the column counted in characters) in it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

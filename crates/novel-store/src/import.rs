@@ -143,8 +143,27 @@ pub fn read_source(path: &Path) -> Result<Vec<SourceFile>, ImportError> {
     names.into_iter().map(|n| read(&path.join(&n), n)).collect()
 }
 
+/// What the plan needs to know about where it imports: `None` (no project yet: one is made,
+/// volume 1), or an existing project — taken as new when it has no chapter yet (just made by
+/// `novel init`), else imported into after its last chapter.
+pub fn target_for(project: Option<&Project>) -> Result<Target, ImportError> {
+    let Some(project) = project else {
+        return Ok(Target {
+            new_project: true,
+            current_volume: 1,
+            ..Default::default()
+        });
+    };
+    let target = target(project)?;
+    let fresh = target.last_completed == 0 && target.chapter_files.is_empty();
+    Ok(Target {
+        new_project: fresh,
+        ..target
+    })
+}
+
 /// What the plan needs to know about the project.
-pub fn target(project: &Project, new_project: bool) -> Result<Target, ImportError> {
+fn target(project: &Project) -> Result<Target, ImportError> {
     // An interrupted write (an import among them) is finished before anything is planned.
     lock::ensure_no_journal(project)?;
     let cp = load_checkpoint(project)?;
@@ -167,7 +186,7 @@ pub fn target(project: &Project, new_project: bool) -> Result<Target, ImportErro
         chapter_files,
         extra_files,
         current_volume: cp.current_volume,
-        new_project,
+        new_project: false,
     })
 }
 

@@ -414,6 +414,10 @@ pub struct Begun {
     pub from_state: OrchestratorState,
     /// The error record cleared when the chapter was in ERROR_RETRY.
     pub recovered: Option<novel_core::model::checkpoint::ErrorRecord>,
+    /// Why the chapter is a key chapter (two judges), as the gate will decide it — known up
+    /// front so both judges can be sent at once. Empty when its volume's plan cannot be read
+    /// (the gate reports that).
+    pub key_reasons: Vec<novel_core::gate::KeyReason>,
 }
 
 /// `novel chapter begin N`: takes the project lock for `owner` (this session's process when
@@ -450,12 +454,16 @@ pub fn begin(
             let _ = lock::release(project, &got.info.token);
         }
     })?;
+    let key_reasons = crate::chapter::chapter_volume(project, n, started.checkpoint.current_volume)
+        .map(|v| v.key_reasons(n))
+        .unwrap_or_default();
     Ok(Begun {
         checkpoint: started.checkpoint,
         lock: got,
         resuming: started.resuming,
         from_state: started.from_state,
         recovered: started.recovered,
+        key_reasons,
     })
 }
 

@@ -8,7 +8,6 @@ use novel_core::model::checkpoint::ErrorRecord;
 use novel_core::model::{OrchestratorState, PipelineStage};
 use novel_core::pipeline;
 use novel_core::plan::PlanFinding;
-use novel_store::chapter as tx;
 use novel_store::lock;
 use novel_store::{Project, layout, time};
 
@@ -136,6 +135,7 @@ fn begin(project: &Project, n: u32, owner: Option<u32>) -> Result<Report, CliErr
         resuming,
         from_state,
         recovered,
+        key_reasons: key_chapter,
     } = begun;
     let mut human = if resuming {
         format!(
@@ -165,10 +165,6 @@ fn begin(project: &Project, n: u32, owner: Option<u32>) -> Result<Report, CliErr
         ));
     }
     let continuity = continuity_of(project, n, &mut human);
-    // Known up front so the skill can send both judges of a key chapter at once.
-    let key_chapter = tx::chapter_volume(project, n, cp.current_volume)
-        .map(|v| v.key_reasons(n))
-        .unwrap_or_default();
     if !key_chapter.is_empty() {
         human.push_str("本章是关键章：评审需要第二位裁判。\n");
     }

@@ -239,14 +239,7 @@ fn render(g: &Gathered, args: &ExportArgs) -> Result<Vec<u8>, CliError> {
                 .map_err(|chars| unmappable(args.encoding, &chars, g))?
         }
         Format::Epub => {
-            let author = args
-                .author
-                .as_deref()
-                .map(str::trim)
-                .filter(|a| !a.is_empty())
-                .map(str::to_string)
-                .or_else(|| g.author.clone())
-                .unwrap_or_else(|| "佚名".to_string());
+            let author = g.author_or(args.author.as_deref());
             let chapters = g
                 .chapters
                 .iter()

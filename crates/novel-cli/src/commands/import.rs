@@ -228,21 +228,8 @@ fn import(global: &GlobalArgs, args: &ImportArgs) -> Result<Report, CliError> {
         .or_else(|| global.project.clone())
         .unwrap_or_else(|| ".".into());
     let existing = Project::open(&dir).ok();
-    let target = match &existing {
-        Some(p) => novel_store::import::target(p, false).map_err(import_error)?,
-        None => novel_core::import::Target {
-            new_project: true,
-            current_volume: 1,
-            ..Default::default()
-        },
-    };
-    // A project with no chapter yet (just made by `novel init`) is taken as new.
-    let fresh =
-        existing.is_none() || (target.last_completed == 0 && target.chapter_files.is_empty());
-    let target = novel_core::import::Target {
-        new_project: fresh,
-        ..target
-    };
+    let target = novel_store::import::target_for(existing.as_ref()).map_err(import_error)?;
+    let fresh = target.new_project;
     let mut plan =
         novel_core::import::plan(&m.sections, &m.chars, &m.volumes, &target, args.renumber);
     plan.problems.extend(m.warnings.iter().cloned());
