@@ -165,10 +165,7 @@ fn marked(cp: &Checkpoint, step: QuickStartStep) -> bool {
 /// Where the quick start stands. Past QUICK_START (the author confirmed, or the project was set
 /// up by hand) every step counts as done.
 pub fn status(cp: &Checkpoint, files: &QuickStartFiles) -> QuickStartStatus {
-    let past = !matches!(
-        cp.orchestrator_state,
-        OrchestratorState::Init | OrchestratorState::QuickStart
-    );
+    let past = !cp.orchestrator_state.in_quick_start();
     let steps: Vec<StepStatus> = QuickStartStep::ALL
         .into_iter()
         .map(|s| {
@@ -212,10 +209,7 @@ fn refuse(code: &'static str, reason: String, hint: impl Into<String>) -> MarkRe
 }
 
 fn check_state(cp: &Checkpoint) -> Result<(), MarkRefusal> {
-    if matches!(
-        cp.orchestrator_state,
-        OrchestratorState::Init | OrchestratorState::QuickStart
-    ) {
+    if cp.orchestrator_state.in_quick_start() {
         Ok(())
     } else {
         Err(refuse(

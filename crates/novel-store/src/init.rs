@@ -80,6 +80,8 @@ pub struct InitOptions {
 #[derive(Debug, Clone)]
 pub struct InitReport {
     pub root: PathBuf,
+    /// The state the new project starts in (QUICK_START).
+    pub orchestrator_state: OrchestratorState,
     pub files: Vec<String>,
     pub dirs: Vec<String>,
 }
@@ -318,6 +320,7 @@ pub fn init_project(dir: &Path, opts: &InitOptions) -> Result<InitReport, StoreE
     dirs.sort();
     Ok(InitReport {
         root,
+        orchestrator_state: initial_checkpoint("").orchestrator_state,
         files: files.into_iter().map(|(p, _)| p).collect(),
         dirs,
     })

@@ -6,7 +6,7 @@
 use novel_core::context::outline;
 use novel_core::context::session::SessionFacts;
 use novel_core::menu::{ReviewDue, ReviewKind, reviews_wanted};
-use novel_core::model::{Checkpoint, OrchestratorState};
+use novel_core::model::Checkpoint;
 use novel_core::plan;
 use novel_core::quickstart::{self, QuickStartStatus};
 use serde::Deserialize;
@@ -168,10 +168,7 @@ pub fn next_view(project: &Project) -> NextView {
     let (mut quick_start, mut reviews, mut volume, mut volume_outline) =
         (None, Vec::new(), None, false);
     if let Some(cp) = facts.checkpoint.clone() {
-        if matches!(
-            cp.orchestrator_state,
-            OrchestratorState::Init | OrchestratorState::QuickStart
-        ) {
+        if cp.orchestrator_state.in_quick_start() {
             quick_start = Some(quickstart::status(&cp, &crate::quickstart::files(project)));
         }
         reviews = reviews_due(project, &cp);

@@ -175,6 +175,8 @@ fn want_state(
 pub struct Opened {
     pub volume: u32,
     pub check: VolumeCheckReport,
+    /// The state the checkpoint was left in (WRITING).
+    pub orchestrator_state: OrchestratorState,
 }
 
 /// `novel volume open V`: VOL_PLANNING → WRITING, when `V` is the current volume and its check
@@ -198,7 +200,11 @@ pub fn open(project: &Project, v: u32, now: &str, stale: Duration) -> Result<Ope
     write_checkpoint(project, &cp)?;
     held.release()
         .map_err(|e| VolumeError::Busy(e.to_string()))?;
-    Ok(Opened { volume: v, check })
+    Ok(Opened {
+        volume: v,
+        check,
+        orchestrator_state: cp.orchestrator_state,
+    })
 }
 
 pub use novel_core::naming::final_state_file;
@@ -213,6 +219,8 @@ pub fn cleanup_file(v: u32) -> String {
 pub struct Closed {
     pub volume: u32,
     pub next_volume: u32,
+    /// The state the checkpoint was left in (VOL_PLANNING).
+    pub orchestrator_state: OrchestratorState,
     /// The archived final state.
     pub archived: String,
     /// The cleanup report written.
@@ -350,6 +358,7 @@ pub fn close(project: &Project, now: &str, stale: Duration) -> Result<Closed, Vo
     Ok(Closed {
         volume: v,
         next_volume: v + 1,
+        orchestrator_state: cp.orchestrator_state,
         archived,
         cleanup_file: cleanup_rel,
         cleanup: proposal,

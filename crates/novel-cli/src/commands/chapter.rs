@@ -213,22 +213,13 @@ fn continuity_of(
 }
 
 fn parse_stage(s: &str) -> Result<PipelineStage, CliError> {
-    Ok(match s {
-        "drafting" => PipelineStage::Drafting,
-        "drafted" => PipelineStage::Drafted,
-        "refined" => PipelineStage::Refined,
-        "judged" => PipelineStage::Judged,
-        "revising" => PipelineStage::Revising,
-        "polished" => PipelineStage::Polished,
-        "committed" => PipelineStage::Committed,
-        other => {
-            return Err(CliError::new(
-                "E_USAGE",
-                format!("没有这个阶段：{other}"),
-                "可选：drafted、refined、judged、polished、revising、drafting",
-                Exit::Usage,
-            ));
-        }
+    PipelineStage::from_name(s).ok_or_else(|| {
+        CliError::new(
+            "E_USAGE",
+            format!("没有这个阶段：{s}"),
+            "可选：drafted、refined、judged、polished、revising、drafting",
+            Exit::Usage,
+        )
     })
 }
 

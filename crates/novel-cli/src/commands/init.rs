@@ -13,7 +13,7 @@ struct InitData<'a> {
     root: &'a str,
     files: &'a [String],
     dirs: &'a [String],
-    orchestrator_state: &'static str,
+    orchestrator_state: novel_core::model::OrchestratorState,
 }
 
 pub fn run(global: &GlobalArgs, args: InitArgs) -> Result<Report, CliError> {
@@ -41,7 +41,7 @@ pub fn run(global: &GlobalArgs, args: InitArgs) -> Result<Report, CliError> {
         root: &root,
         files: &report.files,
         dirs: &report.dirs,
-        orchestrator_state: "QUICK_START",
+        orchestrator_state: report.orchestrator_state,
     };
     Report::new(&data, human)
 }

@@ -118,10 +118,7 @@ pub fn run(global: &GlobalArgs, args: QuickstartArgs) -> Result<Report, CliError
     let Some(cmd) = args.command else {
         let cp = load_checkpoint(&project)?;
         let st = quickstart::status(&cp, &files(&project));
-        let mut human = if matches!(
-            cp.orchestrator_state,
-            OrchestratorState::Init | OrchestratorState::QuickStart
-        ) {
+        let mut human = if cp.orchestrator_state.in_quick_start() {
             "快速起步：\n".to_string()
         } else {
             "快速起步已结束（已确认进入卷规划）。\n".to_string()

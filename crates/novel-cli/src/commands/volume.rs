@@ -62,7 +62,7 @@ pub struct VolumeCleanupArgs {
 #[derive(Serialize)]
 struct Opened<'a> {
     volume: u32,
-    orchestrator_state: &'static str,
+    orchestrator_state: novel_core::model::OrchestratorState,
     check: &'a VolumeCheckReport,
 }
 
@@ -71,7 +71,7 @@ struct Opened<'a> {
 struct Closed<'a> {
     volume: u32,
     next_volume: u32,
-    orchestrator_state: &'static str,
+    orchestrator_state: novel_core::model::OrchestratorState,
     archived: &'a str,
     cleanup_file: &'a str,
     cleanup: &'a CleanupReport,
@@ -103,7 +103,7 @@ pub fn run(global: &GlobalArgs, cmd: VolumeCommand) -> Result<Report, CliError> 
             human.push_str("下一步：/novel:continue 写本卷第一章。\n");
             let data = Opened {
                 volume: done.volume,
-                orchestrator_state: "WRITING",
+                orchestrator_state: done.orchestrator_state,
                 check: &done.check,
             };
             Report::new(&data, human)
@@ -213,7 +213,7 @@ fn close(project: &Project, now: &str, stale: std::time::Duration) -> Result<Rep
     let data = Closed {
         volume: done.volume,
         next_volume: done.next_volume,
-        orchestrator_state: "VOL_PLANNING",
+        orchestrator_state: done.orchestrator_state,
         archived: &done.archived,
         cleanup_file: &done.cleanup_file,
         cleanup: &done.cleanup,

@@ -18,6 +18,17 @@ pub enum OrchestratorState {
     ErrorRetry,
 }
 
+impl OrchestratorState {
+    /// Before the author confirmed the quick start (INIT or QUICK_START): the quick-start steps
+    /// are still open.
+    pub fn in_quick_start(self) -> bool {
+        matches!(
+            self,
+            OrchestratorState::Init | OrchestratorState::QuickStart
+        )
+    }
+}
+
 /// Where the in-flight chapter stands in the staging pipeline (`null` = idle).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -30,6 +41,36 @@ pub enum PipelineStage {
     // After a `polish` verdict, StyleRefiner has made its second pass (commit follows).
     Polished,
     Committed,
+}
+
+impl PipelineStage {
+    pub const ALL: [PipelineStage; 7] = [
+        PipelineStage::Drafting,
+        PipelineStage::Drafted,
+        PipelineStage::Refined,
+        PipelineStage::Judged,
+        PipelineStage::Revising,
+        PipelineStage::Polished,
+        PipelineStage::Committed,
+    ];
+
+    /// The stage's name in the checkpoint and on the command line (`drafted`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            PipelineStage::Drafting => "drafting",
+            PipelineStage::Drafted => "drafted",
+            PipelineStage::Refined => "refined",
+            PipelineStage::Judged => "judged",
+            PipelineStage::Revising => "revising",
+            PipelineStage::Polished => "polished",
+            PipelineStage::Committed => "committed",
+        }
+    }
+
+    /// The stage named `name` ([`PipelineStage::name`]).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.name() == name)
+    }
 }
 
 /// `.checkpoint.json`.
@@ -168,4 +209,21 @@ pub struct GateRecord {
     pub staged: std::collections::BTreeMap<String, String>,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stage's name is the one serde writes in the checkpoint, and reads back.
+    #[test]
+    fn stage_names_are_the_checkpoint_names() {
+        for s in PipelineStage::ALL {
+            assert_eq!(serde_json::to_value(s).unwrap(), s.name());
+            assert_eq!(PipelineStage::from_name(s.name()), Some(s));
+        }
+        assert_eq!(PipelineStage::from_name("Drafted"), None);
+        assert!(OrchestratorState::QuickStart.in_quick_start());
+        assert!(!OrchestratorState::VolPlanning.in_quick_start());
+    }
 }
