@@ -46,6 +46,10 @@ pub enum OpsError {
     UnknownStoryline { id: String, known: Vec<String> },
     #[error("状态文件（state_version {state}）与变更日志（最后记录到 {logged}）不一致")]
     Diverged { state: u64, logged: u64 },
+    #[error("变更日志已记录到第 {last} 章，不能再记录第 {chapter} 章的增量被跳过")]
+    SkipOrder { chapter: u32, last: u32 },
+    #[error("第 {chapter} 章不在被跳过的章节里，不能记为已补")]
+    NotSkipped { chapter: u32, open: Vec<u32> },
 }
 
 impl OpsError {
@@ -58,6 +62,8 @@ impl OpsError {
             OpsError::ChapterOrder { .. } => "E_CHAPTER_ORDER",
             OpsError::UnknownStoryline { .. } => "E_DELTA",
             OpsError::Diverged { .. } => "E_STATE_DIVERGED",
+            OpsError::SkipOrder { .. } => "E_CHAPTER_ORDER",
+            OpsError::NotSkipped { .. } => "E_NOT_SKIPPED",
         }
     }
 
@@ -86,6 +92,20 @@ impl OpsError {
             OpsError::Diverged { .. } => {
                 "先运行 novel state rebuild 查看差异，确认后 novel state rebuild --write".into()
             }
+            OpsError::SkipOrder { .. } => {
+                "只能为正在写的章节记录跳过；已过去的章节要补记状态，用 novel ops apply --manual --resolves-skipped".into()
+            }
+            OpsError::NotSkipped { open, .. } => format!(
+                "目前被跳过、尚未补记的章节：{}",
+                if open.is_empty() {
+                    "无".to_string()
+                } else {
+                    open.iter()
+                        .map(u32::to_string)
+                        .collect::<Vec<_>>()
+                        .join("、")
+                }
+            ),
         }
     }
 }
@@ -374,6 +394,14 @@ pub struct DeltaRun {
     /// `004`: the delta's `character_actions`, as written (none when absent or empty). The
     /// changelog line keeps them so per-character memory can be made again from it.
     pub character_actions: Option<Value>,
+}
+
+impl DeltaRun {
+    /// Every op rejected: applying it would change nothing, so `ops apply` writes nothing (a
+    /// new version would only say otherwise). A chapter commit still records the rejections.
+    pub fn all_rejected(&self) -> bool {
+        self.accepted.is_empty() && !self.rejected.is_empty()
+    }
 }
 
 /// The changelog key (and delta key) of a chapter's character actions (`004`).
@@ -1216,6 +1244,34 @@ pub(crate) fn finish_version(state: &mut Value, version: u64, chapter: u32) {
             .max(u64::from(chapter));
         obj.insert("state_version".into(), json!(version));
         obj.insert("last_updated_chapter".into(), json!(last));
+    }
+}
+
+/// A skip may be recorded for chapter `chapter` only when the state is in step with its
+/// changelog and the changelog has not gone past that chapter (it stays in chapter order, so
+/// `state at` and `--until-chapter` read a prefix of it).
+pub fn check_skip(
+    state: &Value,
+    log_last: Option<&ChangelogEntry>,
+    chapter: u32,
+) -> Result<(), OpsError> {
+    check_in_step(state, log_last)?;
+    let (last, _) = log_position(state, log_last);
+    if chapter < last {
+        return Err(OpsError::SkipOrder { chapter, last });
+    }
+    Ok(())
+}
+
+/// `--resolves-skipped` may name only chapters whose delta was skipped and not yet made up
+/// (`open_skips`, [`skipped_chapters`]).
+pub fn check_resolves(open_skips: &[u32], resolves: &[u32]) -> Result<(), OpsError> {
+    match resolves.iter().find(|n| !open_skips.contains(n)) {
+        Some(&chapter) => Err(OpsError::NotSkipped {
+            chapter,
+            open: open_skips.to_vec(),
+        }),
+        None => Ok(()),
     }
 }
 

@@ -305,8 +305,9 @@ pub(crate) fn ops_error(e: OpsError) -> CliError {
     let exit = match e {
         OpsError::StateVersion { .. }
         | OpsError::ChapterOrder { .. }
+        | OpsError::SkipOrder { .. }
         | OpsError::Diverged { .. } => Exit::Conflict,
-        OpsError::Replay { .. } => Exit::Usage,
+        OpsError::Replay { .. } | OpsError::NotSkipped { .. } => Exit::Usage,
         OpsError::Delta { .. } | OpsError::Strict { .. } | OpsError::UnknownStoryline { .. } => {
             Exit::Problems
         }

@@ -278,12 +278,12 @@ fn apply_locked(
 ) -> Result<Report, CliError> {
     let inputs = delta_inputs(project, delta)?;
     let log = load_changelog(project)?;
-    check_resolves(&skipped_chapters(&log), resolves)?;
+    ops::check_resolves(&skipped_chapters(&log), resolves).map_err(ops_error)?;
     // The one check `ops validate` and the commit make, then exactly what it accepts.
     let check = inputs.check(delta).map_err(ops_error)?;
     let mut applied =
         ops::apply_checked(check, args.strict, &time::now_iso()).map_err(ops_error)?;
-    if applied.run.accepted.is_empty() && !applied.run.rejected.is_empty() {
+    if applied.run.all_rejected() {
         return Err(all_rejected(&applied));
     }
     if manual {
@@ -300,30 +300,6 @@ fn apply_locked(
     };
     commit_state(project, write, held.hand_to_journal())?;
     applied_report(&applied, log)
-}
-
-/// `--resolves-skipped` may name only chapters whose delta was skipped and not yet made up.
-fn check_resolves(open_skips: &[u32], resolves: &[u32]) -> Result<(), CliError> {
-    let Some(n) = resolves.iter().find(|n| !open_skips.contains(n)) else {
-        return Ok(());
-    };
-    Err(CliError::new(
-        "E_NOT_SKIPPED",
-        format!("第 {n} 章不在被跳过的章节里，不能记为已补"),
-        format!(
-            "目前被跳过、尚未补记的章节：{}",
-            if open_skips.is_empty() {
-                "无".to_string()
-            } else {
-                open_skips
-                    .iter()
-                    .map(u32::to_string)
-                    .collect::<Vec<_>>()
-                    .join("、")
-            }
-        ),
-        Exit::Usage,
-    ))
 }
 
 /// Every op rejected: nothing would change, and recording a new version for it would only
@@ -390,18 +366,7 @@ fn skip_locked(
 ) -> Result<Report, CliError> {
     let state = load_state(project)?;
     let log = load_changelog(project)?;
-    ops::check_in_step(&state, log.last()).map_err(ops_error)?;
-    // The changelog stays in chapter order, so `state at` and `--until-chapter` can read a
-    // prefix of it.
-    let (last, _) = ops::log_position(&state, log.last());
-    if chapter < last {
-        return Err(CliError::new(
-            "E_CHAPTER_ORDER",
-            format!("变更日志已记录到第 {last} 章，不能再记录第 {chapter} 章的增量被跳过"),
-            "只能为正在写的章节记录跳过；已过去的章节要补记状态，用 novel ops apply --manual --resolves-skipped",
-            Exit::Conflict,
-        ));
-    }
+    ops::check_skip(&state, log.last(), chapter).map_err(ops_error)?;
     let entry = ops::skipped_entry(
         chapter,
         ops::state_version(&state),
