@@ -693,3 +693,44 @@ fn closest_ids_for_a_did_you_mean_hint() {
     assert_eq!(ops::closest("prophecy", &known, 5), ["ancient_prophecy"]);
     assert!(ops::closest("nobody", &known, 5).is_empty());
 }
+
+/// A skip is recorded only in step and in chapter order; `--resolves-skipped` names only skips
+/// still open.
+#[test]
+fn skips_keep_the_changelog_in_order_and_resolve_only_open_ones() {
+    let s = state(); // state_version 47, last_updated_chapter 47, no changelog
+    assert_eq!(
+        ops::check_skip(&s, None, 47),
+        Err(OpsError::Diverged {
+            state: 47,
+            logged: 0
+        })
+    );
+    let last = ops::skipped_entry(47, 47, "两次解析失败", "2026-01-01T00:00:00Z");
+    assert_eq!(ops::check_skip(&s, Some(&last), 48), Ok(()));
+    assert_eq!(ops::check_skip(&s, Some(&last), 47), Ok(()));
+    let e = ops::check_skip(&s, Some(&last), 46).unwrap_err();
+    assert_eq!(
+        (e.code(), &e),
+        (
+            "E_CHAPTER_ORDER",
+            &OpsError::SkipOrder {
+                chapter: 46,
+                last: 47
+            }
+        )
+    );
+
+    assert_eq!(ops::check_resolves(&[12, 15], &[15]), Ok(()));
+    assert_eq!(ops::check_resolves(&[12, 15], &[]), Ok(()));
+    let e = ops::check_resolves(&[12, 15], &[12, 13]).unwrap_err();
+    assert_eq!(e.code(), "E_NOT_SKIPPED");
+    assert!(e.to_string().contains("第 13 章"), "{e}");
+    assert!(e.hint().contains("12、15"), "{}", e.hint());
+    assert!(
+        ops::check_resolves(&[], &[3])
+            .unwrap_err()
+            .hint()
+            .contains("无")
+    );
+}
