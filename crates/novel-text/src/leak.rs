@@ -54,6 +54,17 @@ pub enum EntityKind {
     MemoryName,
 }
 
+impl EntityKind {
+    /// The finding's rule id, as `novel check leak` reports it.
+    pub fn rule(self) -> &'static str {
+        match self {
+            EntityKind::PovCharacter => "leak/pov-character",
+            EntityKind::Faction => "leak/faction",
+            EntityKind::MemoryName => "leak/memory-name",
+        }
+    }
+}
+
 /// A name that belongs to another storyline.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ForeignEntity {

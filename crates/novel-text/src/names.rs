@@ -509,6 +509,17 @@ pub enum NameIssueKind {
     Unregistered,
 }
 
+impl NameIssueKind {
+    /// The finding's rule id, as `novel check names` and the reviews report it.
+    pub fn rule(&self) -> &'static str {
+        match self {
+            NameIssueKind::NearMiss { .. } => "names/near-miss",
+            NameIssueKind::SameSurname { .. } => "names/same-surname",
+            NameIssueKind::Unregistered => "names/unregistered",
+        }
+    }
+}
+
 /// One suspicious name and everywhere it occurs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NameIssue {

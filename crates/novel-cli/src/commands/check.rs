@@ -170,15 +170,16 @@ fn render_leak(a: &LeakAssessment) -> String {
         a.storyline_id
     );
     for f in &a.cross_references {
-        let (kind, rule) = match f.kind {
-            EntityKind::PovCharacter => ("POV 角色", "pov-character"),
-            EntityKind::Faction => ("势力", "faction"),
-            EntityKind::MemoryName => ("记忆中的人名", "memory-name"),
+        let kind = match f.kind {
+            EntityKind::PovCharacter => "POV 角色",
+            EntityKind::Faction => "势力",
+            EntityKind::MemoryName => "记忆中的人名",
         };
+        let rule = f.kind.rule();
         let (line, col) = f.evidence.first().map_or((0, 0), |e| (e.line, e.col));
         let unbounded = f.count - f.at_boundary;
         human.push_str(&format!(
-            "{rel}:{line}:{col}: leak/{rule}: 「{}」是故事线 {} 的{kind}（{} 次，叙述中 {} 次{}）\n",
+            "{rel}:{line}:{col}: {rule}: 「{}」是故事线 {} 的{kind}（{} 次，叙述中 {} 次{}）\n",
             f.name,
             f.storyline,
             f.count,

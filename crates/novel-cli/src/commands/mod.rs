@@ -198,27 +198,18 @@ fn name_message(doc: &Document, issue: &NameIssue) -> (usize, usize, &'static st
     lines.dedup();
     let lines = lines.join("、");
     let name = &issue.name;
-    let (rule, message) = match &issue.kind {
-        NameIssueKind::NearMiss { of, why, .. } => (
-            "names/near-miss",
-            format!(
-                "「{name}」疑似「{of}」的{why}误写（{count} 次：第 {lines} 行）；是同一人就改成「{of}」，是另一人就在 characters/ 登记"
-            ),
+    let message = match &issue.kind {
+        NameIssueKind::NearMiss { of, why, .. } => format!(
+            "「{name}」疑似「{of}」的{why}误写（{count} 次：第 {lines} 行）；是同一人就改成「{of}」，是另一人就在 characters/ 登记"
         ),
-        NameIssueKind::SameSurname { like, .. } => (
-            "names/same-surname",
-            format!(
-                "「{name}」与「{like}」同姓不同名（{count} 次：第 {lines} 行）；若是笔误请统一，若是新人物请登记"
-            ),
+        NameIssueKind::SameSurname { like, .. } => format!(
+            "「{name}」与「{like}」同姓不同名（{count} 次：第 {lines} 行）；若是笔误请统一，若是新人物请登记"
         ),
-        NameIssueKind::Unregistered => (
-            "names/unregistered",
-            format!(
-                "未登记的人名「{name}」（{count} 次：第 {lines} 行）；新人物请在 characters/ 登记，或加为已有角色的别名"
-            ),
+        NameIssueKind::Unregistered => format!(
+            "未登记的人名「{name}」（{count} 次：第 {lines} 行）；新人物请在 characters/ 登记，或加为已有角色的别名"
         ),
     };
-    (line, col, rule, message)
+    (line, col, issue.kind.rule(), message)
 }
 
 /// The last committed chapters against the style baseline, nothing written.
