@@ -14,6 +14,9 @@ use crate::{Project, StoreError, io};
 pub struct Input {
     pub path: PathBuf,
     pub shown: String,
+    /// An extra of an imported manuscript (楔子、番外, [`extra_inputs`]): part of the book's
+    /// 字数, but with no chapter-length target.
+    pub extra: bool,
 }
 
 /// What the author asked for.
@@ -86,6 +89,7 @@ pub fn resolve(
     let input = |rel: String| Input {
         path: proj.path(&rel),
         shown: rel,
+        extra: false,
     };
     match select {
         Selection::Files(_) => Ok(Vec::new()),
@@ -144,6 +148,7 @@ fn given_files(project: Option<&Project>, files: &[PathBuf]) -> Result<Vec<Input
         inputs.push(Input {
             path: f.clone(),
             shown: shown_of(f),
+            extra: false,
         });
     }
     Ok(inputs)
@@ -191,6 +196,7 @@ pub fn extra_inputs(proj: &Project) -> Result<Vec<Input>, StoreError> {
             Input {
                 path: proj.path(&rel),
                 shown: rel,
+                extra: true,
             }
         })
         .collect())
@@ -204,6 +210,7 @@ pub fn committed_inputs(proj: &Project, range: [u32; 2]) -> Result<Vec<Input>, S
         .map(|(_, rel)| Input {
             path: proj.path(&rel),
             shown: rel,
+            extra: false,
         })
         .collect())
 }

@@ -68,11 +68,7 @@ pub fn run(global: &GlobalArgs, args: CountArgs) -> Result<Report, CliError> {
     for input in &inputs {
         let c = count(&io::read_text(&input.path)?);
         let verdict = LengthVerdict::of(c.chars, target.min, target.max);
-        // Extras (楔子、番外) have no chapter-length target.
-        let extra = input
-            .shown
-            .starts_with(&format!("{}/", novel_core::naming::EXTRAS_DIR));
-        if verdict != LengthVerdict::Within && !extra {
+        if verdict != LengthVerdict::Within && !input.extra {
             outside += 1;
         }
         total += c.chars;
