@@ -1197,8 +1197,8 @@ fn add_totals(plog: &mut novel_core::model::PipelineLog) {
 /// unreadable plan file only means the end is not known here), a rewrite goes back to writing.
 fn committed_checkpoint(project: &Project, cp: &Checkpoint, n: u32, now: &str) -> Checkpoint {
     use novel_core::model::{OrchestratorState, PipelineStage};
-    let volume_end = crate::next::volume_span(project, cp.current_volume.max(1), &mut Vec::new())
-        .map(|s| s.range[1]);
+    let volume_end =
+        crate::next::volume_span(project, cp.volume(), &mut Vec::new()).map(|s| s.range[1]);
     let mut next = cp.clone();
     next.last_completed_chapter = n;
     next.pipeline_stage = Some(PipelineStage::Committed);

@@ -233,7 +233,7 @@ fn default_volume(
     chapter: u32,
     checkpoint: &Option<Checkpoint>,
 ) -> u32 {
-    let current_volume = checkpoint.as_ref().map_or(1, |c| c.current_volume.max(1));
+    let current_volume = checkpoint.as_ref().map_or(1, |c| c.volume());
     if agent.per_chapter() {
         volume_of(project, chapter, current_volume)
     } else {
@@ -625,9 +625,8 @@ fn checkpoint_facts(
             .filter(|t| next::is_overdue(t.scope, t.status, t.target_resolve_range, last))
             .count();
     }
-    let vdir = layout::volume_dir(cp.current_volume.max(1));
-    disk.volume_end =
-        crate::next::volume_span(project, cp.current_volume.max(1), problems).map(|s| s.range[1]);
+    let vdir = layout::volume_dir(cp.volume());
+    disk.volume_end = crate::next::volume_span(project, cp.volume(), problems).map(|s| s.range[1]);
     let upcoming = cp.inflight_chapter.unwrap_or(last + 1);
     if let Some(text) = text_opt(project, &format!("{vdir}/outline.md"), problems) {
         match outline::parse(&text) {

@@ -172,7 +172,7 @@ pub fn next_view(project: &Project) -> NextView {
             quick_start = Some(quickstart::status(&cp, &crate::quickstart::files(project)));
         }
         reviews = reviews_due(project, &cp);
-        let v = cp.current_volume.max(1);
+        let v = cp.volume();
         // The hook facts already reported an unreadable schedule.
         volume = volume_span(project, v, &mut Vec::new());
         volume_outline = project

@@ -405,7 +405,7 @@ pub fn gather(project: &Project, count: &dyn Fn(&str) -> usize) -> Status {
     current_state_check(project, &mut problems);
     let weights = &settings.gate.weights;
     let figures = chapter_figures(project, &committed, count, &mut problems, true, weights);
-    let current = cp.as_ref().map(|c| c.current_volume.max(1));
+    let current = cp.as_ref().map(|c| c.volume());
     let spans = volume_spans(project, current, &mut problems);
     let span = current.and_then(|v| spans.iter().find(|(w, _)| *w == v).map(|(_, s)| s.clone()));
     let chars = chars_per_volume(&spans, current, &committed, &figures);

@@ -404,7 +404,7 @@ fn report_volume(
             })
         };
     }
-    (1..=cp.current_volume.max(1))
+    (1..=cp.volume())
         .rev()
         .find(|v| project.path(&cleanup_file(*v)).is_file())
         .ok_or_else(|| VolumeError::NoCleanupReport {

@@ -204,7 +204,7 @@ fn continuity(global: &GlobalArgs, args: &ContinuityArgs) -> Result<Report, CliE
             Scope::Volume(novel_store::context::volume_of(
                 &proj,
                 cp.last_completed_chapter + 1,
-                cp.current_volume.max(1),
+                cp.volume(),
             ))
         }
     };

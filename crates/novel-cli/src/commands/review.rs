@@ -151,7 +151,7 @@ pub fn run(global: &GlobalArgs, cmd: ReviewCommand) -> Result<Report, CliError> 
         ReviewCommand::Brief => brief(&project, last),
         ReviewCommand::Consistency => consistency(&project, last),
         ReviewCommand::Volume(a) => {
-            let v = a.volume.unwrap_or(cp.current_volume.max(1));
+            let v = a.volume.unwrap_or(cp.volume());
             volume(&project, v, cp.current_volume, last)
         }
     }

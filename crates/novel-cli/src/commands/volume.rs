@@ -149,9 +149,7 @@ fn volume_error(e: VolumeError) -> CliError {
 fn check(project: &Project, volume: Option<u32>) -> Result<Report, CliError> {
     let v = match volume {
         Some(v) => v,
-        None => novel_store::plan::light_checkpoint(project)?
-            .current_volume
-            .max(1),
+        None => novel_store::plan::light_checkpoint(project)?.volume(),
     };
     let report = volume_check(project, v).map_err(plan_error)?;
     let mut human = render_findings(&report.findings);

@@ -211,6 +211,14 @@ pub struct GateRecord {
     pub extra: Extra,
 }
 
+impl Checkpoint {
+    /// The volume being planned or written: `current_volume`, and 1 for a checkpoint that says
+    /// 0 (written by hand, or before the first volume was set).
+    pub fn volume(&self) -> u32 {
+        self.current_volume.max(1)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
