@@ -143,6 +143,33 @@ impl DriftError {
 /// How to give the drift check a baseline.
 pub const NO_BASELINE_HINT: &str = "先用 novel style metrics 分析风格样章，由 StyleAnalyzer 把 avg_sentence_length 与 dialogue_ratio 写入 style-profile.json";
 
+/// What recording a drift check did to `style-drift.json`: `written`, `removed`, `kept` (an
+/// earlier file left as it is) or `none`.
+pub fn record_drift(
+    proj: &Project,
+    write: Option<&novel_core::model::StyleDrift>,
+    remove: bool,
+    existing: Option<&novel_core::model::StyleDrift>,
+) -> Result<&'static str, StoreError> {
+    let path = proj.path(layout::STYLE_DRIFT);
+    if let Some(drift) = write {
+        let mut file = drift.clone();
+        file.updated_at = Some(crate::time::now_iso());
+        // Keys the engine does not know stay with the file.
+        if let Some(old) = existing {
+            file.extra = old.extra.clone();
+        }
+        crate::io::write_json(&path, &file)?;
+        return Ok("written");
+    }
+    if remove && existing.is_some() {
+        std::fs::remove_file(&path).map_err(|e| StoreError::io(&path, e))?;
+        crate::io::sync_dir(&proj.root)?;
+        return Ok("removed");
+    }
+    Ok(if existing.is_some() { "kept" } else { "none" })
+}
+
 /// The last committed chapters, the baseline and the thresholds of the drift check.
 pub fn drift_sources(proj: &Project) -> Result<DriftSources, DriftError> {
     let thresholds = crate::settings::load(proj)?.style_drift.clone();

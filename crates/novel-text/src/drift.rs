@@ -28,6 +28,18 @@ pub enum DriftStatus {
     Stable,
 }
 
+impl DriftStatus {
+    /// `style-drift.json` is written (or rewritten) with the assessment's directives.
+    pub fn keeps_file(self) -> bool {
+        matches!(self, DriftStatus::Drifted | DriftStatus::Holding)
+    }
+
+    /// `style-drift.json` is removed: the style is back.
+    pub fn removes_file(self) -> bool {
+        self == DriftStatus::Recovered
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DriftAssessment {
     pub status: DriftStatus,

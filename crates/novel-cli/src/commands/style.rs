@@ -7,7 +7,7 @@ use clap::{Args, Subcommand};
 use serde::Serialize;
 
 use novel_core::model::style::DriftMetric;
-use novel_store::{Project, io, layout};
+use novel_store::io;
 use novel_text::drift::{DriftAssessment, DriftStatus};
 use novel_text::metrics::StyleMetrics;
 use novel_text::segment::Document;
@@ -166,7 +166,15 @@ fn drift(global: &GlobalArgs, args: DriftArgs) -> Result<Report, CliError> {
     let action = if args.dry_run {
         "none"
     } else {
-        update_drift_file(&proj, &assessment, existing.as_ref())?
+        novel_store::style::record_drift(
+            &proj,
+            assessment
+                .drift
+                .as_ref()
+                .filter(|_| assessment.status.keeps_file()),
+            assessment.status.removes_file(),
+            existing.as_ref(),
+        )?
     };
     let mut human = format!(
         "第 {}–{} 章（{} 章）对比风格基线：\n",
@@ -186,36 +194,6 @@ fn drift(global: &GlobalArgs, args: DriftArgs) -> Result<Report, CliError> {
         current: &current,
     };
     Report::new(&data, human)
-}
-
-/// Writes, removes or keeps `style-drift.json` as the assessment says; what was done
-/// (`written`, `removed`, `kept`, `none`).
-fn update_drift_file(
-    proj: &Project,
-    assessment: &DriftAssessment,
-    existing: Option<&novel_core::model::StyleDrift>,
-) -> Result<&'static str, CliError> {
-    let drift_path = proj.path(layout::STYLE_DRIFT);
-    match (assessment.status, &assessment.drift) {
-        (DriftStatus::Drifted | DriftStatus::Holding, Some(drift)) => {
-            let mut file = drift.clone();
-            file.updated_at = Some(novel_store::time::now_iso());
-            if let Some(old) = existing {
-                file.extra = old.extra.clone();
-            }
-            io::write_json(&drift_path, &file)?;
-            Ok("written")
-        }
-        (DriftStatus::Recovered, _) => {
-            std::fs::remove_file(&drift_path)
-                .map_err(|e| novel_store::StoreError::io(&drift_path, e))?;
-            io::sync_dir(&proj.root)?;
-            Ok("removed")
-        }
-        // An inactive leftover says nothing; leave the author's file alone.
-        (DriftStatus::Stable, _) if existing.is_some() => Ok("kept"),
-        _ => Ok("none"),
-    }
 }
 
 /// Each metric against the baseline, the verdict with what was done, and the directives.
