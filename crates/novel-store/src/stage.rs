@@ -247,6 +247,21 @@ pub struct Committed {
     pub memory: crate::memory::Recorded,
 }
 
+impl Committed {
+    /// The committed pipeline log (`logs/chapter-NNN-log.json`, as the journal wrote it):
+    /// where the figures the skill reports per chapter are read (`chars`, `gate_overall`,
+    /// `gate_decision`, `revisions`, `accepted_by_author`). `Null` if the journal had none.
+    pub fn log(&self, n: u32) -> serde_json::Value {
+        let rel = crate::layout::log_file(n);
+        self.journal
+            .writes
+            .iter()
+            .find(|w| w.path == rel)
+            .and_then(|w| serde_json::from_str(&w.content).ok())
+            .unwrap_or(serde_json::Value::Null)
+    }
+}
+
 /// `novel chapter commit N`: the in-flight chapter `n`, judged and let through by its gate
 /// (`accept`: the author takes a paused, polish-pending or revise-pending chapter as it is —
 /// the staged files as they are now), committed all-or-nothing through the journal; then the

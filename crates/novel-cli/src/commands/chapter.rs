@@ -281,13 +281,7 @@ fn commit(project: &Project, a: &ChapterCommitArgs) -> Result<Report, CliError> 
         .map_err(|e| chapter_error(e, n))?;
     let (cp, journal, memory) = (&done.checkpoint, &done.journal, &done.memory);
     // The figures the skill reports per chapter, as the pipeline log records them.
-    let log_rel = layout::log_file(n);
-    let plog: Value = journal
-        .writes
-        .iter()
-        .find(|w| w.path == log_rel)
-        .and_then(|w| serde_json::from_str(&w.content).ok())
-        .unwrap_or(Value::Null);
+    let plog = done.log(n);
     let data = CommitData {
         chapter: n,
         last_completed_chapter: cp.last_completed_chapter,
@@ -295,7 +289,7 @@ fn commit(project: &Project, a: &ChapterCommitArgs) -> Result<Report, CliError> 
         files: journal.writes.iter().map(|w| w.path.as_str()).collect(),
         force_passed: done.gate.as_ref().is_some_and(|g| g.force_passed),
         chars: plog.get(novel_store::status::LOG_CHARS),
-        gate_overall: plog.get("gate_overall"),
+        gate_overall: plog.get(novel_store::status::LOG_GATE_OVERALL),
         gate_decision: plog.get("gate_decision"),
         revisions: plog.get("revisions"),
         accepted_by_author: plog
