@@ -125,6 +125,29 @@ pub enum Entry {
     Other,
 }
 
+/// Whether a project path `file` — a file, or one line of a JSONL file (`state/changelog.jsonl:3`)
+/// — lies within `rel`: that file, a folder holding it, or the whole project (`rel` empty).
+pub fn within(file: &str, rel: &str) -> bool {
+    rel.is_empty()
+        || file == rel
+        || file
+            .strip_prefix(rel)
+            .is_some_and(|rest| rest.starts_with('/') || rest.starts_with(':'))
+}
+
+/// The kind of a JSON or JSONL file outside any project, from the longest tail of its path the
+/// layout recognises (`…/state/current-state.json` is a state file wherever it lies).
+pub fn kind_by_tail(path: &Path) -> Option<FileKind> {
+    let parts: Vec<String> = path
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    (0..parts.len()).find_map(|i| match classify(&parts[i..].join("/")) {
+        Entry::Json { kind, .. } | Entry::JsonLines(kind) => Some(kind),
+        _ => None,
+    })
+}
+
 /// Classifies a project-relative path (`/`-separated).
 pub fn classify(rel: &str) -> Entry {
     let json = |kind| Entry::Json {
@@ -299,6 +322,20 @@ pub fn join(root: &Path, rel: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn within_a_path_and_by_tail() {
+        assert!(within("state/changelog.jsonl:3", "state/changelog.jsonl"));
+        assert!(within("state/changelog.jsonl:3", "state"));
+        assert!(within("characters/active/lu-chen.json", ""));
+        assert!(!within("state-old/x.json", "state"));
+        assert!(!within("state", "state/x.json"));
+        assert_eq!(
+            kind_by_tail(Path::new("/tmp/copy/state/current-state.json")),
+            Some(FileKind::CurrentState)
+        );
+        assert_eq!(kind_by_tail(Path::new("/tmp/notes.json")), None);
+    }
 
     #[test]
     fn names() {

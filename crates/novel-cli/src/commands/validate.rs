@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use novel_core::FileKind;
 use novel_core::validate::{Finding, Severity, check_file, check_project};
-use novel_store::layout::{self, Entry};
+use novel_store::layout;
 use novel_store::load::load_project;
 use novel_store::{Project, StoreError, io};
 
@@ -105,30 +105,20 @@ fn validate_paths(
     {
         // Cross-file checks need the whole project; report only what concerns the given paths.
         let view = load_project(proj);
-        let concerns = |f: &Finding| {
-            inside.iter().any(|rel| {
-                rel.is_empty()
-                    || f.file == *rel
-                    || f.file.starts_with(&format!("{rel}/"))
-                    || f.file.starts_with(&format!("{rel}:"))
-            })
-        };
+        let concerns = |file: &str| inside.iter().any(|rel| layout::within(file, rel));
         checked += view
             .docs
             .iter()
             .map(|d| d.file.as_str())
             .chain(view.markdown.iter().map(|m| m.file.as_str()))
             .chain(view.outlines.iter().map(String::as_str))
-            .filter(|file| {
-                inside.iter().any(|rel| {
-                    rel.is_empty()
-                        || *file == rel
-                        || file.starts_with(&format!("{rel}/"))
-                        || file.starts_with(&format!("{rel}:"))
-                })
-            })
+            .filter(|file| concerns(file))
             .count();
-        findings.extend(check_project(&view).into_iter().filter(concerns));
+        findings.extend(
+            check_project(&view)
+                .into_iter()
+                .filter(|f| concerns(&f.file)),
+        );
     }
     for p in outside {
         checked += 1;
@@ -141,18 +131,7 @@ fn validate_paths(
 /// A file outside any project: its kind comes from `--kind` or from its trailing path.
 fn validate_standalone(path: &Path, forced: Option<FileKind>) -> Result<Vec<Finding>, CliError> {
     let shown = path.display().to_string();
-    let kind = forced.or_else(|| {
-        let parts: Vec<String> = path
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned())
-            .collect();
-        // Try the longest tail that the layout recognises.
-        (0..parts.len()).find_map(|i| match layout::classify(&parts[i..].join("/")) {
-            Entry::Json { kind, .. } => Some(kind),
-            Entry::JsonLines(kind) => Some(kind),
-            _ => None,
-        })
-    });
+    let kind = forced.or_else(|| layout::kind_by_tail(path));
     let Some(kind) = kind else {
         return Err(CliError::new(
             "E_USAGE",
