@@ -412,7 +412,7 @@ fn volume_done_menu(f: &MenuFacts<'_>, end: Option<u32>) -> Menu {
     } else {
         format!("{written}，卷末回顾已完成：规划第 {} 卷", v + 1)
     };
-    let next = cp.last_completed_chapter + 1;
+    let next = cp.next_chapter();
     build(vec![
         opt(OptionId::PlanVolume, why),
         quality_review(f),

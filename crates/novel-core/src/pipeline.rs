@@ -199,7 +199,7 @@ pub fn check_begin(cp: &Checkpoint, n: u32) -> Result<(), StageRefusal> {
             "先完成或恢复在写的章节：novel chapter recover",
         ));
     }
-    let next = cp.last_completed_chapter + 1;
+    let next = cp.next_chapter();
     if n != next {
         return Err(refuse(
             "E_CHAPTER_ORDER",
@@ -449,10 +449,7 @@ pub fn resume_point(cp: &Checkpoint, facts: &StagingFacts) -> Resume {
             chapter: None,
             stage: cp.pipeline_stage,
             step: ResumeStep::Idle,
-            message: format!(
-                "没有在写的章节；下一章是第 {} 章",
-                cp.last_completed_chapter + 1
-            ),
+            message: format!("没有在写的章节；下一章是第 {} 章", cp.next_chapter()),
             rewind_to: None,
         };
     };

@@ -1128,14 +1128,14 @@ fn checkpoint_coherence(file: &str, c: &model::Checkpoint, out: &mut Vec<Finding
             "E_CHECKPOINT",
             "pipeline_stage 表示有章节在写，但 inflight_chapter 为 null".to_string(),
         )),
-        (_, Some(n)) if n != c.last_completed_chapter + 1 => out.push(Finding::error(
+        (_, Some(n)) if n != c.next_chapter() => out.push(Finding::error(
             file,
             "/inflight_chapter",
             "E_CHECKPOINT",
             format!(
                 "在写章节为第 {n} 章，但最后完成的是第 {} 章（应为第 {} 章）",
                 c.last_completed_chapter,
-                c.last_completed_chapter + 1
+                c.next_chapter()
             ),
         )),
         (false, Some(n)) => out.push(Finding::warning(

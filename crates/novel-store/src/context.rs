@@ -168,9 +168,7 @@ fn paths(chapter: u32, volume: u32) -> Paths {
 
 /// The default chapter of a packet: the one in flight, else the next one.
 pub fn default_chapter(cp: Option<&Checkpoint>) -> u32 {
-    cp.map_or(1, |c| {
-        c.inflight_chapter.unwrap_or(c.last_completed_chapter + 1)
-    })
+    cp.map_or(1, Checkpoint::chapter_at_hand)
 }
 
 /// Loads everything `agent`'s packet for `chapter` (default: in flight, else next) in `volume`

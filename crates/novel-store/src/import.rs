@@ -260,7 +260,7 @@ pub fn write(
         return write_extras_only(project, plan, sections, held, on_file);
     };
     let first = plan.imported[0];
-    if first != cp.last_completed_chapter + 1 {
+    if first != cp.next_chapter() {
         return Err(ImportError::Changed {
             planned: first - 1,
             now: cp.last_completed_chapter,

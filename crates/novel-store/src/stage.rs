@@ -170,8 +170,7 @@ fn gate_refusal(n: u32, gate: Option<&novel_core::model::checkpoint::GateRecord>
 
 /// The chapter the pipeline waits to resume after `chapter fail`, if it is in ERROR_RETRY.
 pub fn failed_chapter(cp: &Checkpoint) -> Option<u32> {
-    (cp.orchestrator_state == OrchestratorState::ErrorRetry)
-        .then(|| cp.inflight_chapter.unwrap_or(cp.last_completed_chapter + 1))
+    (cp.orchestrator_state == OrchestratorState::ErrorRetry).then(|| cp.chapter_at_hand())
 }
 
 /// What `chapter stage` did. Field order is the `--json` order.

@@ -203,7 +203,7 @@ fn continuity(global: &GlobalArgs, args: &ContinuityArgs) -> Result<Report, CliE
             let cp = novel_store::plan::light_checkpoint(&proj)?;
             Scope::Volume(novel_store::context::volume_of(
                 &proj,
-                cp.last_completed_chapter + 1,
+                cp.next_chapter(),
                 cp.volume(),
             ))
         }

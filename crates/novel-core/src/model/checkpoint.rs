@@ -217,6 +217,16 @@ impl Checkpoint {
     pub fn volume(&self) -> u32 {
         self.current_volume.max(1)
     }
+
+    /// The chapter to write next: the one after the last completed.
+    pub fn next_chapter(&self) -> u32 {
+        self.last_completed_chapter + 1
+    }
+
+    /// The chapter at hand: the one in flight, else [`next_chapter`](Self::next_chapter).
+    pub fn chapter_at_hand(&self) -> u32 {
+        self.inflight_chapter.unwrap_or(self.next_chapter())
+    }
 }
 
 #[cfg(test)]
