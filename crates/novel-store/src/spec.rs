@@ -45,6 +45,27 @@ pub const SNAPSHOT: &str = "state/.spec-snapshot.json";
 pub const CHARACTER_CHANGELOG: &str = "characters/changelog.md";
 /// `pending_actions[].type` of a propagation.
 pub const PENDING_TYPE: &str = "spec_propagation";
+/// The keys of a spec-propagation pending action that list what it affects.
+const AFFECTED_CHARACTER_CONTRACTS: &str = "affected_character_contracts";
+const AFFECTED_CHAPTER_CONTRACTS: &str = "affected_chapter_contracts";
+
+/// How many character contracts and chapter contracts a spec-propagation pending action
+/// affects (`(0, 0)` for any other action).
+pub fn affected_counts(a: &novel_core::model::checkpoint::PendingAction) -> (usize, usize) {
+    let count = |key| {
+        a.extra
+            .get(key)
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len)
+    };
+    if a.kind != PENDING_TYPE {
+        return (0, 0);
+    }
+    (
+        count(AFFECTED_CHARACTER_CONTRACTS),
+        count(AFFECTED_CHAPTER_CONTRACTS),
+    )
+}
 
 /// Why a spec command cannot go on.
 #[derive(Debug, thiserror::Error)]
@@ -600,11 +621,11 @@ fn pending_action(
         );
     }
     extra.insert(
-        "affected_character_contracts".into(),
+        AFFECTED_CHARACTER_CONTRACTS.into(),
         serde_json::to_value(&p.affected_character_contracts).expect("serialises"),
     );
     extra.insert(
-        "affected_chapter_contracts".into(),
+        AFFECTED_CHAPTER_CONTRACTS.into(),
         serde_json::to_value(&p.affected_chapter_contracts).expect("serialises"),
     );
     if !unreadable.is_empty() {

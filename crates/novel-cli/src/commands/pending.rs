@@ -3,7 +3,6 @@
 
 use clap::{Args, Subcommand};
 use serde::Serialize;
-use serde_json::Value;
 
 use novel_core::model::PendingAction;
 use novel_store::chapter::load_checkpoint;
@@ -54,10 +53,6 @@ struct Resolved<'a> {
     resolved: &'a PendingAction,
 }
 
-fn count(v: Option<&Value>) -> usize {
-    v.and_then(Value::as_array).map_or(0, Vec::len)
-}
-
 pub fn run(global: &GlobalArgs, cmd: PendingCommand) -> Result<Report, CliError> {
     let project = super::project(global)?;
     match cmd {
@@ -76,10 +71,9 @@ pub fn run(global: &GlobalArgs, cmd: PendingCommand) -> Result<Report, CliError>
                     a.created_at.as_deref().unwrap_or("")
                 ));
                 if a.kind == novel_store::spec::PENDING_TYPE {
+                    let (characters, chapters) = novel_store::spec::affected_counts(a);
                     human.push_str(&format!(
-                        "  受影响角色契约 {} 条、章节契约 {} 个",
-                        count(a.extra.get("affected_character_contracts")),
-                        count(a.extra.get("affected_chapter_contracts"))
+                        "  受影响角色契约 {characters} 条、章节契约 {chapters} 个"
                     ));
                 }
                 human.push('\n');
