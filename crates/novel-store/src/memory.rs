@@ -296,8 +296,14 @@ pub struct Rebuilt {
 /// `novel memory rebuild`: every active character's memory made again from the changelog —
 /// its profile record (the one on file when it parses, else a new one), then the
 /// `character_actions` of every changelog line in order, each stamped with that line's time.
-/// A memory a commit failed to write comes back this way. Each file is replaced atomically.
-pub fn rebuild(project: &Project, now: &str) -> Result<Rebuilt, StoreError> {
+/// A memory a commit failed to write comes back this way. Each file is replaced atomically,
+/// under the project lock (a commit appending to the same files waits, or this does).
+pub fn rebuild(
+    project: &Project,
+    now: &str,
+    stale_after: std::time::Duration,
+) -> Result<Rebuilt, crate::lock::LockError> {
+    let _held = crate::lock::Held::take(project, stale_after)?;
     let names = crate::state::load_names(project);
     let active = active_characters(project);
     let mut lines: BTreeMap<String, Vec<MemoryEntry>> = BTreeMap::new();

@@ -105,9 +105,9 @@ pub fn run(global: &GlobalArgs, cmd: MemoryCommand) -> Result<Report, CliError> 
         }
         MemoryCommand::Show(a) => show(&project, &a),
         MemoryCommand::Rebuild => {
-            let _held = novel_store::lock::Held::take(&project, super::stale_after(&project)?)
+            let stale = super::stale_after(&project)?;
+            let done = memory::rebuild(&project, &novel_store::time::now_iso(), stale)
                 .map_err(super::lock_error)?;
-            let done = memory::rebuild(&project, &novel_store::time::now_iso())?;
             let mut human = format!(
                 "已从变更日志重建 {} 个角色的记忆（共 {} 条行为）。\n",
                 done.characters.len(),
