@@ -525,6 +525,108 @@ pub fn commit_state(project: &Project, w: StateWrite<'_>, token: String) -> Resu
     crate::chapter::commit(project, &journal)
 }
 
+/// Why `ops apply` or `ops skip` wrote nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum ApplyError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Ops(#[from] OpsError),
+    /// Every op was rejected: nothing would change, so nothing was written (the rejections are
+    /// in the run).
+    #[error("{} 条 op 全部被拒绝，没有写入任何文件", .0.run.rejected.len())]
+    AllRejected(Box<novel_core::ops::Applied>),
+}
+
+/// How `ops apply` merges a delta.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ApplyRequest<'a> {
+    /// Any rejected op refuses the whole delta.
+    pub strict: bool,
+    /// The author's own delta (`--manual`), recorded as such.
+    pub manual: bool,
+    /// Skipped chapters this delta makes up for (`--resolves-skipped`; only open skips).
+    pub resolves: &'a [u32],
+}
+
+/// A merged delta, and the chapters whose delta is skipped and not made up once its changelog
+/// line is counted.
+#[derive(Debug, Clone)]
+pub struct Merged {
+    pub applied: novel_core::ops::Applied,
+    pub skipped: Vec<u32>,
+}
+
+/// `novel ops apply`: `delta` checked the one way ([`DeltaInputs::check`], as `ops validate`
+/// and the commit) and merged as that check says — the state, the foreshadowing file (when it
+/// changed) and the changelog line together through the journal ([`commit_state`]), under
+/// `held`, the project lock.
+pub fn apply_delta(
+    project: &Project,
+    held: &mut crate::lock::Held<'_>,
+    delta: &Value,
+    req: ApplyRequest<'_>,
+) -> Result<Merged, ApplyError> {
+    use novel_core::ops;
+    let inputs = load_delta_inputs(project, Trust::Checked, delta)?;
+    let mut log = load_changelog(project)?;
+    ops::check_resolves(&ops::skipped_chapters(&log), req.resolves)?;
+    let check = inputs.check(delta)?;
+    let mut applied = ops::apply_checked(check, req.strict, &crate::time::now_iso())?;
+    if applied.run.all_rejected() {
+        return Err(ApplyError::AllRejected(Box::new(applied)));
+    }
+    if req.manual {
+        applied.entry.source = novel_core::model::state::ChangeSource::Manual;
+        applied.entry.resolves_skipped = req.resolves.to_vec();
+    }
+    let write = StateWrite {
+        chapter: applied.run.header.chapter,
+        kind: JournalKind::OpsApply,
+        state: Some(&applied.run.state),
+        global: inputs.global_change(&applied.run.global),
+        changelog: ChangelogWrite::Append(&applied.entry),
+    };
+    commit_state(project, write, held.hand_to_journal())?;
+    log.push(applied.entry.clone());
+    Ok(Merged {
+        skipped: ops::skipped_chapters(&log),
+        applied,
+    })
+}
+
+/// `novel ops skip`: records that chapter `chapter`'s delta could not be used (§10.6) — one
+/// changelog line through the journal, the state unchanged — when the state is in step and
+/// the changelog has not gone past that chapter ([`novel_core::ops::check_skip`]). Returns the
+/// chapters skipped and not made up, this one included.
+pub fn record_skip(
+    project: &Project,
+    held: &mut crate::lock::Held<'_>,
+    chapter: u32,
+    reason: &str,
+) -> Result<Vec<u32>, ApplyError> {
+    use novel_core::ops;
+    let state = load_state(project)?;
+    let mut log = load_changelog(project)?;
+    ops::check_skip(&state, log.last(), chapter)?;
+    let entry = ops::skipped_entry(
+        chapter,
+        ops::state_version(&state),
+        reason,
+        &crate::time::now_iso(),
+    );
+    let write = StateWrite {
+        chapter,
+        kind: JournalKind::OpsSkip,
+        state: None,
+        global: None,
+        changelog: ChangelogWrite::Append(&entry),
+    };
+    commit_state(project, write, held.hand_to_journal())?;
+    log.push(entry);
+    Ok(ops::skipped_chapters(&log))
+}
+
 /// `entry` with the digests of the state (and foreshadowing) text written beside it, as the
 /// chapter commit records them, so the next commit trusts those bytes
 /// ([`ChangelogEntry::written`]). A foreshadowing file left as it is has no digest here (the

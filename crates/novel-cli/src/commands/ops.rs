@@ -4,17 +4,13 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use novel_core::model::state::ChangelogEntry;
-use novel_core::ops::{
-    self, Accepted, Applied, Rejection, SKIPPED_REBUILD_THRESHOLD, skipped_chapters,
-};
-use novel_store::chapter::JournalKind;
+use novel_core::ops::{self, Accepted, Applied, Rejection, SKIPPED_REBUILD_THRESHOLD};
 use novel_store::lock;
 use novel_store::state::{
-    ChangelogWrite, DeltaInputs, StateWrite, Trust, commit_state, load_changelog,
-    load_delta_inputs, load_state,
+    ApplyError, ApplyRequest, DeltaInputs, Merged, Trust, apply_delta, load_delta_inputs,
+    record_skip,
 };
-use novel_store::{Project, StoreError, io, layout, time};
+use novel_store::{Project, StoreError, io, layout};
 
 use crate::cli::{GlobalArgs, OpsCommand, OpsFileArgs};
 use crate::output::{CliError, Exit, Report};
@@ -104,28 +100,32 @@ pub fn run(global: &GlobalArgs, cmd: OpsCommand) -> Result<Report, CliError> {
 /// What a delta is checked against ([`load_delta_inputs`], schema-checked). A storylines file
 /// that cannot be read is said as such (`E_STORYLINES`), never taken as "anything goes".
 fn delta_inputs(project: &Project, delta: &Value) -> Result<DeltaInputs, CliError> {
-    load_delta_inputs(project, Trust::Checked, delta).map_err(|e| {
-        let storylines = project.path(layout::STORYLINES);
-        let about_storylines = match &e {
-            StoreError::Io { path, .. }
-            | StoreError::Json { path, .. }
-            | StoreError::Model { path, .. }
-            | StoreError::NotUtf8 { path } => *path == storylines,
-            _ => false,
-        };
-        if !about_storylines {
-            return e.into();
-        }
-        CliError::new(
-            "E_STORYLINES",
-            format!(
-                "无法读取 {}，因此无法核对增量的 storyline_id：{e}",
-                layout::STORYLINES
-            ),
-            format!("{}；修好后重试（novel validate 可列出全部问题）", e.hint()),
-            Exit::Usage,
-        )
-    })
+    load_delta_inputs(project, Trust::Checked, delta).map_err(|e| inputs_error(project, e))
+}
+
+/// A store error while reading what a delta is checked against; one about the storylines file
+/// is `E_STORYLINES`.
+fn inputs_error(project: &Project, e: StoreError) -> CliError {
+    let storylines = project.path(layout::STORYLINES);
+    let about_storylines = match &e {
+        StoreError::Io { path, .. }
+        | StoreError::Json { path, .. }
+        | StoreError::Model { path, .. }
+        | StoreError::NotUtf8 { path } => *path == storylines,
+        _ => false,
+    };
+    if !about_storylines {
+        return e.into();
+    }
+    CliError::new(
+        "E_STORYLINES",
+        format!(
+            "无法读取 {}，因此无法核对增量的 storyline_id：{e}",
+            layout::STORYLINES
+        ),
+        format!("{}；修好后重试（novel validate 可列出全部问题）", e.hint()),
+        Exit::Usage,
+    )
 }
 
 /// Reads the delta file; a syntax error is a finding for the Summarizer (exit 1), with line
@@ -276,30 +276,22 @@ fn apply_locked(
     resolves: &[u32],
     delta: &Value,
 ) -> Result<Report, CliError> {
-    let inputs = delta_inputs(project, delta)?;
-    let log = load_changelog(project)?;
-    ops::check_resolves(&skipped_chapters(&log), resolves).map_err(ops_error)?;
-    // The one check `ops validate` and the commit make, then exactly what it accepts.
-    let check = inputs.check(delta).map_err(ops_error)?;
-    let mut applied =
-        ops::apply_checked(check, args.strict, &time::now_iso()).map_err(ops_error)?;
-    if applied.run.all_rejected() {
-        return Err(all_rejected(&applied));
-    }
-    if manual {
-        applied.entry.source = novel_core::model::state::ChangeSource::Manual;
-        applied.entry.resolves_skipped = resolves.to_vec();
-    }
-    // State, foreshadowing and changelog line together or not at all.
-    let write = StateWrite {
-        chapter: applied.run.header.chapter,
-        kind: JournalKind::OpsApply,
-        state: Some(&applied.run.state),
-        global: inputs.global_change(&applied.run.global),
-        changelog: ChangelogWrite::Append(&applied.entry),
+    let req = ApplyRequest {
+        strict: args.strict,
+        manual,
+        resolves,
     };
-    commit_state(project, write, held.hand_to_journal())?;
-    applied_report(&applied, log)
+    let merged = apply_delta(project, held, delta, req).map_err(|e| apply_error(project, e))?;
+    applied_report(&merged)
+}
+
+/// Why `ops apply` / `ops skip` wrote nothing, as the CLI says it.
+fn apply_error(project: &Project, e: ApplyError) -> CliError {
+    match e {
+        ApplyError::Store(e) => inputs_error(project, e),
+        ApplyError::Ops(e) => ops_error(e),
+        ApplyError::AllRejected(applied) => all_rejected(&applied),
+    }
 }
 
 /// Every op rejected: nothing would change, and recording a new version for it would only
@@ -328,10 +320,9 @@ fn all_rejected(applied: &Applied) -> CliError {
 
 /// The merged delta as reported: versions, ops, and the skipped chapters left once the new
 /// changelog line is counted.
-fn applied_report(applied: &Applied, mut log: Vec<ChangelogEntry>) -> Result<Report, CliError> {
+fn applied_report(merged: &Merged) -> Result<Report, CliError> {
+    let (applied, skipped) = (&merged.applied, &merged.skipped);
     let run = &applied.run;
-    log.push(applied.entry.clone());
-    let skipped = skipped_chapters(&log);
     let data = ApplyData {
         chapter: run.header.chapter,
         storyline_id: &run.header.storyline_id,
@@ -339,8 +330,8 @@ fn applied_report(applied: &Applied, mut log: Vec<ChangelogEntry>) -> Result<Rep
         state_version: applied.entry.state_version,
         accepted: &run.accepted,
         rejected: &run.rejected,
-        skipped_chapters: &skipped,
-        recommend_rebuild: ops::recommend_rebuild(&skipped),
+        skipped_chapters: skipped,
+        recommend_rebuild: ops::recommend_rebuild(skipped),
     };
     let mut human = format!(
         "已合并第 {} 章增量：state_version {} → {}，应用 {} 条，拒绝 {} 条（已记入变更日志）。\n",
@@ -364,27 +355,8 @@ fn skip_locked(
     chapter: u32,
     reason: &str,
 ) -> Result<Report, CliError> {
-    let state = load_state(project)?;
-    let log = load_changelog(project)?;
-    ops::check_skip(&state, log.last(), chapter).map_err(ops_error)?;
-    let entry = ops::skipped_entry(
-        chapter,
-        ops::state_version(&state),
-        reason,
-        &time::now_iso(),
-    );
-    // One line appended through the journal, like every other changelog write.
-    let write = StateWrite {
-        chapter,
-        kind: JournalKind::OpsSkip,
-        state: None,
-        global: None,
-        changelog: ChangelogWrite::Append(&entry),
-    };
-    commit_state(project, write, held.hand_to_journal())?;
-    let mut all = log;
-    all.push(entry);
-    let skipped = skipped_chapters(&all);
+    let skipped =
+        record_skip(project, held, chapter, reason).map_err(|e| apply_error(project, e))?;
     let recommend = ops::recommend_rebuild(&skipped);
     let mut human = format!(
         "已记录：第 {chapter} 章的状态增量被跳过（状态未变）。累计未补的跳过章节：{}。\n",
