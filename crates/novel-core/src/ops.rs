@@ -658,6 +658,18 @@ fn check_state_path(path: &str, names: &NameIndex) -> Result<(), OpFailure> {
     }
 }
 
+/// Whether checking `delta` consults the character names: only to give the slug of a path
+/// segment that is not one ([`check_state_path`]). A delta whose paths are all slugs is checked
+/// alike without them, so the guard hook and the commit need not read every character file.
+pub fn needs_names(delta: &Value) -> bool {
+    let ops = delta.get("ops").and_then(Value::as_array);
+    ops.into_iter().flatten().any(|op| {
+        op.get("path")
+            .and_then(Value::as_str)
+            .is_some_and(|p| p.split('.').any(|seg| !is_slug(seg)))
+    })
+}
+
 fn segment_hint(seg: &str, names: &NameIndex) -> String {
     match names.slug_for(seg) {
         Some(slug) => format!("「{seg}」是显示名，path 里应写 slug「{slug}」"),

@@ -734,3 +734,19 @@ fn skips_keep_the_changelog_in_order_and_resolve_only_open_ones() {
             .contains("无")
     );
 }
+
+/// The names are consulted only for a path segment that is not a slug.
+#[test]
+fn names_are_needed_only_for_a_segment_that_is_not_a_slug() {
+    let delta =
+        |path: Value| json!({"chapter": 48, "ops": [{"op": "set", "path": path, "value": 1}]});
+    assert!(!ops::needs_names(&delta(json!(
+        "characters.lu-chen.location"
+    ))));
+    assert!(!ops::needs_names(&delta(json!(3))));
+    assert!(!ops::needs_names(&json!({"chapter": 48})));
+    assert!(ops::needs_names(&delta(json!("characters.陆尘.location"))));
+    assert!(ops::needs_names(&delta(json!(
+        "characters.Lu Chen.location"
+    ))));
+}

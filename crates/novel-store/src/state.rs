@@ -260,7 +260,12 @@ pub fn load_delta_inputs(
         global,
         global_read,
         plan,
-        names: load_names(project),
+        // Only to hint at the slug of a display name written in a path.
+        names: if novel_core::ops::needs_names(delta) {
+            load_names(project)
+        } else {
+            NameIndex::default()
+        },
         storylines: load_storyline_ids_as(project, trust)?,
         log_last,
         read: WrittenDigests {
