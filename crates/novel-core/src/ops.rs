@@ -293,10 +293,22 @@ pub fn check_delta(
     storylines: &[String],
     log_last: Option<&ChangelogEntry>,
 ) -> Result<DeltaCheck, OpsError> {
-    let run = run_delta(state, global, delta, ctx)?;
+    check_delta_owned(state.clone(), global, delta, ctx, storylines, log_last)
+}
+
+/// [`check_delta`] on a state the caller gives up: no copy of it is made (the commit's case).
+pub fn check_delta_owned(
+    state: Value,
+    global: &ForeshadowingGlobal,
+    delta: &Value,
+    ctx: Context<'_>,
+    storylines: &[String],
+    log_last: Option<&ChangelogEntry>,
+) -> Result<DeltaCheck, OpsError> {
+    let current_version = state_version(&state);
+    let (last_chapter, logged_version) = log_position(&state, log_last);
+    let run = run_delta_owned(state, global, delta, ctx)?;
     check_storyline(&run.header.storyline_id, storylines)?;
-    let current_version = state_version(state);
-    let (last_chapter, logged_version) = log_position(state, log_last);
     Ok(DeltaCheck {
         version_ok: run.header.base_state_version == current_version,
         chapter_order_ok: run.header.chapter >= last_chapter,
@@ -468,8 +480,17 @@ pub fn run_delta(
     delta: &Value,
     ctx: Context<'_>,
 ) -> Result<DeltaRun, OpsError> {
+    run_delta_owned(state.clone(), global, delta, ctx)
+}
+
+/// [`run_delta`] on a state the caller gives up: no copy of it is made.
+pub fn run_delta_owned(
+    mut state: Value,
+    global: &ForeshadowingGlobal,
+    delta: &Value,
+    ctx: Context<'_>,
+) -> Result<DeltaRun, OpsError> {
     let (header, ops) = header(delta)?;
-    let mut state = state.clone();
     let mut global = global.clone();
     let mut accepted = Vec::new();
     let mut rejected = Vec::new();

@@ -1092,10 +1092,12 @@ fn plan_delta(
     // the state is schema-checked again when they are the bytes that line recorded (`written`,
     // stamped below): what still grows with the book is reading and writing the state (and the
     // foreshadowing file when a thread moves).
-    let inputs = crate::state::load_delta_inputs(project, crate::state::Trust::Checked, &delta)?;
+    let mut inputs =
+        crate::state::load_delta_inputs(project, crate::state::Trust::Checked, &delta)?;
     // The changelog line carries the delta's `character_actions` (`004`), as every applied
     // delta's does (`ops::record`).
-    let mut applied = novel_core::ops::apply_checked(inputs.check(&delta)?, false, now)?;
+    let check = inputs.check_taking_state(&delta)?;
+    let mut applied = novel_core::ops::apply_checked(check, false, now)?;
     plan.remove.push(delta_rel);
     let state_text = to_json_text(&applied.run.state);
     let global_text = inputs.global_change(&applied.run.global).map(to_json_text);

@@ -192,8 +192,21 @@ impl DeltaInputs {
 
     /// The one delta check ([`novel_core::ops::check_delta`]) against these files.
     pub fn check(&self, delta: &Value) -> Result<DeltaCheck, OpsError> {
-        novel_core::ops::check_delta(
-            &self.state,
+        self.check_against(self.state.clone(), delta)
+    }
+
+    /// [`check`](Self::check) for a writer that goes on to apply the result: the state is
+    /// moved into the run instead of copied, and `state` is left `null` — only the digests
+    /// and the foreshadowing file are read afterwards ([`written`](Self::written),
+    /// [`global_change`](Self::global_change)).
+    pub fn check_taking_state(&mut self, delta: &Value) -> Result<DeltaCheck, OpsError> {
+        let state = std::mem::take(&mut self.state);
+        self.check_against(state, delta)
+    }
+
+    fn check_against(&self, state: Value, delta: &Value) -> Result<DeltaCheck, OpsError> {
+        novel_core::ops::check_delta_owned(
+            state,
             &self.global,
             delta,
             Context {
@@ -573,10 +586,10 @@ pub fn apply_delta(
     req: ApplyRequest<'_>,
 ) -> Result<Merged, ApplyError> {
     use novel_core::ops;
-    let inputs = load_delta_inputs(project, Trust::Checked, delta)?;
+    let mut inputs = load_delta_inputs(project, Trust::Checked, delta)?;
     let mut log = load_changelog(project)?;
     ops::check_resolves(&ops::skipped_chapters(&log), req.resolves)?;
-    let check = inputs.check(delta)?;
+    let check = inputs.check_taking_state(delta)?;
     let mut applied = ops::apply_checked(check, req.strict, &crate::time::now_iso())?;
     if applied.run.all_rejected() {
         return Err(ApplyError::AllRejected(Box::new(applied)));
