@@ -680,7 +680,7 @@ fn check_state_path(path: &str, names: &NameIndex) -> Result<(), OpFailure> {
 }
 
 /// Whether checking `delta` consults the character names: only to give the slug of a path
-/// segment that is not one ([`check_state_path`]). A delta whose paths are all slugs is checked
+/// segment that is not one ([`parse_op`]). A delta whose paths are all slugs is checked
 /// alike without them, so the guard hook and the commit need not read every character file.
 pub fn needs_names(delta: &Value) -> bool {
     let ops = delta.get("ops").and_then(Value::as_array);
