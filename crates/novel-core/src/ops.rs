@@ -285,19 +285,8 @@ pub fn check_in_step(state: &Value, log_last: Option<&ChangelogEntry>) -> Result
 /// the storyline is known, the state is in step with its changelog (`log_last`, the
 /// changelog's last line), the delta is based on the current state version, and its chapter
 /// is not before the state's or the changelog's last chapter. See [`DeltaCheck`].
+/// The state is the caller's to give up: a writer moves it into the run, a reader passes a copy.
 pub fn check_delta(
-    state: &Value,
-    global: &ForeshadowingGlobal,
-    delta: &Value,
-    ctx: Context<'_>,
-    storylines: &[String],
-    log_last: Option<&ChangelogEntry>,
-) -> Result<DeltaCheck, OpsError> {
-    check_delta_owned(state.clone(), global, delta, ctx, storylines, log_last)
-}
-
-/// [`check_delta`] on a state the caller gives up: no copy of it is made (the commit's case).
-pub fn check_delta_owned(
     state: Value,
     global: &ForeshadowingGlobal,
     delta: &Value,

@@ -1004,7 +1004,7 @@ fn staged_deltas_apply(valid: &[&JsonDoc], broken: &BTreeSet<FileKind>, out: &mu
     };
     for d in deltas {
         if let Ok(check) = check_delta(
-            &state.value,
+            state.value.clone(),
             &global,
             &d.value,
             ctx,

@@ -205,7 +205,7 @@ impl DeltaInputs {
     }
 
     fn check_against(&self, state: Value, delta: &Value) -> Result<DeltaCheck, OpsError> {
-        novel_core::ops::check_delta_owned(
+        novel_core::ops::check_delta(
             state,
             &self.global,
             delta,
