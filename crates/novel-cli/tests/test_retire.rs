@@ -228,7 +228,10 @@ fn retire_apply_killed_mid_commit_keeps_the_lock_until_recover() {
     );
     assert_eq!(code(&out), 99, "{}{}", stdout(&out), stderr(&out));
     assert!(root.join(".novel.lock").exists());
-    let journal = read_json(&root.join(".novel-commit-journal.json"));
+    // The journal's first line is its JSON header; the files' contents follow it.
+    let bytes = std::fs::read(root.join(".novel-commit-journal.json")).unwrap();
+    let header = bytes.split(|b| *b == b'\n').next().unwrap();
+    let journal: serde_json::Value = serde_json::from_slice(header).unwrap();
     assert!(!journal["token"].as_str().unwrap().is_empty());
     assert_eq!(journal["retiring"], "li-si");
     let out = novel(&root, &["chapter", "recover"]);

@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
 # Benchmark (not a test): `novel chapter commit` on generated projects (`novel context synth`,
 # crates/novel-store/src/synth.rs) of different lengths. The commit appends one line to
-# `state/changelog.jsonl` and never rewrites it, and reads the foreshadowing file only for a
-# delta with a `foreshadow` op, so its time must not grow with the book's length: the figures
-# for chapter 30, 500 and 1,000 should be within 10 % of each other. What still grows is the
-# state file (read, checked against the delta, rewritten): its size is printed per book.
+# `state/changelog.jsonl` and never rewrites it, reads the foreshadowing file only for a delta
+# with a `foreshadow` op, parses the state only where the delta reaches (the other entries are
+# written back as the text they were read with, `novel_store::state_text`), and journals the
+# files' contents as they are (no JSON escaping), so its time must not grow with the book's
+# length: the figures for chapter 30, 500 and 1,000 should be within 10 % of each other. What
+# still grows is reading, digesting and writing the state's bytes: its size is printed per book.
+#
+# Printed: per size, wall clock and CPU time pooled over NOVEL_BENCH_ROUNDS rounds (default 4,
+# each timing every size 12 times, so a busy spell of the machine weighs on all sizes alike),
+# and, when valgrind is installed, the instructions of one commit (callgrind: counted, the same
+# on a busy machine as on an idle one; NOVEL_BENCH_NO_COUNT=1 skips it).
 #
 #   cargo build --release
 #   crates/novel-store/benches/commit.sh                 # chapters 30 500 1000
@@ -15,9 +22,9 @@
 #
 # Each book gets its next chapter ready to commit the way the agents and skills leave it
 # (begin, staged text, summary, delta, memory, two judges, stages, gate = pass); hyperfine then
-# copies it afresh before every run (`--prepare`, not timed; the used copy moved aside, see
-# below) and times the commit process alone.
-# Needs hyperfine (`cargo install hyperfine`). Prints hyperfine's table and a summary line.
+# puts a working copy of it back before every run (`--prepare`, not timed; see below) and
+# times the commit process alone.
+# Needs hyperfine (`cargo install hyperfine`) and python3.
 set -euo pipefail
 
 # shellcheck source=common.sh
@@ -83,16 +90,44 @@ EOF
   echo "$token"
 }
 
-# The used copy is moved aside, not deleted, until the end: on an ext4 without a journal, files
-# created right after thousands were deleted wait on the kernel's inode allocator
-# (`recently_deleted`), which timed the file system's cleanup instead of the commit (every size
-# ~45–50 ms, nearly all of it system time). The copy is synced before the run for the same reason:
-# its write-back competed with the commit's fsyncs (medians 32 → 68 ms from one run to the next).
-mkdir -p "$work/used"
+# Between runs each book's working copy is put back the way rsync would (`restore.py`): what
+# the commit created is deleted, what it changed or removed is copied back. The copy is never
+# made afresh: on an ext4 without a journal, files created right after thousands were created
+# or deleted wait on the kernel's inode allocator (`recently_deleted`, `find_inode_bit`), which
+# timed the file system's bookkeeping of the 7,000-file copy instead of the commit (creating
+# the commit's 10 files took 1.2 ms longer at chapter 1,000, all of it system time). The copy
+# is synced before the run for the same reason: its write-back competed with the commit's
+# fsyncs (medians 32 → 68 ms from one run to the next).
+cat >"$work/restore.py" <<'PY'
+import os, shutil, sys
+src, dst = sys.argv[1], sys.argv[2]
+def sig(p):
+    st = os.lstat(p)
+    return (st.st_size, st.st_mtime_ns)
+for root, dirs, files in os.walk(dst, topdown=True):
+    rel = os.path.relpath(root, dst)
+    for d in list(dirs):
+        if not os.path.isdir(os.path.join(src, rel, d)):
+            shutil.rmtree(os.path.join(root, d))
+            dirs.remove(d)
+    for f in files:
+        if not os.path.exists(os.path.join(src, rel, f)):
+            os.remove(os.path.join(root, f))
+for root, dirs, files in os.walk(src):
+    rel = os.path.relpath(root, src)
+    os.makedirs(os.path.join(dst, rel), exist_ok=True)
+    for f in files:
+        a, b = os.path.join(root, f), os.path.join(dst, rel, f)
+        if not os.path.exists(b) or sig(a) != sig(b):
+            shutil.copy2(a, b)
+PY
 cat >"$work/prepare.sh" <<EOF
 #!/usr/bin/env bash
-if [[ -e "$work/run" ]]; then mv "$work/run" "\$(mktemp -d "$work/used/run.XXXXXX")/"; fi
-cp -a "$work/book-\$1" "$work/run"
+if [[ -e "$work/run-\$1" ]]; then
+  python3 "$work/restore.py" "$work/book-\$1" "$work/run-\$1"
+else
+  cp -a "$work/book-\$1" "$work/run-\$1"
+fi
 sync # the copy's dirty pages written now, not during the timed commit's fsyncs
 EOF
 commands=()
@@ -107,19 +142,48 @@ for size in "${sizes[@]}"; do
   commands+=(
     --prepare "bash $work/prepare.sh $size"
     -n "commit chapter $size"
-    "$bin --project $work/run chapter commit $size --token $token"
+    "$bin --project $work/run-$size chapter commit $size --token $token"
   )
 done
 
-"$hf" --warmup 3 --min-runs 30 -N --export-json "$work/result.json" "${commands[@]}"
-# One line per size: wall-clock mean ± σ and CPU time (user + system; fsync waits make the
-# wall clock noisy on a busy machine), in ms, each relative to the first size.
-python3 - "$work/result.json" <<'PY' 2>/dev/null || true
-import json, sys
-r = json.load(open(sys.argv[1]))["results"]
-base = r[0]["mean"]
-cpu = lambda x: x["user"] + x["system"]
-for x in r:
-    print(f'{x["command"]}: wall {x["mean"]*1000:.2f} ms ± {x["stddev"]*1000:.2f} ({x["mean"]/base*100-100:+.1f} %), '
-          f'cpu {cpu(x)*1000:.2f} ms ({cpu(x)/cpu(r[0])*100-100:+.1f} %), median {x["median"]*1000:.2f} ms')
+# Rounds: every size is timed in each round, so a machine that is busier for a while (other
+# builds, write-back) weighs on every size alike instead of on whichever ran then.
+rounds="${NOVEL_BENCH_ROUNDS:-4}"
+for round in $(seq 1 "$rounds"); do
+  "$hf" --warmup 2 --runs 12 -N --style none --export-json "$work/result-$round.json" "${commands[@]}" >/dev/null
+done
+# One line per size over all rounds' runs: wall-clock mean ± σ and CPU time (user + system;
+# fsync waits make the wall clock noisy on a busy machine), in ms, each relative to the first
+# size.
+python3 - "$work" "$rounds" <<'PY' || true
+import json, statistics, sys
+work, rounds = sys.argv[1], int(sys.argv[2])
+runs = {}
+for i in range(1, rounds + 1):
+    for x in json.load(open(f"{work}/result-{i}.json"))["results"]:
+        r = runs.setdefault(x["command"], {"wall": [], "cpu": []})
+        r["wall"] += x["times"]
+        r["cpu"] += [u + s for u, s in zip(x["user"] if isinstance(x["user"], list) else [x["user"]] * len(x["times"]),
+                                              x["system"] if isinstance(x["system"], list) else [x["system"]] * len(x["times"]))]
+base = None
+for name, r in runs.items():
+    wall, cpu = statistics.mean(r["wall"]), statistics.mean(r["cpu"])
+    base = base or (wall, cpu)
+    print(f'{name}: wall {wall*1000:.2f} ms ± {statistics.stdev(r["wall"])*1000:.2f} ({wall/base[0]*100-100:+.1f} %), '
+          f'cpu {cpu*1000:.2f} ms ({cpu/base[1]*100-100:+.1f} %), median {statistics.median(r["wall"])*1000:.2f} ms, '
+          f'{len(r["wall"])} runs')
 PY
+
+# Instructions (valgrind's callgrind, when installed): one commit per size on a fresh copy,
+# counted, not timed — the same figure on a busy machine as on an idle one.
+if command -v valgrind >/dev/null 2>&1 && [[ -z "${NOVEL_BENCH_NO_COUNT:-}" ]]; then
+  first=""
+  for size in "${sizes[@]}"; do
+    bash "$work/prepare.sh" "$size"
+    token=$(sed -n 's/.*"token": *"\([^"]*\)".*/\1/p' "$work/run-$size/.novel.lock/info.json" | head -n 1)
+    n=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" --project "$work/run-$size" \
+      chapter commit "$size" --token "$token" 2>&1 >/dev/null | sed -n 's/.*Collected : \([0-9]*\).*/\1/p')
+    first=${first:-$n}
+    python3 -c "print(f'commit chapter $size: {$n:,} instructions ({$n/$first*100-100:+.1f} %)')"
+  done
+fi

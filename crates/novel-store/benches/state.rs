@@ -64,7 +64,7 @@ fn main() {
         let write = StateWrite {
             chapter,
             kind: JournalKind::OpsApply,
-            state: Some(&applied.run.state),
+            state: Some(novel_store::io::to_json_text(&applied.run.state)),
             global: (applied.run.global != global).then_some(&applied.run.global),
             changelog: ChangelogWrite::Append(&applied.entry),
         };
@@ -180,7 +180,7 @@ fn main() {
             &|t| t.chars().count(),
         )
         .unwrap();
-        novel_store::chapter::commit(&project, &journal).unwrap();
+        let journal = novel_store::chapter::commit(&project, journal).unwrap();
         commit_times.push(t.elapsed());
         files = journal.writes.len();
     }

@@ -307,6 +307,9 @@ fn staged_memory_ids(project: &Project) -> Vec<String> {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JournalWrite {
     pub path: String,
+    /// The file's text. In the journal file it follows the header line as it is, never inside
+    /// a JSON string (see [`encode_journal`]); a journal of an older version has it here.
+    #[serde(default, skip_serializing)]
     pub content: String,
 }
 
@@ -406,19 +409,120 @@ impl Journal {
     }
 }
 
+/// The journal file's first line: the journal without the contents of its writes, and the
+/// byte length of each; the contents follow it, one after the other, as they are.
+#[derive(Serialize, Deserialize)]
+struct JournalHeader<J> {
+    /// 2 for this layout. A journal of an older version has neither this nor `lens`: it is one
+    /// JSON document with the contents inside.
+    #[serde(default)]
+    journal_format: u32,
+    #[serde(default)]
+    lens: Vec<usize>,
+    #[serde(flatten)]
+    journal: J,
+}
+
+const JOURNAL_FORMAT: u32 = 2;
+
+/// The bytes of the journal file: a JSON header line (the journal without its contents, and
+/// each content's length), then the contents one after the other. Chapter texts and the state
+/// go in as they are: escaping them into JSON strings cost the commit time in proportion to
+/// the state's size.
+pub fn encode_journal(journal: &Journal) -> Result<Vec<u8>, serde_json::Error> {
+    let header = JournalHeader {
+        journal_format: JOURNAL_FORMAT,
+        lens: journal.writes.iter().map(|w| w.content.len()).collect(),
+        journal,
+    };
+    let mut bytes = serde_json::to_vec(&header)?;
+    bytes.push(b'\n');
+    for w in &journal.writes {
+        bytes.extend_from_slice(w.content.as_bytes());
+    }
+    Ok(bytes)
+}
+
+/// How [`encode_journal`]'s bytes begin (the header's first field).
+const JOURNAL_PREFIX: &[u8] = b"{\"journal_format\":";
+
+/// The header line and the contents after it, or `None` for an older version's journal: one
+/// JSON document, contents inside.
+fn split_journal(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
+    if !bytes.starts_with(JOURNAL_PREFIX) {
+        return None;
+    }
+    let i = bytes
+        .iter()
+        .position(|b| *b == b'\n')
+        .unwrap_or(bytes.len());
+    Some((&bytes[..i], bytes.get(i + 1..).unwrap_or_default()))
+}
+
+/// The journal of [`encode_journal`]'s bytes, or of an older version's single JSON document.
+fn decode_journal(bytes: &[u8]) -> Result<Journal, String> {
+    let Some((line, rest)) = split_journal(bytes) else {
+        let text = std::str::from_utf8(bytes).map_err(|e| e.to_string())?;
+        return serde_json::from_str(novel_core::validate::strip_bom(text))
+            .map_err(|e| e.to_string());
+    };
+    let header: JournalHeader<Journal> = serde_json::from_slice(line).map_err(|e| e.to_string())?;
+    let mut journal = header.journal;
+    if header.journal_format != JOURNAL_FORMAT {
+        return Err(format!(
+            "提交日志的格式 {} 不是这个版本能读的（{JOURNAL_FORMAT}）：用写下它的版本运行 novel chapter recover",
+            header.journal_format
+        ));
+    }
+    if header.lens.len() != journal.writes.len() || header.lens.iter().sum::<usize>() != rest.len()
+    {
+        return Err(format!(
+            "内容长度与记录不符（记录 {} 个文件共 {} 字节，实际 {} 字节）",
+            header.lens.len(),
+            header.lens.iter().sum::<usize>(),
+            rest.len()
+        ));
+    }
+    let mut at = 0;
+    for (w, len) in journal.writes.iter_mut().zip(&header.lens) {
+        let content = &rest[at..at + len];
+        at += len;
+        w.content = String::from_utf8(content.to_vec())
+            .map_err(|_| format!("{} 的内容不是 UTF-8 文本", w.path))?;
+    }
+    Ok(journal)
+}
+
+/// The chapter of an unfinished journal (its header line only): for the cold-start summary.
+pub fn journal_chapter(project: &Project) -> Option<u32> {
+    #[derive(Deserialize)]
+    struct Light {
+        chapter: u32,
+    }
+    let bytes = fs::read(project.path(layout::JOURNAL)).ok()?;
+    let light = match split_journal(&bytes) {
+        Some((line, _)) => serde_json::from_slice::<Light>(line),
+        None => serde_json::from_str(novel_core::validate::strip_bom(
+            std::str::from_utf8(&bytes).ok()?,
+        )),
+    };
+    light.ok().map(|l| l.chapter)
+}
+
 /// The journal of an interrupted commit, if any.
 pub fn read_journal(project: &Project) -> Result<Option<Journal>, StoreError> {
     let path = project.path(layout::JOURNAL);
-    if !path.exists() {
-        return Ok(None);
-    }
-    let text = read_text(&path)?;
-    serde_json::from_str(&text)
+    let bytes = match fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(StoreError::io(&path, e)),
+    };
+    decode_journal(&bytes)
         .map(Some)
-        .map_err(|e| StoreError::Model {
+        .map_err(|message| StoreError::Model {
             path,
             what: "提交日志",
-            message: e.to_string(),
+            message,
         })
 }
 
@@ -435,9 +539,10 @@ pub fn step_count(journal: &Journal) -> usize {
 /// Writes the journal, then applies it. On return the commit is complete. Both happen under
 /// the lock's guard, so [`recover_journal`] never rolls forward a journal its writer is still
 /// applying. The changelog's length is recorded in the journal here, under the lock, just
-/// before anything is written, so recovery can cut a torn append back to it.
-pub fn commit(project: &Project, journal: &Journal) -> Result<(), StoreError> {
-    let mut journal = journal.clone();
+/// before anything is written, so recovery can cut a torn append back to it. Returns the
+/// journal as it was written.
+pub fn commit(project: &Project, journal: Journal) -> Result<Journal, StoreError> {
+    let mut journal = journal;
     if journal.changelog_line.is_some() {
         let path = project.path(layout::CHANGELOG);
         journal.changelog_len = Some(match fs::metadata(&path) {
@@ -446,18 +551,19 @@ pub fn commit(project: &Project, journal: &Journal) -> Result<(), StoreError> {
             Err(e) => return Err(StoreError::io(&path, e)),
         });
     }
-    let text = serde_json::to_string(&journal).map_err(|e| {
+    let bytes = encode_journal(&journal).map_err(|e| {
         StoreError::io(
             project.path(layout::JOURNAL),
             std::io::Error::new(std::io::ErrorKind::InvalidData, e),
         )
     })?;
     lock::with_guard(project, || -> Result<(), lock::LockError> {
-        write_atomic(&project.path(layout::JOURNAL), text.as_bytes())?;
+        write_atomic(&project.path(layout::JOURNAL), &bytes)?;
         failpoint(0);
         Ok(apply_guarded(project, &journal, true)?)
     })
-    .map_err(|e| guard_store_error(project, e))
+    .map_err(|e| guard_store_error(project, e))?;
+    Ok(journal)
 }
 
 /// A lock error met while writing a journal, as a store error (only `Busy` can come: a live
@@ -1099,7 +1205,7 @@ fn plan_delta(
     let check = inputs.check_taking_state(&delta)?;
     let mut applied = novel_core::ops::apply_checked(check, false, now)?;
     plan.remove.push(delta_rel);
-    let state_text = to_json_text(&applied.run.state);
+    let state_text = inputs.state_text(&applied.run.state)?;
     let global_text = inputs.global_change(&applied.run.global).map(to_json_text);
     applied.entry.written = Some(inputs.written(&state_text, global_text.as_deref()));
     plan.writes.push(JournalWrite {
@@ -1274,5 +1380,83 @@ mod tests {
         );
         assert_eq!(full.storyline_id.as_deref(), Some("x-line"));
         assert_eq!(full.chapter_text, FileFact::Missing);
+    }
+
+    fn sample() -> Journal {
+        Journal {
+            chapter: 31,
+            token: "t".into(),
+            writes: vec![
+                JournalWrite {
+                    path: "chapters/chapter-031.md".into(),
+                    content: "# 第31章 回声\n\n「他说：\"走。\"」\n\t\u{1f600}\n".into(),
+                },
+                JournalWrite {
+                    path: "state/current-state.json".into(),
+                    content: "{\n  \"state_version\": 3\n}\n".into(),
+                },
+                JournalWrite {
+                    path: "empty.md".into(),
+                    content: String::new(),
+                },
+            ],
+            changelog_line: Some("{\"chapter\":31}".into()),
+            changelog_len: Some(120),
+            remove: vec!["staging/chapters/chapter-031.md".into()],
+            retiring: None,
+            cleanup: None,
+            kind: None,
+        }
+    }
+
+    #[test]
+    fn journal_contents_follow_the_header_as_they_are() {
+        let j = sample();
+        let bytes = encode_journal(&j).unwrap();
+        let (line, rest) = split_journal(&bytes).unwrap();
+        assert!(!line.contains(&b'\n'));
+        assert_eq!(
+            rest,
+            [
+                j.writes[0].content.as_bytes(),
+                j.writes[1].content.as_bytes()
+            ]
+            .concat()
+        );
+        assert_eq!(decode_journal(&bytes).unwrap(), j);
+    }
+
+    #[test]
+    fn an_older_journal_is_still_read() {
+        let j = sample();
+        let mut v = serde_json::to_value(&j).unwrap();
+        for (w, orig) in v["writes"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .zip(&j.writes)
+        {
+            w["content"] = serde_json::json!(orig.content);
+        }
+        for text in [v.to_string(), serde_json::to_string_pretty(&v).unwrap()] {
+            assert_eq!(decode_journal(text.as_bytes()).unwrap(), j);
+        }
+    }
+
+    #[test]
+    fn a_journal_whose_contents_do_not_add_up_is_an_error() {
+        let bytes = encode_journal(&sample()).unwrap();
+        for cut in [1, 5] {
+            let err = decode_journal(&bytes[..bytes.len() - cut]).unwrap_err();
+            assert!(err.contains("长度"), "{err}");
+        }
+        let mut longer = bytes.clone();
+        longer.push(b'x');
+        assert!(decode_journal(&longer).is_err());
+        // Contents that are not UTF-8 text.
+        let mut bad = encode_journal(&sample()).unwrap();
+        let at = bad.len() - 3;
+        bad[at] = 0xff;
+        assert!(decode_journal(&bad).unwrap_err().contains("UTF-8"));
     }
 }

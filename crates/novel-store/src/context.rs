@@ -514,11 +514,6 @@ struct LightDrift {
     active: bool,
 }
 
-#[derive(Deserialize)]
-struct LightJournal {
-    chapter: u32,
-}
-
 /// The lock as this process sees it (held by this session, by another, stale or free).
 pub fn lock_fact(project: &Project, stale: std::time::Duration) -> LockFact {
     match lock::status(project, stale) {
@@ -585,9 +580,10 @@ fn light_checkpoint(project: &Project) -> (Option<Checkpoint>, Option<String>) {
 /// journal, an active style drift and the skipped deltas.
 fn disk_facts(project: &Project, settings: &Settings, problems: &mut Vec<String>) -> DiskFacts {
     let lock = lock_fact(project, settings.lock.stale_after());
-    let commit_journal = project.path(layout::JOURNAL).exists().then(|| {
-        json_opt::<LightJournal>(project, layout::JOURNAL, &mut Vec::new()).map_or(0, |j| j.chapter)
-    });
+    let commit_journal = project
+        .path(layout::JOURNAL)
+        .exists()
+        .then(|| crate::chapter::journal_chapter(project).unwrap_or(0));
     DiskFacts {
         staging: None,
         lock,

@@ -282,7 +282,7 @@ pub fn write(
         content: to_json_text(&cp),
     });
     let journal = Journal::files(last, held.into_journal_token(), writes, JournalKind::Import);
-    crate::chapter::commit(project, &journal)?;
+    crate::chapter::commit(project, journal)?;
     Ok(Some(Written {
         files,
         schedules,
@@ -308,7 +308,7 @@ fn write_extras_only(
         writes,
         JournalKind::Import,
     );
-    crate::chapter::commit(project, &journal)?;
+    crate::chapter::commit(project, journal)?;
     Ok(Some(Written {
         files,
         schedules: Vec::new(),

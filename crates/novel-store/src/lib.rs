@@ -43,6 +43,7 @@ pub mod settings;
 pub mod spec;
 pub mod stage;
 pub mod state;
+pub mod state_text;
 pub mod status;
 pub mod style;
 pub mod synth;

@@ -13,6 +13,7 @@ use novel_core::ops::{self, Context, Difference, NameIndex, OpsError, Replayed, 
 
 use crate::chapter::JournalKind;
 use crate::error::StoreError;
+use crate::io::to_json_text;
 use crate::layout;
 use crate::lock::Held;
 use crate::project::Project;
@@ -228,7 +229,7 @@ fn write(
     let w = StateWrite {
         chapter: report.until_chapter.unwrap_or(0),
         kind: JournalKind::Rebuild,
-        state: Some(&replayed.state),
+        state: Some(to_json_text(&replayed.state)),
         global: (!report.foreshadowing_differences.is_empty()).then_some(&replayed.global),
         changelog: if report.truncate {
             ChangelogWrite::Replace(&log[..replayed.entries_used])

@@ -701,7 +701,7 @@ fn apply_committed(
         content: to_json_text(&cp),
     });
     let journal = Journal::files(n, held.hand_to_journal(), writes, JournalKind::Revision);
-    chapter::commit(project, &journal)?;
+    chapter::commit(project, journal)?;
     Ok(Applied {
         chapter: n,
         target: RevisionTarget::Committed,

@@ -803,7 +803,7 @@ pub fn retire_apply(
         kind: None,
         cleanup: None,
     };
-    crate::chapter::commit(project, &journal)?;
+    crate::chapter::commit(project, journal)?;
     Ok(RetireApplied {
         check,
         moved: plan.moved,

@@ -312,7 +312,7 @@ pub fn commit(
     }
     let now = crate::time::now_iso();
     let journal = crate::chapter::plan_commit(project, &cp, n, token, &now, count)?;
-    crate::chapter::commit(project, &journal)?;
+    let journal = crate::chapter::commit(project, journal)?;
     let memory = crate::memory::record_committed(project, n, &now);
     Ok(Committed {
         checkpoint: load_checkpoint(project)?,

@@ -19,6 +19,7 @@ use crate::error::StoreError;
 use crate::io::{create_dir_all, read_json_value, read_text, to_json_text, write_json};
 use crate::layout;
 use crate::project::Project;
+use crate::state_text::Untouched;
 
 /// How a reader trusts a file: `Checked` validates it against its kind's schema (every
 /// command); `Typed` only reads it into its type (the guard hook, which compiles no schema but
@@ -153,7 +154,11 @@ pub fn load_plan(project: &Project) -> Result<Vec<PlannedForeshadowing>, StoreEr
 /// names, the storyline ids and the changelog's last line.
 #[derive(Debug, Clone)]
 pub struct DeltaInputs {
+    /// The state object. Entries of the entity maps that no op of the delta names may be
+    /// `null` in it, their text kept in `untouched` ([`crate::state_text`]): write the state
+    /// a run leaves with [`state_text`](Self::state_text), never by serialising it alone.
     pub state: Value,
+    untouched: Untouched,
     /// The foreshadowing file; empty when it was not read (`global_read`).
     pub global: ForeshadowingGlobal,
     /// Whether `global` is the file's content. It is read only for a delta with a `foreshadow`
@@ -188,6 +193,16 @@ impl DeltaInputs {
         after: &'a ForeshadowingGlobal,
     ) -> Option<&'a ForeshadowingGlobal> {
         (self.global_read && *after != self.global).then_some(after)
+    }
+
+    /// The text of `state/current-state.json` for `state`, the state a run of this delta left:
+    /// the entries it did not reach written back as they were read.
+    pub fn state_text(&self, state: &Value) -> Result<String, StoreError> {
+        crate::state_text::to_text(state, &self.untouched).map_err(|e| StoreError::Model {
+            path: layout::CURRENT_STATE.into(),
+            what: FileKind::CurrentState.label(),
+            message: e.to_string(),
+        })
     }
 
     /// The one delta check ([`novel_core::ops::check_delta`]) against these files.
@@ -233,13 +248,8 @@ pub fn load_delta_inputs(
     // The two files the binary alone writes are not schema-checked again when their bytes are
     // the ones the last line recorded (the commit's cost must not grow with them).
     let known = log_last.as_ref().and_then(|e| e.written.as_ref());
-    let state = read_known(
-        project,
-        layout::CURRENT_STATE,
-        FileKind::CurrentState,
-        trust,
-        known.map(|w| w.state.as_str()),
-    )?;
+    let (state, untouched) =
+        read_state_for(project, trust, known.map(|w| w.state.as_str()), delta)?;
     let known_global = known.and_then(|w| w.global.clone());
     let global_read = novel_core::ops::touches_foreshadowing(delta);
     let global = if !global_read {
@@ -270,6 +280,7 @@ pub fn load_delta_inputs(
     };
     Ok(DeltaInputs {
         state: state.value,
+        untouched,
         global,
         global_read,
         plan,
@@ -315,6 +326,35 @@ fn read_known(
         schema_checked(&path, rel, kind, &value)?;
     }
     Ok(Known { value, digest })
+}
+
+/// `state/current-state.json` for `delta`. The bytes the last changelog line recorded
+/// (`known`), or any bytes for a reader that does not check the schema ([`Trust::Typed`]), are
+/// parsed only where the delta reaches ([`crate::state_text`]): what a commit costs then does
+/// not grow with the cast. Other bytes are parsed whole and schema-checked.
+fn read_state_for(
+    project: &Project,
+    trust: Trust,
+    known: Option<&str>,
+    delta: &Value,
+) -> Result<(Known, Untouched), StoreError> {
+    let path = project.path(layout::CURRENT_STATE);
+    let text = read_text(&path)?;
+    let digest = text_digest(text.as_bytes());
+    if trust == Trust::Typed || known == Some(digest.as_str()) {
+        // Not an object, or not JSON: the ordinary parse below says where.
+        if let Ok((value, untouched)) = crate::state_text::parse_for(&text, delta) {
+            return Ok((Known { value, digest }, untouched));
+        }
+    }
+    let value = parse_json(&text).map_err(|error| StoreError::Json {
+        path: path.clone(),
+        error,
+    })?;
+    if trust == Trust::Checked {
+        schema_checked(&path, layout::CURRENT_STATE, FileKind::CurrentState, &value)?;
+    }
+    Ok((Known { value, digest }, Untouched::default()))
 }
 
 fn load_plan_as(project: &Project, trust: Trust) -> Result<Vec<PlannedForeshadowing>, StoreError> {
@@ -489,8 +529,8 @@ pub struct StateWrite<'a> {
     /// The chapter the change is about (for messages).
     pub chapter: u32,
     pub kind: JournalKind,
-    /// The new state file; `None` leaves it as it is (`ops skip`).
-    pub state: Option<&'a Value>,
+    /// The new state file's text; `None` leaves it as it is (`ops skip`).
+    pub state: Option<String>,
     pub global: Option<&'a ForeshadowingGlobal>,
     pub changelog: ChangelogWrite<'a>,
 }
@@ -508,7 +548,7 @@ pub fn commit_state(project: &Project, w: StateWrite<'_>, token: String) -> Resu
         });
     }
     let global_text = w.global.map(to_json_text);
-    let state_text = w.state.map(to_json_text);
+    let state_text = w.state;
     let changelog_line = match w.changelog {
         ChangelogWrite::Append(entry) => Some(changelog_line(&stamped(
             entry,
@@ -540,7 +580,7 @@ pub fn commit_state(project: &Project, w: StateWrite<'_>, token: String) -> Resu
         cleanup: None,
         kind: Some(w.kind),
     };
-    crate::chapter::commit(project, &journal)
+    crate::chapter::commit(project, journal).map(drop)
 }
 
 /// Why `ops apply` or `ops skip` wrote nothing.
@@ -601,7 +641,7 @@ pub fn apply_delta(
     let write = StateWrite {
         chapter: applied.run.header.chapter,
         kind: JournalKind::OpsApply,
-        state: Some(&applied.run.state),
+        state: Some(inputs.state_text(&applied.run.state)?),
         global: inputs.global_change(&applied.run.global),
         changelog: ChangelogWrite::Append(&applied.entry),
     };

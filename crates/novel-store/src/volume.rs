@@ -518,7 +518,7 @@ fn write_cleanup(
         cleanup: Some(v),
         kind: None,
     };
-    crate::chapter::commit(project, &journal)?;
+    crate::chapter::commit(project, journal)?;
     Ok(())
 }
 
