@@ -39,19 +39,24 @@ fn planted_name_variants_are_found_with_evidence() {
     assert_eq!(code(&out), 1, "{}{}", stdout(&out), stderr(&out));
     let text = stdout(&out);
     for want in [
-        "chapters/chapter-005.md:6:1: names/near-miss: 「林峰」疑似「林枫」的同音误写",
-        "chapters/chapter-005.md:8:10: names/near-miss: 「苏碗」疑似「苏婉」的同音误写",
-        "chapters/chapter-005.md:9:11: names/near-miss: 「陆晨」疑似「陆尘」的同音误写",
-        "chapters/chapter-005.md:12:9: names/near-miss: 「肖炎」疑似「萧炎」的同音误写",
-        "chapters/chapter-005.md:14:2: names/same-surname: 「林凡」与「林枫」同姓不同名（2 次：第 14、15 行）",
-        "chapters/chapter-005.md:16:1: names/unregistered: 未登记的人名「赵铁柱」（3 次：第 16、17、18 行）",
+        "chapters/chapter-005.md:6:1: names/near-miss[警告]: 「林峰」疑似「林枫」的同音误写",
+        "chapters/chapter-005.md:8:10: names/near-miss[警告]: 「苏碗」疑似「苏婉」的同音误写",
+        "chapters/chapter-005.md:9:11: names/near-miss[警告]: 「陆晨」疑似「陆尘」的同音误写",
+        "chapters/chapter-005.md:12:9: names/near-miss[警告]: 「肖炎」疑似「萧炎」的同音误写",
+        "chapters/chapter-005.md:14:2: names/same-surname[警告]: 「林凡」与「林枫」同姓不同名（2 次：第 14、15 行）",
+        "chapters/chapter-005.md:16:1: names/unregistered[警告]: 未登记的人名「赵铁柱」（3 次：第 16、17、18 行）",
     ] {
         assert!(
             text.lines().any(|l| l.starts_with(want)),
             "missing {want:?} in\n{text}"
         );
     }
-    assert_eq!(text.lines().count(), 6, "{text}");
+    // One line per finding, its hint indented under it.
+    assert_eq!(
+        text.lines().filter(|l| !l.starts_with("    ")).count(),
+        6,
+        "{text}"
+    );
 
     let doc = json(&novel(
         &root,
@@ -454,10 +459,14 @@ fn same_surname_variant_seen_once_is_reported() {
     let out = novel(&root, &["check", "names", "--chapter", "7"]);
     assert_eq!(code(&out), 1, "{}{}", stdout(&out), stderr(&out));
     let text = stdout(&out);
-    let want = "chapters/chapter-007.md:4:7: names/same-surname: 「林桦」与「林枫」同姓不同名（1 次：第 4 行）";
+    let want = "chapters/chapter-007.md:4:7: names/same-surname[警告]: 「林桦」与「林枫」同姓不同名（1 次：第 4 行）";
     assert!(text.lines().any(|l| l.starts_with(want)), "{text}");
     // Ordinary words after the surname, the form of address and the registered names stay quiet.
-    assert_eq!(text.lines().count(), 1, "{text}");
+    assert_eq!(
+        text.lines().filter(|l| !l.starts_with("    ")).count(),
+        1,
+        "{text}"
+    );
     let doc = json(&novel(
         &root,
         &["--json", "check", "names", "--chapter", "7"],

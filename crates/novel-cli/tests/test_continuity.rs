@@ -14,7 +14,7 @@ fn findings(doc: &Value) -> Vec<Value> {
 }
 
 fn only<'a>(found: &'a [Value], rule: &str) -> Vec<&'a Value> {
-    found.iter().filter(|f| f["rule"] == rule).collect()
+    found.iter().filter(|f| f["code"] == rule).collect()
 }
 
 #[test]
@@ -191,7 +191,7 @@ fn chapter_begin_and_the_writer_packet_carry_the_chapters_findings() {
     assert_eq!(exit, 0, "{doc}");
     let c = doc["data"]["continuity"].as_array().unwrap();
     assert_eq!(c.len(), 1, "{doc}");
-    assert_eq!(c[0]["rule"], "precondition_vs_state");
+    assert_eq!(c[0]["code"], "precondition_vs_state");
     let (exit, doc) = run_json(&root, &["context", "chapter-writer", "--chapter", "4"]);
     assert_eq!(exit, 0, "{doc}");
     let sections = doc["data"]["sections"].as_array().unwrap();

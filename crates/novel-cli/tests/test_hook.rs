@@ -310,7 +310,10 @@ fn post_tool_use_hands_back_the_errors_of_the_file_just_written() {
     let r = post(&write(&root, delta, &lost.to_string())).unwrap();
     assert!(r.contains("side_arc") && r.contains("main_arc"), "{r}");
     let r = post(&write(&root, delta, "{\"chapter\": 1,\n  \"ops\": [,]\n}")).unwrap();
-    assert!(r.contains("JSON 格式错误（第 2 行"), "{r}");
+    assert!(
+        r.contains(&format!("{delta}:2:11: E_JSON[错误]: JSON 格式错误")),
+        "{r}"
+    );
     // A delta whose name is off the layout is said too.
     let r = post(&write(
         &root,

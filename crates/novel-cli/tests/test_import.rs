@@ -270,7 +270,8 @@ fn a_missing_and_a_duplicated_chapter_are_reported_then_renumbered_on_request() 
     }
     let human = novel(tmp.path(), &["import", "江城.txt", "--into", "book"]);
     assert!(
-        stdout(&human).contains("问题：江城.txt:5: 缺第 2 章：第 1 章之后是第 3 章"),
+        stdout(&human)
+            .contains("江城.txt:5: E_IMPORT_ORDER[错误]: 缺第 2 章：第 1 章之后是第 3 章"),
         "{}",
         stdout(&human)
     );

@@ -675,10 +675,15 @@ fn validate_findings(root: &Path) -> (i32, Vec<Value>) {
     )
 }
 
-fn has(findings: &[Value], code: &str, file: &str) -> bool {
-    findings
-        .iter()
-        .any(|f| f["code"] == code && f["file"].as_str().is_some_and(|x| x.starts_with(file)))
+/// Whether a finding has `code` at `place` (`file`, or `file:line`).
+fn has(findings: &[Value], code: &str, place: &str) -> bool {
+    findings.iter().any(|f| {
+        let mut at = f["file"].as_str().unwrap_or_default().to_string();
+        if let Some(line) = f["line"].as_u64() {
+            at.push_str(&format!(":{line}"));
+        }
+        f["code"] == code && at.starts_with(place)
+    })
 }
 
 #[test]

@@ -42,15 +42,15 @@ fn planted_chapter_fails_with_every_plant_located() {
     assert_eq!(code(&out), 1, "{}{}", stdout(&out), stderr(&out));
     let text = stdout(&out);
     for want in [
-        "chapters/chapter-004.md:3:1: blacklist/transitions: AI 套话「然而」",
-        "chapters/chapter-004.md:4:9: blacklist/body_language: AI 套话「嘴角微微上扬」",
-        "chapters/chapter-004.md:7:11: blacklist/descriptions: AI 套话「空气仿佛」",
-        "chapters/chapter-004.md:9:14: blacklist/body_language: AI 套话「眼底闪过一丝」",
-        "chapters/chapter-004.md:11:15: blacklist/body_language: AI 套话「骨节分明」",
-        "chapters/chapter-004.md:10:2: pattern/not-but: ",
-        "chapters/chapter-004.md:15:1: blacklist/summaries: AI 套话「或许,这就是」",
-        "chapters/chapter-004.md:16:8: pattern/em-dash: ",
-        "chapters/chapter-004.md:20:1: repetition/consecutive: 连续 3 句相同句式（句首「他们」×3）",
+        "chapters/chapter-004.md:3:1: blacklist/transitions[警告]: AI 套话「然而」",
+        "chapters/chapter-004.md:4:9: blacklist/body_language[警告]: AI 套话「嘴角微微上扬」",
+        "chapters/chapter-004.md:7:11: blacklist/descriptions[警告]: AI 套话「空气仿佛」",
+        "chapters/chapter-004.md:9:14: blacklist/body_language[警告]: AI 套话「眼底闪过一丝」",
+        "chapters/chapter-004.md:11:15: blacklist/body_language[警告]: AI 套话「骨节分明」",
+        "chapters/chapter-004.md:10:2: pattern/not-but[警告]: ",
+        "chapters/chapter-004.md:15:1: blacklist/summaries[警告]: AI 套话「或许,这就是」",
+        "chapters/chapter-004.md:16:8: pattern/em-dash[警告]: ",
+        "chapters/chapter-004.md:20:1: repetition/consecutive[错误]: 连续 3 句相同句式（句首「他们」×3）",
     ] {
         assert!(
             text.lines().any(|l| l.starts_with(want)),
@@ -71,12 +71,20 @@ fn planted_chapter_fails_with_every_plant_located() {
     let findings = doc["data"]["findings"].as_array().unwrap();
     assert_eq!(findings.len(), 15, "{doc}");
     let first = &findings[0];
-    for key in [
-        "path", "line", "col", "rule", "severity", "message", "excerpt",
-    ] {
-        assert!(first.get(key).is_some(), "{key} missing: {first}");
-    }
-    assert_eq!(first["path"], "chapters/chapter-004.md");
+    let keys: Vec<&str> = first
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "code", "severity", "file", "line", "col", "message", "hint", "excerpt"
+        ],
+        "{first}"
+    );
+    assert_eq!(first["file"], "chapters/chapter-004.md");
     let summary = &doc["data"]["files"][0]["summary"];
     assert_eq!(summary["blacklist"]["hits"], 9);
     assert_eq!(summary["pass"], false);
@@ -138,7 +146,8 @@ fn default_input_is_the_staged_chapter() {
     let out = novel(&root, &["lint"]);
     assert_eq!(code(&out), 1);
     assert!(
-        stdout(&out).starts_with("staging/chapters/chapter-003.md:3:2: blacklist/body_language: "),
+        stdout(&out)
+            .starts_with("staging/chapters/chapter-003.md:3:2: blacklist/body_language[警告]: "),
         "{}",
         stdout(&out)
     );
@@ -198,7 +207,7 @@ fn project_blacklist_whitelist_forbidden_words_and_thresholds() {
             (
                 f["line"].as_u64().unwrap(),
                 f["col"].as_u64().unwrap(),
-                f["rule"].as_str().unwrap(),
+                f["code"].as_str().unwrap(),
             )
         })
         .collect();

@@ -969,9 +969,11 @@ fn example_problems(doc: &Doc) -> Vec<String> {
             Some(kind) => match FileKind::from_name(kind) {
                 None => out.push(format!("{at}: unknown example label `{kind}`")),
                 Some(k) => match parse() {
-                    Ok(v) => out.extend(check_document(&at, k, &v).into_iter().map(|f| {
-                        format!("{}: {kind}: {}: {}", f.file, f.pointer, f.message)
-                    })),
+                    Ok(v) => out.extend(
+                        check_document(&at, k, &v)
+                            .into_iter()
+                            .map(|f| format!("{}: {kind}: {}", f.file, f.brief())),
+                    ),
                     Err(e) => out.push(e),
                 },
             },
@@ -1017,7 +1019,7 @@ fn plugin_examples_and_templates_validate() {
                 Ok(v) => problems.extend(
                     check_document(&rel, kind, &v)
                         .into_iter()
-                        .map(|f| format!("{}: {}: {}", f.file, f.pointer, f.message)),
+                        .map(|f| format!("{}: {}", f.file, f.brief())),
                 ),
                 Err(e) => problems.push(format!("{rel}: {e}")),
             }

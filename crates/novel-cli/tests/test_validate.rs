@@ -25,9 +25,9 @@ fn expect_error(root: &Path, file: &str, pointer: &str) {
     assert_eq!(doc["error"]["code"], "E_VALIDATION");
     let findings = doc["data"]["findings"].as_array().unwrap();
     assert!(
-        findings
-            .iter()
-            .any(|f| f["file"] == file && f["pointer"] == pointer && f["severity"] == "error"),
+        findings.iter().any(|f| f["file"] == file
+            && f["pointer"].as_str().unwrap_or_default() == pointer
+            && f["severity"] == "error"),
         "{doc}"
     );
 }
@@ -157,7 +157,7 @@ fn bom_file_validates_and_bad_json_has_line_and_column() {
     let text = stdout(&out);
     // Line 3; the stray string starts at character 34 of that line.
     assert!(
-        text.contains("world/rules.json: JSON 格式错误（第 3 行第 34 列）"),
+        text.contains("world/rules.json:3:34: E_JSON[错误]: JSON 格式错误"),
         "{text}"
     );
 }
@@ -277,7 +277,10 @@ fn an_unparseable_registry_is_reported_once_without_a_cascade() {
         );
         let text = stdout(&out);
         if *want == "E_JSON" {
-            assert!(text.contains("行第"), "line and column: {text}");
+            assert!(
+                text.contains(&format!("{file}:")) && text.contains(": E_JSON[错误]: "),
+                "line and column: {text}"
+            );
         } else {
             assert!(
                 text.contains("UTF-8") && !text.contains(root.to_str().unwrap()),
@@ -313,7 +316,8 @@ fn missing_required_files_are_reported_with_a_way_back() {
         );
         let text = stdout(&out);
         assert!(
-            text.contains(&format!("{file}: 缺少必需的文件")) && text.contains("恢复"),
+            text.contains(&format!("{file}: E_MISSING[错误]: 缺少必需的文件"))
+                && text.contains("    处理："),
             "{text}"
         );
     }

@@ -15,7 +15,7 @@ fn rules(doc: &Value) -> BTreeSet<String> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|f| f["rule"].as_str().unwrap().to_string())
+        .map(|f| f["code"].as_str().unwrap().to_string())
         .collect()
 }
 
@@ -71,7 +71,7 @@ fn volume_check_reports_each_problem_of_the_broken_volume() {
             .as_array()
             .unwrap()
             .iter()
-            .find(|f| f["rule"] == r)
+            .find(|f| f["code"] == r)
             .cloned()
             .unwrap()
     };
@@ -102,7 +102,7 @@ fn outline_field_missing_and_contract_missing() {
     let found = doc["data"]["findings"].as_array().unwrap();
     let field = found
         .iter()
-        .find(|f| f["rule"] == "outline_field_missing")
+        .find(|f| f["code"] == "outline_field_missing")
         .unwrap();
     assert_eq!(field["chapter"], 7);
     assert_eq!(field["file"], "volumes/vol-02/outline.md");
@@ -110,7 +110,7 @@ fn outline_field_missing_and_contract_missing() {
     assert!(field["message"].as_str().unwrap().contains("弧光"));
     let missing = found
         .iter()
-        .find(|f| f["rule"] == "contract_missing")
+        .find(|f| f["code"] == "contract_missing")
         .unwrap();
     assert_eq!(missing["chapter"], 8);
     assert_eq!(
@@ -136,7 +136,7 @@ fn unknown_reference_names_what_does_not_exist() {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|f| f["rule"] == "unknown_reference")
+        .filter(|f| f["code"] == "unknown_reference")
         .map(|f| f["pointer"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(

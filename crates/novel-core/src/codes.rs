@@ -139,7 +139,7 @@ pub const CODES: &[CodeDoc] = &[
     e(
         "E_VALIDATION",
         "novel validate 发现错误。",
-        "按列出的 文件: 位置: 说明 逐条修正后重新运行。",
+        "按列出的 文件: 位置: 代码: 说明 与其下的处理办法逐条修正后重新运行。",
     ),
     e(
         "E_PROJECT_PROBLEMS",
@@ -609,7 +609,7 @@ pub const CODES: &[CodeDoc] = &[
     f(
         "E_MISSING",
         "缺少必需的文件。",
-        "按消息里的恢复方法补回，或从模板复制。",
+        "按提示里的恢复方法补回，或从模板复制。",
     ),
     f(
         "E_UNKNOWN_FILE",

@@ -12,6 +12,7 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
+use crate::diagnostic::{Diagnostic, Severity};
 use crate::model::OrchestratorState;
 
 /// What a section of the manuscript is.
@@ -74,24 +75,50 @@ pub enum ProblemKind {
     Unnumbered,
 }
 
-/// One problem, with where it is.
+/// One problem, with where it is: its kind, and the finding (`E_IMPORT_ORDER` — fixed by
+/// `--renumber` —, `E_IMPORT_EMPTY`, `E_IMPORT_VOLUME` refuse the import; a warning refuses
+/// nothing and has its kind's rule id, `import/name_mismatch`, `import/unnumbered`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Problem {
     pub kind: ProblemKind,
-    /// `E_IMPORT_ORDER` (fixed by `--renumber`), `E_IMPORT_EMPTY`, `E_IMPORT_VOLUME`, or
-    /// `W_IMPORT` for a warning that refuses nothing.
-    pub code: &'static str,
-    pub chapter: Option<u32>,
-    pub file: String,
-    pub line: usize,
-    /// Chinese.
-    pub message: String,
+    #[serde(flatten)]
+    pub finding: Diagnostic,
 }
 
 impl Problem {
+    /// A problem that refuses the import, at `file`:`line`.
+    pub fn error(
+        kind: ProblemKind,
+        code: &'static str,
+        file: &str,
+        line: usize,
+        chapter: Option<u32>,
+        message: String,
+    ) -> Problem {
+        let mut finding = Diagnostic::new(code, Severity::Error, file, message, "").at_line(line);
+        finding.chapter = chapter;
+        Problem { kind, finding }
+    }
+
+    /// A warning that refuses nothing, at `file`:`line`.
+    pub fn warning(
+        kind: ProblemKind,
+        file: &str,
+        line: usize,
+        message: String,
+        hint: &str,
+    ) -> Problem {
+        let code = match kind {
+            ProblemKind::NameMismatch => "import/name_mismatch",
+            _ => "import/unnumbered",
+        };
+        let finding = Diagnostic::new(code, Severity::Warning, file, message, hint).at_line(line);
+        Problem { kind, finding }
+    }
+
     /// Whether it refuses the import.
     pub fn blocking(&self) -> bool {
-        self.code != WARNING
+        self.finding.is_error()
     }
 }
 
@@ -110,9 +137,6 @@ pub fn backfill_of(cp: &crate::model::Checkpoint) -> Option<(usize, u32)> {
     let next = left.first()?.as_u64().and_then(|n| u32::try_from(n).ok())?;
     Some((left.len(), next))
 }
-
-/// The code of a problem that refuses nothing.
-pub const WARNING: &str = "W_IMPORT";
 
 /// What becomes of a section.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -187,7 +211,7 @@ impl Plan {
     pub fn refusal(&self) -> Option<&'static str> {
         ["E_IMPORT_VOLUME", "E_IMPORT_EMPTY", "E_IMPORT_ORDER"]
             .into_iter()
-            .find(|code| self.problems.iter().any(|p| p.code == *code))
+            .find(|code| self.problems.iter().any(|p| p.finding.code == *code))
     }
 }
 
@@ -256,7 +280,7 @@ pub fn plan(
     }
     let imported = chapters_of(&rows, Action::Import);
     // Gaps inside the manuscript are reported once, by the numbering check.
-    let numbered_ok = problems.iter().all(|p| p.code != "E_IMPORT_ORDER");
+    let numbered_ok = problems.iter().all(|p| p.finding.code != "E_IMPORT_ORDER");
     if numbered_ok && (!renumber || !target.new_project) {
         problems.extend(continuation_problem(&imported, &rows, target));
     }
@@ -309,14 +333,7 @@ fn numbering(sections: &[Section], target: &Target, renumber: bool) -> Vec<Optio
 }
 
 fn problem(kind: ProblemKind, code: &'static str, s: &Section, message: String) -> Problem {
-    Problem {
-        kind,
-        code,
-        chapter: s.number,
-        file: s.file.clone(),
-        line: s.line,
-        message,
-    }
+    Problem::error(kind, code, &s.file, s.line, s.number, message)
 }
 
 /// Gaps, duplicates and numbers going backwards, in the manuscript itself.
@@ -381,14 +398,14 @@ fn continuation_problem(imported: &[u32], rows: &[Row], target: &Target) -> Opti
             } else {
                 format!("导入的章节不连续：缺{}", missing(want, n - 1))
             };
-            return Some(Problem {
-                kind: ProblemKind::Gap,
-                code: "E_IMPORT_ORDER",
-                chapter: Some(n),
-                file: row.file.clone(),
-                line: row.line,
+            return Some(Problem::error(
+                ProblemKind::Gap,
+                "E_IMPORT_ORDER",
+                &row.file,
+                row.line,
+                Some(n),
                 message,
-            });
+            ));
         }
         want = n + 1;
     }
@@ -417,14 +434,14 @@ fn content_problems(
     }
     for w in volumes.windows(2) {
         if w[1].volume <= w[0].volume {
-            out.push(Problem {
-                kind: ProblemKind::VolumeOrder,
-                code: "E_IMPORT_VOLUME",
-                chapter: None,
-                file: w[1].file.clone(),
-                line: w[1].line,
-                message: format!("第 {} 卷出现在第 {} 卷之后", w[1].volume, w[0].volume),
-            });
+            out.push(Problem::error(
+                ProblemKind::VolumeOrder,
+                "E_IMPORT_VOLUME",
+                &w[1].file,
+                w[1].line,
+                None,
+                format!("第 {} 卷出现在第 {} 卷之后", w[1].volume, w[0].volume),
+            ));
         }
     }
     if !target.new_project
@@ -435,17 +452,17 @@ fn content_problems(
                 && s.number.is_some_and(|n| n > target.last_completed)
         })
     {
-        out.push(Problem {
-            kind: ProblemKind::VolumeOrder,
-            code: "E_IMPORT_VOLUME",
-            chapter: None,
-            file: v.file.clone(),
-            line: v.line,
-            message: format!(
+        out.push(Problem::error(
+            ProblemKind::VolumeOrder,
+            "E_IMPORT_VOLUME",
+            &v.file,
+            v.line,
+            None,
+            format!(
                 "第 {} 卷的新章节早于项目当前的第 {} 卷",
                 v.volume, target.current_volume
             ),
-        });
+        ));
     }
     out
 }
@@ -569,7 +586,11 @@ mod tests {
     fn gap_duplicate_and_order_are_reported_not_guessed() {
         let s = [ch(1, None), ch(3, None), ch(3, None), ch(2, None)];
         let p = run(&s, &new_project(), false);
-        let kinds: Vec<_> = p.problems.iter().map(|p| (p.kind, p.chapter)).collect();
+        let kinds: Vec<_> = p
+            .problems
+            .iter()
+            .map(|p| (p.kind, p.finding.chapter))
+            .collect();
         assert_eq!(
             kinds,
             [
@@ -578,7 +599,10 @@ mod tests {
                 (ProblemKind::OutOfOrder, Some(2))
             ]
         );
-        assert_eq!(p.problems[0].message, "缺第 2 章：第 1 章之后是第 3 章");
+        assert_eq!(
+            p.problems[0].finding.message,
+            "缺第 2 章：第 1 章之后是第 3 章"
+        );
         assert_eq!(p.refusal(), Some("E_IMPORT_ORDER"));
         let r = run(&s, &new_project(), true);
         assert_eq!(r.imported, [1, 2, 3, 4]);
@@ -606,7 +630,7 @@ mod tests {
         assert!(p.problems.is_empty());
         let later = run(&[ch(5, None)], &target, false);
         assert_eq!(
-            later.problems[0].message,
+            later.problems[0].finding.message,
             "项目已完成到第 2 章，导入从第 5 章开始：缺第 3–4 章"
         );
         let renum = run(&[ch(5, None), ch(9, None)], &target, true);
@@ -632,7 +656,7 @@ mod tests {
             },
         ];
         let p = plan(&s, &[0, 3], &vols, &new_project(), true);
-        let codes: Vec<_> = p.problems.iter().map(|p| p.code).collect();
+        let codes: Vec<_> = p.problems.iter().map(|p| p.finding.code.as_ref()).collect();
         assert_eq!(codes, ["E_IMPORT_EMPTY", "E_IMPORT_VOLUME"]);
         assert_eq!(p.refusal(), Some("E_IMPORT_VOLUME"));
         assert_eq!(

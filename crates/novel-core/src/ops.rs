@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
+use crate::diagnostic::{Diagnostic, Severity};
 use crate::model::common::{ForeshadowScope, ForeshadowStatus, is_slug};
 use crate::model::foreshadowing::{ForeshadowEvent, Foreshadowing, PlannedForeshadowing};
 use crate::model::state::{
@@ -168,24 +169,20 @@ pub struct DeltaCheck {
 impl DeltaCheck {
     /// Everything that keeps `apply` from taking the delta as written, as findings of `file`
     /// (rejected ops at `/ops/<i>` with their fix hints, then the version and the order).
-    pub fn findings(&self, file: &str) -> Vec<crate::validate::Finding> {
-        use crate::validate::{Finding, Severity};
-        let error = |pointer: String, code: &'static str, message: String| Finding {
-            file: file.to_string(),
-            pointer,
-            severity: Severity::Error,
-            code,
-            message,
+    pub fn findings(&self, file: &str) -> Vec<Diagnostic> {
+        let error = |pointer: &str, code: &'static str, message: String, hint: String| {
+            Diagnostic::new(code, Severity::Error, file, message, hint).at_pointer(pointer)
         };
-        let mut out: Vec<Finding> = self
+        let mut out: Vec<Diagnostic> = self
             .run
             .rejected
             .iter()
             .map(|r| {
                 error(
-                    format!("/ops/{}", r.index),
+                    &format!("/ops/{}", r.index),
                     r.code,
-                    format!("{}（修正：{}）", r.reason, r.hint),
+                    r.reason.clone(),
+                    r.hint.clone(),
                 )
             })
             .collect();
@@ -195,12 +192,10 @@ impl DeltaCheck {
                 current: self.current_version,
             };
             out.push(error(
-                "/base_state_version".into(),
+                "/base_state_version",
                 e.code(),
-                format!(
-                    "{e}（修正：base_state_version 应为 {}）",
-                    self.current_version
-                ),
+                e.to_string(),
+                format!("base_state_version 应为 {}", self.current_version),
             ));
         }
         if !self.chapter_order_ok {
@@ -208,22 +203,14 @@ impl DeltaCheck {
                 chapter: self.run.header.chapter,
                 last: self.last_chapter,
             };
-            out.push(error(
-                "/chapter".into(),
-                e.code(),
-                format!("{e}（修正：{}）", e.hint()),
-            ));
+            out.push(error("/chapter", e.code(), e.to_string(), e.hint()));
         }
         if !self.in_step {
             let e = OpsError::Diverged {
                 state: self.current_version,
                 logged: self.logged_version,
             };
-            out.push(error(
-                String::new(),
-                e.code(),
-                format!("{e}（修正：{}）", e.hint()),
-            ));
+            out.push(error("", e.code(), e.to_string(), e.hint()));
         }
         out
     }

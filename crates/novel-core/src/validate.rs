@@ -7,58 +7,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
 
 use regex::Regex;
-use serde::Serialize;
 use serde_json::Value;
 
+use crate::diagnostic::Diagnostic;
 use crate::model::common::is_slug;
 use crate::model::storyline::DEFAULT_STORYLINE_TYPES;
 use crate::model::{self, FileKind};
-
-/// How bad a finding is: errors make `novel validate` exit 1, warnings do not.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Severity {
-    Error,
-    Warning,
-}
-
-/// One problem: `file: /json/pointer: message`.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-pub struct Finding {
-    /// Project-relative path (`/`-separated); for JSONL files `path:LINE`.
-    pub file: String,
-    /// JSON pointer into the document (`""` = the whole document).
-    pub pointer: String,
-    pub severity: Severity,
-    /// Stable code, e.g. `E_SCHEMA`, `E_REF_STORYLINE`.
-    pub code: &'static str,
-    /// Chinese, for the author.
-    pub message: String,
-}
-
-impl Finding {
-    fn error(file: &str, pointer: impl Into<String>, code: &'static str, message: String) -> Self {
-        Finding {
-            file: file.to_string(),
-            pointer: pointer.into(),
-            severity: Severity::Error,
-            code,
-            message,
-        }
-    }
-
-    fn warning(
-        file: &str,
-        pointer: impl Into<String>,
-        code: &'static str,
-        message: String,
-    ) -> Self {
-        Finding {
-            severity: Severity::Warning,
-            ..Finding::error(file, pointer, code, message)
-        }
-    }
-}
 
 /// A JSON syntax error with a 1-based line and a 1-based column counted in characters.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -157,12 +111,12 @@ pub fn schema_errors(kind: FileKind, value: &Value) -> Vec<(String, String)> {
 mod schema;
 
 /// Validates one document of a known kind: schema errors, then typed deserialisation.
-pub fn check_document(file: &str, kind: FileKind, value: &Value) -> Vec<Finding> {
+pub fn check_document(file: &str, kind: FileKind, value: &Value) -> Vec<Diagnostic> {
     let errors = schema_errors(kind, value);
     if !errors.is_empty() {
         return errors
             .into_iter()
-            .map(|(p, m)| Finding::error(file, p, "E_SCHEMA", m))
+            .map(|(p, m)| Diagnostic::error("E_SCHEMA", file, p, m))
             .collect();
     }
     // What JSON Schema cannot say: `47.0` is an "integer" to it but not a chapter number,
@@ -175,7 +129,7 @@ pub fn check_document(file: &str, kind: FileKind, value: &Value) -> Vec<Finding>
         } else {
             format!("无法按类型读取：{e}")
         };
-        return vec![Finding::error(file, pointer, "E_SCHEMA", message)];
+        return vec![Diagnostic::error("E_SCHEMA", file, pointer, message)];
     }
     Vec::new()
 }
@@ -183,7 +137,7 @@ pub fn check_document(file: &str, kind: FileKind, value: &Value) -> Vec<Finding>
 /// Everything that can be said about one document on its own: [`check_document`], then what
 /// its schema cannot express (an evaluation's weights sum to 1). `novel validate --kind KIND
 /// FILE` runs this; [`check_project`] runs the same on each document of the project.
-pub fn check_file(file: &str, kind: FileKind, value: &Value) -> Vec<Finding> {
+pub fn check_file(file: &str, kind: FileKind, value: &Value) -> Vec<Diagnostic> {
     let mut found = check_document(file, kind, value);
     if found.is_empty()
         && kind == FileKind::Evaluation
@@ -196,13 +150,13 @@ pub fn check_file(file: &str, kind: FileKind, value: &Value) -> Vec<Finding> {
 
 /// The eight weights written in an evaluation must sum to 1 (the gate uses the project's own
 /// weights, but a file whose weights are off was not scored by the rubric).
-fn evaluation_weights(file: &str, e: &model::Evaluation, out: &mut Vec<Finding>) {
+fn evaluation_weights(file: &str, e: &model::Evaluation, out: &mut Vec<Diagnostic>) {
     let sum: f64 = e.scores.dimensions().iter().map(|(_, d)| d.weight).sum();
     if (sum - 1.0).abs() > 0.005 {
-        out.push(Finding::error(
+        out.push(Diagnostic::error(
+            "E_WEIGHTS",
             file,
             "/scores",
-            "E_WEIGHTS",
             format!("8 个维度的权重之和为 {sum:.3}，应为 1.0"),
         ));
     }
@@ -326,8 +280,10 @@ fn deserialize_as(kind: FileKind, value: &Value) -> Result<(), (String, String)>
 /// A JSON document of the project, as the store found it.
 #[derive(Debug, Clone)]
 pub struct JsonDoc {
-    /// Project-relative path; for JSONL lines `path:LINE`.
+    /// Project-relative path.
     pub file: String,
+    /// The 1-based line of a JSONL file's document (each line is one); `None` for a JSON file.
+    pub line: Option<usize>,
     pub kind: FileKind,
     pub value: Value,
     /// The chapter number the file name claims (`chapter-048.json` → 48).
@@ -336,6 +292,30 @@ pub struct JsonDoc {
     pub volume_in_path: Option<u32>,
     /// The slug the file name claims (`characters/active/lin-feng.json` → `lin-feng`).
     pub slug_in_name: Option<String>,
+}
+
+impl JsonDoc {
+    /// A document whose path claims no chapter, volume or slug (a JSONL line, a file outside
+    /// any project).
+    pub fn new(file: impl Into<String>, line: Option<usize>, kind: FileKind, value: Value) -> Self {
+        JsonDoc {
+            file: file.into(),
+            line,
+            kind,
+            value,
+            chapter_in_name: None,
+            volume_in_path: None,
+            slug_in_name: None,
+        }
+    }
+
+    /// A finding about this document put at its line (a JSONL file's line).
+    pub fn place(&self, f: Diagnostic) -> Diagnostic {
+        match self.line {
+            Some(l) => f.at_line(l),
+            None => f,
+        }
+    }
 }
 
 /// A Markdown file whose name or head says which chapter it is.
@@ -367,7 +347,7 @@ pub struct ProjectView {
     pub storyline_dirs: Vec<String>,
     /// Volume outlines read (their parse errors are in `preexisting`).
     pub outlines: Vec<String>,
-    pub preexisting: Vec<Finding>,
+    pub preexisting: Vec<Diagnostic>,
     pub failed: Vec<FailedDoc>,
 }
 
@@ -385,7 +365,7 @@ fn refs<'t>(re: &'static OnceLock<Regex>, pat: &str, text: &'t str) -> Vec<&'t s
 }
 
 /// Runs every document check and every cross-file check; returns the findings sorted.
-pub fn check_project(view: &ProjectView) -> Vec<Finding> {
+pub fn check_project(view: &ProjectView) -> Vec<Diagnostic> {
     let mut out = view.preexisting.clone();
     let valid = schema_checked(view, &mut out);
     let broken = broken_kinds(view, &valid);
@@ -414,14 +394,14 @@ pub fn check_project(view: &ProjectView) -> Vec<Finding> {
 
 /// Checks each document against its schema; returns the documents that passed (the only ones
 /// the cross-file checks read) and adds the others' findings to `out`.
-fn schema_checked<'v>(view: &'v ProjectView, out: &mut Vec<Finding>) -> Vec<&'v JsonDoc> {
+fn schema_checked<'v>(view: &'v ProjectView, out: &mut Vec<Diagnostic>) -> Vec<&'v JsonDoc> {
     let mut valid: Vec<&JsonDoc> = Vec::new();
     for doc in &view.docs {
         let found = check_document(&doc.file, doc.kind, &doc.value);
         if found.is_empty() {
             valid.push(doc);
         }
-        out.extend(found);
+        out.extend(found.into_iter().map(|f| doc.place(f)));
     }
     valid
 }
@@ -449,7 +429,7 @@ struct Registries {
 impl Registries {
     /// Reads the ids each registry document declares, reporting duplicates (and a character
     /// file whose name is not its id) into `out`.
-    fn collect(valid: &[&JsonDoc], broken: &BTreeSet<FileKind>, out: &mut Vec<Finding>) -> Self {
+    fn collect(valid: &[&JsonDoc], broken: &BTreeSet<FileKind>, out: &mut Vec<Diagnostic>) -> Self {
         let mut storylines: Option<BTreeSet<String>> = None;
         let mut world_rules: Option<BTreeSet<String>> = None;
         let mut storyline_spec: Option<BTreeSet<String>> = None;
@@ -502,7 +482,7 @@ impl Registries {
 fn storyline_registry(
     file: &str,
     s: &model::Storylines,
-    out: &mut Vec<Finding>,
+    out: &mut Vec<Diagnostic>,
 ) -> BTreeSet<String> {
     let mut ids = BTreeSet::new();
     let types: Vec<String> = if s.storyline_types.is_empty() {
@@ -515,18 +495,18 @@ fn storyline_registry(
     };
     for (i, line) in s.storylines.iter().enumerate() {
         if !ids.insert(line.id.clone()) {
-            out.push(Finding::error(
+            out.push(Diagnostic::error(
+                "E_DUPLICATE_ID",
                 file,
                 format!("/storylines/{i}/id"),
-                "E_DUPLICATE_ID",
                 format!("故事线 id「{}」重复", line.id),
             ));
         }
         if !types.contains(&line.kind) {
-            out.push(Finding::error(
+            out.push(Diagnostic::error(
+                "E_STORYLINE_TYPE",
                 file,
                 format!("/storylines/{i}/type"),
-                "E_STORYLINE_TYPE",
                 format!(
                     "故事线类型「{}」不在 storyline_types 中（可选：{}）",
                     line.kind,
@@ -544,15 +524,15 @@ fn unique_ids<'a>(
     file: &str,
     ids: impl Iterator<Item = &'a str>,
     what: &str,
-    out: &mut Vec<Finding>,
+    out: &mut Vec<Diagnostic>,
 ) -> BTreeSet<String> {
     let mut seen = BTreeSet::new();
     for (i, id) in ids.enumerate() {
         if !seen.insert(id.to_string()) {
-            out.push(Finding::error(
+            out.push(Diagnostic::error(
+                "E_DUPLICATE_ID",
                 file,
                 format!("/rules/{i}/id"),
-                "E_DUPLICATE_ID",
                 format!("{what}「{id}」重复"),
             ));
         }
@@ -566,24 +546,24 @@ fn character_registry(
     doc: &JsonDoc,
     c: &model::Character,
     contracts: &mut BTreeSet<String>,
-    out: &mut Vec<Finding>,
+    out: &mut Vec<Diagnostic>,
 ) {
     if let Some(stem) = &doc.slug_in_name
         && stem != &c.id
     {
-        out.push(Finding::error(
+        out.push(Diagnostic::error(
+            "E_FILE_NAME",
             &doc.file,
             "/id",
-            "E_FILE_NAME",
             format!("角色 id「{}」与文件名「{stem}.json」不一致", c.id),
         ));
     }
     for (i, k) in c.contracts.iter().enumerate() {
         if !contracts.insert(k.id.clone()) {
-            out.push(Finding::error(
+            out.push(Diagnostic::error(
+                "E_DUPLICATE_ID",
                 &doc.file,
                 format!("/contracts/{i}/id"),
-                "E_DUPLICATE_ID",
                 format!("角色契约编号「{}」在项目中重复", k.id),
             ));
         }
@@ -599,21 +579,21 @@ struct StorylineRefs<'a> {
 
 impl StorylineRefs<'_> {
     /// Reports `id` at `pointer` if it is not a slug or not a known storyline.
-    fn check(&self, pointer: String, id: &str, out: &mut Vec<Finding>) {
+    fn check(&self, pointer: String, id: &str, out: &mut Vec<Diagnostic>) {
         if !is_slug(id) {
-            out.push(Finding::error(
+            out.push(Diagnostic::error(
+                "E_SLUG",
                 self.file,
                 pointer,
-                "E_SLUG",
                 format!("故事线 id「{id}」不是 slug（小写英文、数字、- 或 _）"),
             ));
         } else if let Some(ids) = self.known
             && !ids.contains(id)
         {
-            out.push(Finding::error(
+            out.push(Diagnostic::error(
+                "E_REF_STORYLINE",
                 self.file,
                 pointer,
-                "E_REF_STORYLINE",
                 format!("引用了不存在的故事线「{id}」（storylines/storylines.json 中没有）"),
             ));
         }
@@ -622,7 +602,7 @@ impl StorylineRefs<'_> {
 
 /// The cross checks of one schema-valid document, by kind: its references and the
 /// constraints between its own fields that the schema cannot express.
-fn document_cross_checks(doc: &JsonDoc, reg: &Registries, out: &mut Vec<Finding>) {
+fn document_cross_checks(doc: &JsonDoc, reg: &Registries, out: &mut Vec<Diagnostic>) {
     let file = doc.file.as_str();
     let refs = StorylineRefs {
         file,
@@ -691,14 +671,14 @@ fn document_cross_checks(doc: &JsonDoc, reg: &Registries, out: &mut Vec<Finding>
 }
 
 /// A `volume` field must match the `vol-NN` directory the file sits in.
-fn volume_matches_dir(doc: &JsonDoc, volume: u32, out: &mut Vec<Finding>) {
+fn volume_matches_dir(doc: &JsonDoc, volume: u32, out: &mut Vec<Diagnostic>) {
     if let Some(v) = doc.volume_in_path
         && v != volume
     {
-        out.push(Finding::error(
+        out.push(Diagnostic::error(
+            "E_FILE_NAME",
             &doc.file,
             "/volume",
-            "E_FILE_NAME",
             format!("volume 为 {volume}，但文件位于第 {v} 卷目录"),
         ));
     }
@@ -709,17 +689,17 @@ fn schedule_check(
     doc: &JsonDoc,
     s: &model::StorylineSchedule,
     refs: &StorylineRefs<'_>,
-    out: &mut Vec<Finding>,
+    out: &mut Vec<Diagnostic>,
 ) {
     let file = doc.file.as_str();
     volume_matches_dir(doc, s.volume, out);
     if let Some([a, b]) = s.chapter_range
         && a > b
     {
-        out.push(Finding::error(
+        out.push(Diagnostic::error(
+            "E_RANGE",
             file,
             "/chapter_range",
-            "E_RANGE",
             format!("章节范围 [{a}, {b}] 起点大于终点"),
         ));
     }
@@ -733,10 +713,10 @@ fn schedule_check(
     for (i, e) in s.convergence_events.iter().enumerate() {
         let [a, b] = e.chapter_range;
         if a > b {
-            out.push(Finding::error(
+            out.push(Diagnostic::error(
+                "E_RANGE",
                 file,
                 format!("/convergence_events/{i}/chapter_range"),
-                "E_RANGE",
                 format!("交汇事件章节范围 [{a}, {b}] 起点大于终点"),
             ));
         }
@@ -761,7 +741,7 @@ fn schedule_check(
 fn contract_storyline_refs(
     c: &model::ChapterContract,
     refs: &StorylineRefs<'_>,
-    out: &mut Vec<Finding>,
+    out: &mut Vec<Diagnostic>,
 ) {
     if let Some(id) = &c.storyline_id {
         refs.check("/storyline_id".into(), id, out);
@@ -786,15 +766,15 @@ fn contract_storyline_refs(
 fn global_foreshadowing_check(
     f: &model::ForeshadowingGlobal,
     refs: &StorylineRefs<'_>,
-    out: &mut Vec<Finding>,
+    out: &mut Vec<Diagnostic>,
 ) {
     let mut seen = BTreeSet::new();
     for (i, item) in f.foreshadowing.iter().enumerate() {
         if !seen.insert(item.id.clone()) {
-            out.push(Finding::error(
+            out.push(Diagnostic::error(
+                "E_DUPLICATE_ID",
                 refs.file,
                 format!("/foreshadowing/{i}/id"),
-                "E_DUPLICATE_ID",
                 format!("伏笔 id「{}」重复", item.id),
             ));
         }
@@ -809,7 +789,7 @@ fn volume_foreshadowing_check(
     doc: &JsonDoc,
     f: &model::VolumeForeshadowing,
     refs: &StorylineRefs<'_>,
-    out: &mut Vec<Finding>,
+    out: &mut Vec<Diagnostic>,
 ) {
     volume_matches_dir(doc, f.volume, out);
     for (i, item) in f.foreshadowing.iter().enumerate() {
@@ -821,15 +801,15 @@ fn volume_foreshadowing_check(
 
 /// The entity keys of the state file must be slugs (display names live in the character
 /// files).
-fn state_keys_check(doc: &JsonDoc, out: &mut Vec<Finding>) {
+fn state_keys_check(doc: &JsonDoc, out: &mut Vec<Diagnostic>) {
     for section in ["characters", "items", "locations", "factions"] {
         if let Some(map) = doc.value.get(section).and_then(Value::as_object) {
             for key in map.keys() {
                 if !is_slug(key) {
-                    out.push(Finding::error(
+                    out.push(Diagnostic::error(
+                        "E_SLUG",
                         &doc.file,
                         format!("/{section}/{}", escape(key)),
-                        "E_SLUG",
                         format!(
                             "「{key}」不是 slug：state 的实体键必须用 slug（如 lin-feng），显示名写在角色档案里"
                         ),
@@ -841,30 +821,30 @@ fn state_keys_check(doc: &JsonDoc, out: &mut Vec<Finding>) {
 }
 
 /// The settings' ranges: chapter length, ordered gate thresholds, weights summing to 1.
-fn settings_check(file: &str, s: &model::Settings, out: &mut Vec<Finding>) {
+fn settings_check(file: &str, s: &model::Settings, out: &mut Vec<Diagnostic>) {
     if s.chapter_length.min > s.chapter_length.max {
-        out.push(Finding::error(
+        out.push(Diagnostic::error(
+            "E_RANGE",
             file,
             "/chapter_length",
-            "E_RANGE",
             "chapter_length.min 大于 max".to_string(),
         ));
     }
     let g = &s.gate;
     if !(g.pass >= g.polish && g.polish >= g.revise && g.revise >= g.pause) {
-        out.push(Finding::error(
+        out.push(Diagnostic::error(
+            "E_RANGE",
             file,
             "/gate",
-            "E_RANGE",
             "门控阈值应满足 pass ≥ polish ≥ revise ≥ pause".to_string(),
         ));
     }
     let sum = g.weights.sum();
     if (sum - 1.0).abs() > 0.005 {
-        out.push(Finding::error(
+        out.push(Diagnostic::error(
+            "E_WEIGHTS",
             file,
             "/gate/weights",
-            "E_WEIGHTS",
             format!("8 个维度的权重之和为 {sum:.3}，应为 1.0"),
         ));
     }
@@ -874,33 +854,38 @@ fn settings_check(file: &str, s: &model::Settings, out: &mut Vec<Finding>) {
 fn storyline_dir_check(
     dirs: &[String],
     storylines: Option<&BTreeSet<String>>,
-    out: &mut Vec<Finding>,
+    out: &mut Vec<Diagnostic>,
 ) {
     for dir in dirs {
         let file = format!("storylines/{dir}/");
         if !is_slug(dir) {
-            out.push(Finding::error(
+            out.push(Diagnostic::error(
+                "E_SLUG",
                 &file,
                 "",
-                "E_SLUG",
                 format!("故事线目录名「{dir}」不是 slug"),
             ));
         } else if let Some(ids) = storylines
             && !ids.contains(dir)
         {
-            out.push(Finding::warning(
+            out.push(Diagnostic::warning(
+                "E_REF_STORYLINE",
                 &file,
                 "",
-                "E_REF_STORYLINE",
                 format!("目录「{dir}」不对应 storylines.json 中的任何故事线"),
             ));
         }
     }
 }
 
+/// A line of the project's `state/changelog.jsonl`.
+fn is_changelog_line(d: &JsonDoc) -> bool {
+    d.kind == FileKind::ChangelogEntry && d.file == "state/changelog.jsonl"
+}
+
 /// The state file is what its changelog replays to: its `state_version` is the last line's
 /// (0 with an empty changelog). A state ahead of or behind its log cannot be rebuilt.
-fn state_follows_changelog(valid: &[&JsonDoc], out: &mut Vec<Finding>) {
+fn state_follows_changelog(valid: &[&JsonDoc], out: &mut Vec<Diagnostic>) {
     const STATE: &str = "state/current-state.json";
     let Some(state) = valid.iter().find(|d| d.file == STATE) else {
         return;
@@ -910,22 +895,21 @@ fn state_follows_changelog(valid: &[&JsonDoc], out: &mut Vec<Finding>) {
         .get("state_version")
         .and_then(Value::as_u64)
         .unwrap_or(0);
-    let last = valid.iter().rfind(|d| {
-        d.kind == FileKind::ChangelogEntry && d.file.starts_with("state/changelog.jsonl:")
-    });
+    let last = valid.iter().rfind(|d| is_changelog_line(d));
     let logged = last
         .and_then(|d| d.value.get("state_version"))
         .and_then(Value::as_u64)
         .unwrap_or(0);
     if version != logged {
-        out.push(Finding::error(
+        out.push(Diagnostic::error(
+            "E_STATE_DIVERGED",
             STATE,
             "/state_version",
-            "E_STATE_DIVERGED",
             match last {
                 Some(d) => format!(
-                    "state_version 为 {version}，但变更日志最后一行（{}）记到 {logged}：状态文件与变更日志不一致。运行 novel state rebuild 查看差异",
-                    d.file
+                    "state_version 为 {version}，但变更日志最后一行（{}:{}）记到 {logged}：状态文件与变更日志不一致。运行 novel state rebuild 查看差异",
+                    d.file,
+                    d.line.unwrap_or(0)
                 ),
                 None => format!(
                     "state_version 为 {version}，但变更日志是空的：这些版本没有任何记录可以重建。运行 novel state rebuild 查看差异"
@@ -941,7 +925,7 @@ fn state_follows_changelog(valid: &[&JsonDoc], out: &mut Vec<Finding>) {
 /// checked against passed its schema (their own findings say what is wrong otherwise); a delta
 /// that cannot be run at all is already reported by its schema and storyline checks. (Other
 /// deltas lying in `staging/state/` are nobody's to apply.)
-fn staged_deltas_apply(valid: &[&JsonDoc], broken: &BTreeSet<FileKind>, out: &mut Vec<Finding>) {
+fn staged_deltas_apply(valid: &[&JsonDoc], broken: &BTreeSet<FileKind>, out: &mut Vec<Diagnostic>) {
     use crate::ops::{Context, NameIndex, check_delta};
     let needed = [
         FileKind::CurrentState,
@@ -994,9 +978,7 @@ fn staged_deltas_apply(valid: &[&JsonDoc], broken: &BTreeSet<FileKind>, out: &mu
         .collect();
     let log_last = valid
         .iter()
-        .rfind(|d| {
-            d.kind == FileKind::ChangelogEntry && d.file.starts_with("state/changelog.jsonl:")
-        })
+        .rfind(|d| is_changelog_line(d))
         .and_then(|d| typed::<model::ChangelogEntry>(d));
     let ctx = Context {
         names: &names,
@@ -1020,7 +1002,7 @@ fn staged_deltas_apply(valid: &[&JsonDoc], broken: &BTreeSet<FileKind>, out: &mu
 /// guard hook, after one file was written): schema, typed reading, the file name against the
 /// content, ids and duplicates inside the file. References into files of other kinds are not
 /// judged: loading those would mean compiling their schemas too.
-pub fn check_alone(mut view: ProjectView) -> Vec<Finding> {
+pub fn check_alone(mut view: ProjectView) -> Vec<Diagnostic> {
     let own: BTreeSet<FileKind> = view.docs.iter().map(|d| d.kind).collect();
     for kind in FileKind::ALL {
         if !own.contains(&kind) {
@@ -1039,7 +1021,7 @@ pub fn escape(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
 }
 
-fn chapter_name_check(doc: &JsonDoc, out: &mut Vec<Finding>) {
+fn chapter_name_check(doc: &JsonDoc, out: &mut Vec<Diagnostic>) {
     let Some(named) = doc.chapter_in_name else {
         return;
     };
@@ -1047,10 +1029,10 @@ fn chapter_name_check(doc: &JsonDoc, out: &mut Vec<Finding>) {
         return;
     };
     if chapter != u64::from(named) {
-        out.push(Finding::error(
+        out.push(Diagnostic::error(
+            "E_FILE_NAME",
             &doc.file,
             "/chapter",
-            "E_FILE_NAME",
             format!("chapter 为 {chapter}，但文件名表示第 {named} 章"),
         ));
     }
@@ -1062,11 +1044,11 @@ fn contract_refs(
     world: Option<&BTreeSet<String>>,
     ls: Option<&BTreeSet<String>>,
     contracts: Option<&BTreeSet<String>>,
-    out: &mut Vec<Finding>,
+    out: &mut Vec<Diagnostic>,
 ) {
     let file = doc.file.as_str();
     // `None` = the registry file is broken (its own errors are reported; refs cannot be judged).
-    let check = |pointer: String, id: &str, out: &mut Vec<Finding>| {
+    let check = |pointer: String, id: &str, out: &mut Vec<Diagnostic>| {
         let (known, what, home) = if id.starts_with("W-") {
             (world, "世界规则", "world/rules.json")
         } else if id.starts_with("LS-") {
@@ -1081,10 +1063,10 @@ fn contract_refs(
         if let Some(set) = known
             && !set.contains(id)
         {
-            out.push(Finding::error(
+            out.push(Diagnostic::error(
+                "E_REF_SPEC",
                 file,
                 pointer,
-                "E_REF_SPEC",
                 format!("引用了不存在的{what}「{id}」（{home} 中没有）"),
             ));
         }
@@ -1115,33 +1097,33 @@ fn contract_refs(
     }
 }
 
-fn checkpoint_coherence(file: &str, c: &model::Checkpoint, out: &mut Vec<Finding>) {
+fn checkpoint_coherence(file: &str, c: &model::Checkpoint, out: &mut Vec<Diagnostic>) {
     use model::PipelineStage as S;
     let busy = matches!(
         c.pipeline_stage,
         Some(S::Drafting | S::Drafted | S::Refined | S::Judged | S::Revising)
     );
     match (busy, c.inflight_chapter) {
-        (true, None) => out.push(Finding::error(
+        (true, None) => out.push(Diagnostic::error(
+            "E_CHECKPOINT",
             file,
             "/inflight_chapter",
-            "E_CHECKPOINT",
             "pipeline_stage 表示有章节在写，但 inflight_chapter 为 null".to_string(),
         )),
-        (_, Some(n)) if n != c.next_chapter() => out.push(Finding::error(
+        (_, Some(n)) if n != c.next_chapter() => out.push(Diagnostic::error(
+            "E_CHECKPOINT",
             file,
             "/inflight_chapter",
-            "E_CHECKPOINT",
             format!(
                 "在写章节为第 {n} 章，但最后完成的是第 {} 章（应为第 {} 章）",
                 c.last_completed_chapter,
                 c.next_chapter()
             ),
         )),
-        (false, Some(n)) => out.push(Finding::warning(
+        (false, Some(n)) => out.push(Diagnostic::warning(
+            "E_CHECKPOINT",
             file,
             "/inflight_chapter",
-            "E_CHECKPOINT",
             format!("inflight_chapter 为 {n}，但 pipeline_stage 不是进行中的阶段"),
         )),
         _ => {}
@@ -1149,10 +1131,10 @@ fn checkpoint_coherence(file: &str, c: &model::Checkpoint, out: &mut Vec<Finding
     let mut ids = BTreeMap::new();
     for (i, a) in c.pending_actions.iter().enumerate() {
         if let Some(prev) = ids.insert(a.id.clone(), i) {
-            out.push(Finding::error(
+            out.push(Diagnostic::error(
+                "E_DUPLICATE_ID",
                 file,
                 format!("/pending_actions/{i}/id"),
-                "E_DUPLICATE_ID",
                 format!("待处理事项 id「{}」与第 {prev} 项重复", a.id),
             ));
         }
@@ -1174,7 +1156,11 @@ pub fn chapter_in_heading(line: &str) -> Option<u32> {
     crate::numerals::chinese_number(num).and_then(|n| u32::try_from(n).ok())
 }
 
-fn markdown_check(md: &MarkdownDoc, storylines: Option<&BTreeSet<String>>, out: &mut Vec<Finding>) {
+fn markdown_check(
+    md: &MarkdownDoc,
+    storylines: Option<&BTreeSet<String>>,
+    out: &mut Vec<Diagnostic>,
+) {
     let Some(named) = md.chapter_in_name else {
         return;
     };
@@ -1184,35 +1170,35 @@ fn markdown_check(md: &MarkdownDoc, storylines: Option<&BTreeSet<String>>, out: 
         if let Some(ch) = fm("chapter") {
             match ch.parse::<u32>() {
                 Ok(n) if n == named => {}
-                Ok(n) => out.push(Finding::error(
+                Ok(n) => out.push(Diagnostic::error(
+                    "E_FILE_NAME",
                     &md.file,
                     "/chapter",
-                    "E_FILE_NAME",
                     format!("摘要 front matter 中 chapter 为 {n}，但文件名表示第 {named} 章"),
                 )),
-                Err(_) => out.push(Finding::error(
+                Err(_) => out.push(Diagnostic::error(
+                    "E_SCHEMA",
                     &md.file,
                     "/chapter",
-                    "E_SCHEMA",
                     format!("摘要 front matter 中 chapter「{ch}」不是整数"),
                 )),
             }
         }
         if let Some(id) = fm("storyline_id") {
             if !is_slug(id) {
-                out.push(Finding::error(
+                out.push(Diagnostic::error(
+                    "E_SLUG",
                     &md.file,
                     "/storyline_id",
-                    "E_SLUG",
                     format!("摘要的 storyline_id「{id}」不是 slug"),
                 ));
             } else if let Some(ids) = storylines
                 && !ids.contains(id)
             {
-                out.push(Finding::error(
+                out.push(Diagnostic::error(
+                    "E_REF_STORYLINE",
                     &md.file,
                     "/storyline_id",
-                    "E_REF_STORYLINE",
                     format!("摘要引用了不存在的故事线「{id}」"),
                 ));
             }
@@ -1221,10 +1207,10 @@ fn markdown_check(md: &MarkdownDoc, storylines: Option<&BTreeSet<String>>, out: 
         && let Some(n) = chapter_in_heading(first)
         && n != named
     {
-        out.push(Finding::error(
+        out.push(Diagnostic::error(
+            "E_FILE_NAME",
             &md.file,
             "",
-            "E_FILE_NAME",
             format!(
                 "标题「{}」是第 {n} 章，但文件名表示第 {named} 章",
                 first.trim()

@@ -32,7 +32,7 @@ pub fn load_checkpoint(project: &Project) -> Result<Checkpoint, StoreError> {
         return Err(StoreError::Model {
             path,
             what: FileKind::Checkpoint.label(),
-            message: format!("{} {}", f.pointer, f.message),
+            message: f.brief(),
         });
     }
     crate::state::typed(project, layout::CHECKPOINT, FileKind::Checkpoint, value)
@@ -124,10 +124,7 @@ fn json_fact(
         Err(e) => return (FileFact::Invalid(e.to_string()), None),
     };
     if let Some(f) = check_document(rel, kind, &value).into_iter().next() {
-        return (
-            FileFact::Invalid(format!("{} {}", f.pointer, f.message)),
-            Some(value),
-        );
+        return (FileFact::Invalid(f.brief()), Some(value));
     }
     if value.get("chapter").and_then(serde_json::Value::as_u64) != Some(u64::from(chapter)) {
         return (
@@ -927,7 +924,7 @@ pub fn staged_evaluations(
         let problem = check_document(&rel, FileKind::Evaluation, &value)
             .into_iter()
             .next()
-            .map(|f| format!("{} {}", f.pointer, f.message))
+            .map(|f| f.brief())
             .or_else(|| {
                 (value.get("chapter").and_then(serde_json::Value::as_u64) != Some(u64::from(n)))
                     .then(|| format!("/chapter 不是 {n}（评估的是另一章？）"))

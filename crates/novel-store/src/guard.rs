@@ -16,7 +16,8 @@ use std::path::{Component, Path, PathBuf};
 
 use novel_core::FileKind;
 
-use novel_core::validate::{Finding, ProjectView, Severity, check_alone};
+use novel_core::diagnostic::{Diagnostic, Severity};
+use novel_core::validate::{ProjectView, check_alone};
 use serde_json::Value;
 
 use crate::layout;
@@ -335,7 +336,7 @@ pub fn before_write(file: &Path, cwd: Option<&Path>) -> Before {
 /// checks it (its kind read off its path; only its own schema compiled; references into other
 /// files left to `novel validate`), plus, for a state delta, what `novel ops validate` would
 /// reject. Empty when the file is valid, unknown to the layout, or outside a project.
-pub fn written(file: &Path, cwd: Option<&Path>) -> Vec<Finding> {
+pub fn written(file: &Path, cwd: Option<&Path>) -> Vec<Diagnostic> {
     // The physical reading is the file that was actually written.
     let Some(l) = locate(file, cwd).pop() else {
         return Vec::new();
@@ -350,7 +351,7 @@ pub fn written(file: &Path, cwd: Option<&Path>) -> Vec<Finding> {
         .iter()
         .find(|d| d.kind == FileKind::StateDelta)
         .map(|d| d.value.clone());
-    let mut findings: Vec<Finding> = check_alone(view)
+    let mut findings: Vec<Diagnostic> = check_alone(view)
         .into_iter()
         .filter(|f| f.severity == Severity::Error)
         .collect();
@@ -365,9 +366,10 @@ pub fn written(file: &Path, cwd: Option<&Path>) -> Vec<Finding> {
 /// Errors listed in one block reason at most (the rest are counted).
 const MAX_LISTED: usize = 30;
 
-/// The `PostToolUse` block reason for the errors of [`written`], in Chinese, one
-/// `file: /pointer: message` line each; `None` when there are none.
-pub fn block_reason(findings: &[Finding]) -> Option<String> {
+/// The `PostToolUse` block reason for the errors of [`written`], in Chinese, each as
+/// [`Diagnostic::render`] puts it (`file: /pointer: code[错误]: message`, and how to fix it);
+/// `None` when there are none.
+pub fn block_reason(findings: &[Diagnostic]) -> Option<String> {
     let first = findings.first()?;
     let mut text = format!(
         "刚写入的 {} 没有通过 novel 的校验（{} 个错误）。请在这一轮按下列位置修正后重新写入：\n",
@@ -375,11 +377,7 @@ pub fn block_reason(findings: &[Finding]) -> Option<String> {
         findings.len()
     );
     for f in findings.iter().take(MAX_LISTED) {
-        if f.pointer.is_empty() {
-            text.push_str(&format!("{}: {}\n", f.file, f.message));
-        } else {
-            text.push_str(&format!("{}: {}: {}\n", f.file, f.pointer, f.message));
-        }
+        text.push_str(&f.render());
     }
     if findings.len() > MAX_LISTED {
         text.push_str(&format!(
@@ -393,19 +391,15 @@ pub fn block_reason(findings: &[Finding]) -> Option<String> {
 /// What `novel ops validate` would reject in a schema-valid delta. The state files are read
 /// without their schemas; when they cannot be read, the delta is not judged here (the files'
 /// own problems are `novel validate`'s to report).
-fn delta_findings(project: &Project, rel: &str, delta: &Value) -> Vec<Finding> {
+fn delta_findings(project: &Project, rel: &str, delta: &Value) -> Vec<Diagnostic> {
     let Ok(inputs) = load_delta_inputs(project, Trust::Typed, delta) else {
         return Vec::new();
     };
     match inputs.check(delta) {
         Ok(check) => check.findings(rel),
-        Err(e) => vec![Finding {
-            file: rel.to_string(),
-            pointer: String::new(),
-            severity: Severity::Error,
-            code: e.code(),
-            message: format!("{e}（修正：{}）", e.hint()),
-        }],
+        Err(e) => vec![
+            Diagnostic::new(e.code(), Severity::Error, rel, e.to_string(), e.hint()).at_pointer(""),
+        ],
     }
 }
 

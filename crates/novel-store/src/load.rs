@@ -7,8 +7,9 @@ use novel_core::context::outline::OutlineError;
 use std::path::Path;
 
 use novel_core::FileKind;
+use novel_core::diagnostic::{Diagnostic, Severity};
 use novel_core::validate::{
-    FailedDoc, Finding, JsonDoc, MarkdownDoc, ProjectView, Severity, parse_json,
+    FailedDoc, JsonDoc, JsonSyntaxError, MarkdownDoc, ProjectView, check_file, parse_json,
 };
 use walkdir::WalkDir;
 
@@ -82,14 +83,47 @@ pub const REQUIRED: [(&str, &str); 11] = [
     ),
 ];
 
-fn finding(file: &str, code: &'static str, severity: Severity, message: String) -> Finding {
-    Finding {
-        file: file.to_string(),
-        pointer: String::new(),
-        severity,
-        code,
-        message,
+fn finding(file: &str, code: &'static str, severity: Severity, message: String) -> Diagnostic {
+    Diagnostic::new(code, severity, file, message, "")
+}
+
+/// A file outside any project (`novel validate FILE --kind KIND`), shown as `shown`: its
+/// syntax, then each of its documents on its own ([`check_file`]); a JSONL file line by line.
+pub fn check_standalone(
+    path: &Path,
+    shown: &str,
+    kind: FileKind,
+) -> Result<Vec<Diagnostic>, StoreError> {
+    let text = read_text(path)?;
+    let mut view = ProjectView::default();
+    if matches!(kind, FileKind::ChangelogEntry | FileKind::MemoryEntry) {
+        load_json_lines(shown, kind, &text, &mut view);
+    } else {
+        match parse_json(&text) {
+            Ok(value) => view.docs.push(JsonDoc::new(shown, None, kind, value)),
+            Err(e) => view.preexisting.push(syntax(shown, &e)),
+        }
     }
+    let mut out = view.preexisting;
+    for doc in &view.docs {
+        out.extend(
+            check_file(&doc.file, doc.kind, &doc.value)
+                .into_iter()
+                .map(|f| doc.place(f)),
+        );
+    }
+    Ok(out)
+}
+
+/// A JSON syntax error, at its line and column.
+fn syntax(file: &str, e: &JsonSyntaxError) -> Diagnostic {
+    finding(
+        file,
+        "E_JSON",
+        Severity::Error,
+        format!("JSON 格式错误：{}", e.message),
+    )
+    .at(e.line, e.column)
 }
 
 /// Reads every file of the project that the engine interprets.
@@ -147,11 +181,12 @@ pub fn load_project(project: &Project) -> ProjectView {
         if path.symlink_metadata().is_ok() {
             continue; // present (if unreadable, the walk reported it)
         }
-        view.preexisting.push(finding(
-            rel,
+        view.preexisting.push(Diagnostic::new(
             "E_MISSING",
             Severity::Error,
-            format!("缺少必需的文件。恢复方法：{restore}"),
+            rel,
+            "缺少必需的文件",
+            restore.to_string(),
         ));
         if let Some(kind) = json_kind(rel) {
             view.failed.push(FailedDoc {
@@ -173,8 +208,12 @@ fn json_kind(rel: &str) -> Option<FileKind> {
 
 /// A file that could not be read or parsed: reported once, and recorded by kind.
 fn failed(view: &mut ProjectView, rel: &str, code: &'static str, message: String) {
-    view.preexisting
-        .push(finding(rel, code, Severity::Error, message));
+    failed_with(view, rel, finding(rel, code, Severity::Error, message));
+}
+
+/// A file that could not be read or parsed: its finding, and its kind marked as not loaded.
+fn failed_with(view: &mut ProjectView, rel: &str, f: Diagnostic) {
+    view.preexisting.push(f);
     if let Some(kind) = json_kind(rel) {
         view.failed.push(FailedDoc {
             file: rel.to_string(),
@@ -211,13 +250,14 @@ pub fn load_file(root: &Path, rel: &str, view: &mut ProjectView) {
             Ok(text) => match parse_json(&text) {
                 Ok(value) => view.docs.push(JsonDoc {
                     file: rel.to_string(),
+                    line: None,
                     kind,
                     value,
                     chapter_in_name: chapter,
                     volume_in_path: volume,
                     slug_in_name: slug,
                 }),
-                Err(e) => failed(view, rel, "E_JSON", e.to_string()),
+                Err(e) => failed_with(view, rel, syntax(rel, &e)),
             },
             Err(e) => failed(view, rel, e.code(), read_error(&e)),
         },
@@ -256,22 +296,11 @@ fn load_json_lines(rel: &str, kind: FileKind, text: &str, view: &mut ProjectView
         if line.trim().is_empty() {
             continue;
         }
-        let file = format!("{rel}:{}", i + 1);
         match parse_json(line) {
-            Ok(value) => view.docs.push(JsonDoc {
-                file,
-                kind,
-                value,
-                chapter_in_name: None,
-                volume_in_path: None,
-                slug_in_name: None,
-            }),
-            Err(e) => view.preexisting.push(finding(
-                &file,
-                "E_JSON",
-                Severity::Error,
-                format!("JSON 格式错误（第 {} 列）：{}", e.column, e.message),
-            )),
+            Ok(value) => view.docs.push(JsonDoc::new(rel, Some(i + 1), kind, value)),
+            Err(e) => view
+                .preexisting
+                .push(syntax(rel, &JsonSyntaxError { line: i + 1, ..e })),
         }
     }
 }
@@ -318,14 +347,17 @@ fn load_outline(path: &Path, rel: &str, view: &mut ProjectView) {
         let line = match &e {
             OutlineError::Heading { line, .. } | OutlineError::Duplicate { line, .. } => *line,
         };
-        view.preexisting.push(finding(
-            &format!("{rel}:{line}"),
-            "E_OUTLINE",
-            Severity::Error,
-            format!(
-                "{e}（章节标题格式：{}）",
-                novel_core::context::outline::HEADING_FORMAT
-            ),
-        ));
+        view.preexisting.push(
+            finding(
+                rel,
+                "E_OUTLINE",
+                Severity::Error,
+                format!(
+                    "{e}（章节标题格式：{}）",
+                    novel_core::context::outline::HEADING_FORMAT
+                ),
+            )
+            .at_line(line),
+        );
     }
 }

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::fs;
 
 use novel_core::context::outline;
+use novel_core::diagnostic::{Counts, Diagnostic, Severity, counts};
 use novel_core::model::contract::{Postconditions, Preconditions};
 use novel_core::model::state::{ChangeSource, OpKind, StateOp};
 use novel_core::model::{
@@ -21,8 +22,7 @@ use novel_core::model::{
 use novel_core::ops::{self, Context, NameIndex, OpsError};
 use novel_core::plan::continuity::{self, ContinuityInputs, Retired};
 use novel_core::plan::volume::{self as vcheck, OutlineInput, UNREADABLE, VolumeInputs};
-use novel_core::plan::{Counts, LoadedContract, PlanFinding, VolumeSpan, counts};
-use novel_core::validate::Severity;
+use novel_core::plan::{LoadedContract, VolumeSpan};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -84,7 +84,7 @@ pub struct ContinuityReport {
     pub last_completed_chapter: u32,
     /// Chapters that have a contract (the others have nothing to check).
     pub contracts_checked: Vec<u32>,
-    pub findings: Vec<PlanFinding>,
+    pub findings: Vec<Diagnostic>,
     pub counts: Counts,
 }
 
@@ -101,15 +101,15 @@ fn load<T: DeserializeOwned>(project: &Project, rel: &str) -> Result<Option<T>, 
     }
 }
 
-fn unreadable(file: &str, why: String) -> PlanFinding {
-    PlanFinding::new(
+fn unreadable(file: &str, why: String) -> Diagnostic {
+    Diagnostic::new(
         UNREADABLE,
         Severity::Error,
         file,
-        "",
         format!("{file} 读不了或格式不对（{why}），其中的内容没有检查"),
         format!("运行 novel validate {file} 查看具体问题并修正"),
     )
+    .at_pointer("")
 }
 
 /// The checkpoint, parsed with serde (the hook path's reading: no schema).
@@ -194,7 +194,7 @@ fn load_contracts(
     index: &BTreeMap<u32, String>,
     chapters: impl IntoIterator<Item = u32>,
     parse: Parse,
-    findings: &mut Vec<PlanFinding>,
+    findings: &mut Vec<Diagnostic>,
 ) -> BTreeMap<u32, LoadedContract> {
     let mut out = BTreeMap::new();
     for c in chapters {
@@ -414,7 +414,7 @@ pub fn continuity(project: &Project, scope: Scope) -> Result<ContinuityReport, P
         changelog: &log,
         last_completed: last,
     }));
-    novel_core::plan::sort(&mut findings);
+    novel_core::diagnostic::sort_by_chapter(&mut findings);
     let (chapter, volume) = match scope {
         Scope::Chapter(n) => (Some(n), None),
         Scope::Volume(v) => (None, Some(v)),
@@ -447,7 +447,7 @@ fn continuity_contracts(
     project: &Project,
     scope: Scope,
     chapters: &[u32],
-    findings: &mut Vec<PlanFinding>,
+    findings: &mut Vec<Diagnostic>,
 ) -> BTreeMap<u32, LoadedContract> {
     let prefer = match scope {
         Scope::Volume(v) => Some(v),
@@ -492,7 +492,7 @@ pub struct VolumeCheckReport {
     pub contracts: usize,
     /// Outline blocks in the range.
     pub outline_blocks: usize,
-    pub findings: Vec<PlanFinding>,
+    pub findings: Vec<Diagnostic>,
     pub counts: Counts,
 }
 
@@ -509,7 +509,7 @@ struct KnownIds {
     foreshadowing: Option<Vec<String>>,
 }
 
-fn known_ids(project: &Project, findings: &mut Vec<PlanFinding>) -> KnownIds {
+fn known_ids(project: &Project, findings: &mut Vec<Diagnostic>) -> KnownIds {
     let mut ids_of = |rel: &str, r: Result<Option<Vec<String>>, String>| match r {
         Ok(ids) => Some(ids.unwrap_or_default()),
         Err(why) => {
@@ -608,7 +608,7 @@ pub fn volume_check(project: &Project, v: u32) -> Result<VolumeCheckReport, Plan
             continuity(project, Scope::Volume(v))?.findings,
         );
     }
-    novel_core::plan::sort(&mut findings);
+    novel_core::diagnostic::sort_by_chapter(&mut findings);
     let range = span.as_ref().map(|s| s.range);
     let in_range = |c: &u32| range.is_some_and(|[a, b]| a <= *c && *c <= b);
     Ok(VolumeCheckReport {
@@ -627,7 +627,7 @@ pub fn volume_check(project: &Project, v: u32) -> Result<VolumeCheckReport, Plan
 }
 
 /// The volume outline's text: `None` when absent; a finding when unreadable.
-fn read_outline(project: &Project, rel: &str, findings: &mut Vec<PlanFinding>) -> Option<String> {
+fn read_outline(project: &Project, rel: &str, findings: &mut Vec<Diagnostic>) -> Option<String> {
     match read_text(&project.path(rel)) {
         Ok(t) => Some(t),
         Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => None,
@@ -642,7 +642,7 @@ fn read_outline(project: &Project, rel: &str, findings: &mut Vec<PlanFinding>) -
 fn load_or_report<T: DeserializeOwned>(
     project: &Project,
     rel: &str,
-    findings: &mut Vec<PlanFinding>,
+    findings: &mut Vec<Diagnostic>,
 ) -> Option<T> {
     load::<T>(project, rel).unwrap_or_else(|why| {
         findings.push(unreadable(rel, why));
@@ -651,7 +651,7 @@ fn load_or_report<T: DeserializeOwned>(
 }
 
 /// Appends each of `more` not already in `findings`.
-fn add_new(findings: &mut Vec<PlanFinding>, more: Vec<PlanFinding>) {
+fn add_new(findings: &mut Vec<Diagnostic>, more: Vec<Diagnostic>) {
     for f in more {
         if !findings.contains(&f) {
             findings.push(f);

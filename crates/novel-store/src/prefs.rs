@@ -91,7 +91,7 @@ pub fn load(project: &Project) -> Result<Preferences, StoreError> {
         return Err(StoreError::Model {
             path,
             what: FileKind::Preferences.label(),
-            message: format!("{} {}", f.pointer, f.message),
+            message: f.brief(),
         });
     }
     serde_json::from_value(value).map_err(|e| StoreError::Model {

@@ -269,7 +269,7 @@ fn read_model<T: serde::de::DeserializeOwned>(
         return Err(StoreError::Model {
             path: project.path(rel),
             what: kind.label(),
-            message: format!("{} {}", f.pointer, f.message),
+            message: f.brief(),
         });
     }
     serde_json::from_value(value).map_err(|e| StoreError::Model {

@@ -305,7 +305,7 @@ fn load_kind<T: serde::de::DeserializeOwned>(
         Err(e) => return Loaded::Broken(e.to_string()),
     };
     if let Some(f) = check_document(rel, kind, &value).into_iter().next() {
-        return Loaded::Broken(format!("{} {}", f.pointer, f.message));
+        return Loaded::Broken(f.brief());
     }
     match serde_json::from_value(value) {
         Ok(t) => Loaded::Parsed(t),
@@ -871,7 +871,7 @@ fn load_state_value(project: &Project) -> Result<Value, SpecError> {
         return Err(SpecError::Store(StoreError::Model {
             path: state_path,
             what: FileKind::CurrentState.label(),
-            message: format!("{} {}", f.pointer, f.message),
+            message: f.brief(),
         }));
     }
     Ok(v)
@@ -972,7 +972,7 @@ mod tests {
         let view = crate::load::load_project(p);
         novel_core::validate::check_project(&view)
             .into_iter()
-            .map(|f| format!("{} {} {} {:?}", f.file, f.pointer, f.message, f.severity))
+            .map(|f| f.render())
             .collect()
     }
 

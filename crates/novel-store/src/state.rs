@@ -56,15 +56,7 @@ fn schema_checked(path: &Path, rel: &str, kind: FileKind, value: &Value) -> Resu
         Some(f) => Err(StoreError::Model {
             path: path.to_path_buf(),
             what: kind.label(),
-            message: format!(
-                "{}: {}",
-                if f.pointer.is_empty() {
-                    "/"
-                } else {
-                    &f.pointer
-                },
-                f.message
-            ),
+            message: f.brief(),
         }),
     }
 }
@@ -489,7 +481,7 @@ fn parse_changelog(path: &Path, text: &str) -> Result<Vec<ChangelogEntry>, Store
                 let reason = check_document("", FileKind::ChangelogEntry, &value)
                     .into_iter()
                     .next()
-                    .map_or(e.to_string(), |f| format!("{} {}", f.pointer, f.message));
+                    .map_or(e.to_string(), |f| f.brief());
                 return Err(bad(reason));
             }
         }

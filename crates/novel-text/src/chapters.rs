@@ -329,13 +329,14 @@ pub fn folder_rank(stem: &str) -> (u8, u32) {
 /// What an import warns about one file of a folder (split by [`split_file`] into `sections`):
 /// no number in its name or its text, or a name that says another chapter than its heading.
 pub fn folder_warnings(stem: &str, shown: &str, sections: &[Section]) -> Vec<Problem> {
-    let warn = |kind, message: String, line| Problem {
-        kind,
-        code: novel_core::import::WARNING,
-        chapter: None,
-        file: shown.to_string(),
-        line,
-        message,
+    let warn = |kind, message: String, line| {
+        let hint = match kind {
+            ProblemKind::Unnumbered => {
+                "要作为正文章节导入，就在文件名或首行标题写上章号（如「第12章 标题」）"
+            }
+            _ => "标题的章号写错了就改标题，文件名写错了就改文件名，再重新导入",
+        };
+        Problem::warning(kind, shown, line, message, hint)
     };
     let mut out = Vec::new();
     let chapters: Vec<&Section> = sections
@@ -557,14 +558,16 @@ mod tests {
         let s = split_file("笔记", "说明.txt", "说明");
         let w = folder_warnings("说明", "说明.txt", &s.sections);
         assert_eq!(
-            (w.len(), w[0].kind, w[0].line),
+            (w.len(), w[0].kind, w[0].finding.line.unwrap_or(0)),
             (1, ProblemKind::Unnumbered, 1)
         );
         let s = split_file("第3章 夜\n正文", "005.txt", "005");
         let w = folder_warnings("005", "005.txt", &s.sections);
         assert_eq!(w.len(), 1);
         assert_eq!(w[0].kind, ProblemKind::NameMismatch);
-        assert!(w[0].message.contains("第 5 章") && w[0].message.contains("第 3 章"));
+        assert!(
+            w[0].finding.message.contains("第 5 章") && w[0].finding.message.contains("第 3 章")
+        );
         let s = split_file("正文", "005.txt", "005");
         assert!(folder_warnings("005", "005.txt", &s.sections).is_empty());
     }

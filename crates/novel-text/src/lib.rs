@@ -14,7 +14,7 @@
 //! - [`decode`], [`chapters`]: a manuscript to import — bytes in any common Chinese encoding to
 //!   NFC text, and the text split at its chapter, volume and extra headings.
 //! - [`blacklist`], [`patterns`], [`repetition`]: the rule families of `novel lint`, combined
-//!   with thresholds in [`lint`]; every finding is a [`finding::Finding`].
+//!   with thresholds in [`lint`]; every finding is a [`novel_core::diagnostic::Diagnostic`].
 //! - [`maintain`]: the maintenance rules of the blacklist (PRD §7 黑名单维护) that
 //!   `novel blacklist` applies to `ai-blacklist.json`.
 //! - [`metrics`]: the numbers of `style-profile.json`; [`drift`]: 风格校准 against them.

@@ -14,10 +14,10 @@ use novel_core::model::AiBlacklist;
 use novel_core::model::settings::LintThresholds;
 
 use crate::blacklist::{Blacklist, BlacklistHit, FORBIDDEN_CATEGORY};
-use crate::finding::{Finding, Severity};
 use crate::patterns::{PatternError, PatternRule, Patterns};
 use crate::repetition::{self, RepetitionReport};
 use crate::segment::Document;
+use novel_core::diagnostic::{Diagnostic, Severity};
 
 /// Characters of context either side of a match in an excerpt.
 const EXCERPT_CONTEXT: usize = 10;
@@ -32,7 +32,7 @@ pub struct Linter {
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LintReport {
-    pub findings: Vec<Finding>,
+    pub findings: Vec<Diagnostic>,
     pub summary: LintSummary,
 }
 
@@ -149,7 +149,7 @@ impl Linter {
         &self,
         doc: &Document,
         chars: usize,
-        findings: &mut Vec<Finding>,
+        findings: &mut Vec<Diagnostic>,
         failures: &mut Vec<String>,
     ) -> BlacklistSummary {
         let hits = self.blacklist.scan(doc);
@@ -176,7 +176,7 @@ impl Linter {
     }
 
     /// The finding for one blacklist hit: what was found, its category and what to write instead.
-    fn blacklist_finding(&self, doc: &Document, h: &BlacklistHit) -> Finding {
+    fn blacklist_finding(&self, doc: &Document, h: &BlacklistHit) -> Diagnostic {
         let term = &self.blacklist.terms()[h.term];
         let (line, col) = doc.position(h.span.start);
         let category = self.blacklist.category_name(&term.category);
@@ -191,14 +191,15 @@ impl Linter {
         } else {
             "AI 套话"
         };
-        Finding {
-            line,
-            col,
-            rule: format!("blacklist/{}", term.category),
-            severity: Severity::Warning,
-            message: format!("{what}「{found}」（{category}）；{advice}"),
-            excerpt: doc.excerpt(h.span, EXCERPT_CONTEXT),
-        }
+        Diagnostic::new(
+            format!("blacklist/{}", term.category),
+            Severity::Warning,
+            "",
+            format!("{what}「{found}」（{category}）"),
+            advice,
+        )
+        .at(line, col)
+        .with_excerpt(doc.excerpt(h.span, EXCERPT_CONTEXT))
     }
 
     /// Hits per category, most first (ties by slug).
@@ -245,7 +246,7 @@ impl Linter {
         &self,
         doc: &Document,
         chars: usize,
-        findings: &mut Vec<Finding>,
+        findings: &mut Vec<Diagnostic>,
         failures: &mut Vec<String>,
     ) -> Vec<PatternSummary> {
         let pattern_hits = self.patterns.scan(doc);
@@ -254,15 +255,21 @@ impl Linter {
             counts[h.rule] += 1;
             let rule = &self.patterns.rules()[h.rule];
             let (line, col) = doc.position(h.span.start);
-            let why = rule.description.as_deref().unwrap_or("结构性 AI 痕迹");
-            findings.push(Finding {
-                line,
-                col,
-                rule: format!("pattern/{}", rule.id),
-                severity: Severity::Warning,
-                message: format!("句式{}：{}", quoted(&rule.name), why),
-                excerpt: doc.excerpt(h.span, EXCERPT_CONTEXT),
-            });
+            let why = rule
+                .description
+                .as_deref()
+                .unwrap_or("结构性 AI 痕迹：换成直接的陈述、动作或对话");
+            findings.push(
+                Diagnostic::new(
+                    format!("pattern/{}", rule.id),
+                    Severity::Warning,
+                    "",
+                    format!("句式{}", quoted(&rule.name)),
+                    why,
+                )
+                .at(line, col)
+                .with_excerpt(doc.excerpt(h.span, EXCERPT_CONTEXT)),
+            );
         }
         self.patterns
             .rules()
@@ -276,7 +283,7 @@ impl Linter {
     fn lint_repetition(
         &self,
         doc: &Document,
-        findings: &mut Vec<Finding>,
+        findings: &mut Vec<Diagnostic>,
         failures: &mut Vec<String>,
     ) -> RepetitionReport {
         let rep = repetition::check(
@@ -401,7 +408,7 @@ mod tests {
         let got: Vec<(usize, usize, &str)> = r
             .findings
             .iter()
-            .map(|f| (f.line, f.col, f.rule.as_str()))
+            .map(|f| (f.line.unwrap_or(0), f.col.unwrap_or(0), f.code.as_ref()))
             .collect();
         assert_eq!(
             got,
@@ -410,8 +417,14 @@ mod tests {
                 (2, 10, "blacklist/body_language")
             ]
         );
-        assert!(r.findings[1].message.contains("可改为：笑了一下"));
-        assert!(r.findings[1].excerpt.contains("嘴角微微上扬"));
+        assert!(r.findings[1].hint.contains("可改为：笑了一下"));
+        assert!(
+            r.findings[1]
+                .excerpt
+                .as_deref()
+                .unwrap_or_default()
+                .contains("嘴角微微上扬")
+        );
         // One dash in 17 characters is far over 2 per 1000.
         assert!(!r.summary.patterns[0].pass);
     }

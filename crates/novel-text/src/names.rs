@@ -36,6 +36,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::OnceLock;
 
 use aho_corasick::{AhoCorasick, MatchKind};
+use novel_core::diagnostic::{Diagnostic, Severity};
 use serde::Serialize;
 
 use crate::count::is_han;
@@ -526,6 +527,39 @@ pub struct NameIssue {
     pub name: String,
     pub kind: NameIssueKind,
     pub occurrences: Vec<Span>,
+}
+
+impl NameIssue {
+    /// The finding, where the name is first seen in `doc` (a warning: a name check points at
+    /// what to look at, it does not fail a chapter), with the lines of every occurrence in its
+    /// message and what to do in its hint. The file is the caller's to name.
+    pub fn diagnostic(&self, doc: &Document) -> Diagnostic {
+        let (line, col) = doc.position(self.occurrences[0].start);
+        let count = self.occurrences.len();
+        let mut lines: Vec<String> = self
+            .occurrences
+            .iter()
+            .map(|s| doc.position(s.start).0.to_string())
+            .collect();
+        lines.dedup();
+        let lines = lines.join("、");
+        let name = &self.name;
+        let (message, hint) = match &self.kind {
+            NameIssueKind::NearMiss { of, why, .. } => (
+                format!("「{name}」疑似「{of}」的{why}误写（{count} 次：第 {lines} 行）"),
+                format!("是同一人就改成「{of}」，是另一人就在 characters/ 登记"),
+            ),
+            NameIssueKind::SameSurname { like, .. } => (
+                format!("「{name}」与「{like}」同姓不同名（{count} 次：第 {lines} 行）"),
+                "若是笔误请统一，若是新人物请登记".to_string(),
+            ),
+            NameIssueKind::Unregistered => (
+                format!("未登记的人名「{name}」（{count} 次：第 {lines} 行）"),
+                "新人物请在 characters/ 登记，或加为已有角色的别名".to_string(),
+            ),
+        };
+        Diagnostic::new(self.kind.rule(), Severity::Warning, "", message, hint).at(line, col)
+    }
 }
 
 /// Known names, compiled for scanning.

@@ -24,8 +24,8 @@
 
 use serde::Serialize;
 
-use crate::finding::{Finding, Severity};
 use crate::segment::{Document, Sentence, Span, is_text_char};
+use novel_core::diagnostic::{Diagnostic, Severity};
 
 /// Shorter narration sentences have no pattern to repeat.
 pub const MIN_SENTENCE_LEN: usize = 5;
@@ -395,38 +395,32 @@ fn describe(
     }
 }
 
-/// Findings for the clusters of a report.
-pub fn findings(doc: &Document, report: &RepetitionReport) -> Vec<Finding> {
+/// Findings for the clusters of a report (the file left empty: the caller names it).
+pub fn findings(doc: &Document, report: &RepetitionReport) -> Vec<Diagnostic> {
     report
         .clusters
         .iter()
         .map(|c| {
             let (line, col) = doc.position(c.span.start);
-            let (rule, message) = if c.consecutive {
+            let (rule, message, hint) = if c.consecutive {
                 (
                     "repetition/consecutive",
-                    format!(
-                        "连续 3 句相同句式（{}）；换一种句式或合并成一句（PRD §5.4）",
-                        c.what
-                    ),
+                    format!("连续 3 句相同句式（{}）", c.what),
+                    "换一种句式或合并成一句（PRD §5.4）".to_string(),
                 )
             } else {
                 (
                     "repetition/window",
                     format!(
-                        "相邻 {} 句中有 {} 句句式重复（{}），上限 {} 句以下；变换句首或句式",
-                        report.window, c.repeats, c.what, report.max_repeats
+                        "相邻 {} 句中有 {} 句句式重复（{}）",
+                        report.window, c.repeats, c.what
                     ),
+                    format!("上限 {} 句以下；变换句首或句式", report.max_repeats),
                 )
             };
-            Finding {
-                line,
-                col,
-                rule: rule.to_string(),
-                severity: Severity::Error,
-                message,
-                excerpt: doc.excerpt(c.span, 0),
-            }
+            Diagnostic::new(rule, Severity::Error, "", message, hint)
+                .at(line, col)
+                .with_excerpt(doc.excerpt(c.span, 0))
         })
         .collect()
 }
@@ -463,10 +457,11 @@ mod tests {
         findings(&d, &r)
             .into_iter()
             .map(|f| {
-                if f.col == 1 {
-                    format!("{}:{}", f.line, f.rule)
+                let (line, col) = (f.line.unwrap_or(0), f.col.unwrap_or(0));
+                if col == 1 {
+                    format!("{line}:{}", f.code)
                 } else {
-                    format!("{}:{}:{}", f.line, f.col, f.rule)
+                    format!("{line}:{col}:{}", f.code)
                 }
             })
             .collect()

@@ -3,11 +3,11 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use novel_core::diagnostic::Diagnostic;
 use novel_core::gate::KeyReason;
 use novel_core::model::checkpoint::ErrorRecord;
 use novel_core::model::{OrchestratorState, PipelineStage};
 use novel_core::pipeline;
-use novel_core::plan::PlanFinding;
 use novel_store::lock;
 use novel_store::{Project, layout, time};
 
@@ -23,7 +23,7 @@ struct BeginData<'a> {
     chapter: u32,
     token: &'a str,
     resumed: bool,
-    continuity: &'a [PlanFinding],
+    continuity: &'a [Diagnostic],
     key_chapter: &'a [KeyReason],
     stage: Option<PipelineStage>,
     broke_stale_lock: &'a Option<String>,
@@ -190,11 +190,7 @@ fn begin(project: &Project, n: u32, owner: Option<u32>) -> Result<Report, CliErr
 
 /// The contract's gaps the writer bridges (`check continuity --chapter N`), told in `human`; a
 /// check that cannot run never stops the chapter from starting.
-fn continuity_of(
-    project: &Project,
-    n: u32,
-    human: &mut String,
-) -> Vec<novel_core::plan::PlanFinding> {
+fn continuity_of(project: &Project, n: u32, human: &mut String) -> Vec<Diagnostic> {
     let found = match novel_store::plan::continuity(project, novel_store::plan::Scope::Chapter(n)) {
         Ok(r) => r.findings,
         Err(e) => {
@@ -207,7 +203,7 @@ fn continuity_of(
             "第 {n} 章契约与前文有 {} 处出入，写作时要在正文里衔接：\n",
             found.len()
         ));
-        human.push_str(&super::render_findings(&found));
+        human.push_str(&novel_core::diagnostic::render_all(&found));
     }
     found
 }

@@ -21,7 +21,9 @@ use novel_store::plan::Scope;
 use novel_store::select::Selection;
 use novel_text::leak::{EntityKind, LeakAssessment, LeakRisk};
 
-use super::{names_report, plan_error, render_findings, select_error};
+use novel_core::diagnostic::render_all;
+
+use super::{names_report, plan_error, select_error};
 use crate::cli::{ChapterSelection, GlobalArgs, HELP_TEMPLATE};
 use crate::output::{CliError, Exit, Report};
 
@@ -215,7 +217,7 @@ fn continuity(global: &GlobalArgs, args: &ContinuityArgs) -> Result<Report, CliE
         (_, Some(v), None) => format!("第 {v} 卷的契约"),
         _ => "契约".to_string(),
     };
-    let mut human = render_findings(&report.findings);
+    let mut human = render_all(&report.findings);
     if report.counts.error > 0 {
         let err = CliError::new(
             "E_CONTINUITY",

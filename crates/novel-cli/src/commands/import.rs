@@ -306,7 +306,11 @@ fn progress(global: &GlobalArgs, plan: &Plan) -> indicatif::ProgressBar {
 }
 
 fn refusal(code: &'static str, plan: &Plan, args: &ImportArgs) -> CliError {
-    let n = plan.problems.iter().filter(|p| p.code == code).count();
+    let n = plan
+        .problems
+        .iter()
+        .filter(|p| p.finding.code == code)
+        .count();
     let (message, hint) = match code {
         "E_IMPORT_ORDER" => (
             format!("书稿的章号有 {n} 处问题（缺章、重号或顺序颠倒），没有导入任何内容"),
@@ -402,8 +406,7 @@ fn plan_human(plan: &Plan) -> String {
         plan.source_chars
     ));
     for p in &plan.problems {
-        let level = if p.blocking() { "问题" } else { "提示" };
-        out.push_str(&format!("{level}：{}:{}: {}\n", p.file, p.line, p.message));
+        out.push_str(&p.finding.render());
     }
     out
 }

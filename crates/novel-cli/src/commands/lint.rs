@@ -7,9 +7,9 @@
 use clap::Args;
 use serde::Serialize;
 
+use novel_core::diagnostic::Diagnostic;
 use novel_store::select::{load_blacklist, load_profile};
 use novel_store::{io, settings};
-use novel_text::finding::Finding;
 use novel_text::lint::{LintSummary, Linter};
 use novel_text::segment::Document;
 
@@ -25,21 +25,13 @@ pub struct LintArgs {
     pub select: ChapterSelection,
 }
 
-/// A finding with the file it is in (the JSON shape of DESIGN.md).
-#[derive(Serialize)]
-struct FileFinding<'a> {
-    path: &'a str,
-    #[serde(flatten)]
-    finding: Finding,
-}
-
 /// `novel lint`'s `--json` data.
 #[derive(Serialize)]
 struct LintData<'a> {
     pass: bool,
     blacklist_source: &'a str,
     files: Vec<FileSummary<'a>>,
-    findings: Vec<FileFinding<'a>>,
+    findings: Vec<Diagnostic>,
 }
 
 /// One file's result.
@@ -74,14 +66,9 @@ pub fn run(global: &GlobalArgs, args: LintArgs) -> Result<Report, CliError> {
         let text = io::read_text(&input.path)?;
         let report = linter.lint(&Document::new(&text));
         for f in report.findings {
-            human.push_str(&format!(
-                "{}:{}:{}: {}: {}\n    {}\n",
-                input.shown, f.line, f.col, f.rule, f.message, f.excerpt
-            ));
-            all_findings.push(FileFinding {
-                path: &input.shown,
-                finding: f,
-            });
+            let f = f.in_file(&input.shown);
+            human.push_str(&f.render());
+            all_findings.push(f);
         }
         human.push_str(&summary_line(&input.shown, &report.summary));
         if !report.summary.pass {

@@ -3,7 +3,7 @@
 //!
 //! What several commands share lives here, not in one of them: finding the project, resolving a
 //! [`ChapterSelection`] through the store, mapping store errors, and the renderings shown by
-//! more than one command (plan findings, the names check).
+//! more than one command (the names check).
 
 pub mod blacklist;
 pub mod chapter;
@@ -39,14 +39,14 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use novel_core::diagnostic::Diagnostic;
 use novel_core::ops::OpsError;
-use novel_core::plan::PlanFinding;
 use novel_store::Project;
 use novel_store::lock::LockError;
 use novel_store::select::{Input, SelectError};
 use novel_store::spec::SpecError;
 use novel_text::finding::Evidence;
-use novel_text::names::{NameIndex, NameIssue, NameIssueKind};
+use novel_text::names::{NameIndex, NameIssueKind};
 use novel_text::segment::Document;
 
 use crate::cli::{ChapterSelection, GlobalArgs};
@@ -93,19 +93,6 @@ pub(crate) fn resolve_inputs(
     Ok((found, inputs))
 }
 
-/// One line per finding, then its hint.
-pub(crate) fn render_findings(findings: &[PlanFinding]) -> String {
-    let mut out = String::new();
-    for f in findings {
-        out.push_str(&f.render());
-        out.push('\n');
-        if !f.hint.is_empty() {
-            out.push_str(&format!("    处理：{}\n", f.hint));
-        }
-    }
-    out
-}
-
 /// A plan check that could not run (exit 2: an unreadable changelog or checkpoint).
 pub(crate) fn plan_error(e: novel_store::plan::PlanError) -> CliError {
     CliError::new(e.code(), e.to_string(), e.hint(), Exit::Usage)
@@ -120,16 +107,12 @@ pub(crate) struct NamesReport {
     pub findings: Vec<NameFinding>,
 }
 
-/// One suspicious name where it is first seen; the issue's kind (`kind`, and `of`/`like`,
-/// `entity`, `why`) follows the common keys.
+/// One suspicious name where it is first seen: the finding, then the name as written, every
+/// place it occurs, and the issue's kind (`kind`, and `of`/`like`, `entity`, `why`).
 #[derive(Serialize)]
 pub(crate) struct NameFinding {
-    path: String,
-    line: usize,
-    col: usize,
-    rule: &'static str,
-    severity: &'static str,
-    message: String,
+    #[serde(flatten)]
+    finding: Diagnostic,
     name: String,
     evidence: Vec<Evidence>,
     #[serde(flatten)]
@@ -154,23 +137,15 @@ pub(crate) fn names_report(
     for input in inputs {
         let doc = Document::new(&novel_store::io::read_text(&input.path)?);
         for issue in index.check(&doc) {
-            let (line, col, rule, message) = name_message(&doc, &issue);
-            human.push_str(&format!(
-                "{}:{line}:{col}: {rule}: {message}\n",
-                input.shown
-            ));
+            let finding = issue.diagnostic(&doc).in_file(&input.shown);
+            human.push_str(&finding.render());
             let evidence: Vec<Evidence> = issue
                 .occurrences
                 .iter()
                 .map(|s| Evidence::of(&doc, *s))
                 .collect();
             findings.push(NameFinding {
-                path: input.shown.clone(),
-                line,
-                col,
-                rule,
-                severity: "warning",
-                message,
+                finding,
                 name: issue.name,
                 evidence,
                 kind: issue.kind,
@@ -184,32 +159,6 @@ pub(crate) fn names_report(
         findings,
     };
     Ok((data, human))
-}
-
-/// Where a name issue is first seen, its rule, and the Chinese message with its lines.
-fn name_message(doc: &Document, issue: &NameIssue) -> (usize, usize, &'static str, String) {
-    let (line, col) = doc.position(issue.occurrences[0].start);
-    let count = issue.occurrences.len();
-    let mut lines: Vec<String> = issue
-        .occurrences
-        .iter()
-        .map(|s| doc.position(s.start).0.to_string())
-        .collect();
-    lines.dedup();
-    let lines = lines.join("、");
-    let name = &issue.name;
-    let message = match &issue.kind {
-        NameIssueKind::NearMiss { of, why, .. } => format!(
-            "「{name}」疑似「{of}」的{why}误写（{count} 次：第 {lines} 行）；是同一人就改成「{of}」，是另一人就在 characters/ 登记"
-        ),
-        NameIssueKind::SameSurname { like, .. } => format!(
-            "「{name}」与「{like}」同姓不同名（{count} 次：第 {lines} 行）；若是笔误请统一，若是新人物请登记"
-        ),
-        NameIssueKind::Unregistered => format!(
-            "未登记的人名「{name}」（{count} 次：第 {lines} 行）；新人物请在 characters/ 登记，或加为已有角色的别名"
-        ),
-    };
-    (line, col, issue.kind.rule(), message)
 }
 
 /// The last committed chapters against the style baseline, nothing written.

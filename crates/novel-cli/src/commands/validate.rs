@@ -1,15 +1,17 @@
 //! `novel validate [PATH…] [--kind KIND]`: every schema error and cross-file problem of the
-//! project (or of the given files), as `file: /json/pointer: message`.
+//! project (or of the given files), each a [`Diagnostic`] rendered as `file: /json/pointer:
+//! code[级别]: message`.
 
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 use novel_core::FileKind;
-use novel_core::validate::{Finding, Severity, check_file, check_project};
+use novel_core::diagnostic::{Counts, Diagnostic, counts, render_all};
+use novel_core::validate::check_project;
+use novel_store::Project;
 use novel_store::layout;
 use novel_store::load::load_project;
-use novel_store::{Project, StoreError, io};
 
 use crate::cli::{GlobalArgs, ValidateArgs};
 use crate::output::{CliError, Exit, Report};
@@ -88,7 +90,7 @@ fn validate_paths(
     global: &GlobalArgs,
     paths: &[PathBuf],
     forced: Option<FileKind>,
-) -> Result<(Vec<Finding>, usize), CliError> {
+) -> Result<(Vec<Diagnostic>, usize), CliError> {
     let project = find_project(global, paths)?;
     let mut inside: Vec<String> = Vec::new();
     let mut outside: Vec<&PathBuf> = Vec::new();
@@ -129,7 +131,7 @@ fn validate_paths(
 }
 
 /// A file outside any project: its kind comes from `--kind` or from its trailing path.
-fn validate_standalone(path: &Path, forced: Option<FileKind>) -> Result<Vec<Finding>, CliError> {
+fn validate_standalone(path: &Path, forced: Option<FileKind>) -> Result<Vec<Diagnostic>, CliError> {
     let shown = path.display().to_string();
     let kind = forced.or_else(|| layout::kind_by_tail(path));
     let Some(kind) = kind else {
@@ -148,41 +150,7 @@ fn validate_standalone(path: &Path, forced: Option<FileKind>) -> Result<Vec<Find
             Exit::Usage,
         ));
     }
-    if kind == FileKind::ChangelogEntry {
-        // JSONL: one document per non-empty line, reported as `file:LINE`.
-        let text = io::read_text(path)?;
-        let mut out = Vec::new();
-        for (i, line) in text
-            .lines()
-            .enumerate()
-            .filter(|(_, l)| !l.trim().is_empty())
-        {
-            let file = format!("{shown}:{}", i + 1);
-            match novel_core::validate::parse_json(line) {
-                Ok(v) => out.extend(check_file(&file, kind, &v)),
-                Err(e) => out.push(syntax_finding(&file, e.to_string())),
-            }
-        }
-        return Ok(out);
-    }
-    let value = match io::read_json_value(path) {
-        Ok(v) => v,
-        Err(StoreError::Json { error, .. }) => {
-            return Ok(vec![syntax_finding(&shown, error.to_string())]);
-        }
-        Err(e) => return Err(e.into()),
-    };
-    Ok(check_file(&shown, kind, &value))
-}
-
-fn syntax_finding(file: &str, message: String) -> Finding {
-    Finding {
-        file: file.to_string(),
-        pointer: String::new(),
-        severity: Severity::Error,
-        code: "E_JSON",
-        message,
-    }
+    Ok(novel_store::load::check_standalone(path, &shown, kind)?)
 }
 
 /// `novel validate`'s `--json` data.
@@ -191,31 +159,15 @@ struct ValidateData {
     files_checked: usize,
     errors: usize,
     warnings: usize,
-    findings: Vec<Finding>,
+    findings: Vec<Diagnostic>,
 }
 
-fn render(findings: Vec<Finding>, checked: usize) -> Result<Report, CliError> {
-    let errors = findings
-        .iter()
-        .filter(|f| f.severity == Severity::Error)
-        .count();
-    let warnings = findings.len() - errors;
-    let mut human = String::new();
-    for f in &findings {
-        let label = if f.severity == Severity::Warning {
-            "警告："
-        } else {
-            ""
-        };
-        if f.pointer.is_empty() {
-            human.push_str(&format!("{}: {label}{}\n", f.file, f.message));
-        } else {
-            human.push_str(&format!(
-                "{}: {}: {label}{}\n",
-                f.file, f.pointer, f.message
-            ));
-        }
-    }
+fn render(findings: Vec<Diagnostic>, checked: usize) -> Result<Report, CliError> {
+    let Counts {
+        error: errors,
+        warning: warnings,
+    } = counts(&findings);
+    let mut human = render_all(&findings);
     let data = ValidateData {
         files_checked: checked,
         errors,
@@ -226,7 +178,7 @@ fn render(findings: Vec<Finding>, checked: usize) -> Result<Report, CliError> {
         let err = CliError::new(
             "E_VALIDATION",
             format!("校验未通过：{errors} 个错误，{warnings} 个警告（共检查 {checked} 个文件）"),
-            "按上面的 文件: 位置: 说明 逐条修正后重新运行 novel validate",
+            "按上面列出的位置逐条修正后重新运行 novel validate",
             Exit::Problems,
         );
         return Err(err.with_report(&data, human));

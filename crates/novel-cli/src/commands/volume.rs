@@ -10,7 +10,9 @@ use novel_store::plan::{VolumeCheckReport, volume_check};
 use novel_store::volume::{self, Selection, VolumeError};
 use novel_store::{Project, time};
 
-use super::{plan_error, render_findings};
+use novel_core::diagnostic::render_all;
+
+use super::plan_error;
 use crate::cli::{GlobalArgs, HELP_TEMPLATE};
 use crate::output::{CliError, Exit, Report};
 
@@ -99,7 +101,7 @@ pub fn run(global: &GlobalArgs, cmd: VolumeCommand) -> Result<Report, CliError> 
                 done.volume,
                 range_text(&done.check)
             );
-            human.push_str(&render_findings(&done.check.findings));
+            human.push_str(&render_all(&done.check.findings));
             human.push_str("下一步：/novel:continue 写本卷第一章。\n");
             let data = Opened {
                 volume: done.volume,
@@ -127,7 +129,7 @@ fn volume_error(e: VolumeError) -> CliError {
     let hint = e.hint();
     match e {
         VolumeError::CheckFailed(report) => {
-            let human = render_findings(&report.findings);
+            let human = render_all(&report.findings);
             let msg = format!(
                 "第 {} 卷的检查有 {} 个错误，不能开卷",
                 report.volume, report.counts.error
@@ -152,7 +154,7 @@ fn check(project: &Project, volume: Option<u32>) -> Result<Report, CliError> {
         None => novel_store::plan::light_checkpoint(project)?.volume(),
     };
     let report = volume_check(project, v).map_err(plan_error)?;
-    let mut human = render_findings(&report.findings);
+    let mut human = render_all(&report.findings);
     let summary = format!(
         "第 {v} 卷{}：{} 章，大纲 {} 节，契约 {} 份；错误 {}，提醒 {}。\n",
         range_text(&report),

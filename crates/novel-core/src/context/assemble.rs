@@ -167,7 +167,7 @@ pub struct Inputs {
     pub research: Vec<String>,
     /// Continuity findings of the chapter's contract (`novel check continuity --chapter N`):
     /// gaps the writer bridges in the text.
-    pub continuity: Vec<crate::plan::PlanFinding>,
+    pub continuity: Vec<crate::diagnostic::Diagnostic>,
     /// `004`: the author's preferences, rendered (`novel_store::prefs`); empty when there are
     /// none or the store could not be read.
     pub user_preferences: String,

@@ -22,12 +22,12 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::{LoadedContract, PlanFinding, pointer};
+use super::{LoadedContract, pointer};
+use crate::diagnostic::{Diagnostic, Severity};
 use crate::model::ChangelogEntry;
 use crate::model::is_slug;
 use crate::model::state::{ChangeSource, OpKind};
 use crate::ops::NameIndex;
-use crate::validate::Severity;
 
 pub const PRECONDITION_VS_STATE: &str = "precondition_vs_state";
 pub const CHAIN_BREAK: &str = "chain_break";
@@ -178,7 +178,7 @@ pub struct ContinuityInputs<'a> {
 }
 
 /// Runs the four rules on every chapter of `inputs.chapters` that has a contract.
-pub fn check(i: &ContinuityInputs<'_>) -> Vec<PlanFinding> {
+pub fn check(i: &ContinuityInputs<'_>) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for &n in i.chapters {
         let Some(c) = i.contracts.get(&n) else {
@@ -196,7 +196,7 @@ pub fn check(i: &ContinuityInputs<'_>) -> Vec<PlanFinding> {
         }
         retired_required(i, c, before.or(i.current_state), &mut out);
     }
-    super::sort(&mut out);
+    crate::diagnostic::sort_by_chapter(&mut out);
     out
 }
 
@@ -280,7 +280,7 @@ fn precondition_vs_state(
     i: &ContinuityInputs<'_>,
     c: &LoadedContract,
     state: &Value,
-    out: &mut Vec<PlanFinding>,
+    out: &mut Vec<Diagnostic>,
 ) {
     let n = c.chapter;
     for (name, wanted) in &c.contract.preconditions.character_states {
@@ -300,11 +300,10 @@ fn precondition_vs_state(
             let (file, ptr, whence) = state_source(i, n, slug, state_key);
             let what = field_kind(key).label();
             out.push(
-                PlanFinding::new(
+                Diagnostic::new(
                     PRECONDITION_VS_STATE,
                     severity(i, n),
                     &c.file,
-                    pointer(&["preconditions", "character_states", name, key]),
                     format!(
                         "第 {n} 章契约要求「{name}」的{what}（{key}）为 {}，但回放到第 {} 章的状态是 {}（{whence}）",
                         shown(expected),
@@ -320,7 +319,7 @@ fn precondition_vs_state(
                     } else {
                         "这一章已提交：核对正文与状态，状态漏记用 novel ops apply --manual 补记".to_string()
                     },
-                )
+                ).at_pointer(pointer(&["preconditions", "character_states", name, key]))
                 .for_chapter(n)
                 .related(file, ptr),
             );
@@ -332,7 +331,7 @@ fn chain_break(
     i: &ContinuityInputs<'_>,
     prev: &LoadedContract,
     c: &LoadedContract,
-    out: &mut Vec<PlanFinding>,
+    out: &mut Vec<Diagnostic>,
 ) {
     let n = c.chapter;
     for (post_name, changes) in &prev.contract.postconditions.state_changes {
@@ -366,11 +365,10 @@ fn chain_break(
                 continue;
             }
             out.push(
-                PlanFinding::new(
+                Diagnostic::new(
                     CHAIN_BREAK,
                     severity(i, n),
                     &c.file,
-                    pointer(&["preconditions", "character_states", pre_name, key]),
                     format!(
                         "契约链断开：第 {} 章结束时「{post_name}」的{}是 {}，第 {n} 章的前置条件却要求 {}",
                         prev.chapter,
@@ -382,7 +380,7 @@ fn chain_break(
                         "让两章契约衔接（第 {} 章的 postconditions 就是第 {n} 章的 preconditions），或在第 {n} 章开头写出这段过渡",
                         prev.chapter
                     ),
-                )
+                ).at_pointer(pointer(&["preconditions", "character_states", pre_name, key]))
                 .for_chapter(n)
                 .related(
                     &prev.file,
@@ -409,7 +407,7 @@ fn unrecorded_change(
     i: &ContinuityInputs<'_>,
     c: &LoadedContract,
     before: Option<&Value>,
-    out: &mut Vec<PlanFinding>,
+    out: &mut Vec<Diagnostic>,
 ) {
     let n = c.chapter;
     let lines: Vec<(usize, &ChangelogEntry)> = i
@@ -446,11 +444,10 @@ fn unrecorded_change(
                 None => (String::new(), "变更日志里没有这一章的记录".to_string()),
             };
             out.push(
-                PlanFinding::new(
+                Diagnostic::new(
                     UNRECORDED_CHANGE,
                     Severity::Warning,
                     &c.file,
-                    pointer(&["postconditions", "state_changes", name, key]),
                     format!(
                         "第 {n} 章契约承诺「{name}」的{}变为 {}，但没有任何已应用的 op 记录这一变化（{whence}{}）",
                         kind.label(),
@@ -460,7 +457,7 @@ fn unrecorded_change(
                     format!(
                         "核对第 {n} 章正文：确有此变化就用 novel ops apply --manual 补记（路径 characters.{slug}.…）；正文没写就在后面的章节补上，或修改契约"
                     ),
-                )
+                ).at_pointer(pointer(&["postconditions", "state_changes", name, key]))
                 .for_chapter(n)
                 .related(super::continuity::CHANGELOG_FILE, rel_ptr),
             );
@@ -472,7 +469,7 @@ fn retired_required(
     i: &ContinuityInputs<'_>,
     c: &LoadedContract,
     state: Option<&Value>,
-    out: &mut Vec<PlanFinding>,
+    out: &mut Vec<Diagnostic>,
 ) {
     let n = c.chapter;
     let named = c
@@ -500,11 +497,10 @@ fn retired_required(
         if let Some(r) = i.retired.get(slug).filter(|r| n >= r.from_chapter) {
             seen.push(slug);
             out.push(
-                PlanFinding::new(
+                Diagnostic::new(
                     RETIRED_REQUIRED,
                     severity(i, n),
                     &c.file,
-                    at,
                     format!(
                         "第 {n} 章契约用到了已退场的角色「{name}」（自第 {} 章起退场）",
                         r.from_chapter
@@ -512,6 +508,7 @@ fn retired_required(
                     "从契约中去掉该角色，或改由在场角色承担；确需回归请先让 CharacterWeaver 处理"
                         .to_string(),
                 )
+                .at_pointer(at)
                 .for_chapter(n)
                 .related(&r.file, ""),
             );
@@ -531,15 +528,15 @@ fn retired_required(
                 .unwrap_or_else(|| "status".into());
             let (file, ptr, whence) = state_source(i, n, slug, &key);
             out.push(
-                PlanFinding::new(
+                Diagnostic::new(
                     RETIRED_REQUIRED,
                     severity(i, n),
                     &c.file,
-                    at,
                     format!("第 {n} 章契约用到了已死亡的角色「{name}」（{whence}）"),
                     "从契约中去掉该角色，或写明是回忆、遗物、传闻等不需要本人在场的形式"
                         .to_string(),
                 )
+                .at_pointer(at)
                 .for_chapter(n)
                 .related(file, ptr),
             );

@@ -3,9 +3,9 @@
 //! chain and the contracts against the replayed state ([`continuity`]), the volume check
 //! before a volume opens ([`volume`]), and the volume-end cleanup ([`cleanup`]).
 //!
-//! Pure: the store loads the files and hands them in; every rule returns [`PlanFinding`]s that
-//! name the file and JSON pointer they are about and, where two files disagree, the other one
-//! ([`Related`]).
+//! Pure: the store loads the files and hands them in; every rule returns
+//! [`Diagnostic`](crate::diagnostic::Diagnostic)s that name the file and JSON pointer they are
+//! about and, where two files disagree, the other one.
 
 pub mod cleanup;
 pub mod continuity;
@@ -14,7 +14,7 @@ pub mod volume;
 use serde::Serialize;
 
 use crate::model::ChapterContract;
-use crate::validate::{Severity, escape};
+use crate::validate::escape;
 
 /// Where a volume's chapters run, and which file said so (`docs/orchestration.md` §5).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -61,117 +61,6 @@ pub fn settings_span(previous_end: u32, per_volume: u32) -> Option<[u32; 2]> {
     Some([first, last])
 }
 
-/// The other file of a finding that compares two (the previous contract, the changelog line
-/// that set a value, a retired character's file).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Related {
-    pub file: String,
-    /// JSON pointer; into `state/changelog.jsonl` it reads the file as an array of its lines
-    /// (`/12/applied/0` = line 13, its first applied op).
-    pub pointer: String,
-}
-
-/// One problem of a volume plan or of continuity. `rule` is stable (the rule tables of
-/// `docs/orchestration.md` §6–§7); `message` and `hint` are Chinese.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct PlanFinding {
-    pub rule: &'static str,
-    pub severity: Severity,
-    /// Project-relative path.
-    pub file: String,
-    /// JSON pointer into `file` (`""` for a whole file or a Markdown file).
-    pub pointer: String,
-    /// 1-based line (Markdown files), when known.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub line: Option<usize>,
-    /// 1-based column in characters, when known.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub col: Option<usize>,
-    /// The chapter the finding is about, when it is about one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub chapter: Option<u32>,
-    pub message: String,
-    pub hint: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub related: Option<Related>,
-}
-
-impl PlanFinding {
-    pub fn new(
-        rule: &'static str,
-        severity: Severity,
-        file: impl Into<String>,
-        pointer: impl Into<String>,
-        message: String,
-        hint: impl Into<String>,
-    ) -> Self {
-        PlanFinding {
-            rule,
-            severity,
-            file: file.into(),
-            pointer: pointer.into(),
-            line: None,
-            col: None,
-            chapter: None,
-            message,
-            hint: hint.into(),
-            related: None,
-        }
-    }
-
-    pub fn at_line(mut self, line: usize) -> Self {
-        self.line = Some(line);
-        self
-    }
-
-    pub fn for_chapter(mut self, chapter: u32) -> Self {
-        self.chapter = Some(chapter);
-        self
-    }
-
-    pub fn related(mut self, file: impl Into<String>, pointer: impl Into<String>) -> Self {
-        self.related = Some(Related {
-            file: file.into(),
-            pointer: pointer.into(),
-        });
-        self
-    }
-
-    pub fn is_error(&self) -> bool {
-        self.severity == Severity::Error
-    }
-
-    /// `file: /pointer: message` (or `file:line: message`), one line for human output.
-    pub fn render(&self) -> String {
-        let at = match (self.line, self.pointer.as_str()) {
-            (Some(l), _) => format!("{}:{l}", self.file),
-            (None, "") => self.file.clone(),
-            (None, p) => format!("{}: {p}", self.file),
-        };
-        let level = match self.severity {
-            Severity::Error => "错误",
-            Severity::Warning => "提醒",
-        };
-        let mut s = format!("{at}: {}[{level}]: {}", self.rule, self.message);
-        if let Some(r) = &self.related {
-            s.push_str(&format!("（对照 {}", r.file));
-            if !r.pointer.is_empty() {
-                s.push_str(&format!(": {}", r.pointer));
-            }
-            s.push('）');
-        }
-        s
-    }
-}
-
-/// Findings in a stable order: by chapter (those about none first), file, pointer, rule.
-pub fn sort(findings: &mut [PlanFinding]) {
-    findings.sort_by(|a, b| {
-        (a.chapter, &a.file, a.line, &a.pointer, a.rule)
-            .cmp(&(b.chapter, &b.file, b.line, &b.pointer, b.rule))
-    });
-}
-
 /// A JSON pointer from unescaped segments.
 pub fn pointer(segments: &[&str]) -> String {
     segments.iter().map(|s| format!("/{}", escape(s))).collect()
@@ -183,21 +72,6 @@ pub struct LoadedContract {
     pub chapter: u32,
     pub file: String,
     pub contract: ChapterContract,
-}
-
-/// Counts of a findings list by severity.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct Counts {
-    pub error: usize,
-    pub warning: usize,
-}
-
-pub fn counts(findings: &[PlanFinding]) -> Counts {
-    let error = findings.iter().filter(|f| f.is_error()).count();
-    Counts {
-        error,
-        warning: findings.len() - error,
-    }
 }
 
 /// Chapters as compact runs (`31–47、49`), for messages.

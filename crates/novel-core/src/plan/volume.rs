@@ -7,12 +7,12 @@
 
 use std::collections::BTreeMap;
 
-use super::{LoadedContract, PlanFinding, VolumeSpan, pointer, runs};
+use super::{LoadedContract, VolumeSpan, pointer, runs};
 use crate::context::outline::{Outline, OutlineError};
+use crate::diagnostic::{Diagnostic, Severity};
 use crate::model::common::ForeshadowScope;
 use crate::model::{StorylineSchedule, VolumeForeshadowing};
 use crate::ops::NameIndex;
-use crate::validate::Severity;
 
 pub const RANGE_UNKNOWN: &str = "range_unknown";
 pub const OUTLINE_MISSING: &str = "outline_missing";
@@ -74,14 +74,13 @@ pub struct VolumeInputs<'a> {
 }
 
 /// Runs the volume's own rules.
-pub fn check(i: &VolumeInputs<'_>) -> Vec<PlanFinding> {
+pub fn check(i: &VolumeInputs<'_>) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let Some(span) = i.span else {
-        out.push(PlanFinding::new(
+        out.push(Diagnostic::new(
             RANGE_UNKNOWN,
             Severity::Error,
             i.outline_file,
-            "",
             format!("不知道第 {} 卷从哪一章到哪一章：调度没有 chapter_range，大纲没有章节，也没有章节契约", i.volume),
             "让 PlotArchitect 写本卷大纲（## 第N章 标题）与 storyline-schedule.json 的 chapter_range，或在 novel.json 设 chapters_per_volume",
         ));
@@ -91,7 +90,7 @@ pub fn check(i: &VolumeInputs<'_>) -> Vec<PlanFinding> {
     contract_rules(i, span, &mut out);
     schedule_rules(i, span, &mut out);
     plan_rules(i, span, &mut out);
-    super::sort(&mut out);
+    crate::diagnostic::sort_by_chapter(&mut out);
     out
 }
 
@@ -99,14 +98,13 @@ fn in_range(span: &VolumeSpan, c: u32) -> bool {
     span.range[0] <= c && c <= span.range[1]
 }
 
-fn outline_rules(i: &VolumeInputs<'_>, span: &VolumeSpan, out: &mut Vec<PlanFinding>) {
+fn outline_rules(i: &VolumeInputs<'_>, span: &VolumeSpan, out: &mut Vec<Diagnostic>) {
     let outline = match i.outline {
         OutlineInput::Missing => {
-            out.push(PlanFinding::new(
+            out.push(Diagnostic::new(
                 OUTLINE_MISSING,
                 Severity::Error,
                 i.outline_file,
-                "",
                 format!("第 {} 卷还没有大纲", i.volume),
                 "让 PlotArchitect 按卷规划写出本卷大纲（每章一节：## 第N章 标题）",
             ));
@@ -117,11 +115,10 @@ fn outline_rules(i: &VolumeInputs<'_>, span: &VolumeSpan, out: &mut Vec<PlanFind
                 OutlineError::Heading { line, .. } | OutlineError::Duplicate { line, .. } => *line,
             };
             out.push(
-                PlanFinding::new(
+                Diagnostic::new(
                     OUTLINE_FORMAT,
                     Severity::Error,
                     i.outline_file,
-                    "",
                     e.to_string(),
                     format!(
                         "章节标题写成「{}」（二级标题、阿拉伯数字），每章只出现一次",
@@ -146,15 +143,14 @@ fn outline_block_rules(
     span: &VolumeSpan,
     outline: &Outline,
     c: u32,
-    out: &mut Vec<PlanFinding>,
+    out: &mut Vec<Diagnostic>,
 ) {
     let Some(block) = outline.block(c) else {
         out.push(
-            PlanFinding::new(
+            Diagnostic::new(
                 OUTLINE_BLOCK_MISSING,
                 Severity::Error,
                 i.outline_file,
-                "",
                 format!(
                     "大纲里没有第 {c} 章（本卷为第 {}–{} 章）",
                     span.range[0], span.range[1]
@@ -172,11 +168,10 @@ fn outline_block_rules(
         .collect();
     if !missing.is_empty() {
         out.push(
-                PlanFinding::new(
+                Diagnostic::new(
                     OUTLINE_FIELD_MISSING,
                     Severity::Error,
                     i.outline_file,
-                    "",
                     format!("第 {c} 章的大纲缺少字段：{}", missing.join("、")),
                     "每章写全 - 故事线：/ - POV：/ - 地点：/ - 冲突：/ - 弧光：/ - 伏笔：/ - 状态变化：（没有就写「无」）",
                 )
@@ -207,7 +202,7 @@ fn outline_outside(
     i: &VolumeInputs<'_>,
     span: &VolumeSpan,
     outline: &Outline,
-    out: &mut Vec<PlanFinding>,
+    out: &mut Vec<Diagnostic>,
 ) {
     let outside: Vec<u32> = outline
         .chapters
@@ -216,11 +211,10 @@ fn outline_outside(
         .filter(|c| !in_range(span, *c))
         .collect();
     if !outside.is_empty() {
-        out.push(PlanFinding::new(
+        out.push(Diagnostic::new(
             OUTSIDE_RANGE,
             Severity::Warning,
             i.outline_file,
-            "",
             format!(
                 "大纲里有本卷范围（第 {}–{} 章，取自 {}）之外的章节：第 {} 章",
                 span.range[0],
@@ -239,13 +233,12 @@ fn unknown(
     what: String,
     where_known: &str,
     known: &[String],
-) -> PlanFinding {
+) -> Diagnostic {
     let listed: Vec<&str> = known.iter().take(12).map(String::as_str).collect();
-    PlanFinding::new(
+    Diagnostic::new(
         UNKNOWN_REFERENCE,
         Severity::Error,
         file,
-        ptr,
         format!("{what}不存在（{where_known} 里没有）"),
         if listed.is_empty() {
             format!("先在 {where_known} 中登记")
@@ -256,20 +249,21 @@ fn unknown(
             )
         },
     )
+    .at_pointer(ptr)
 }
 
-fn contract_rules(i: &VolumeInputs<'_>, span: &VolumeSpan, out: &mut Vec<PlanFinding>) {
+fn contract_rules(i: &VolumeInputs<'_>, span: &VolumeSpan, out: &mut Vec<Diagnostic>) {
     for c in span.range[0]..=span.range[1] {
         if !i.contracts.contains_key(&c) {
             out.push(
-                PlanFinding::new(
+                Diagnostic::new(
                     CONTRACT_MISSING,
                     Severity::Error,
                     (i.contract_file)(c),
-                    "",
                     format!("第 {c} 章没有 L3 章节契约"),
                     "让 PlotArchitect 从大纲派生本章契约（前置条件、目标、后置条件、验收标准）",
                 )
+                .at_pointer("")
                 .for_chapter(c),
             );
         }
@@ -281,26 +275,28 @@ fn contract_rules(i: &VolumeInputs<'_>, span: &VolumeSpan, out: &mut Vec<PlanFin
         .filter(|c| !in_range(span, *c) && (i.contract_file)(*c) == i.contracts[c].file)
         .collect();
     if !outside.is_empty() {
-        out.push(PlanFinding::new(
-            OUTSIDE_RANGE,
-            Severity::Warning,
-            (i.contract_file)(outside[0]),
-            "",
-            format!(
-                "本卷目录里有范围（第 {}–{} 章）之外的章节契约：第 {} 章",
-                span.range[0],
-                span.range[1],
-                runs(&outside)
-            ),
-            "把这些契约移到所属卷的 chapter-contracts/，或改正本卷的 chapter_range",
-        ));
+        out.push(
+            Diagnostic::new(
+                OUTSIDE_RANGE,
+                Severity::Warning,
+                (i.contract_file)(outside[0]),
+                format!(
+                    "本卷目录里有范围（第 {}–{} 章）之外的章节契约：第 {} 章",
+                    span.range[0],
+                    span.range[1],
+                    runs(&outside)
+                ),
+                "把这些契约移到所属卷的 chapter-contracts/，或改正本卷的 chapter_range",
+            )
+            .at_pointer(""),
+        );
     }
     for lc in i.contracts.values().filter(|lc| in_range(span, lc.chapter)) {
         contract_references(i, lc, out);
     }
 }
 
-fn contract_references(i: &VolumeInputs<'_>, lc: &LoadedContract, out: &mut Vec<PlanFinding>) {
+fn contract_references(i: &VolumeInputs<'_>, lc: &LoadedContract, out: &mut Vec<Diagnostic>) {
     let (c, file, k) = (lc.chapter, lc.file.as_str(), &lc.contract);
     if let Some(known) = i.storyline_ids {
         let lines = k
@@ -348,7 +344,7 @@ fn contract_references(i: &VolumeInputs<'_>, lc: &LoadedContract, out: &mut Vec<
 }
 
 /// Characters the contract names by display name, alias or slug.
-fn people_references(i: &VolumeInputs<'_>, lc: &LoadedContract, out: &mut Vec<PlanFinding>) {
+fn people_references(i: &VolumeInputs<'_>, lc: &LoadedContract, out: &mut Vec<Diagnostic>) {
     let (c, file, k) = (lc.chapter, lc.file.as_str(), &lc.contract);
     let people = k
         .preconditions
@@ -374,7 +370,7 @@ fn people_references(i: &VolumeInputs<'_>, lc: &LoadedContract, out: &mut Vec<Pl
 }
 
 /// Foreshadowing ids of the contract's objectives and postconditions.
-fn foreshadowing_references(i: &VolumeInputs<'_>, lc: &LoadedContract, out: &mut Vec<PlanFinding>) {
+fn foreshadowing_references(i: &VolumeInputs<'_>, lc: &LoadedContract, out: &mut Vec<Diagnostic>) {
     let (c, file, k) = (lc.chapter, lc.file.as_str(), &lc.contract);
     if let Some(known) = i.foreshadowing_ids {
         let targets = k
@@ -410,16 +406,18 @@ fn foreshadowing_references(i: &VolumeInputs<'_>, lc: &LoadedContract, out: &mut
     }
 }
 
-fn schedule_rules(i: &VolumeInputs<'_>, span: &VolumeSpan, out: &mut Vec<PlanFinding>) {
+fn schedule_rules(i: &VolumeInputs<'_>, span: &VolumeSpan, out: &mut Vec<Diagnostic>) {
     let Some(s) = i.schedule else {
-        out.push(PlanFinding::new(
-            SCHEDULE_MISSING,
-            Severity::Warning,
-            i.schedule_file,
-            "",
-            format!("第 {} 卷没有故事线调度", i.volume),
-            "多线叙事时让 PlotArchitect 写 storyline-schedule.json（活跃线、交汇事件、休眠线）",
-        ));
+        out.push(
+            Diagnostic::new(
+                SCHEDULE_MISSING,
+                Severity::Warning,
+                i.schedule_file,
+                format!("第 {} 卷没有故事线调度", i.volume),
+                "多线叙事时让 PlotArchitect 写 storyline-schedule.json（活跃线、交汇事件、休眠线）",
+            )
+            .at_pointer(""),
+        );
         return;
     };
     if s.active_storylines.len() > MAX_ACTIVE_STORYLINES {
@@ -428,42 +426,46 @@ fn schedule_rules(i: &VolumeInputs<'_>, span: &VolumeSpan, out: &mut Vec<PlanFin
             .iter()
             .map(|a| a.storyline_id.as_str())
             .collect();
-        out.push(PlanFinding::new(
-            TOO_MANY_STORYLINES,
-            Severity::Error,
-            i.schedule_file,
-            "/active_storylines",
-            format!(
-                "本卷同时活跃 {} 条故事线（{}），超过上限 {MAX_ACTIVE_STORYLINES} 条",
-                ids.len(),
-                ids.join("、")
-            ),
-            "把次要的线放进 dormant_storylines，或并入其他线（PRD §6.6：同时活跃 ≤ 4 条）",
-        ));
+        out.push(
+            Diagnostic::new(
+                TOO_MANY_STORYLINES,
+                Severity::Error,
+                i.schedule_file,
+                format!(
+                    "本卷同时活跃 {} 条故事线（{}），超过上限 {MAX_ACTIVE_STORYLINES} 条",
+                    ids.len(),
+                    ids.join("、")
+                ),
+                "把次要的线放进 dormant_storylines，或并入其他线（PRD §6.6：同时活跃 ≤ 4 条）",
+            )
+            .at_pointer("/active_storylines"),
+        );
     }
     for (j, e) in s.convergence_events.iter().enumerate() {
         let [a, b] = e.chapter_range;
         if !(in_range(span, a) && in_range(span, b)) {
-            out.push(PlanFinding::new(
-                CONVERGENCE_OUTSIDE,
-                Severity::Error,
-                i.schedule_file,
-                format!("/convergence_events/{j}/chapter_range"),
-                format!(
-                    "交汇事件（{}）在第 {a}–{b} 章，不在本卷第 {}–{} 章之内",
-                    e.involved_storylines.join("、"),
-                    span.range[0],
-                    span.range[1]
-                ),
-                "把交汇事件移到本卷范围内，或放进它所在那一卷的调度",
-            ));
+            out.push(
+                Diagnostic::new(
+                    CONVERGENCE_OUTSIDE,
+                    Severity::Error,
+                    i.schedule_file,
+                    format!(
+                        "交汇事件（{}）在第 {a}–{b} 章，不在本卷第 {}–{} 章之内",
+                        e.involved_storylines.join("、"),
+                        span.range[0],
+                        span.range[1]
+                    ),
+                    "把交汇事件移到本卷范围内，或放进它所在那一卷的调度",
+                )
+                .at_pointer(format!("/convergence_events/{j}/chapter_range")),
+            );
         }
     }
     schedule_references(i, s, out);
 }
 
 /// Storyline ids the schedule names.
-fn schedule_references(i: &VolumeInputs<'_>, s: &StorylineSchedule, out: &mut Vec<PlanFinding>) {
+fn schedule_references(i: &VolumeInputs<'_>, s: &StorylineSchedule, out: &mut Vec<Diagnostic>) {
     let Some(known) = i.storyline_ids else {
         return;
     };
@@ -501,7 +503,7 @@ fn schedule_references(i: &VolumeInputs<'_>, s: &StorylineSchedule, out: &mut Ve
     }
 }
 
-fn plan_rules(i: &VolumeInputs<'_>, span: &VolumeSpan, out: &mut Vec<PlanFinding>) {
+fn plan_rules(i: &VolumeInputs<'_>, span: &VolumeSpan, out: &mut Vec<Diagnostic>) {
     let Some(plan) = i.plan else {
         return;
     };
@@ -510,33 +512,34 @@ fn plan_rules(i: &VolumeInputs<'_>, span: &VolumeSpan, out: &mut Vec<PlanFinding
             && !t.carried_over
             && !in_range(span, p)
         {
-            out.push(PlanFinding::new(
+            out.push(Diagnostic::new(
                 FORESHADOWING_OUTSIDE,
                 Severity::Error,
                 i.plan_file,
-                format!("/foreshadowing/{j}/plant_chapter"),
                 format!(
                     "伏笔「{}」计划在第 {p} 章埋设，不在本卷第 {}–{} 章之内",
                     t.id, span.range[0], span.range[1]
                 ),
                 "改到本卷范围内的章节，或放进所属卷的 foreshadowing.json（跨卷延续的标 carried_over: true）",
-            ));
+            ).at_pointer(format!("/foreshadowing/{j}/plant_chapter")));
         }
         if t.scope == ForeshadowScope::Short
             && let Some([_, end]) = t.target_resolve_range
             && end > span.range[1]
         {
-            out.push(PlanFinding::new(
-                FORESHADOWING_OUTSIDE,
-                Severity::Warning,
-                i.plan_file,
-                format!("/foreshadowing/{j}/target_resolve_range"),
-                format!(
-                    "短线伏笔「{}」计划到第 {end} 章才回收，超出本卷（到第 {} 章）",
-                    t.id, span.range[1]
-                ),
-                "短线伏笔一般在本卷内回收；跨卷的请改为 medium",
-            ));
+            out.push(
+                Diagnostic::new(
+                    FORESHADOWING_OUTSIDE,
+                    Severity::Warning,
+                    i.plan_file,
+                    format!(
+                        "短线伏笔「{}」计划到第 {end} 章才回收，超出本卷（到第 {} 章）",
+                        t.id, span.range[1]
+                    ),
+                    "短线伏笔一般在本卷内回收；跨卷的请改为 medium",
+                )
+                .at_pointer(format!("/foreshadowing/{j}/target_resolve_range")),
+            );
         }
         if let (Some(known), Some(line)) = (i.storyline_ids, &t.storyline_id)
             && !known.contains(line)
