@@ -1,8 +1,9 @@
 //! Rendering: human Chinese text or exactly one JSON envelope on stdout, and exit codes.
 //!
 //! Envelope: `{"ok":true,"command":"…","data":…}` on success;
-//! `{"ok":false,"command":"…","error":{"code","message","hint"}}` on failure — and when a
-//! check found problems (exit 1), `data` carries the findings beside `error`.
+//! `{"ok":false,"command":"…","error":{"code","message","hint"}}` on failure (with `file`, and
+//! `pointer` or `line`/`col` in characters, when the error is about a place in a file) — and when
+//! a check found problems (exit 1), `data` carries the findings beside `error`.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -11,6 +12,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use novel_store::StoreError;
+use novel_store::error::Place;
 
 /// The exit code a closed stdout ends the process with: 0 until `finish` knows the result.
 static EXIT_ON_CLOSED_STDOUT: AtomicI32 = AtomicI32::new(0);
@@ -57,6 +59,9 @@ pub struct CliError {
     pub exit: Exit,
     /// The full result of a check that found problems (exit 1).
     pub details: Option<Box<Details>>,
+    /// The file (and place in it) the error is about, when known: `error.file`, `pointer`,
+    /// `line`, `col` of the envelope, as a finding would say it.
+    pub place: Option<Box<Place>>,
 }
 
 /// What a failed check still reports: JSON `data` and the human findings list.
@@ -79,6 +84,7 @@ impl CliError {
             hint: hint.into(),
             exit,
             details: None,
+            place: None,
         }
     }
 
@@ -101,7 +107,9 @@ impl CliError {
 impl From<StoreError> for CliError {
     fn from(e: StoreError) -> Self {
         // Every store error is a usage or project problem (exit 2); conflicts come from the lock.
-        CliError::new(e.code(), e.to_string(), e.hint(), Exit::Usage)
+        let mut err = CliError::new(e.code(), e.to_string(), e.hint(), Exit::Usage);
+        err.place = e.place().map(Box::new);
+        err
     }
 }
 
@@ -172,6 +180,19 @@ pub fn finish(json_mode: bool, command: &str, result: Result<Report, CliError>) 
                     "command": command,
                     "error": {"code": e.code, "message": e.message, "hint": e.hint},
                 });
+                if let Some(p) = &e.place {
+                    let error = &mut doc["error"];
+                    error["file"] = json!(p.file.display().to_string());
+                    for (key, v) in [
+                        ("pointer", json!(p.pointer)),
+                        ("line", json!(p.line)),
+                        ("col", json!(p.col)),
+                    ] {
+                        if !v.is_null() {
+                            error[key] = v;
+                        }
+                    }
+                }
                 if let Some(details) = &e.details {
                     doc["data"] = details.data.clone();
                 }

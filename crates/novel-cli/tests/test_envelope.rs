@@ -88,3 +88,32 @@ fn version_and_help_are_chinese() {
         );
     }
 }
+
+/// An error about a place in a file says where, as a finding does: `error.file`, and the line
+/// and column (in characters) of a JSON syntax error.
+#[test]
+fn an_error_in_a_file_names_its_place() {
+    let (_t, root) = new_project();
+    let settings = std::fs::read(root.join("novel.json")).unwrap();
+    std::fs::write(root.join("novel.json"), "{\n  \"备注\": ,\n}").unwrap();
+    let out = novel(&root, &["--json", "lock", "acquire"]);
+    assert_eq!(code(&out), 2, "{}", stdout(&out));
+    let doc = json(&out);
+    let e = &doc["error"];
+    assert_eq!(e["code"], "E_JSON");
+    assert!(e["file"].as_str().unwrap().ends_with("novel.json"), "{doc}");
+    // Line 2, column 9: after the quotes, colon and space of "备注" (each counted once).
+    assert_eq!(
+        (e["line"].as_u64(), e["col"].as_u64()),
+        (Some(2), Some(9)),
+        "{doc}"
+    );
+    // An error about no file has no place.
+    std::fs::write(root.join("novel.json"), settings).unwrap();
+    let out = novel(&root, &["--json", "chapter", "begin", "99999"]);
+    assert!(
+        json(&out)["error"].get("file").is_none(),
+        "{}",
+        stdout(&out)
+    );
+}

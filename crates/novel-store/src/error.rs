@@ -70,7 +70,60 @@ pub enum StoreError {
     },
 }
 
+/// Where a store error is: the file, and the JSON pointer or the line and column (in
+/// characters) when known — the place part of a finding, for the error envelope.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Place {
+    pub file: PathBuf,
+    pub pointer: Option<String>,
+    pub line: Option<usize>,
+    pub col: Option<usize>,
+}
+
 impl StoreError {
+    /// The file (and place in it) the error is about, if it is about one.
+    pub fn place(&self) -> Option<Place> {
+        let at = |file: &PathBuf| Place {
+            file: file.clone(),
+            pointer: None,
+            line: None,
+            col: None,
+        };
+        match self {
+            StoreError::Io { path, .. }
+            | StoreError::NotUtf8 { path }
+            | StoreError::Model { path, .. }
+            | StoreError::NotARegularFile { path }
+            | StoreError::Shrank { path, .. } => Some(at(path)),
+            StoreError::Json { path, error } => Some(Place {
+                line: Some(error.line),
+                col: Some(error.column),
+                ..at(path)
+            }),
+            StoreError::Field {
+                path,
+                pointer,
+                line,
+                ..
+            } => Some(Place {
+                pointer: Some(pointer.clone()),
+                line: *line,
+                ..at(path)
+            }),
+            StoreError::PipelineLog {
+                path, line, column, ..
+            } => Some(Place {
+                line: Some(*line),
+                col: Some(*column),
+                ..at(path)
+            }),
+            StoreError::NotAProject { .. }
+            | StoreError::ProjectExists { .. }
+            | StoreError::UnknownPreset { .. }
+            | StoreError::UnsafePath { .. } => None,
+        }
+    }
+
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         StoreError::Io {
             path: path.into(),
