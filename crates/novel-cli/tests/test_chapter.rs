@@ -1400,3 +1400,24 @@ fn a_commit_trusts_only_the_state_bytes_it_wrote() {
     ok(&root, &["chapter", "commit", "3", "--token", &token]);
     assert_eq!(last_changelog_line(&root)["chapter"], 3);
 }
+
+/// A checkpoint key written as `null` stays when the binary rewrites the checkpoint.
+#[test]
+fn explicit_nulls_in_the_checkpoint_survive_its_rewrite() {
+    let (_t, root) = writing_project();
+    let cp_path = root.join(".checkpoint.json");
+    let mut cp = read_json(&cp_path);
+    cp["error"] = serde_json::Value::Null;
+    cp["spec_propagation_seq"] = serde_json::Value::Null;
+    write_json(&cp_path, &cp);
+    let out = novel(&root, &["--json", "chapter", "begin", "1"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    let cp = read_json(&cp_path);
+    assert_eq!(cp["inflight_chapter"], 1, "the begin was written");
+    for key in ["error", "spec_propagation_seq"] {
+        assert!(
+            cp.as_object().unwrap().get(key) == Some(&serde_json::Value::Null),
+            "{key}: {cp}"
+        );
+    }
+}

@@ -86,6 +86,12 @@ fn retire_check_conservative_when_storylines_do_not_parse() {
 #[test]
 fn retire_apply_then_validate_and_rebuild_agree() {
     let (_t, root) = fixture_copy(&[]);
+    // The author wrote some optional keys as null: the rewrite keeps them.
+    let rels = root.join("characters/relationships.json");
+    let mut r = read_json(&rels);
+    r["relationships"][0]["description"] = serde_json::Value::Null;
+    r["relationships"][1]["since_chapter"] = serde_json::Value::Null;
+    write_json(&rels, &r);
     let out = novel(&root, &["--json", "retire", "check", "li-si"]);
     assert_eq!(code(&out), 0, "{}", stdout(&out));
     let out = novel(&root, &["--json", "retire", "apply", "li-si"]);
@@ -99,6 +105,23 @@ fn retire_apply_then_validate_and_rebuild_agree() {
     assert_eq!(code(&out), 0, "{}", stdout(&out));
     let state = read_json(&root.join("state/current-state.json"));
     assert!(state["characters"].get("li-si").is_none());
+    let r = read_json(&rels);
+    assert_eq!(r["relationships"][0]["status"], "ended", "{r}");
+    assert!(r["relationships"][0]["description"].is_null(), "{r}");
+    assert!(
+        r["relationships"][0]
+            .as_object()
+            .unwrap()
+            .contains_key("description"),
+        "{r}"
+    );
+    assert!(
+        r["relationships"][1]
+            .as_object()
+            .unwrap()
+            .contains_key("since_chapter"),
+        "{r}"
+    );
 }
 
 #[test]

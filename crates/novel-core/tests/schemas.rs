@@ -357,3 +357,103 @@ fn templates_are_schema_valid() {
         assert!(found.is_empty(), "{}: {found:#?}", path.display());
     }
 }
+
+/// Every optional key a record's schema lets be `null` and the document does not have:
+/// `(pointer of the record, key)`.
+fn absent_nullable(
+    root: &serde_json::Value,
+    schema: &serde_json::Value,
+    value: &serde_json::Value,
+    pointer: &str,
+    out: &mut Vec<(String, String)>,
+) {
+    use serde_json::Value;
+    let schema = resolve(root, schema);
+    for key in ["anyOf", "oneOf"] {
+        if let Some(branches) = schema.get(key).and_then(Value::as_array) {
+            for branch in branches {
+                let mut standalone = resolve(root, branch).clone();
+                if let Some(obj) = standalone.as_object_mut() {
+                    obj.insert("$defs".into(), root["$defs"].clone());
+                }
+                if jsonschema::is_valid(&standalone, value) {
+                    absent_nullable(root, branch, value, pointer, out);
+                }
+            }
+        }
+    }
+    match value {
+        Value::Object(map) => {
+            let props = schema.get("properties").and_then(Value::as_object);
+            for (k, sub) in props.into_iter().flatten() {
+                if map.contains_key(k) {
+                    continue;
+                }
+                let mut standalone = resolve(root, sub).clone();
+                if let Some(obj) = standalone.as_object_mut() {
+                    obj.insert("$defs".into(), root["$defs"].clone());
+                }
+                if jsonschema::is_valid(&standalone, &Value::Null) {
+                    out.push((pointer.to_string(), k.clone()));
+                }
+            }
+            let rest = schema.get("additionalProperties").filter(|s| s.is_object());
+            for (k, v) in map {
+                if let Some(sub) = props.and_then(|p| p.get(k)).or(rest) {
+                    let p = format!("{pointer}/{}", k.replace('~', "~0").replace('/', "~1"));
+                    absent_nullable(root, sub, v, &p, out);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(sub) = schema.get("items").filter(|s| s.is_object()) {
+                for (i, v) in items.iter().enumerate() {
+                    absent_nullable(root, sub, v, &format!("{pointer}/{i}"), out);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// An optional key the author wrote as `null` survives the rewrite (parse → typed model →
+/// serialise, the nulls the type drops put back by `model::nulls::restore`, as every rewrite of
+/// a project file does) in every kind: for every valid fixture, every such key the schema allows
+/// and the fixture leaves out is set to `null` and must come back as `null` (after the nearest
+/// earlier key the rewrite kept; a typed rewrite orders known keys its own way).
+#[test]
+fn explicit_nulls_survive_a_round_trip_in_every_kind() {
+    let mut lost = Vec::new();
+    let mut tried = 0;
+    for kind in FileKind::ALL {
+        let schema = kind.schema();
+        for path in fixtures(kind, "valid") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let mut value = parse_json(&text).unwrap();
+            let mut holes = Vec::new();
+            absent_nullable(schema, schema, &value, "", &mut holes);
+            holes.sort();
+            holes.dedup();
+            for (p, k) in &holes {
+                if let Some(o) = value.pointer_mut(p).and_then(|o| o.as_object_mut()) {
+                    o.insert(k.clone(), serde_json::Value::Null);
+                }
+            }
+            tried += holes.len();
+            let mut back = round_trip(kind, &value);
+            novel_core::model::nulls::restore(&value, &mut back);
+            for (p, k) in &holes {
+                if back.pointer(p).and_then(|o| o.get(k)) != Some(&serde_json::Value::Null) {
+                    lost.push(format!("{} {}{p}/{k}", kind.name(), path.display()));
+                }
+            }
+        }
+    }
+    assert!(tried > 20, "only {tried} nullable keys tried");
+    assert!(
+        lost.is_empty(),
+        "{} explicit nulls lost:\n{}",
+        lost.len(),
+        lost.join("\n")
+    );
+}

@@ -39,10 +39,8 @@ pub fn load_checkpoint(project: &Project) -> Result<Checkpoint, StoreError> {
 }
 
 pub fn write_checkpoint(project: &Project, cp: &Checkpoint) -> Result<(), StoreError> {
-    write_atomic(
-        &project.path(layout::CHECKPOINT),
-        to_json_text(cp).as_bytes(),
-    )
+    let path = project.path(layout::CHECKPOINT);
+    write_atomic(&path, crate::io::rewrite_text(&path, cp).as_bytes())
 }
 
 /// Creates the staging directories that are missing (a hand-tidied project may lack some), so
@@ -1092,7 +1090,10 @@ pub fn plan_commit(
     // The checkpoint, last.
     plan.writes.push(JournalWrite {
         path: layout::CHECKPOINT.to_string(),
-        content: to_json_text(&committed_checkpoint(project, cp, n, now)),
+        content: crate::io::rewrite_text(
+            &project.path(layout::CHECKPOINT),
+            &committed_checkpoint(project, cp, n, now),
+        ),
     });
     Ok(Journal {
         chapter: n,

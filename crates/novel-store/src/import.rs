@@ -279,7 +279,7 @@ pub fn write(
     add_backfill(&mut cp, &plan.imported);
     writes.push(JournalWrite {
         path: layout::CHECKPOINT.to_string(),
-        content: to_json_text(&cp),
+        content: crate::io::rewrite_text(&project.path(layout::CHECKPOINT), &cp),
     });
     let journal = Journal::files(last, held.into_journal_token(), writes, JournalKind::Import);
     crate::chapter::commit(project, journal)?;

@@ -50,6 +50,23 @@ pub fn to_json_text<T: Serialize>(value: &T) -> String {
     s
 }
 
+/// The text of `value` as it replaces the JSON file at `path`: pretty JSON (as
+/// [`to_json_text`]) with the keys the file's author wrote as `null` kept, where the typed
+/// model would drop them ([`novel_core::model::nulls`]). A file that is absent or does not parse
+/// has none to keep.
+pub fn rewrite_text<T: Serialize>(path: &Path, value: &T) -> String {
+    let Ok(original) = read_json_value(path) else {
+        return to_json_text(value);
+    };
+    match serde_json::to_value(value) {
+        Ok(mut v) => {
+            novel_core::model::nulls::restore(&original, &mut v);
+            to_json_text(&v)
+        }
+        Err(_) => to_json_text(value),
+    }
+}
+
 /// Writes `value` as pretty JSON, atomically.
 pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), StoreError> {
     write_atomic(path, to_json_text(value).as_bytes())

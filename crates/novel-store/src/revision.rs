@@ -698,7 +698,7 @@ fn apply_committed(
     cp.pending_actions.push(action);
     writes.push(JournalWrite {
         path: layout::CHECKPOINT.to_string(),
-        content: to_json_text(&cp),
+        content: crate::io::rewrite_text(&project.path(layout::CHECKPOINT), &cp),
     });
     let journal = Journal::files(n, held.hand_to_journal(), writes, JournalKind::Revision);
     chapter::commit(project, journal)?;

@@ -896,7 +896,7 @@ fn end_relationships_of(
             if !changed.is_empty() {
                 writes.push(JournalWrite {
                     path: layout::RELATIONSHIPS.into(),
-                    content: to_json_text(&next),
+                    content: crate::io::rewrite_text(&project.path(layout::RELATIONSHIPS), &next),
                 });
             }
             Ok(changed)

@@ -209,7 +209,11 @@ fn upgrade(proj: &Project, mut list: AiBlacklist, dry_run: bool) -> Result<Repor
 }
 
 fn save(proj: &Project, list: &AiBlacklist) -> Result<(), CliError> {
-    Ok(io::write_json(&proj.path(layout::AI_BLACKLIST), list)?)
+    let path = proj.path(layout::AI_BLACKLIST);
+    Ok(io::write_atomic(
+        &path,
+        io::rewrite_text(&path, list).as_bytes(),
+    )?)
 }
 
 fn new_entry(a: AddArgs) -> NewEntry {

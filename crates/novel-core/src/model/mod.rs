@@ -8,6 +8,7 @@ pub mod common;
 pub mod contract;
 pub mod evaluation;
 pub mod foreshadowing;
+pub mod nulls;
 pub mod pipeline_log;
 pub mod revision;
 pub mod settings;
