@@ -265,14 +265,18 @@ fn labelled(id: OptionId, label: impl Into<String>, why: impl Into<String>) -> M
     }
 }
 
-/// The first option is the recommended one; at most four.
+/// The first option is the recommended one; at most four (an empty list, which no rule
+/// builds, offers the status overview).
 fn build(mut options: Vec<MenuOption>) -> Menu {
+    if options.is_empty() {
+        options.push(show_status());
+    }
     options.truncate(4);
     for (i, o) in options.iter_mut().enumerate() {
         o.recommended = i == 0;
     }
     Menu {
-        recommended: options[0].id,
+        recommended: options.first().map_or(OptionId::ShowStatus, |o| o.id),
         options,
     }
 }

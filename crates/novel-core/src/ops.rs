@@ -1548,7 +1548,7 @@ fn reachable(key: &str) -> bool {
 /// The state a rebuild starts from: the initial state with the unreachable keys of the
 /// on-disk state carried over.
 fn start_state(on_disk: Option<&Value>) -> Value {
-    let mut state = serde_json::to_value(CurrentState::initial()).expect("initial state");
+    let mut state = CurrentState::initial_value();
     if let (Some(obj), Some(Value::Object(disk))) = (state.as_object_mut(), on_disk) {
         for (k, v) in disk.iter().filter(|(k, _)| !reachable(k)) {
             obj.insert(k.clone(), v.clone());

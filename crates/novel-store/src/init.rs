@@ -201,7 +201,7 @@ fn state_files() -> Vec<(String, String)> {
     vec![
         (
             layout::CURRENT_STATE.into(),
-            to_json_text(&CurrentState::initial()),
+            to_json_text(&CurrentState::initial_value()),
         ),
         (layout::CHANGELOG.into(), String::new()),
         (

@@ -622,11 +622,11 @@ fn pending_action(
     }
     extra.insert(
         AFFECTED_CHARACTER_CONTRACTS.into(),
-        serde_json::to_value(&p.affected_character_contracts).expect("serialises"),
+        json!(p.affected_character_contracts),
     );
     extra.insert(
         AFFECTED_CHAPTER_CONTRACTS.into(),
-        serde_json::to_value(&p.affected_chapter_contracts).expect("serialises"),
+        json!(p.affected_chapter_contracts),
     );
     if !unreadable.is_empty() {
         extra.insert(
@@ -859,9 +859,7 @@ fn retire_moves(project: &Project, slug: &str) -> Result<RetirePlan, SpecError> 
 fn load_state_value(project: &Project) -> Result<Value, SpecError> {
     let state_path = project.path(layout::CURRENT_STATE);
     if !state_path.exists() {
-        return Ok(
-            serde_json::to_value(novel_core::model::CurrentState::initial()).expect("serialises"),
-        );
+        return Ok(novel_core::model::CurrentState::initial_value());
     }
     let v = read_json_value(&state_path)?;
     if let Some(f) = check_document(layout::CURRENT_STATE, FileKind::CurrentState, &v)

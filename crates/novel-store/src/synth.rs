@@ -821,7 +821,7 @@ fn replay_deltas(
         names: &names,
         plan,
     };
-    let mut state = serde_json::to_value(CurrentState::initial()).expect("initial state");
+    let mut state = CurrentState::initial_value();
     let mut global = ForeshadowingGlobal {
         foreshadowing: Vec::new(),
         extra: Default::default(),

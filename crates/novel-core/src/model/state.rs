@@ -61,6 +61,20 @@ impl CurrentState {
             extra: Extra::new(),
         }
     }
+
+    /// [`initial`](Self::initial) as the JSON value the ops engine works on (what `novel init`
+    /// writes): `{schema_version: 1, state_version: 0, last_updated_chapter: 0, characters: {},
+    /// world_state: {}, active_foreshadowing: []}`.
+    pub fn initial_value() -> Value {
+        serde_json::json!({
+            "schema_version": 1,
+            "state_version": 0,
+            "last_updated_chapter": 0,
+            "characters": {},
+            "world_state": {},
+            "active_foreshadowing": [],
+        })
+    }
 }
 
 /// The five op kinds of a state delta.
@@ -199,5 +213,18 @@ impl WrittenDigests {
             global: global_text.map(|t| text_digest(t.as_bytes())),
             extra: Extra::new(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn initial_value_is_the_initial_state() {
+        assert_eq!(
+            serde_json::to_value(CurrentState::initial()).unwrap(),
+            CurrentState::initial_value()
+        );
     }
 }
