@@ -271,7 +271,7 @@ pub const CODES: &[CodeDoc] = &[
     e(
         "E_STATE_DIFFERS",
         "从变更日志重建的状态与磁盘上的不同。",
-        "确认差异后用 novel state rebuild --write 以重建结果为准。",
+        "确认差异后运行 novel state rebuild --write，以重建结果为准（旧文件会先备份）。",
     ),
     e(
         "E_STATE_SHAPE",
@@ -398,17 +398,17 @@ pub const CODES: &[CodeDoc] = &[
     e(
         "E_LINT",
         "有文件未通过 AI 痕迹检查（黑名单、句式、重复超过阈值）。",
-        "按 文件:行:列 逐条改写；确认无误的短语用 novel blacklist whitelist 加入白名单。",
+        "按 文件:行:列 逐条改写（StyleRefiner 可据此润色）；确认无误的短语用 novel blacklist whitelist 加入白名单。",
     ),
     e(
         "E_LENGTH",
         "有章节的字数不在目标区间内。",
-        "扩写或删减到 novel.json 的目标区间；区间本身不合适就改设置。",
+        "偏短的补写场景与动作，偏长的删减描写与重复对话；目标区间可在 novel.json 的 chapter_length 中调整。",
     ),
     e(
         "E_NAMES",
         "正文里有可疑人名（与已登记角色近似，或未登记）。",
-        "笔误就改正文，新人物或别名就登记到 characters/。",
+        "逐条核对：笔误就改正文，新人物或别名就登记到 characters/。",
     ),
     e(
         "E_LEAK",
@@ -423,7 +423,7 @@ pub const CODES: &[CodeDoc] = &[
     e(
         "E_CONTINUITY",
         "章节契约之间有衔接错误。",
-        "按列出的问题修正契约或大纲（PlotArchitect 调整大纲）。",
+        "按每条的处理建议修改契约、补记状态，或在正文里写出过渡。",
     ),
     e(
         "E_NO_BASELINE",
@@ -448,7 +448,7 @@ pub const CODES: &[CodeDoc] = &[
     e(
         "E_STYLE_SET",
         "风格档案已经设置过或读不了，预置风格不会覆盖它。",
-        "要换风格，先备份并删除 style-profile.json，再 novel style preset。",
+        "确认要换成预设就加 --force 重新运行（原文件会先备份到 state/backups/）。",
     ),
     e(
         "E_DUPLICATE",
@@ -479,7 +479,7 @@ pub const CODES: &[CodeDoc] = &[
     e(
         "E_VOLUME_CHECK",
         "卷规划检查发现错误，不能开卷或收卷。",
-        "按 novel volume check 列出的问题修正大纲、契约或调度。",
+        "按每条的处理建议让 PlotArchitect 修改大纲、调度、伏笔计划或契约，再重新检查。",
     ),
     e(
         "E_VOLUME_RANGE",

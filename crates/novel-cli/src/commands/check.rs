@@ -116,7 +116,7 @@ fn names(global: &GlobalArgs, args: NamesArgs) -> Result<Report, CliError> {
         let err = CliError::new(
             "E_NAMES",
             format!("发现 {found} 个可疑人名（{} 个文件）", inputs.len()),
-            "逐条核对：笔误就改正文，新人物或别名就登记到 characters/",
+            "",
             Exit::Problems,
         );
         return Err(err.with_report(&data, human));
@@ -225,7 +225,7 @@ fn continuity(global: &GlobalArgs, args: &ContinuityArgs) -> Result<Report, CliE
                 "{what}有 {} 处衔接错误、{} 处提醒",
                 report.counts.error, report.counts.warning
             ),
-            "按每条的处理建议修改契约、补记状态，或在正文里写出过渡",
+            "",
             Exit::Problems,
         );
         return Err(err.with_report(&report, human));

@@ -110,7 +110,7 @@ pub fn run(global: &GlobalArgs, args: CountArgs) -> Result<Report, CliError> {
                 "{outside} 个章节不在目标字数 {}–{} 之内",
                 target.min, target.max
             ),
-            "偏短的补写场景与动作，偏长的删减描写与重复对话；目标区间可在 novel.json 的 chapter_length 中调整",
+            "",
             Exit::Problems,
         );
         return Err(err.with_report(&data, human));

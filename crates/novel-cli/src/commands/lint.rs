@@ -93,7 +93,7 @@ pub fn run(global: &GlobalArgs, args: LintArgs) -> Result<Report, CliError> {
                 "{failed} 个文件未通过 AI 痕迹检查（共 {} 个）",
                 inputs.len()
             ),
-            "按 文件:行:列 逐条改写（StyleRefiner 可据此润色）；确认无误的短语可用 novel blacklist whitelist 加入白名单",
+            "",
             Exit::Problems,
         );
         return Err(err.with_report(&data, human));

@@ -248,7 +248,7 @@ fn validate(project: &Project, args: &OpsFileArgs) -> Result<Report, CliError> {
         None => (
             "E_OPS_REJECTED",
             format!("{} 条 op 被拒绝", run.rejected.len()),
-            "把 rejected 列表（原因与修正提示）交给 Summarizer 重新输出这些 op".to_string(),
+            String::new(),
         ),
     };
     Err(CliError::new(code, message, hint, Exit::Problems).with_report(&data, human))

@@ -383,7 +383,7 @@ fn volume(project: &Project, v: u32, current: u32, last: u32) -> Result<Report, 
         CliError::new(
             "E_VOLUME_RANGE",
             format!("不知道第 {v} 卷从哪一章到哪一章"),
-            "给本卷写 storyline-schedule.json 的 chapter_range 或大纲，或在 novel.json 设 chapters_per_volume",
+            "",
             Exit::Usage,
         )
     })?;

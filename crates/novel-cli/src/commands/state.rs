@@ -85,7 +85,7 @@ fn rebuild(
                     ""
                 }
             ),
-            "确认差异后运行 novel state rebuild --write（旧文件会先备份）",
+            "",
             Exit::Problems,
         )
         .with_report(&r, human));

@@ -308,7 +308,7 @@ pub fn run(global: &GlobalArgs) -> Result<Report, CliError> {
         return Err(CliError::new(
             "E_PROJECT_PROBLEMS",
             format!("项目有 {} 个问题（见上面的列表）", status.problems.len()),
-            "按列出的问题逐个修复；novel validate 会给出更详细的位置",
+            "",
             Exit::Problems,
         )
         .with_report(&status, human));

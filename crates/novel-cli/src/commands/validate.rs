@@ -178,7 +178,7 @@ fn render(findings: Vec<Diagnostic>, checked: usize) -> Result<Report, CliError>
         let err = CliError::new(
             "E_VALIDATION",
             format!("校验未通过：{errors} 个错误，{warnings} 个警告（共检查 {checked} 个文件）"),
-            "按上面列出的位置逐条修正后重新运行 novel validate",
+            "",
             Exit::Problems,
         );
         return Err(err.with_report(&data, human));

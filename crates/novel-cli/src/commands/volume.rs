@@ -169,7 +169,7 @@ fn check(project: &Project, volume: Option<u32>) -> Result<Report, CliError> {
         return Err(CliError::new(
             "E_VOLUME_CHECK",
             format!("第 {v} 卷的规划有 {} 个错误", report.counts.error),
-            "按每条的处理建议让 PlotArchitect 修改大纲、调度、伏笔计划或契约，再重新检查",
+            "",
             Exit::Problems,
         )
         .with_report(&report, human));
