@@ -340,3 +340,39 @@ fn upgrade_brings_an_old_list_to_the_current_seed() {
     let (_, again) = run_json(&root, &["blacklist", "upgrade"]);
     assert_eq!(again["data"]["written"], false);
 }
+
+/// Two sessions never lose each other's blacklist edits: an edit waits for nobody and writes
+/// nothing while another live session holds the project lock; a dry run only reads.
+#[test]
+fn edits_take_the_project_lock() {
+    let (_t, root) = new_project();
+    let path = root.join("ai-blacklist.json");
+    let before = std::fs::read(&path).unwrap();
+    let other = Alive::new();
+    let pid = other.pid().to_string();
+    let out = novel(&root, &["--json", "lock", "acquire", "--owner-pid", &pid]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    for args in [
+        &[
+            "--json",
+            "blacklist",
+            "add",
+            "眉宇间尽是",
+            "--category",
+            "descriptions",
+        ][..],
+        &["--json", "blacklist", "whitelist", "眸底"][..],
+        &["--json", "blacklist", "upgrade"][..],
+    ] {
+        let out = novel(&root, args);
+        assert_eq!(code(&out), 3, "{args:?}: {}", stdout(&out));
+        assert_eq!(json(&out)["error"]["code"], "E_LOCKED", "{args:?}");
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            before,
+            "{args:?}: nothing written"
+        );
+    }
+    let out = novel(&root, &["--json", "blacklist", "upgrade", "--dry-run"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+}

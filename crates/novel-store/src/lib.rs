@@ -14,6 +14,7 @@
 
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod blacklist;
 pub mod chapter;
 pub mod context;
 pub mod epub;

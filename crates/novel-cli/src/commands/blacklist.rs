@@ -8,7 +8,9 @@ use serde::Serialize;
 
 use novel_core::model::AiBlacklist;
 use novel_core::model::blacklist::{EntrySource, Upgrade};
-use novel_store::{Project, io, layout};
+use novel_store::blacklist::{self as store_blacklist, EditFailure, Write};
+use novel_store::time::now_iso;
+use novel_store::{Project, layout};
 use novel_text::maintain::{self, Edit, EditError, NewEntry};
 
 use crate::cli::{GlobalArgs, HELP_TEMPLATE};
@@ -108,22 +110,34 @@ pub fn command_name(command: &BlacklistCommand) -> &'static str {
     }
 }
 
+/// One edit of `novel_text::maintain`, as the store's transaction runs it.
+type EditFn = Box<dyn FnOnce(&mut AiBlacklist) -> Result<Edit, EditError>>;
+
 pub fn run(global: &GlobalArgs, command: BlacklistCommand) -> Result<Report, CliError> {
     let proj = super::project(global)?;
-    let (mut list, _) = novel_store::select::load_blacklist(Some(&proj))?;
-    let edit = match command {
-        BlacklistCommand::Add(a) => maintain::add(&mut list, new_entry(a)),
-        BlacklistCommand::Remove(a) => maintain::remove(&mut list, &a.phrase),
-        BlacklistCommand::Whitelist(a) if a.remove => maintain::unwhitelist(&mut list, &a.phrase),
-        BlacklistCommand::Whitelist(a) => maintain::whitelist(&mut list, &a.phrase),
-        BlacklistCommand::Upgrade(a) => return upgrade(&proj, list, a.dry_run),
+    let apply: EditFn = match command {
+        BlacklistCommand::Upgrade(a) => return upgrade(&proj, a.dry_run),
+        BlacklistCommand::Add(a) => {
+            let entry = new_entry(a);
+            Box::new(move |l| maintain::add(l, entry))
+        }
+        BlacklistCommand::Remove(a) => Box::new(move |l| maintain::remove(l, &a.phrase)),
+        BlacklistCommand::Whitelist(a) if a.remove => {
+            Box::new(move |l| maintain::unwhitelist(l, &a.phrase))
+        }
+        BlacklistCommand::Whitelist(a) => Box::new(move |l| maintain::whitelist(l, &a.phrase)),
     };
-    let Edit {
-        action,
-        phrase,
-        message,
-    } = edit.map_err(edit_error)?;
-    save(&proj, &list)?;
+    let edit = |list: &mut AiBlacklist| apply(list).map(|e| (e, Write::Yes));
+    let done = store_blacklist::edit(&proj, super::stale_after(&proj)?, &now_iso(), edit)
+        .map_err(failure)?;
+    let (
+        list,
+        Edit {
+            action,
+            phrase,
+            message,
+        },
+    ) = (done.list, done.result);
     let data = Edited {
         action,
         phrase: &phrase,
@@ -164,15 +178,26 @@ struct Upgraded<'a> {
 }
 
 /// `novel blacklist upgrade`: the project's list brought up to the shipped seed; the file it
-/// replaces goes to `state/backups/` first.
-fn upgrade(proj: &Project, mut list: AiBlacklist, dry_run: bool) -> Result<Report, CliError> {
-    let report = list.upgrade_from(&novel_store::select::seed_blacklist()?);
-    let mut backup = None;
-    if !dry_run && !report.is_empty() {
-        backup =
-            novel_store::state::backup(proj, layout::AI_BLACKLIST, &novel_store::time::now_iso())?;
-        save(proj, &list)?;
-    }
+/// replaces goes to `state/backups/` first. `--dry-run` reads only.
+fn upgrade(proj: &Project, dry_run: bool) -> Result<Report, CliError> {
+    let seed = novel_store::select::seed_blacklist()?;
+    let (list, report, backup) = if dry_run {
+        let (mut list, _) = novel_store::select::load_blacklist(Some(proj))?;
+        let report = list.upgrade_from(&seed);
+        (list, report, None)
+    } else {
+        let done = store_blacklist::edit(proj, super::stale_after(proj)?, &now_iso(), |l| {
+            let report = l.upgrade_from(&seed);
+            let write = if report.is_empty() {
+                Write::No
+            } else {
+                Write::WithBackup
+            };
+            Ok::<_, EditError>((report, write))
+        })
+        .map_err(failure)?;
+        (done.list, done.result, done.backup)
+    };
     let mut human = if report.is_empty() {
         "黑名单已是最新的种子，无需升级。\n".to_string()
     } else {
@@ -208,14 +233,6 @@ fn upgrade(proj: &Project, mut list: AiBlacklist, dry_run: bool) -> Result<Repor
     Report::new(&data, human)
 }
 
-fn save(proj: &Project, list: &AiBlacklist) -> Result<(), CliError> {
-    let path = proj.path(layout::AI_BLACKLIST);
-    Ok(io::write_atomic(
-        &path,
-        io::rewrite_text(&path, list).as_bytes(),
-    )?)
-}
-
 fn new_entry(a: AddArgs) -> NewEntry {
     NewEntry {
         phrase: a.phrase,
@@ -232,6 +249,10 @@ fn new_entry(a: AddArgs) -> NewEntry {
     }
 }
 
-fn edit_error(e: EditError) -> CliError {
-    CliError::new(e.code, e.message, e.hint, Exit::Usage)
+fn failure(e: EditFailure<EditError>) -> CliError {
+    match e {
+        EditFailure::Store(e) => e.into(),
+        EditFailure::Lock(e) => super::lock_error(e),
+        EditFailure::Refused(e) => CliError::new(e.code, e.message, e.hint, Exit::Usage),
+    }
 }
