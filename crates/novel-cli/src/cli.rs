@@ -285,7 +285,7 @@ pub struct OpsSkipArgs {
     #[arg(long, value_name = "章", value_parser = chapter_number)]
     pub chapter: u32,
     /// 跳过原因（如两次解析失败的错误信息）
-    #[arg(long, value_name = "原因")]
+    #[arg(long, value_name = "原因", value_parser = reason_text)]
     pub reason: String,
 }
 
@@ -360,7 +360,7 @@ pub struct ChapterFailArgs {
     #[arg(long, value_name = "令牌")]
     pub token: String,
     /// 出错原因（作者可读，如「StyleRefiner 两次超时」）
-    #[arg(long, value_name = "原因")]
+    #[arg(long, value_name = "原因", value_parser = reason_text)]
     pub reason: String,
 }
 
@@ -465,6 +465,14 @@ pub(crate) fn chapter_number(s: &str) -> Result<u32, String> {
     match t.parse::<u32>() {
         Ok(n) if n <= max => Ok(n),
         _ => Err(format!("章节号「{s}」超出范围：应为 0–{max} 的整数")),
+    }
+}
+
+/// A reason the author will read later (`chapter fail`, `ops skip`): not blank, trimmed.
+pub(crate) fn reason_text(s: &str) -> Result<String, String> {
+    match s.trim() {
+        "" => Err("原因不能为空：写明出了什么错，如「StyleRefiner 两次超时」".to_string()),
+        t => Ok(t.to_string()),
     }
 }
 

@@ -200,3 +200,23 @@ fn human_usage_errors_are_chinese_and_name_the_argument() {
         "{err}"
     );
 }
+
+/// A blank `--reason` (the author reads it later) and a malformed chapter range are usage
+/// errors of every command that takes them, caught before anything is read or written.
+#[test]
+fn blank_reasons_and_bad_ranges_are_usage_errors() {
+    let (_t, root) = new_project();
+    for args in [
+        &["--json", "ops", "skip", "--chapter", "1", "--reason", "  "][..],
+        &[
+            "--json", "chapter", "fail", "1", "--token", "t", "--reason", "",
+        ][..],
+        &["--json", "check", "names", "--chapters", "3..x"][..],
+        &["--json", "check", "names", "--chapters", "5..2"][..],
+        &["--json", "check", "leak", "--chapter", "100000"][..],
+    ] {
+        let out = novel(&root, args);
+        assert_eq!(code(&out), 2, "{args:?}: {}", stdout(&out));
+        assert_eq!(json(&out)["error"]["code"], "E_USAGE", "{args:?}");
+    }
+}

@@ -313,15 +313,7 @@ fn commit(project: &Project, a: &ChapterCommitArgs) -> Result<Report, CliError> 
 
 fn fail(project: &Project, a: &ChapterFailArgs) -> Result<Report, CliError> {
     let n = a.chapter;
-    let reason = a.reason.trim();
-    if reason.is_empty() {
-        return Err(CliError::new(
-            "E_USAGE",
-            "--reason 不能为空",
-            "写明出了什么错，如 --reason \"StyleRefiner 两次超时\"",
-            Exit::Usage,
-        ));
-    }
+    let reason = a.reason.as_str();
     let cp =
         novel_store::stage::fail(project, n, &a.token, reason).map_err(|e| chapter_error(e, n))?;
     let data = FailData {

@@ -24,7 +24,9 @@ use novel_text::leak::{EntityKind, LeakAssessment, LeakRisk};
 use novel_core::diagnostic::render_all;
 
 use super::{names_report, plan_error, select_error};
-use crate::cli::{ChapterSelection, GlobalArgs, HELP_TEMPLATE};
+use crate::cli::{
+    ChapterSelection, ChapterSpan, GlobalArgs, HELP_TEMPLATE, chapter_number, chapter_span,
+};
 use crate::output::{CliError, Exit, Report};
 
 #[derive(Debug, Subcommand)]
@@ -53,7 +55,7 @@ pub struct ContinuityArgs {
 #[derive(Debug, Args)]
 pub struct LeakArgs {
     /// 章节号（chapters/ 中的定稿，未提交时用 staging 中的稿子）
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = chapter_number)]
     pub chapter: u32,
     /// 本章所属故事线 id（默认读章节契约或摘要的 storyline_id）
     #[arg(long, value_name = "ID")]
@@ -64,9 +66,9 @@ pub struct LeakArgs {
 pub struct NamesArgs {
     #[command(flatten)]
     pub select: ChapterSelection,
-    /// 已提交章节的区间，如 1..20（含两端）
-    #[arg(long, value_name = "A..B", conflicts_with_all = ["files", "chapter", "all"])]
-    pub chapters: Option<String>,
+    /// 已提交章节的区间，如 1..20（含两端；也可只写一章）
+    #[arg(long, value_name = "A..B", value_parser = chapter_span, conflicts_with_all = ["files", "chapter", "all"])]
+    pub chapters: Option<ChapterSpan>,
 }
 
 /// The command name in the JSON envelope.
@@ -86,23 +88,9 @@ pub fn run(global: &GlobalArgs, command: CheckCommand) -> Result<Report, CliErro
     }
 }
 
-fn parse_range(s: &str) -> Option<(u32, u32)> {
-    let (a, b) = s.split_once("..")?;
-    let (a, b) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
-    (a >= 1 && a <= b).then_some((a, b))
-}
-
 fn names(global: &GlobalArgs, args: NamesArgs) -> Result<Report, CliError> {
     let (project, inputs) = match &args.chapters {
-        Some(range) => {
-            let (a, b) = parse_range(range).ok_or_else(|| {
-                CliError::new(
-                    "E_USAGE",
-                    format!("章节区间写法不对：{range}"),
-                    "写成 起..止，如 --chapters 1..20",
-                    Exit::Usage,
-                )
-            })?;
+        &Some(ChapterSpan(a, b)) => {
             let proj = super::project(global)?;
             let inputs = novel_store::select::resolve(Some(&proj), Selection::Committed([a, b]))
                 .map_err(select_error)?;
