@@ -62,7 +62,7 @@ impl ImportError {
     pub fn hint(&self) -> String {
         match self {
             ImportError::Store(e) => e.hint(),
-            ImportError::Lock(_) => String::new(),
+            ImportError::Lock(e) => e.hint(),
             ImportError::EmptyFolder { .. } => {
                 "给出一个 .txt/.md 文件，或放着章节文件（001.txt、第12章 标题.txt …）的文件夹"
                     .into()

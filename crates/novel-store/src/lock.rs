@@ -123,6 +123,31 @@ impl LockError {
             LockError::Store(e) => e.code(),
         }
     }
+
+    /// What to do about it.
+    pub fn hint(&self) -> String {
+        match self {
+            LockError::Held { .. } => "等它完成；若确认那个会话已经不在，运行 novel chapter recover（僵尸锁会被自动清除）或 novel lock clear".into(),
+            LockError::NotOwner => "使用 chapter begin / lock acquire 返回的 token；novel lock status 可查看持有者".into(),
+            LockError::NotHeld => "无需释放".into(),
+            LockError::Busy => "稍后重试".into(),
+            LockError::DeadOwner { .. } => "省略 --owner-pid（默认取当前会话的进程），或给出一个正在运行的进程号".into(),
+            LockError::JournalPending { .. } => "先运行 novel chapter recover 补完它，再重试这条命令".into(),
+            LockError::Store(e) => e.hint(),
+        }
+    }
+
+    /// A conflict with another session or process (exit 3), as opposed to a usage or project
+    /// problem.
+    pub fn is_conflict(&self) -> bool {
+        match self {
+            LockError::Held { .. }
+            | LockError::NotOwner
+            | LockError::Busy
+            | LockError::JournalPending { .. } => true,
+            LockError::NotHeld | LockError::DeadOwner { .. } | LockError::Store(_) => false,
+        }
+    }
 }
 
 fn lock_dir(project: &Project) -> PathBuf {

@@ -50,7 +50,7 @@ impl PrefsError {
     pub fn hint(&self) -> String {
         match self {
             PrefsError::Store(e) => e.hint(),
-            PrefsError::Lock(_) => "等另一个会话结束，或确认它已不在后 novel lock clear".into(),
+            PrefsError::Lock(e) => e.hint(),
             PrefsError::Empty => {
                 "写一句作者希望每章都遵守的话，如：novel prefs add \"对话少用感叹号\"".into()
             }

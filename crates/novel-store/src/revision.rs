@@ -104,9 +104,7 @@ impl RevisionError {
     pub fn hint(&self) -> String {
         match self {
             RevisionError::Store(e) => e.hint(),
-            RevisionError::Lock(_) => {
-                "等另一个会话结束，或确认它已不在后 novel lock clear".to_string()
-            }
+            RevisionError::Lock(e) => e.hint(),
             RevisionError::NoChapter { .. } | RevisionError::NothingYet => {
                 "给出已提交或正在写的章节：--chapter N".to_string()
             }

@@ -206,38 +206,17 @@ pub(crate) fn stale_after(project: &Project) -> Result<Duration, CliError> {
     Ok(novel_store::settings::load(project)?.lock.stale_after())
 }
 
-/// A lock that cannot be taken, kept or released (exit 3, or 2 for an unreadable lock).
+/// A lock that cannot be taken, kept or released (exit 3 for a conflict, else 2).
 pub(crate) fn lock_error(e: LockError) -> CliError {
-    let code = e.code();
-    match e {
-        LockError::Held { holder, .. } => CliError::new(
-            code,
-            format!("项目正被占用：{holder}"),
-            "等它完成；若确认那个会话已经不在，运行 novel chapter recover（僵尸锁会被自动清除）或 novel lock clear",
-            Exit::Conflict,
-        ),
-        LockError::NotOwner => CliError::new(
-            code,
-            e.to_string(),
-            "使用 chapter begin / lock acquire 返回的 token；novel lock status 可查看持有者",
-            Exit::Conflict,
-        ),
-        LockError::Busy => CliError::new(code, e.to_string(), "稍后重试", Exit::Conflict),
-        LockError::JournalPending { .. } => CliError::new(
-            code,
-            e.to_string(),
-            "先运行 novel chapter recover 补完它，再重试这条命令",
-            Exit::Conflict,
-        ),
-        LockError::NotHeld => CliError::new(code, e.to_string(), "无需释放", Exit::Usage),
-        LockError::DeadOwner { .. } => CliError::new(
-            code,
-            e.to_string(),
-            "省略 --owner-pid（默认取当前会话的进程），或给出一个正在运行的进程号",
-            Exit::Usage,
-        ),
-        LockError::Store(s) => s.into(),
+    if let LockError::Store(s) = e {
+        return s.into();
     }
+    let exit = if e.is_conflict() {
+        Exit::Conflict
+    } else {
+        Exit::Usage
+    };
+    CliError::new(e.code(), e.to_string(), e.hint(), exit)
 }
 
 /// An ops-engine refusal (order, version, a delta that does not apply).
