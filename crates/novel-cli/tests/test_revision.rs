@@ -606,6 +606,15 @@ fn three_committed_chapters_give_three_memories_in_order() {
     assert_eq!(chapters, [1, 2, 3, 4]);
     let last = ok(&root, &["memory", "show", "lu-chen", "--last", "2"])["data"].clone();
     assert_eq!(last["entries"].as_array().unwrap().len(), 3);
+    // A slug-shaped name of nobody is not a character; the closest one is offered.
+    let out = novel(&root, &["--json", "memory", "show", "lu-chan"]);
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    let doc = json(&out);
+    assert_eq!(doc["error"]["code"], "E_NO_ENTITY");
+    assert!(
+        doc["error"]["hint"].as_str().unwrap().contains("lu-chen"),
+        "{doc}"
+    );
     // The changelog keeps the actions, so memory can be made again from it — byte for byte.
     let log = std::fs::read_to_string(root.join("state/changelog.jsonl")).unwrap();
     assert!(log.lines().last().unwrap().contains("第4章里陆尘做的事"));

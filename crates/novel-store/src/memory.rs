@@ -198,6 +198,24 @@ fn record_one(
 
 /// Every entry of `slug`'s memory, in order (none when there is no file). A line that does
 /// not parse is an error naming it.
+/// The character `query` names — a slug of a character file or of a memory, a display name or
+/// an alias — as its slug; else the closest ones ([`novel_core::ops::resolve_entity`]).
+pub fn resolve(project: &Project, query: &str) -> Result<String, Vec<String>> {
+    let names = crate::state::load_names(project);
+    let mut known: Vec<String> = names.pairs().map(|(_, slug)| slug.to_string()).collect();
+    if let Ok(dir) = fs::read_dir(project.path(layout::CHARACTER_MEMORY_DIR)) {
+        known.extend(dir.filter_map(|e| e.ok()).filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.strip_suffix(".jsonl")
+                .filter(|s| is_slug(s))
+                .map(str::to_string)
+        }));
+    }
+    known.sort();
+    known.dedup();
+    novel_core::ops::resolve_entity(query.trim(), &known, &names)
+}
+
 pub fn read(project: &Project, slug: &str) -> Result<Vec<MemoryEntry>, StoreError> {
     let rel = layout::character_memory(slug);
     let path = project.path(&rel);

@@ -133,20 +133,19 @@ struct Shown<'a> {
 }
 
 fn show(project: &novel_store::Project, a: &ShowArgs) -> Result<Report, CliError> {
-    let names = novel_store::state::load_names(project);
-    let who = a.character.trim();
-    let slug = match names.slug_for(who) {
-        Some(s) => s.to_string(),
-        None if novel_core::model::is_slug(who) => who.to_string(),
-        None => {
-            return Err(CliError::new(
-                "E_NO_ENTITY",
-                format!("没有叫「{who}」的角色"),
-                "用角色的 slug、显示名或别名；characters/ 中有全部角色档案",
-                Exit::Problems,
-            ));
-        }
-    };
+    let slug = memory::resolve(project, &a.character).map_err(|close| {
+        let who = a.character.trim();
+        CliError::new(
+            "E_NO_ENTITY",
+            format!("没有叫「{who}」的角色"),
+            if close.is_empty() {
+                "用角色的 slug、显示名或别名；characters/ 中有全部角色档案".to_string()
+            } else {
+                format!("是不是：{}？", close.join("、"))
+            },
+            Exit::Problems,
+        )
+    })?;
     let entries = match a.last {
         Some(k) => memory::recent(project, &slug, k)?,
         None => memory::read(project, &slug)?,
