@@ -180,6 +180,18 @@ impl ReviewKind {
         [last.saturating_sub(span.saturating_sub(1)).max(1), last]
     }
 
+    /// The contracts a review after chapter `last` checks for continuity: its window and the
+    /// next chapter, whose contract the coming chapter is written against.
+    pub fn continuity_chapters(self, last: u32) -> [u32; 2] {
+        [self.window(last)[0], last.saturating_add(1)]
+    }
+
+    /// Whether it can be made after chapter `last`: a periodic review needs a committed
+    /// chapter to look back on; the volume review reports on its plan even before one.
+    pub fn possible_after(self, last: u32) -> bool {
+        last > 0 || self == ReviewKind::Volume
+    }
+
     /// The latest milestone of a periodic review at or before chapter `last` (`0` when none
     /// has been reached, or for the volume review).
     fn milestone(self, last: u32) -> u32 {
@@ -677,6 +689,16 @@ pub fn render(menu: &Menu) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn review_scopes() {
+        assert_eq!(ReviewKind::Consistency.continuity_chapters(20), [11, 21]);
+        assert_eq!(ReviewKind::Consistency.continuity_chapters(4), [1, 5]);
+        assert!(!ReviewKind::Brief.possible_after(0));
+        assert!(!ReviewKind::Consistency.possible_after(0));
+        assert!(ReviewKind::Volume.possible_after(0));
+        assert!(ReviewKind::Brief.possible_after(1));
+    }
     use crate::model::PipelineStage;
 
     fn cp(state: OrchestratorState, last: u32) -> Checkpoint {

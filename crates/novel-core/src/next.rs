@@ -279,17 +279,8 @@ pub fn recommend(cp: &Checkpoint, facts: &DiskFacts) -> Recommendation {
             None => "编排状态为 ERROR_RETRY（出错待重试）".to_string(),
         });
     }
-    if crate::ops::recommend_rebuild(&facts.skipped_deltas) {
-        r.notes.push(format!(
-            "已有 {} 章的状态增量被跳过（第 {} 章），状态可能缺了这些章的变化：建议先运行 novel state rebuild 核对，再按这些章的正文补记状态（novel ops apply --manual）",
-            facts.skipped_deltas.len(),
-            facts
-                .skipped_deltas
-                .iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join("、")
-        ));
+    if let Some(advice) = crate::ops::rebuild_advice(&facts.skipped_deltas) {
+        r.notes.push(advice);
     }
     if facts.overdue_foreshadowing > 0 {
         r.notes.push(format!(

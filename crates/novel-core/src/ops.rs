@@ -1335,6 +1335,21 @@ pub fn recommend_rebuild(skipped: &[u32]) -> bool {
     skipped.len() >= SKIPPED_REBUILD_THRESHOLD
 }
 
+/// What to tell the author when [`recommend_rebuild`] says so (`next`, `status`, `ops skip`).
+pub fn rebuild_advice(skipped: &[u32]) -> Option<String> {
+    recommend_rebuild(skipped).then(|| {
+        format!(
+            "已有 {} 章的状态增量被跳过（第 {} 章），状态可能缺了这些章的变化：建议先运行 novel state rebuild 核对，再按这些章的正文补记状态（novel ops apply --manual --resolves-skipped 章,…）",
+            skipped.len(),
+            skipped
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join("、")
+        )
+    })
+}
+
 /// The result of replaying a changelog.
 #[derive(Debug, Clone)]
 pub struct Replayed {

@@ -29,6 +29,16 @@ pub enum DriftStatus {
 }
 
 impl DriftStatus {
+    /// The verdict in Chinese (`style drift`, the reviews).
+    pub fn label(self) -> &'static str {
+        match self {
+            DriftStatus::Drifted => "风格漂移",
+            DriftStatus::Holding => "仍未回到基线（保留纠偏指令）",
+            DriftStatus::Recovered => "已回归基线",
+            DriftStatus::Stable => "风格稳定",
+        }
+    }
+
     /// `style-drift.json` is written (or rewritten) with the assessment's directives.
     pub fn keeps_file(self) -> bool {
         matches!(self, DriftStatus::Drifted | DriftStatus::Holding)

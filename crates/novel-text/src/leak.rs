@@ -308,6 +308,41 @@ pub struct LeakAssessment {
     pub foreign_entities: usize,
 }
 
+/// The leak checks of a range of chapters (the reviews): the chapters at high and at low risk,
+/// and each chapter's assessment in brief.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct LeakSummary {
+    pub high: Vec<u32>,
+    pub low: Vec<u32>,
+    pub chapters: Vec<ChapterLeak>,
+}
+
+/// One chapter of a [`LeakSummary`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ChapterLeak {
+    pub chapter: u32,
+    pub storyline_id: String,
+    pub leak_risk: LeakRisk,
+    pub cross_references: Vec<LeakFinding>,
+}
+
+impl LeakSummary {
+    /// Counts chapter `a.chapter` in by its risk.
+    pub fn push(&mut self, a: LeakAssessment) {
+        match a.leak_risk {
+            LeakRisk::High => self.high.push(a.chapter),
+            LeakRisk::Low => self.low.push(a.chapter),
+            LeakRisk::None => {}
+        }
+        self.chapters.push(ChapterLeak {
+            chapter: a.chapter,
+            storyline_id: a.storyline_id,
+            leak_risk: a.leak_risk,
+            cross_references: a.cross_references,
+        });
+    }
+}
+
 /// The names of `who` (a character slug, display name or alias, or a bare Chinese name): every
 /// name of the characters it denotes.
 fn names_of(known: &[KnownName], who: &str) -> Vec<String> {

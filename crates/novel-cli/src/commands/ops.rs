@@ -4,7 +4,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use novel_core::ops::{self, Accepted, Applied, Rejection, SKIPPED_REBUILD_THRESHOLD};
+use novel_core::ops::{self, Accepted, Applied, Rejection};
 use novel_store::lock;
 use novel_store::state::{
     ApplyError, ApplyRequest, DeltaInputs, Merged, Trust, apply_delta, load_delta_inputs,
@@ -366,12 +366,8 @@ fn skip_locked(
             .collect::<Vec<_>>()
             .join("、")
     );
-    if recommend {
-        human.push_str(
-            &format!(
-                "已有 {SKIPPED_REBUILD_THRESHOLD} 章以上跳过，建议从这些章节正文重新提取增量并运行 novel state rebuild。\n"
-            ),
-        );
+    if let Some(advice) = ops::rebuild_advice(&skipped) {
+        human.push_str(&format!("{advice}\n"));
     }
     let data = SkipData {
         chapter,

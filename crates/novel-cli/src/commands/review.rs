@@ -15,7 +15,7 @@ use novel_store::plan::{ContinuityReport, Scope, continuity, light_checkpoint};
 use novel_store::review::{committed_in, inventory, quality, volume_part, write_report};
 use novel_store::{Project, layout, time};
 use novel_text::drift::DriftStatus;
-use novel_text::leak::{LeakFinding, LeakRisk};
+use novel_text::leak::LeakSummary;
 
 use super::{NameFinding, drift_check, names_report, plan_error};
 use crate::cli::{GlobalArgs, HELP_TEMPLATE};
@@ -70,7 +70,7 @@ struct ConsistencyReport<'a> {
     report: &'a str,
     created_at: String,
     names: NamesPart<'a>,
-    leaks: &'a LeaksPart,
+    leaks: &'a LeakSummary,
     continuity: &'a ContinuityReport,
     foreshadowing: &'a Inventory,
     style_drift: &'a Option<StyleDriftPart>,
@@ -89,7 +89,7 @@ struct VolumeReport<'a> {
     created_at: String,
     quality: &'a Quality,
     names: NamesPart<'a>,
-    leaks: &'a LeaksPart,
+    leaks: &'a LeakSummary,
     continuity: &'a ContinuityReport,
     foreshadowing: &'a Inventory,
     foreshadowing_completion: &'a Completion,
@@ -104,22 +104,6 @@ struct NamesPart<'a> {
     files: &'a [String],
     count: usize,
     findings: &'a [NameFinding],
-}
-
-/// The leak check of a review: chapters at high and low risk, and each chapter's assessment.
-#[derive(Serialize)]
-struct LeaksPart {
-    high: Vec<u32>,
-    low: Vec<u32>,
-    chapters: Vec<ChapterLeak>,
-}
-
-#[derive(Serialize)]
-struct ChapterLeak {
-    chapter: u32,
-    storyline_id: String,
-    leak_risk: LeakRisk,
-    cross_references: Vec<LeakFinding>,
 }
 
 /// Style drift as a review reports it (`null` when it could not be checked).
@@ -139,7 +123,12 @@ pub fn run(global: &GlobalArgs, cmd: ReviewCommand) -> Result<Report, CliError> 
     let project = super::project(global)?;
     let cp = light_checkpoint(&project)?;
     let last = cp.last_completed_chapter;
-    if last == 0 && !matches!(cmd, ReviewCommand::Volume(_)) {
+    let kind = match cmd {
+        ReviewCommand::Brief => ReviewKind::Brief,
+        ReviewCommand::Consistency => ReviewKind::Consistency,
+        ReviewCommand::Volume(_) => ReviewKind::Volume,
+    };
+    if !kind.possible_after(last) {
         return Err(CliError::new(
             "E_NO_CHAPTER",
             "还没有已提交的章节，没有可回顾的内容",
@@ -242,7 +231,7 @@ fn brief(project: &Project, last: u32) -> Result<Report, CliError> {
 /// The text checks over committed chapters `[a, b]`: names, leaks, and style drift.
 struct TextChecks {
     names: super::NamesReport,
-    leaks: LeaksPart,
+    leaks: LeakSummary,
     style_drift: Option<StyleDriftPart>,
     human: String,
 }
@@ -266,48 +255,33 @@ fn text_checks(
     let (names, _) = names_report(Some(project), &inputs)?;
     let found = names.findings.len();
     let mut human = format!("人名：{found} 处可疑\n");
-    let mut leaks = Vec::new();
-    let (mut high, mut low) = (Vec::new(), Vec::new());
+    let mut leaks = LeakSummary::default();
     for n in committed_in(project, range) {
-        let sources = match novel_store::leak::sources(project, n, None) {
-            Ok(s) => s,
-            Err(e) => {
-                problems.push(format!("第 {n} 章的串线检查没有完成：{e}"));
-                continue;
-            }
-        };
-        let a = novel_text::leak::assess(&sources);
-        match a.leak_risk {
-            LeakRisk::High => high.push(n),
-            LeakRisk::Low => low.push(n),
-            LeakRisk::None => {}
+        match novel_store::leak::sources(project, n, None) {
+            Ok(s) => leaks.push(novel_text::leak::assess(&s)),
+            Err(e) => problems.push(format!("第 {n} 章的串线检查没有完成：{e}")),
         }
-        leaks.push(ChapterLeak {
-            chapter: n,
-            storyline_id: a.storyline_id,
-            leak_risk: a.leak_risk,
-            cross_references: a.cross_references,
-        });
     }
     human.push_str(&format!(
         "串线：high {} 章{}，low {} 章\n",
-        high.len(),
-        if high.is_empty() {
+        leaks.high.len(),
+        if leaks.high.is_empty() {
             String::new()
         } else {
-            format!("（第 {} 章）", novel_core::plan::runs(&high))
+            format!("（第 {} 章）", novel_core::plan::runs(&leaks.high))
         },
-        low.len()
+        leaks.low.len()
     ));
     let style_drift = match drift_check(project) {
         Ok(d) => {
+            let status = d.assessment.status;
             human.push_str(&format!(
-                "风格漂移：{}\n",
-                match d.assessment.status {
-                    DriftStatus::Drifted => "漂移（运行 novel style drift 写入纠偏指令）",
-                    DriftStatus::Holding => "仍未回到基线",
-                    DriftStatus::Recovered => "已回归基线",
-                    DriftStatus::Stable => "稳定",
+                "风格漂移：{}{}\n",
+                status.label(),
+                if status == DriftStatus::Drifted {
+                    "（运行 novel style drift 写入纠偏指令）"
+                } else {
+                    ""
                 }
             ));
             Some(StyleDriftPart {
@@ -324,11 +298,7 @@ fn text_checks(
     };
     Ok(TextChecks {
         names,
-        leaks: LeaksPart {
-            high,
-            low,
-            chapters: leaks,
-        },
+        leaks,
         style_drift,
         human,
     })
@@ -347,7 +317,8 @@ fn consistency(project: &Project, last: u32) -> Result<Report, CliError> {
     let window = ReviewKind::Consistency.window(last);
     let mut problems = Vec::new();
     let text = text_checks(project, window, &mut problems)?;
-    let cont = continuity(project, Scope::Chapters([window[0], last + 1])).map_err(plan_error)?;
+    let scope = Scope::Chapters(ReviewKind::Consistency.continuity_chapters(last));
+    let cont = continuity(project, scope).map_err(plan_error)?;
     let inv = inventory(project, last, &mut problems);
     let rel = layout::review_chapter_report("consistency", last);
     let mut human = format!("一致性检查（第 {}–{} 章）\n{}", window[0], last, text.human);

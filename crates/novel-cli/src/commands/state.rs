@@ -5,7 +5,6 @@ use serde_json::{Map, Value};
 
 use novel_core::ops::{self, Difference, NameIndex, entity_history, find_entity};
 use novel_store::rebuild::{Replay, UnusableGlobal};
-use novel_store::state::{StateOnDisk, load_changelog, load_global, load_names, state_on_disk};
 use novel_store::{Project, layout};
 
 use crate::cli::{GlobalArgs, RebuildArgs, StateCommand};
@@ -234,18 +233,10 @@ fn at(project: &Project, chapter: u32, entity: Option<&str>) -> Result<Report, C
 }
 
 fn history(project: &Project, query: &str) -> Result<Report, CliError> {
-    let log = load_changelog(project)?;
-    let names = load_names(project);
-    // Only to recognise ids: an unreadable file here just makes fewer ids known.
-    let global = load_global(project).ok();
-    let disk = state_on_disk(project);
-    let on_disk = match &disk {
-        StateOnDisk::Valid(v) => Some(v),
-        _ => None,
-    };
-    let known = ops::known_entities(&log, on_disk, global.as_ref(), &names);
-    let slug = resolve_entity(query, &known, &names)?;
-    let changes = entity_history(&log, &slug);
+    // The ids are only recognised: an unusable foreshadowing file just makes fewer known.
+    let replay = Replay::load(project, UnusableGlobal::Repair)?;
+    let slug = resolve_entity(query, &replay.known_entities(), &replay.names)?;
+    let changes = entity_history(&replay.log, &slug);
     let shown = if slug == query {
         slug.clone()
     } else {

@@ -281,16 +281,8 @@ fn push_cost(out: &mut String, s: &Status) {
 
 /// Skipped deltas worth a rebuild, and the problems found.
 fn push_problems(out: &mut String, s: &Status) {
-    if s.recommend_rebuild {
-        out.push_str(&format!(
-            "被跳过的增量：{} 章（第 {} 章）：建议重新提取这些章的增量并运行 novel state rebuild\n",
-            s.skipped_chapters.len(),
-            s.skipped_chapters
-                .iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join("、")
-        ));
+    if let Some(advice) = novel_core::ops::rebuild_advice(&s.skipped_chapters) {
+        out.push_str(&format!("{advice}\n"));
     }
     if !s.problems.is_empty() {
         out.push_str("问题：\n");

@@ -213,12 +213,7 @@ fn drift_lines(assessment: &DriftAssessment, action: &str, dry_run: bool) -> Str
             if m.drifted { "（漂移）" } else { "" }
         ));
     }
-    let verdict = match assessment.status {
-        DriftStatus::Drifted => "风格漂移",
-        DriftStatus::Holding => "仍未回到基线（保留纠偏指令）",
-        DriftStatus::Recovered => "已回归基线",
-        DriftStatus::Stable => "风格稳定",
-    };
+    let verdict = assessment.status.label();
     let effect = match action {
         "written" => "，已写入 style-drift.json",
         "removed" => "，已删除 style-drift.json",
