@@ -32,10 +32,11 @@ pub fn run(global: &GlobalArgs, args: InitArgs) -> Result<Report, CliError> {
     let root = report.root.display().to_string();
     let human = format!(
         "已创建小说项目：{root}\n\
-         共 {} 个文件、{} 个目录；当前状态 QUICK_START（快速起步），第 1 卷。\n\
+         共 {} 个文件、{} 个目录；当前状态 {}，第 1 卷。\n\
          下一步：在 Claude Code 中运行 /novel:start，按引导完成设定、角色与风格样本。\n",
         report.files.len(),
-        report.dirs.len()
+        report.dirs.len(),
+        novel_core::context::session::state_name(report.orchestrator_state)
     );
     let data = InitData {
         root: &root,

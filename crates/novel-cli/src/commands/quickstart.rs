@@ -139,9 +139,12 @@ pub fn run(global: &GlobalArgs, args: QuickstartArgs) -> Result<Report, CliError
     } else {
         format!("已取消标记：{}（{}）。\n", s.label(), s.id())
     };
-    let moved = done && s == QuickStartStep::Confirm;
-    if moved {
-        human.push_str("快速起步完成，进入卷规划（VOL_PLANNING）：用 /novel:start 规划第 1 卷。\n");
+    if !cp.orchestrator_state.in_quick_start() {
+        human.push_str(&format!(
+            "快速起步完成，编排状态 {}：用 /novel:start 规划第 {} 卷。\n",
+            novel_core::context::session::state_name(cp.orchestrator_state),
+            cp.volume()
+        ));
     } else {
         human.push_str(&render(&st));
     }

@@ -276,7 +276,7 @@ fn text_checks(
         Ok(d) => {
             let status = d.assessment.status;
             human.push_str(&format!(
-                "风格漂移：{}{}\n",
+                "文风：{}{}\n",
                 status.label(),
                 if status == DriftStatus::Drifted {
                     "（运行 novel style drift 写入纠偏指令）"

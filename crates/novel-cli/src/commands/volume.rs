@@ -10,6 +10,7 @@ use novel_store::plan::{VolumeCheckReport, volume_check};
 use novel_store::volume::{self, Selection, VolumeError};
 use novel_store::{Project, time};
 
+use novel_core::context::session::state_name;
 use novel_core::diagnostic::render_all;
 
 use super::plan_error;
@@ -97,8 +98,9 @@ pub fn run(global: &GlobalArgs, cmd: VolumeCommand) -> Result<Report, CliError> 
         VolumeCommand::Open(a) => {
             let done = volume::open(&project, a.volume, &now, stale).map_err(volume_error)?;
             let mut human = format!(
-                "已开第 {} 卷：编排状态 VOL_PLANNING → WRITING{}。\n",
+                "已开第 {} 卷：编排状态 {}{}。\n",
                 done.volume,
+                state_name(done.orchestrator_state),
                 range_text(&done.check)
             );
             human.push_str(&render_all(&done.check.findings));
@@ -182,8 +184,11 @@ fn check(project: &Project, volume: Option<u32>) -> Result<Report, CliError> {
 fn close(project: &Project, now: &str, stale: std::time::Duration) -> Result<Report, CliError> {
     let done = volume::close(project, now, stale).map_err(volume_error)?;
     let mut human = format!(
-        "第 {} 卷已收卷：编排状态 VOL_REVIEW → VOL_PLANNING（第 {} 卷）。\n最终状态存档：{}\n",
-        done.volume, done.next_volume, done.archived
+        "第 {} 卷已收卷：编排状态 {}（第 {} 卷）。\n最终状态存档：{}\n",
+        done.volume,
+        state_name(done.orchestrator_state),
+        done.next_volume,
+        done.archived
     );
     if done.cleanup.entries.is_empty() {
         human.push_str(&format!(
