@@ -1253,8 +1253,10 @@ fn plan_pipeline_log(
         plog.extra
             .insert("gate_overall".into(), serde_json::json!(g.overall));
         if g.accepted_by_author {
-            plog.extra
-                .insert("accepted_by_author".into(), serde_json::json!(true));
+            plog.extra.insert(
+                crate::status::LOG_ACCEPTED_BY_AUTHOR.into(),
+                serde_json::json!(true),
+            );
         }
     }
     if facts.skipped {

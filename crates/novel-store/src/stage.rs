@@ -246,18 +246,43 @@ pub struct Committed {
     pub memory: crate::memory::Recorded,
 }
 
+/// What the skill reports of a committed chapter, as its pipeline log records it.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct CommitFigures {
+    /// 字数 (`novel count`'s rule).
+    pub chars: Option<u64>,
+    /// The score the gate counted.
+    pub gate_overall: Option<f64>,
+    pub gate_decision: Option<novel_core::model::common::GateDecision>,
+    pub revisions: u32,
+    pub accepted_by_author: bool,
+}
+
 impl Committed {
-    /// The committed pipeline log (`logs/chapter-NNN-log.json`, as the journal wrote it):
-    /// where the figures the skill reports per chapter are read (`chars`, `gate_overall`,
-    /// `gate_decision`, `revisions`, `accepted_by_author`). `Null` if the journal had none.
-    pub fn log(&self, n: u32) -> serde_json::Value {
+    /// The figures of chapter `n`'s committed pipeline log (`logs/chapter-NNN-log.json`, as
+    /// the journal wrote it); all empty if the journal had none.
+    pub fn figures(&self, n: u32) -> CommitFigures {
         let rel = crate::layout::log_file(n);
-        self.journal
+        let Some(log) = self
+            .journal
             .writes
             .iter()
             .find(|w| w.path == rel)
-            .and_then(|w| serde_json::from_str(&w.content).ok())
-            .unwrap_or(serde_json::Value::Null)
+            .and_then(|w| serde_json::from_str::<novel_core::model::PipelineLog>(&w.content).ok())
+        else {
+            return CommitFigures::default();
+        };
+        let extra = |k: &str| log.extra.get(k);
+        CommitFigures {
+            chars: extra(crate::status::LOG_CHARS).and_then(serde_json::Value::as_u64),
+            gate_overall: extra(crate::status::LOG_GATE_OVERALL)
+                .and_then(serde_json::Value::as_f64),
+            gate_decision: log.gate_decision,
+            revisions: log.revisions,
+            accepted_by_author: extra(crate::status::LOG_ACCEPTED_BY_AUTHOR)
+                .and_then(serde_json::Value::as_bool)
+                .unwrap_or(false),
+        }
     }
 }
 

@@ -42,6 +42,8 @@ use crate::project::Project;
 pub const LOG_CHARS: &str = "chars";
 /// The key of a pipeline log with the score the gate counted.
 pub const LOG_GATE_OVERALL: &str = "gate_overall";
+/// The key of a pipeline log that says the author accepted the chapter as it was (`--accept`).
+pub const LOG_ACCEPTED_BY_AUTHOR: &str = "accepted_by_author";
 /// How many recent scores `status` shows (and takes the trend of).
 pub const RECENT_SCORES: usize = 5;
 

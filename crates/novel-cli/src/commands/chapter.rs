@@ -1,7 +1,7 @@
 //! `novel chapter begin|stage|gate|commit|recover`: the chapter transaction.
 
+use novel_store::stage::CommitFigures;
 use serde::Serialize;
-use serde_json::Value;
 
 use novel_core::diagnostic::Diagnostic;
 use novel_core::gate::KeyReason;
@@ -63,11 +63,8 @@ struct CommitData<'a> {
     orchestrator_state: OrchestratorState,
     files: Vec<&'a str>,
     force_passed: bool,
-    chars: Option<&'a Value>,
-    gate_overall: Option<&'a Value>,
-    gate_decision: Option<&'a Value>,
-    revisions: Option<&'a Value>,
-    accepted_by_author: bool,
+    #[serde(flatten)]
+    figures: &'a CommitFigures,
     memory: &'a novel_store::memory::Recorded,
 }
 
@@ -209,14 +206,21 @@ fn continuity_of(project: &Project, n: u32, human: &mut String) -> Vec<Diagnosti
 }
 
 fn parse_stage(s: &str) -> Result<PipelineStage, CliError> {
-    PipelineStage::from_name(s).ok_or_else(|| {
-        CliError::new(
-            "E_USAGE",
-            format!("没有这个阶段：{s}"),
-            "可选：drafted、refined、judged、polished、revising、drafting",
-            Exit::Usage,
-        )
-    })
+    PipelineStage::from_name(s)
+        .filter(|st| st.set_by_stage_command())
+        .ok_or_else(|| {
+            let names: Vec<&str> = PipelineStage::ALL
+                .into_iter()
+                .filter(|st| st.set_by_stage_command())
+                .map(PipelineStage::name)
+                .collect();
+            CliError::new(
+                "E_USAGE",
+                format!("没有这个阶段：{s}"),
+                format!("可选：{}（提交用 novel chapter commit）", names.join("、")),
+                Exit::Usage,
+            )
+        })
 }
 
 fn stage(project: &Project, a: &ChapterStageArgs) -> Result<Report, CliError> {
@@ -277,29 +281,21 @@ fn commit(project: &Project, a: &ChapterCommitArgs) -> Result<Report, CliError> 
         .map_err(|e| chapter_error(e, n))?;
     let (cp, journal, memory) = (&done.checkpoint, &done.journal, &done.memory);
     // The figures the skill reports per chapter, as the pipeline log records them.
-    let plog = done.log(n);
+    let figures = done.figures(n);
     let data = CommitData {
         chapter: n,
         last_completed_chapter: cp.last_completed_chapter,
         orchestrator_state: cp.orchestrator_state,
         files: journal.writes.iter().map(|w| w.path.as_str()).collect(),
         force_passed: done.gate.as_ref().is_some_and(|g| g.force_passed),
-        chars: plog.get(novel_store::status::LOG_CHARS),
-        gate_overall: plog.get(novel_store::status::LOG_GATE_OVERALL),
-        gate_decision: plog.get("gate_decision"),
-        revisions: plog.get("revisions"),
-        accepted_by_author: plog
-            .get("accepted_by_author")
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
+        figures: &figures,
         memory,
     };
     Report::new(
         &data,
         format!(
             "第 {n} 章已提交（{}字，{} 个文件），锁已释放。{}\n{}",
-            plog.get(novel_store::status::LOG_CHARS)
-                .map_or("?".to_string(), Value::to_string),
+            figures.chars.map_or("?".to_string(), |c| c.to_string()),
             journal.writes.len(),
             if cp.orchestrator_state == novel_core::model::OrchestratorState::VolReview {
                 "本卷最后一章完成，进入卷末回顾（VOL_REVIEW）。"

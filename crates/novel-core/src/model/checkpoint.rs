@@ -67,6 +67,11 @@ impl PipelineStage {
         }
     }
 
+    /// Whether `novel chapter stage` moves a chapter to it (`committed` is the commit's alone).
+    pub fn set_by_stage_command(self) -> bool {
+        self != PipelineStage::Committed
+    }
+
     /// The stage named `name` ([`PipelineStage::name`]).
     pub fn from_name(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|s| s.name() == name)
