@@ -186,31 +186,42 @@ impl DeltaCheck {
                 )
             })
             .collect();
-        if !self.version_ok {
-            let e = OpsError::StateVersion {
-                base: self.run.header.base_state_version,
-                current: self.current_version,
+        for e in self.refusals() {
+            let (pointer, hint) = match &e {
+                OpsError::StateVersion { current, .. } => (
+                    "/base_state_version",
+                    format!("base_state_version 应为 {current}"),
+                ),
+                OpsError::ChapterOrder { .. } => ("/chapter", e.hint()),
+                _ => ("", e.hint()),
             };
-            out.push(error(
-                "/base_state_version",
-                e.code(),
-                e.to_string(),
-                format!("base_state_version 应为 {}", self.current_version),
-            ));
+            out.push(error(pointer, e.code(), e.to_string(), hint));
         }
-        if !self.chapter_order_ok {
-            let e = OpsError::ChapterOrder {
-                chapter: self.run.header.chapter,
-                last: self.last_chapter,
-            };
-            out.push(error("/chapter", e.code(), e.to_string(), e.hint()));
-        }
+        out
+    }
+
+    /// Every reason the delta as a whole does not apply, whatever `--strict` says: the state
+    /// out of step with its changelog, the version, the chapter order — in the order
+    /// [`refusal`](Self::refusal) weighs them.
+    pub fn refusals(&self) -> Vec<OpsError> {
+        let mut out = Vec::new();
         if !self.in_step {
-            let e = OpsError::Diverged {
+            out.push(OpsError::Diverged {
                 state: self.current_version,
                 logged: self.logged_version,
-            };
-            out.push(error("", e.code(), e.to_string(), e.hint()));
+            });
+        }
+        if !self.version_ok {
+            out.push(OpsError::StateVersion {
+                base: self.run.header.base_state_version,
+                current: self.current_version,
+            });
+        }
+        if !self.chapter_order_ok {
+            out.push(OpsError::ChapterOrder {
+                chapter: self.run.header.chapter,
+                last: self.last_chapter,
+            });
         }
         out
     }
@@ -220,30 +231,15 @@ impl DeltaCheck {
     /// when it applies. (Every op rejected is not a refusal here: `ops apply` then writes
     /// nothing, the commit records the rejections.)
     pub fn refusal(&self, strict: bool) -> Option<OpsError> {
-        if !self.in_step {
-            return Some(OpsError::Diverged {
-                state: self.current_version,
-                logged: self.logged_version,
-            });
+        let strict_refusal = (strict && !self.run.rejected.is_empty()).then(|| OpsError::Strict {
+            rejected: self.run.rejected.len(),
+        });
+        match self.refusals().into_iter().next() {
+            // `--strict` weighs before the order, after the state and the version.
+            Some(OpsError::ChapterOrder { .. }) if strict_refusal.is_some() => strict_refusal,
+            Some(e) => Some(e),
+            None => strict_refusal,
         }
-        if !self.version_ok {
-            return Some(OpsError::StateVersion {
-                base: self.run.header.base_state_version,
-                current: self.current_version,
-            });
-        }
-        if strict && !self.run.rejected.is_empty() {
-            return Some(OpsError::Strict {
-                rejected: self.run.rejected.len(),
-            });
-        }
-        if !self.chapter_order_ok {
-            return Some(OpsError::ChapterOrder {
-                chapter: self.run.header.chapter,
-                last: self.last_chapter,
-            });
-        }
-        None
     }
 }
 

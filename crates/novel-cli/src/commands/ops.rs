@@ -220,24 +220,8 @@ fn validate(project: &Project, args: &OpsFileArgs) -> Result<Report, CliError> {
         run.rejected.len()
     );
     human.push_str(&describe(&run.accepted, &run.rejected));
-    if !version_ok {
-        human.push_str(&format!(
-            "版本不符：增量基于 {}，当前 state_version 为 {current}，apply 会被拒绝。\n",
-            run.header.base_state_version
-        ));
-    }
-    let order = ops::OpsError::ChapterOrder {
-        chapter: run.header.chapter,
-        last,
-    };
-    if !chapter_order_ok {
-        human.push_str(&format!("{order}，apply 会被拒绝。\n"));
-    }
-    if !check.in_step {
-        human.push_str(&format!(
-            "状态文件（state_version {current}）与变更日志（最后记录到 {}）不一致，apply 会被拒绝。\n",
-            check.logged_version
-        ));
+    for e in check.refusals() {
+        human.push_str(&format!("{e}，apply 会被拒绝。\n"));
     }
     if run.rejected.is_empty() && would_apply {
         return Report::new(&data, human);
