@@ -231,9 +231,10 @@ impl DeltaCheck {
     /// when it applies. (Every op rejected is not a refusal here: `ops apply` then writes
     /// nothing, the commit records the rejections.)
     pub fn refusal(&self, strict: bool) -> Option<OpsError> {
-        let strict_refusal = (strict && !self.run.rejected.is_empty()).then(|| OpsError::Strict {
-            rejected: self.run.rejected.len(),
-        });
+        let strict_refusal =
+            (strict && !self.run.rejected.is_empty()).then_some(OpsError::Strict {
+                rejected: self.run.rejected.len(),
+            });
         match self.refusals().into_iter().next() {
             // `--strict` weighs before the order, after the state and the version.
             Some(OpsError::ChapterOrder { .. }) if strict_refusal.is_some() => strict_refusal,
