@@ -469,12 +469,15 @@ fn decode_journal(bytes: &[u8]) -> Result<Journal, String> {
             header.journal_format
         ));
     }
-    if header.lens.len() != journal.writes.len() || header.lens.iter().sum::<usize>() != rest.len()
-    {
+    let total = header
+        .lens
+        .iter()
+        .try_fold(0usize, |sum, len| sum.checked_add(*len));
+    if header.lens.len() != journal.writes.len() || total != Some(rest.len()) {
         return Err(format!(
             "内容长度与记录不符（记录 {} 个文件共 {} 字节，实际 {} 字节）",
             header.lens.len(),
-            header.lens.iter().sum::<usize>(),
+            total.map_or("过多".to_string(), |t| t.to_string()),
             rest.len()
         ));
     }
@@ -1458,5 +1461,15 @@ mod tests {
         let at = bad.len() - 3;
         bad[at] = 0xff;
         assert!(decode_journal(&bad).unwrap_err().contains("UTF-8"));
+        // Lengths that overflow when added up are an error, not a panic.
+        let text = String::from_utf8(encode_journal(&sample()).unwrap()).unwrap();
+        let start = text.find("\"lens\":[").unwrap() + 8;
+        let end = start + text[start..].find(']').unwrap();
+        let huge = format!("{}{},2,0{}", &text[..start], usize::MAX, &text[end..]);
+        assert!(
+            decode_journal(huge.as_bytes())
+                .unwrap_err()
+                .contains("长度")
+        );
     }
 }
