@@ -127,15 +127,39 @@ impl Problem {
 pub const BACKFILL_ID: &str = "import-backfill";
 pub const BACKFILL_TYPE: &str = "import_backfill";
 
+/// The backfill pending action of a checkpoint, if any.
+pub fn backfill_action(cp: &crate::model::Checkpoint) -> Option<&crate::model::PendingAction> {
+    cp.pending_actions.iter().find(|a| a.kind == BACKFILL_TYPE)
+}
+
+/// The chapters a backfill action still lists, in order.
+pub fn backfill_chapters(a: &crate::model::PendingAction) -> Vec<u32> {
+    a.extra
+        .get("chapters")
+        .and_then(serde_json::Value::as_array)
+        .map(|v| {
+            v.iter()
+                .filter_map(|n| n.as_u64().and_then(|n| u32::try_from(n).ok()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Records `chapters` as what the backfill action still needs (`chapters`, and `next`, the
+/// first of them).
+pub fn set_backfill(a: &mut crate::model::PendingAction, chapters: &BTreeSet<u32>) {
+    a.extra.insert(
+        "chapters".into(),
+        serde_json::json!(chapters.iter().collect::<Vec<_>>()),
+    );
+    a.extra
+        .insert("next".into(), serde_json::json!(chapters.iter().next()));
+}
+
 /// The backfill still pending in a checkpoint: (chapters left, the next one).
 pub fn backfill_of(cp: &crate::model::Checkpoint) -> Option<(usize, u32)> {
-    let a = cp
-        .pending_actions
-        .iter()
-        .find(|a| a.kind == BACKFILL_TYPE)?;
-    let left = a.extra.get("chapters")?.as_array()?;
-    let next = left.first()?.as_u64().and_then(|n| u32::try_from(n).ok())?;
-    Some((left.len(), next))
+    let left = backfill_chapters(backfill_action(cp)?);
+    Some((left.len(), *left.first()?))
 }
 
 /// What becomes of a section.

@@ -11,9 +11,11 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
-use novel_core::import::{Action, Plan, Section, SectionKind, Target, VolumeRange};
+use novel_core::import::{
+    Action, Plan, Section, SectionKind, Target, VolumeRange, backfill_chapters, set_backfill,
+};
 use novel_core::model::{ChangelogEntry, Checkpoint, PendingAction};
 
 use crate::chapter::{Journal, JournalKind, JournalWrite, load_checkpoint};
@@ -400,28 +402,7 @@ fn add_backfill(cp: &mut Checkpoint, chapters: &[u32]) {
     cp.pending_actions.push(action);
 }
 
-fn set_backfill(action: &mut PendingAction, chapters: &BTreeSet<u32>) {
-    action.extra.insert(
-        "chapters".into(),
-        json!(chapters.iter().collect::<Vec<_>>()),
-    );
-    action
-        .extra
-        .insert("next".into(), json!(chapters.iter().next()));
-}
-
 /// The chapters a backfill action still lists.
-pub fn backfill_chapters(a: &PendingAction) -> Vec<u32> {
-    a.extra
-        .get("chapters")
-        .and_then(Value::as_array)
-        .map(|v| {
-            v.iter()
-                .filter_map(|n| n.as_u64().and_then(|n| u32::try_from(n).ok()))
-                .collect()
-        })
-        .unwrap_or_default()
-}
 
 /// Where one chapter's backfill stands.
 #[derive(Debug, Clone, serde::Serialize)]

@@ -70,6 +70,18 @@ pub enum Scope {
     Chapters([u32; 2]),
 }
 
+impl Scope {
+    /// What `check continuity` checks by default: the volume of the chapter to be written next.
+    pub fn next_volume(project: &Project) -> Result<Scope, StoreError> {
+        let cp = light_checkpoint(project)?;
+        Ok(Scope::Volume(crate::context::volume_of(
+            project,
+            cp.next_chapter(),
+            cp.volume(),
+        )))
+    }
+}
+
 /// What `check continuity` checked, and what it found (the `--json` `data`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ContinuityReport {

@@ -584,10 +584,8 @@ fn apply_staged(
         // Taking the candidate is a revision round the author chose: the round sent back is
         // archived and counted, as `chapter stage revising` does.
         Some(PipelineStage::Judged) => {
-            let entry = serde_json::json!({"name": "revising", "model": null,
-                "input_tokens": null, "output_tokens": null, "duration_ms": null,
-                "at": crate::time::now_iso()});
-            crate::stage::advance(project, PipelineStage::Revising, token, entry)
+            let figures = crate::stage::StageFigures::default();
+            crate::stage::advance(project, PipelineStage::Revising, token, &figures)
                 .map_err(|e| RevisionError::Chapter(Box::new(e), n))?;
         }
         // Already in the round (an earlier apply was interrupted after the move).

@@ -184,13 +184,43 @@ pub struct Moved {
     pub archived: Vec<String>,
 }
 
-/// Moves the chapter in flight to `to`. `entry` is the stage's line for the pipeline log (the
-/// figures the skill knows). The lock's heartbeat is refreshed with `token`.
+/// What the skill knows of a stage it ran (`novel chapter stage … --model … --input-tokens …`):
+/// unknown figures stay `None` (`null` in the log), never guessed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StageFigures {
+    pub model: Option<String>,
+    pub input_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
+    pub duration_ms: Option<u64>,
+    pub cost_usd: Option<f64>,
+}
+
+impl StageFigures {
+    /// The stage's line of the pipeline log: the stage, the figures (`null` when unknown), and
+    /// when; the cost only when known.
+    fn entry(&self, to: PipelineStage) -> serde_json::Value {
+        use serde_json::Value;
+        let mut line = serde_json::Map::new();
+        line.insert("name".into(), Value::from(to.name()));
+        line.insert("model".into(), Value::from(self.model.clone()));
+        line.insert("input_tokens".into(), Value::from(self.input_tokens));
+        line.insert("output_tokens".into(), Value::from(self.output_tokens));
+        line.insert("duration_ms".into(), Value::from(self.duration_ms));
+        line.insert("at".into(), Value::from(crate::time::now_iso()));
+        if let Some(c) = self.cost_usd {
+            line.insert("cost_usd".into(), Value::from(c));
+        }
+        Value::Object(line)
+    }
+}
+
+/// Moves the chapter in flight to `to`, the stage's line with `figures` added to the pipeline
+/// log. The lock's heartbeat is refreshed with `token`.
 pub fn advance(
     project: &Project,
     to: PipelineStage,
     token: &str,
-    entry: serde_json::Value,
+    figures: &StageFigures,
 ) -> Result<Moved, ChapterError> {
     let mut cp = load_checkpoint(project)?;
     if let Some(chapter) = failed_chapter(&cp) {
@@ -224,7 +254,7 @@ pub fn advance(
         g.staged = staged_digests(project, n)?;
     }
     cp.pipeline_stage = Some(to);
-    record_stage(project, n, entry)?;
+    record_stage(project, n, figures.entry(to))?;
     cp.last_checkpoint_time = Some(crate::time::now_iso());
     write_checkpoint(project, &cp)?;
     Ok(Moved {

@@ -372,6 +372,20 @@ pub enum Selection {
     Ids(Vec<String>),
 }
 
+impl Selection {
+    /// The ids the author typed (`--apply a,b`): trimmed, blanks dropped, each once in the
+    /// order given; `None` when none is left.
+    pub fn ids(typed: &[String]) -> Option<Selection> {
+        let mut ids: Vec<String> = Vec::new();
+        for id in typed.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
+            if !ids.iter().any(|x| x == id) {
+                ids.push(id.to_string());
+            }
+        }
+        (!ids.is_empty()).then_some(Selection::Ids(ids))
+    }
+}
+
 /// What `volume cleanup` did.
 #[derive(Debug, Clone, Serialize)]
 pub struct Cleaned {
@@ -555,4 +569,22 @@ fn selected(
     Ok(wanted
         .into_iter()
         .partition(|id| report.entries.iter().any(|e| &e.id == id && e.applied)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typed_ids_are_trimmed_and_taken_once() {
+        let typed: Vec<String> = [" items.a", "", "characters.b", "items.a ", "  "]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        match Selection::ids(&typed) {
+            Some(Selection::Ids(ids)) => assert_eq!(ids, ["items.a", "characters.b"]),
+            other => panic!("{other:?}"),
+        }
+        assert!(Selection::ids(&[" ".to_string()]).is_none());
+    }
 }

@@ -1,6 +1,6 @@
 //! `novel chapter begin|stage|gate|commit|recover`: the chapter transaction.
 
-use novel_store::stage::CommitFigures;
+use novel_store::stage::{CommitFigures, StageFigures};
 use serde::Serialize;
 
 use novel_core::diagnostic::Diagnostic;
@@ -9,13 +9,13 @@ use novel_core::model::checkpoint::ErrorRecord;
 use novel_core::model::{OrchestratorState, PipelineStage};
 use novel_core::pipeline;
 use novel_store::lock;
-use novel_store::{Project, layout, time};
+use novel_store::{Project, layout};
 
 use super::{lock_error, stale_after};
 use crate::cli::{
     ChapterCommand, ChapterCommitArgs, ChapterFailArgs, ChapterStageArgs, GlobalArgs,
 };
-use crate::output::{CliError, Exit, Report, to_data};
+use crate::output::{CliError, Exit, Report};
 
 /// `novel chapter begin`'s `--json` data.
 #[derive(Serialize)]
@@ -39,20 +39,6 @@ struct StagingPaths {
     summary: String,
     delta: String,
     evaluation: String,
-}
-
-/// A stage's line in the pipeline log: the figures the skill knows, else null; `cost_usd`
-/// only when given.
-#[derive(Serialize)]
-struct StageEntry<'a> {
-    name: &'a str,
-    model: &'a Option<String>,
-    input_tokens: Option<u64>,
-    output_tokens: Option<u64>,
-    duration_ms: Option<u64>,
-    at: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    cost_usd: Option<f64>,
 }
 
 /// `novel chapter commit`'s `--json` data: the figures the skill reports per chapter.
@@ -225,17 +211,14 @@ fn parse_stage(s: &str) -> Result<PipelineStage, CliError> {
 
 fn stage(project: &Project, a: &ChapterStageArgs) -> Result<Report, CliError> {
     let to = parse_stage(&a.stage)?;
-    // The stage's line in the pipeline log: the figures the skill knows, else null.
-    let entry = to_data(&StageEntry {
-        name: &a.stage,
-        model: &a.model,
+    let figures = StageFigures {
+        model: a.model.clone(),
         input_tokens: a.input_tokens,
         output_tokens: a.output_tokens,
         duration_ms: a.duration_ms,
-        at: time::now_iso(),
         cost_usd: a.cost_usd,
-    })?;
-    let moved = novel_store::stage::advance(project, to, &a.token, entry)
+    };
+    let moved = novel_store::stage::advance(project, to, &a.token, &figures)
         .map_err(|e| chapter_error(e, 0))?;
     let mut human = format!(
         "第 {} 章：{} → {}（修订次数 {}）。\n",

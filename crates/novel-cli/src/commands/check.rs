@@ -189,14 +189,7 @@ fn continuity(global: &GlobalArgs, args: &ContinuityArgs) -> Result<Report, CliE
     let scope = match (args.chapter, args.volume) {
         (Some(n), _) => Scope::Chapter(n),
         (None, Some(v)) => Scope::Volume(v),
-        (None, None) => {
-            let cp = novel_store::plan::light_checkpoint(&proj)?;
-            Scope::Volume(novel_store::context::volume_of(
-                &proj,
-                cp.next_chapter(),
-                cp.volume(),
-            ))
-        }
+        (None, None) => Scope::next_volume(&proj)?,
     };
     let report = novel_store::plan::continuity(&proj, scope).map_err(plan_error)?;
     let what = match (report.chapter, report.volume, report.range) {

@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
 use serde::Serialize;
-use serde_json::Value;
 
 use novel_core::import::{
     Action, Plan, Problem, Row, Section, SectionKind, VolumeHeading, VolumeRange,
@@ -76,8 +75,8 @@ struct BackfillAction<'a> {
     id: &'a str,
     #[serde(rename = "type")]
     kind: &'a str,
-    chapters: Option<&'a Value>,
-    next: Option<&'a Value>,
+    chapters: Vec<u32>,
+    next: Option<u32>,
 }
 
 /// `novel import backfill --done N`'s `--json` data.
@@ -430,16 +429,15 @@ fn written_human<'a>(
     });
     data.orchestrator_state = Some(&cp.orchestrator_state);
     data.last_completed_chapter = Some(cp.last_completed_chapter);
-    data.backfill = cp
-        .pending_actions
-        .iter()
-        .find(|a| a.id == novel_store::import::BACKFILL_ID)
-        .map(|a| BackfillAction {
+    data.backfill = novel_core::import::backfill_action(cp).map(|a| {
+        let chapters = novel_core::import::backfill_chapters(a);
+        BackfillAction {
             id: &a.id,
             kind: &a.kind,
-            chapters: a.extra.get("chapters"),
-            next: a.extra.get("next"),
-        });
+            next: chapters.first().copied(),
+            chapters,
+        }
+    });
     let mut out = format!(
         "已导入 {} 章（第 {}–{} 章）",
         plan.imported.len(),

@@ -235,22 +235,14 @@ fn cleanup(
     let selection = if a.all {
         Selection::All
     } else {
-        let mut ids: Vec<String> = a
-            .apply
-            .iter()
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
-            .collect();
-        ids.dedup();
-        if ids.is_empty() {
-            return Err(CliError::new(
+        Selection::ids(&a.apply).ok_or_else(|| {
+            CliError::new(
                 "E_USAGE",
                 "--apply 没有给出条目 id",
                 "写成 --apply items.old-sword,characters.li-si，或用 --all",
                 Exit::Usage,
-            ));
-        }
-        Selection::Ids(ids)
+            )
+        })?
     };
     let done =
         volume::cleanup_apply(project, a.volume, &selection, now, stale).map_err(volume_error)?;
