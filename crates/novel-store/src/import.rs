@@ -402,8 +402,6 @@ fn add_backfill(cp: &mut Checkpoint, chapters: &[u32]) {
     cp.pending_actions.push(action);
 }
 
-/// The chapters a backfill action still lists.
-
 /// Where one chapter's backfill stands.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct BackfillStep {
