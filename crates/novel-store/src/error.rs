@@ -60,6 +60,13 @@ pub enum StoreError {
         column: usize,
         message: String,
     },
+    /// `storylines/storylines.json` cannot be read, so no delta's `storyline_id` can be
+    /// checked: never taken as "anything goes".
+    #[error(
+        "无法读取 {}，因此无法核对增量的 storyline_id：{source}",
+        crate::layout::STORYLINES
+    )]
+    Storylines { source: Box<StoreError> },
     #[error(
         "{path} 比未完成的写入记录的长度短（应至少 {expected} 字节，实际 {actual} 字节）：它在中断之后被改动过"
     )]
@@ -117,6 +124,7 @@ impl StoreError {
                 col: Some(*column),
                 ..at(path)
             }),
+            StoreError::Storylines { source } => source.place(),
             StoreError::NotAProject { .. }
             | StoreError::ProjectExists { .. }
             | StoreError::UnknownPreset { .. }
@@ -145,6 +153,7 @@ impl StoreError {
             StoreError::NotARegularFile { .. } => "E_NOT_REGULAR_FILE",
             StoreError::PipelineLog { .. } => "E_PIPELINE_LOG",
             StoreError::Shrank { .. } => "E_CHANGELOG_SHRANK",
+            StoreError::Storylines { .. } => "E_STORYLINES",
         }
     }
 
@@ -179,6 +188,10 @@ impl StoreError {
             StoreError::Shrank { .. } => {
                 "从 state/backups/ 或版本库恢复这个文件的原样，再运行 novel chapter recover".into()
             }
+            StoreError::Storylines { source } => format!(
+                "{}；修好后重试（novel validate 可列出全部问题）",
+                source.hint()
+            ),
         }
     }
 }

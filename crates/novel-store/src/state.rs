@@ -282,7 +282,9 @@ pub fn load_delta_inputs(
         } else {
             NameIndex::default()
         },
-        storylines: load_storyline_ids_as(project, trust)?,
+        storylines: load_storyline_ids_as(project, trust).map_err(|e| StoreError::Storylines {
+            source: Box::new(e),
+        })?,
         log_last,
         read: WrittenDigests {
             state: state.digest,

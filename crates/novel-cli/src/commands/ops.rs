@@ -10,7 +10,7 @@ use novel_store::state::{
     ApplyError, ApplyRequest, DeltaInputs, Merged, Trust, apply_delta, load_delta_inputs,
     record_skip,
 };
-use novel_store::{Project, StoreError, io, layout};
+use novel_store::{Project, StoreError, io};
 
 use crate::cli::{GlobalArgs, OpsCommand, OpsFileArgs};
 use crate::output::{CliError, Exit, Report};
@@ -100,32 +100,7 @@ pub fn run(global: &GlobalArgs, cmd: OpsCommand) -> Result<Report, CliError> {
 /// What a delta is checked against ([`load_delta_inputs`], schema-checked). A storylines file
 /// that cannot be read is said as such (`E_STORYLINES`), never taken as "anything goes".
 fn delta_inputs(project: &Project, delta: &Value) -> Result<DeltaInputs, CliError> {
-    load_delta_inputs(project, Trust::Checked, delta).map_err(|e| inputs_error(project, e))
-}
-
-/// A store error while reading what a delta is checked against; one about the storylines file
-/// is `E_STORYLINES`.
-fn inputs_error(project: &Project, e: StoreError) -> CliError {
-    let storylines = project.path(layout::STORYLINES);
-    let about_storylines = match &e {
-        StoreError::Io { path, .. }
-        | StoreError::Json { path, .. }
-        | StoreError::Model { path, .. }
-        | StoreError::NotUtf8 { path } => *path == storylines,
-        _ => false,
-    };
-    if !about_storylines {
-        return e.into();
-    }
-    CliError::new(
-        "E_STORYLINES",
-        format!(
-            "无法读取 {}，因此无法核对增量的 storyline_id：{e}",
-            layout::STORYLINES
-        ),
-        format!("{}；修好后重试（novel validate 可列出全部问题）", e.hint()),
-        Exit::Usage,
-    )
+    Ok(load_delta_inputs(project, Trust::Checked, delta)?)
 }
 
 /// Reads the delta file; a syntax error is a finding for the Summarizer (exit 1), with line
@@ -265,14 +240,14 @@ fn apply_locked(
         manual,
         resolves,
     };
-    let merged = apply_delta(project, held, delta, req).map_err(|e| apply_error(project, e))?;
+    let merged = apply_delta(project, held, delta, req).map_err(apply_error)?;
     applied_report(&merged)
 }
 
 /// Why `ops apply` / `ops skip` wrote nothing, as the CLI says it.
-fn apply_error(project: &Project, e: ApplyError) -> CliError {
+fn apply_error(e: ApplyError) -> CliError {
     match e {
-        ApplyError::Store(e) => inputs_error(project, e),
+        ApplyError::Store(e) => CliError::from(e),
         ApplyError::Ops(e) => ops_error(e),
         ApplyError::AllRejected(applied) => all_rejected(&applied),
     }
@@ -339,8 +314,7 @@ fn skip_locked(
     chapter: u32,
     reason: &str,
 ) -> Result<Report, CliError> {
-    let skipped =
-        record_skip(project, held, chapter, reason).map_err(|e| apply_error(project, e))?;
+    let skipped = record_skip(project, held, chapter, reason).map_err(apply_error)?;
     let recommend = ops::recommend_rebuild(&skipped);
     let mut human = format!(
         "已记录：第 {chapter} 章的状态增量被跳过（状态未变）。累计未补的跳过章节：{}。\n",
