@@ -205,55 +205,76 @@ fn resolve<'a>(
     schema
 }
 
-/// JSON pointers of every object in `value` that the schema types as a record (a model
-/// struct with named properties), as opposed to a free map keyed by ids.
-fn record_pointers(
+/// A subschema standing alone (the root's `$defs` beside it), for `jsonschema::is_valid`.
+fn standalone(root: &serde_json::Value, schema: &serde_json::Value) -> serde_json::Value {
+    let mut alone = resolve(root, schema).clone();
+    if let Some(obj) = alone.as_object_mut() {
+        obj.insert("$defs".into(), root["$defs"].clone());
+    }
+    alone
+}
+
+/// Walks `value` guided by its schema and calls `visit(pointer, properties, object)` for every
+/// object the schema types as a record (a model struct with named properties), as opposed to a
+/// free map keyed by ids. Branches (`anyOf`/`oneOf`, e.g. `Option<T>`) are followed where the
+/// value matches them.
+fn walk_records(
     root: &serde_json::Value,
     schema: &serde_json::Value,
     value: &serde_json::Value,
     pointer: &str,
-    out: &mut Vec<String>,
+    visit: &mut dyn FnMut(
+        &str,
+        &serde_json::Map<String, serde_json::Value>,
+        &serde_json::Map<String, serde_json::Value>,
+    ),
 ) {
     use serde_json::Value;
     let schema = resolve(root, schema);
     for key in ["anyOf", "oneOf"] {
-        if let Some(branches) = schema.get(key).and_then(Value::as_array) {
-            // Follow the branches the value matches (e.g. `Option<T>` = anyOf [T, null]).
-            for branch in branches {
-                let mut standalone = resolve(root, branch).clone();
-                if let Some(obj) = standalone.as_object_mut() {
-                    obj.insert("$defs".into(), root["$defs"].clone());
-                }
-                if jsonschema::is_valid(&standalone, value) {
-                    record_pointers(root, branch, value, pointer, out);
-                }
+        for branch in schema
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if jsonschema::is_valid(&standalone(root, branch), value) {
+                walk_records(root, branch, value, pointer, visit);
             }
         }
     }
     match value {
         Value::Object(map) => {
             let props = schema.get("properties").and_then(Value::as_object);
-            if props.is_some() {
-                out.push(pointer.to_string());
+            if let Some(props) = props {
+                visit(pointer, props, map);
             }
             let rest = schema.get("additionalProperties").filter(|s| s.is_object());
             for (k, v) in map {
-                let sub = props.and_then(|p| p.get(k)).or(rest);
-                if let Some(sub) = sub {
+                if let Some(sub) = props.and_then(|p| p.get(k)).or(rest) {
                     let p = format!("{pointer}/{}", k.replace('~', "~0").replace('/', "~1"));
-                    record_pointers(root, sub, v, &p, out);
+                    walk_records(root, sub, v, &p, visit);
                 }
             }
         }
         Value::Array(items) => {
             if let Some(sub) = schema.get("items").filter(|s| s.is_object()) {
                 for (i, v) in items.iter().enumerate() {
-                    record_pointers(root, sub, v, &format!("{pointer}/{i}"), out);
+                    walk_records(root, sub, v, &format!("{pointer}/{i}"), visit);
                 }
             }
         }
         _ => {}
     }
+}
+
+/// JSON pointers of every record of `value` ([`walk_records`]).
+fn record_pointers(root: &serde_json::Value, value: &serde_json::Value) -> Vec<String> {
+    let mut out = Vec::new();
+    walk_records(root, root, value, "", &mut |p, _, _| {
+        out.push(p.to_string())
+    });
+    out
 }
 
 /// Every key of `before` (an object's key, at any depth) that `after` no longer has.
@@ -295,8 +316,7 @@ fn unknown_keys_survive_a_round_trip_in_every_kind() {
         for path in fixtures(kind, "valid") {
             let text = std::fs::read_to_string(&path).unwrap();
             let mut value = parse_json(&text).unwrap();
-            let mut pointers = Vec::new();
-            record_pointers(schema, schema, &value, "", &mut pointers);
+            let mut pointers = record_pointers(schema, &value);
             pointers.sort();
             pointers.dedup();
             assert!(pointers.contains(&String::new()), "{}", path.display());
@@ -360,60 +380,18 @@ fn templates_are_schema_valid() {
 
 /// Every optional key a record's schema lets be `null` and the document does not have:
 /// `(pointer of the record, key)`.
-fn absent_nullable(
-    root: &serde_json::Value,
-    schema: &serde_json::Value,
-    value: &serde_json::Value,
-    pointer: &str,
-    out: &mut Vec<(String, String)>,
-) {
-    use serde_json::Value;
-    let schema = resolve(root, schema);
-    for key in ["anyOf", "oneOf"] {
-        if let Some(branches) = schema.get(key).and_then(Value::as_array) {
-            for branch in branches {
-                let mut standalone = resolve(root, branch).clone();
-                if let Some(obj) = standalone.as_object_mut() {
-                    obj.insert("$defs".into(), root["$defs"].clone());
-                }
-                if jsonschema::is_valid(&standalone, value) {
-                    absent_nullable(root, branch, value, pointer, out);
-                }
+fn absent_nullable(root: &serde_json::Value, value: &serde_json::Value) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    walk_records(root, root, value, "", &mut |p, props, map| {
+        for (k, sub) in props {
+            if !map.contains_key(k)
+                && jsonschema::is_valid(&standalone(root, sub), &serde_json::Value::Null)
+            {
+                out.push((p.to_string(), k.clone()));
             }
         }
-    }
-    match value {
-        Value::Object(map) => {
-            let props = schema.get("properties").and_then(Value::as_object);
-            for (k, sub) in props.into_iter().flatten() {
-                if map.contains_key(k) {
-                    continue;
-                }
-                let mut standalone = resolve(root, sub).clone();
-                if let Some(obj) = standalone.as_object_mut() {
-                    obj.insert("$defs".into(), root["$defs"].clone());
-                }
-                if jsonschema::is_valid(&standalone, &Value::Null) {
-                    out.push((pointer.to_string(), k.clone()));
-                }
-            }
-            let rest = schema.get("additionalProperties").filter(|s| s.is_object());
-            for (k, v) in map {
-                if let Some(sub) = props.and_then(|p| p.get(k)).or(rest) {
-                    let p = format!("{pointer}/{}", k.replace('~', "~0").replace('/', "~1"));
-                    absent_nullable(root, sub, v, &p, out);
-                }
-            }
-        }
-        Value::Array(items) => {
-            if let Some(sub) = schema.get("items").filter(|s| s.is_object()) {
-                for (i, v) in items.iter().enumerate() {
-                    absent_nullable(root, sub, v, &format!("{pointer}/{i}"), out);
-                }
-            }
-        }
-        _ => {}
-    }
+    });
+    out
 }
 
 /// An optional key the author wrote as `null` survives the rewrite (parse → typed model →
@@ -430,8 +408,7 @@ fn explicit_nulls_survive_a_round_trip_in_every_kind() {
         for path in fixtures(kind, "valid") {
             let text = std::fs::read_to_string(&path).unwrap();
             let mut value = parse_json(&text).unwrap();
-            let mut holes = Vec::new();
-            absent_nullable(schema, schema, &value, "", &mut holes);
+            let mut holes = absent_nullable(schema, &value);
             holes.sort();
             holes.dedup();
             for (p, k) in &holes {
