@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use novel_core::FileKind;
 use novel_core::validate::{check_document, parse_json};
+use serde_json::{Map, Value};
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -214,6 +215,9 @@ fn standalone(root: &serde_json::Value, schema: &serde_json::Value) -> serde_jso
     alone
 }
 
+/// What [`walk_records`] calls for a record: its pointer, its schema's properties, and the record.
+type RecordVisit<'a> = dyn FnMut(&str, &Map<String, Value>, &Map<String, Value>) + 'a;
+
 /// Walks `value` guided by its schema and calls `visit(pointer, properties, object)` for every
 /// object the schema types as a record (a model struct with named properties), as opposed to a
 /// free map keyed by ids. Branches (`anyOf`/`oneOf`, e.g. `Option<T>`) are followed where the
@@ -223,11 +227,7 @@ fn walk_records(
     schema: &serde_json::Value,
     value: &serde_json::Value,
     pointer: &str,
-    visit: &mut dyn FnMut(
-        &str,
-        &serde_json::Map<String, serde_json::Value>,
-        &serde_json::Map<String, serde_json::Value>,
-    ),
+    visit: &mut RecordVisit<'_>,
 ) {
     use serde_json::Value;
     let schema = resolve(root, schema);
