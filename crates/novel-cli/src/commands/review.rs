@@ -228,12 +228,12 @@ fn brief(project: &Project, last: u32) -> Result<Report, CliError> {
     write(project, &rel, &report, human)
 }
 
-/// The text checks over committed chapters `[a, b]`: names, leaks, and style drift.
+/// The text checks over committed chapters `[a, b]`: names, leaks, and style drift (`None`
+/// when it could not be checked; why is in the problems).
 struct TextChecks {
     names: super::NamesReport,
     leaks: LeakSummary,
     style_drift: Option<StyleDriftPart>,
-    human: String,
 }
 
 impl TextChecks {
@@ -244,6 +244,34 @@ impl TextChecks {
             findings: &self.names.findings,
         }
     }
+
+    /// The human lines: names, leaks, style.
+    fn lines(&self) -> String {
+        let high = &self.leaks.high;
+        let mut out = format!(
+            "人名：{} 处可疑\n串线：high {} 章{}，low {} 章\n",
+            self.names.findings.len(),
+            high.len(),
+            if high.is_empty() {
+                String::new()
+            } else {
+                format!("（第 {} 章）", novel_core::plan::runs(high))
+            },
+            self.leaks.low.len()
+        );
+        if let Some(d) = &self.style_drift {
+            out.push_str(&format!(
+                "文风：{}{}\n",
+                d.status.label(),
+                if d.status == DriftStatus::Drifted {
+                    "（运行 novel style drift 写入纠偏指令）"
+                } else {
+                    ""
+                }
+            ));
+        }
+        out
+    }
 }
 
 fn text_checks(
@@ -253,8 +281,6 @@ fn text_checks(
 ) -> Result<TextChecks, CliError> {
     let inputs = novel_store::select::committed_inputs(project, range)?;
     let (names, _) = names_report(Some(project), &inputs)?;
-    let found = names.findings.len();
-    let mut human = format!("人名：{found} 处可疑\n");
     let mut leaks = LeakSummary::default();
     for n in committed_in(project, range) {
         match novel_store::leak::sources(project, n, None) {
@@ -262,35 +288,13 @@ fn text_checks(
             Err(e) => problems.push(format!("第 {n} 章的串线检查没有完成：{e}")),
         }
     }
-    human.push_str(&format!(
-        "串线：high {} 章{}，low {} 章\n",
-        leaks.high.len(),
-        if leaks.high.is_empty() {
-            String::new()
-        } else {
-            format!("（第 {} 章）", novel_core::plan::runs(&leaks.high))
-        },
-        leaks.low.len()
-    ));
     let style_drift = match drift_check(project) {
-        Ok(d) => {
-            let status = d.assessment.status;
-            human.push_str(&format!(
-                "文风：{}{}\n",
-                status.label(),
-                if status == DriftStatus::Drifted {
-                    "（运行 novel style drift 写入纠偏指令）"
-                } else {
-                    ""
-                }
-            ));
-            Some(StyleDriftPart {
-                status: d.assessment.status,
-                window: d.window,
-                metrics: d.assessment.metrics,
-                directives: d.assessment.drift.map(|x| x.directives).unwrap_or_default(),
-            })
-        }
+        Ok(d) => Some(StyleDriftPart {
+            status: d.assessment.status,
+            window: d.window,
+            metrics: d.assessment.metrics,
+            directives: d.assessment.drift.map(|x| x.directives).unwrap_or_default(),
+        }),
         Err(e) => {
             problems.push(format!("风格漂移没有检测：{}", e.message));
             None
@@ -300,7 +304,6 @@ fn text_checks(
         names,
         leaks,
         style_drift,
-        human,
     })
 }
 
@@ -321,7 +324,12 @@ fn consistency(project: &Project, last: u32) -> Result<Report, CliError> {
     let cont = continuity(project, scope).map_err(plan_error)?;
     let inv = inventory(project, last, &mut problems);
     let rel = layout::review_chapter_report("consistency", last);
-    let mut human = format!("一致性检查（第 {}–{} 章）\n{}", window[0], last, text.human);
+    let mut human = format!(
+        "一致性检查（第 {}–{} 章）\n{}",
+        window[0],
+        last,
+        text.lines()
+    );
     human.push_str(&continuity_lines(&cont));
     human.push_str(&format!(
         "伏笔：未回收 {} 条，逾期 {} 条{}\n",
@@ -372,7 +380,7 @@ fn volume(project: &Project, v: u32, current: u32, last: u32) -> Result<Report, 
         range[1],
         span.range_source,
         quality_lines(&q.quality),
-        text.human
+        text.lines()
     );
     human.push_str(&continuity_lines(&cont));
     let c = &vp.foreshadowing_completion;
