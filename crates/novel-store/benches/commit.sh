@@ -24,7 +24,7 @@
 # (begin, staged text, summary, delta, memory, two judges, stages, gate = pass); hyperfine then
 # puts a working copy of it back before every run (`--prepare`, not timed; see below) and
 # times the commit process alone.
-# Needs hyperfine (`cargo install hyperfine`) and python3.
+# Needs hyperfine (`cargo install hyperfine@1.20.0 --locked`) and python3.
 set -euo pipefail
 
 # shellcheck source=common.sh

@@ -10,7 +10,7 @@ if [[ -z "$hf" && -x "$HOME/.cargo/bin/hyperfine" ]]; then
   hf="$HOME/.cargo/bin/hyperfine"
 fi
 if [[ -z "$hf" ]]; then
-  echo "需要 hyperfine：cargo install hyperfine" >&2
+  echo "需要 hyperfine 1.16 或更新：cargo install hyperfine@1.20.0 --locked（hyperfine 2 要求更新的 Rust；Debian 自带的 1.15 缺 --input）" >&2
   exit 2
 fi
 if [[ ! -x "$bin" ]]; then

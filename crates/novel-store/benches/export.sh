@@ -10,7 +10,7 @@
 #
 # Each run writes its file into the book's export/ (replacing the previous run's). Prints
 # hyperfine's table, the book's 字数 and the size of each export. Needs hyperfine
-# (`cargo install hyperfine`).
+# (`cargo install hyperfine@1.20.0 --locked`).
 set -euo pipefail
 
 # shellcheck source=common.sh

@@ -5,7 +5,7 @@
 #
 #   cargo build --release && crates/novel-store/benches/guard-hooks.sh [RUNS]
 #
-# Needs hyperfine (`cargo install hyperfine`). Each case is first checked to give the expected
+# Needs hyperfine (`cargo install hyperfine@1.20.0 --locked`). Each case is first checked to give the expected
 # answer (deny / block / silence), then timed with `hyperfine -N` (no shell: wrapper + binary).
 # The last case adds the `sh -c` Claude Code itself wraps a hook command in.
 set -euo pipefail
@@ -15,7 +15,7 @@ NOVEL="$ROOT/scripts/novel"
 RUNS=${1:-300}
 
 command -v hyperfine >/dev/null 2>&1 || {
-  echo "需要 hyperfine：cargo install hyperfine" >&2
+  echo "需要 hyperfine 1.16 或更新：cargo install hyperfine@1.20.0 --locked（hyperfine 2 要求更新的 Rust；Debian 自带的 1.15 缺 --input）" >&2
   exit 2
 }
 [ -x "$ROOT/target/release/novel" ] || {

@@ -17,7 +17,7 @@
 # 3–4 × slower (2.7 s instead of 0.7 s; `perf` showed ext4_create scanning inode tables). The
 # figure still depends on what the file system did in the minutes before: run it on a quiet one. Set NOVEL_BENCH_RM=1 to remove the target before every run instead (the old
 # way, to see that effect). The peak RSS is read with /usr/bin/time -v on one more run. Needs
-# hyperfine (`cargo install hyperfine`) and iconv for the GBK variant.
+# hyperfine (`cargo install hyperfine@1.20.0 --locked`) and iconv for the GBK variant.
 set -euo pipefail
 
 # shellcheck source=common.sh

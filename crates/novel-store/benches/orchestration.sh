@@ -8,7 +8,7 @@
 #   crates/novel-store/benches/orchestration.sh            # uses target/release/novel
 #   NOVEL_BIN=/path/to/novel crates/novel-store/benches/orchestration.sh
 #
-# Needs hyperfine (`cargo install hyperfine`). Prints hyperfine's table; with `--export DIR`
+# Needs hyperfine (`cargo install hyperfine@1.20.0 --locked`). Prints hyperfine's table; with `--export DIR`
 # also writes DIR/orchestration.json and DIR/orchestration.md.
 set -euo pipefail
 
