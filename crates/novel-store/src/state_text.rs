@@ -53,14 +53,14 @@ impl Untouched {
 /// `(root, key)` of every entry an op of `delta` may read or write: the first two segments of
 /// each op's `path`, whatever the op (a path the engine rejects names at worst one entry too
 /// many, which is then merely parsed).
-pub fn touched(delta: &Value) -> HashSet<(String, String)> {
+pub fn touched(delta: &Value) -> HashSet<(&str, &str)> {
     let ops = delta.get("ops").and_then(Value::as_array);
     ops.into_iter()
         .flatten()
         .filter_map(|op| op.get("path").and_then(Value::as_str))
         .filter_map(|path| {
             let mut segments = path.split('.');
-            Some((segments.next()?.to_string(), segments.next()?.to_string()))
+            Some((segments.next()?, segments.next()?))
         })
         .collect()
 }
@@ -84,7 +84,7 @@ pub fn parse_for(text: &str, delta: &Value) -> Result<(Value, Untouched), serde_
         let mut map = Map::new();
         let mut left = HashMap::new();
         for (entry, raw) in entries {
-            if reached.contains(&(key.clone(), entry.clone())) {
+            if reached.contains(&(key.as_str(), entry.as_str())) {
                 left.remove(&entry);
                 map.insert(entry, serde_json::from_str(raw.get())?);
             } else {
