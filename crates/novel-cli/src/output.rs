@@ -106,8 +106,13 @@ impl CliError {
 
 impl From<StoreError> for CliError {
     fn from(e: StoreError) -> Self {
-        // Every store error is a usage or project problem (exit 2); conflicts come from the lock.
-        let mut err = CliError::new(e.code(), e.to_string(), e.hint(), Exit::Usage);
+        // Every store error is a usage or project problem (exit 2) but the lock's conflicts.
+        let exit = if e.is_conflict() {
+            Exit::Conflict
+        } else {
+            Exit::Usage
+        };
+        let mut err = CliError::new(e.code(), e.to_string(), e.hint(), exit);
         err.place = e.place().map(Box::new);
         err
     }

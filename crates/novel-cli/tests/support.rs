@@ -3,8 +3,12 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// The binary under test: this build's, or the one `NOVEL_TEST_BIN` names (to run a test
+/// against another build, e.g. to see a new test fail on the code before a fix).
 pub fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_novel"))
+    std::env::var_os("NOVEL_TEST_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_novel")))
 }
 
 /// `novel` with a clean environment, run in `cwd`.

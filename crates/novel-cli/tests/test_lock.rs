@@ -345,3 +345,62 @@ fn settings_that_do_not_load_are_an_error_not_thirty_minutes() {
     let (c, v) = run_json(&root, &["lock", "status"]);
     assert_eq!(c, 0, "{v}");
 }
+
+/// A lock owned by a process that outlives every session would never go stale: pids 0–2 and the
+/// session's own ancestors (here: whoever started this test binary) are refused as owners; the
+/// session itself and a process it started are taken.
+#[test]
+fn owners_that_outlive_the_session_are_refused() {
+    let (_t, root) = new_project();
+    let ancestor = std::os::unix::process::parent_id().to_string();
+    for pid in ["1", "2", &ancestor] {
+        let (code, doc) = run_json(&root, &["lock", "acquire", "--owner-pid", pid]);
+        assert_eq!((code, &doc["error"]["code"]), (2, &json!("E_OWNER_PID")), "{pid}: {doc}");
+        assert!(!root.join(".novel.lock").exists(), "{pid}");
+        let (code, doc) = run_json(&root, &["chapter", "begin", "1", "--owner-pid", pid]);
+        assert_eq!(code, 2, "{pid}: {doc}");
+    }
+    let child = Alive::new();
+    for pid in [std::process::id().to_string(), child.pid().to_string()] {
+        let (code, doc) = run_json(&root, &["lock", "acquire", "--owner-pid", &pid]);
+        assert_eq!(code, 0, "{pid}: {doc}");
+        let token = doc["data"]["token"].as_str().unwrap().to_string();
+        let (code, _) = run_json(&root, &["lock", "release", "--token", &token]);
+        assert_eq!(code, 0);
+    }
+}
+
+/// A delta (or a skip) for a chapter past the book's next one is refused with a hint, instead of
+/// recording a line that would hold back every real chapter after it.
+#[test]
+fn a_delta_far_ahead_of_the_book_is_refused() {
+    let (_t, root) = new_project();
+    let delta = root.join("far.json");
+    write_json(
+        &delta,
+        &json!({"chapter": 99999, "base_state_version": 0, "storyline_id": "main_arc",
+            "ops": [{"op": "set", "path": "world_state.weather", "value": "雨"}]}),
+    );
+    let file = delta.to_str().unwrap();
+    for args in [
+        vec!["ops", "apply", file, "--manual"],
+        vec!["ops", "validate", file],
+        vec!["ops", "skip", "--chapter", "99999", "--reason", "测试"],
+    ] {
+        let (code, doc) = run_json(&root, &args);
+        assert_eq!(doc["error"]["code"], "E_CHAPTER_AHEAD", "{args:?}: {doc}");
+        assert_eq!(code, 1, "{args:?}");
+        assert!(
+            doc["error"]["hint"].as_str().unwrap().contains("第 1 章"),
+            "{doc}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(root.join("state/changelog.jsonl")).unwrap(),
+        ""
+    );
+    // The next chapter itself is fine.
+    edit_json(&delta, |d| d["chapter"] = json!(1));
+    let (code, doc) = run_json(&root, &["ops", "apply", file, "--manual"]);
+    assert_eq!(code, 0, "{doc}");
+}

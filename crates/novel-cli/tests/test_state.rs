@@ -6,7 +6,18 @@ use serde_json::{Value, json};
 
 use crate::support::*;
 
+/// Moves the checkpoint on so that `chapter` is the book's next chapter (or an earlier one): a
+/// delta or a skip may not run ahead of the chapters written (`E_CHAPTER_AHEAD`).
+fn writing(root: &Path, chapter: u32) {
+    edit_json(&root.join(".checkpoint.json"), |cp| {
+        let done = cp["last_completed_chapter"].as_u64().unwrap_or(0);
+        cp["last_completed_chapter"] = json!(done.max(u64::from(chapter.saturating_sub(1))));
+    });
+}
+
+/// Chapter `chapter`'s delta, staged, with the book at that chapter ([`writing`]).
 fn delta(root: &Path, chapter: u32, base: u64, ops: Value) -> String {
+    writing(root, chapter);
     let rel = format!("staging/state/chapter-{chapter:03}-delta.json");
     write_json(
         &root.join(&rel),
@@ -278,6 +289,7 @@ fn version_mismatch_bom_and_bad_json() {
 fn skipped_deltas_are_counted_and_recommend_a_rebuild() {
     let (_t, root) = new_project();
     for ch in 1..=2 {
+        writing(&root, ch);
         let out = json(&novel(
             &root,
             &[
@@ -292,6 +304,7 @@ fn skipped_deltas_are_counted_and_recommend_a_rebuild() {
         ));
         assert_eq!(out["data"]["recommend_rebuild"], false);
     }
+    writing(&root, 3);
     let out = json(&novel(
         &root,
         &[
@@ -608,7 +621,9 @@ fn a_delta_on_an_unknown_storyline_is_refused() {
 fn ops_apply_waits_for_no_one_and_takes_the_lock() {
     let (_t, root) = new_project();
     // Someone else (a live process that is not this session) holds the project.
-    let held = novel(&root, &["--json", "lock", "acquire", "--owner-pid", "1"]);
+    let other = Alive::new();
+    let pid = other.pid().to_string();
+    let held = novel(&root, &["--json", "lock", "acquire", "--owner-pid", &pid]);
     assert_eq!(code(&held), 0, "{}", stdout(&held));
     let token = json(&held)["data"]["token"].as_str().unwrap().to_string();
     let d1 = delta(&root, 1, 0, chapter1());
@@ -617,7 +632,10 @@ fn ops_apply_waits_for_no_one_and_takes_the_lock() {
     let doc = json(&out);
     assert_eq!(doc["error"]["code"], "E_LOCKED");
     assert!(
-        doc["error"]["message"].as_str().unwrap().contains("进程 1"),
+        doc["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("进程 {pid}")),
         "{doc}"
     );
     assert_eq!(
@@ -773,6 +791,7 @@ fn after_a_skip_ops_validate_and_apply_give_the_same_answer() {
     let d1 = delta(&root, 1, 0, chapter1());
     apply(&root, &d1);
     std::fs::remove_file(root.join(&d1)).unwrap();
+    writing(&root, 3);
     let out = novel(
         &root,
         &["ops", "skip", "--chapter", "3", "--reason", "两次解析失败"],

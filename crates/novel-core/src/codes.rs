@@ -149,18 +149,13 @@ pub const CODES: &[CodeDoc] = &[
     // --- the lock and the transaction
     e(
         "E_LOCKED",
-        "另一个会话持有项目锁（或正在写同一本书）。",
-        "等那个会话结束；确认它已关闭后用 novel chapter recover 清理失效的锁。",
+        "另一个会话持有项目锁，或另一个 novel 命令正在写入同一本书（等了 NOVEL_LOCK_TIMEOUT 秒仍未写完）。",
+        "等它结束后重试；确认那个会话已关闭后用 novel chapter recover 清理失效的锁。",
     ),
     e(
         "E_OWNER_PID",
         "给出的 --owner-pid 不是正在运行的进程，不能作为锁的持有者。",
         "省略 --owner-pid（程序自己找本会话的进程），或给出正在运行的进程号。",
-    ),
-    e(
-        "E_LOCK_BUSY",
-        "另一个进程正在获取或释放锁，一瞬间的冲突。",
-        "稍等一秒再试。",
     ),
     e(
         "E_LOCK_OWNER",
@@ -241,6 +236,11 @@ pub const CODES: &[CodeDoc] = &[
         "E_CHAPTER_ORDER",
         "变更日志按章节顺序记录，这个章节号比已记录的更早。",
         "改稿先 novel state rebuild --until-chapter 回退；补记状态写当前章或更晚。",
+    ),
+    e(
+        "E_CHAPTER_AHEAD",
+        "增量或跳过记录的章节号超过了这本书的下一章：先记下它，之后每一章真实的增量都会被章节顺序挡住。",
+        "把 chapter 写成下一章或变更日志已记录到的那一章。",
     ),
     // --- state deltas and the state engine
     e(

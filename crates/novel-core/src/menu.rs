@@ -466,6 +466,17 @@ pub fn menu(f: &MenuFacts<'_>) -> Menu {
 /// An interrupted commit (its journal is on disk) or a lock that is stale or held by another
 /// session: these come before anything else.
 fn interrupted_menu(d: &DiskFacts) -> Option<Menu> {
+    if let Some(n) = d.commit_journal
+        && d.journal_live
+    {
+        return Some(build(vec![
+            opt(
+                OptionId::WaitLock,
+                format!("另一个 novel 命令正在写入这本书（第 {n} 章）：稍等几秒，它写完就会结束"),
+            ),
+            show_status(),
+        ]));
+    }
     if let Some(n) = d.commit_journal {
         return Some(build(vec![
             opt(
@@ -816,11 +827,12 @@ mod tests {
         }
         let mut disks = Vec::new();
         for lock in &locks {
-            for journal in [None, Some(41)] {
+            for (journal, live) in [(None, false), (Some(41), false), (Some(41), true)] {
                 for end in [None, Some(40), Some(50)] {
                     disks.push(DiskFacts {
                         lock: lock.clone(),
                         commit_journal: journal,
+                        journal_live: live,
                         volume_end: end,
                         ..DiskFacts::quiet()
                     });
@@ -856,8 +868,13 @@ mod tests {
                     ids.sort_unstable();
                     ids.dedup();
                     assert_eq!(ids.len(), m.options.len(), "{ctx}");
-                    // An interrupted commit and a stale lock always come first.
-                    if disk.commit_journal.is_some() || matches!(disk.lock, LockFact::Stale { .. })
+                    // A journal a live writer is writing: wait, never recover under it. An
+                    // interrupted commit and a stale lock always come first.
+                    if disk.commit_journal.is_some() && disk.journal_live {
+                        assert_eq!(m.recommended, OptionId::WaitLock, "{ctx}");
+                        assert!(m.options.iter().all(|o| o.id != OptionId::Recover), "{ctx}");
+                    } else if disk.commit_journal.is_some()
+                        || matches!(disk.lock, LockFact::Stale { .. })
                     {
                         assert_eq!(m.recommended, OptionId::Recover, "{ctx}");
                     }
@@ -865,7 +882,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!(seen, (7 * 2 * 3 * 2) * (4 * 2 * 3) * 2);
+        assert_eq!(seen, (7 * 2 * 3 * 2) * (4 * 3 * 3) * 2);
     }
 
     #[test]

@@ -49,8 +49,12 @@ pub struct DiskFacts {
     /// Staging files of the in-flight chapter (None when no chapter is in flight).
     pub staging: Option<StagingFacts>,
     pub lock: LockFact,
-    /// The chapter of an interrupted commit (`.novel-commit-journal.json` exists).
+    /// The chapter of an unfinished journal (`.novel-commit-journal.json` exists).
     pub commit_journal: Option<u32>,
+    /// A `novel` command holds the writers' guard right now: the journal is being written by a
+    /// live writer, not left by an interrupted one.
+    #[serde(default)]
+    pub journal_live: bool,
     /// Short foreshadowing threads past their range and unresolved.
     pub overdue_foreshadowing: usize,
     pub style_drift_active: bool,
@@ -68,6 +72,7 @@ impl DiskFacts {
             staging: None,
             lock: LockFact::Free,
             commit_journal: None,
+            journal_live: false,
             overdue_foreshadowing: 0,
             style_drift_active: false,
             volume_end: None,
@@ -348,6 +353,17 @@ fn decide(cp: &Checkpoint, facts: &DiskFacts) -> Recommendation {
 
 /// An interrupted commit, or a lock held by another live process or gone stale.
 fn interrupted(cp: &Checkpoint, facts: &DiskFacts) -> Option<Recommendation> {
+    if let Some(n) = facts.commit_journal
+        && facts.journal_live
+    {
+        return Some(rec(
+            NextAction::WaitForLock,
+            Some(n),
+            format!("另一个 novel 命令正在写入这本书（第 {n} 章），还没有写完"),
+            "novel status",
+            "稍等几秒再看：它写完就会结束，不要运行 recover",
+        ));
+    }
     if let Some(n) = facts.commit_journal {
         return Some(rec(
             NextAction::Recover,

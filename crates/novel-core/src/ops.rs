@@ -43,6 +43,14 @@ pub enum OpsError {
     Replay { line: usize, message: String },
     #[error("增量属于第 {chapter} 章，但状态已更新到第 {last} 章：不能把更早章节的增量接在后面")]
     ChapterOrder { chapter: u32, last: u32 },
+    /// A chapter past the book's next one: its line would hold back every real chapter after
+    /// it (the changelog stays in chapter order).
+    #[error("第 {chapter} 章还没写到（这本书的下一章是第 {next} 章）：不能先记录它的状态变更")]
+    ChapterAhead {
+        chapter: u32,
+        next: u32,
+        recorded: u32,
+    },
     #[error("状态增量的格式不对：/storyline_id 故事线「{id}」不在 storylines/storylines.json 中")]
     UnknownStoryline { id: String, known: Vec<String> },
     #[error("状态文件（state_version {state}）与变更日志（最后记录到 {logged}）不一致")]
@@ -61,6 +69,7 @@ impl OpsError {
             OpsError::Strict { .. } => "E_STRICT",
             OpsError::Replay { .. } => "E_REPLAY",
             OpsError::ChapterOrder { .. } => "E_CHAPTER_ORDER",
+            OpsError::ChapterAhead { .. } => "E_CHAPTER_AHEAD",
             OpsError::UnknownStoryline { .. } => "E_DELTA",
             OpsError::Diverged { .. } => "E_STATE_DIVERGED",
             OpsError::SkipOrder { .. } => "E_CHAPTER_ORDER",
@@ -83,6 +92,9 @@ impl OpsError {
             OpsError::ChapterOrder { chapter, last } => format!(
                 "改写第 {chapter} 章请先 novel state rebuild --until-chapter {} --write 回退，再按章节顺序重新应用；手动修正请把 chapter 写成 {last} 或更晚",
                 chapter.saturating_sub(1)
+            ),
+            OpsError::ChapterAhead { next, recorded, .. } => format!(
+                "把 chapter 写成下一章（第 {next} 章）或变更日志已记录到的那一章（第 {recorded} 章）；还没写到的章节不能先记状态"
             ),
             OpsError::UnknownStoryline { known, .. } if known.is_empty() => {
                 "storylines/storylines.json 里还没有任何故事线：先在其中登记，再应用增量".into()
@@ -162,6 +174,10 @@ pub struct DeltaCheck {
     pub chapter_order_ok: bool,
     /// The changelog's last `state_version` (0 when it is empty).
     pub logged_version: u64,
+    /// The book's next chapter (the checkpoint's last completed + 1), when known: a delta may
+    /// not be for a later chapter than that (or than the last one recorded).
+    pub next_chapter: Option<u32>,
+    pub chapter_ahead_ok: bool,
     /// The state file is the one its changelog replays to (`state_version` equal).
     pub in_step: bool,
 }
@@ -192,7 +208,9 @@ impl DeltaCheck {
                     "/base_state_version",
                     format!("base_state_version 应为 {current}"),
                 ),
-                OpsError::ChapterOrder { .. } => ("/chapter", e.hint()),
+                OpsError::ChapterOrder { .. } | OpsError::ChapterAhead { .. } => {
+                    ("/chapter", e.hint())
+                }
                 _ => ("", e.hint()),
             };
             out.push(error(pointer, e.code(), e.to_string(), hint));
@@ -223,6 +241,13 @@ impl DeltaCheck {
                 last: self.last_chapter,
             });
         }
+        if !self.chapter_ahead_ok {
+            out.push(OpsError::ChapterAhead {
+                chapter: self.run.header.chapter,
+                next: self.next_chapter.unwrap_or(0),
+                recorded: self.last_chapter,
+            });
+        }
         out
     }
 
@@ -237,7 +262,11 @@ impl DeltaCheck {
             });
         match self.refusals().into_iter().next() {
             // `--strict` weighs before the order, after the state and the version.
-            Some(OpsError::ChapterOrder { .. }) if strict_refusal.is_some() => strict_refusal,
+            Some(OpsError::ChapterOrder { .. } | OpsError::ChapterAhead { .. })
+                if strict_refusal.is_some() =>
+            {
+                strict_refusal
+            }
             Some(e) => Some(e),
             None => strict_refusal,
         }
@@ -249,6 +278,12 @@ impl DeltaCheck {
 pub fn log_position(state: &Value, log_last: Option<&ChangelogEntry>) -> (u32, u64) {
     let last = last_updated_chapter(state).max(log_last.map_or(0, |e| e.chapter));
     (last, log_last.map_or(0, |e| e.state_version))
+}
+
+/// Whether a new changelog line may be for `chapter`: not past the book's next chapter
+/// (`next_chapter`, when known) unless the changelog already records that far (`last`).
+pub fn chapter_not_ahead(chapter: u32, last: u32, next_chapter: Option<u32>) -> bool {
+    next_chapter.is_none_or(|next| chapter <= next.max(last))
 }
 
 /// The state and its changelog agree (`state_version` equal to the last line's): nothing may
@@ -268,7 +303,8 @@ pub fn check_in_step(state: &Value, log_last: Option<&ChangelogEntry>) -> Result
 /// Runs `delta` against the state (nothing written) and checks everything `apply` checks:
 /// the storyline is known, the state is in step with its changelog (`log_last`, the
 /// changelog's last line), the delta is based on the current state version, and its chapter
-/// is not before the state's or the changelog's last chapter. See [`DeltaCheck`].
+/// is not before the state's or the changelog's last chapter, nor after the book's next one
+/// (`next_chapter`, when known). See [`DeltaCheck`].
 /// The state is the caller's to give up: a writer moves it into the run, a reader passes a copy.
 pub fn check_delta(
     state: Value,
@@ -277,6 +313,7 @@ pub fn check_delta(
     ctx: Context<'_>,
     storylines: &[String],
     log_last: Option<&ChangelogEntry>,
+    next_chapter: Option<u32>,
 ) -> Result<DeltaCheck, OpsError> {
     let current_version = state_version(&state);
     let (last_chapter, logged_version) = log_position(&state, log_last);
@@ -285,6 +322,8 @@ pub fn check_delta(
     Ok(DeltaCheck {
         version_ok: run.header.base_state_version == current_version,
         chapter_order_ok: run.header.chapter >= last_chapter,
+        chapter_ahead_ok: chapter_not_ahead(run.header.chapter, last_chapter, next_chapter),
+        next_chapter,
         in_step: current_version == logged_version,
         current_version,
         last_chapter,
@@ -1254,17 +1293,26 @@ pub(crate) fn finish_version(state: &mut Value, version: u64, chapter: u32) {
 }
 
 /// A skip may be recorded for chapter `chapter` only when the state is in step with its
-/// changelog and the changelog has not gone past that chapter (it stays in chapter order, so
-/// `state at` and `--until-chapter` read a prefix of it).
+/// changelog, the changelog has not gone past that chapter (it stays in chapter order, so
+/// `state at` and `--until-chapter` read a prefix of it) and the chapter is not past the
+/// book's next one (`next_chapter`, when known).
 pub fn check_skip(
     state: &Value,
     log_last: Option<&ChangelogEntry>,
     chapter: u32,
+    next_chapter: Option<u32>,
 ) -> Result<(), OpsError> {
     check_in_step(state, log_last)?;
     let (last, _) = log_position(state, log_last);
     if chapter < last {
         return Err(OpsError::SkipOrder { chapter, last });
+    }
+    if !chapter_not_ahead(chapter, last, next_chapter) {
+        return Err(OpsError::ChapterAhead {
+            chapter,
+            next: next_chapter.unwrap_or(0),
+            recorded: last,
+        });
     }
     Ok(())
 }

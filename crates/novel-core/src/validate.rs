@@ -980,6 +980,10 @@ fn staged_deltas_apply(valid: &[&JsonDoc], broken: &BTreeSet<FileKind>, out: &mu
         .iter()
         .rfind(|d| is_changelog_line(d))
         .and_then(|d| typed::<model::ChangelogEntry>(d));
+    let next_chapter = of(FileKind::Checkpoint)
+        .filter_map(|d| typed::<model::Checkpoint>(d))
+        .map(|c| c.last_completed_chapter.saturating_add(1))
+        .next();
     let ctx = Context {
         names: &names,
         plan: &plan,
@@ -992,6 +996,7 @@ fn staged_deltas_apply(valid: &[&JsonDoc], broken: &BTreeSet<FileKind>, out: &mu
             ctx,
             &storylines,
             log_last.as_ref(),
+            next_chapter,
         ) {
             out.extend(check.findings(&d.file));
         }

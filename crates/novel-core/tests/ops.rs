@@ -700,16 +700,26 @@ fn closest_ids_for_a_did_you_mean_hint() {
 fn skips_keep_the_changelog_in_order_and_resolve_only_open_ones() {
     let s = state(); // state_version 47, last_updated_chapter 47, no changelog
     assert_eq!(
-        ops::check_skip(&s, None, 47),
+        ops::check_skip(&s, None, 47, None),
         Err(OpsError::Diverged {
             state: 47,
             logged: 0
         })
     );
     let last = ops::skipped_entry(47, 47, "两次解析失败", "2026-01-01T00:00:00Z");
-    assert_eq!(ops::check_skip(&s, Some(&last), 48), Ok(()));
-    assert_eq!(ops::check_skip(&s, Some(&last), 47), Ok(()));
-    let e = ops::check_skip(&s, Some(&last), 46).unwrap_err();
+    assert_eq!(ops::check_skip(&s, Some(&last), 48, Some(48)), Ok(()));
+    assert_eq!(ops::check_skip(&s, Some(&last), 47, Some(48)), Ok(()));
+    // Past the book's next chapter (48): refused, whatever the order says.
+    assert_eq!(
+        ops::check_skip(&s, Some(&last), 49, Some(48)),
+        Err(OpsError::ChapterAhead {
+            chapter: 49,
+            next: 48,
+            recorded: 47
+        })
+    );
+    assert_eq!(ops::check_skip(&s, Some(&last), 49, None), Ok(()));
+    let e = ops::check_skip(&s, Some(&last), 46, Some(48)).unwrap_err();
     assert_eq!(
         (e.code(), &e),
         (

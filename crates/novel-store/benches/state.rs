@@ -67,6 +67,7 @@ fn main() {
             state: Some(novel_store::io::to_json_text(&applied.run.state)),
             global: (applied.run.global != global).then_some(&applied.run.global),
             changelog: ChangelogWrite::Append(&applied.entry),
+            backups: Vec::new(),
         };
         commit_state(&project, write, String::new()).unwrap();
         apply_times.push(t.elapsed());
@@ -179,7 +180,8 @@ fn main() {
             "2026-11-22T00:00:00Z",
             &|t| t.chars().count(),
         )
-        .unwrap();
+        .unwrap()
+        .journal;
         let journal = novel_store::chapter::commit(&project, journal).unwrap();
         commit_times.push(t.elapsed());
         files = journal.writes.len();

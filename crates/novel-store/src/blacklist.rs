@@ -53,16 +53,44 @@ pub fn edit<R, E>(
     now: &str,
     edit: impl FnOnce(&mut AiBlacklist) -> Result<(R, Write), E>,
 ) -> Result<Edited<R>, EditFailure<E>> {
+    let _guard = crate::lock::guard(project)?;
     let _held = lock::Held::take(project, stale_after)?;
     let (mut list, _) = crate::select::load_blacklist(Some(project))?;
     let (result, write) = edit(&mut list).map_err(EditFailure::Refused)?;
+    let mut writes = Vec::new();
     let backup = match write {
-        Write::WithBackup => crate::state::backup(project, layout::AI_BLACKLIST, now)?,
+        Write::WithBackup => {
+            match crate::state::backup_write(project, layout::AI_BLACKLIST, now, &[])? {
+                Some((rel, w)) => {
+                    writes.extend(w);
+                    Some(rel)
+                }
+                None => None,
+            }
+        }
         Write::No | Write::Yes => None,
     };
     if write != Write::No {
         let path = project.path(layout::AI_BLACKLIST);
-        io::write_atomic(&path, io::rewrite_text(&path, &list).as_bytes())?;
+        writes.push(crate::chapter::JournalWrite {
+            path: layout::AI_BLACKLIST.to_string(),
+            content: io::rewrite_text(&path, &list),
+        });
+    }
+    match writes.len() {
+        0 => {}
+        // One file: an atomic write is all or nothing already.
+        1 => io::write_atomic(&project.path(&writes[0].path), writes[0].content.as_bytes())?,
+        // The backup and the list together.
+        _ => {
+            let journal = crate::chapter::Journal::files(
+                0,
+                String::new(),
+                writes,
+                crate::chapter::JournalKind::Blacklist,
+            );
+            crate::chapter::commit(project, journal)?;
+        }
     }
     Ok(Edited {
         result,

@@ -232,14 +232,15 @@ pub fn staging_facts(project: &Project, n: u32, mode: Facts) -> StagingFacts {
 /// The files of a round the gate sent back (`revise`, `rewrite`, or the author's rewrite after
 /// `pause`) go to `logs/revisions/chapter-NNN/rK/`: the evaluations and the Summarizer's
 /// outputs always (they describe the old text), the chapter text too for a rewrite — for a
-/// revision it is copied, since ChapterWriter revises it in place. Nothing is deleted before
-/// its copy is durable; re-running finishes an interrupted archive. Returns what was archived.
-pub fn archive_rejected(
+/// revision it is copied, since ChapterWriter revises it in place. Planned here, written by the
+/// caller's journal: the copies are writes, the staged files that go are removals, so a stage
+/// killed half-way is finished by `recover` and nothing is deleted before its copy is durable.
+pub fn plan_archive(
     project: &Project,
     n: u32,
     round: u32,
     keep_text: bool,
-) -> Result<Vec<String>, StoreError> {
+) -> Result<Archive, StoreError> {
     let dir = layout::revision_dir(n, round);
     let mut files: Vec<(String, bool)> = vec![
         (layout::staging_chapter(n), keep_text),
@@ -254,13 +255,14 @@ pub fn archive_rejected(
             files.push((rel, false));
         }
     }
-    let mut archived = Vec::new();
+    let mut out = Archive::default();
     for (rel, keep) in files {
-        let from = project.path(&rel);
-        let bytes = match fs::read(&from) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(StoreError::io(&from, e)),
+        let content = match read_text(&project.path(&rel)) {
+            Ok(t) => t,
+            Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                continue;
+            }
+            Err(e) => return Err(e),
         };
         // staging/storylines/<id>/memory.md → memory-<id>.md; the rest keep their names.
         let name = match rel.strip_prefix("staging/storylines/") {
@@ -268,20 +270,25 @@ pub fn archive_rejected(
             None => rel.rsplit('/').next().unwrap_or(&rel).to_string(),
         };
         let to = format!("{dir}/{name}");
-        let target = project.path(&to);
-        if let Some(parent) = target.parent() {
-            crate::io::create_dir_all(parent)?;
-        }
-        write_atomic(&target, &bytes)?;
+        out.writes.push(JournalWrite {
+            path: to.clone(),
+            content,
+        });
         if !keep {
-            fs::remove_file(&from).map_err(|e| StoreError::io(&from, e))?;
-            if let Some(parent) = from.parent() {
-                sync_dir(parent)?;
-            }
+            out.remove.push(rel);
         }
-        archived.push(to);
+        out.archived.push(to);
     }
-    Ok(archived)
+    Ok(out)
+}
+
+/// What [`plan_archive`] puts in a journal.
+#[derive(Debug, Clone, Default)]
+pub struct Archive {
+    pub writes: Vec<JournalWrite>,
+    pub remove: Vec<String>,
+    /// Where each file goes (project-relative), in order.
+    pub archived: Vec<String>,
 }
 
 /// Storyline ids with a staged memory file.
@@ -326,6 +333,14 @@ pub struct Journal {
     /// journal without it, from an older version, appends unless the line is already last.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub changelog_len: Option<u64>,
+    /// Directories to create (empty ones a step leaves for what comes next: the next volume's
+    /// contract folder at `volume close`), before the writes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dirs: Vec<String>,
+    /// Lines appended to append-only files besides the changelog (a commit's character
+    /// memories, `memory/characters/<slug>.jsonl`), after the changelog line.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub appends: Vec<JournalAppend>,
     /// Staging files to remove once everything is in place.
     pub remove: Vec<String>,
     /// The character whose retirement this journal carries (`retire apply`), when it is not
@@ -340,6 +355,18 @@ pub struct Journal {
     pub kind: Option<JournalKind>,
 }
 
+/// Lines a journal appends to one append-only file: applying it cuts the file back to `base`
+/// and appends `text` (one or more lines, no final newline), so a rerun never appends twice and
+/// a line torn by a crash never stays.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JournalAppend {
+    pub path: String,
+    /// The file's length up to its last whole line, measured by [`commit`] under the guard.
+    #[serde(default)]
+    pub base: u64,
+    pub text: String,
+}
+
 /// The writers besides the chapter commit and the retirement that go through a journal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -350,11 +377,21 @@ pub enum JournalKind {
     Rebuild,
     /// `novel ops skip`: one changelog line, the state unchanged.
     OpsSkip,
-    /// `novel revision apply` on a committed chapter: its text, the revision file, its
-    /// pipeline log and the checkpoint.
+    /// `novel revision save` / `reject` (the revision file and the checkpoint), and `revision
+    /// apply` on a committed chapter (its text, the revision file, its pipeline log and the
+    /// checkpoint).
     Revision,
     /// `novel import`: the chapters, their logs, the extras, volume ranges and the checkpoint.
     Import,
+    /// `novel memory init` / `memory rebuild`: character memory files.
+    Memory,
+    /// `novel volume close`: the volume's final state, its cleanup report and the checkpoint.
+    VolumeClose,
+    /// `novel chapter begin` / `chapter stage`: the chapter's pipeline log, the round archived
+    /// for a revision or rewrite, and the checkpoint.
+    Stage,
+    /// `novel blacklist upgrade`: the list's backup and the new list.
+    Blacklist,
 }
 
 impl Journal {
@@ -372,6 +409,8 @@ impl Journal {
             writes,
             changelog_line: None,
             changelog_len: None,
+            dirs: Vec::new(),
+            appends: Vec::new(),
             remove: Vec::new(),
             retiring: None,
             cleanup: None,
@@ -394,11 +433,21 @@ impl Journal {
                 format!("第 {} 章增量跳过的记录（ops skip）", self.chapter)
             }
             (None, Some(JournalKind::Revision)) => {
-                format!("第 {} 章修订候选的采纳（revision apply）", self.chapter)
+                format!("第 {} 章修订候选的保存或决定（revision）", self.chapter)
             }
             (None, Some(JournalKind::Import)) => {
                 format!("书稿导入（到第 {} 章）", self.chapter)
             }
+            (None, Some(JournalKind::Memory)) => {
+                "角色记忆的写入（memory init / rebuild）".to_string()
+            }
+            (None, Some(JournalKind::VolumeClose)) => {
+                format!("第 {} 卷的收卷（volume close）", self.chapter)
+            }
+            (None, Some(JournalKind::Stage)) => {
+                format!("第 {} 章的阶段推进（chapter begin / stage）", self.chapter)
+            }
+            (None, Some(JournalKind::Blacklist)) => "黑名单的升级（blacklist upgrade）".to_string(),
             (None, None) => format!("第 {} 章的提交", self.chapter),
         }
     }
@@ -529,50 +578,62 @@ fn failpoint(step: usize) {
 }
 
 /// Number of steps of a journal (for fail-point tests): journal, each write, the changelog,
-/// staging removal, lock release, journal removal.
+/// each append, staging removal, lock release, journal removal.
 pub fn step_count(journal: &Journal) -> usize {
-    journal.writes.len() + 5
+    journal.writes.len() + journal.appends.len() + 5
 }
 
 /// Writes the journal, then applies it. On return the commit is complete. Both happen under
-/// the lock's guard, so [`recover_journal`] never rolls forward a journal its writer is still
-/// applying. The changelog's length is recorded in the journal here, under the lock, just
-/// before anything is written, so recovery can cut a torn append back to it. Returns the
-/// journal as it was written.
+/// the writers' guard (taken here if the caller does not hold it already — every writer
+/// does, from its first read), so [`recover_journal`] never rolls forward a journal its writer
+/// is still applying. A journal already on disk is never overwritten: it belongs to a writer
+/// that was interrupted, and `novel chapter recover` must finish it first. The changelog's
+/// length is recorded in the journal here, under the guard, just before anything is written,
+/// so recovery can cut a torn append back to it. Returns the journal as it was written.
 pub fn commit(project: &Project, journal: Journal) -> Result<Journal, StoreError> {
     let mut journal = journal;
-    if journal.changelog_line.is_some() {
-        let path = project.path(layout::CHANGELOG);
-        journal.changelog_len = Some(match fs::metadata(&path) {
-            Ok(m) => m.len(),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
-            Err(e) => return Err(StoreError::io(&path, e)),
-        });
-    }
-    let bytes = encode_journal(&journal).map_err(|e| {
-        StoreError::io(
-            project.path(layout::JOURNAL),
-            std::io::Error::new(std::io::ErrorKind::InvalidData, e),
-        )
-    })?;
     lock::with_guard(project, || -> Result<(), lock::LockError> {
+        lock::ensure_no_journal(project)?;
+        if journal.changelog_line.is_some() {
+            journal.changelog_len = Some(file_len(project, layout::CHANGELOG)?);
+        }
+        for a in &mut journal.appends {
+            a.base = file_len_clean(project, &a.path)?;
+        }
+        let bytes = encode_journal(&journal).map_err(|e| {
+            StoreError::io(
+                project.path(layout::JOURNAL),
+                std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+            )
+        })?;
         write_atomic(&project.path(layout::JOURNAL), &bytes)?;
         failpoint(0);
         Ok(apply_guarded(project, &journal, true)?)
-    })
-    .map_err(|e| guard_store_error(project, e))?;
+    })?;
     Ok(journal)
 }
 
-/// A lock error met while writing a journal, as a store error (only `Busy` can come: a live
-/// process holds the guard longer than a breaker waits).
-fn guard_store_error(project: &Project, e: lock::LockError) -> StoreError {
-    match e {
-        lock::LockError::Store(s) => s,
-        other => StoreError::io(
-            project.path(layout::LOCK_DIR),
-            std::io::Error::new(std::io::ErrorKind::WouldBlock, other.to_string()),
-        ),
+/// The length of a project file in bytes (0 when it does not exist).
+fn file_len(project: &Project, rel: &str) -> Result<u64, StoreError> {
+    let path = project.path(rel);
+    match fs::metadata(&path) {
+        Ok(m) => Ok(m.len()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
+        Err(e) => Err(StoreError::io(&path, e)),
+    }
+}
+
+/// The length of a JSONL file up to the end of its last whole line (0 when it does not
+/// exist): where an append starts, so a line torn by an earlier crash is cut, never glued to.
+fn file_len_clean(project: &Project, rel: &str) -> Result<u64, StoreError> {
+    let path = project.path(rel);
+    match fs::read(&path) {
+        Ok(bytes) => Ok(bytes
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(0, |i| i as u64 + 1)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
+        Err(e) => Err(StoreError::io(&path, e)),
     }
 }
 
@@ -615,10 +676,17 @@ fn apply_guarded(project: &Project, journal: &Journal, failpoints: bool) -> Resu
     apply_writes(project, journal, &mut steps)?;
     apply_changelog(project, journal)?;
     steps.done();
+    for a in &journal.appends {
+        let path = project.path(&a.path);
+        if let Some(dir) = path.parent() {
+            crate::io::create_dir_all(dir)?;
+        }
+        crate::io::append_at(&path, a.base, &a.text)?;
+        steps.done();
+    }
     apply_removals(project, journal)?;
     steps.done();
-    lock::release_if_owner_guarded(project, &journal.token)
-        .map_err(|e| guard_store_error(project, e))?;
+    lock::release_if_owner_guarded(project, &journal.token)?;
     steps.done();
     let jpath = project.path(layout::JOURNAL);
     match fs::remove_file(&jpath) {
@@ -648,6 +716,9 @@ impl Steps {
 
 /// The journal's file writes, each atomic and fsynced, then their directories fsynced once.
 fn apply_writes(project: &Project, journal: &Journal, steps: &mut Steps) -> Result<(), StoreError> {
+    for d in &journal.dirs {
+        crate::io::create_dir_all(&project.path(d))?;
+    }
     let mut touched: Vec<std::path::PathBuf> = Vec::new();
     let mut pending: Vec<(std::path::PathBuf, &[u8])> = Vec::new();
     for w in &journal.writes {
@@ -742,56 +813,74 @@ fn append_line(project: &Project, rel: &str, line: &str) -> Result<(), StoreErro
     write_atomic(&path, text.as_bytes())
 }
 
-/// Removes what a process killed mid-write leaves behind: temp files of atomic writes whose
-/// writer is gone, and lock directories set aside for removal. Returns what it removed.
+/// Removes what a process killed mid-write leaves behind, wherever in the project the program
+/// writes: temp files (and temp lock directories) of atomic writes whose writer is gone —
+/// `.<name>.tmp-<pid>-…` in any directory of the project —, lock directories set aside for
+/// removal, and a `novel init`/`import` build directory `.novel-init-<pid>-…` beside the
+/// project whose writer is gone. Returns what it removed (project-relative; the build
+/// directory as `../<name>`).
 pub fn sweep_leftovers(project: &Project) -> Vec<String> {
     let mut removed = Vec::new();
-    let mut dirs = vec![String::new()];
-    for d in layout::DIRS {
-        dirs.push(d.to_string());
-    }
-    dirs.push(layout::BACKUPS.to_string());
-    dirs.push(layout::EXTRAS_DIR.to_string());
-    if let Ok(read) = fs::read_dir(project.path("storylines")) {
-        for e in read.filter_map(|e| e.ok()) {
-            if e.path().is_dir() {
-                dirs.push(format!("storylines/{}", e.file_name().to_string_lossy()));
+    let mut debris: Vec<std::path::PathBuf> = Vec::new();
+    let mut walk = walkdir::WalkDir::new(&project.root)
+        .min_depth(1)
+        .sort_by_file_name()
+        .into_iter();
+    while let Some(entry) = walk.next() {
+        let Ok(e) = entry else { continue };
+        if is_debris(e.file_name(), e.depth() == 1) {
+            debris.push(e.path().to_path_buf());
+            if e.file_type().is_dir() {
+                // Removed whole below: nothing inside needs looking at.
+                walk.skip_current_dir();
             }
         }
     }
-    for dir in dirs {
-        let Ok(read) = fs::read_dir(project.path(&dir)) else {
-            continue;
+    for p in debris {
+        let gone = if p.is_dir() {
+            fs::remove_dir_all(&p)
+        } else {
+            fs::remove_file(&p)
         };
-        for e in read.filter_map(|e| e.ok()) {
+        if gone.is_ok()
+            && let Ok(rel) = p.strip_prefix(&project.root)
+        {
+            removed.push(rel.to_string_lossy().replace('\\', "/"));
+        }
+    }
+    if let Some(parent) = project.root.parent()
+        && let Ok(read) = fs::read_dir(parent)
+    {
+        for e in read.filter_map(Result::ok) {
             let name = e.file_name().to_string_lossy().into_owned();
-            // `.name.tmp-<pid>-<n>-<nanos>`: only a dead writer's temp file is debris.
-            let temp = name.starts_with('.')
-                && name
-                    .split_once(".tmp-")
-                    .and_then(|(_, rest)| rest.split('-').next())
-                    .and_then(|pid| pid.parse::<u32>().ok())
-                    .is_some_and(|pid| !lock::process_alive(pid));
-            let aside = dir.is_empty() && name.starts_with(".novel.lock.removed-");
-            if temp || aside {
-                let p = e.path();
-                let ok = if p.is_dir() {
-                    fs::remove_dir_all(&p)
-                } else {
-                    fs::remove_file(&p)
-                };
-                if ok.is_ok() {
-                    removed.push(if dir.is_empty() {
-                        name
-                    } else {
-                        format!("{dir}/{name}")
-                    });
-                }
+            let dead = name
+                .strip_prefix(".novel-init-")
+                .and_then(|rest| rest.split('-').next())
+                .and_then(|pid| pid.parse::<u32>().ok())
+                .is_some_and(|pid| !lock::process_alive(pid));
+            if dead && fs::remove_dir_all(e.path()).is_ok() {
+                removed.push(format!("../{name}"));
             }
         }
     }
     removed.sort();
     removed
+}
+
+/// Whether a file or directory named `name` is what a killed writer leaves: a temp of an atomic
+/// write (`.<name>.tmp-<pid>-…`, also the lock's `.novel.lock.tmp-<pid>-…`) whose process is
+/// gone, or (at the project's top level) a lock directory set aside for removal.
+fn is_debris(name: &std::ffi::OsStr, top: bool) -> bool {
+    let name = name.to_string_lossy();
+    if top && name.starts_with(".novel.lock.removed-") {
+        return true;
+    }
+    name.starts_with('.')
+        && name
+            .split_once(".tmp-")
+            .and_then(|(_, rest)| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok())
+            .is_some_and(|pid| pid != std::process::id() && !lock::process_alive(pid))
 }
 
 /// The in-flight chapter's pipeline log (`staging/logs/chapter-NNN-log.json`), typed and as
@@ -837,10 +926,14 @@ fn char_column(text: &str, line: usize, byte_col: usize) -> usize {
         })
 }
 
-/// Records one stage in the in-flight chapter's pipeline log (`chapter stage`), creating the
-/// log when there is none. A corrupt log is an error and stays as it is.
-pub fn record_stage(project: &Project, n: u32, entry: serde_json::Value) -> Result<(), StoreError> {
-    let path = project.path(&layout::staging_log(n));
+/// The in-flight chapter's pipeline log with one stage added (`chapter stage`), created when
+/// there is none: its new text, for the stage's journal. A corrupt log is an error and stays
+/// as it is.
+pub fn log_with_stage(
+    project: &Project,
+    n: u32,
+    entry: serde_json::Value,
+) -> Result<JournalWrite, StoreError> {
     let mut log = match read_staging_log(project, n)? {
         Some((_, value)) => value,
         None => serde_json::json!({"chapter": n, "stages": []}),
@@ -849,7 +942,10 @@ pub fn record_stage(project: &Project, n: u32, entry: serde_json::Value) -> Resu
     if let Some(stages) = log.get_mut("stages").and_then(|s| s.as_array_mut()) {
         stages.push(entry);
     }
-    write_atomic(&path, to_json_text(&log).as_bytes())
+    Ok(JournalWrite {
+        path: layout::staging_log(n),
+        content: to_json_text(&log),
+    })
 }
 
 /// The current volume's storyline schedule, if it exists and parses.
@@ -1058,9 +1154,16 @@ fn changed_files(judged: &BTreeMap<String, String>, now: &BTreeMap<String, Strin
     out
 }
 
-/// Plans the commit of chapter `n`: every new file content, decided up front. `count` is the
-/// platform 字数 of a chapter text (`novel_text::count`); the chapter's count goes into its
-/// pipeline log so `novel status` need not count the text again.
+/// A planned commit: its journal, and what it does to the character memories.
+pub struct CommitPlan {
+    pub journal: Journal,
+    pub memory: crate::memory::Recorded,
+}
+
+/// Plans the commit of chapter `n`: every new file content, decided up front — the character
+/// memories' new lines included, so they are in the journal. `count` is the platform 字数 of
+/// a chapter text (`novel_text::count`); the chapter's count goes into its pipeline log so
+/// `novel status` need not count the text again.
 pub fn plan_commit(
     project: &Project,
     cp: &Checkpoint,
@@ -1068,7 +1171,7 @@ pub fn plan_commit(
     token: &str,
     now: &str,
     count: &dyn Fn(&str) -> usize,
-) -> Result<Journal, PlanError> {
+) -> Result<CommitPlan, PlanError> {
     let mut plan = Planned::default();
     let delta_rel = layout::staging_delta(n);
     let delta_text = match read_staged(project, &delta_rel) {
@@ -1098,16 +1201,25 @@ pub fn plan_commit(
             &committed_checkpoint(project, cp, n, now),
         ),
     });
-    Ok(Journal {
+    let journal = Journal {
         chapter: n,
         token: token.to_string(),
         writes: plan.writes,
         changelog_line,
         changelog_len: None,
+        dirs: Vec::new(),
+        appends: plan.appends,
         remove: plan.remove,
         retiring: None,
         kind: None,
         cleanup: None,
+    };
+    Ok(CommitPlan {
+        journal,
+        memory: plan.memory.unwrap_or_else(|| crate::memory::Recorded {
+            chapter: n,
+            ..Default::default()
+        }),
     })
 }
 
@@ -1115,7 +1227,10 @@ pub fn plan_commit(
 #[derive(Default)]
 struct Planned {
     writes: Vec<JournalWrite>,
+    appends: Vec<JournalAppend>,
     remove: Vec<String>,
+    /// The memories' part, when the delta has character actions.
+    memory: Option<crate::memory::Recorded>,
 }
 
 /// The changelog line and the storyline a commit's delta gives (both `None` when skipped).
@@ -1209,6 +1324,19 @@ fn plan_delta(
     let state_text = inputs.state_text(&applied.run.state)?;
     let global_text = inputs.global_change(&applied.run.global).map(to_json_text);
     applied.entry.written = Some(inputs.written(&state_text, global_text.as_deref()));
+    // The memories: the actions the changelog line carries (`004`), appended in this journal.
+    let actions = crate::memory::actions_of_entry(&applied.entry);
+    if !actions.is_empty() {
+        let (appends, recorded) = crate::memory::plan_chapter(
+            project,
+            applied.entry.chapter,
+            &actions,
+            &crate::state::load_names(project),
+            now,
+        );
+        plan.appends = appends;
+        plan.memory = Some(recorded);
+    }
     plan.writes.push(JournalWrite {
         path: layout::CURRENT_STATE.to_string(),
         content: state_text,
@@ -1405,11 +1533,43 @@ mod tests {
             ],
             changelog_line: Some("{\"chapter\":31}".into()),
             changelog_len: Some(120),
+            dirs: Vec::new(),
+            appends: vec![JournalAppend {
+                path: "memory/characters/lu-chen.jsonl".into(),
+                base: 7,
+                text: "{\"chapter\":31}".into(),
+            }],
             remove: vec!["staging/chapters/chapter-031.md".into()],
             retiring: None,
             cleanup: None,
             kind: None,
         }
+    }
+
+    /// N5: a journal on disk belongs to a writer that was interrupted; a new journal never
+    /// replaces it (`recover` must finish it first), whoever asks.
+    #[test]
+    fn a_pending_journal_is_never_overwritten() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("book");
+        crate::init::init_project(&root, &crate::init::InitOptions::default()).unwrap();
+        let p = Project::open(&root).unwrap();
+        let pending = encode_journal(&sample()).unwrap();
+        std::fs::write(p.path(layout::JOURNAL), &pending).unwrap();
+        let other = Journal::files(
+            1,
+            String::new(),
+            vec![JournalWrite {
+                path: "notes.md".into(),
+                content: "新的".into(),
+            }],
+            JournalKind::Revision,
+        );
+        let err = commit(&p, other).unwrap_err();
+        assert_eq!(err.code(), "E_JOURNAL", "{err}");
+        assert!(err.to_string().contains("第 31 章的提交"), "{err}");
+        assert_eq!(std::fs::read(p.path(layout::JOURNAL)).unwrap(), pending);
+        assert!(!p.path("notes.md").exists());
     }
 
     #[test]

@@ -587,6 +587,7 @@ fn disk_facts(project: &Project, settings: &Settings, problems: &mut Vec<String>
     DiskFacts {
         staging: None,
         lock,
+        journal_live: commit_journal.is_some() && crate::lock::writer_running(project),
         commit_journal,
         overdue_foreshadowing: 0,
         style_drift_active: json_opt::<LightDrift>(project, layout::STYLE_DRIFT, problems)

@@ -67,6 +67,10 @@ pub enum StoreError {
         crate::layout::STORYLINES
     )]
     Storylines { source: Box<StoreError> },
+    /// The writers' guard or the project lock stood in the way of a write deep inside a store
+    /// function (another writer at work, a journal pending): the lock's own error.
+    #[error(transparent)]
+    Lock(Box<crate::lock::LockError>),
     #[error(
         "{path} 比未完成的写入记录的长度短（应至少 {expected} 字节，实际 {actual} 字节）：它在中断之后被改动过"
     )]
@@ -125,11 +129,17 @@ impl StoreError {
                 ..at(path)
             }),
             StoreError::Storylines { source } => source.place(),
+            StoreError::Lock(_) => None,
             StoreError::NotAProject { .. }
             | StoreError::ProjectExists { .. }
             | StoreError::UnknownPreset { .. }
             | StoreError::UnsafePath { .. } => None,
         }
+    }
+
+    /// A conflict with another writer or session (the CLI's exit 3), not a project problem.
+    pub fn is_conflict(&self) -> bool {
+        matches!(self, StoreError::Lock(e) if e.is_conflict())
     }
 
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
@@ -154,6 +164,7 @@ impl StoreError {
             StoreError::PipelineLog { .. } => "E_PIPELINE_LOG",
             StoreError::Shrank { .. } => "E_CHANGELOG_SHRANK",
             StoreError::Storylines { .. } => "E_STORYLINES",
+            StoreError::Lock(e) => e.code(),
         }
     }
 
@@ -192,6 +203,18 @@ impl StoreError {
                 "{}；修好后重试（novel validate 可列出全部问题）",
                 source.hint()
             ),
+            StoreError::Lock(e) => e.hint(),
+        }
+    }
+}
+
+impl From<crate::lock::LockError> for StoreError {
+    /// A lock error met inside a store function travels as [`StoreError::Lock`] (a store error
+    /// the lock made comes out as itself).
+    fn from(e: crate::lock::LockError) -> Self {
+        match e {
+            crate::lock::LockError::Store(s) => s,
+            other => StoreError::Lock(Box::new(other)),
         }
     }
 }

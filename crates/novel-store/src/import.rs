@@ -88,6 +88,7 @@ impl ImportError {
     /// Conflicts exit 3; a step not done yet exits 1; the rest 2.
     pub fn exit_kind(&self) -> u8 {
         match self {
+            ImportError::Store(e) if e.is_conflict() => 3,
             ImportError::Lock(LockError::Store(_)) | ImportError::Store(_) => 2,
             ImportError::Lock(_)
             | ImportError::InFlight { .. }
@@ -480,6 +481,7 @@ pub fn backfill_done(
     n: u32,
     stale_after: Duration,
 ) -> Result<Vec<u32>, ImportError> {
+    let _guard = crate::lock::guard(project)?;
     let held = lock::Held::take(project, stale_after)?;
     let mut cp = load_checkpoint(project)?;
     let Some(i) = cp.pending_actions.iter().position(|a| a.id == BACKFILL_ID) else {

@@ -202,6 +202,36 @@ pub fn failpoint(name: &str, step: usize) {
     }
 }
 
+/// Debug builds only: `NOVEL_PAUSE=<name>:<file>` stops the process at pause point `<name>`
+/// (`commit-planned`, `apply-checked`, `revision-read`: a writer that has read and planned,
+/// holding whatever it holds there): it creates `<file>.paused`, then waits until `<file>` is
+/// gone (30 seconds at most). For tests that must put two writers at a known point of each
+/// other. Release builds never read it.
+pub fn pausepoint(name: &str) {
+    #[cfg(debug_assertions)]
+    {
+        let Ok(v) = std::env::var("NOVEL_PAUSE") else {
+            return;
+        };
+        let Some((point, file)) = v.split_once(':') else {
+            return;
+        };
+        if point != name {
+            return;
+        }
+        let file = Path::new(file);
+        let _ = fs::write(format!("{}.paused", file.display()), b"");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while file.exists() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+    #[cfg(not(debug_assertions))]
+    {
+        let _ = name;
+    }
+}
+
 /// Whether `NOVEL_FAILPOINT` names step `step` of `name` (debug builds only), for a fail point
 /// that must do something before it exits (write half a line).
 fn failpoint_armed(name: &str, step: usize) -> bool {

@@ -198,6 +198,7 @@ pub fn record<F: Serialize>(
     risk: LeakRisk,
     findings: &F,
 ) -> Result<(), StoreError> {
+    let _guard = crate::lock::guard(project)?;
     let n = checked.chapter;
     let Ok(cp) = crate::chapter::load_checkpoint(project) else {
         return Ok(());

@@ -96,19 +96,40 @@ pub enum LockError {
     NotOwner,
     #[error("项目没有被锁")]
     NotHeld,
-    #[error("另一个进程正在清理这把锁或写入项目，请稍后重试")]
-    Busy,
+    /// Another writer held the guard ([`guard`]) for longer than this one waits.
+    #[error("另一个 novel 命令正在写入这本书（{}），等了 {waited_secs} 秒仍未结束", writer.as_deref().unwrap_or("本机无法查到是哪个进程"))]
+    Busy {
+        writer: Option<String>,
+        waited_secs: f64,
+    },
     /// `--owner-pid` names a process that does not run on this host: a lock owned by it
     /// would be stale the moment it is taken.
     #[error("进程 {pid} 没有在本机运行，不能作为锁的持有者（--owner-pid）")]
     DeadOwner { pid: u32 },
+    /// `--owner-pid` names a process that outlives any session (the system's first processes,
+    /// or an ancestor of the session such as its terminal): a lock owned by it would never go
+    /// stale.
+    #[error(
+        "进程 {pid} {why}，不能作为锁的持有者（--owner-pid）：它比会话活得久，锁将永远不会失效"
+    )]
+    UnfitOwner { pid: u32, why: &'static str },
     /// A journal (a commit, a retirement, an `ops apply`, a rebuild) is still on disk: its
     /// writer died half-way. Any other writer would be overwritten when the journal is rolled
     /// forward, so every writer refuses until `novel chapter recover` has finished it.
     #[error("{what}没有完成（日志 {} 仍在）", layout::JOURNAL)]
     JournalPending { what: String },
     #[error(transparent)]
-    Store(#[from] StoreError),
+    Store(StoreError),
+}
+
+impl From<StoreError> for LockError {
+    /// A lock error that travelled inside a store error comes out as itself.
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Lock(inner) => *inner,
+            other => LockError::Store(other),
+        }
+    }
 }
 
 impl LockError {
@@ -117,8 +138,8 @@ impl LockError {
             LockError::Held { .. } => "E_LOCKED",
             LockError::NotOwner => "E_LOCK_OWNER",
             LockError::NotHeld => "E_NOT_LOCKED",
-            LockError::Busy => "E_LOCK_BUSY",
-            LockError::DeadOwner { .. } => "E_OWNER_PID",
+            LockError::Busy { .. } => "E_LOCKED",
+            LockError::DeadOwner { .. } | LockError::UnfitOwner { .. } => "E_OWNER_PID",
             LockError::JournalPending { .. } => "E_JOURNAL",
             LockError::Store(e) => e.code(),
         }
@@ -130,8 +151,9 @@ impl LockError {
             LockError::Held { .. } => "等它完成；若确认那个会话已经不在，运行 novel chapter recover（僵尸锁会被自动清除）或 novel lock clear".into(),
             LockError::NotOwner => "使用 chapter begin / lock acquire 返回的 token；novel lock status 可查看持有者".into(),
             LockError::NotHeld => "无需释放".into(),
-            LockError::Busy => "稍后重试".into(),
+            LockError::Busy { .. } => format!("等它结束后重试同一条命令；要等得更久，设环境变量 {TIMEOUT_VAR}=秒数（默认 30）"),
             LockError::DeadOwner { .. } => "省略 --owner-pid（默认取当前会话的进程），或给出一个正在运行的进程号".into(),
+            LockError::UnfitOwner { .. } => "省略 --owner-pid（默认取当前会话的进程），或给出会话本身或它启动的进程".into(),
             LockError::JournalPending { .. } => "先运行 novel chapter recover 补完它，再重试这条命令".into(),
             LockError::Store(e) => e.hint(),
         }
@@ -143,9 +165,12 @@ impl LockError {
         match self {
             LockError::Held { .. }
             | LockError::NotOwner
-            | LockError::Busy
+            | LockError::Busy { .. }
             | LockError::JournalPending { .. } => true,
-            LockError::NotHeld | LockError::DeadOwner { .. } | LockError::Store(_) => false,
+            LockError::NotHeld
+            | LockError::DeadOwner { .. }
+            | LockError::UnfitOwner { .. }
+            | LockError::Store(_) => false,
         }
     }
 }
@@ -344,40 +369,210 @@ pub fn describe(info: &LockInfo) -> String {
     )
 }
 
-/// How long a breaker or releaser waits for another one to finish before giving up.
-const GUARD_WAIT: Duration = Duration::from_secs(5);
+/// How long a writer waits for the guard by default ([`guard_wait`]).
+const GUARD_WAIT: Duration = Duration::from_secs(30);
 
-/// Runs `f` while holding the guard: an exclusive `flock` on the project directory itself.
-/// The kernel drops it when its holder exits, however it exits, so a process killed while
-/// breaking or releasing the lock can never leave the guard behind (a guard *directory* could,
-/// and did, under the SIGKILL test). Nothing is written to the project for it. A journal is
-/// written and rolled forward under it too (`chapter::commit`, `chapter::recover_journal`), so
-/// while it is held nobody else can be half-way through one.
+/// The environment variable that sets how long a writer waits for the guard, in seconds.
+pub const TIMEOUT_VAR: &str = "NOVEL_LOCK_TIMEOUT";
+
+/// How long a writer waits for another writer to finish: `NOVEL_LOCK_TIMEOUT` seconds (a
+/// number ≥ 0, fractions allowed), else 30 seconds.
+fn guard_wait() -> Duration {
+    std::env::var(TIMEOUT_VAR)
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map_or(GUARD_WAIT, |s| Duration::from_secs_f64(s.min(86_400.0)))
+}
+
+/// The writers' guard: an exclusive `flock` on the project directory, held by a writer from
+/// the moment it reads what it needs until everything it wrote is in place (read → check →
+/// plan → journal → apply). Every command that writes the project takes it — whoever holds the
+/// project lock, this session, another one or nobody — so two writers never interleave, not
+/// even two parallel tool calls of one session inside that session's lock. The kernel drops
+/// it when its holder exits, however it exits, so a killed writer never leaves it behind; and
+/// while it is held nobody else can be half-way through a journal, so a journal found under it
+/// was interrupted.
 ///
-/// Not reentrant: `f` must not take it again (a second descriptor of the same process waits
-/// like anyone else, and gives up with [`LockError::Busy`]).
-pub(crate) fn with_guard<T, E: From<LockError>>(
-    project: &Project,
-    f: impl FnOnce() -> Result<T, E>,
-) -> Result<T, E> {
+/// Reentrant within this process: a writer that calls another writer's function (a commit
+/// releasing the lock, a rollback of its journal) takes it again for free; it is released
+/// when the outermost [`Guard`] is dropped. Readers (`status`, `next`, the hooks) never take
+/// it; [`writer_running`] tells them whether a writer is at work.
+#[must_use = "the guard is released when this value is dropped"]
+pub struct Guard {
+    key: GuardKey,
+}
+
+/// Which directory a guard is on: its device and inode where the platform has them (two
+/// spellings of one directory are one guard), else its path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum GuardKey {
+    #[cfg_attr(not(unix), allow(dead_code))]
+    Inode(u64, u64),
+    #[cfg_attr(unix, allow(dead_code))]
+    Path(PathBuf),
+}
+
+/// The guards this process holds: the open descriptor that carries the `flock`, and how many
+/// [`Guard`]s share it.
+struct HeldGuard {
+    key: GuardKey,
+    _file: fs::File,
+    depth: usize,
+}
+
+static HELD: std::sync::Mutex<Vec<HeldGuard>> = std::sync::Mutex::new(Vec::new());
+
+fn held_guards() -> std::sync::MutexGuard<'static, Vec<HeldGuard>> {
+    // A panic while the list was locked leaves it consistent (each change is one push, one
+    // decrement or one removal): keep using it.
+    HELD.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn guard_key(target: &std::path::Path, file: &fs::File) -> GuardKey {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let Ok(m) = file.metadata() {
+            return GuardKey::Inode(m.dev(), m.ino());
+        }
+    }
+    let _ = file;
+    GuardKey::Path(target.to_path_buf())
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let mut held = held_guards();
+        if let Some(i) = held.iter().position(|h| h.key == self.key) {
+            held[i].depth -= 1;
+            if held[i].depth == 0 {
+                // Closing the descriptor releases the flock.
+                held.remove(i);
+            }
+        }
+    }
+}
+
+/// Takes the writers' guard on `project` (see [`Guard`]), waiting up to `NOVEL_LOCK_TIMEOUT`
+/// seconds (default 30) for a writer that holds it; then [`LockError::Busy`], naming that
+/// writer where the host can tell.
+pub fn guard(project: &Project) -> Result<Guard, LockError> {
     let target = guard_target(project);
     let file = open_guard(&target).map_err(|e| LockError::from(StoreError::io(&target, e)))?;
-    let deadline = Instant::now() + GUARD_WAIT;
+    let key = guard_key(&target, &file);
+    if let Some(h) = held_guards().iter_mut().find(|h| h.key == key) {
+        h.depth += 1;
+        return Ok(Guard { key });
+    }
+    let wait = guard_wait();
+    let deadline = Instant::now() + wait;
+    let mut pause = Duration::from_millis(2);
     loop {
         match file.try_lock() {
             Ok(()) => break,
             Err(fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(5));
+                std::thread::sleep(pause.min(deadline.saturating_duration_since(Instant::now())));
+                pause = (pause * 2).min(Duration::from_millis(50));
             }
-            Err(fs::TryLockError::WouldBlock) => return Err(LockError::Busy.into()),
+            Err(fs::TryLockError::WouldBlock) => {
+                return Err(LockError::Busy {
+                    writer: running_writer(&file),
+                    waited_secs: wait.as_secs_f64(),
+                });
+            }
             Err(fs::TryLockError::Error(e)) => {
-                return Err(LockError::from(StoreError::io(&target, e)).into());
+                return Err(LockError::from(StoreError::io(&target, e)));
             }
         }
     }
-    let result = f();
-    drop(file); // closing the descriptor releases the flock
-    result
+    held_guards().push(HeldGuard {
+        key: key.clone(),
+        _file: file,
+        depth: 1,
+    });
+    Ok(Guard { key })
+}
+
+/// Runs `f` while holding the writers' guard ([`guard`]).
+pub(crate) fn with_guard<T, E: From<LockError>>(
+    project: &Project,
+    f: impl FnOnce() -> Result<T, E>,
+) -> Result<T, E> {
+    let _guard = guard(project)?;
+    f()
+}
+
+/// Whether a writer holds the guard right now (for readers that find a journal: a writer at
+/// work, or one that was interrupted). This process's own guard counts. Where the guard cannot
+/// be probed, `false`.
+pub fn writer_running(project: &Project) -> bool {
+    let target = guard_target(project);
+    let Ok(file) = open_guard(&target) else {
+        return false;
+    };
+    if held_guards()
+        .iter()
+        .any(|h| h.key == guard_key(&target, &file))
+    {
+        return true;
+    }
+    // A shared probe: it conflicts with a writer's exclusive guard only, and is dropped at once.
+    match file.try_lock_shared() {
+        Ok(()) => false,
+        Err(fs::TryLockError::WouldBlock) => true,
+        Err(fs::TryLockError::Error(_)) => false,
+    }
+}
+
+/// The writer holding the guard on `file`'s directory, as `进程 PID：novel …` (its arguments, the
+/// lock token left out), where the host tells it.
+fn running_writer(file: &fs::File) -> Option<String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let m = file.metadata().ok()?;
+        let pid = process::flock_holder(m.dev(), m.ino())?;
+        let args = process::command_line(pid).unwrap_or_default();
+        Some(describe_command(pid, &args))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = file;
+        None
+    }
+}
+
+/// `进程 PID：novel ARGS` for a writer's command line: the program's file name, then its
+/// arguments with every `--token` value (a lock's secret) replaced by `…`.
+fn describe_command(pid: u32, args: &[String]) -> String {
+    let mut shown: Vec<String> = Vec::new();
+    let mut secret = false;
+    for (i, a) in args.iter().enumerate() {
+        if i == 0 {
+            shown.push(
+                std::path::Path::new(a)
+                    .file_name()
+                    .map_or_else(|| a.clone(), |n| n.to_string_lossy().into_owned()),
+            );
+        } else if secret {
+            shown.push("…".into());
+            secret = false;
+        } else if a == "--token" {
+            shown.push(a.clone());
+            secret = true;
+        } else if a.starts_with("--token=") {
+            shown.push("--token=…".into());
+        } else {
+            shown.push(a.clone());
+        }
+    }
+    if shown.is_empty() {
+        format!("进程 {pid}")
+    } else {
+        format!("进程 {pid}：{}", shown.join(" "))
+    }
 }
 
 /// What the guard locks: the project directory where a directory can be opened (Unix);
@@ -473,6 +668,15 @@ pub fn acquire(
     if owner_pid == 0 || owner == Lookup::Gone {
         return Err(LockError::DeadOwner { pid: owner_pid });
     }
+    if let Some(why) = unfit_owner(owner_pid) {
+        return Err(LockError::UnfitOwner {
+            pid: owner_pid,
+            why,
+        });
+    }
+    // Under the guard from the journal check on: a journal found here was interrupted, and no
+    // other writer can break, take or fill the lock in between.
+    let _guard = guard(project)?;
     ensure_no_journal(project)?;
     let broke = break_stale(project, stale_after)?.map(|b| match b.info {
         Some(i) => format!("{}；{}", describe(&i), b.why),
@@ -639,6 +843,32 @@ pub fn clear(project: &Project) -> Result<Option<Cleared>, LockError> {
     })
 }
 
+/// Why `pid` cannot own the lock, if it cannot: pids 0–2 (the kernel's and the system's first
+/// processes) and the ancestors of this command's session (its terminal, the login shell, …)
+/// outlive every session, so a lock they own would never be stale.
+fn unfit_owner(pid: u32) -> Option<&'static str> {
+    if pid <= 2 {
+        return Some("是系统进程");
+    }
+    let session = session_pid();
+    if pid == session {
+        return None;
+    }
+    let mut probe = process::Probe::new();
+    let mut at = session;
+    for _ in 0..64 {
+        let Lookup::Running(p) = probe.lookup(at) else {
+            return None;
+        };
+        match p.parent {
+            Some(parent) if parent == pid => return Some("是本会话的上级进程"),
+            Some(parent) if parent > 1 && parent != at => at = parent,
+            _ => return None,
+        }
+    }
+    None
+}
+
 /// Whether `info` is the lock of the session this command runs in (same host, and its owner
 /// is this process's session: see [`session_pid`]).
 pub fn held_by_this_session(info: &LockInfo) -> bool {
@@ -650,14 +880,21 @@ pub fn held_by_this_session(info: &LockInfo) -> bool {
 /// already holds the lock, the operation runs inside it and leaves it alone; otherwise it is
 /// taken for this process — so if the process dies the lock is stale at once — and released
 /// when this is dropped, unless it was handed to a commit journal.
+///
+/// It holds the writers' [`Guard`] from [`take`](Held::take) until it is dropped, so the
+/// operation's reads, checks and writes are one step no other writer can come between — not
+/// even another command of the same session, which the project lock alone lets through.
 pub struct Held<'a> {
     project: &'a Project,
     /// `Some` when this process took the lock (and must release it).
     token: Option<String>,
+    /// Dropped after the lock is released (fields drop after [`Drop::drop`]).
+    _guard: Guard,
 }
 
 impl<'a> Held<'a> {
     pub fn take(project: &'a Project, stale_after: Duration) -> Result<Self, LockError> {
+        let guard = guard(project)?;
         ensure_no_journal(project)?;
         if let LockState::Held { info, .. } = status(project, stale_after)
             && held_by_this_session(&info)
@@ -665,12 +902,14 @@ impl<'a> Held<'a> {
             return Ok(Held {
                 project,
                 token: None,
+                _guard: guard,
             });
         }
         let got = acquire(project, None, std::process::id(), stale_after)?;
         Ok(Held {
             project,
             token: Some(got.info.token),
+            _guard: guard,
         })
     }
 

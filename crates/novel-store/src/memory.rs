@@ -3,9 +3,12 @@
 //! chapter, as the Summarizer's `character_actions` of each committed chapter say.
 //!
 //! The memory is derived, never authoritative: every action line comes from a changelog line
-//! (the commit copies the delta's `character_actions` into it), so a memory write that fails
-//! never blocks a commit — it is reported, and [`record_chapter`] run again for that chapter
-//! fills the gap. Appends only (`io::append_at`): a line torn by a crash is cut, never kept.
+//! (the commit copies the delta's `character_actions` into it). The commit plans the lines
+//! ([`plan_chapter`]) and appends them through its own journal, so a commit killed at any
+//! point keeps them (`novel chapter recover` finishes the append); a memory file that cannot be
+//! read never blocks a commit — it is reported, and `novel memory rebuild` makes it again.
+//! Appends only (`io::append_at` at a length measured under the writers' guard): a line torn
+//! by a crash is cut, never kept. `memory init` and `memory rebuild` write through a journal too.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -17,8 +20,9 @@ use novel_core::model::{Character, FileKind, is_slug};
 use novel_core::ops::NameIndex;
 use novel_core::revision::profile_entry;
 
+use crate::chapter::{Journal, JournalAppend, JournalKind, JournalWrite};
 use crate::error::StoreError;
-use crate::io::{self, read_json_value};
+use crate::io::read_json_value;
 use crate::layout;
 use crate::project::Project;
 
@@ -56,14 +60,28 @@ fn clean_len(path: &std::path::Path) -> Result<u64, StoreError> {
     }
 }
 
-/// Appends `entries` to `slug`'s memory file in one write.
-fn append(project: &Project, slug: &str, entries: &[MemoryEntry]) -> Result<(), StoreError> {
-    let path = project.path(&layout::character_memory(slug));
-    if let Some(dir) = path.parent() {
-        io::create_dir_all(dir)?;
+/// The journal append that adds `entries` to `slug`'s memory file (its base is measured when
+/// the journal is written, under the guard).
+fn append_of(slug: &str, entries: &[MemoryEntry]) -> JournalAppend {
+    JournalAppend {
+        path: layout::character_memory(slug),
+        base: 0,
+        text: entries.iter().map(line_of).collect::<Vec<_>>().join("\n"),
     }
-    let lines: Vec<String> = entries.iter().map(line_of).collect();
-    io::append_at(&path, clean_len(&path)?, &lines.join("\n"))
+}
+
+/// Writes `appends` all-or-nothing through the journal (`kind` says what wrote it).
+fn commit_appends(
+    project: &Project,
+    appends: Vec<JournalAppend>,
+    kind: JournalKind,
+) -> Result<(), StoreError> {
+    if appends.is_empty() {
+        return Ok(());
+    }
+    let mut journal = Journal::files(0, String::new(), Vec::new(), kind);
+    journal.appends = appends;
+    crate::chapter::commit(project, journal).map(drop)
 }
 
 /// What `novel memory init` did.
@@ -80,7 +98,9 @@ pub struct Initialised {
 /// `novel memory init [SLUG…]`: the profile record for each active character (all when
 /// `only` is empty) that has no memory yet. Idempotent.
 pub fn init(project: &Project, only: &[String], now: &str) -> Result<Initialised, StoreError> {
+    let _guard = crate::lock::guard(project)?;
     let active = active_characters(project);
+    let mut appends = Vec::new();
     let mut out = Initialised::default();
     for slug in only {
         if !active.iter().any(|c| &c.id == slug) {
@@ -95,13 +115,15 @@ pub fn init(project: &Project, only: &[String], now: &str) -> Result<Initialised
             out.existing.push(c.id.clone());
             continue;
         }
-        append(project, &c.id, &[profile_entry(c, now)])?;
+        appends.push(append_of(&c.id, &[profile_entry(c, now)]));
         out.created.push(c.id.clone());
     }
+    commit_appends(project, appends, JournalKind::Memory)?;
     Ok(out)
 }
 
-/// What [`record_chapter`] did: per character the lines written, and what could not be.
+/// What a commit does to the memories: per character the lines it appends, and what could
+/// not be planned.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Recorded {
     pub chapter: u32,
@@ -111,21 +133,22 @@ pub struct Recorded {
     pub already: Vec<String>,
     /// Names that match no character (display name, alias or slug).
     pub unknown: Vec<String>,
-    /// `slug: reason` for each file that could not be written.
+    /// `slug: reason` for each memory file that could not be read (it is left as it is;
+    /// `novel memory rebuild` makes it again).
     pub failed: Vec<String>,
 }
 
-/// Appends chapter `n`'s actions to each character's memory (creating the profile record
-/// first for a character without memory). A character whose memory already reaches chapter
-/// `n` is left alone, so running it again after a crash adds nothing twice. Never fails:
-/// what could not be written is in [`Recorded::failed`].
-pub fn record_chapter(
+/// Chapter `n`'s actions as lines to append to each character's memory (with the profile
+/// record first for a character without memory), for the commit's journal. A character whose
+/// memory already reaches chapter `n` gets nothing, so a rerun adds nothing twice. Never
+/// fails: a memory that cannot be read is in [`Recorded::failed`].
+pub fn plan_chapter(
     project: &Project,
     n: u32,
     actions: &[CharacterAction],
     names: &NameIndex,
     now: &str,
-) -> Recorded {
+) -> (Vec<JournalAppend>, Recorded) {
     let mut out = Recorded {
         chapter: n,
         ..Recorded::default()
@@ -154,37 +177,45 @@ pub fn record_chapter(
             extra: Default::default(),
         });
     }
-    let active = active_characters(project);
+    let active = if by_slug.is_empty() {
+        Vec::new()
+    } else {
+        active_characters(project)
+    };
+    let mut appends = Vec::new();
     for (slug, entries) in by_slug {
-        match record_one(project, &slug, n, entries, &active, now) {
-            Ok(0) => out.already.push(slug),
-            Ok(k) => {
-                out.written.insert(slug, k);
+        match plan_one(project, &slug, n, entries, &active, now) {
+            Ok(None) => out.already.push(slug),
+            Ok(Some((count, append))) => {
+                appends.push(append);
+                out.written.insert(slug, count);
             }
             Err(e) => out.failed.push(format!("{slug}: {e}")),
         }
     }
-    out
+    (appends, out)
 }
 
 fn character_file(slug: &str) -> String {
     format!("characters/active/{slug}.json")
 }
 
-fn record_one(
+/// One character's lines for chapter `n` (and how many are actions), or `None` when its
+/// memory already reaches chapter `n`.
+fn plan_one(
     project: &Project,
     slug: &str,
     n: u32,
     mut entries: Vec<MemoryEntry>,
     active: &[Character],
     now: &str,
-) -> Result<usize, StoreError> {
+) -> Result<Option<(usize, JournalAppend)>, StoreError> {
     let existing = read(project, slug)?;
     if existing
         .iter()
         .any(|e| e.kind == MemoryKind::Action && e.chapter >= n)
     {
-        return Ok(0);
+        return Ok(None);
     }
     let count = entries.len();
     if existing.is_empty()
@@ -192,12 +223,9 @@ fn record_one(
     {
         entries.insert(0, profile_entry(c, now));
     }
-    append(project, slug, &entries)?;
-    Ok(count)
+    Ok(Some((count, append_of(slug, &entries))))
 }
 
-/// Every entry of `slug`'s memory, in order (none when there is no file). A line that does
-/// not parse is an error naming it.
 /// The character `query` names — a slug of a character file or of a memory, a display name or
 /// an alias — as its slug; else the closest ones ([`novel_core::ops::resolve_entity`]).
 pub fn resolve(project: &Project, query: &str) -> Result<String, Vec<String>> {
@@ -216,6 +244,8 @@ pub fn resolve(project: &Project, query: &str) -> Result<String, Vec<String>> {
     novel_core::ops::resolve_entity(query.trim(), &known, &names)
 }
 
+/// Every entry of `slug`'s memory, in order (none when there is no file). A line that does
+/// not parse is an error naming it.
 pub fn read(project: &Project, slug: &str) -> Result<Vec<MemoryEntry>, StoreError> {
     let rel = layout::character_memory(slug);
     let path = project.path(&rel);
@@ -265,42 +295,6 @@ pub fn actions_of_entry(entry: &novel_core::model::ChangelogEntry) -> Vec<Charac
 
 /// The changelog key under which a chapter's `character_actions` are kept.
 pub const CHANGELOG_KEY: &str = novel_core::ops::CHARACTER_ACTIONS;
-
-/// After the commit of chapter `n`: its changelog line's actions into the memories. The
-/// changelog line is the last one when the commit just appended it; a chapter whose delta
-/// was skipped has none, and nothing is recorded.
-pub fn record_committed(project: &Project, n: u32, now: &str) -> Recorded {
-    let entry = match crate::state::changelog_tail(project) {
-        Ok(Some(e)) if e.chapter == n => e,
-        Ok(_) => {
-            return Recorded {
-                chapter: n,
-                ..Recorded::default()
-            };
-        }
-        Err(e) => {
-            return Recorded {
-                chapter: n,
-                failed: vec![format!("{}: {e}", layout::CHANGELOG)],
-                ..Recorded::default()
-            };
-        }
-    };
-    let actions = actions_of_entry(&entry);
-    if actions.is_empty() {
-        return Recorded {
-            chapter: n,
-            ..Recorded::default()
-        };
-    }
-    record_chapter(
-        project,
-        n,
-        &actions,
-        &crate::state::load_names(project),
-        now,
-    )
-}
 
 /// What [`rebuild`] wrote.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -360,15 +354,19 @@ pub fn rebuild(
             }
         }
     }
+    let mut writes = Vec::new();
     for (slug, entries) in &lines {
-        let path = project.path(&layout::character_memory(slug));
-        if let Some(dir) = path.parent() {
-            io::create_dir_all(dir)?;
-        }
         let mut text: String = entries.iter().map(line_of).collect::<Vec<_>>().join("\n");
         text.push('\n');
-        io::write_atomic(&path, text.as_bytes())?;
+        writes.push(JournalWrite {
+            path: layout::character_memory(slug),
+            content: text,
+        });
         out.characters.insert(slug.clone(), entries.len() - 1);
+    }
+    if !writes.is_empty() {
+        let journal = Journal::files(0, String::new(), writes, JournalKind::Memory);
+        crate::chapter::commit(project, journal)?;
     }
     Ok(out)
 }

@@ -45,6 +45,7 @@ impl PrefsError {
 
     pub fn is_conflict(&self) -> bool {
         matches!(self, PrefsError::Lock(_))
+            || matches!(self, PrefsError::Store(e) if e.is_conflict())
     }
 
     pub fn hint(&self) -> String {
@@ -132,6 +133,7 @@ pub fn add(
     now: &str,
     stale_after: Duration,
 ) -> Result<Preference, PrefsError> {
+    let _guard = crate::lock::guard(project)?;
     let text = text.trim();
     if text.is_empty() {
         return Err(PrefsError::Empty);
@@ -169,6 +171,7 @@ pub fn remove(
     id: &str,
     stale_after: Duration,
 ) -> Result<Preference, PrefsError> {
+    let _guard = crate::lock::guard(project)?;
     let _held = lock::Held::take(project, stale_after)?;
     let mut all = load(project)?;
     let Some(pos) = all.preferences.iter().position(|p| p.id == id) else {

@@ -122,6 +122,52 @@ pub fn parent_of_self() -> Option<u32> {
     }
 }
 
+/// The process holding a `flock` on the file with device `dev` and inode `ino`, where the
+/// host tells it (Linux: `/proc/locks`); `None` elsewhere or when nobody holds one.
+pub fn flock_holder(dev: u64, ino: u64) -> Option<u32> {
+    #[cfg(target_os = "linux")]
+    {
+        // glibc's gnu_dev_major/minor: the kernel writes them in hex, `MAJ:MIN:INODE`.
+        let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
+        let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
+        let want = format!("{major:02x}:{minor:02x}:{ino}");
+        let text = std::fs::read_to_string("/proc/locks").ok()?;
+        text.lines().find_map(|line| {
+            // `1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF`; a waiter's line has `->`.
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            (fields.get(1) == Some(&"FLOCK")
+                && !line.contains("->")
+                && fields.get(5) == Some(&want.as_str()))
+            .then(|| fields.get(4)?.parse().ok())
+            .flatten()
+        })
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (dev, ino);
+        None
+    }
+}
+
+/// The arguments process `pid` was started with, where the host tells them (Linux).
+pub fn command_line(pid: u32) -> Option<Vec<String>> {
+    #[cfg(target_os = "linux")]
+    {
+        let bytes = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+        let args: Vec<String> = bytes
+            .split(|b| *b == 0)
+            .filter(|a| !a.is_empty())
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        (!args.is_empty()).then_some(args)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pid;
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

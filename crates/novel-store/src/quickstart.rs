@@ -173,6 +173,7 @@ pub fn mark(
     done: bool,
     stale_after: Duration,
 ) -> Result<(Checkpoint, QuickStartFiles), MarkError> {
+    let _guard = crate::lock::guard(project)?;
     let held = lock::Held::take(project, stale_after)?;
     let cp = load_checkpoint(project)?;
     let files = files(project);

@@ -18,8 +18,8 @@ use crate::layout;
 use crate::lock::Held;
 use crate::project::Project;
 use crate::state::{
-    ChangelogWrite, StateOnDisk, StateWrite, backup, commit_state, load_changelog, load_global,
-    load_names, load_plan, state_on_disk,
+    ChangelogWrite, StateOnDisk, StateWrite, backup_write, commit_state, load_changelog,
+    load_global, load_names, load_plan, state_on_disk,
 };
 
 /// Why a rebuild could not run.
@@ -217,13 +217,15 @@ fn write(
     held: &mut Held<'_>,
 ) -> Result<(), StoreError> {
     let stamp = crate::time::now_iso();
+    let mut backups = Vec::new();
     for rel in [
         layout::CURRENT_STATE,
         layout::FORESHADOWING_GLOBAL,
         layout::CHANGELOG,
     ] {
-        if let Some(b) = backup(project, rel, &stamp)? {
+        if let Some((b, write)) = backup_write(project, rel, &stamp, &backups)? {
             report.backups.push(b);
+            backups.extend(write);
         }
     }
     let w = StateWrite {
@@ -236,6 +238,7 @@ fn write(
         } else {
             ChangelogWrite::Keep
         },
+        backups,
     };
     commit_state(project, w, held.hand_to_journal())?;
     report.written = true;

@@ -147,6 +147,7 @@ pub fn write_report<T: Serialize>(
     rel: &str,
     report: &T,
 ) -> Result<(), StoreError> {
+    let _guard = crate::lock::guard(project)?;
     let path = project.path(rel);
     if let Some(dir) = path.parent() {
         create_dir_all(dir)?;

@@ -82,15 +82,16 @@ impl RevisionError {
     /// Exit 3 (the pipeline or the lock is in the way) as opposed to 1 (nothing to do) and
     /// 2 (usage or project).
     pub fn is_conflict(&self) -> bool {
-        matches!(
-            self,
-            RevisionError::Lock(_)
-                | RevisionError::Decided { .. }
-                | RevisionError::Chapter(..)
-                | RevisionError::Stale { .. }
-                | RevisionError::InFlight { .. }
-                | RevisionError::StageOrder { .. }
-        )
+        matches!(self, RevisionError::Store(e) if e.is_conflict())
+            || matches!(
+                self,
+                RevisionError::Lock(_)
+                    | RevisionError::Decided { .. }
+                    | RevisionError::Chapter(..)
+                    | RevisionError::Stale { .. }
+                    | RevisionError::InFlight { .. }
+                    | RevisionError::StageOrder { .. }
+            )
     }
 
     /// Exit 1: the command had nothing to act on.
@@ -380,6 +381,7 @@ pub fn save(
     token: Option<&str>,
     stale_after: Duration,
 ) -> Result<Saved, RevisionError> {
+    let _guard = lock::guard(project)?;
     let cp = load_checkpoint(project)?;
     let place = place_of(project, &cp, n)?;
     if place == Place::Staged {
@@ -420,7 +422,6 @@ pub fn save(
         extra: Default::default(),
     };
     let file = layout::revision_file(n);
-    io::write_json(&project.path(&file), &record)?;
     let id = pending_id(n);
     cp.pending_actions.retain(|a| a.id != id);
     let mut action = PendingAction {
@@ -435,7 +436,22 @@ pub fn save(
         .extra
         .insert("notes".into(), serde_json::json!(notes.len()));
     cp.pending_actions.push(action);
-    chapter::write_checkpoint(project, &cp)?;
+    // The record and the pending action together (a crash between them would leave a
+    // candidate nobody is asked about).
+    let writes = vec![
+        JournalWrite {
+            path: file.clone(),
+            content: to_json_text(&record),
+        },
+        JournalWrite {
+            path: layout::CHECKPOINT.to_string(),
+            content: crate::io::rewrite_text(&project.path(layout::CHECKPOINT), &cp),
+        },
+    ];
+    chapter::commit(
+        project,
+        Journal::files(n, String::new(), writes, JournalKind::Revision),
+    )?;
     Ok(Saved {
         chapter: n,
         file,
@@ -461,6 +477,7 @@ pub fn save_file(
     token: Option<&str>,
     stale_after: Duration,
 ) -> Result<Saved, RevisionError> {
+    let _guard = lock::guard(project)?;
     let text = read_text(file)?;
     let saved = save(project, n, &text, token, stale_after)?;
     let draft = project.path(&candidate_draft(n));
@@ -524,10 +541,12 @@ pub fn apply(
     stale_after: Duration,
     count: &dyn Fn(&str) -> usize,
 ) -> Result<Applied, RevisionError> {
+    let _guard = lock::guard(project)?;
     lock::ensure_no_journal(project)?;
     let cp = load_checkpoint(project)?;
     let place = place_of(project, &cp, n)?;
     let rec = pending(project, n)?;
+    crate::io::pausepoint("revision-read");
     match place {
         Place::Staged => apply_staged(project, &cp, n, rec, token, count),
         Place::Committed => {
@@ -717,12 +736,24 @@ fn apply_committed(
 /// `novel revision reject --chapter N`: the candidate is kept, marked rejected; the chapter
 /// is untouched.
 pub fn reject(project: &Project, n: u32, stale_after: Duration) -> Result<Revision, RevisionError> {
-    let rec = pending(project, n)?;
+    let _guard = lock::guard(project)?;
     let _held = lock::Held::take(project, stale_after)?;
-    let rec = decided(rec, RevisionStatus::Rejected);
-    io::write_json(&project.path(&layout::revision_file(n)), &rec)?;
+    let rec = decided(pending(project, n)?, RevisionStatus::Rejected);
     let mut cp = load_checkpoint(project)?;
     cp.pending_actions.retain(|a| a.id != pending_id(n));
-    chapter::write_checkpoint(project, &cp)?;
+    let writes = vec![
+        JournalWrite {
+            path: layout::revision_file(n),
+            content: to_json_text(&rec),
+        },
+        JournalWrite {
+            path: layout::CHECKPOINT.to_string(),
+            content: crate::io::rewrite_text(&project.path(layout::CHECKPOINT), &cp),
+        },
+    ];
+    chapter::commit(
+        project,
+        Journal::files(n, String::new(), writes, JournalKind::Revision),
+    )?;
     Ok(rec)
 }

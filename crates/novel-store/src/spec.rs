@@ -82,10 +82,10 @@ pub enum SpecError {
     AlreadyRetired { slug: String },
     #[error("角色「{}」不可退场：命中 {} 条退场保护", .0.display_name, .0.blocks.len())]
     Blocked(Box<RetirementCheck>),
-    #[error("项目正被占用：{0}")]
-    Busy(String),
-    #[error("{0}")]
-    JournalPending(String),
+    /// The project lock, the writers' guard or a pending journal (the lock's own error, with
+    /// its code and hint).
+    #[error(transparent)]
+    Lock(lock::LockError),
     #[error(
         "第 {chapter} 章正在写作流程中（尚未提交），现在退场角色会让这一章的状态变更与新状态冲突"
     )]
@@ -103,8 +103,7 @@ impl SpecError {
             SpecError::UnknownCharacter { .. } => "E_UNKNOWN_CHARACTER",
             SpecError::AlreadyRetired { .. } => "E_ALREADY_RETIRED",
             SpecError::Blocked(_) => "E_RETIRE_BLOCKED",
-            SpecError::Busy(_) => "E_LOCKED",
-            SpecError::JournalPending(_) => "E_JOURNAL",
+            SpecError::Lock(e) => e.code(),
             SpecError::ChapterInFlight { .. } => "E_INFLIGHT",
             SpecError::PendingNotFound { .. } => "E_PENDING_NOT_FOUND",
         }
@@ -126,10 +125,7 @@ impl SpecError {
             SpecError::Blocked(_) => {
                 "按证据处理：回收或改写伏笔、调整故事线或交汇事件之后再试；不要调用 CharacterWeaver 退场模式".into()
             }
-            SpecError::Busy(_) => {
-                "等章节提交完成，或先运行 novel chapter recover；确认无人在写时可用 novel lock clear".into()
-            }
-            SpecError::JournalPending(_) => "先运行 novel chapter recover 补完它".into(),
+            SpecError::Lock(e) => e.hint(),
             SpecError::ChapterInFlight { chapter } => format!(
                 "先提交第 {chapter} 章（novel chapter commit {chapter}），或在中断后运行 novel chapter recover，再退场角色"
             ),
@@ -139,13 +135,11 @@ impl SpecError {
 
     /// Conflicts (exit 3) as opposed to usage or project errors (exit 2) and checks (exit 1).
     pub fn is_conflict(&self) -> bool {
-        matches!(
-            self,
-            SpecError::SnapshotExists { .. }
-                | SpecError::Busy(_)
-                | SpecError::JournalPending(_)
-                | SpecError::ChapterInFlight { .. }
-        )
+        matches!(self, SpecError::Lock(e) if e.is_conflict())
+            || matches!(
+                self,
+                SpecError::SnapshotExists { .. } | SpecError::ChapterInFlight { .. }
+            )
     }
 }
 
@@ -234,6 +228,7 @@ pub fn load_snapshot(project: &Project) -> Result<Option<Snapshot>, StoreError> 
 
 /// Takes the snapshot. Refuses when one is pending, unless `replace`.
 pub fn take_snapshot(project: &Project, now: &str, replace: bool) -> Result<Snapshot, SpecError> {
+    let _guard = crate::lock::guard(project)?;
     if !replace && let Some(s) = load_snapshot(project)? {
         return Err(SpecError::SnapshotExists {
             created_at: s.created_at,
@@ -280,6 +275,7 @@ pub fn take_snapshot(project: &Project, now: &str, replace: bool) -> Result<Snap
 
 /// Removes the pending snapshot; true when there was one.
 pub fn discard_snapshot(project: &Project) -> Result<bool, StoreError> {
+    let _guard = crate::lock::guard(project)?;
     let path = project.path(SNAPSHOT);
     match fs::remove_file(&path) {
         Ok(()) => Ok(true),
@@ -430,13 +426,17 @@ fn next_pending_id(cp: &mut Checkpoint) -> String {
 }
 
 /// The project lock for one spec operation ([`lock::Held`]), or who holds it (`E_LOCKED`).
+impl From<lock::LockError> for SpecError {
+    fn from(e: lock::LockError) -> Self {
+        match e {
+            lock::LockError::Store(e) => SpecError::Store(e),
+            e => SpecError::Lock(e),
+        }
+    }
+}
+
 fn hold(project: &Project, stale_after: Duration) -> Result<lock::Held<'_>, SpecError> {
-    lock::Held::take(project, stale_after).map_err(|e| match e {
-        lock::LockError::Held { holder, .. } => SpecError::Busy(holder),
-        lock::LockError::Store(e) => e.into(),
-        e @ lock::LockError::JournalPending { .. } => SpecError::JournalPending(e.to_string()),
-        e => SpecError::Busy(e.to_string()),
-    })
+    Ok(lock::Held::take(project, stale_after)?)
 }
 
 /// Compares the project with the pending snapshot, records ONE `spec_propagation` pending
@@ -453,6 +453,7 @@ pub fn propagate_project(
     stale_after: Duration,
     extract_phrases: &dyn Fn(&str, &Glossary) -> Vec<String>,
 ) -> Result<PropagateOutcome, SpecError> {
+    let _guard = crate::lock::guard(project)?;
     let snapshot = load_snapshot(project)?.ok_or(SpecError::NoSnapshot)?;
     let held = hold(project, stale_after)?;
     let current = load_spec_project(project)?;
@@ -652,6 +653,7 @@ pub fn resolve_pending(
     id: &str,
     stale_after: Duration,
 ) -> Result<PendingAction, SpecError> {
+    let _guard = crate::lock::guard(project)?;
     let _held = hold(project, stale_after)?;
     let mut cp = load_checkpoint(project)?;
     let pos = cp
@@ -748,6 +750,7 @@ pub fn retire_apply(
     now: &str,
     stale_after: Duration,
 ) -> Result<RetireApplied, SpecError> {
+    let _guard = crate::lock::guard(project)?;
     layout::safe_id(slug)?;
     // The lock is held from the check to the end of the journaled commit.
     let held = hold(project, stale_after)?;
@@ -798,6 +801,8 @@ pub fn retire_apply(
         writes: plan.writes,
         changelog_line: Some(crate::state::changelog_line(&entry)?),
         changelog_len: None,
+        dirs: Vec::new(),
+        appends: Vec::new(),
         remove: plan.remove,
         retiring: Some(slug.to_string()),
         kind: None,
@@ -1378,6 +1383,8 @@ mod tests {
             writes: Vec::new(),
             changelog_line: None,
             changelog_len: None,
+            dirs: Vec::new(),
+            appends: Vec::new(),
             remove: Vec::new(),
             retiring: None,
             kind: None,

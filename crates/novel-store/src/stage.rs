@@ -9,7 +9,7 @@ use novel_core::model::{Checkpoint, OrchestratorState, PipelineStage};
 use novel_core::pipeline::{self, StageRefusal};
 
 use crate::chapter::{
-    Facts, archive_rejected, load_checkpoint, record_stage, staged_digests, staging_facts,
+    Facts, Journal, JournalKind, JournalWrite, load_checkpoint, staged_digests, staging_facts,
     write_checkpoint,
 };
 use crate::error::StoreError;
@@ -222,6 +222,7 @@ pub fn advance(
     token: &str,
     figures: &StageFigures,
 ) -> Result<Moved, ChapterError> {
+    let _guard = lock::guard(project)?;
     let mut cp = load_checkpoint(project)?;
     if let Some(chapter) = failed_chapter(&cp) {
         return Err(ChapterError::Failed { chapter });
@@ -231,13 +232,13 @@ pub fn advance(
     let facts = staging_facts(project, n, Facts::Full);
     pipeline::check_stage(&cp, n, to, &facts).map_err(ChapterError::Refused)?;
     let from = cp.pipeline_stage;
-    let mut archived = Vec::new();
+    let mut archive = crate::chapter::Archive::default();
     if matches!(to, PipelineStage::Revising | PipelineStage::Drafting) {
         // The round the gate sent back: its evaluation and Summarizer outputs (and, for a
-        // rewrite, the text) go to logs/revisions/ before the checkpoint moves on, so the
-        // next round cannot reuse them; re-running this finishes an interrupted archive.
+        // rewrite, the text) go to logs/revisions/ in the same journal that moves the
+        // checkpoint on, so the next round cannot reuse them.
         let round = cp.revision_count + 1;
-        archived = archive_rejected(project, n, round, to == PipelineStage::Revising)?;
+        archive = crate::chapter::plan_archive(project, n, round, to == PipelineStage::Revising)?;
         cp.revision_count = round;
         if cp.orchestrator_state == OrchestratorState::Writing {
             cp.orchestrator_state = OrchestratorState::ChapterRewrite;
@@ -254,15 +255,24 @@ pub fn advance(
         g.staged = staged_digests(project, n)?;
     }
     cp.pipeline_stage = Some(to);
-    record_stage(project, n, figures.entry(to))?;
     cp.last_checkpoint_time = Some(crate::time::now_iso());
-    write_checkpoint(project, &cp)?;
+    // The archive, the stage's line in the pipeline log and the checkpoint, all or nothing.
+    let mut writes = archive.writes;
+    writes.push(crate::chapter::log_with_stage(
+        project,
+        n,
+        figures.entry(to),
+    )?);
+    writes.push(checkpoint_write(project, &cp));
+    let mut journal = Journal::files(n, String::new(), writes, JournalKind::Stage);
+    journal.remove = archive.remove;
+    crate::chapter::commit(project, journal)?;
     Ok(Moved {
         chapter: n,
         from,
         stage: to,
         revision_count: cp.revision_count,
-        archived,
+        archived: archive.archived,
     })
 }
 
@@ -327,6 +337,7 @@ pub fn commit(
     accept: bool,
     count: &dyn Fn(&str) -> usize,
 ) -> Result<Committed, ChapterError> {
+    let _guard = lock::guard(project)?;
     use novel_core::model::common::GateDecision as D;
     lock::ensure_no_journal(project)?;
     let mut cp = load_checkpoint(project)?;
@@ -366,9 +377,10 @@ pub fn commit(
         g.staged = staged_digests(project, n)?;
     }
     let now = crate::time::now_iso();
-    let journal = crate::chapter::plan_commit(project, &cp, n, token, &now, count)?;
-    let journal = crate::chapter::commit(project, journal)?;
-    let memory = crate::memory::record_committed(project, n, &now);
+    let plan = crate::chapter::plan_commit(project, &cp, n, token, &now, count)?;
+    crate::io::pausepoint("commit-planned");
+    let journal = crate::chapter::commit(project, plan.journal)?;
+    let memory = plan.memory;
     Ok(Committed {
         checkpoint: load_checkpoint(project)?,
         journal,
@@ -386,6 +398,7 @@ pub fn gate(
     n: u32,
     token: &str,
 ) -> Result<novel_core::gate::GateResult, ChapterError> {
+    let _guard = lock::guard(project)?;
     let mut cp = load_checkpoint(project)?;
     if let Some(chapter) = failed_chapter(&cp) {
         return Err(ChapterError::Failed { chapter });
@@ -500,6 +513,7 @@ pub fn begin(
     owner: u32,
     stale_after: std::time::Duration,
 ) -> Result<Begun, ChapterError> {
+    let _guard = lock::guard(project)?;
     lock::ensure_no_journal(project)?;
     let before = load_checkpoint(project)?;
     pipeline::check_begin(&before, n).map_err(ChapterError::Refused)?;
@@ -559,6 +573,7 @@ fn start_locked(project: &Project, n: u32) -> Result<Started, ChapterError> {
     };
     cp.orchestrator_state = next_state;
     crate::chapter::ensure_staging_dirs(project)?;
+    let mut writes = Vec::new();
     if !resuming {
         cp.inflight_chapter = Some(n);
         cp.pipeline_stage = Some(PipelineStage::Drafting);
@@ -567,10 +582,18 @@ fn start_locked(project: &Project, n: u32) -> Result<Started, ChapterError> {
         // A fresh pipeline log for the chapter.
         let log =
             serde_json::json!({"chapter": n, "started_at": crate::time::now_iso(), "stages": []});
-        crate::io::write_json(&project.path(&crate::layout::staging_log(n)), &log)?;
+        writes.push(JournalWrite {
+            path: crate::layout::staging_log(n),
+            content: crate::io::to_json_text(&log),
+        });
     }
     cp.last_checkpoint_time = Some(crate::time::now_iso());
-    write_checkpoint(project, &cp)?;
+    // The fresh log and the checkpoint together.
+    writes.push(checkpoint_write(project, &cp));
+    crate::chapter::commit(
+        project,
+        Journal::files(n, String::new(), writes, JournalKind::Stage),
+    )?;
     Ok(Started {
         checkpoint: cp,
         resuming,
@@ -588,6 +611,7 @@ pub fn fail(
     token: &str,
     reason: &str,
 ) -> Result<Checkpoint, ChapterError> {
+    let _guard = lock::guard(project)?;
     lock::ensure_no_journal(project)?;
     let mut cp = load_checkpoint(project)?;
     pipeline::check_fail(&cp, n).map_err(ChapterError::Refused)?;
@@ -631,6 +655,7 @@ pub struct Recovered {
 /// feet), clears a stale lock, sweeps temp files, moves the stage back when staging lacks what
 /// it needs, and says where to resume.
 pub fn recover(project: &Project, stale: std::time::Duration) -> Result<Recovered, ChapterError> {
+    let _guard = lock::guard(project)?;
     use crate::chapter as tx;
     let mut actions = Vec::new();
     match tx::recover_journal(project, stale) {
@@ -687,4 +712,12 @@ pub fn recover(project: &Project, stale: std::time::Duration) -> Result<Recovere
         staging: facts,
         last_completed_chapter: cp.last_completed_chapter,
     })
+}
+
+/// The checkpoint's new text as a journal write (the author's `null` keys kept).
+fn checkpoint_write(project: &Project, cp: &Checkpoint) -> JournalWrite {
+    JournalWrite {
+        path: crate::layout::CHECKPOINT.to_string(),
+        content: crate::io::rewrite_text(&project.path(crate::layout::CHECKPOINT), cp),
+    }
 }

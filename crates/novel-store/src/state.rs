@@ -162,6 +162,8 @@ pub struct DeltaInputs {
     pub storylines: Vec<String>,
     /// The changelog's last line ([`changelog_tail`]: only the end of the file is read).
     pub log_last: Option<ChangelogEntry>,
+    /// The book's next chapter ([`next_chapter`]): no delta may be for a later one.
+    pub next_chapter: Option<u32>,
     /// The digests of the state and foreshadowing files as read.
     pub read: WrittenDigests,
 }
@@ -222,8 +224,24 @@ impl DeltaInputs {
             },
             &self.storylines,
             self.log_last.as_ref(),
+            self.next_chapter,
         )
     }
+}
+
+/// The book's next chapter as the checkpoint says (its last completed chapter + 1), read
+/// without a schema; `None` when the checkpoint cannot be read (the delta check then does not
+/// judge how far ahead a delta is).
+pub fn next_chapter(project: &Project) -> Option<u32> {
+    #[derive(serde::Deserialize)]
+    struct Light {
+        #[serde(default)]
+        last_completed_chapter: u32,
+    }
+    let text = read_text(&project.path(layout::CHECKPOINT)).ok()?;
+    serde_json::from_str::<Light>(&text)
+        .ok()
+        .map(|c| c.last_completed_chapter.saturating_add(1))
 }
 
 /// Loads the [`DeltaInputs`] `delta` is checked against, each file read with `trust`. The
@@ -286,6 +304,7 @@ pub fn load_delta_inputs(
             source: Box::new(e),
         })?,
         log_last,
+        next_chapter: next_chapter(project),
         read: WrittenDigests {
             state: state.digest,
             global: global_digest,
@@ -527,6 +546,8 @@ pub struct StateWrite<'a> {
     pub state: Option<String>,
     pub global: Option<&'a ForeshadowingGlobal>,
     pub changelog: ChangelogWrite<'a>,
+    /// Backups of the files replaced ([`backup_write`]), written first in the same journal.
+    pub backups: Vec<JournalWrite>,
 }
 
 /// Applies a [`StateWrite`] all-or-nothing through the commit journal: killed at any point,
@@ -534,7 +555,7 @@ pub struct StateWrite<'a> {
 /// and no other writer runs in between (see [`crate::lock::ensure_no_journal`]). `token` is
 /// the lock the journal releases at its end (empty when the lock is the session's own).
 pub fn commit_state(project: &Project, w: StateWrite<'_>, token: String) -> Result<(), StoreError> {
-    let mut writes = Vec::new();
+    let mut writes = w.backups;
     if let ChangelogWrite::Replace(entries) = w.changelog {
         writes.push(JournalWrite {
             path: layout::CHANGELOG.to_string(),
@@ -569,6 +590,8 @@ pub fn commit_state(project: &Project, w: StateWrite<'_>, token: String) -> Resu
         writes,
         changelog_line,
         changelog_len: None,
+        dirs: Vec::new(),
+        appends: Vec::new(),
         remove: Vec::new(),
         retiring: None,
         cleanup: None,
@@ -624,6 +647,7 @@ pub fn apply_delta(
     let mut log = load_changelog(project)?;
     ops::check_resolves(&ops::skipped_chapters(&log), req.resolves)?;
     let check = inputs.check_taking_state(delta)?;
+    crate::io::pausepoint("apply-checked");
     let mut applied = ops::apply_checked(check, req.strict, &crate::time::now_iso())?;
     if applied.run.all_rejected() {
         return Err(ApplyError::AllRejected(Box::new(applied)));
@@ -638,6 +662,7 @@ pub fn apply_delta(
         state: Some(inputs.state_text(&applied.run.state)?),
         global: inputs.global_change(&applied.run.global),
         changelog: ChangelogWrite::Append(&applied.entry),
+        backups: Vec::new(),
     };
     commit_state(project, write, held.hand_to_journal())?;
     log.push(applied.entry.clone());
@@ -660,7 +685,7 @@ pub fn record_skip(
     use novel_core::ops;
     let state = load_state(project)?;
     let mut log = load_changelog(project)?;
-    ops::check_skip(&state, log.last(), chapter)?;
+    ops::check_skip(&state, log.last(), chapter, next_chapter(project))?;
     let entry = ops::skipped_entry(
         chapter,
         ops::state_version(&state),
@@ -673,6 +698,7 @@ pub fn record_skip(
         state: None,
         global: None,
         changelog: ChangelogWrite::Append(&entry),
+        backups: Vec::new(),
     };
     commit_state(project, write, held.hand_to_journal())?;
     log.push(entry);
@@ -709,6 +735,55 @@ fn changelog_text(entries: &[ChangelogEntry]) -> Result<String, StoreError> {
         text.push('\n');
     }
     Ok(text)
+}
+
+/// The backup of project file `rel` as a write for the journal that replaces the file: to
+/// `state/backups/<stamp>-<name>` (a counter added when that name is taken on disk or by an
+/// earlier backup of the same journal, `taken`), so a writer killed before its journal leaves
+/// no stray backup and one killed after it leaves the backup with the rest. Returns the
+/// backup's path and the write; a file that is not UTF-8 text (a torn file) is copied at once,
+/// byte for byte, by [`backup`] (the write is then `None`). `None` when the file does not exist.
+pub fn backup_write(
+    project: &Project,
+    rel: &str,
+    stamp: &str,
+    taken: &[JournalWrite],
+) -> Result<Option<(String, Option<JournalWrite>)>, StoreError> {
+    let path = project.path(rel);
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(StoreError::io(&path, e)),
+    };
+    let Ok(content) = String::from_utf8(bytes) else {
+        return Ok(backup(project, rel, stamp)?.map(|b| (b, None)));
+    };
+    let name = rel.replace('/', "--");
+    let stamp = stamp.replace(':', "");
+    for n in 1u32..=10_000 {
+        let backup_rel = match n {
+            1 => format!("{}/{stamp}-{name}", layout::BACKUPS),
+            _ => format!("{}/{stamp}-{n}-{name}", layout::BACKUPS),
+        };
+        let free = project.path(&backup_rel).symlink_metadata().is_err()
+            && !taken.iter().any(|w| w.path == backup_rel);
+        if free {
+            return Ok(Some((
+                backup_rel.clone(),
+                Some(JournalWrite {
+                    path: backup_rel,
+                    content,
+                }),
+            )));
+        }
+    }
+    Err(StoreError::io(
+        project.path(layout::BACKUPS),
+        std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            format!("{stamp}-N-{name} 的备份名都已被占用"),
+        ),
+    ))
 }
 
 /// Copies a project file, byte for byte (whatever it holds), into

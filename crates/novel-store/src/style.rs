@@ -53,6 +53,7 @@ pub fn apply_preset(
     force: bool,
     now: &str,
 ) -> Result<PresetApplied, PresetError> {
+    let _guard = crate::lock::guard(project).map_err(StoreError::from)?;
     let text = style_preset(name).ok_or_else(|| StoreError::UnknownPreset {
         name: name.to_string(),
         known: preset_names(),
@@ -151,6 +152,7 @@ pub fn record_drift(
     remove: bool,
     existing: Option<&novel_core::model::StyleDrift>,
 ) -> Result<&'static str, StoreError> {
+    let _guard = crate::lock::guard(proj)?;
     let path = proj.path(layout::STYLE_DRIFT);
     if let Some(drift) = write {
         let mut file = drift.clone();

@@ -16,7 +16,7 @@ use novel_core::ops::{self, OpsError};
 use novel_core::plan::cleanup::{self, CleanupEntry, CleanupInputs, CleanupReport, CleanupRun};
 use serde::Serialize;
 
-use crate::chapter::{Journal, JournalWrite, load_checkpoint, read_journal, write_checkpoint};
+use crate::chapter::{Journal, JournalWrite, load_checkpoint, write_checkpoint};
 use crate::error::StoreError;
 use crate::io::{create_dir_all, read_text, to_json_text, write_atomic};
 use crate::layout;
@@ -33,10 +33,10 @@ pub enum VolumeError {
     Plan(#[from] PlanError),
     #[error(transparent)]
     Ops(#[from] OpsError),
-    #[error("项目正被占用：{0}")]
-    Busy(String),
-    #[error("上一次提交没有完成（提交日志仍在）")]
-    Journal,
+    /// The project lock, the writers' guard or a pending journal (the lock's own error, with
+    /// its code and hint).
+    #[error(transparent)]
+    Lock(LockError),
     #[error("当前编排状态是 {state}，{command} 只能在 {wanted} 时运行")]
     State {
         state: &'static str,
@@ -69,8 +69,7 @@ impl VolumeError {
             VolumeError::Store(e) => e.code(),
             VolumeError::Plan(e) => e.code(),
             VolumeError::Ops(e) => e.code(),
-            VolumeError::Busy(_) => "E_LOCKED",
-            VolumeError::Journal => "E_JOURNAL",
+            VolumeError::Lock(e) => e.code(),
             VolumeError::State { .. } => "E_STATE",
             VolumeError::WrongVolume { .. } => "E_VOLUME",
             VolumeError::CheckFailed(_) => "E_VOLUME_CHECK",
@@ -85,16 +84,16 @@ impl VolumeError {
     /// Exit 3 (conflict: the state machine, the lock, an unfinished commit) as opposed to 1
     /// (the check found errors) and 2 (usage or project).
     pub fn is_conflict(&self) -> bool {
-        matches!(
-            self,
-            VolumeError::Busy(_)
-                | VolumeError::Journal
-                | VolumeError::State { .. }
-                | VolumeError::WrongVolume { .. }
-                | VolumeError::ReviewMissing { .. }
-                | VolumeError::ChapterInFlight { .. }
-                | VolumeError::Diverged { .. }
-        ) || matches!(self, VolumeError::Ops(e) if e.code() == "E_CHAPTER_ORDER")
+        matches!(self, VolumeError::Lock(e) if e.is_conflict())
+            || matches!(
+                self,
+                VolumeError::State { .. }
+                    | VolumeError::WrongVolume { .. }
+                    | VolumeError::ReviewMissing { .. }
+                    | VolumeError::ChapterInFlight { .. }
+                    | VolumeError::Diverged { .. }
+            )
+            || matches!(self, VolumeError::Ops(e) if e.code() == "E_CHAPTER_ORDER")
     }
 
     pub fn hint(&self) -> String {
@@ -102,10 +101,7 @@ impl VolumeError {
             VolumeError::Store(e) => e.hint(),
             VolumeError::Plan(e) => e.hint(),
             VolumeError::Ops(e) => e.hint(),
-            VolumeError::Busy(_) => {
-                "等另一个会话结束；确认它已不在运行后用 novel chapter recover 清理".into()
-            }
-            VolumeError::Journal => "先运行 novel chapter recover 补完它".into(),
+            VolumeError::Lock(e) => e.hint(),
             VolumeError::State { command, .. } => match *command {
                 "volume open" => "先完成卷规划（novel next 会说明当前该做什么）".into(),
                 _ => "本卷最后一章提交后（VOL_REVIEW）再收卷；novel next 会说明当前该做什么".into(),
@@ -139,19 +135,22 @@ impl VolumeError {
     }
 }
 
+impl From<LockError> for VolumeError {
+    fn from(e: LockError) -> Self {
+        match e {
+            LockError::Store(e) => VolumeError::Store(e),
+            e => VolumeError::Lock(e),
+        }
+    }
+}
+
 fn hold(project: &Project, stale: Duration) -> Result<lock::Held<'_>, VolumeError> {
-    lock::Held::take(project, stale).map_err(|e| match e {
-        LockError::Held { holder, .. } => VolumeError::Busy(holder),
-        LockError::Store(e) => e.into(),
-        e => VolumeError::Busy(e.to_string()),
-    })
+    Ok(lock::Held::take(project, stale)?)
 }
 
 /// The checkpoint of a volume command: no unfinished commit, schema-checked.
 fn checkpoint(project: &Project) -> Result<Checkpoint, VolumeError> {
-    if read_journal(project)?.is_some() {
-        return Err(VolumeError::Journal);
-    }
+    lock::ensure_no_journal(project)?;
     Ok(load_checkpoint(project)?)
 }
 
@@ -198,8 +197,7 @@ pub fn open(project: &Project, v: u32, now: &str, stale: Duration) -> Result<Ope
     cp.orchestrator_state = OrchestratorState::Writing;
     cp.last_checkpoint_time = Some(now.to_string());
     write_checkpoint(project, &cp)?;
-    held.release()
-        .map_err(|e| VolumeError::Busy(e.to_string()))?;
+    held.release()?;
     Ok(Opened {
         volume: v,
         check,
@@ -322,7 +320,7 @@ fn propose(
 /// `novel volume close`: VOL_REVIEW → VOL_PLANNING of the next volume, once the volume review
 /// report exists. Archives the state, writes the cleanup report (nothing is removed).
 pub fn close(project: &Project, now: &str, stale: Duration) -> Result<Closed, VolumeError> {
-    let held = hold(project, stale)?;
+    let mut held = hold(project, stale)?;
     let mut cp = checkpoint(project)?;
     want_state(&cp, OrchestratorState::VolReview, "volume close")?;
     if let Some(chapter) = cp.inflight_chapter {
@@ -334,27 +332,38 @@ pub fn close(project: &Project, now: &str, stale: Duration) -> Result<Closed, Vo
         return Err(VolumeError::ReviewMissing { volume: v, report });
     }
     let state = crate::state::load_state(project)?;
-    let state_bytes = std::fs::read(project.path(layout::CURRENT_STATE))
-        .map_err(|e| StoreError::io(project.path(layout::CURRENT_STATE), e))?;
+    let state_text = read_text(&project.path(layout::CURRENT_STATE))?;
     let proposal = propose(project, v, &cp, &state, now)?;
     let archived = final_state_file(v);
-    let archive_path = project.path(&archived);
-    if let Some(dir) = archive_path.parent() {
-        create_dir_all(dir)?;
-    }
-    write_atomic(&archive_path, &state_bytes)?;
     let cleanup_rel = cleanup_file(v);
-    write_atomic(
-        &project.path(&cleanup_rel),
-        to_json_text(&proposal).as_bytes(),
-    )?;
-    create_dir_all(&project.path(&novel_core::naming::contracts_dir(v + 1)))?;
     cp.current_volume = v + 1;
     cp.orchestrator_state = OrchestratorState::VolPlanning;
     cp.last_checkpoint_time = Some(now.to_string());
-    write_checkpoint(project, &cp)?;
-    held.release()
-        .map_err(|e| VolumeError::Busy(e.to_string()))?;
+    // The archive, the report and the checkpoint all-or-nothing: a close killed half-way is
+    // finished by `novel chapter recover`, never left with the volume half-closed.
+    let writes = vec![
+        JournalWrite {
+            path: archived.clone(),
+            content: state_text,
+        },
+        JournalWrite {
+            path: cleanup_rel.clone(),
+            content: to_json_text(&proposal),
+        },
+        JournalWrite {
+            path: layout::CHECKPOINT.to_string(),
+            content: crate::io::rewrite_text(&project.path(layout::CHECKPOINT), &cp),
+        },
+    ];
+    let mut journal = Journal::files(
+        v,
+        held.hand_to_journal(),
+        writes,
+        crate::chapter::JournalKind::VolumeClose,
+    );
+    journal.dirs = vec![novel_core::naming::contracts_dir(v + 1)];
+    crate::chapter::commit(project, journal)?;
+    held.release()?;
     Ok(Closed {
         volume: v,
         next_volume: v + 1,
@@ -508,7 +517,7 @@ fn write_cleanup(
     let report_text = to_json_text(report);
     let Some(entry) = &done.entry else {
         write_atomic(&project.path(report_rel), report_text.as_bytes())?;
-        return held.release().map_err(|e| VolumeError::Busy(e.to_string()));
+        return Ok(held.release()?);
     };
     // The journal's last step fsyncs `staging/`; a hand-made project may lack it.
     create_dir_all(&project.path("staging"))?;
@@ -527,6 +536,8 @@ fn write_cleanup(
         ],
         changelog_line: Some(crate::state::changelog_line(entry)?),
         changelog_len: None,
+        dirs: Vec::new(),
+        appends: Vec::new(),
         remove: Vec::new(),
         retiring: None,
         cleanup: Some(v),

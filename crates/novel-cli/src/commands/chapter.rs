@@ -94,6 +94,7 @@ fn chapter_error(e: novel_store::stage::ChapterError, n: u32) -> CliError {
     use novel_store::stage::ChapterError as E;
     match e {
         E::Lock(l) => lock_error(l),
+        E::Store(s) | E::Plan(PlanError::Store(s)) if s.is_conflict() => CliError::from(s),
         E::Plan(PlanError::Ops(o)) => super::ops_error(o),
         e => {
             let exit = if e.is_problem() {

@@ -227,9 +227,10 @@ pub(crate) fn ops_error(e: OpsError) -> CliError {
         | OpsError::SkipOrder { .. }
         | OpsError::Diverged { .. } => Exit::Conflict,
         OpsError::Replay { .. } | OpsError::NotSkipped { .. } => Exit::Usage,
-        OpsError::Delta { .. } | OpsError::Strict { .. } | OpsError::UnknownStoryline { .. } => {
-            Exit::Problems
-        }
+        OpsError::Delta { .. }
+        | OpsError::Strict { .. }
+        | OpsError::UnknownStoryline { .. }
+        | OpsError::ChapterAhead { .. } => Exit::Problems,
     };
     CliError::new(e.code(), e.to_string(), e.hint(), exit)
 }

@@ -161,8 +161,12 @@ fn checkpoint_attention(
 /// pending actions, overdue threads, style drift, unreadable files.
 fn project_attention(f: &SessionFacts) -> Vec<String> {
     let mut attention = Vec::new();
-    if let Some(n) = f.disk.commit_journal {
-        attention.push(format!("第 {n} 章的提交被中断，尚未完成"));
+    match f.disk.commit_journal {
+        Some(n) if f.disk.journal_live => attention.push(format!(
+            "第 {n} 章的写入正在进行（另一个 novel 命令），稍后即完成"
+        )),
+        Some(n) => attention.push(format!("第 {n} 章的提交被中断，尚未完成")),
+        None => {}
     }
     match &f.disk.lock {
         LockFact::HeldByOther { holder, .. } => {
