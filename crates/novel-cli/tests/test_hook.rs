@@ -25,7 +25,13 @@ fn hook_command(event: &str) -> String {
         panic!("hooks/hooks.json has no {event}");
     });
     assert_eq!(entries.len(), 1, "{event}");
-    assert_eq!(entries[0]["matcher"], "Write|Edit|MultiEdit|NotebookEdit");
+    // Before a call the guard also reads Bash command lines; after one, only written files.
+    let matcher = if event == "PreToolUse" {
+        "Write|Edit|MultiEdit|NotebookEdit|Bash"
+    } else {
+        "Write|Edit|MultiEdit|NotebookEdit"
+    };
+    assert_eq!(entries[0]["matcher"], matcher);
     let hook = &entries[0]["hooks"][0];
     assert_eq!(hook["type"], "command");
     let command = hook["command"].as_str().unwrap().to_string();
@@ -440,4 +446,160 @@ fn hooks_answer_in_claude_codes_json_only() {
     let doc = answer(&out).unwrap();
     assert!(doc.get("ok").is_none(), "{doc}");
     assert_eq!(doc["hookSpecificOutput"]["permissionDecision"], "deny");
+}
+
+// ---- The guards fail closed, see hard links, and read Bash command lines --------------------
+
+/// Runs the `event` hook in `cwd` with raw bytes on stdin.
+fn run_bytes(event: &str, stdin: &[u8], cwd: &Path) -> Output {
+    let mut child = Command::new("sh")
+        .args(["-c", &hook_command(event)])
+        .current_dir(cwd)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("LANG", "C.UTF-8")
+        .env("CLAUDE_PLUGIN_ROOT", repo())
+        .env("NOVEL_BIN", bin())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run the hook");
+    let mut stdin_pipe = child.stdin.take().unwrap();
+    let bytes = stdin.to_vec();
+    // Written from a thread: the hook may answer before it has read every byte.
+    let writer = std::thread::spawn(move || {
+        let _ = stdin_pipe.write_all(&bytes);
+    });
+    let out = child.wait_with_output().unwrap();
+    let _ = writer.join();
+    assert_eq!(out.status.code(), Some(0), "a hook always exits 0");
+    out
+}
+
+fn denied(out: &Output) -> Option<String> {
+    let doc = answer(out)?;
+    assert_eq!(doc["hookSpecificOutput"]["permissionDecision"], "deny", "{doc}");
+    Some(
+        doc["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .unwrap()
+            .to_string(),
+    )
+}
+
+/// Input the guard used to let through silently: over 16 MiB, with a BOM, in UTF-16, with bytes
+/// after the JSON. Each still names the owned file, and each is refused.
+#[test]
+fn odd_hook_input_naming_an_owned_file_is_still_refused() {
+    let (_t, root) = new_project();
+    let state = root.join("state/current-state.json");
+    let plain = call("Write", "file_path", &state, &root);
+    let big = json!({"cwd": root, "hook_event_name": "PreToolUse", "tool_name": "Write",
+        "tool_input": {"file_path": state, "content": "字".repeat(6 << 20)}})
+    .to_string();
+    assert!(big.len() > 17 << 20);
+    let mut bom = vec![0xEF, 0xBB, 0xBF];
+    bom.extend_from_slice(plain.as_bytes());
+    let mut utf16 = vec![0xFF, 0xFE];
+    for u in plain.encode_utf16() {
+        utf16.extend_from_slice(&u.to_le_bytes());
+    }
+    let trailing = format!("{plain}\n{{\"garbage\"");
+    for (what, input) in [
+        ("over 16 MiB", big.into_bytes()),
+        ("BOM", bom),
+        ("UTF-16", utf16),
+        ("trailing bytes", trailing.into_bytes()),
+        ("cut short", plain.as_bytes()[..plain.len() - 3].to_vec()),
+    ] {
+        let out = run_bytes("PreToolUse", &input, Path::new("/"));
+        let reason = denied(&out).unwrap_or_else(|| panic!("{what}: allowed"));
+        assert!(reason.contains("state/current-state.json"), "{what}: {reason}");
+    }
+}
+
+/// Input the guard cannot read at all: inside a project the write is refused with the reason
+/// (never a silent allow); outside any project nothing is said.
+#[test]
+fn unreadable_hook_input_fails_closed_inside_a_project() {
+    let (tmp, root) = new_project();
+    let out = run_bytes("PreToolUse", b"\x00\x01 not json at all", &root);
+    let reason = denied(&out).expect("refused inside the project");
+    assert!(reason.contains("读不懂"), "{reason}");
+    let out = run_bytes("PreToolUse", b"\x00\x01 not json at all", tmp.path());
+    assert!(answer(&out).is_none(), "{}", stdout(&out));
+    // After the write there is nothing to refuse: silent, one line on stderr.
+    let out = run_bytes("PostToolUse", b"\x00\x01 not json at all", &root);
+    assert!(answer(&out).is_none());
+}
+
+/// A hard link is the file it links to: a write to a second name of an owned file is refused,
+/// wherever the name is.
+#[test]
+fn a_hard_link_to_an_owned_file_is_refused() {
+    let (tmp, root) = new_project();
+    let inside = root.join("notes/state-copy.json");
+    std::fs::create_dir_all(inside.parent().unwrap()).unwrap();
+    std::fs::hard_link(root.join("state/current-state.json"), &inside).unwrap();
+    let outside = tmp.path().join("elsewhere.json");
+    std::fs::hard_link(root.join(".checkpoint.json"), &outside).unwrap();
+    let reason = pre("Write", "file_path", &inside, &root).expect("inside: refused");
+    assert!(reason.contains("state/current-state.json"), "{reason}");
+    let reason = pre("Edit", "file_path", &outside, &root).expect("outside: refused");
+    assert!(reason.contains(".checkpoint.json"), "{reason}");
+    // A plain copy is another file.
+    std::fs::copy(root.join(".checkpoint.json"), tmp.path().join("copy.json")).unwrap();
+    assert_eq!(
+        pre("Write", "file_path", &tmp.path().join("copy.json"), &root),
+        None
+    );
+}
+
+/// The Bash guard: a command line that visibly writes, moves or removes an owned file is refused;
+/// reading, the binary's own commands and everything it cannot see are allowed.
+#[test]
+fn bash_command_lines_that_write_owned_files_are_refused() {
+    let (tmp, root) = new_project();
+    let bash = |command: &str, cwd: &Path| {
+        let input = json!({"cwd": cwd, "hook_event_name": "PreToolUse", "tool_name": "Bash",
+            "tool_input": {"command": command, "description": "x"}})
+        .to_string();
+        denied(&run_raw("PreToolUse", &input))
+    };
+    for command in [
+        "echo '{}' > state/current-state.json",
+        "echo x >> state/changelog.jsonl",
+        "cat new.json | tee .checkpoint.json >/dev/null",
+        "cp /tmp/x.json foreshadowing/global.json",
+        "mv state/current-state.json /tmp/old.json",
+        "rm -rf .novel.lock",
+        "sed -i 's/3/4/' state/current-state.json",
+        "truncate -s 0 state/changelog.jsonl",
+        "rm state/*.json",
+        "cd state && echo x > current-state.json",
+        "bash -c 'jq . x > .checkpoint.json'",
+        "true && (echo x > memory/preferences.json)",
+    ] {
+        let reason = bash(command, &root).unwrap_or_else(|| panic!("allowed: {command}"));
+        assert!(reason.contains("novel"), "{command}: {reason}");
+    }
+    // From outside the project, by absolute path.
+    let abs = format!("echo x > {}", root.join("state/current-state.json").display());
+    assert!(bash(&abs, tmp.path()).is_some(), "{abs}");
+    for command in [
+        "cat state/current-state.json",
+        "novel --project . ops apply staging/state/chapter-001-delta.json --json",
+        "\"$HOME/bin/novel\" state rebuild --write",
+        "echo x > staging/chapters/chapter-001.md",
+        "cp state/current-state.json /tmp/look.json",
+        "jq . state/current-state.json > /tmp/pretty.json",
+        "echo x > $TARGET",
+        "grep -r 陆尘 chapters/ | head",
+        "if [[ -f x ]]; then echo; fi",
+    ] {
+        assert_eq!(bash(command, &root), None, "{command}");
+    }
+    // Outside any project nothing is decided.
+    assert_eq!(bash("echo x > state/current-state.json", tmp.path()), None);
 }

@@ -34,8 +34,13 @@ pub const WRITE_TOOLS: [&str; 4] = ["Write", "Edit", "MultiEdit", "NotebookEdit"
 pub struct ToolCall {
     pub tool_name: Option<String>,
     pub files: Vec<PathBuf>,
+    /// `tool_input.command` of a Bash call.
+    pub command: Option<String>,
     pub cwd: Option<PathBuf>,
 }
+
+/// The keys of a hook's stdin the guards read, in `tool_input` (files, command) or at the top.
+const FILE_KEYS: [&str; 2] = ["file_path", "notebook_path"];
 
 impl ToolCall {
     /// Reads the hook's stdin JSON; anything missing is simply absent.
@@ -46,7 +51,7 @@ impl ToolCall {
                 .map(str::to_string)
         };
         let input = v.get("tool_input");
-        let files = ["file_path", "notebook_path"]
+        let files = FILE_KEYS
             .iter()
             .filter_map(|k| text(input.and_then(|i| i.get(k))))
             .map(PathBuf::from)
@@ -54,7 +59,26 @@ impl ToolCall {
         ToolCall {
             tool_name: text(v.get("tool_name")),
             files,
+            command: text(input.and_then(|i| i.get("command"))),
             cwd: text(v.get("cwd")).map(PathBuf::from),
+        }
+    }
+
+    /// What can still be read from hook input that is not one JSON document (cut short, or
+    /// with bytes after it): each key the guards read, taken from the first place it appears
+    /// as `"key": "string"`. The keys come before a Write's `content` in what the client sends,
+    /// so a cut-off input still names the file.
+    pub fn from_fragments(text: &str) -> ToolCall {
+        let files = FILE_KEYS
+            .iter()
+            .filter_map(|k| string_after_key(text, k))
+            .map(PathBuf::from)
+            .collect();
+        ToolCall {
+            tool_name: string_after_key(text, "tool_name"),
+            files,
+            command: string_after_key(text, "command"),
+            cwd: string_after_key(text, "cwd").map(PathBuf::from),
         }
     }
 
@@ -65,6 +89,32 @@ impl ToolCall {
             .as_deref()
             .is_none_or(|t| WRITE_TOOLS.contains(&t))
     }
+
+    /// Whether this is a Bash call with a command line.
+    pub fn is_bash(&self) -> bool {
+        self.tool_name.as_deref() == Some("Bash") && self.command.is_some()
+    }
+}
+
+/// The JSON string value of the first `"key":` in `text`, if one follows it whole.
+fn string_after_key(text: &str, key: &str) -> Option<String> {
+    let needle = format!("\"{key}\"");
+    let mut from = 0;
+    while let Some(at) = text[from..].find(&needle) {
+        let after = from + at + needle.len();
+        let rest = text[after..].trim_start();
+        if let Some(value) = rest.strip_prefix(':') {
+            let value = value.trim_start();
+            if value.starts_with('"') {
+                let mut stream = serde_json::Deserializer::from_str(value).into_iter::<String>();
+                if let Some(Ok(s)) = stream.next() {
+                    return Some(s).filter(|s| !s.is_empty());
+                }
+            }
+        }
+        from = after;
+    }
+    None
 }
 
 /// How an owned path is recognised (project-relative, `/`-separated).
@@ -319,17 +369,219 @@ impl Before {
     }
 }
 
-/// `PreToolUse`: refuses a write that lands on a file of [`OWNED`] under any reading of the path.
+/// `PreToolUse`: refuses a write that lands on a file of [`OWNED`] under any reading of the path,
+/// or on an owned file under another name (a hard link: the same device and inode).
 pub fn before_write(file: &Path, cwd: Option<&Path>) -> Before {
-    for l in locate(file, cwd) {
+    let located = locate(file, cwd);
+    for l in &located {
         if let Some(o) = owned(&l.rel) {
             return Before::Deny {
-                rel: l.rel,
+                rel: l.rel.clone(),
                 owned: o,
             };
         }
     }
-    Before::Allow
+    let joined = match cwd {
+        Some(dir) if file.is_relative() => dir.join(file),
+        _ => file.to_path_buf(),
+    };
+    let mut projects: Vec<Project> = located.into_iter().map(|l| l.project).collect();
+    if let Some(p) = cwd.and_then(|d| Project::discover(d).ok()) {
+        projects.push(p);
+    }
+    projects.dedup();
+    same_file_as_owned(&joined, &projects).unwrap_or(Before::Allow)
+}
+
+/// The owned file of one of `projects` that `path` is the same file as (a hard link to it),
+/// when `path` exists with more than one link.
+fn same_file_as_owned(path: &Path, projects: &[Project]) -> Option<Before> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(path).ok()?;
+        if meta.nlink() < 2 || !meta.is_file() {
+            return None;
+        }
+        let id = (meta.dev(), meta.ino());
+        for project in projects {
+            for (rel, o) in owned_files(project) {
+                if std::fs::metadata(project.path(&rel)).is_ok_and(|m| (m.dev(), m.ino()) == id) {
+                    return Some(Before::Deny { rel, owned: o });
+                }
+            }
+        }
+        None
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (path, projects);
+        None
+    }
+}
+
+/// Every owned file that exists in `project` (project-relative), with its entry of [`OWNED`].
+fn owned_files(project: &Project) -> Vec<(String, &'static Owned)> {
+    let mut out = Vec::new();
+    let mut under = |dir: &str, o: &'static Owned| {
+        for e in walkdir::WalkDir::new(project.path(dir))
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_file())
+        {
+            if let Some(rel) = project.relative(e.path()) {
+                out.push((rel, o));
+            }
+        }
+    };
+    for o in &OWNED {
+        match o.pattern {
+            Pattern::File(f) => under(f, o),
+            Pattern::Under(d) => under(d, o),
+            Pattern::Prefix(_) | Pattern::Suffix(..) => {
+                let dir = match o.pattern {
+                    Pattern::Suffix(d, _) => d,
+                    _ => "",
+                };
+                let Ok(read) = std::fs::read_dir(project.path(dir)) else {
+                    continue;
+                };
+                for e in read.filter_map(Result::ok) {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    let rel = if dir.is_empty() {
+                        name
+                    } else {
+                        format!("{dir}/{name}")
+                    };
+                    if o.pattern.matches(&rel) {
+                        under(&rel, o);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A Bash command line's writes to owned files ([`crate::shell::writes`]): refused when the
+/// command line visibly writes, removes or moves one (redirections, `tee`, `cp`/`mv`/`ln`/`rm`,
+/// `sed -i`, `truncate`, `dd of=` …); everything it cannot see is allowed. `cwd` is the hook's.
+pub fn before_bash(command: &str, cwd: Option<&Path>) -> Option<BashDenial> {
+    let writes = crate::shell::writes(command)?;
+    let base = cwd.map_or_else(
+        || std::env::current_dir().unwrap_or_default(),
+        Path::to_path_buf,
+    );
+    for w in writes {
+        let mut dir = base.clone();
+        for d in &w.cd {
+            dir.push(d);
+        }
+        let mut targets = vec![dir.join(&w.path)];
+        if w.glob {
+            targets = expand_glob(&dir.join(&w.path));
+        }
+        for t in targets {
+            if let Before::Deny { rel, owned } = before_write(&t, None) {
+                return Some(BashDenial {
+                    rel,
+                    owned,
+                    how: w.how,
+                });
+            }
+        }
+    }
+    None
+}
+
+/// A Bash command line refused by [`before_bash`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BashDenial {
+    pub rel: String,
+    pub owned: &'static Owned,
+    /// How the command line writes it (`重定向 >`, `cp 的目标` …).
+    pub how: String,
+}
+
+impl BashDenial {
+    /// The refusal, in Chinese, for the model.
+    pub fn reason(&self) -> String {
+        format!(
+            "这条命令会改写 {}（{}），它是{}，由 novel 程序维护，不能用 shell 命令直接写入、移动或删除。{}。",
+            self.rel, self.how, self.owned.what, self.owned.instead
+        )
+    }
+}
+
+/// The existing files a path with glob characters in its last component matches (`*`, `?`,
+/// `[…]` as the shell reads them); a glob in a directory part matches nothing here.
+fn expand_glob(path: &Path) -> Vec<PathBuf> {
+    let (Some(dir), Some(pattern)) = (path.parent(), path.file_name()) else {
+        return Vec::new();
+    };
+    let pattern: Vec<char> = pattern.to_string_lossy().chars().collect();
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = read
+        .filter_map(Result::ok)
+        .filter(|e| {
+            let name: Vec<char> = e.file_name().to_string_lossy().chars().collect();
+            // The shell's `*` does not match a leading dot.
+            (name.first() != Some(&'.') || pattern.first() == Some(&'.'))
+                && wildcard(&pattern, &name)
+        })
+        .map(|e| e.path())
+        .collect();
+    out.sort();
+    out
+}
+
+/// Shell wildcard matching of `name` against `pattern` (`*`, `?`, `[abc]`, `[a-z]`, `[!x]`).
+fn wildcard(pattern: &[char], name: &[char]) -> bool {
+    match pattern.split_first() {
+        None => name.is_empty(),
+        Some(('*', rest)) => (0..=name.len()).any(|i| wildcard(rest, &name[i..])),
+        Some(('?', rest)) => !name.is_empty() && wildcard(rest, &name[1..]),
+        Some(('[', rest)) => {
+            let Some(close) = rest.iter().skip(1).position(|c| *c == ']').map(|i| i + 1) else {
+                return name.first() == Some(&'[') && wildcard(rest, &name[1..]);
+            };
+            let (set, after) = (&rest[..close], &rest[close + 1..]);
+            let Some(c) = name.first() else {
+                return false;
+            };
+            let (negate, set) = match set.split_first() {
+                Some(('!' | '^', s)) => (true, s),
+                _ => (false, set),
+            };
+            let mut hit = false;
+            let mut i = 0;
+            while i < set.len() {
+                if i + 2 < set.len() && set[i + 1] == '-' {
+                    hit |= (set[i]..=set[i + 2]).contains(c);
+                    i += 3;
+                } else {
+                    hit |= set[i] == *c;
+                    i += 1;
+                }
+            }
+            hit != negate && wildcard(after, &name[1..])
+        }
+        Some((p, rest)) => name.first() == Some(p) && wildcard(rest, &name[1..]),
+    }
+}
+
+/// What `PreToolUse` answers when the hook's input could not be read at all: inside a novel
+/// project (the hook's working directory, or `CLAUDE_PROJECT_DIR`) the write is refused with
+/// the reason — a guard that cannot see the file must not let it through silently; elsewhere
+/// nothing is said.
+pub fn unreadable_input(why: &str, dirs: &[&Path]) -> Option<String> {
+    let project = dirs.iter().find_map(|d| Project::discover(d).ok())?;
+    Some(format!(
+        "novel 的守护钩子读不懂这次调用的输入（{why}），无法判断它是否会改写小说项目 {} 中由程序维护的文件，所以拒绝了这次写入。请重新发起同一个调用；若一再出现，请用 novel 命令完成这一步。",
+        project.root.display()
+    ))
 }
 
 /// `PostToolUse`: the errors of a project file just written, checked alone as `novel validate`

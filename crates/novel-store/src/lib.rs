@@ -41,6 +41,7 @@ pub mod review;
 pub mod revision;
 pub mod select;
 pub mod settings;
+pub mod shell;
 pub mod spec;
 pub mod stage;
 pub mod state;

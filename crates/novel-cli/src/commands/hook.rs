@@ -67,60 +67,127 @@ pub fn run(cmd: HookCommand) -> i32 {
 
 /// The hook's JSON answer, if it has one.
 fn answer(cmd: HookCommand) -> Option<Answer> {
-    let call = ToolCall::from_json(&read_stdin()?);
-    if !call.writes() {
-        return None;
-    }
+    let call = match read_stdin()? {
+        Input::Call(call) => call,
+        Input::Unreadable(why) => return unreadable(cmd, &why),
+    };
     let cwd = call.cwd.as_deref();
     match cmd {
-        HookCommand::PreToolUse => call.files.iter().find_map(|file| {
+        HookCommand::PreToolUse if call.is_bash() => {
+            let command = call.command.as_deref().unwrap_or_default();
+            let denial = guard::before_bash(command, cwd)?;
+            Some(deny(denial.reason()))
+        }
+        HookCommand::PreToolUse if call.writes() => call.files.iter().find_map(|file| {
             let reason = guard::before_write(file, cwd).reason()?;
-            Some(Answer::Deny {
-                hook_specific_output: Denial {
-                    hook_event_name: "PreToolUse",
-                    permission_decision: "deny",
-                    permission_decision_reason: reason,
-                },
-            })
+            Some(deny(reason))
         }),
-        HookCommand::PostToolUse => call.files.iter().find_map(|file| {
+        HookCommand::PostToolUse if call.writes() => call.files.iter().find_map(|file| {
             let reason = guard::block_reason(&guard::written(file, cwd))?;
             Some(Answer::Block {
                 decision: "block",
                 reason,
             })
         }),
+        _ => None,
     }
 }
 
-/// The hook's stdin JSON; no stdin, a terminal, or garbage is `None`. Read on the main thread:
+fn deny(reason: String) -> Answer {
+    Answer::Deny {
+        hook_specific_output: Denial {
+            hook_event_name: "PreToolUse",
+            permission_decision: "deny",
+            permission_decision_reason: reason,
+        },
+    }
+}
+
+/// Input the guards cannot read: before a write inside a novel project it is refused (a guard
+/// that cannot see the file must not let it through); after a write there is nothing to undo.
+fn unreadable(cmd: HookCommand, why: &str) -> Option<Answer> {
+    crate::output::err(&format!("novel hook：{why}\n"));
+    if !matches!(cmd, HookCommand::PreToolUse) {
+        return None;
+    }
+    let here = std::env::current_dir().ok();
+    let project_dir = std::env::var_os("CLAUDE_PROJECT_DIR").map(std::path::PathBuf::from);
+    let dirs: Vec<&std::path::Path> = [here.as_deref(), project_dir.as_deref()]
+        .into_iter()
+        .flatten()
+        .collect();
+    guard::unreadable_input(why, &dirs).map(deny)
+}
+
+/// What the hook's stdin holds.
+enum Input {
+    Call(ToolCall),
+    /// Input that is there but cannot be read as a tool call (why, in Chinese).
+    Unreadable(String),
+}
+
+/// The hook's stdin as a tool call; `None` for no stdin or a terminal. Read on the main thread:
 /// Claude Code closes stdin after writing the JSON, and a helper thread (as the SessionStart
-/// hook uses) costs a thread and a malloc arena on every Write/Edit; a stdin never closed
-/// is ended by the hook's own `timeout` in `hooks/hooks.json`.
-fn read_stdin() -> Option<Value> {
+/// hook uses) costs a thread and a malloc arena on every Write/Edit; a stdin never closed is
+/// ended by the hook's own `timeout` in `hooks/hooks.json`. Decoded whatever the encoding
+/// (UTF-8 with or without a BOM, UTF-16 with a BOM); one JSON document is taken even with bytes
+/// after it; input cut short or otherwise broken is read for the keys the guards need
+/// ([`ToolCall::from_fragments`]), and is [`Input::Unreadable`] only when not even those are
+/// there.
+fn read_stdin() -> Option<Input> {
     let stdin = std::io::stdin();
     if stdin.is_terminal() {
         return None;
     }
     let mut bytes = Vec::new();
-    if let Err(e) = stdin.lock().take(MAX_STDIN).read_to_end(&mut bytes) {
-        crate::output::err(&format!(
-            "novel hook：无法读取 stdin（{e}），已跳过本次检查\n"
-        ));
+    let cut = match stdin.lock().take(MAX_STDIN + 1).read_to_end(&mut bytes) {
+        Ok(_) => bytes.len() as u64 > MAX_STDIN,
+        Err(e) => return Some(Input::Unreadable(format!("无法读取 stdin：{e}"))),
+    };
+    if bytes.iter().all(u8::is_ascii_whitespace) {
         return None;
     }
-    match serde_json::from_slice(&bytes) {
-        Ok(v) => Some(v),
-        Err(e) => {
-            if !bytes.iter().all(u8::is_ascii_whitespace) {
-                crate::output::err(&format!(
-                    "novel hook：stdin 不是 JSON（{e}），已跳过本次检查\n"
-                ));
-            }
-            None
-        }
+    let text = decode(&bytes);
+    let mut stream = serde_json::Deserializer::from_str(text.trim_start()).into_iter::<Value>();
+    if !cut && let Some(Ok(v)) = stream.next() {
+        return Some(Input::Call(ToolCall::from_json(&v)));
+    }
+    let call = ToolCall::from_fragments(&text);
+    if call.files.is_empty() && call.command.is_none() {
+        let why = if cut {
+            format!("输入超过 {} MiB，且其中找不到要写的文件", MAX_STDIN >> 20)
+        } else {
+            "输入不是 JSON，且其中找不到要写的文件".to_string()
+        };
+        return Some(Input::Unreadable(why));
+    }
+    Some(Input::Call(call))
+}
+
+/// The input's text: UTF-16 (either byte order) when it starts with that BOM, else UTF-8 with a
+/// BOM dropped and anything invalid replaced.
+fn decode(bytes: &[u8]) -> String {
+    let utf16 = |le: bool| {
+        let units: Vec<u16> = bytes[2..]
+            .chunks_exact(2)
+            .map(|c| {
+                if le {
+                    u16::from_le_bytes([c[0], c[1]])
+                } else {
+                    u16::from_be_bytes([c[0], c[1]])
+                }
+            })
+            .collect();
+        String::from_utf16_lossy(&units)
+    };
+    match bytes {
+        [0xFF, 0xFE, ..] => utf16(true),
+        [0xFE, 0xFF, ..] => utf16(false),
+        [0xEF, 0xBB, 0xBF, rest @ ..] => String::from_utf8_lossy(rest).into_owned(),
+        _ => String::from_utf8_lossy(bytes).into_owned(),
     }
 }
 
-/// The most stdin read (a Write's `content` carries the whole file).
-const MAX_STDIN: u64 = 16 << 20;
+/// The most stdin read whole (a Write's `content` carries the whole file); past it, only the
+/// keys before the content are read.
+const MAX_STDIN: u64 = 256 << 20;
