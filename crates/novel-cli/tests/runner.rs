@@ -22,6 +22,7 @@ mod test_init;
 mod test_integrity;
 mod test_lint;
 mod test_lock;
+mod test_md_commands;
 mod test_menu;
 mod test_plugin;
 mod test_retire;

@@ -582,9 +582,10 @@ fn bash(command: &str) -> Value {
     tool("Bash", json!({"command": command, "description": "novel"}))
 }
 
-/// A call to the binary as the Markdown writes it (`"${CLAUDE_PLUGIN_ROOT}/scripts/novel" …`
-/// with placeholders): that text, the line the model sees in a skill or agent body (plugin root
-/// substituted, placeholders kept) and the command it runs (placeholders replaced).
+/// A call to the binary as the Markdown writes it (`novel …` with placeholders): that text, the
+/// line the model sees in a skill or agent body (anything the client substitutes substituted,
+/// placeholders kept) and the command it runs (placeholders replaced). The Bash tool finds
+/// `novel` in the plugin's `bin/`, which the client appends to its PATH.
 struct Line {
     markdown: String,
     seen: String,
@@ -846,14 +847,14 @@ fn start_in_an_empty_directory_creates_a_valid_project() {
     let root = repo();
     let flow = root.join("skills/start/references/quick-start.md");
 
-    let next = line(r#""${CLAUDE_PLUGIN_ROOT}/scripts/novel" next --json"#, &[]);
+    let next = line(r#"novel next --json"#, &[]);
     let init = line(
-        r#""${CLAUDE_PLUGIN_ROOT}/scripts/novel" init "<DIR>" --title "<TEXT>" --genre "<TEXT>" --json"#,
+        r#"novel init "<DIR>" --title "<TEXT>" --genre "<TEXT>" --json"#,
         &[("<DIR>", d), ("<TEXT>", "青云志异"), ("<TEXT>", "玄幻")],
     );
     let init_run = init.run.clone();
     let quickstart = line(
-        r#""${CLAUDE_PLUGIN_ROOT}/scripts/novel" --project "<DIR>" quickstart --json"#,
+        r#"novel --project "<DIR>" quickstart --json"#,
         &[("<DIR>", d)],
     );
     let brief = format!("{d}/brief.md");
@@ -890,8 +891,8 @@ fn start_in_an_empty_directory_creates_a_valid_project() {
         .find(|c| c.name == "Read" && c.input["file_path"] == flow.to_str().unwrap())
         .expect("flow read")
         .result;
-    // A file read with Read is not substituted: the model sees `${CLAUDE_PLUGIN_ROOT}` there and
-    // must take the root from the skill's "Base directory" line (the variable is empty in Bash).
+    // A file read with Read is not substituted: the model runs its commands exactly as written
+    // there, `novel …` from the plugin's bin/ on the Bash tool's PATH.
     for l in [&init, &quickstart] {
         assert!(
             flow_text.contains(&l.markdown),
@@ -981,31 +982,21 @@ fn continue_writes_and_commits_a_chapter_through_the_agents() {
         ),
     ];
     let nv = |markdown: &str| line(markdown, &v);
-    let next = nv(r#""${CLAUDE_PLUGIN_ROOT}/scripts/novel" next --json"#);
-    let begin =
-        nv(r#""${CLAUDE_PLUGIN_ROOT}/scripts/novel" --project "<DIR>" chapter begin <N> --json"#);
-    let validate =
-        nv(r#""${CLAUDE_PLUGIN_ROOT}/scripts/novel" --project "<DIR>" ops validate <FILE> --json"#);
+    let next = nv(r#"novel next --json"#);
+    let begin = nv(r#"novel --project "<DIR>" chapter begin <N> --json"#);
+    let validate = nv(r#"novel --project "<DIR>" ops validate <FILE> --json"#);
     let stage = |s: &str| {
         nv(&format!(
-            r#""${{CLAUDE_PLUGIN_ROOT}}/scripts/novel" --project "<DIR>" chapter stage {s} --token <TOKEN> --json"#
+            r#"novel --project "<DIR>" chapter stage {s} --token <TOKEN> --json"#
         ))
     };
     let (drafted, refined, judged) = (stage("drafted"), stage("refined"), stage("judged"));
-    let lint = nv(r#""${CLAUDE_PLUGIN_ROOT}/scripts/novel" --project "<DIR>" lint --chapter <N>"#);
-    let leak = nv(
-        r#""${CLAUDE_PLUGIN_ROOT}/scripts/novel" --project "<DIR>" check leak --chapter <N> --json"#,
-    );
-    let gate = nv(
-        r#""${CLAUDE_PLUGIN_ROOT}/scripts/novel" --project "<DIR>" chapter gate <N> --token <TOKEN> --json"#,
-    );
-    let commit = nv(
-        r#""${CLAUDE_PLUGIN_ROOT}/scripts/novel" --project "<DIR>" chapter commit <N> --token <TOKEN> --json"#,
-    );
-    let next_after = nv(r#""${CLAUDE_PLUGIN_ROOT}/scripts/novel" --project "<DIR>" next --json"#);
-    let context = nv(
-        r#""${CLAUDE_PLUGIN_ROOT}/scripts/novel" --project "<DIR>" context chapter-writer --chapter <N>"#,
-    );
+    let lint = nv(r#"novel --project "<DIR>" lint --chapter <N>"#);
+    let leak = nv(r#"novel --project "<DIR>" check leak --chapter <N> --json"#);
+    let gate = nv(r#"novel --project "<DIR>" chapter gate <N> --token <TOKEN> --json"#);
+    let commit = nv(r#"novel --project "<DIR>" chapter commit <N> --token <TOKEN> --json"#);
+    let next_after = nv(r#"novel --project "<DIR>" next --json"#);
+    let context = nv(r#"novel --project "<DIR>" context chapter-writer --chapter <N>"#);
 
     let agent = |name: &str, task: &str, extra: Value| {
         let mut input = json!({"subagent_type": format!("novel:{name}"), "description": format!("第1章{task}"),
