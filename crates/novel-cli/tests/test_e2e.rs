@@ -151,6 +151,11 @@ struct E2e {
     /// Set when the plugin is installed from a marketplace into this HOME: runs then use it (no
     /// `--plugin-dir`) and reach the binary the way an author's client does (no `NOVEL_BIN`).
     installed_home: Option<PathBuf>,
+    /// `--allowedTools` for the next runs. None, as an author runs a slash command headless
+    /// (`claude -p "/novel:continue 1"`): the skill's `allowed-tools` grant what its flow and
+    /// its agents use. `Skill` when the prompt is free text and the model loads a skill itself
+    /// (the README's permissions section).
+    allowed_tools: Option<&'static str>,
 }
 
 /// What one `claude -p` run left behind.
@@ -201,6 +206,7 @@ impl E2e {
             tmp: tempfile::tempdir().unwrap(),
             runs: 0,
             installed_home: None,
+            allowed_tools: None,
         })
     }
 
@@ -273,7 +279,11 @@ impl E2e {
             cmd.arg("--plugin-dir").arg(repo()).env("NOVEL_BIN", &shim);
         }
         cmd.args(["--output-format", "stream-json", "--verbose"])
-            .args(["--allowedTools", "Bash Skill Read Write Edit Agent Task"])
+            .args(
+                self.allowed_tools
+                    .iter()
+                    .flat_map(|tools| ["--allowedTools", tools]),
+            )
             .arg("--debug-file")
             .arg(&debug)
             .current_dir(cwd)
@@ -578,6 +588,10 @@ fn tool(name: &str, input: Value) -> Value {
     json!({"tool": name, "input": input})
 }
 
+/// What the scripted model runs to see how the Bash tool finds `novel`: the variable the Bash
+/// tool does not have, and the path `novel` resolves to.
+const WHERE: &str = r#"echo "root=[${CLAUDE_PLUGIN_ROOT:-}]"; command -v novel"#;
+
 fn bash(command: &str) -> Value {
     tool("Bash", json!({"command": command, "description": "novel"}))
 }
@@ -680,7 +694,9 @@ fn session_start_loads_the_plugin_and_tells_the_model_where_the_book_stands() {
     };
     let (_t, book) = new_project();
 
-    // In a novel project; the model then loads /novel:status itself with the Skill tool.
+    // In a novel project; the model then loads /novel:status itself with the Skill tool, which a
+    // free-text prompt run headless needs allowed.
+    e2e.allowed_tools = Some("Skill");
     let main = json!({"first_user": "看看进度"});
     let script = json!({"turns": [
         turn("skill", main.clone(), vec![tool("Skill", json!({"skill": "novel:status"}))]),
@@ -1029,10 +1045,12 @@ fn continue_writes_and_commits_a_chapter_through_the_agents() {
     let main = json!({"first_user": "<command-name>/novel:continue</command-name>"});
     let m = |name: &str, reply: Vec<Value>| turn(name, main.clone(), reply);
     let script = json!({"turns": [
+        m("where", vec![bash(WHERE)]),
         m("next", vec![bash(&next.run)]),
         m("begin", vec![bash(&begin.run)]),
         json!({"name": "dispatch-writer", "when": main.clone(), "capture": {"token": "\"token\":\"([0-9a-f]+)\""},
             "reply": [agent("chapter-writer", "初稿", json!({}))]}),
+        turn("writer-where", sub("chapter-writer", "初稿"), vec![bash(WHERE)]),
         turn("writer-context", sub("chapter-writer", "初稿"), vec![bash(&context.run)]),
         turn("writer-write", sub("chapter-writer", "初稿"), vec![write("staging/chapters/chapter-001.md", draft)]),
         turn("writer-done", sub("chapter-writer", "初稿"), vec![done("chapter-writer", &["staging/chapters/chapter-001.md"])]),
@@ -1166,6 +1184,34 @@ fn continue_writes_and_commits_a_chapter_through_the_agents() {
             run.report()
         );
     }
+    // The Bash tool has no CLAUDE_PLUGIN_ROOT, in the main conversation as in an agent; `novel`
+    // is the plugin's bin/novel, found on the PATH the client gave the Bash tool, and every call
+    // of the binary was written `novel …` and reached this build (the shim's log below).
+    let wheres: Vec<&ToolCall> = calls
+        .iter()
+        .filter(|c| c.name == "Bash" && c.input["command"] == WHERE)
+        .collect();
+    assert_eq!(wheres.len(), 2, "{}", run.report());
+    assert!(wheres[0].parent.is_none() && wheres[1].parent.is_some());
+    for w in &wheres {
+        assert_eq!(
+            w.result.trim(),
+            format!("root=[]\n{}", repo().join("bin/novel").display()),
+            "{}",
+            run.report()
+        );
+    }
+    for c in calls.iter().filter(|c| c.name == "Bash") {
+        let cmd = c.input["command"].as_str().unwrap();
+        assert!(cmd == WHERE || cmd.starts_with("novel "), "{cmd}");
+    }
+    assert!(
+        calls.iter().any(|c| c.parent.is_some()
+            && c.name == "Bash"
+            && c.input["command"] == context.run.as_str()),
+        "no `novel …` call from an agent"
+    );
+
     // What the binary answered to the Bash call of `l` (the token substituted).
     let answer = |l: &Line, token: &str| -> Value {
         let want = l.run.replace("{{token}}", token);

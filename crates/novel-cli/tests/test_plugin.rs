@@ -277,6 +277,33 @@ const KNOWN_TOOLS: [&str; 21] = [
     "Write",
 ];
 
+/// The tools the pinned client (`tests/e2e/package.json`, 2.1.197) offers the model: what a
+/// request of a `-p` run lists, plus `AskUserQuestion` (offered interactively only) and `Task`
+/// (the Agent tool's old name). It has no Grep, Glob, LS or MultiEdit: a skill or agent that lists
+/// one silently goes without it.
+const CLIENT_TOOLS: [&str; 11] = [
+    "Agent",
+    "AskUserQuestion",
+    "Bash",
+    "Edit",
+    "NotebookEdit",
+    "Read",
+    "Skill",
+    "Task",
+    "WebFetch",
+    "WebSearch",
+    "Write",
+];
+
+/// Entries of a tool list that the pinned client does not have.
+fn missing_from_client(names: &[String]) -> Vec<String> {
+    names
+        .iter()
+        .filter(|n| !n.starts_with("mcp__") && !CLIENT_TOOLS.contains(&n.as_str()))
+        .cloned()
+        .collect()
+}
+
 /// A tool list (`Read, Write` or a YAML list; `Bash(pattern)` allowed): the tool names, or the
 /// unknown entries.
 fn tools(value: &Yaml) -> Result<Vec<String>, Vec<String>> {
@@ -411,6 +438,13 @@ fn check_agent(rel: &str, stem: &str, text: &str) -> Vec<String> {
                 if names.iter().any(|n| n == "AskUserQuestion") {
                     say("agents never ask the author: drop AskUserQuestion from tools".into());
                 }
+                let gone = missing_from_client(&names);
+                if !gone.is_empty() {
+                    say(format!(
+                        "tools the pinned client does not have (the agent silently goes without them; search with Bash grep): {}",
+                        gone.join(", ")
+                    ));
+                }
             }
             Err(bad) => say(format!("unknown tools: {}", bad.join(", "))),
         },
@@ -474,10 +508,19 @@ fn check_skill(rel: &str, dir: &str, text: &str) -> Vec<String> {
     {
         say("context can only be `fork`".into());
     }
-    if let Some(v) = map.get("allowed-tools")
-        && let Err(bad) = tools(v)
-    {
-        say(format!("unknown allowed-tools: {}", bad.join(", ")));
+    if let Some(v) = map.get("allowed-tools") {
+        match tools(v) {
+            Err(bad) => say(format!("unknown allowed-tools: {}", bad.join(", "))),
+            Ok(names) => {
+                let gone = missing_from_client(&names);
+                if !gone.is_empty() {
+                    say(format!(
+                        "allowed-tools the pinned client does not have: {}",
+                        gone.join(", ")
+                    ));
+                }
+            }
+        }
     }
     out
 }
@@ -1167,6 +1210,12 @@ fn plugin_checks_catch_deliberate_mistakes() {
     );
     let asks = ok_agent.replace("Bash", "AskUserQuestion");
     assert_eq!(check_agent("agents/a.md", "chapter-writer", &asks).len(), 1);
+    let greps = ok_agent.replace("Bash", "Bash, Grep");
+    let p = check_agent("agents/a.md", "chapter-writer", &greps);
+    assert!(p.len() == 1 && p[0].contains("Grep"), "{p:#?}");
+    let globbing = "---\nname: start\ndescription: 入口\nallowed-tools: Bash, Read, Glob\n---\n";
+    let p = check_skill("skills/start/SKILL.md", "start", globbing);
+    assert!(p.len() == 1 && p[0].contains("Glob"), "{p:#?}");
     let skill = "---\nname: begin\ndescription: >\n  多行\n  描述\nis_user_facing: true\nuser-invocable: maybe\n---\n";
     let p = check_skill("skills/start/SKILL.md", "start", skill);
     for want in ["is_user_facing", "name `begin`", "user-invocable"] {
@@ -1273,4 +1322,86 @@ fn every_menu_option_has_its_route_and_every_flow_its_file() {
         }
     }
     assert_none("menu routes", problems);
+}
+
+// ---- Rules written once ------------------------------------------------------------------------
+
+/// The gate's default thresholds (`novel init`'s `novel.json`): the one table of them lives in
+/// `skills/continue/references/gate-loop.md`; everything else says "the binary decides".
+const GATE_TABLE_FILE: &str = "skills/continue/references/gate-loop.md";
+const GATE_THRESHOLDS: [&str; 4] = ["4.0", "3.5", "3.0", "2.0"];
+const GATE_WORDS: [&str; 11] = [
+    "pass", "polish", "revise", "pause", "rewrite", "门控", "通过", "修订", "暂停", "重写", "润色",
+];
+/// The four answers of the pause menu: the one menu lives in `pause-decision.md`.
+const PAUSE_MENU_FILE: &str = "skills/start/references/pause-decision.md";
+const PAUSE_OPTIONS: [&str; 4] = ["按意见改写", "推倒重写", "接受现稿", "我自己来改"];
+
+/// The decimal numbers written in a line (`3.5`, `4.0`; not the `3.05` or `13.0` around them).
+fn decimals(line: &str) -> Vec<String> {
+    let chars: Vec<char> = line.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i].is_ascii_digit() {
+            let start = i;
+            while i < chars.len() && (chars[i].is_ascii_digit() || chars[i] == '.') {
+                i += 1;
+            }
+            out.push(chars[start..i].iter().collect::<String>().trim_end_matches('.').to_string());
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Lines outside the one gate table that state a gate threshold, and files other than the one
+/// pause menu that hold the menu.
+fn repeated_rule_problems(docs: &[Doc]) -> Vec<String> {
+    let mut out = Vec::new();
+    for doc in docs {
+        if doc.rel != GATE_TABLE_FILE {
+            for (no, line) in doc.text.lines().enumerate() {
+                let numbers = decimals(line);
+                let threshold = numbers.iter().any(|n| GATE_THRESHOLDS.contains(&n.as_str()));
+                if threshold && GATE_WORDS.iter().any(|w| line.contains(w)) {
+                    out.push(format!(
+                        "{}:{}: a gate threshold written outside {GATE_TABLE_FILE} (say the binary decides, see `chapter gate`'s decision)\n    {}",
+                        doc.rel,
+                        no + 1,
+                        line.trim()
+                    ));
+                }
+            }
+        }
+        if doc.rel != PAUSE_MENU_FILE {
+            let options = PAUSE_OPTIONS.iter().filter(|o| doc.text.contains(*o)).count();
+            if options >= 3 {
+                out.push(format!(
+                    "{}: the pause menu ({options} of its options) outside {PAUSE_MENU_FILE}",
+                    doc.rel
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn rules_the_markdown_repeats_live_in_one_place() {
+    let docs = plugin_docs(&repo());
+    assert!(docs.iter().any(|d| d.rel == GATE_TABLE_FILE));
+    assert!(docs.iter().any(|d| d.rel == PAUSE_MENU_FILE));
+    assert_none("repeated rule", repeated_rule_problems(&docs));
+    // …and the check catches a copy.
+    let copy = fake(
+        "agents/fake.md",
+        "---\nname: fake\n---\n总分 ≥ 4.0 直接通过，3.5–3.9 二次润色。\n均分 3.05，13.0 字。\n\
+         暂停时问：按意见改写、推倒重写、接受现稿。\n",
+    );
+    let p = repeated_rule_problems(std::slice::from_ref(&copy));
+    assert_eq!(p.len(), 2, "{p:#?}");
+    assert!(p[0].starts_with("agents/fake.md:4: "), "{p:#?}");
+    assert!(p[1].contains("pause menu"), "{p:#?}");
 }
