@@ -7,7 +7,11 @@
 //! fake, on the calls that reached the binary, and on the project files afterwards.
 //!
 //! The binary every skill, agent and hook reaches through `scripts/novel` is this test's own
-//! build: `NOVEL_BIN` points at a small shim that logs each call and how long it took. The last
+//! build: `NOVEL_BIN` points at a small shim that logs each call and how long it took. The model's
+//! Bash calls are written `novel …` as the Markdown writes them: the client appends the plugin's
+//! `bin/` to the Bash tool's PATH (there is no `CLAUDE_PLUGIN_ROOT` there), and `bin/novel` hands
+//! over to `scripts/novel`. Runs use the default permission mode with no `--allowedTools` unless a
+//! scenario needs what the README's permissions section documents. The last
 //! scenario installs the plugin the way an author does instead — from a marketplace in a git
 //! repository served on 127.0.0.1 (`tests/e2e/git-http.mjs`) — and lets it find its binary itself.
 //!
@@ -1042,6 +1046,10 @@ fn continue_writes_and_commits_a_chapter_through_the_agents() {
         {"op": "set", "path": "characters.lu-chen.location", "value": "城北废墟"},
         {"op": "add", "path": "characters.lu-chen.inventory", "value": "密信"}]});
 
+    let refined_run = refined.run.replace(
+        " --json",
+        " --input-tokens {{tok}} --duration-ms {{ms}} --json",
+    );
     let main = json!({"first_user": "<command-name>/novel:continue</command-name>"});
     let m = |name: &str, reply: Vec<Value>| turn(name, main.clone(), reply);
     let script = json!({"turns": [
@@ -1071,7 +1079,10 @@ fn continue_writes_and_commits_a_chapter_through_the_agents() {
             "file_path": format!("{d}/staging/chapters/chapter-001.md"),
             "old_string": "屋里一灯如豆", "new_string": "屋里只点着一盏油灯"}))]),
         turn("refiner-done", sub("style-refiner", "润色"), vec![done("style-refiner", &["staging/chapters/chapter-001.md"])]),
-        m("refined", vec![bash(&refined.run)]),
+        // The stage records the one usage figure the Agent result gives (SKILL.md «用量记账»).
+        json!({"name": "refined", "when": main.clone(),
+            "capture": {"tok": "subagent_tokens: ([0-9]+)", "ms": "duration_ms: ([0-9]+)"},
+            "reply": [bash(&refined_run)]}),
         m("checks", vec![bash(&lint.run), bash(&leak.run)]),
         // A key chapter (volume_first): both judges in one message, in parallel.
         m("dispatch-judges", vec![
@@ -1249,6 +1260,33 @@ fn continue_writes_and_commits_a_chapter_through_the_agents() {
         committed["data"]["last_completed_chapter"], 1,
         "{committed}"
     );
+    // The refined stage carries the style-refiner's usage as its Agent result gave it: one token
+    // total (no input/output split) and the duration.
+    let usage = |key: &str| -> u64 {
+        let result = &calls
+            .iter()
+            .find(|c| c.name == "Agent" && c.input["subagent_type"] == "novel:style-refiner")
+            .expect("the refiner's Agent call")
+            .result;
+        let at = result
+            .find(key)
+            .unwrap_or_else(|| panic!("no {key} in {result}"));
+        result[at + key.len()..]
+            .chars()
+            .skip_while(|c| !c.is_ascii_digit())
+            .take_while(char::is_ascii_digit)
+            .collect::<String>()
+            .parse()
+            .unwrap()
+    };
+    let log = read_json(&book.join("logs/chapter-001-log.json"));
+    let stage = log["stages"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["name"] == "refined"))
+        .unwrap_or_else(|| panic!("no refined stage in {log}"));
+    assert_eq!(stage["input_tokens"], usage("subagent_tokens:"), "{log}");
+    assert_eq!(stage["duration_ms"], usage("duration_ms:"), "{log}");
+    assert_eq!(stage["output_tokens"], Value::Null, "{log}");
 
     // The binary saw exactly the skill's sequence (guard hooks around each write).
     let expected: Vec<String> = [

@@ -18,8 +18,9 @@
 //! program must exist (it is not run). Every problem is reported as `file:line`, and so is a
 //! `${CLAUDE_PLUGIN_ROOT}` anywhere in a file the client does not substitute.
 //!
-//! `markdown_token_estimate` is the size bound of a skill's body: the client re-attaches an
-//! invoked skill after compaction cut to 5,000 tokens.
+//! `markdown_token_estimate` (CJK characters × 0.7 + other characters ÷ 4) bounds the body of
+//! the entry skills: the client re-attaches an invoked skill after compaction cut to 5,000
+//! tokens (by its own measure, characters ÷ 4, which is checked too).
 #![cfg(unix)]
 
 use std::path::Path;
@@ -485,16 +486,28 @@ fn skill_body(rel: &str) -> String {
     text.lines().skip(start).collect::<Vec<_>>().join("\n")
 }
 
+/// The client's own measure when it re-attaches an invoked skill after compaction (2.1.197:
+/// the body as sent, UTF-16 length ÷ 4, cut beyond 5,000). The plugin root is substituted: a
+/// cached plugin's root is some 70 characters long.
+fn client_token_measure(body: &str) -> usize {
+    let sent = body.replace("${CLAUDE_PLUGIN_ROOT}", &"x".repeat(80));
+    (sent.encode_utf16().count() as f64 / 4.0).round() as usize
+}
+
 #[test]
 fn entry_skills_fit_what_the_client_keeps_after_compaction() {
     let mut problems = Vec::new();
     for rel in ["skills/continue/SKILL.md", "skills/start/SKILL.md"] {
-        let tokens = markdown_token_estimate(&skill_body(rel));
-        eprintln!("{rel}: ~{tokens} tokens");
-        if tokens > SKILL_TOKEN_LIMIT {
-            problems.push(format!(
-                "{rel}: ~{tokens} tokens, over the {SKILL_TOKEN_LIMIT} the client keeps after compaction: move detail to a reference"
-            ));
+        let body = skill_body(rel);
+        let tokens = markdown_token_estimate(&body);
+        let client = client_token_measure(&body);
+        eprintln!("{rel}: ~{tokens} tokens (the client's own measure: {client})");
+        for (what, n) in [("estimated", tokens), ("by the client's measure", client)] {
+            if n > SKILL_TOKEN_LIMIT {
+                problems.push(format!(
+                    "{rel}: {n} tokens {what}, over the {SKILL_TOKEN_LIMIT} the client keeps after compaction: move detail to a reference"
+                ));
+            }
         }
     }
     assert_none("skill size", problems);
@@ -506,4 +519,6 @@ fn token_estimate_counts_cjk_and_the_rest() {
     assert_eq!(markdown_token_estimate("写作，"), 2);
     assert_eq!(markdown_token_estimate(&"章".repeat(7200)), 5040);
     assert!(markdown_token_estimate(&"章".repeat(7200)) > SKILL_TOKEN_LIMIT);
+    assert_eq!(client_token_measure(&"章".repeat(7200)), 1800);
+    assert!(client_token_measure(&"a".repeat(20_004)) > SKILL_TOKEN_LIMIT);
 }

@@ -1348,7 +1348,13 @@ fn decimals(line: &str) -> Vec<String> {
             while i < chars.len() && (chars[i].is_ascii_digit() || chars[i] == '.') {
                 i += 1;
             }
-            out.push(chars[start..i].iter().collect::<String>().trim_end_matches('.').to_string());
+            out.push(
+                chars[start..i]
+                    .iter()
+                    .collect::<String>()
+                    .trim_end_matches('.')
+                    .to_string(),
+            );
         } else {
             i += 1;
         }
@@ -1364,7 +1370,9 @@ fn repeated_rule_problems(docs: &[Doc]) -> Vec<String> {
         if doc.rel != GATE_TABLE_FILE {
             for (no, line) in doc.text.lines().enumerate() {
                 let numbers = decimals(line);
-                let threshold = numbers.iter().any(|n| GATE_THRESHOLDS.contains(&n.as_str()));
+                let threshold = numbers
+                    .iter()
+                    .any(|n| GATE_THRESHOLDS.contains(&n.as_str()));
                 if threshold && GATE_WORDS.iter().any(|w| line.contains(w)) {
                     out.push(format!(
                         "{}:{}: a gate threshold written outside {GATE_TABLE_FILE} (say the binary decides, see `chapter gate`'s decision)\n    {}",
@@ -1376,7 +1384,10 @@ fn repeated_rule_problems(docs: &[Doc]) -> Vec<String> {
             }
         }
         if doc.rel != PAUSE_MENU_FILE {
-            let options = PAUSE_OPTIONS.iter().filter(|o| doc.text.contains(*o)).count();
+            let options = PAUSE_OPTIONS
+                .iter()
+                .filter(|o| doc.text.contains(*o))
+                .count();
             if options >= 3 {
                 out.push(format!(
                     "{}: the pause menu ({options} of its options) outside {PAUSE_MENU_FILE}",
@@ -1404,4 +1415,100 @@ fn rules_the_markdown_repeats_live_in_one_place() {
     assert_eq!(p.len(), 2, "{p:#?}");
     assert!(p[0].starts_with("agents/fake.md:4: "), "{p:#?}");
     assert!(p[1].contains("pause menu"), "{p:#?}");
+}
+
+/// The task modes `/novel:start` lists for each agent (its shared rule on dispatching): the
+/// text from 「只能用这些模式：」 to the next 「。」, `agent \`a|b\`` parts separated by 「；」.
+fn listed_modes(skill: &str) -> Result<BTreeMap<String, Vec<String>>, String> {
+    let start = skill
+        .find("只能用这些模式：")
+        .ok_or("skills/start/SKILL.md lists no task modes (只能用这些模式：…)")?;
+    let rest = &skill[start + "只能用这些模式：".len()..];
+    let list = &rest[..rest.find('。').unwrap_or(rest.len())];
+    let mut out = BTreeMap::new();
+    for part in list.split('；') {
+        let part = part.trim();
+        let (agent, modes) = part
+            .split_once('`')
+            .ok_or_else(|| format!("not `agent \\`a|b\\``: {part:?}"))?;
+        let modes = modes.trim_end_matches('`');
+        out.insert(
+            agent.trim().to_string(),
+            modes.split('|').map(|m| m.trim().to_string()).collect(),
+        );
+    }
+    Ok(out)
+}
+
+/// The `任务：X` a Markdown text dispatches (X up to the first delimiter).
+fn dispatched_modes(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (no, line) in text.lines().enumerate() {
+        for (at, _) in line.match_indices("任务：") {
+            let mode: String = line[at + "任务：".len()..]
+                .chars()
+                .take_while(|c| !"`，。、；：）) |/\"".contains(*c))
+                .collect();
+            if !mode.is_empty() {
+                out.push((no + 1, mode));
+            }
+        }
+    }
+    out
+}
+
+/// Every task a skill dispatches is one `/novel:start` lists for some agent, and every agent
+/// knows the modes listed for it.
+fn task_mode_problems(root: &Path) -> Vec<String> {
+    let start = std::fs::read_to_string(root.join("skills/start/SKILL.md")).unwrap();
+    let listed = match listed_modes(&start) {
+        Ok(l) => l,
+        Err(e) => return vec![e],
+    };
+    let mut out = Vec::new();
+    for agent in AGENTS {
+        let Some(modes) = listed.get(agent) else {
+            out.push(format!(
+                "skills/start/SKILL.md: no task modes listed for {agent}"
+            ));
+            continue;
+        };
+        let body = std::fs::read_to_string(root.join(format!("agents/{agent}.md"))).unwrap();
+        for m in modes {
+            if !body.contains(m.as_str()) {
+                out.push(format!(
+                    "agents/{agent}.md: does not know the task 「{m}」 /novel:start lists"
+                ));
+            }
+        }
+    }
+    let all: Vec<&String> = listed.values().flatten().collect();
+    for doc in plugin_docs(root)
+        .iter()
+        .filter(|d| d.rel.starts_with("skills/"))
+    {
+        for (no, mode) in dispatched_modes(&doc.text) {
+            if !all.iter().any(|m| **m == mode) {
+                out.push(format!(
+                    "{}:{no}: dispatches 任务：{mode}, not a mode skills/start/SKILL.md lists",
+                    doc.rel
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_dispatched_task_is_a_listed_mode_the_agent_knows() {
+    assert_none("task modes", task_mode_problems(&repo()));
+    let listed = listed_modes(
+        "派发。`任务：` 只能用这些模式：summarizer `摘要|回填`；quality-judge `评审`。其余",
+    )
+    .unwrap();
+    assert_eq!(listed["summarizer"], ["摘要", "回填"]);
+    assert_eq!(
+        dispatched_modes("派 `novel:summarizer`，`任务：回填`，`章节：<N>`。\n任务：卷规划\n"),
+        [(1, "回填".to_string()), (2, "卷规划".to_string())]
+    );
 }
