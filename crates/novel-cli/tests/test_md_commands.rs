@@ -522,3 +522,55 @@ fn token_estimate_counts_cjk_and_the_rest() {
     assert_eq!(client_token_measure(&"章".repeat(7200)), 1800);
     assert!(client_token_measure(&"a".repeat(20_004)) > SKILL_TOKEN_LIMIT);
 }
+
+/// `bin/novel` is an executable file (not a symlink: a marketplace install copies from git) that
+/// finds `scripts/novel` however it is called — by PATH, by a relative path, through a symlink —
+/// and carries the marker that keeps `scripts/novel` from taking it for the binary.
+#[test]
+fn bin_novel_hands_over_to_scripts_novel() {
+    use std::os::unix::fs::PermissionsExt;
+    let file = repo().join("bin/novel");
+    let meta = std::fs::symlink_metadata(&file).expect("bin/novel exists");
+    assert!(meta.file_type().is_file(), "bin/novel must be a file");
+    assert!(
+        meta.permissions().mode() & 0o111 != 0,
+        "bin/novel must be executable"
+    );
+    let head: Vec<u8> = std::fs::read(&file)
+        .unwrap()
+        .into_iter()
+        .take(128)
+        .collect();
+    assert!(
+        String::from_utf8_lossy(&head).contains("novel-plugin-wrapper"),
+        "bin/novel needs the wrapper marker in its first 128 bytes"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let link = tmp.path().join("novel-link");
+    std::os::unix::fs::symlink(&file, &link).unwrap();
+    let version = format!("novel {}", env!("CARGO_PKG_VERSION"));
+    for (how, cwd, program) in [
+        (
+            "a symlink",
+            tmp.path().to_path_buf(),
+            link.to_string_lossy().into_owned(),
+        ),
+        ("a relative path", repo(), "bin/novel".to_string()),
+        ("./novel in bin/", repo().join("bin"), "./novel".to_string()),
+    ] {
+        let out = Command::new("bash")
+            .args(["-c", &format!("{program} --version")])
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("NOVEL_BIN", bin())
+            .current_dir(&cwd)
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout).trim(),
+            version,
+            "through {how}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
