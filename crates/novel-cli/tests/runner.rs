@@ -23,6 +23,7 @@ mod test_integrity;
 mod test_kill;
 mod test_lint;
 mod test_lock;
+mod test_md_commands;
 mod test_menu;
 mod test_plugin;
 mod test_race;

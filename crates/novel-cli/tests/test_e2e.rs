@@ -7,7 +7,11 @@
 //! fake, on the calls that reached the binary, and on the project files afterwards.
 //!
 //! The binary every skill, agent and hook reaches through `scripts/novel` is this test's own
-//! build: `NOVEL_BIN` points at a small shim that logs each call and how long it took. The last
+//! build: `NOVEL_BIN` points at a small shim that logs each call and how long it took. The model's
+//! Bash calls are written `novel …` as the Markdown writes them: the client appends the plugin's
+//! `bin/` to the Bash tool's PATH (there is no `CLAUDE_PLUGIN_ROOT` there), and `bin/novel` hands
+//! over to `scripts/novel`. Runs use the default permission mode with no `--allowedTools` unless a
+//! scenario needs what the README's permissions section documents. The last
 //! scenario installs the plugin the way an author does instead — from a marketplace in a git
 //! repository served on 127.0.0.1 (`tests/e2e/git-http.mjs`) — and lets it find its binary itself.
 //!
@@ -151,6 +155,11 @@ struct E2e {
     /// Set when the plugin is installed from a marketplace into this HOME: runs then use it (no
     /// `--plugin-dir`) and reach the binary the way an author's client does (no `NOVEL_BIN`).
     installed_home: Option<PathBuf>,
+    /// `--allowedTools` for the next runs. None, as an author runs a slash command headless
+    /// (`claude -p "/novel:continue 1"`): the skill's `allowed-tools` grant what its flow and
+    /// its agents use. `Skill` when the prompt is free text and the model loads a skill itself
+    /// (the README's permissions section).
+    allowed_tools: Option<&'static str>,
 }
 
 /// What one `claude -p` run left behind.
@@ -201,6 +210,7 @@ impl E2e {
             tmp: tempfile::tempdir().unwrap(),
             runs: 0,
             installed_home: None,
+            allowed_tools: None,
         })
     }
 
@@ -273,7 +283,11 @@ impl E2e {
             cmd.arg("--plugin-dir").arg(repo()).env("NOVEL_BIN", &shim);
         }
         cmd.args(["--output-format", "stream-json", "--verbose"])
-            .args(["--allowedTools", "Bash Skill Read Write Edit Agent Task"])
+            .args(
+                self.allowed_tools
+                    .iter()
+                    .flat_map(|tools| ["--allowedTools", tools]),
+            )
             .arg("--debug-file")
             .arg(&debug)
             .current_dir(cwd)
@@ -578,13 +592,18 @@ fn tool(name: &str, input: Value) -> Value {
     json!({"tool": name, "input": input})
 }
 
+/// What the scripted model runs to see how the Bash tool finds `novel`: the variable the Bash
+/// tool does not have, and the path `novel` resolves to.
+const WHERE: &str = r#"echo "root=[${CLAUDE_PLUGIN_ROOT:-}]"; command -v novel"#;
+
 fn bash(command: &str) -> Value {
     tool("Bash", json!({"command": command, "description": "novel"}))
 }
 
-/// A call to the binary as the Markdown writes it (`"${CLAUDE_PLUGIN_ROOT}/scripts/novel" …`
-/// with placeholders): that text, the line the model sees in a skill or agent body (plugin root
-/// substituted, placeholders kept) and the command it runs (placeholders replaced).
+/// A call to the binary as the Markdown writes it (`novel …` with placeholders): that text, the
+/// line the model sees in a skill or agent body (anything the client substitutes substituted,
+/// placeholders kept) and the command it runs (placeholders replaced). The Bash tool finds
+/// `novel` in the plugin's `bin/`, which the client appends to its PATH.
 struct Line {
     markdown: String,
     seen: String,
@@ -679,7 +698,9 @@ fn session_start_loads_the_plugin_and_tells_the_model_where_the_book_stands() {
     };
     let (_t, book) = new_project();
 
-    // In a novel project; the model then loads /novel:status itself with the Skill tool.
+    // In a novel project; the model then loads /novel:status itself with the Skill tool, which a
+    // free-text prompt run headless needs allowed.
+    e2e.allowed_tools = Some("Skill");
     let main = json!({"first_user": "看看进度"});
     let script = json!({"turns": [
         turn("skill", main.clone(), vec![tool("Skill", json!({"skill": "novel:status"}))]),
@@ -846,14 +867,14 @@ fn start_in_an_empty_directory_creates_a_valid_project() {
     let root = repo();
     let flow = root.join("skills/start/references/quick-start.md");
 
-    let next = line(r#""${CLAUDE_PLUGIN_ROOT}/scripts/novel" next --json"#, &[]);
+    let next = line(r#"novel next --json"#, &[]);
     let init = line(
-        r#""${CLAUDE_PLUGIN_ROOT}/scripts/novel" init "<DIR>" --title "<TEXT>" --genre "<TEXT>" --json"#,
+        r#"novel init "<DIR>" --title "<TEXT>" --genre "<TEXT>" --json"#,
         &[("<DIR>", d), ("<TEXT>", "青云志异"), ("<TEXT>", "玄幻")],
     );
     let init_run = init.run.clone();
     let quickstart = line(
-        r#""${CLAUDE_PLUGIN_ROOT}/scripts/novel" --project "<DIR>" quickstart --json"#,
+        r#"novel --project "<DIR>" quickstart --json"#,
         &[("<DIR>", d)],
     );
     let brief = format!("{d}/brief.md");
@@ -890,8 +911,8 @@ fn start_in_an_empty_directory_creates_a_valid_project() {
         .find(|c| c.name == "Read" && c.input["file_path"] == flow.to_str().unwrap())
         .expect("flow read")
         .result;
-    // A file read with Read is not substituted: the model sees `${CLAUDE_PLUGIN_ROOT}` there and
-    // must take the root from the skill's "Base directory" line (the variable is empty in Bash).
+    // A file read with Read is not substituted: the model runs its commands exactly as written
+    // there, `novel …` from the plugin's bin/ on the Bash tool's PATH.
     for l in [&init, &quickstart] {
         assert!(
             flow_text.contains(&l.markdown),
@@ -981,31 +1002,21 @@ fn continue_writes_and_commits_a_chapter_through_the_agents() {
         ),
     ];
     let nv = |markdown: &str| line(markdown, &v);
-    let next = nv(r#""${CLAUDE_PLUGIN_ROOT}/scripts/novel" next --json"#);
-    let begin =
-        nv(r#""${CLAUDE_PLUGIN_ROOT}/scripts/novel" --project "<DIR>" chapter begin <N> --json"#);
-    let validate =
-        nv(r#""${CLAUDE_PLUGIN_ROOT}/scripts/novel" --project "<DIR>" ops validate <FILE> --json"#);
+    let next = nv(r#"novel next --json"#);
+    let begin = nv(r#"novel --project "<DIR>" chapter begin <N> --json"#);
+    let validate = nv(r#"novel --project "<DIR>" ops validate <FILE> --json"#);
     let stage = |s: &str| {
         nv(&format!(
-            r#""${{CLAUDE_PLUGIN_ROOT}}/scripts/novel" --project "<DIR>" chapter stage {s} --token <TOKEN> --json"#
+            r#"novel --project "<DIR>" chapter stage {s} --token <TOKEN> --json"#
         ))
     };
     let (drafted, refined, judged) = (stage("drafted"), stage("refined"), stage("judged"));
-    let lint = nv(r#""${CLAUDE_PLUGIN_ROOT}/scripts/novel" --project "<DIR>" lint --chapter <N>"#);
-    let leak = nv(
-        r#""${CLAUDE_PLUGIN_ROOT}/scripts/novel" --project "<DIR>" check leak --chapter <N> --json"#,
-    );
-    let gate = nv(
-        r#""${CLAUDE_PLUGIN_ROOT}/scripts/novel" --project "<DIR>" chapter gate <N> --token <TOKEN> --json"#,
-    );
-    let commit = nv(
-        r#""${CLAUDE_PLUGIN_ROOT}/scripts/novel" --project "<DIR>" chapter commit <N> --token <TOKEN> --json"#,
-    );
-    let next_after = nv(r#""${CLAUDE_PLUGIN_ROOT}/scripts/novel" --project "<DIR>" next --json"#);
-    let context = nv(
-        r#""${CLAUDE_PLUGIN_ROOT}/scripts/novel" --project "<DIR>" context chapter-writer --chapter <N>"#,
-    );
+    let lint = nv(r#"novel --project "<DIR>" lint --chapter <N>"#);
+    let leak = nv(r#"novel --project "<DIR>" check leak --chapter <N> --json"#);
+    let gate = nv(r#"novel --project "<DIR>" chapter gate <N> --token <TOKEN> --json"#);
+    let commit = nv(r#"novel --project "<DIR>" chapter commit <N> --token <TOKEN> --json"#);
+    let next_after = nv(r#"novel --project "<DIR>" next --json"#);
+    let context = nv(r#"novel --project "<DIR>" context chapter-writer --chapter <N>"#);
 
     let agent = |name: &str, task: &str, extra: Value| {
         let mut input = json!({"subagent_type": format!("novel:{name}"), "description": format!("第1章{task}"),
@@ -1035,13 +1046,19 @@ fn continue_writes_and_commits_a_chapter_through_the_agents() {
         {"op": "set", "path": "characters.lu-chen.location", "value": "城北废墟"},
         {"op": "add", "path": "characters.lu-chen.inventory", "value": "密信"}]});
 
+    let refined_run = refined.run.replace(
+        " --json",
+        " --input-tokens {{tok}} --duration-ms {{ms}} --json",
+    );
     let main = json!({"first_user": "<command-name>/novel:continue</command-name>"});
     let m = |name: &str, reply: Vec<Value>| turn(name, main.clone(), reply);
     let script = json!({"turns": [
+        m("where", vec![bash(WHERE)]),
         m("next", vec![bash(&next.run)]),
         m("begin", vec![bash(&begin.run)]),
         json!({"name": "dispatch-writer", "when": main.clone(), "capture": {"token": "\"token\":\"([0-9a-f]+)\""},
             "reply": [agent("chapter-writer", "初稿", json!({}))]}),
+        turn("writer-where", sub("chapter-writer", "初稿"), vec![bash(WHERE)]),
         turn("writer-context", sub("chapter-writer", "初稿"), vec![bash(&context.run)]),
         turn("writer-write", sub("chapter-writer", "初稿"), vec![write("staging/chapters/chapter-001.md", draft)]),
         turn("writer-done", sub("chapter-writer", "初稿"), vec![done("chapter-writer", &["staging/chapters/chapter-001.md"])]),
@@ -1062,7 +1079,10 @@ fn continue_writes_and_commits_a_chapter_through_the_agents() {
             "file_path": format!("{d}/staging/chapters/chapter-001.md"),
             "old_string": "屋里一灯如豆", "new_string": "屋里只点着一盏油灯"}))]),
         turn("refiner-done", sub("style-refiner", "润色"), vec![done("style-refiner", &["staging/chapters/chapter-001.md"])]),
-        m("refined", vec![bash(&refined.run)]),
+        // The stage records the one usage figure the Agent result gives (SKILL.md «用量记账»).
+        json!({"name": "refined", "when": main.clone(),
+            "capture": {"tok": "subagent_tokens: ([0-9]+)", "ms": "duration_ms: ([0-9]+)"},
+            "reply": [bash(&refined_run)]}),
         m("checks", vec![bash(&lint.run), bash(&leak.run)]),
         // A key chapter (volume_first): both judges in one message, in parallel.
         m("dispatch-judges", vec![
@@ -1175,6 +1195,34 @@ fn continue_writes_and_commits_a_chapter_through_the_agents() {
             run.report()
         );
     }
+    // The Bash tool has no CLAUDE_PLUGIN_ROOT, in the main conversation as in an agent; `novel`
+    // is the plugin's bin/novel, found on the PATH the client gave the Bash tool, and every call
+    // of the binary was written `novel …` and reached this build (the shim's log below).
+    let wheres: Vec<&ToolCall> = calls
+        .iter()
+        .filter(|c| c.name == "Bash" && c.input["command"] == WHERE)
+        .collect();
+    assert_eq!(wheres.len(), 2, "{}", run.report());
+    assert!(wheres[0].parent.is_none() && wheres[1].parent.is_some());
+    for w in &wheres {
+        assert_eq!(
+            w.result.trim(),
+            format!("root=[]\n{}", repo().join("bin/novel").display()),
+            "{}",
+            run.report()
+        );
+    }
+    for c in calls.iter().filter(|c| c.name == "Bash") {
+        let cmd = c.input["command"].as_str().unwrap();
+        assert!(cmd == WHERE || cmd.starts_with("novel "), "{cmd}");
+    }
+    assert!(
+        calls.iter().any(|c| c.parent.is_some()
+            && c.name == "Bash"
+            && c.input["command"] == context.run.as_str()),
+        "no `novel …` call from an agent"
+    );
+
     // What the binary answered to the Bash call of `l` (the token substituted).
     let answer = |l: &Line, token: &str| -> Value {
         let want = l.run.replace("{{token}}", token);
@@ -1212,6 +1260,33 @@ fn continue_writes_and_commits_a_chapter_through_the_agents() {
         committed["data"]["last_completed_chapter"], 1,
         "{committed}"
     );
+    // The refined stage carries the style-refiner's usage as its Agent result gave it: one token
+    // total (no input/output split) and the duration.
+    let usage = |key: &str| -> u64 {
+        let result = &calls
+            .iter()
+            .find(|c| c.name == "Agent" && c.input["subagent_type"] == "novel:style-refiner")
+            .expect("the refiner's Agent call")
+            .result;
+        let at = result
+            .find(key)
+            .unwrap_or_else(|| panic!("no {key} in {result}"));
+        result[at + key.len()..]
+            .chars()
+            .skip_while(|c| !c.is_ascii_digit())
+            .take_while(char::is_ascii_digit)
+            .collect::<String>()
+            .parse()
+            .unwrap()
+    };
+    let log = read_json(&book.join("logs/chapter-001-log.json"));
+    let stage = log["stages"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["name"] == "refined"))
+        .unwrap_or_else(|| panic!("no refined stage in {log}"));
+    assert_eq!(stage["input_tokens"], usage("subagent_tokens:"), "{log}");
+    assert_eq!(stage["duration_ms"], usage("duration_ms:"), "{log}");
+    assert_eq!(stage["output_tokens"], Value::Null, "{log}");
 
     // The binary saw exactly the skill's sequence (guard hooks around each write).
     let expected: Vec<String> = [

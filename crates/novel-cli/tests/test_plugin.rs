@@ -5,9 +5,11 @@
 //!   and the plugin version is the binary's version.
 //! - Every `skills/*/SKILL.md` and `agents/*.md` has frontmatter with the required fields and
 //!   allowed values; the skills and agents the product needs all exist.
-//! - Every call of the binary written in the Markdown parses with the real argument definitions
+//! - Every call of the binary written in the Markdown is written `novel …` (the plugin's `bin/`
+//!   on the Bash tool's PATH; `"${CLAUDE_PLUGIN_ROOT}/scripts/novel"` only in the `` !`…` `` lines
+//!   the client runs itself) and parses with the real argument definitions
 //!   (`NOVEL_PARSE_ONLY=1`), after the placeholders of `docs/orchestration.md` §10 are replaced
-//!   by sample values; any other placeholder fails.
+//!   by sample values; any other placeholder fails. (`test_md_commands` runs them through bash.)
 //! - Every `${CLAUDE_PLUGIN_ROOT}/…` and `${CLAUDE_SKILL_DIR}/…` path exists.
 //! - Every JSON template and every fenced ```` ```json <kind> ```` example validates against its
 //!   schema with the binary's validator; every ```` ```json agent-return ```` has one of the
@@ -26,7 +28,7 @@ use serde_json::Value;
 
 use crate::support::bin;
 
-fn repo() -> PathBuf {
+pub(crate) fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
@@ -87,9 +89,9 @@ fn wrapper_is_executable() {
 // ---- The Markdown of the plugin -----------------------------------------------------------
 
 /// One Markdown file of the plugin: its repo-relative path and text.
-struct Doc {
-    rel: String,
-    text: String,
+pub(crate) struct Doc {
+    pub(crate) rel: String,
+    pub(crate) text: String,
 }
 
 fn markdown_under(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -107,7 +109,7 @@ fn markdown_under(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// Every `.md` under `skills/` and `agents/` of `root`, sorted.
-fn plugin_docs(root: &Path) -> Vec<Doc> {
+pub(crate) fn plugin_docs(root: &Path) -> Vec<Doc> {
     let mut paths = Vec::new();
     markdown_under(&root.join("skills"), &mut paths);
     markdown_under(&root.join("agents"), &mut paths);
@@ -122,7 +124,7 @@ fn plugin_docs(root: &Path) -> Vec<Doc> {
 }
 
 /// Fails with every problem, one per line.
-fn assert_none(what: &str, problems: Vec<String>) {
+pub(crate) fn assert_none(what: &str, problems: Vec<String>) {
     assert!(
         problems.is_empty(),
         "{what}: {} problem(s)\n{}",
@@ -136,7 +138,7 @@ fn assert_none(what: &str, problems: Vec<String>) {
 /// A frontmatter value: the flat form the plugin uses (`key: value`, a quoted string, a block
 /// scalar `|`/`>`, or a list `[a, b]` / `- a` lines).
 #[derive(Debug, Clone, PartialEq)]
-enum Yaml {
+pub(crate) enum Yaml {
     Text(String),
     List(Vec<String>),
 }
@@ -171,7 +173,7 @@ fn unquote(v: &str) -> Result<String, String> {
 
 /// Parses the frontmatter block (between the first two `---` lines). Returns the keys in order
 /// and the line after the block, or why it cannot be read.
-fn frontmatter(text: &str) -> Result<(Vec<(String, Yaml)>, usize), String> {
+pub(crate) fn frontmatter(text: &str) -> Result<(Vec<(String, Yaml)>, usize), String> {
     let lines: Vec<&str> = text.lines().collect();
     if lines.first().map(|l| l.trim_end()) != Some("---") {
         return Err("no frontmatter (the file must start with ---)".into());
@@ -274,6 +276,33 @@ const KNOWN_TOOLS: [&str; 21] = [
     "WebSearch",
     "Write",
 ];
+
+/// The tools the pinned client (`tests/e2e/package.json`, 2.1.197) offers the model: what a
+/// request of a `-p` run lists, plus `AskUserQuestion` (offered interactively only) and `Task`
+/// (the Agent tool's old name). It has no Grep, Glob, LS or MultiEdit: a skill or agent that lists
+/// one silently goes without it.
+const CLIENT_TOOLS: [&str; 11] = [
+    "Agent",
+    "AskUserQuestion",
+    "Bash",
+    "Edit",
+    "NotebookEdit",
+    "Read",
+    "Skill",
+    "Task",
+    "WebFetch",
+    "WebSearch",
+    "Write",
+];
+
+/// Entries of a tool list that the pinned client does not have.
+fn missing_from_client(names: &[String]) -> Vec<String> {
+    names
+        .iter()
+        .filter(|n| !n.starts_with("mcp__") && !CLIENT_TOOLS.contains(&n.as_str()))
+        .cloned()
+        .collect()
+}
 
 /// A tool list (`Read, Write` or a YAML list; `Bash(pattern)` allowed): the tool names, or the
 /// unknown entries.
@@ -409,6 +438,13 @@ fn check_agent(rel: &str, stem: &str, text: &str) -> Vec<String> {
                 if names.iter().any(|n| n == "AskUserQuestion") {
                     say("agents never ask the author: drop AskUserQuestion from tools".into());
                 }
+                let gone = missing_from_client(&names);
+                if !gone.is_empty() {
+                    say(format!(
+                        "tools the pinned client does not have (the agent silently goes without them; search with Bash grep): {}",
+                        gone.join(", ")
+                    ));
+                }
             }
             Err(bad) => say(format!("unknown tools: {}", bad.join(", "))),
         },
@@ -472,10 +508,19 @@ fn check_skill(rel: &str, dir: &str, text: &str) -> Vec<String> {
     {
         say("context can only be `fork`".into());
     }
-    if let Some(v) = map.get("allowed-tools")
-        && let Err(bad) = tools(v)
-    {
-        say(format!("unknown allowed-tools: {}", bad.join(", ")));
+    if let Some(v) = map.get("allowed-tools") {
+        match tools(v) {
+            Err(bad) => say(format!("unknown allowed-tools: {}", bad.join(", "))),
+            Ok(names) => {
+                let gone = missing_from_client(&names);
+                if !gone.is_empty() {
+                    say(format!(
+                        "allowed-tools the pinned client does not have: {}",
+                        gone.join(", ")
+                    ));
+                }
+            }
+        }
     }
     out
 }
@@ -542,11 +587,16 @@ fn plugin_has_every_skill_and_agent() {
 
 // ---- Invocations of the binary -------------------------------------------------------------
 
-/// How every call of the binary starts in the Markdown.
-const MARKER: &str = "\"${CLAUDE_PLUGIN_ROOT}/scripts/novel\"";
+/// How every call of the binary starts in the Markdown a model reads: `novel`, found on the
+/// Bash tool's PATH in the plugin's `bin/` (the Bash tool has no `CLAUDE_PLUGIN_ROOT`, and a
+/// reference file opened with Read is not substituted).
+const COMMAND: &str = "novel";
+/// How a `` !`…` `` line of a SKILL.md calls it: the client runs those itself, before the body is
+/// sent, with the plugin root substituted.
+const CLIENT_MARKER: &str = "\"${CLAUDE_PLUGIN_ROOT}/scripts/novel\"";
 
 /// The placeholder vocabulary of `docs/orchestration.md` §10 and the sample value each gets.
-const PLACEHOLDERS: [(&str, &str); 15] = [
+pub(crate) const PLACEHOLDERS: [(&str, &str); 15] = [
     ("<N>", "12"),
     ("<V>", "1"),
     ("<TOKEN>", "abc"),
@@ -568,14 +618,18 @@ const PLACEHOLDERS: [(&str, &str); 15] = [
 #[derive(Debug, Clone, PartialEq)]
 struct Invocation {
     line: usize,
-    /// From the marker to the end of the code span or line.
+    /// From the command (`novel` or the client marker) to the end of the code span or line.
     text: String,
     /// Whether the code around it opened a `$(` that this call is inside.
     in_subst: bool,
+    /// Whether it is written with the client marker rather than `novel`.
+    client_form: bool,
+    /// Whether it is a `` !`…` `` line (run by the client, not by the Bash tool).
+    client_line: bool,
 }
 
 /// Fence state of a Markdown line: (opening marker char, its length).
-fn fence_marker(line: &str) -> Option<(char, usize, &str)> {
+pub(crate) fn fence_marker(line: &str) -> Option<(char, usize, &str)> {
     let t = line.trim_start();
     let c = t.chars().next()?;
     if c != '`' && c != '~' {
@@ -585,66 +639,107 @@ fn fence_marker(line: &str) -> Option<(char, usize, &str)> {
     (n >= 3).then(|| (c, n, t[n..].trim()))
 }
 
-/// The lines of `text` after its frontmatter, with 1-based numbers and whether each is inside
-/// a fenced block (fence lines themselves are neither).
-fn body_lines(text: &str) -> Vec<(usize, &str, bool)> {
+/// Where a Markdown line is: prose, a shell fence (```` ```bash ````), or another fence.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Place {
+    Prose,
+    Shell,
+    OtherFence,
+}
+
+/// The lines of `text` after its frontmatter, with 1-based numbers and where each is (fence
+/// lines themselves are left out).
+fn body_lines(text: &str) -> Vec<(usize, &str, Place)> {
     let start = frontmatter(text).map(|(_, next)| next).unwrap_or(0);
     let mut out = Vec::new();
-    let mut open: Option<(char, usize)> = None;
+    let mut open: Option<(char, usize, Place)> = None;
     for (i, line) in text.lines().enumerate().skip(start) {
         match (open, fence_marker(line)) {
-            (None, Some((c, n, _))) => open = Some((c, n)),
-            (Some((c, n)), Some((c2, n2, info))) if c == c2 && n2 >= n && info.is_empty() => {
+            (None, Some((c, n, info))) => {
+                let lang = info.split_whitespace().next().unwrap_or("");
+                let place = if matches!(lang, "bash" | "sh" | "shell") {
+                    Place::Shell
+                } else {
+                    Place::OtherFence
+                };
+                open = Some((c, n, place))
+            }
+            (Some((c, n, _)), Some((c2, n2, info))) if c == c2 && n2 >= n && info.is_empty() => {
                 open = None
             }
-            (fenced, _) => out.push((i + 1, line, fenced.is_some())),
+            (fenced, _) => out.push((i + 1, line, fenced.map_or(Place::Prose, |f| f.2))),
         }
     }
     out
 }
 
-/// Every call of the binary in `text`: in a fenced block, the rest of the line from the marker
-/// (joined across `\` continuations); elsewhere, the inline code spans holding the marker (or
-/// the rest of the line when the marker is not in a code span).
+/// Where a call of the binary starts in `s`: the client marker, or `novel` as a command word
+/// (at the start, or after whitespace, `(` or `;`, and followed by a space). Returns the byte
+/// offset and whether it is the client marker.
+fn call_start(s: &str) -> Option<(usize, bool)> {
+    if let Some(at) = s.find(CLIENT_MARKER) {
+        return Some((at, true));
+    }
+    let mut from = 0;
+    while let Some(k) = s[from..].find(COMMAND) {
+        let at = from + k;
+        let before = s[..at].chars().next_back();
+        let after = s[at + COMMAND.len()..].chars().next();
+        if before.is_none_or(|c| c.is_whitespace() || c == '(' || c == ';')
+            && after.is_some_and(|c| c == ' ')
+        {
+            return Some((at, false));
+        }
+        from = at + COMMAND.len();
+    }
+    None
+}
+
+/// Every call of the binary in `text`: in a fenced block, the rest of the line from the command
+/// (joined across `\` continuations); elsewhere, the inline code spans that start with it (and
+/// the `` !`…` `` lines).
 fn invocations(text: &str) -> Vec<Invocation> {
     let lines = body_lines(text);
     let mut out = Vec::new();
     let mut i = 0;
     while i < lines.len() {
-        let (no, line, fenced) = lines[i];
+        let (no, line, place) = lines[i];
         i += 1;
-        if !line.contains(MARKER) {
+        if place == Place::OtherFence {
             continue;
         }
-        let from_marker = |s: &str| {
-            let at = s.find(MARKER).unwrap_or(0);
-            Invocation {
+        let fenced = place == Place::Shell;
+        let client_line = !fenced && line.trim_start().starts_with("!`");
+        let from_start = |s: &str| {
+            call_start(s).map(|(at, client_form)| Invocation {
                 line: no,
                 text: s[at..].trim().to_string(),
                 in_subst: s[..at].contains("$("),
-            }
+                client_form,
+                client_line,
+            })
         };
         if fenced {
+            if call_start(line).is_none() {
+                continue;
+            }
             let mut joined = line.to_string();
-            while joined.trim_end().ends_with('\\') && i < lines.len() && lines[i].2 {
+            while joined.trim_end().ends_with('\\') && i < lines.len() && lines[i].2 == Place::Shell
+            {
                 let t = joined.trim_end();
                 joined = format!("{} {}", &t[..t.len() - 1], lines[i].1.trim());
                 i += 1;
             }
-            out.push(from_marker(&joined));
+            out.extend(from_start(&joined));
             continue;
         }
-        let spans: Vec<&str> = line
+        let spans = line
             .split('`')
             .enumerate()
-            .filter(|(k, s)| k % 2 == 1 && s.contains(MARKER))
-            .map(|(_, s)| s)
-            .collect();
-        if spans.is_empty() {
-            out.push(from_marker(line));
-        } else {
-            out.extend(spans.into_iter().map(from_marker));
-        }
+            .filter(|(k, _)| k % 2 == 1)
+            .map(|(_, s)| s.trim())
+            .filter(|s| s.starts_with(CLIENT_MARKER) || s.starts_with("novel "));
+        out.extend(spans.filter_map(from_start));
     }
     out
 }
@@ -652,7 +747,22 @@ fn invocations(text: &str) -> Vec<Invocation> {
 /// Replaces the placeholders and splits the call like a shell, cut at the first pipe,
 /// redirection, `||`, `&&` or `;`. Returns the arguments after the binary, or what is wrong.
 fn invocation_args(inv: &Invocation) -> Result<Vec<String>, String> {
-    let mut s = inv.text[MARKER.len()..].to_string();
+    if inv.client_line && !inv.client_form {
+        return Err(format!(
+            "a `!` line runs outside the Bash tool, where the plugin's bin/ is not on PATH: write {CLIENT_MARKER}"
+        ));
+    }
+    if inv.client_form && !inv.client_line {
+        return Err(format!(
+            "write `{COMMAND} …`: the Bash tool has no CLAUDE_PLUGIN_ROOT and a reference file is not substituted"
+        ));
+    }
+    let marker = if inv.client_form {
+        CLIENT_MARKER
+    } else {
+        COMMAND
+    };
+    let mut s = inv.text[marker.len()..].to_string();
     for (p, v) in PLACEHOLDERS {
         s = s.replace(p, v);
     }
@@ -1041,27 +1151,30 @@ fn fake(rel: &str, text: &str) -> Doc {
 #[test]
 fn plugin_checks_catch_deliberate_mistakes() {
     // Invocations: a good line, a flag that does not exist, a placeholder outside the
-    // vocabulary, a shell variable; pipes, redirections and `|| true` are cut off.
+    // vocabulary, a shell variable; pipes, redirections and `|| true` are cut off. The client
+    // marker belongs to `!` lines only, `novel` to everything else.
     let md = fake(
         "skills/fake/SKILL.md",
         "---\nname: fake\ndescription: 测试\nallowed-tools: Bash(\"${CLAUDE_PLUGIN_ROOT}/scripts/novel\":*)\n---\n\
-         运行 `\"${CLAUDE_PLUGIN_ROOT}/scripts/novel\" --project \"<DIR>\" chapter begin <N> --json` 开始。\n\
+         运行 `novel --project \"<DIR>\" chapter begin <N> --json` 开始，`novel` 程序管状态。\n\
          !`\"${CLAUDE_PLUGIN_ROOT}/scripts/novel\" status 2>&1 || true`\n\
          ```bash\n\
-         \"${CLAUDE_PLUGIN_ROOT}/scripts/novel\" --project \"<DIR>\" chapter commit <N> --no-such-flag --json\n\
-         \"${CLAUDE_PLUGIN_ROOT}/scripts/novel\" --project \"<DIR>\" ops validate <CHAPTER_FILE> --json\n\
-         \"${CLAUDE_PLUGIN_ROOT}/scripts/novel\" --project \"$PROJECT\" status --json | head -n 3\n\
-         OUT=$(\"${CLAUDE_PLUGIN_ROOT}/scripts/novel\" --project \"<DIR>\" \\\n  next --json)\n\
-         ```\n",
+         novel --project \"<DIR>\" chapter commit <N> --no-such-flag --json\n\
+         novel --project \"<DIR>\" ops validate <CHAPTER_FILE> --json\n\
+         novel --project \"$PROJECT\" status --json | head -n 3\n\
+         OUT=$(novel --project \"<DIR>\" \\\n  next --json)\n\
+         \"${CLAUDE_PLUGIN_ROOT}/scripts/novel\" --project \"<DIR>\" next --json\n\
+         ```\n\
+         !`novel next 2>&1 || true`\n",
     );
     let found = invocations(&md.text);
     assert_eq!(
         found.iter().map(|i| i.line).collect::<Vec<_>>(),
-        vec![6, 7, 9, 10, 11, 12],
+        vec![6, 7, 9, 10, 11, 12, 14, 16],
         "{found:#?}"
     );
     let (problems, count) = invocation_problems(std::slice::from_ref(&md));
-    assert_eq!(count, 6);
+    assert_eq!(count, 8);
     let lines: Vec<&str> = problems
         .iter()
         .map(|p| p.split(": ").next().unwrap())
@@ -1071,13 +1184,17 @@ fn plugin_checks_catch_deliberate_mistakes() {
         [
             "skills/fake/SKILL.md:9",
             "skills/fake/SKILL.md:10",
-            "skills/fake/SKILL.md:11"
+            "skills/fake/SKILL.md:11",
+            "skills/fake/SKILL.md:14",
+            "skills/fake/SKILL.md:16"
         ],
         "{problems:#?}"
     );
     assert!(problems[0].contains("--no-such-flag"), "{}", problems[0]);
     assert!(problems[1].contains("<CHAPTER_FILE>"), "{}", problems[1]);
     assert!(problems[2].contains("$PROJECT"), "{}", problems[2]);
+    assert!(problems[3].contains("write `novel …`"), "{}", problems[3]);
+    assert!(problems[4].contains("a `!` line"), "{}", problems[4]);
 
     // Frontmatter: an agent with a bad name, model, colour and tool; a skill with an unknown
     // field and a name that is not its directory.
@@ -1093,6 +1210,12 @@ fn plugin_checks_catch_deliberate_mistakes() {
     );
     let asks = ok_agent.replace("Bash", "AskUserQuestion");
     assert_eq!(check_agent("agents/a.md", "chapter-writer", &asks).len(), 1);
+    let greps = ok_agent.replace("Bash", "Bash, Grep");
+    let p = check_agent("agents/a.md", "chapter-writer", &greps);
+    assert!(p.len() == 1 && p[0].contains("Grep"), "{p:#?}");
+    let globbing = "---\nname: start\ndescription: 入口\nallowed-tools: Bash, Read, Glob\n---\n";
+    let p = check_skill("skills/start/SKILL.md", "start", globbing);
+    assert!(p.len() == 1 && p[0].contains("Glob"), "{p:#?}");
     let skill = "---\nname: begin\ndescription: >\n  多行\n  描述\nis_user_facing: true\nuser-invocable: maybe\n---\n";
     let p = check_skill("skills/start/SKILL.md", "start", skill);
     for want in ["is_user_facing", "name `begin`", "user-invocable"] {
@@ -1199,4 +1322,193 @@ fn every_menu_option_has_its_route_and_every_flow_its_file() {
         }
     }
     assert_none("menu routes", problems);
+}
+
+// ---- Rules written once ------------------------------------------------------------------------
+
+/// The gate's default thresholds (`novel init`'s `novel.json`): the one table of them lives in
+/// `skills/continue/references/gate-loop.md`; everything else says "the binary decides".
+const GATE_TABLE_FILE: &str = "skills/continue/references/gate-loop.md";
+const GATE_THRESHOLDS: [&str; 4] = ["4.0", "3.5", "3.0", "2.0"];
+const GATE_WORDS: [&str; 11] = [
+    "pass", "polish", "revise", "pause", "rewrite", "门控", "通过", "修订", "暂停", "重写", "润色",
+];
+/// The four answers of the pause menu: the one menu lives in `pause-decision.md`.
+const PAUSE_MENU_FILE: &str = "skills/start/references/pause-decision.md";
+const PAUSE_OPTIONS: [&str; 4] = ["按意见改写", "推倒重写", "接受现稿", "我自己来改"];
+
+/// The decimal numbers written in a line (`3.5`, `4.0`; not the `3.05` or `13.0` around them).
+fn decimals(line: &str) -> Vec<String> {
+    let chars: Vec<char> = line.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i].is_ascii_digit() {
+            let start = i;
+            while i < chars.len() && (chars[i].is_ascii_digit() || chars[i] == '.') {
+                i += 1;
+            }
+            out.push(
+                chars[start..i]
+                    .iter()
+                    .collect::<String>()
+                    .trim_end_matches('.')
+                    .to_string(),
+            );
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Lines outside the one gate table that state a gate threshold, and files other than the one
+/// pause menu that hold the menu.
+fn repeated_rule_problems(docs: &[Doc]) -> Vec<String> {
+    let mut out = Vec::new();
+    for doc in docs {
+        if doc.rel != GATE_TABLE_FILE {
+            for (no, line) in doc.text.lines().enumerate() {
+                let numbers = decimals(line);
+                let threshold = numbers
+                    .iter()
+                    .any(|n| GATE_THRESHOLDS.contains(&n.as_str()));
+                if threshold && GATE_WORDS.iter().any(|w| line.contains(w)) {
+                    out.push(format!(
+                        "{}:{}: a gate threshold written outside {GATE_TABLE_FILE} (say the binary decides, see `chapter gate`'s decision)\n    {}",
+                        doc.rel,
+                        no + 1,
+                        line.trim()
+                    ));
+                }
+            }
+        }
+        if doc.rel != PAUSE_MENU_FILE {
+            let options = PAUSE_OPTIONS
+                .iter()
+                .filter(|o| doc.text.contains(*o))
+                .count();
+            if options >= 3 {
+                out.push(format!(
+                    "{}: the pause menu ({options} of its options) outside {PAUSE_MENU_FILE}",
+                    doc.rel
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn rules_the_markdown_repeats_live_in_one_place() {
+    let docs = plugin_docs(&repo());
+    assert!(docs.iter().any(|d| d.rel == GATE_TABLE_FILE));
+    assert!(docs.iter().any(|d| d.rel == PAUSE_MENU_FILE));
+    assert_none("repeated rule", repeated_rule_problems(&docs));
+    // …and the check catches a copy.
+    let copy = fake(
+        "agents/fake.md",
+        "---\nname: fake\n---\n总分 ≥ 4.0 直接通过，3.5–3.9 二次润色。\n均分 3.05，13.0 字。\n\
+         暂停时问：按意见改写、推倒重写、接受现稿。\n",
+    );
+    let p = repeated_rule_problems(std::slice::from_ref(&copy));
+    assert_eq!(p.len(), 2, "{p:#?}");
+    assert!(p[0].starts_with("agents/fake.md:4: "), "{p:#?}");
+    assert!(p[1].contains("pause menu"), "{p:#?}");
+}
+
+/// The task modes `/novel:start` lists for each agent (its shared rule on dispatching): the
+/// text from 「只能用这些模式：」 to the next 「。」, `agent \`a|b\`` parts separated by 「；」.
+fn listed_modes(skill: &str) -> Result<BTreeMap<String, Vec<String>>, String> {
+    let start = skill
+        .find("只能用这些模式：")
+        .ok_or("skills/start/SKILL.md lists no task modes (只能用这些模式：…)")?;
+    let rest = &skill[start + "只能用这些模式：".len()..];
+    let list = &rest[..rest.find('。').unwrap_or(rest.len())];
+    let mut out = BTreeMap::new();
+    for part in list.split('；') {
+        let part = part.trim();
+        let (agent, modes) = part
+            .split_once('`')
+            .ok_or_else(|| format!("not `agent \\`a|b\\``: {part:?}"))?;
+        let modes = modes.trim_end_matches('`');
+        out.insert(
+            agent.trim().to_string(),
+            modes.split('|').map(|m| m.trim().to_string()).collect(),
+        );
+    }
+    Ok(out)
+}
+
+/// The `任务：X` a Markdown text dispatches (X up to the first delimiter).
+fn dispatched_modes(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (no, line) in text.lines().enumerate() {
+        for (at, _) in line.match_indices("任务：") {
+            let mode: String = line[at + "任务：".len()..]
+                .chars()
+                .take_while(|c| !"`，。、；：）) |/\"".contains(*c))
+                .collect();
+            if !mode.is_empty() {
+                out.push((no + 1, mode));
+            }
+        }
+    }
+    out
+}
+
+/// Every task a skill dispatches is one `/novel:start` lists for some agent, and every agent
+/// knows the modes listed for it.
+fn task_mode_problems(root: &Path) -> Vec<String> {
+    let start = std::fs::read_to_string(root.join("skills/start/SKILL.md")).unwrap();
+    let listed = match listed_modes(&start) {
+        Ok(l) => l,
+        Err(e) => return vec![e],
+    };
+    let mut out = Vec::new();
+    for agent in AGENTS {
+        let Some(modes) = listed.get(agent) else {
+            out.push(format!(
+                "skills/start/SKILL.md: no task modes listed for {agent}"
+            ));
+            continue;
+        };
+        let body = std::fs::read_to_string(root.join(format!("agents/{agent}.md"))).unwrap();
+        for m in modes {
+            if !body.contains(m.as_str()) {
+                out.push(format!(
+                    "agents/{agent}.md: does not know the task 「{m}」 /novel:start lists"
+                ));
+            }
+        }
+    }
+    let all: Vec<&String> = listed.values().flatten().collect();
+    for doc in plugin_docs(root)
+        .iter()
+        .filter(|d| d.rel.starts_with("skills/"))
+    {
+        for (no, mode) in dispatched_modes(&doc.text) {
+            if !all.iter().any(|m| **m == mode) {
+                out.push(format!(
+                    "{}:{no}: dispatches 任务：{mode}, not a mode skills/start/SKILL.md lists",
+                    doc.rel
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_dispatched_task_is_a_listed_mode_the_agent_knows() {
+    assert_none("task modes", task_mode_problems(&repo()));
+    let listed = listed_modes(
+        "派发。`任务：` 只能用这些模式：summarizer `摘要|回填`；quality-judge `评审`。其余",
+    )
+    .unwrap();
+    assert_eq!(listed["summarizer"], ["摘要", "回填"]);
+    assert_eq!(
+        dispatched_modes("派 `novel:summarizer`，`任务：回填`，`章节：<N>`。\n任务：卷规划\n"),
+        [(1, "回填".to_string()), (2, "卷规划".to_string())]
+    );
 }
