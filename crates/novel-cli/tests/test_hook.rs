@@ -479,7 +479,10 @@ fn run_bytes(event: &str, stdin: &[u8], cwd: &Path) -> Output {
 
 fn denied(out: &Output) -> Option<String> {
     let doc = answer(out)?;
-    assert_eq!(doc["hookSpecificOutput"]["permissionDecision"], "deny", "{doc}");
+    assert_eq!(
+        doc["hookSpecificOutput"]["permissionDecision"], "deny",
+        "{doc}"
+    );
     Some(
         doc["hookSpecificOutput"]["permissionDecisionReason"]
             .as_str()
@@ -515,7 +518,10 @@ fn odd_hook_input_naming_an_owned_file_is_still_refused() {
     ] {
         let out = run_bytes("PreToolUse", &input, Path::new("/"));
         let reason = denied(&out).unwrap_or_else(|| panic!("{what}: allowed"));
-        assert!(reason.contains("state/current-state.json"), "{what}: {reason}");
+        assert!(
+            reason.contains("state/current-state.json"),
+            "{what}: {reason}"
+        );
     }
 }
 
@@ -585,7 +591,10 @@ fn bash_command_lines_that_write_owned_files_are_refused() {
         assert!(reason.contains("novel"), "{command}: {reason}");
     }
     // From outside the project, by absolute path.
-    let abs = format!("echo x > {}", root.join("state/current-state.json").display());
+    let abs = format!(
+        "echo x > {}",
+        root.join("state/current-state.json").display()
+    );
     assert!(bash(&abs, tmp.path()).is_some(), "{abs}");
     for command in [
         "cat state/current-state.json",

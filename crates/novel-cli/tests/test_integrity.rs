@@ -653,7 +653,10 @@ fn a_rebuild_killed_mid_backup_leaves_no_empty_backup() {
     copy_dir(&prepared, &reference);
     ok(&reference, &["state", "rebuild", "--write"]);
     let want = names(&reference);
-    assert!(want.len() >= 2 && want.iter().all(|(_, len)| *len > 0), "{want:?}");
+    assert!(
+        want.len() >= 2 && want.iter().all(|(_, len)| *len > 0),
+        "{want:?}"
+    );
     for step in 0.. {
         let root = tmp.path().join(format!("step-{step}"));
         copy_dir(&prepared, &root);

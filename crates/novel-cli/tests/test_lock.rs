@@ -355,7 +355,11 @@ fn owners_that_outlive_the_session_are_refused() {
     let ancestor = std::os::unix::process::parent_id().to_string();
     for pid in ["1", "2", &ancestor] {
         let (code, doc) = run_json(&root, &["lock", "acquire", "--owner-pid", pid]);
-        assert_eq!((code, &doc["error"]["code"]), (2, &json!("E_OWNER_PID")), "{pid}: {doc}");
+        assert_eq!(
+            (code, &doc["error"]["code"]),
+            (2, &json!("E_OWNER_PID")),
+            "{pid}: {doc}"
+        );
         assert!(!root.join(".novel.lock").exists(), "{pid}");
         let (code, doc) = run_json(&root, &["chapter", "begin", "1", "--owner-pid", pid]);
         assert_eq!(code, 2, "{pid}: {doc}");

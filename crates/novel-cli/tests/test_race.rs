@@ -667,7 +667,11 @@ fn a_commit_and_an_apply_of_one_session_do_not_lose_each_other() {
     let apply = started(&root, &["ops", "apply", &file, "--manual"]);
     let [(c, cdoc), (a, adoc)] = second_waits(commit, &gate, apply);
     assert_eq!(c, 0, "{cdoc}");
-    assert_eq!((a, &adoc["error"]["code"]), (3, &json!("E_STATE_VERSION")), "{adoc}");
+    assert_eq!(
+        (a, &adoc["error"]["code"]),
+        (3, &json!("E_STATE_VERSION")),
+        "{adoc}"
+    );
     let state = read_json(&root.join("state/current-state.json"));
     assert_eq!(state["state_version"], 3);
     assert_eq!(state["characters"]["lu-chen"]["location"], "第3章的地点");
@@ -679,7 +683,11 @@ fn a_commit_and_an_apply_of_one_session_do_not_lose_each_other() {
     let commit = started(&root, &["chapter", "commit", "3", "--token", &token]);
     let [(a, adoc), (c, cdoc)] = second_waits(apply, &gate, commit);
     assert_eq!(a, 0, "{adoc}");
-    assert_eq!((c, &cdoc["error"]["code"]), (3, &json!("E_STATE_VERSION")), "{cdoc}");
+    assert_eq!(
+        (c, &cdoc["error"]["code"]),
+        (3, &json!("E_STATE_VERSION")),
+        "{cdoc}"
+    );
     let state = read_json(&root.join("state/current-state.json"));
     assert_eq!(state["world_state"]["marker"], "作者手改");
     assert_eq!(
@@ -703,7 +711,11 @@ fn two_revision_applies_keep_the_replaced_text() {
     let second = started(&root, &args);
     let [(f, fdoc), (s, sdoc)] = second_waits(first, &gate, second);
     assert_eq!(f, 0, "{fdoc}");
-    assert_eq!((s, &sdoc["error"]["code"]), (3, &json!("E_REVISION_DECIDED")), "{sdoc}");
+    assert_eq!(
+        (s, &sdoc["error"]["code"]),
+        (3, &json!("E_REVISION_DECIDED")),
+        "{sdoc}"
+    );
     let rec = read_json(&root.join("chapters/chapter-002-revision.json"));
     assert_eq!(rec["status"], "accepted");
     assert_eq!(rec["original"], old.as_str(), "the replaced text is kept");

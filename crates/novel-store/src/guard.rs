@@ -8,9 +8,13 @@
 //!   checks for a state delta.
 //!
 //! A path is judged by every place a write to it could land: its lexical form (`..` removed,
-//! as a client that normalises paths sees it) and its physical form (symlinks resolved, as the
-//! kernel sees it); a write is refused when either is an owned file. Outside a novel project
-//! nothing is decided. Reading the hook's stdin JSON and printing the decision is the CLI's job.
+//! as a client that normalises paths sees it), its physical form (symlinks resolved, as the
+//! kernel sees it) and its identity (device and inode: a hard link to an owned file is that
+//! file); a write is refused when any is an owned file. A Bash command line is judged by the
+//! files [`crate::shell::writes`] sees it write ([`before_bash`]). Outside a novel project nothing
+//! is decided; inside one, input that cannot be read at all is refused ([`unreadable_input`]),
+//! never let through silently. Reading the hook's stdin and printing the decision is the CLI's
+//! job.
 
 use std::path::{Component, Path, PathBuf};
 
