@@ -941,12 +941,16 @@ fn start_in_an_empty_directory_creates_a_valid_project() {
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     let text = std::fs::read_to_string(dir.join("brief.md")).unwrap();
     assert!(text.contains("- **书名**：青云志异") && text.contains("能听见亡者遗言的玉佩"));
+    // The write guard runs before every Bash call (it reads the command line) and every Write.
     let expected = [
         "context session-start",
+        "hook pre-tool-use",
         "next --json",
+        "hook pre-tool-use",
         &format!("init {d} --title 青云志异 --genre 玄幻 --json"),
         "hook pre-tool-use",
         "hook post-tool-use",
+        "hook pre-tool-use",
         &format!("--project {d} quickstart --json"),
     ];
     assert_eq!(run.calls, expected);
@@ -1315,9 +1319,9 @@ fn continue_writes_and_commits_a_chapter_through_the_agents() {
         non_hook[non_hook.len() - 3..],
         tail.iter().collect::<Vec<_>>()[..]
     );
-    let writes = calls
+    let guarded = calls
         .iter()
-        .filter(|c| c.name == "Write" || c.name == "Edit")
+        .filter(|c| matches!(c.name.as_str(), "Write" | "Edit" | "Bash"))
         .count();
     let hooks = run
         .calls
@@ -1325,8 +1329,8 @@ fn continue_writes_and_commits_a_chapter_through_the_agents() {
         .filter(|c| c.starts_with("hook pre-tool-use"))
         .count();
     assert_eq!(
-        hooks, writes,
-        "one guard call per Write/Edit: {:?}",
+        hooks, guarded,
+        "one guard call per Write/Edit/Bash: {:?}",
         run.calls
     );
 
@@ -1367,6 +1371,8 @@ fn guard_hook_blocks_a_direct_write_to_the_state() {
         turn("read", main.clone(), vec![tool("Read", json!({"file_path": path}))]),
         turn("write", main.clone(), vec![tool("Write", json!({"file_path": path,
             "content": "{\"schema_version\":1,\"state_version\":9,\"last_updated_chapter\":0,\"characters\":{},\"world_state\":{},\"active_foreshadowing\":[]}\n"}))]),
+        // Then through the shell: the guard reads the command line.
+        turn("shell", main.clone(), vec![bash("echo '{}' > state/current-state.json")]),
         turn("done", main, vec![say("状态文件不能直接改。")]),
     ]});
     let run = e2e.run(&book, "把状态清零", &script);
@@ -1389,6 +1395,20 @@ fn guard_hook_blocks_a_direct_write_to_the_state() {
             .as_array()
             .is_some_and(|d| d.iter().any(|d| d["tool_name"] == "Write")),
         "{denials}"
+    );
+    let shell = calls
+        .iter()
+        .find(|c| c.name == "Bash")
+        .expect("a Bash call");
+    assert!(
+        shell.is_error,
+        "the Bash write went through\n{}",
+        run.report()
+    );
+    assert!(
+        shell.result.contains("state/current-state.json") && shell.result.contains("novel"),
+        "{}",
+        shell.result
     );
     assert_eq!(std::fs::read(&target).unwrap(), before, "the state changed");
     assert!(

@@ -392,6 +392,8 @@ pub enum JournalKind {
     Stage,
     /// `novel blacklist upgrade`: the list's backup and the new list.
     Blacklist,
+    /// `novel spec propagate`: the pending action in the checkpoint, the snapshot removed.
+    Propagation,
 }
 
 impl Journal {
@@ -448,6 +450,9 @@ impl Journal {
                 format!("第 {} 章的阶段推进（chapter begin / stage）", self.chapter)
             }
             (None, Some(JournalKind::Blacklist)) => "黑名单的升级（blacklist upgrade）".to_string(),
+            (None, Some(JournalKind::Propagation)) => {
+                "设定变更传播的记录（spec propagate）".to_string()
+            }
             (None, None) => format!("第 {} 章的提交", self.chapter),
         }
     }
@@ -787,8 +792,23 @@ fn apply_removals(project: &Project, journal: &Journal) -> Result<(), StoreError
             }
         }
     }
-    if !journal.remove.is_empty() {
-        sync_dir(&project.path("staging"))?;
+    let mut dirs: Vec<std::path::PathBuf> = journal
+        .remove
+        .iter()
+        .filter_map(|rel| project.path(rel).parent().map(std::path::Path::to_path_buf))
+        .collect();
+    // A storyline's staging folder that went empty is removed: its parent changed too.
+    if journal
+        .remove
+        .iter()
+        .any(|r| r.starts_with("staging/storylines/"))
+    {
+        dirs.push(project.path("staging/storylines"));
+    }
+    dirs.sort();
+    dirs.dedup();
+    for dir in dirs.iter().filter(|d| d.is_dir()) {
+        sync_dir(dir)?;
     }
     Ok(())
 }

@@ -477,18 +477,28 @@ pub fn propagate_project(
             extract_phrases,
         },
     );
-    let pending = if propagation.is_empty() {
-        None
+    let (pending, checkpoint) = if propagation.is_empty() {
+        (None, None)
     } else {
-        Some(record_pending(
-            project,
-            &current,
-            &snapshot,
-            &propagation,
-            now,
-        )?)
+        let (action, cp) = plan_pending(&current, &snapshot, &propagation, now);
+        (Some(action), cp)
     };
-    discard_snapshot(project)?;
+    // The pending action and the snapshot's removal together: killed in between, neither a
+    // snapshot that was already propagated nor a propagation without its entry is left.
+    let mut journal = Journal::files(
+        current.checkpoint.last_completed_chapter,
+        String::new(),
+        checkpoint
+            .map(|cp| JournalWrite {
+                path: layout::CHECKPOINT.to_string(),
+                content: crate::io::rewrite_text(&project.path(layout::CHECKPOINT), &cp),
+            })
+            .into_iter()
+            .collect(),
+        crate::chapter::JournalKind::Propagation,
+    );
+    journal.remove = vec![SNAPSHOT.to_string()];
+    crate::chapter::commit(project, journal)?;
     drop(held);
     Ok(PropagateOutcome {
         snapshot_id: snapshot.id,
@@ -581,27 +591,26 @@ fn project_glossary<'a>(
     Glossary::from_project(&cast, &rule_ids, &docs, current.storylines.parsed())
 }
 
-/// The pending action for this snapshot's propagation: the one already recorded (a rerun
-/// after a crash), else a new one written to the checkpoint.
-fn record_pending(
-    project: &Project,
+/// The pending action for this snapshot's propagation: the one already recorded (an older
+/// version's rerun after a crash; the checkpoint then stays as it is), else a new one and the
+/// checkpoint that carries it.
+fn plan_pending(
     current: &SpecProject,
     snapshot: &Snapshot,
     propagation: &Propagation,
     now: &str,
-) -> Result<PendingAction, SpecError> {
+) -> (PendingAction, Option<Checkpoint>) {
     let mut cp = current.checkpoint.clone();
     let existing = cp.pending_actions.iter().find(|p| {
         p.kind == PENDING_TYPE
             && p.extra.get("snapshot_id").and_then(Value::as_str) == Some(snapshot.id.as_str())
     });
     if let Some(p) = existing {
-        return Ok(p.clone());
+        return (p.clone(), None);
     }
     let action = pending_action(&mut cp, snapshot, propagation, &current.unreadable, now);
     cp.pending_actions.push(action.clone());
-    write_checkpoint(project, &cp)?;
-    Ok(action)
+    (action, Some(cp))
 }
 
 fn pending_action(
