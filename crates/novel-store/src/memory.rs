@@ -210,15 +210,17 @@ fn plan_one(
     active: &[Character],
     now: &str,
 ) -> Result<Option<(usize, JournalAppend)>, StoreError> {
-    let existing = read(project, slug)?;
-    if existing
-        .iter()
-        .any(|e| e.kind == MemoryKind::Action && e.chapter >= n)
+    // Lines are appended in chapter order: the last one says how far the memory reaches (the
+    // commit must not pay for every earlier chapter of the character).
+    let last = last_entry(project, slug)?;
+    if last
+        .as_ref()
+        .is_some_and(|e| e.kind == MemoryKind::Action && e.chapter >= n)
     {
         return Ok(None);
     }
     let count = entries.len();
-    if existing.is_empty()
+    if last.is_none()
         && let Some(c) = active.iter().find(|c| c.id == slug)
     {
         entries.insert(0, profile_entry(c, now));
@@ -242,6 +244,32 @@ pub fn resolve(project: &Project, query: &str) -> Result<String, Vec<String>> {
     known.sort();
     known.dedup();
     novel_core::ops::resolve_entity(query.trim(), &known, &names)
+}
+
+/// The last entry of `slug`'s memory (none when there is no file or no line); a last line that
+/// does not parse is an error naming it.
+fn last_entry(project: &Project, slug: &str) -> Result<Option<MemoryEntry>, StoreError> {
+    let path = project.path(&layout::character_memory(slug));
+    let text = match fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(StoreError::io(&path, e)),
+    };
+    let Some((i, line)) = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .last()
+    else {
+        return Ok(None);
+    };
+    serde_json::from_str::<MemoryEntry>(line)
+        .map(Some)
+        .map_err(|e| StoreError::Model {
+            path,
+            what: FileKind::MemoryEntry.label(),
+            message: format!("第 {} 行：{e}", i + 1),
+        })
 }
 
 /// Every entry of `slug`'s memory, in order (none when there is no file). A line that does
