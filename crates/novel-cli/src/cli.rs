@@ -397,6 +397,15 @@ pub struct ChapterStageArgs {
     /// 本阶段费用（美元）
     #[arg(long, value_name = "美元")]
     pub cost_usd: Option<f64>,
+    /// 本阶段用掉的 token 总数（Agent 结果只给一个总数时用它，不必拆成输入与输出）
+    #[arg(long, value_name = "数")]
+    pub tokens: Option<u64>,
+    /// 这一轮修订或重写是作者的决定（门控暂停后，或作者不按门控的结论另选）：记进流水线日志，受 gate.max_author_revisions 限制
+    #[arg(long)]
+    pub by_author: bool,
+    /// 作者的话（随 --by-author 记进流水线日志）
+    #[arg(long, value_name = "文本", requires = "by_author")]
+    pub note: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -16,6 +16,7 @@ mod test_count;
 mod test_e2e;
 mod test_envelope;
 mod test_export;
+mod test_gate_loop;
 mod test_hook;
 mod test_import;
 mod test_init;

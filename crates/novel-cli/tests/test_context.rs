@@ -578,7 +578,11 @@ fn hook_without_stdin_uses_the_working_directory() {
         assert_eq!(code(&out), 0);
         let text = stdout(&out);
         assert!(text.contains("已完成 30 章"), "{text}");
-        assert!(text.contains("/novel:continue"), "{text}");
+        // At chapter 30 the brief and the consistency check are due: reviewed first, then on.
+        assert!(
+            text.contains("下一步是：novel review brief（做完回顾再写第 31 章）"),
+            "{text}"
+        );
     }
 }
 
@@ -790,7 +794,17 @@ fn revising_after_a_pause_hands_the_writer_both_judges_notes() {
     let gate = cli(&root, &["chapter", "gate", "1", "--token", &token]);
     assert_eq!(gate["data"]["decision"], "pause", "{gate}");
     // The author chose "revise along the notes": allowed, and counted as a revision.
-    let moved = cli(&root, &["chapter", "stage", "revising", "--token", &token]);
+    let moved = cli(
+        &root,
+        &[
+            "chapter",
+            "stage",
+            "revising",
+            "--by-author",
+            "--token",
+            &token,
+        ],
+    );
     assert_eq!(moved["data"]["revision_count"], 1);
     assert!(
         root.join("logs/revisions/chapter-001/r1/chapter-001-eval-secondary.json")
@@ -799,7 +813,7 @@ fn revising_after_a_pause_hands_the_writer_both_judges_notes() {
     let doc = cli(&root, &["context", "chapter-writer", "--chapter", "1"]);
     let r = section_text(&doc, "revision").expect("revision section");
     assert!(
-        r.starts_with("门控结论「暂停，等作者决定 pause」，总分 2.50（关键章双裁判：主裁判 2.80、第二裁判 2.50，取较低分）。"),
+        r.starts_with("门控结论「暂停，等作者决定 pause」，总分 2.5（关键章双裁判：主裁判 2.8、第二裁判 2.5，取较低分）。"),
         "{r}"
     );
     assert!(
@@ -835,7 +849,7 @@ fn rewrite_names_the_archived_draft_and_polish_hands_the_refiner_the_notes() {
         r.contains("旧稿已存档：logs/revisions/chapter-001/r1/chapter-001.md"),
         "{r}"
     );
-    assert!(r.contains("总分 1.50"), "{r}");
+    assert!(r.contains("总分 1.5（"), "{r}");
     assert!(r.contains("补上陆尘受伤的因果"), "{r}");
     let text = doc["data"]["text"].as_str().unwrap();
     assert!(!text.contains("一灯如豆"), "never the old text: {text}");
@@ -865,7 +879,7 @@ fn rewrite_names_the_archived_draft_and_polish_hands_the_refiner_the_notes() {
     let doc = cli(&root, &["context", "style-refiner", "--chapter", "1"]);
     let p = section_text(&doc, "polish").expect("polish section");
     assert!(
-        p.contains("门控结论「二次润色后通过 polish」，总分 3.70"),
+        p.contains("门控结论「二次润色后通过 polish」，总分 3.7（"),
         "{p}"
     );
     assert!(p.contains("问题：四字词堆叠（主裁判）"), "{p}");

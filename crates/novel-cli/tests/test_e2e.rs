@@ -1050,10 +1050,9 @@ fn continue_writes_and_commits_a_chapter_through_the_agents() {
         {"op": "set", "path": "characters.lu-chen.location", "value": "城北废墟"},
         {"op": "add", "path": "characters.lu-chen.inventory", "value": "密信"}]});
 
-    let refined_run = refined.run.replace(
-        " --json",
-        " --input-tokens {{tok}} --duration-ms {{ms}} --json",
-    );
+    let refined_run = refined
+        .run
+        .replace(" --json", " --tokens {{tok}} --duration-ms {{ms}} --json");
     let main = json!({"first_user": "<command-name>/novel:continue</command-name>"});
     let m = |name: &str, reply: Vec<Value>| turn(name, main.clone(), reply);
     let script = json!({"turns": [
@@ -1288,8 +1287,9 @@ fn continue_writes_and_commits_a_chapter_through_the_agents() {
         .as_array()
         .and_then(|s| s.iter().find(|s| s["name"] == "refined"))
         .unwrap_or_else(|| panic!("no refined stage in {log}"));
-    assert_eq!(stage["input_tokens"], usage("subagent_tokens:"), "{log}");
+    assert_eq!(stage["tokens"], usage("subagent_tokens:"), "{log}");
     assert_eq!(stage["duration_ms"], usage("duration_ms:"), "{log}");
+    assert_eq!(stage["input_tokens"], Value::Null, "{log}");
     assert_eq!(stage["output_tokens"], Value::Null, "{log}");
 
     // The binary saw exactly the skill's sequence (guard hooks around each write).

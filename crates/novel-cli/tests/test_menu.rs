@@ -319,12 +319,18 @@ fn next_while_writing_and_when_a_review_is_due() {
         json!([{"kind": "brief", "chapter": 5, "command": "novel review brief",
                 "report": "logs/reviews/brief-chapter-005.json"}])
     );
-    // The recommendation itself still names the next chapter (the hook's rule).
-    assert_eq!(d["recommendation"]["action"], "write_next_chapter");
+    // One answer: the recommendation is the review too, then the next chapter.
+    assert_eq!(d["recommendation"]["action"], "run_reviews", "{d}");
+    assert_eq!(d["recommendation"]["command"], "novel review brief", "{d}");
+    assert_eq!(d["recommendation"]["chapter"], 6, "{d}");
     // Done once its report exists.
     std::fs::create_dir_all(root.join("logs/reviews")).unwrap();
     std::fs::write(root.join("logs/reviews/brief-chapter-005.json"), "{}").unwrap();
     assert_eq!(next(&root)["recommended"], "continue_writing");
+    assert_eq!(
+        next(&root)["recommendation"]["action"],
+        "write_next_chapter"
+    );
 
     // Chapter 10: the brief and the consistency check.
     committed(&root, 10);
@@ -353,15 +359,13 @@ fn next_when_the_volumes_last_chapter_is_committed() {
         let d = next(&root);
         assert_eq!(
             ids(&d),
-            ["plan_volume", "quality_review", "continue_writing"],
+            ["review_volume", "quality_review", "continue_writing"],
             "{state}"
         );
-        assert_eq!(first(&d)["flow"], "vol-planning");
+        assert_eq!(first(&d)["flow"], "vol-review");
+        assert_eq!(d["recommendation"]["action"], "review_volume", "{state}");
         let why = first(&d)["why"].as_str().unwrap();
-        assert!(
-            why.contains("先做卷末回顾") && why.contains("第 2 卷"),
-            "{why}"
-        );
+        assert!(why.contains("卷末回顾") && why.contains("第 2 卷"), "{why}");
         assert!(
             d["options"][2]["why"]
                 .as_str()
@@ -467,7 +471,7 @@ fn next_after_the_last_chapter_when_the_range_comes_from_the_outline_only() {
     let d = next(&root);
     assert_eq!(
         ids(&d),
-        ["plan_volume", "quality_review", "continue_writing"]
+        ["review_volume", "quality_review", "continue_writing"]
     );
     assert_eq!(
         d["volume"],
@@ -517,7 +521,8 @@ fn next_with_a_chapter_in_flight_at_each_stage() {
     );
     assert_eq!(first(&d)["label"], "处理暂停的第 4 章");
     assert_eq!(first(&d)["flow"], "pause-decision");
-    assert!(first(&d)["why"].as_str().unwrap().contains("2.50"), "{d}");
+    assert!(first(&d)["why"].as_str().unwrap().contains("2.5）"), "{d}");
+    assert_eq!(d["recommendation"]["action"], "ask_author", "{d}");
 }
 
 #[test]

@@ -425,6 +425,8 @@ fn race(
             f["severity"] != "error" || file.starts_with("staging/"),
             "{tag}: validate: {f}\n{context}"
         );
+        // Nothing the program wrote itself (archives, reports, backups) is unknown to it.
+        assert_ne!(f["code"], "E_UNKNOWN_FILE", "{tag}: validate: {f}");
     }
     let out = novel_now(&root, &["--json", "state", "rebuild"]);
     assert_eq!(

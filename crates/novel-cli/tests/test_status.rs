@@ -149,7 +149,7 @@ fn status_dashboard_of_a_small_book() {
     let text = stdout(&out);
     assert_eq!(
         text.lines().next().unwrap(),
-        "第1卷 第5/10章 总2100字 均分3.7 未回收伏笔2个"
+        "第1卷 第5/10章 总2100字 均分3.66 未回收伏笔2个"
     );
     assert!(!text.contains(root.to_str().unwrap()), "no machine paths");
     assert_snapshot("status_small.txt", &text);
@@ -161,7 +161,7 @@ fn status_json_has_the_contract_fields() {
     let d = json(&novel(&root, &["--json", "status"]))["data"].clone();
     assert_eq!(
         d["headline"],
-        "第1卷 第5/10章 总2100字 均分3.7 未回收伏笔2个"
+        "第1卷 第5/10章 总2100字 均分3.66 未回收伏笔2个"
     );
     assert_eq!(d["state"], "WRITING");
     assert_eq!(d["state_label"], "WRITING（卷内写作）");

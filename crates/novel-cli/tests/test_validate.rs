@@ -385,3 +385,38 @@ fn an_evaluation_gets_the_same_checks_by_project_path_and_by_kind() {
         assert!(f["message"].as_str().unwrap().contains("1.100"), "{doc}");
     }
 }
+
+/// A state file changed outside `novel` passes the schema and even keeps its version; `validate`
+/// still says it is not the one the program last wrote (the changelog records its digest). The
+/// program's own archives and reports are never "unknown files".
+#[test]
+fn a_state_edited_by_hand_is_reported_and_the_programs_own_files_are_known() {
+    let (_t, root, token) = crate::test_chapter::ready_to_commit();
+    crate::test_chapter::ok(&root, &["chapter", "commit", "3", "--token", &token]);
+    crate::test_chapter::ok(&root, &["review", "brief"]);
+    let clean = novel(&root, &["--json", "validate"]);
+    assert_eq!(code(&clean), 0, "{}", stdout(&clean));
+    let findings = json(&clean)["data"]["findings"].clone();
+    assert_eq!(findings, json!([]), "{findings}");
+    edit(&root, "state/current-state.json", |s| {
+        s["characters"]["lu-chen"]["location"] = json!("手改的地点");
+    });
+    let out = novel(&root, &["--json", "validate"]);
+    assert_eq!(code(&out), 0, "a warning: {}", stdout(&out));
+    let findings = json(&out)["data"]["findings"].clone();
+    assert_eq!(findings[0]["code"], "E_STATE_EDITED", "{findings}");
+    assert_eq!(findings[0]["severity"], "warning", "{findings}");
+    assert_eq!(findings[0]["file"], "state/current-state.json");
+    // Put back by the program: clean again.
+    crate::test_chapter::ok(&root, &["state", "rebuild", "--write"]);
+    let out = novel(&root, &["--json", "validate"]);
+    let findings = json(&out)["data"]["findings"].clone();
+    assert!(
+        findings
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["code"] != "E_STATE_EDITED" && f["code"] != "E_UNKNOWN_FILE"),
+        "{findings}"
+    );
+}

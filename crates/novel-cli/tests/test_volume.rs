@@ -382,3 +382,35 @@ fn volume_cleanup_goes_through_the_state_engine_and_rebuild_reproduces_it() {
     let (exit, _) = run_json(&root, &["volume", "cleanup"]);
     assert_eq!(exit, 2);
 }
+
+/// A volume whose last planned chapter was done outside `chapter commit` (imported, applied by
+/// hand) stays in WRITING: `next` recommends the volume review, and `volume close` closes it
+/// as it would from VOL_REVIEW — no dead end.
+#[test]
+fn a_volume_finished_outside_commit_still_closes() {
+    let (_t, root) = crate::test_chapter::writing_project();
+    edit_json(&root.join("volumes/vol-01/storyline-schedule.json"), |s| {
+        s["chapter_range"] = serde_json::json!([1, 3]);
+    });
+    edit_json(&root.join(".checkpoint.json"), |cp| {
+        cp["last_completed_chapter"] = serde_json::json!(3);
+    });
+    let next = crate::test_chapter::ok(&root, &["next"]);
+    assert_eq!(
+        next["data"]["recommendation"]["action"], "review_volume",
+        "{next}"
+    );
+    assert_eq!(next["data"]["recommended"], "review_volume", "{next}");
+    let (code, doc) = run_json(&root, &["volume", "close"]);
+    assert_eq!(
+        (code, &doc["error"]["code"]),
+        (3, &serde_json::json!("E_REVIEW_MISSING")),
+        "{doc}"
+    );
+    crate::test_chapter::ok(&root, &["review", "volume", "1"]);
+    let closed = crate::test_chapter::ok(&root, &["volume", "close"]);
+    assert_eq!(closed["data"]["next_volume"], 2, "{closed}");
+    let cp = read_json(&root.join(".checkpoint.json"));
+    assert_eq!(cp["orchestrator_state"], "VOL_PLANNING");
+    assert_eq!(cp["current_volume"], 2);
+}

@@ -237,6 +237,11 @@ pub const CODES: &[CodeDoc] = &[
         "变更日志按章节顺序记录，这个章节号比已记录的更早。",
         "改稿先 novel state rebuild --until-chapter 回退；补记状态写当前章或更晚。",
     ),
+    f(
+        "E_STATE_EDITED",
+        "状态文件不是程序最后一次写下的那一份（在 novel 之外被改过，或放回了旧备份）。",
+        "运行 novel state rebuild 查看与变更日志的差异；确认是误改就 novel state rebuild --write，有意的修改请写成增量用 novel ops apply --manual 记下。",
+    ),
     e(
         "E_CHAPTER_AHEAD",
         "增量或跳过记录的章节号超过了这本书的下一章：先记下它，之后每一章真实的增量都会被章节顺序挡住。",
@@ -538,6 +543,11 @@ pub const CODES: &[CodeDoc] = &[
         "E_NO_REVISION",
         "这一章没有修订候选。",
         "先按意见生成修订稿，再 novel revision save --chapter N 文件。",
+    ),
+    e(
+        "E_REVISION_LIMIT",
+        "这一章作者决定的修订或重写已到 novel.json 的 gate.max_author_revisions 次。",
+        "接受现稿（chapter commit --accept），或作者亲手改好后接受；要再改，先提高 gate.max_author_revisions。",
     ),
     e(
         "E_REVISION_DECIDED",

@@ -153,6 +153,8 @@ pub struct GateResult {
     pub force_passed: bool,
     /// The score that counts (lowest recomputed overall among the evaluations).
     pub overall: f64,
+    /// `overall` as it is printed ([`score_text`]): what the skills report to the author.
+    pub overall_text: String,
     /// Each evaluation's own `overall` and the recomputed one.
     pub scores: Vec<ScoreCheck>,
     pub blocking_violations: Vec<Violation>,
@@ -160,6 +162,9 @@ pub struct GateResult {
     pub required_fixes: Vec<RequiredFix>,
     pub key_reasons: Vec<KeyReason>,
     pub reasons: Vec<String>,
+    /// What may follow this verdict ([`crate::pipeline::gate_moves`]; filled by the caller, who
+    /// knows the author's rounds so far).
+    pub moves: Vec<crate::pipeline::GateMove>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -246,6 +251,23 @@ fn denoise(x: f64) -> f64 {
     (x * 1e6).round() / 1e6
 }
 
+/// A score as it is printed everywhere — the gate, the commit, `status`, the reviews, the
+/// skills' one-line reports: cut (never rounded) to two decimals, at least one shown (`4.1`,
+/// `3.96`, `4.0`). Cutting never crosses a threshold of two decimals (3.996 is `3.99`, below a
+/// pass line of 4.0, as the gate judged it; rounding would print `4.0`).
+pub fn score_text(x: f64) -> String {
+    if !x.is_finite() {
+        return "—".to_string();
+    }
+    // The small epsilon keeps a score stored as 3.2499999… from showing as 3.24.
+    let cut = (x * 100.0 + 1e-7).floor() / 100.0;
+    let text = format!("{cut:.2}");
+    match text.strip_suffix('0') {
+        Some(one) if !one.ends_with('.') => one.to_string(),
+        _ => text,
+    }
+}
+
 /// Each evaluation's overall recomputed with the project's weights; differences from what the
 /// file says (its overall, its weights) become reasons.
 fn score_checks(input: &GateInput<'_>, reasons: &mut Vec<String>) -> Vec<ScoreCheck> {
@@ -292,8 +314,9 @@ pub fn decide(input: &GateInput<'_>) -> Result<GateResult, GateError> {
     );
     if input.evaluations.len() > 1 {
         reasons.push(format!(
-            "关键章（{}）双裁判：取较低分 {overall:.2}",
-            key_labels(&input.key_reasons)
+            "关键章（{}）双裁判：取较低分 {}",
+            key_labels(&input.key_reasons),
+            score_text(overall)
         ));
     }
     let mut found = gather_violations(input);
@@ -313,6 +336,7 @@ pub fn decide(input: &GateInput<'_>) -> Result<GateResult, GateError> {
         decision: verdict.decision,
         force_passed: verdict.force_passed,
         overall,
+        overall_text: score_text(overall),
         scores,
         blocking_violations: found.blocking,
         reported_violations: found.reported,
@@ -323,6 +347,7 @@ pub fn decide(input: &GateInput<'_>) -> Result<GateResult, GateError> {
         },
         key_reasons: input.key_reasons.clone(),
         reasons,
+        moves: Vec::new(),
     })
 }
 
@@ -468,6 +493,8 @@ fn blocking_verdict(
 /// Track 2: the score's band, with the force pass after exhausted revisions.
 fn score_verdict(input: &GateInput<'_>, overall: f64, exhausted: bool) -> Verdict {
     let t = input.thresholds;
+    let s = score_text(overall);
+    let th = score_text;
     let n = input.revision_count;
     let plain = |decision, reason| Verdict {
         decision,
@@ -477,14 +504,15 @@ fn score_verdict(input: &GateInput<'_>, overall: f64, exhausted: bool) -> Verdic
     if overall >= t.pass {
         plain(
             GateDecision::Pass,
-            format!("{overall:.2} ≥ {:.1}：直接通过", t.pass),
+            format!("{s} ≥ {}：直接通过", th(t.pass)),
         )
     } else if overall >= t.polish {
         plain(
             GateDecision::Polish,
             format!(
-                "{overall:.2} 在 {:.1}–{:.1}：StyleRefiner 二次润色后通过",
-                t.polish, t.pass
+                "{s} 在 {}–{}：StyleRefiner 二次润色后通过",
+                th(t.polish),
+                th(t.pass)
             ),
         )
     } else if exhausted && overall >= t.force_pass_min {
@@ -492,32 +520,33 @@ fn score_verdict(input: &GateInput<'_>, overall: f64, exhausted: bool) -> Verdic
             decision: GateDecision::Pass,
             force_passed: true,
             reason: format!(
-                "已修订 {n} 次，{overall:.2} ≥ {:.1}：强制通过并标记 force_passed",
-                t.force_pass_min
+                "已修订 {n} 次，{s} ≥ {}：强制通过并标记 force_passed",
+                th(t.force_pass_min)
             ),
         }
     } else if overall >= t.revise {
         plain(
             GateDecision::Revise,
-            format!("{overall:.2} 在 {:.1}–{:.1}：自动修订", t.revise, t.polish),
+            format!("{s} 在 {}–{}：自动修订", th(t.revise), th(t.polish)),
         )
     } else if exhausted {
         plain(
             GateDecision::Pause,
-            format!("已修订 {n} 次仍只有 {overall:.2}：通知作者，暂停"),
+            format!("已修订 {n} 次仍只有 {s}：通知作者，暂停"),
         )
     } else if overall >= t.pause {
         plain(
             GateDecision::Pause,
             format!(
-                "{overall:.2} 在 {:.1}–{:.1}：通知作者人工审核，暂停",
-                t.pause, t.revise
+                "{s} 在 {}–{}：通知作者人工审核，暂停",
+                th(t.pause),
+                th(t.revise)
             ),
         )
     } else {
         plain(
             GateDecision::Rewrite,
-            format!("{overall:.2} < {:.1}：强制全章重写", t.pause),
+            format!("{s} < {}：强制全章重写", th(t.pause)),
         )
     }
 }

@@ -424,13 +424,16 @@ fn volume_done_menu(f: &MenuFacts<'_>, end: Option<u32>) -> Menu {
     let review_due = f.reviews_due.iter().any(|r| r.kind == ReviewKind::Volume)
         || cp.orchestrator_state != OrchestratorState::VolReview;
     let why = if review_due {
-        format!("{written}：先做卷末回顾，再规划第 {} 卷", v + 1)
+        format!(
+            "{written}：卷末回顾（全卷一致性、伏笔、节奏）后收卷，再规划第 {} 卷",
+            v + 1
+        )
     } else {
-        format!("{written}，卷末回顾已完成：规划第 {} 卷", v + 1)
+        format!("{written}，卷末回顾已完成：收卷后规划第 {} 卷", v + 1)
     };
     let next = cp.next_chapter();
     build(vec![
-        opt(OptionId::PlanVolume, why),
+        opt(OptionId::ReviewVolume, why),
         quality_review(f),
         opt(
             OptionId::ContinueWriting,
@@ -441,6 +444,66 @@ fn volume_done_menu(f: &MenuFacts<'_>, end: Option<u32>) -> Menu {
 
 /// The menu for a project (see the module note for the order).
 pub fn menu(f: &MenuFacts<'_>) -> Menu {
+    align(
+        menu_by_state(f),
+        &crate::next::recommend(f.checkpoint, f.disk),
+    )
+}
+
+/// Whether a recommendation and a menu option say the same thing.
+pub(crate) fn agrees(a: crate::next::NextAction, o: OptionId) -> bool {
+    use crate::next::NextAction as A;
+    use OptionId as O;
+    match a {
+        A::Recover => o == O::Recover,
+        A::WaitForLock => o == O::WaitLock,
+        A::Start => o == O::ContinueQuickStart,
+        A::ReviewSpecPropagation => o == O::ReviewPropagation,
+        A::PlanVolume => o == O::PlanVolume,
+        A::ReviewVolume => o == O::ReviewVolume,
+        A::AskAuthor => matches!(o, O::DecidePausedChapter | O::DecideRevision),
+        A::RunReviews => o == O::QualityReview,
+        A::ImportBackfill => o == O::ImportBackfill,
+        A::WriteNextChapter
+        | A::RetakeLock
+        | A::RunChapterWriter
+        | A::RunSummarizer
+        | A::MarkDrafted
+        | A::RunStyleRefiner
+        | A::RunQualityJudge
+        | A::RunGate
+        | A::Commit
+        | A::PolishThenCommit
+        | A::ReviseChapter => o == O::ContinueWriting,
+    }
+}
+
+/// The menu with the option that says what `recommendation` says first and recommended (one
+/// answer: `novel next`'s recommendation and its recommended option never differ); when no
+/// option says it, one is made for it.
+fn align(m: Menu, r: &crate::next::Recommendation) -> Menu {
+    if agrees(r.action, m.recommended) {
+        return m;
+    }
+    let mut options = m.options;
+    let first = match options.iter().position(|o| agrees(r.action, o.id)) {
+        Some(i) => options.remove(i),
+        None => opt(option_for(r.action), r.reason.clone()),
+    };
+    options.insert(0, first);
+    build(options)
+}
+
+/// The option that carries out `action`.
+fn option_for(action: crate::next::NextAction) -> OptionId {
+    OptionId::ALL
+        .into_iter()
+        .find(|o| agrees(action, *o))
+        .unwrap_or(OptionId::ShowStatus)
+}
+
+/// The menu as the project's situation builds it (before [`align`]).
+fn menu_by_state(f: &MenuFacts<'_>) -> Menu {
     let cp = f.checkpoint;
     if let Some(m) = interrupted_menu(f.disk) {
         return m;
@@ -566,7 +629,7 @@ fn inflight_menu(f: &MenuFacts<'_>, n: u32) -> Menu {
     let staging = f.disk.staging.clone().unwrap_or_else(StagingFacts::nothing);
     if resume_point(cp, &staging).step == ResumeStep::AskAuthor {
         let score = current_gate(cp, n)
-            .map(|g| format!("（总分 {:.2}）", g.overall))
+            .map(|g| format!("（总分 {}）", crate::gate::score_text(g.overall)))
             .unwrap_or_default();
         return build(vec![
             labelled(
@@ -843,6 +906,10 @@ mod tests {
         for c in &checkpoints {
             for disk in &disks {
                 for reviews in [&due[..0], &due[..]] {
+                    let disk = &DiskFacts {
+                        reviews_due: reviews.to_vec(),
+                        ..disk.clone()
+                    };
                     let m = menu(&MenuFacts {
                         checkpoint: c,
                         disk,
@@ -851,6 +918,14 @@ mod tests {
                         volume_outline: false,
                         volume_start: Some(31),
                     });
+                    // One answer: `next`'s recommendation is the menu's recommended option.
+                    let r = crate::next::recommend(c, disk);
+                    assert!(
+                        agrees(r.action, m.recommended),
+                        "recommendation {:?} vs option {:?}: {c:?} {disk:?}",
+                        r.action,
+                        m.recommended
+                    );
                     let ctx = format!("{c:?} {disk:?} {}", reviews.len());
                     assert!((2..=4).contains(&m.options.len()), "{ctx}");
                     assert!(m.options[0].recommended, "{ctx}");

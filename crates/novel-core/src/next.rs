@@ -63,6 +63,9 @@ pub struct DiskFacts {
     /// Chapters whose delta was skipped and never applied since (§10.6).
     #[serde(default)]
     pub skipped_deltas: Vec<u32>,
+    /// The reviews due ([`crate::menu::reviews_wanted`] whose report does not exist yet).
+    #[serde(default)]
+    pub reviews_due: Vec<crate::menu::ReviewDue>,
 }
 
 impl DiskFacts {
@@ -77,6 +80,7 @@ impl DiskFacts {
             style_drift_active: false,
             volume_end: None,
             skipped_deltas: Vec::new(),
+            reviews_due: Vec::new(),
         }
     }
 }
@@ -111,6 +115,9 @@ pub enum NextAction {
     AskAuthor,
     /// Idle in WRITING: `/novel:continue` writes chapter `last_completed + 1`.
     WriteNextChapter,
+    /// Idle in WRITING with a periodic review due (the 5-chapter brief, the 10-chapter
+    /// consistency check): run it (`novel review …`), then write on.
+    RunReviews,
     /// An imported manuscript's chapters still lack summaries and state: `/novel:start`'s
     /// import-backfill flow, from the chapter `novel import backfill` names.
     ImportBackfill,
@@ -262,10 +269,10 @@ fn step_then(cp: &Checkpoint, step: &ResumeStep, n: u32) -> String {
             "ChapterWriter 按 required_fixes 修订，再运行 Summarizer 并 novel chapter stage drafted --token <令牌>".to_string()
         }
         ResumeStep::AskAuthor if crate::revision::pending_candidate(cp) == Some(n) => format!(
-            "作者决定修订候选：采纳（novel revision apply --chapter {n} --token <令牌>，候选成为修订稿）或拒绝（novel revision reject --chapter {n}，再按现稿 novel chapter commit {n} --accept --token <令牌>，或 stage revising 照意见重新修订）"
+            "作者决定修订候选：采纳（novel revision apply --chapter {n} --token <令牌>，候选成为修订稿）或拒绝（novel revision reject --chapter {n}，再按现稿 novel chapter commit {n} --accept --token <令牌>，或 stage revising --by-author 照意见重新修订）"
         ),
         ResumeStep::AskAuthor => format!(
-            "作者决定：接受（novel chapter commit {n} --accept --token <令牌>）、按意见修订（novel chapter stage revising --token <令牌>）或重写（novel chapter stage drafting --token <令牌>）"
+            "作者决定：接受（novel chapter commit {n} --accept --token <令牌>）、按意见修订（novel chapter stage revising --by-author --token <令牌>）或重写（novel chapter stage drafting --by-author --token <令牌>）"
         ),
     }
 }
@@ -396,7 +403,9 @@ fn interrupted(cp: &Checkpoint, facts: &DiskFacts) -> Option<Recommendation> {
 fn inflight(cp: &Checkpoint, n: u32, facts: &DiskFacts) -> Recommendation {
     let staging = facts.staging.clone().unwrap_or_else(StagingFacts::nothing);
     let r = resume(cp, n, &staging);
-    if facts.lock != LockFact::Free {
+    // A paused chapter waits for the author whoever holds the lock: the decision flow takes it
+    // again itself (`chapter begin N` hands the session its token back).
+    if facts.lock != LockFact::Free || r.action == NextAction::AskAuthor {
         return r;
     }
     Recommendation {
@@ -455,6 +464,24 @@ fn writing(cp: &Checkpoint, facts: &DiskFacts) -> Recommendation {
         );
     }
     let next = last + 1;
+    let due: Vec<&crate::menu::ReviewDue> = facts
+        .reviews_due
+        .iter()
+        .filter(|r| r.kind != crate::menu::ReviewKind::Volume)
+        .collect();
+    if let Some(first) = due.first() {
+        let what: Vec<String> = due
+            .iter()
+            .map(|r| format!("第 {} 章起的{}", r.chapter, r.kind.label()))
+            .collect();
+        return rec(
+            NextAction::RunReviews,
+            Some(next),
+            format!("{}到期（还没有报告）", what.join("、")),
+            first.command,
+            format!("做完回顾再写第 {next} 章"),
+        );
+    }
     rec(
         NextAction::WriteNextChapter,
         Some(next),

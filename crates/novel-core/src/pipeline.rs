@@ -251,12 +251,107 @@ pub fn check_fail(cp: &Checkpoint, n: u32) -> Result<(), StageRefusal> {
     }
 }
 
-/// Checks `novel chapter stage to` for chapter `n`.
+/// One way on after a gate verdict: what it is, whose choice it is, the command that takes it
+/// (as the skills write it), and, when the author cannot take it any more, why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GateMove {
+    /// `commit`, `polish`, `revise`, `rewrite`, `accept`, `edit` (the author changes the staged
+    /// text, then accepts it).
+    pub id: &'static str,
+    /// `loop` (what the gate itself asks for, done without asking) or `author`.
+    pub by: &'static str,
+    /// The command, with `<DIR>` and `<TOKEN>` for the skill to fill in; for `polish`, the one
+    /// after StyleRefiner's second pass.
+    pub command: String,
+    /// Why the author cannot take it now (the round limit), when so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
+}
+
+/// The ways on after verdict `decision` for chapter `n`, the loop's own first: pass → commit;
+/// polish → second polish, or the author accepts; revise → revise (or, by the author, rewrite
+/// or accept); rewrite → rewrite (or, by the author, revise or accept); pause → the author
+/// revises, rewrites, accepts, or edits and accepts. A round back by the author is
+/// unavailable once `author_rounds` reached `max_author_rounds`.
+pub fn gate_moves(
+    decision: GateDecision,
+    n: u32,
+    author_rounds: u32,
+    max_author_rounds: u32,
+) -> Vec<GateMove> {
+    let cmd =
+        |rest: &str| format!("novel --project \"<DIR>\" chapter {rest} --token <TOKEN> --json");
+    let limit = (author_rounds >= max_author_rounds).then(|| {
+        format!("作者决定的修订或重写已有 {author_rounds} 次，到了上限（gate.max_author_revisions = {max_author_rounds}）")
+    });
+    let mv = |id, by, command: String, unavailable: Option<String>| GateMove {
+        id,
+        by,
+        command,
+        unavailable,
+    };
+    let commit = || mv("commit", "loop", cmd(&format!("commit {n}")), None);
+    let accept = || {
+        mv(
+            "accept",
+            "author",
+            cmd(&format!("commit {n} --accept")),
+            None,
+        )
+    };
+    let revise_loop = || mv("revise", "loop", cmd("stage revising"), None);
+    let rewrite_loop = || mv("rewrite", "loop", cmd("stage drafting"), None);
+    let revise_author = || {
+        mv(
+            "revise",
+            "author",
+            cmd("stage revising --by-author"),
+            limit.clone(),
+        )
+    };
+    let rewrite_author = || {
+        mv(
+            "rewrite",
+            "author",
+            cmd("stage drafting --by-author"),
+            limit.clone(),
+        )
+    };
+    match decision {
+        GateDecision::Pass => vec![commit()],
+        GateDecision::Polish => vec![mv("polish", "loop", cmd("stage polished"), None), accept()],
+        GateDecision::Revise => vec![revise_loop(), rewrite_author(), accept()],
+        GateDecision::Rewrite => vec![rewrite_loop(), revise_author(), accept()],
+        GateDecision::Pause => vec![
+            revise_author(),
+            rewrite_author(),
+            accept(),
+            mv("edit", "author", cmd(&format!("commit {n} --accept")), None),
+        ],
+    }
+}
+
+/// Who sends a chapter back for another round (`chapter stage revising|drafting`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RoundChoice {
+    /// The author chose it (`--by-author`): after a pause, or instead of what the gate said.
+    pub by_author: bool,
+    /// Rounds the author has already chosen for this chapter (the pipeline log's records).
+    pub author_rounds: u32,
+    /// How many the project allows (`gate.max_author_revisions`).
+    pub max_author_rounds: u32,
+}
+
+/// Checks `novel chapter stage to` for chapter `n`. A round the gate asked for (revise →
+/// `revising`, rewrite → `drafting`) is the loop's own; any other way back — after a pause, a
+/// revision instead of a rewrite, a rewrite instead of a revision — is the author's
+/// ([`RoundChoice::by_author`]), counted and capped.
 pub fn check_stage(
     cp: &Checkpoint,
     n: u32,
     to: PipelineStage,
     facts: &StagingFacts,
+    choice: RoundChoice,
 ) -> Result<(), StageRefusal> {
     if cp.inflight_chapter != Some(n) {
         return Err(refuse(
@@ -270,11 +365,28 @@ pub fn check_stage(
     }
     let from = cp.pipeline_stage;
     let gate = current_gate(cp, n).map(|g| g.decision);
-    if !transition_allowed(from, to, gate) {
+    if !transition_allowed(from, to, gate, choice.by_author) {
         return Err(refuse(
             "E_STAGE_ORDER",
-            transition_refusal(from, to, gate),
-            "顺序为 drafting → drafted → refined → judged →（门控）→ commit；novel chapter recover 会告诉你从哪里继续",
+            transition_refusal(from, to, gate, choice.by_author),
+            if gate == Some(GateDecision::Pause) && !choice.by_author {
+                "暂停的章节只能由作者决定怎么办：作者选了按意见改写或重写，就加 --by-author 再运行"
+            } else {
+                "顺序为 drafting → drafted → refined → judged →（门控）→ commit；novel chapter recover 会告诉你从哪里继续"
+            },
+        ));
+    }
+    if choice.by_author
+        && matches!(to, PipelineStage::Revising | PipelineStage::Drafting)
+        && choice.author_rounds >= choice.max_author_rounds
+    {
+        return Err(refuse(
+            "E_REVISION_LIMIT",
+            format!(
+                "第 {n} 章已修订 {} 次，其中作者决定的 {} 次已到上限（novel.json 的 gate.max_author_revisions = {}）",
+                cp.revision_count, choice.author_rounds, choice.max_author_rounds
+            ),
+            "接受现稿（novel chapter commit N --accept）、作者亲手改稿后再接受，或提高 gate.max_author_revisions",
         ));
     }
     let mut missing = staged_files_missing(n, to, facts);
@@ -289,25 +401,31 @@ pub fn check_stage(
     Ok(())
 }
 
-/// Whether the stage may move from `from` to `to` under the current gate decision.
+/// Whether the stage may move from `from` to `to` under the current gate decision: the gate's
+/// own round (revise → revising, rewrite → drafting), or any round back the author chose after
+/// a verdict that did not let the chapter through (revise, rewrite, pause).
 fn transition_allowed(
     from: Option<PipelineStage>,
     to: PipelineStage,
     gate: Option<GateDecision>,
+    by_author: bool,
 ) -> bool {
     use PipelineStage as S;
+    let sent_back = matches!(
+        gate,
+        Some(GateDecision::Revise | GateDecision::Rewrite | GateDecision::Pause)
+    );
     match to {
         S::Drafted => matches!(from, Some(S::Drafting | S::Revising | S::Drafted)),
         S::Refined => matches!(from, Some(S::Drafted | S::Refined)),
         S::Judged => matches!(from, Some(S::Refined | S::Judged)),
-        // After a pause the author may choose to revise along the judges' notes.
         S::Revising => {
             from == Some(S::Judged)
-                && matches!(gate, Some(GateDecision::Revise | GateDecision::Pause))
+                && (gate == Some(GateDecision::Revise) || by_author && sent_back)
         }
         S::Drafting => {
             from == Some(S::Judged)
-                && matches!(gate, Some(GateDecision::Rewrite | GateDecision::Pause))
+                && (gate == Some(GateDecision::Rewrite) || by_author && sent_back)
         }
         S::Polished => {
             matches!(from, Some(S::Judged | S::Polished)) && gate == Some(GateDecision::Polish)
@@ -316,28 +434,36 @@ fn transition_allowed(
     }
 }
 
+/// The gate's verdict as the author reads it, or that there is none yet.
+fn gate_name(gate: Option<GateDecision>) -> &'static str {
+    gate.map_or("还没有门控结论", GateDecision::label)
+}
+
 /// Why [`transition_allowed`] refused.
 fn transition_refusal(
     from: Option<PipelineStage>,
     to: PipelineStage,
     gate: Option<GateDecision>,
+    by_author: bool,
 ) -> String {
     use PipelineStage as S;
+    let who = if by_author { "（作者决定）" } else { "" };
     match to {
         S::Committed => "committed 只能由 novel chapter commit 设置".to_string(),
         S::Revising => format!(
-            "只有门控结论为 revise、或暂停（pause）后作者决定按意见修订时才能进入修订（当前阶段 {}，门控 {:?}）",
+            "只有门控结论为 revise，或门控没有放行（revise、rewrite、pause）后作者决定按意见修订时才能进入修订{who}（当前阶段 {}，门控 {}）",
             stage_name(from),
-            gate
+            gate_name(gate)
         ),
         S::Drafting => format!(
-            "只有门控结论为 rewrite 或作者决定重写（pause）时才能回到 drafting（当前阶段 {}）",
-            stage_name(from)
+            "只有门控结论为 rewrite，或门控没有放行后作者决定重写时才能回到 drafting{who}（当前阶段 {}，门控 {}）",
+            stage_name(from),
+            gate_name(gate)
         ),
         S::Polished => format!(
-            "只有门控结论为 polish 时才能标记二次润色完成（当前阶段 {}，门控 {:?}）",
+            "只有门控结论为 polish 时才能标记二次润色完成（当前阶段 {}，门控 {}）",
             stage_name(from),
-            gate
+            gate_name(gate)
         ),
         _ => format!("不能从 {} 进入 {}", stage_name(from), stage_name(Some(to))),
     }
@@ -622,7 +748,7 @@ fn verdict_step(cp: &Checkpoint, n: u32, g: &GateRecord) -> Option<Step> {
     if revise && crate::revision::pending_candidate(cp) == Some(n) {
         return Some(step(
             R::AskAuthor,
-            "门控结论 revise，修订候选已保存（manual_confirm）：请作者决定（采纳：novel revision apply，候选成为修订稿；拒绝：novel revision reject，再按现稿 commit --accept 或 stage revising 重新修订）",
+            "门控结论 revise，修订候选已保存（manual_confirm）：请作者决定（采纳：novel revision apply，候选成为修订稿；拒绝：novel revision reject，再按现稿 commit --accept 或 stage revising --by-author 重新修订）",
         ));
     }
     if revise {
@@ -634,7 +760,7 @@ fn verdict_step(cp: &Checkpoint, n: u32, g: &GateRecord) -> Option<Step> {
     if matches!(g.decision, GateDecision::Pause | GateDecision::Rewrite) && !g.accepted_by_author {
         return Some(step(
             R::AskAuthor,
-            "门控暂停：请作者决定（接受 commit --accept，按意见修订 stage revising，或 stage drafting 重写）",
+            "门控暂停：请作者决定（接受 commit --accept，按意见修订 stage revising --by-author，或 stage drafting --by-author 重写）",
         ));
     }
     None
@@ -740,22 +866,51 @@ mod tests {
             c
         };
         let facts = StagingFacts::nothing();
-        for (decision, revising, drafting) in [
-            (G::Revise, true, false),
-            (G::Pause, true, true),
-            (G::Rewrite, false, true),
-            (G::Polish, false, false),
-            (G::Pass, false, false),
+        let auto = RoundChoice {
+            max_author_rounds: 3,
+            ..RoundChoice::default()
+        };
+        let author = RoundChoice {
+            by_author: true,
+            ..auto
+        };
+        // (verdict, the loop's own round: revising, drafting; the author's: revising, drafting)
+        for (decision, revising, drafting, a_revising, a_drafting) in [
+            (G::Revise, true, false, true, true),
+            (G::Pause, false, false, true, true),
+            (G::Rewrite, false, true, true, true),
+            (G::Polish, false, false, false, false),
+            (G::Pass, false, false, false, false),
         ] {
             let c = judged(decision);
-            let r = check_stage(&c, 5, S::Revising, &facts);
-            assert_eq!(r.is_ok(), revising, "{decision:?} → revising: {r:?}");
-            if let Err(e) = r {
-                assert_eq!(e.code, "E_STAGE_ORDER");
+            for (choice, want_r, want_d) in
+                [(auto, revising, drafting), (author, a_revising, a_drafting)]
+            {
+                let r = check_stage(&c, 5, S::Revising, &facts, choice);
+                assert_eq!(
+                    r.is_ok(),
+                    want_r,
+                    "{decision:?} {choice:?} → revising: {r:?}"
+                );
+                if let Err(e) = r {
+                    assert_eq!(e.code, "E_STAGE_ORDER");
+                }
+                let d = check_stage(&c, 5, S::Drafting, &facts, choice);
+                assert_eq!(
+                    d.is_ok(),
+                    want_d,
+                    "{decision:?} {choice:?} → drafting: {d:?}"
+                );
             }
-            let d = check_stage(&c, 5, S::Drafting, &facts);
-            assert_eq!(d.is_ok(), drafting, "{decision:?} → drafting: {d:?}");
         }
+        // The author's rounds are capped.
+        let capped = RoundChoice {
+            author_rounds: 3,
+            ..author
+        };
+        let e = check_stage(&judged(G::Pause), 5, S::Revising, &facts, capped).unwrap_err();
+        assert_eq!(e.code, "E_REVISION_LIMIT", "{e:?}");
+        assert!(e.reason.contains("gate.max_author_revisions"), "{e:?}");
         // The pause's message names all three ways on.
         let resume = resume_point(&judged(G::Pause), &facts);
         assert_eq!(resume.step, ResumeStep::AskAuthor);

@@ -35,7 +35,7 @@ pub fn headline(
         Some(e) => format!("第{last}/{e}章"),
         None => format!("第{last}章"),
     };
-    let score = average.map_or("—".to_string(), |a| format!("{a:.1}"));
+    let score = average.map_or("—".to_string(), crate::gate::score_text);
     format!(
         "第{volume}卷 {chapter} 总{} 均分{score} 未回收伏笔{open_foreshadowing}个",
         format_chars(total_chars)

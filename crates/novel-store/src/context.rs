@@ -597,6 +597,7 @@ fn disk_facts(project: &Project, settings: &Settings, problems: &mut Vec<String>
             problems.push(e.to_string());
             Vec::new()
         }),
+        reviews_due: Vec::new(),
     }
 }
 
@@ -622,6 +623,7 @@ fn checkpoint_facts(
     }
     let vdir = layout::volume_dir(cp.volume());
     disk.volume_end = crate::next::volume_span(project, cp.volume(), problems).map(|s| s.range[1]);
+    disk.reviews_due = crate::next::reviews_due(project, cp);
     let upcoming = cp.inflight_chapter.unwrap_or(last + 1);
     if let Some(text) = text_opt(project, &format!("{vdir}/outline.md"), problems) {
         match outline::parse(&text) {

@@ -119,8 +119,11 @@ pub enum Entry {
     Outline {
         volume: Option<u32>,
     },
-    /// A copy under `state/backups/`: kept for the author, not validated.
-    Backup,
+    /// What the binary writes for the author to read and keeps as it wrote it — backups under
+    /// `state/backups/`, the rounds archived under `logs/revisions/`, review reports under
+    /// `logs/reviews/`, a volume's `cleanup.json`, the spec snapshot, the in-flight chapter's
+    /// leak check: known, not validated.
+    Record,
     /// Anything the engine does not interpret (research notes, world docs, outlines …).
     Other,
 }
@@ -168,7 +171,9 @@ pub fn classify(rel: &str) -> Entry {
         ["state", "history", name] if name.ends_with("-final-state.json") => {
             json(FileKind::CurrentState)
         }
-        ["state", "backups", ..] => Entry::Backup,
+        ["state", "backups", ..]
+        | ["state", ".spec-snapshot.json"]
+        | ["logs", "revisions" | "reviews", ..] => Entry::Record,
         ["world", "rules.json"] => json(FileKind::WorldRules),
         ["characters", "relationships.json"] => json(FileKind::Relationships),
         ["characters", "active" | "retired", name] if name.ends_with(".json") => Entry::Json {
@@ -226,6 +231,7 @@ fn classify_volume_file(vol: &str, rest: &[&str]) -> Entry {
             slug: None,
         },
         ["outline.md"] => Entry::Outline { volume },
+        ["cleanup.json"] => Entry::Record,
         ["chapter-contracts", name] => match number_between(name, "chapter-", ".json") {
             Some(n) => Entry::Json {
                 kind: FileKind::ChapterContract,
@@ -288,7 +294,7 @@ fn classify_chapter_file(parts: &[&str]) -> Entry {
         },
         // The in-flight chapter's leak check (`novel check leak`): read by the gate, folded
         // into the pipeline log at commit.
-        "logs" if number_between(name, "chapter-", "-leak.json").is_some() => Entry::Other,
+        "logs" if number_between(name, "chapter-", "-leak.json").is_some() => Entry::Record,
         "logs" if name.ends_with(".json") => match number_between(name, "chapter-", "-log.json") {
             Some(n) => json(FileKind::PipelineLog, n),
             None => Entry::Misnamed {

@@ -195,7 +195,32 @@ pub fn load_project(project: &Project) -> ProjectView {
             });
         }
     }
+    if let Some(f) = state_edited(project) {
+        view.preexisting.push(f);
+    }
     view
+}
+
+/// The state file is not the one the binary last wrote: the changelog's last line records the
+/// digest of the state it left (`written`), and the file's bytes have another. Something outside
+/// `novel` changed it — a hand edit or an old backup put back. A warning: the state may still
+/// agree with its changelog (`state rebuild` says), but nothing the engine did made it so.
+fn state_edited(project: &Project) -> Option<Diagnostic> {
+    let last = crate::state::changelog_tail(project).ok().flatten()?;
+    let recorded = last.written?.state;
+    let text = crate::io::read_text(&project.path(layout::CURRENT_STATE)).ok()?;
+    let digest = novel_core::pipeline::text_digest(text.as_bytes());
+    (digest != recorded).then(|| {
+        finding(
+            layout::CURRENT_STATE,
+            "E_STATE_EDITED",
+            Severity::Warning,
+            format!(
+                "状态文件与程序最后一次写下的不同（变更日志最后一行，第 {} 章，记着它当时的摘要）：它在 novel 之外被改过",
+                last.chapter
+            ),
+        )
+    })
 }
 
 /// The kind of a JSON (or JSONL) file of the layout.
@@ -273,7 +298,7 @@ pub fn load_file(root: &Path, rel: &str, view: &mut ProjectView) {
             Severity::Error,
             format!("文件名不符合约定，应为 {expected}（N 为章节号，至少 3 位，如 chapter-048）"),
         )),
-        Entry::Backup => {}
+        Entry::Record => {}
         Entry::Outline { .. } => load_outline(&path, rel, view),
         Entry::Other => {
             let top = rel.split('/').next().unwrap_or("");

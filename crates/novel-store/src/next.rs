@@ -171,7 +171,7 @@ pub fn next_view(project: &Project) -> NextView {
         if cp.orchestrator_state.in_quick_start() {
             quick_start = Some(quickstart::status(&cp, &crate::quickstart::files(project)));
         }
-        reviews = reviews_due(project, &cp);
+        reviews = facts.disk.reviews_due.clone();
         let v = cp.volume();
         // The hook facts already reported an unreadable schedule.
         volume = volume_span(project, v, &mut Vec::new());

@@ -145,7 +145,7 @@ impl ChapterError {
             }
             ChapterError::Decide(_) => "让 QualityJudge 按 8 个维度与规定权重重新评估".into(),
             ChapterError::Gate { chapter, gate } => match gate.as_ref().map(|g| g.decision) {
-                Some(D::Pause) => "作者决定接受时用 --accept".into(),
+                Some(D::Pause) => "作者决定接受时用 --accept；作者决定按意见修订或重写时 novel chapter stage revising|drafting --by-author".into(),
                 Some(D::Revise) => format!(
                     "按意见修订：novel chapter stage revising；作者决定按现稿接受时用 --accept（manual_confirm 下先处理修订候选：novel revision notes --chapter {chapter}）"
                 ),
@@ -184,6 +184,29 @@ pub struct Moved {
     pub archived: Vec<String>,
 }
 
+/// A stage line's key for the one token total of an agent's run.
+pub const TOTAL_TOKENS: &str = "tokens";
+/// A stage line's key saying who chose the round (`author`), absent for the loop's own rounds.
+pub const DECIDED_BY: &str = "decided_by";
+const AUTHOR: &str = "author";
+
+/// The rounds back the author chose for chapter `n` so far (its pipeline log's records).
+fn author_rounds(project: &Project, n: u32) -> Result<u32, ChapterError> {
+    let Some((_, log)) = crate::chapter::read_staging_log(project, n)? else {
+        return Ok(0);
+    };
+    let rounds = log
+        .get("stages")
+        .and_then(serde_json::Value::as_array)
+        .map_or(0, |stages| {
+            stages
+                .iter()
+                .filter(|s| s.get(DECIDED_BY).and_then(serde_json::Value::as_str) == Some(AUTHOR))
+                .count()
+        });
+    Ok(u32::try_from(rounds).unwrap_or(u32::MAX))
+}
+
 /// What the skill knows of a stage it ran (`novel chapter stage … --model … --input-tokens …`):
 /// unknown figures stay `None` (`null` in the log), never guessed.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -191,8 +214,14 @@ pub struct StageFigures {
     pub model: Option<String>,
     pub input_tokens: Option<u64>,
     pub output_tokens: Option<u64>,
+    /// The one total the Agent result gives (`subagent_tokens`), when input and output are not
+    /// known apart.
+    pub tokens: Option<u64>,
     pub duration_ms: Option<u64>,
     pub cost_usd: Option<f64>,
+    /// The author chose this round back (`--by-author`), with their words (`--note`).
+    pub by_author: bool,
+    pub note: Option<String>,
 }
 
 impl StageFigures {
@@ -207,6 +236,20 @@ impl StageFigures {
         line.insert("output_tokens".into(), Value::from(self.output_tokens));
         line.insert("duration_ms".into(), Value::from(self.duration_ms));
         line.insert("at".into(), Value::from(crate::time::now_iso()));
+        if let Some(t) = self.tokens {
+            line.insert(TOTAL_TOKENS.into(), Value::from(t));
+        }
+        if self.by_author {
+            line.insert(DECIDED_BY.into(), Value::from(AUTHOR));
+            if let Some(n) = self
+                .note
+                .as_deref()
+                .map(str::trim)
+                .filter(|n| !n.is_empty())
+            {
+                line.insert("note".into(), Value::from(n));
+            }
+        }
         if let Some(c) = self.cost_usd {
             line.insert("cost_usd".into(), Value::from(c));
         }
@@ -230,7 +273,12 @@ pub fn advance(
     let n = cp.inflight_chapter.ok_or(ChapterError::NothingInFlight)?;
     lock::heartbeat(project, token)?;
     let facts = staging_facts(project, n, Facts::Full);
-    pipeline::check_stage(&cp, n, to, &facts).map_err(ChapterError::Refused)?;
+    let choice = pipeline::RoundChoice {
+        by_author: figures.by_author,
+        author_rounds: author_rounds(project, n)?,
+        max_author_rounds: crate::settings::load(project)?.gate.max_author_revisions,
+    };
+    pipeline::check_stage(&cp, n, to, &facts, choice).map_err(ChapterError::Refused)?;
     let from = cp.pipeline_stage;
     let mut archive = crate::chapter::Archive::default();
     if matches!(to, PipelineStage::Revising | PipelineStage::Drafting) {
@@ -293,6 +341,8 @@ pub struct CommitFigures {
     pub chars: Option<u64>,
     /// The score the gate counted.
     pub gate_overall: Option<f64>,
+    /// That score as it is printed (`novel_core::gate::score_text`).
+    pub gate_overall_text: Option<String>,
     pub gate_decision: Option<novel_core::model::common::GateDecision>,
     pub revisions: u32,
     pub accepted_by_author: bool,
@@ -317,6 +367,9 @@ impl Committed {
             chars: extra(crate::status::LOG_CHARS).and_then(serde_json::Value::as_u64),
             gate_overall: extra(crate::status::LOG_GATE_OVERALL)
                 .and_then(serde_json::Value::as_f64),
+            gate_overall_text: extra(crate::status::LOG_GATE_OVERALL)
+                .and_then(serde_json::Value::as_f64)
+                .map(novel_core::gate::score_text),
             gate_decision: log.gate_decision,
             revisions: log.revisions,
             accepted_by_author: extra(crate::status::LOG_ACCEPTED_BY_AUTHOR)
@@ -439,6 +492,12 @@ pub fn gate(
     result
         .reasons
         .extend(unchecked(n, &vol, leak.is_some(), input.leak.is_some()));
+    result.moves = pipeline::gate_moves(
+        result.decision,
+        n,
+        author_rounds(project, n)?,
+        settings.gate.max_author_revisions,
+    );
     cp.gate = Some(novel_core::model::checkpoint::GateRecord {
         chapter: n,
         decision: result.decision,

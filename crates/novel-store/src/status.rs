@@ -117,6 +117,9 @@ pub struct PipelineSums {
     pub force_passed: usize,
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Every stage's tokens: its one total (`chapter stage --tokens`, what an Agent result
+    /// gives), else its input and output added.
+    pub tokens: u64,
     pub duration_ms: u64,
     pub cost_usd: f64,
     /// Chapters with at least one stage whose cost is unknown (the sum is a lower bound).
@@ -277,6 +280,11 @@ fn log_figures(
         for s in &log.stages {
             pipeline.input_tokens += s.input_tokens.unwrap_or(0);
             pipeline.output_tokens += s.output_tokens.unwrap_or(0);
+            pipeline.tokens += s
+                .extra
+                .get(crate::stage::TOTAL_TOKENS)
+                .and_then(Value::as_u64)
+                .unwrap_or(s.input_tokens.unwrap_or(0) + s.output_tokens.unwrap_or(0));
             pipeline.duration_ms += s.duration_ms.unwrap_or(0);
             match s.extra.get("cost_usd").and_then(Value::as_f64) {
                 Some(c) => pipeline.cost_usd += c,

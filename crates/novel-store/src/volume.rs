@@ -104,7 +104,7 @@ impl VolumeError {
             VolumeError::Lock(e) => e.hint(),
             VolumeError::State { command, .. } => match *command {
                 "volume open" => "先完成卷规划（novel next 会说明当前该做什么）".into(),
-                _ => "本卷最后一章提交后（VOL_REVIEW）再收卷；novel next 会说明当前该做什么".into(),
+                _ => "本卷计划的最后一章完成后再收卷（卷的末章见 novel status；没有章节在写）；novel next 会说明当前该做什么".into(),
             },
             VolumeError::WrongVolume { current, .. } => {
                 format!("开当前卷：novel volume open {current}")
@@ -322,6 +322,16 @@ fn propose(
 pub fn close(project: &Project, now: &str, stale: Duration) -> Result<Closed, VolumeError> {
     let mut held = hold(project, stale)?;
     let mut cp = checkpoint(project)?;
+    // The volume's last planned chapter is done, however it got there (committed, imported,
+    // applied by hand): WRITING with nothing in flight is the review's state too.
+    let end =
+        crate::next::volume_span(project, cp.current_volume, &mut Vec::new()).map(|s| s.range[1]);
+    if cp.orchestrator_state == OrchestratorState::Writing
+        && cp.inflight_chapter.is_none()
+        && end.is_some_and(|e| cp.last_completed_chapter >= e)
+    {
+        cp.orchestrator_state = OrchestratorState::VolReview;
+    }
     want_state(&cp, OrchestratorState::VolReview, "volume close")?;
     if let Some(chapter) = cp.inflight_chapter {
         return Err(VolumeError::ChapterInFlight { chapter });

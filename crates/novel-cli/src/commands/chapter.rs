@@ -216,8 +216,11 @@ fn stage(project: &Project, a: &ChapterStageArgs) -> Result<Report, CliError> {
         model: a.model.clone(),
         input_tokens: a.input_tokens,
         output_tokens: a.output_tokens,
+        tokens: a.tokens,
         duration_ms: a.duration_ms,
         cost_usd: a.cost_usd,
+        by_author: a.by_author,
+        note: a.note.clone(),
     };
     let moved = novel_store::stage::advance(project, to, &a.token, &figures)
         .map_err(|e| chapter_error(e, 0))?;
@@ -240,9 +243,9 @@ fn stage(project: &Project, a: &ChapterStageArgs) -> Result<Report, CliError> {
 fn gate_cmd(project: &Project, n: u32, token: &str) -> Result<Report, CliError> {
     let result = novel_store::stage::gate(project, n, token).map_err(|e| chapter_error(e, n))?;
     let mut human = format!(
-        "第 {n} 章门控：{}（总分 {:.2}{}）\n",
+        "第 {n} 章门控：{}（总分 {}{}）\n",
         result.decision.label(),
-        result.overall,
+        result.overall_text,
         if result.force_passed {
             "，强制通过 force_passed"
         } else {

@@ -6,6 +6,7 @@
 //! as due once its report exists.
 
 use clap::{Args, Subcommand};
+use novel_core::gate::score_text;
 use serde::Serialize;
 
 use novel_core::menu::ReviewKind;
@@ -152,7 +153,7 @@ fn quality_lines(q: &Quality) -> String {
         q.window[0],
         q.window[1],
         q.scored,
-        q.average.map_or("—".into(), |a| format!("{a:.2}")),
+        q.average.map_or("—".into(), score_text),
         q.trend
             .map_or(String::new(), |t| format!("，趋势{}", t.label())),
         q.revisions,
@@ -167,8 +168,10 @@ fn quality_lines(q: &Quality) -> String {
     );
     for b in &q.below_threshold {
         out.push_str(&format!(
-            "  第 {} 章 {:.2} 分（低于 {}）",
-            b.chapter, b.score, q.pass_threshold
+            "  第 {} 章 {} 分（低于 {}）",
+            b.chapter,
+            score_text(b.score),
+            score_text(q.pass_threshold)
         ));
         let why: Vec<String> = b
             .issues
@@ -188,10 +191,10 @@ fn quality_lines(q: &Quality) -> String {
         .filter(|d| q.recurring_low.contains(&d.id))
         .map(|d| {
             format!(
-                "{}（第 {} 章偏低，均分 {:.1}）",
+                "{}（第 {} 章偏低，均分 {}）",
                 d.label,
                 novel_core::plan::runs(&d.low_chapters),
-                d.average
+                score_text(d.average)
             )
         })
         .collect();

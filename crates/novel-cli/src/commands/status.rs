@@ -4,6 +4,7 @@
 //! [`novel_store::status::gather`]. Never fails on a broken project: it reports every problem
 //! and exits 1.
 
+use novel_core::gate::score_text;
 use novel_core::model::storyline::{StorylineStatus, VolumeRole};
 use novel_store::lock::{self, LockState};
 use novel_store::status::{Status, gather};
@@ -128,7 +129,7 @@ fn push_scores(out: &mut String, s: &Status) {
                 .recent
                 .iter()
                 .map(|c| {
-                    let mut t = format!("第{}章 {:.2}", c.chapter, c.score);
+                    let mut t = format!("第{}章 {}", c.chapter, score_text(c.score));
                     if c.force_passed {
                         t.push_str("（强制通过）");
                     } else if c.revisions > 0 {
@@ -138,7 +139,8 @@ fn push_scores(out: &mut String, s: &Status) {
                 })
                 .collect();
             out.push_str(&format!(
-                "评分：均分 {a:.2}（{} 章）；最近 {} 章：{}；趋势：{}\n",
+                "评分：均分 {}（{} 章）；最近 {} 章：{}；趋势：{}\n",
+                score_text(a),
                 s.scores.scored_chapters,
                 recent.len(),
                 recent.join("、"),
@@ -265,8 +267,9 @@ fn push_drift(out: &mut String, s: &Status) {
 fn push_cost(out: &mut String, s: &Status) {
     let p = &s.pipeline;
     out.push_str(&format!(
-        "费用：流水线日志 {} 章，输入 {} / 输出 {} tokens，耗时 {:.1} 分钟，费用 ${:.2}{}\n",
+        "费用：流水线日志 {} 章，共 {} tokens（分开记的输入 {} / 输出 {}），耗时 {:.1} 分钟，费用 ${:.2}{}\n",
         p.logs,
+        p.tokens,
         p.input_tokens,
         p.output_tokens,
         p.duration_ms as f64 / 60000.0,

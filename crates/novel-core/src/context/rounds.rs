@@ -96,8 +96,15 @@ fn score_line(inputs: &Inputs, gate: Option<&GateRecord>) -> String {
         .collect();
     let lowest = scores.iter().map(|(_, s)| *s).fold(f64::INFINITY, f64::min);
     let mut t = match gate {
-        Some(g) => format!("门控结论「{}」，总分 {:.2}", g.decision.label(), g.overall),
-        None if lowest.is_finite() => format!("评估总分 {lowest:.2}（按项目权重重算）"),
+        Some(g) => format!(
+            "门控结论「{}」，总分 {}",
+            g.decision.label(),
+            crate::gate::score_text(g.overall)
+        ),
+        None if lowest.is_finite() => format!(
+            "评估总分 {}（按项目权重重算）",
+            crate::gate::score_text(lowest)
+        ),
         None => "评估总分未知".to_string(),
     };
     if scores.len() > 1 {
@@ -105,7 +112,7 @@ fn score_line(inputs: &Inputs, gate: Option<&GateRecord>) -> String {
             "（关键章双裁判：{}，取较低分）",
             scores
                 .iter()
-                .map(|(j, s)| format!("{j} {s:.2}"))
+                .map(|(j, s)| format!("{j} {}", crate::gate::score_text(*s)))
                 .collect::<Vec<_>>()
                 .join("、")
         ));

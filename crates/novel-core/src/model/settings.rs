@@ -135,8 +135,12 @@ pub struct GateThresholds {
     /// ≥ pause → 暂停等作者决定；低于它强制重写。
     #[schemars(range(min = 1, max = 5))]
     pub pause: f64,
+    /// 自动修订的次数上限（重写也算一次）。
     #[schemars(range(max = 10))]
     pub max_revisions: u32,
+    /// 作者决定的修订或重写（门控暂停后、或作者不按门控的结论另选）的次数上限：到了就只能接受现稿或亲手改。
+    #[schemars(range(max = 20))]
+    pub max_author_revisions: u32,
     /// 修订用尽后，≥ 此分且无高置信违规则强制通过（force_passed）。
     #[schemars(range(min = 1, max = 5))]
     pub force_pass_min: f64,
@@ -154,6 +158,7 @@ impl Default for GateThresholds {
             revise: 3.0,
             pause: 2.0,
             max_revisions: 2,
+            max_author_revisions: 3,
             force_pass_min: 3.0,
             weights: DimensionWeights::default(),
             extra: Extra::new(),
