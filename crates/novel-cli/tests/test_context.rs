@@ -323,7 +323,12 @@ fn every_agent_packet_assembles_for_a_chapter_in_flight() {
             .body()
             .contains("你来晚了")
     );
-    assert!(r.section("style").unwrap().body().contains("全部替换"));
+    assert!(
+        r.section("style")
+            .unwrap()
+            .body()
+            .contains("下面列出的一律替换")
+    );
     let pa = packet(&root, Agent::PlotArchitect, None);
     assert!(
         pa.section("outline_format")

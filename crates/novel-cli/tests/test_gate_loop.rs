@@ -212,3 +212,35 @@ fn every_verdict_lists_moves_that_parse() {
         }
     }
 }
+
+/// StyleRefiner's change list is a file, kept with its round: archived when the round is sent
+/// back, moved to `logs/` with the chapter at commit.
+#[test]
+fn the_refiners_change_list_goes_with_its_round() {
+    let (_t, root) = writing_project();
+    let token = ok(&root, &["chapter", "begin", "1"])["data"]["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let changes = root.join("staging/logs/chapter-001-changes.md");
+    std::fs::write(&changes, "- 原：一灯如豆\n  改：一盏油灯\n  因：黑名单\n").unwrap();
+    // The refiner wrote it before the judge: part of what the gate approves.
+    let gate = judged_at(&root, &token, 3.2, 0);
+    assert_eq!(gate["decision"], "revise");
+    run_move(&root, move_of(&gate, "revise", "loop"), &token);
+    assert!(!changes.exists());
+    assert!(
+        root.join("logs/revisions/chapter-001/r1/chapter-001-changes.md")
+            .is_file()
+    );
+    std::fs::write(&changes, "- 原：推门而入\n  改：推开门\n  因：风格\n").unwrap();
+    let gate = judged_at(&root, &token, 4.2, 1);
+    run_move(&root, move_of(&gate, "commit", "loop"), &token);
+    assert_eq!(
+        std::fs::read_to_string(root.join("logs/chapter-001-changes.md")).unwrap(),
+        "- 原：推门而入\n  改：推开门\n  因：风格\n"
+    );
+    assert!(!changes.exists());
+    let out = novel(&root, &["--json", "validate"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+}

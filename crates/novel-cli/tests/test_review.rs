@@ -207,3 +207,50 @@ fn a_review_stays_due_after_the_next_chapters_until_a_report_covers_it() {
     assert_eq!(doc["data"]["report"], "logs/reviews/brief-chapter-012.json");
     assert_eq!(due(&root), ["consistency"]);
 }
+
+/// The judges' blacklist suggestions, stored in their evaluations, come back in the 5-chapter
+/// brief for the author to decide: each phrase once with every chapter that suggested it, and
+/// none that the list (or its whitelist) already holds.
+#[test]
+fn review_brief_gathers_the_judges_blacklist_suggestions() {
+    let (_t, root) = synth(10);
+    let with = |n: u32, phrases: &[&str]| {
+        let mut e = evaluation(n, 4.0, &[]);
+        e["blacklist_suggestions"] = json!(
+            phrases
+                .iter()
+                .map(|p| json!({"phrase": p, "category": "summaries", "evidence": format!("第{n}章：……{p}……")}))
+                .collect::<Vec<_>>()
+        );
+        write_json(
+            &root.join(format!("evaluations/chapter-{n:03}-eval.json")),
+            &e,
+        );
+    };
+    with(7, &["某种联系", "眼底闪过一丝"]);
+    with(9, &["某种联系"]);
+    with(8, &["一股莫名的力量"]);
+    let (exit, doc) = run_json(&root, &["review", "brief"]);
+    assert_eq!(exit, 0, "{doc}");
+    let s = &doc["data"]["quality"]["blacklist_suggestions"];
+    // 「眼底闪过一丝」 is on the seed list already.
+    assert_eq!(
+        s,
+        &json!([
+            {"phrase": "某种联系", "category": "summaries", "chapters": [7, 9], "evidence": "第7章：……某种联系……"},
+            {"phrase": "一股莫名的力量", "category": "summaries", "chapters": [8], "evidence": "第8章：……一股莫名的力量……"}
+        ]),
+        "{doc}"
+    );
+    let out = novel(&root, &["review", "brief"]);
+    assert!(
+        stdout(&out).contains("裁判建议加入黑名单"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        stdout(&out).contains("「某种联系」 summaries（第 7、9 章）"),
+        "{}",
+        stdout(&out)
+    );
+}

@@ -144,6 +144,17 @@ pub fn staging_log(n: u32) -> String {
     format!("staging/logs/{}-log.json", chapter_stem(n))
 }
 
+/// StyleRefiner's list of what it changed in chapter `n` (`staging/logs/chapter-NNN-changes.md`):
+/// written by the agent, kept with the chapter at commit ([`changes_file`]).
+pub fn staging_changes(n: u32) -> String {
+    format!("staging/logs/{}-changes.md", chapter_stem(n))
+}
+
+/// Where a committed chapter's refiner change list is kept (`logs/chapter-NNN-changes.md`).
+pub fn changes_file(n: u32) -> String {
+    format!("logs/{}-changes.md", chapter_stem(n))
+}
+
 /// `staging/storylines/<id>/memory.md` (the store checks `id` is a slug before using it as
 /// a path).
 pub fn staging_memory(id: &str) -> String {

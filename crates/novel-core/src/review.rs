@@ -84,6 +84,42 @@ pub struct Quality {
     pub recurring_low: Vec<&'static str>,
     pub revisions: u32,
     pub force_passed: Vec<u32>,
+    /// The judges' blacklist suggestions of the window, each phrase once (its first category
+    /// and evidence, every chapter that suggested it); the store drops those already listed.
+    pub blacklist_suggestions: Vec<SuggestedPhrase>,
+}
+
+/// A phrase the judges suggested for the AI blacklist, over the chapters of a review.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SuggestedPhrase {
+    pub phrase: String,
+    pub category: Option<String>,
+    pub chapters: Vec<u32>,
+    pub evidence: String,
+}
+
+/// The judges' suggestions of `evaluations`, each phrase (trimmed) once, in chapter order.
+fn suggestions(evaluations: &BTreeMap<u32, Evaluation>) -> Vec<SuggestedPhrase> {
+    let mut out: Vec<SuggestedPhrase> = Vec::new();
+    for (n, e) in evaluations {
+        for s in &e.blacklist_suggestions {
+            let phrase = s.phrase.trim();
+            if phrase.chars().count() < 2 {
+                continue;
+            }
+            match out.iter_mut().find(|p| p.phrase == phrase) {
+                Some(p) if !p.chapters.contains(n) => p.chapters.push(*n),
+                Some(_) => {}
+                None => out.push(SuggestedPhrase {
+                    phrase: phrase.to_string(),
+                    category: s.category.clone(),
+                    chapters: vec![*n],
+                    evidence: s.evidence.trim().to_string(),
+                }),
+            }
+        }
+    }
+    out
 }
 
 /// The quality figures of `chapters` (in order), with their primary evaluations.
@@ -114,6 +150,7 @@ pub fn quality(
         dimensions,
         recurring_low,
         revisions: chapters.iter().map(|c| c.revisions).sum(),
+        blacklist_suggestions: suggestions(evaluations),
         force_passed: chapters
             .iter()
             .filter(|c| c.force_passed)

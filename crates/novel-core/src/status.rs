@@ -195,8 +195,10 @@ mod tests {
     fn headline_has_the_prd_shape_and_its_fallbacks() {
         assert_eq!(
             headline(Some(2), 51, Some(50), 152_000, Some(3.72), 3),
-            "第2卷 第51/50章（超出） 总15.2万字 均分3.7 未回收伏笔3个"
+            "第2卷 第51/50章（超出） 总15.2万字 均分3.72 未回收伏笔3个"
         );
+        // Cut, never rounded across a pass line of 4.0.
+        assert!(headline(Some(1), 3, Some(30), 723, Some(3.9666), 2).contains("均分3.96 "));
         assert_eq!(
             headline(Some(1), 3, Some(50), 3_120, None, 0),
             "第1卷 第3/50章 总3120字 均分— 未回收伏笔0个"

@@ -622,7 +622,7 @@ fn revision_carries_both_judges_and_the_score_the_gate_used() {
     let i = in_flight("revising", 1, "pause", 0);
     let p = context::assemble(Agent::ChapterWriter, &i).unwrap();
     let r = p.section("revision").unwrap().body();
-    assert!(r.starts_with("门控结论「暂停，等作者决定 pause」，总分 2.60（关键章双裁判：主裁判 3.00、第二裁判 2.60，取较低分）。"), "{r}");
+    assert!(r.starts_with("门控结论「暂停，等作者决定 pause」，总分 2.6（关键章双裁判：主裁判 3.0、第二裁判 2.6，取较低分）。"), "{r}");
     assert!(
         r.contains("- 〔第 3 段〕寒山的台词改回反问（主裁判）"),
         "{r}"
@@ -659,7 +659,7 @@ fn rewrite_says_why_and_where_the_old_draft_is_without_its_text() {
     let r = p.section("rewrite").unwrap().body();
     assert!(
         r.starts_with(
-            "这是重写：上一稿被门控退回（本章第 1 次退回）。门控结论「强制重写 rewrite」，总分 2.60"
+            "这是重写：上一稿被门控退回（本章第 1 次退回）。门控结论「强制重写 rewrite」，总分 2.6"
         ),
         "{r}"
     );

@@ -246,6 +246,8 @@ pub fn plan_archive(
         (layout::staging_chapter(n), keep_text),
         (layout::staging_summary(n), false),
         (layout::staging_delta(n), false),
+        // StyleRefiner's change list describes the round sent back.
+        (layout::staging_changes(n), false),
     ];
     for (rel, _) in staged_evaluation_names(project, n) {
         files.push((rel, false));
@@ -1113,6 +1115,11 @@ pub fn staged_for_commit(project: &Project, n: u32) -> Result<Vec<Staged>, Store
     };
     take(layout::staging_chapter(n), layout::chapter_file(n))?;
     take(layout::staging_summary(n), layout::summary_file(n))?;
+    // StyleRefiner's change list, when it wrote one, is kept with the chapter.
+    let changes = layout::staging_changes(n);
+    if fs::symlink_metadata(project.path(&changes)).is_ok() {
+        take(changes, layout::changes_file(n))?;
+    }
     for (rel, _) in staged_evaluations(project, n)? {
         let name = rel.rsplit_once('/').map_or(rel.as_str(), |(_, name)| name);
         take(rel.clone(), format!("evaluations/{name}"))?;

@@ -88,10 +88,15 @@ pub fn quality(project: &Project, range: [u32; 2], count: &dyn Fn(&str) -> usize
             }
         })
         .collect();
-    QualityPart {
-        quality: review::quality(range, scores, &evaluations, &settings.gate),
-        problems,
+    let mut quality = review::quality(range, scores, &evaluations, &settings.gate);
+    // A suggestion already on the list (or whitelisted) is nothing to decide.
+    if let Ok((list, _)) = crate::select::load_blacklist(Some(project)) {
+        quality.blacklist_suggestions.retain(|s| {
+            !list.entries.iter().any(|e| e.phrase.trim() == s.phrase)
+                && !list.whitelist.iter().any(|w| w.trim() == s.phrase)
+        });
     }
+    QualityPart { quality, problems }
 }
 
 /// 伏笔盘点 at the last completed chapter.

@@ -201,6 +201,24 @@ fn quality_lines(q: &Quality) -> String {
     if !recurring.is_empty() {
         out.push_str(&format!("  反复偏低的维度：{}\n", recurring.join("、")));
     }
+    if !q.blacklist_suggestions.is_empty() {
+        out.push_str("  裁判建议加入黑名单（作者决定；加入用 novel blacklist add 短语 --category 类别 --source judge --evidence 原文）：\n");
+        for s in &q.blacklist_suggestions {
+            out.push_str(&format!(
+                "    「{}」{}（第 {} 章）{}\n",
+                s.phrase,
+                s.category
+                    .as_deref()
+                    .map_or(String::new(), |c| format!(" {c}")),
+                novel_core::plan::runs(&s.chapters),
+                if s.evidence.is_empty() {
+                    String::new()
+                } else {
+                    format!("：{}", s.evidence)
+                }
+            ));
+        }
+    }
     out
 }
 

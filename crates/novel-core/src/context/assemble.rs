@@ -1930,7 +1930,10 @@ impl Assembler<'_> {
             (BLACKLIST_TOP.min(entries.len()), 5)
         };
         let head = if refiner {
-            format!("【AI 用语黑名单（共 {} 条，全部替换）】", entries.len())
+            format!(
+                "【AI 用语黑名单：下面列出的一律替换（项目共 {} 条，按常见程度排序，篇幅不够时只列前面的；没列出的由 novel lint 查出命中后同样替换）】",
+                entries.len()
+            )
         } else {
             format!("【禁用的 AI 高频用语（前 {top} 条）】")
         };

@@ -41,6 +41,9 @@ pub struct Evaluation {
     pub issues: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub strengths: Vec<String>,
+    /// 黑名单里没有、本章反复出现的 AI 套话：裁判的建议（不改黑名单，作者在质量简报里决定）。
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blacklist_suggestions: Vec<BlacklistSuggestion>,
     /// primary / secondary（关键章双裁判的第二份）。
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge: Option<String>,
@@ -163,6 +166,22 @@ pub struct Violation {
     pub description: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence: Option<String>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// A phrase the judge suggests for the AI blacklist.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct BlacklistSuggestion {
+    /// 短语。
+    #[schemars(length(min = 2))]
+    pub phrase: String,
+    /// 黑名单类别 slug（如 body_language）。
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    /// 本章原文。
+    #[serde(default)]
+    pub evidence: String,
     #[serde(flatten)]
     pub extra: Extra,
 }
