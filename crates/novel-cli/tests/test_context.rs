@@ -136,6 +136,27 @@ fn chapter_writer_packet_stays_in_budget_and_flat_from_30_to_500_chapters() {
     );
 }
 
+/// Cost per chapter stays flat (issue 27): each agent a chapter dispatches gets a packet at
+/// chapter 300 no more than 10 % larger than at chapter 3 of the same book.
+#[test]
+fn every_chapter_agents_packet_is_flat_from_chapter_3_to_300() {
+    let (_t, root) = synth(300);
+    for agent in [
+        Agent::ChapterWriter,
+        Agent::Summarizer,
+        Agent::StyleRefiner,
+        Agent::QualityJudge,
+    ] {
+        let early = packet(&root, agent, Some(3)).tokens();
+        let late = packet(&root, agent, Some(300)).tokens();
+        assert!(
+            f64::from(late) <= f64::from(early) * 1.10,
+            "{agent:?}: {early} tokens at chapter 3, {late} at chapter 300"
+        );
+        eprintln!("{agent:?}: chapter 3 {early} tokens, chapter 300 {late}");
+    }
+}
+
 #[test]
 fn a_non_convergence_chapter_of_one_line_carries_no_memory_of_another() {
     let (_t, root) = synth(30);
