@@ -64,6 +64,14 @@ input post-eval PostToolUse Write "$BOOK/staging/evaluations/chapter-501-eval.js
 input post-character PostToolUse Edit "$BOOK/characters/active/$character"
 input post-chapter PostToolUse Write "$BOOK/staging/chapters/chapter-501.md"
 
+# A Bash call (the guard reads its command line): the binary's own call, and a redirect into the state.
+bash_input() {
+  printf '{"session_id":"bench","transcript_path":"/tmp/t.jsonl","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"%s","description":"x"}}\n' \
+    "$BOOK" "$2" >"$WORK/$1.json"
+}
+bash_input pre-bash-novel 'novel --project \"$BOOK\" chapter stage drafted --token abc --tokens 1200 --json'
+bash_input pre-bash-owned 'echo x > state/current-state.json'
+
 # case NAME SUBCOMMAND EXPECT(deny|block|silent) LABEL
 REPORT="$WORK/report.md"
 : >"$REPORT"
@@ -86,6 +94,8 @@ bench() {
 bench pre-owned pre-tool-use deny "pre: state/current-state.json (deny)"
 bench pre-staging pre-tool-use silent "pre: staging chapter (allow)"
 bench pre-outside pre-tool-use silent "pre: outside any project"
+bench pre-bash-novel pre-tool-use silent "pre: Bash, a novel command (allow)"
+bench pre-bash-owned pre-tool-use deny "pre: Bash, > state/current-state.json (deny)"
 bench post-delta post-tool-use silent "post: valid delta (schema + ops check)"
 bench post-bad-delta post-tool-use block "post: delta with a rejected op (block)"
 bench post-eval post-tool-use silent "post: valid evaluation"

@@ -753,10 +753,7 @@ fn apply_writes(project: &Project, journal: &Journal, steps: &mut Steps) -> Resu
     // Many files (an import): the same temp + fsync + rename for each, the fsyncs run side by
     // side (one by one, a thousand chapters take seconds).
     crate::io::write_atomic_batch(&pending, &mut |_| steps.done())?;
-    for dir in &touched {
-        sync_dir(dir)?;
-    }
-    Ok(())
+    crate::io::sync_dirs(&touched)
 }
 
 /// The journal's changelog line, appended (at the recorded length, when the journal has one:
@@ -809,10 +806,8 @@ fn apply_removals(project: &Project, journal: &Journal) -> Result<(), StoreError
     }
     dirs.sort();
     dirs.dedup();
-    for dir in dirs.iter().filter(|d| d.is_dir()) {
-        sync_dir(dir)?;
-    }
-    Ok(())
+    dirs.retain(|d| d.is_dir());
+    crate::io::sync_dirs(&dirs)
 }
 
 /// Appends `line` to a JSONL file unless it is already its last line (atomic rewrite): how a
