@@ -12,7 +12,7 @@ use crate::test_chapter::{NOW, copy_dir, diff_trees, fail, ok, ready_to_commit, 
 
 const JOURNAL: &str = ".novel-commit-journal.json";
 
-fn run_env(root: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+pub(crate) fn run_env(root: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut c = Command::new(bin());
     c.args(args)
         .current_dir(root)

@@ -22,16 +22,8 @@ use crate::test_race::race_book;
 type Tree = BTreeMap<String, Option<Vec<u8>>>;
 
 fn run_in(root: &Path, args: &[String], env: &[(&str, &str)]) -> Output {
-    let mut c = Command::new(bin());
-    c.args(args)
-        .current_dir(root)
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .env("NOVEL_NOW", NOW);
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c.output().unwrap()
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    crate::test_integrity::run_env(root, &args, env)
 }
 
 /// The project's files, the lock directory left out when `with_lock` is false.

@@ -417,7 +417,7 @@ fn race(
     );
     // Errors only where a refused writer's work is expected to be redone: the chapter in flight
     // (its staged delta may be based on a state another writer moved on).
-    let out = novel_now(&root, &["--json", "validate"]);
+    let out = crate::test_chapter::run(&root, &["--json", "validate"]);
     let findings = json(&out)["data"]["findings"].clone();
     for f in findings.as_array().into_iter().flatten() {
         let file = f["file"].as_str().unwrap_or("");
@@ -428,7 +428,7 @@ fn race(
         // Nothing the program wrote itself (archives, reports, backups) is unknown to it.
         assert_ne!(f["code"], "E_UNKNOWN_FILE", "{tag}: validate: {f}");
     }
-    let out = novel_now(&root, &["--json", "state", "rebuild"]);
+    let out = crate::test_chapter::run(&root, &["--json", "state", "rebuild"]);
     assert_eq!(
         code(&out),
         0,
@@ -440,23 +440,12 @@ fn race(
     succeeded
 }
 
-fn novel_now(root: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(bin())
-        .args(args)
-        .current_dir(root)
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .env("NOVEL_NOW", NOW)
-        .output()
-        .unwrap()
-}
-
 /// The memory files are exactly what `memory rebuild` makes from the changelog: no chapter's
 /// actions lost, none twice.
 fn memories_rebuild_the_same(root: &Path, context: &str) {
     let copy = root.with_extension("rebuilt");
     copy_dir(root, &copy);
-    let out = novel_now(&copy, &["--json", "memory", "rebuild"]);
+    let out = crate::test_chapter::run(&copy, &["--json", "memory", "rebuild"]);
     assert_eq!(code(&out), 0, "{context}: {}", stdout(&out));
     let dir = "memory/characters";
     for e in std::fs::read_dir(copy.join(dir)).unwrap() {
@@ -587,16 +576,8 @@ fn eight_writers_of_different_things_all_land() {
 fn paused(root: &Path, args: &[&str], point: &str) -> (Child, PathBuf) {
     let gate = root.with_extension(format!("pause-{point}"));
     std::fs::write(&gate, "").unwrap();
-    let child = Command::new(bin())
-        .arg("--json")
-        .args(args)
-        .current_dir(root)
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .env("NOVEL_NOW", NOW)
+    let child = writer_command(root, args)
         .env("NOVEL_PAUSE", format!("{point}:{}", gate.display()))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let marker = PathBuf::from(format!("{}.paused", gate.display()));
@@ -612,17 +593,21 @@ fn paused(root: &Path, args: &[&str], point: &str) -> (Child, PathBuf) {
 }
 
 fn started(root: &Path, args: &[&str]) -> Child {
-    Command::new(bin())
-        .arg("--json")
+    writer_command(root, args).spawn().unwrap()
+}
+
+/// `novel --json ARGS` in `root` with the fixed clock, output captured.
+fn writer_command(root: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(bin());
+    c.arg("--json")
         .args(args)
         .current_dir(root)
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
         .env("NOVEL_NOW", NOW)
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+        .stderr(Stdio::piped());
+    c
 }
 
 /// The second writer is still waiting after a while (it cannot get past the first one's

@@ -438,20 +438,7 @@ pub fn save(
     cp.pending_actions.push(action);
     // The record and the pending action together (a crash between them would leave a
     // candidate nobody is asked about).
-    let writes = vec![
-        JournalWrite {
-            path: file.clone(),
-            content: to_json_text(&record),
-        },
-        JournalWrite {
-            path: layout::CHECKPOINT.to_string(),
-            content: crate::io::rewrite_text(&project.path(layout::CHECKPOINT), &cp),
-        },
-    ];
-    chapter::commit(
-        project,
-        Journal::files(n, String::new(), writes, JournalKind::Revision),
-    )?;
+    write_with_checkpoint(project, &record, &cp)?;
     Ok(Saved {
         chapter: n,
         file,
@@ -741,19 +728,26 @@ pub fn reject(project: &Project, n: u32, stale_after: Duration) -> Result<Revisi
     let rec = decided(pending(project, n)?, RevisionStatus::Rejected);
     let mut cp = load_checkpoint(project)?;
     cp.pending_actions.retain(|a| a.id != pending_id(n));
+    write_with_checkpoint(project, &rec, &cp)?;
+    Ok(rec)
+}
+
+/// The revision record of its chapter and the checkpoint, all or nothing (through the journal).
+fn write_with_checkpoint(
+    project: &Project,
+    rec: &Revision,
+    cp: &Checkpoint,
+) -> Result<(), StoreError> {
     let writes = vec![
         JournalWrite {
-            path: layout::revision_file(n),
-            content: to_json_text(&rec),
+            path: layout::revision_file(rec.chapter),
+            content: to_json_text(rec),
         },
         JournalWrite {
             path: layout::CHECKPOINT.to_string(),
-            content: crate::io::rewrite_text(&project.path(layout::CHECKPOINT), &cp),
+            content: crate::io::rewrite_text(&project.path(layout::CHECKPOINT), cp),
         },
     ];
-    chapter::commit(
-        project,
-        Journal::files(n, String::new(), writes, JournalKind::Revision),
-    )?;
-    Ok(rec)
+    let journal = Journal::files(rec.chapter, String::new(), writes, JournalKind::Revision);
+    chapter::commit(project, journal).map(drop)
 }
