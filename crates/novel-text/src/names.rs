@@ -457,9 +457,40 @@ fn lookalike_groups() -> &'static HashMap<char, Vec<u16>> {
     })
 }
 
-fn name_chars() -> &'static HashSet<char> {
-    static SET: OnceLock<HashSet<char>> = OnceLock::new();
-    SET.get_or_init(|| NAME_CHARS.chars().collect())
+/// A set of characters of the CJK Unified Ideographs block as a bitmap: the tables here are
+/// asked once per character of a chapter, and a bit test costs less than hashing.
+pub(crate) struct HanSet {
+    bits: Vec<u64>,
+}
+
+impl HanSet {
+    const FIRST: u32 = 0x4E00;
+    const LAST: u32 = 0x9FFF;
+
+    fn of(chars: &str) -> HanSet {
+        let mut bits = vec![0u64; ((Self::LAST - Self::FIRST) / 64 + 1) as usize];
+        for c in chars.chars() {
+            let u = c as u32;
+            if (Self::FIRST..=Self::LAST).contains(&u) {
+                let k = (u - Self::FIRST) as usize;
+                bits[k / 64] |= 1 << (k % 64);
+            }
+        }
+        HanSet { bits }
+    }
+
+    pub(crate) fn contains(&self, c: &char) -> bool {
+        let u = *c as u32;
+        (Self::FIRST..=Self::LAST).contains(&u) && {
+            let k = (u - Self::FIRST) as usize;
+            self.bits[k / 64] & (1 << (k % 64)) != 0
+        }
+    }
+}
+
+fn name_chars() -> &'static HanSet {
+    static SET: OnceLock<HanSet> = OnceLock::new();
+    SET.get_or_init(|| HanSet::of(NAME_CHARS))
 }
 
 /// Why two characters are confusable, if they are: 同音 (a shared tone-less reading) or 形近.
@@ -955,12 +986,150 @@ pub fn world_terms(markdown: &str) -> Vec<String> {
     out
 }
 
+/// Titles and kinship terms that make a surname a person: 王夫人, 林教头, 贾母, 宋太公.
+const PERSON_TITLES: &[&str] = &[
+    "老太太",
+    "老太君",
+    "老爷",
+    "太太",
+    "奶奶",
+    "夫人",
+    "太君",
+    "大官人",
+    "官人",
+    "员外",
+    "太公",
+    "教头",
+    "提辖",
+    "都头",
+    "大人",
+    "将军",
+    "先生",
+    "姑娘",
+    "小姐",
+    "公子",
+    "娘子",
+    "大娘",
+    "大嫂",
+    "大哥",
+    "大姐",
+    "二哥",
+    "二姐",
+    "妈妈",
+    "婆子",
+    "姨娘",
+    "嫂子",
+    "师傅",
+    "师父",
+    "掌柜",
+    "老板",
+    "先锋",
+    "太尉",
+    "知府",
+    "县令",
+    "丞相",
+    "母",
+    "婆",
+    "嫂",
+    "妈",
+    "氏",
+];
+
+/// After a name at the head of a clause: what a subject does next (a verb, an adverb, a
+/// preposition, punctuation). Wider than [`FOLLOWERS`] because it only ever makes an opening
+/// read as a name, which softens a repetition finding and never creates one.
+const CLAUSE_FOLLOWERS: &str = "一没说道问答笑看望点摇叹喊叫走站坐抬低转皱冷沉轻猛忽突把被在从向对和与也都就又还却才已正便并的是刚终这那心眼手脸身自听见拿取喝吃只早将去来到上下出入回进起跑立睡哭想忙急连遂乃亦再先不要得等";
+
+/// The length of a person's name at `i` as the head of a clause reads it: a surname with a
+/// title (王夫人, 林教头) or with one or two given-name characters followed by what a subject
+/// does next (武松看了, 宋江便道, 林枫推开). No segmenter: the sentence-opening rule of
+/// [`crate::repetition`] calls it for every sentence, and a miss only leaves the plain
+/// two-character opening.
+pub fn person_name_at(chars: &[char], i: usize) -> Option<usize> {
+    let slen = surname_at(chars, i)?;
+    let g0 = i + slen;
+    let first = *chars.get(g0)?;
+    if title_starts().contains(&first)
+        && let Some(t) = PERSON_TITLES.iter().find(|t| starts_with_at(chars, g0, t))
+    {
+        return Some(slen + t.chars().count());
+    }
+    let names = name_chars();
+    let followers = clause_followers();
+    let follows = |e: usize| e >= chars.len() || !is_han(chars[e]) || followers.contains(&chars[e]);
+    for g in [2, 1] {
+        let e = g0 + g;
+        if e > chars.len() || !chars[g0..e].iter().all(|c| is_han(*c)) {
+            continue;
+        }
+        // Two given characters must both be name characters; one may also be any character
+        // that is not what follows a subject (逵, 逊 are in no list of name characters; 进 is
+        // a verb, but also the name of 史进).
+        let given_ok = if g == 2 {
+            chars[g0..e].iter().all(|c| names.contains(c))
+        } else {
+            names.contains(&first) || !followers.contains(&first)
+        };
+        if !given_ok || !follows(e) {
+            continue;
+        }
+        if not_names().contains(&chars[i..e]) {
+            return None;
+        }
+        return Some(e - i);
+    }
+    None
+}
+
+/// First characters of [`PERSON_TITLES`].
+fn title_starts() -> &'static HanSet {
+    static SET: OnceLock<HanSet> = OnceLock::new();
+    SET.get_or_init(|| {
+        HanSet::of(
+            &PERSON_TITLES
+                .iter()
+                .filter_map(|t| t.chars().next())
+                .collect::<String>(),
+        )
+    })
+}
+
+fn clause_followers() -> &'static HanSet {
+    static SET: OnceLock<HanSet> = OnceLock::new();
+    SET.get_or_init(|| HanSet::of(CLAUSE_FOLLOWERS))
+}
+
+/// [`NOT_NAMES`] as character sequences, for lookups without allocating.
+fn not_names() -> &'static HashSet<Vec<char>> {
+    static SET: OnceLock<HashSet<Vec<char>>> = OnceLock::new();
+    SET.get_or_init(|| NOT_NAMES.iter().map(|w| w.chars().collect()).collect())
+}
+
+fn surnames() -> &'static HanSet {
+    static SET: OnceLock<HanSet> = OnceLock::new();
+    SET.get_or_init(|| HanSet::of(SURNAMES))
+}
+
+/// First characters of [`DOUBLE_SURNAMES`].
+fn double_surname_starts() -> &'static HanSet {
+    static SET: OnceLock<HanSet> = OnceLock::new();
+    SET.get_or_init(|| {
+        HanSet::of(
+            &DOUBLE_SURNAMES
+                .iter()
+                .filter_map(|t| t.chars().next())
+                .collect::<String>(),
+        )
+    })
+}
+
 fn surname_len(name: &[char]) -> Option<usize> {
     surname_at(name, 0)
 }
 
 fn surname_at(chars: &[char], i: usize) -> Option<usize> {
     if i + 1 < chars.len()
+        && double_surname_starts().contains(&chars[i])
         && DOUBLE_SURNAMES.iter().any(|d| {
             let mut it = d.chars();
             it.next() == Some(chars[i]) && it.next() == Some(chars[i + 1])
@@ -968,7 +1137,7 @@ fn surname_at(chars: &[char], i: usize) -> Option<usize> {
     {
         return Some(2);
     }
-    (i < chars.len() && SURNAMES.contains(chars[i])).then_some(1)
+    (i < chars.len() && surnames().contains(&chars[i])).then_some(1)
 }
 
 /// Registered names of a project: every character's display name and aliases, and the POV
