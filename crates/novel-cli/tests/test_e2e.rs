@@ -748,6 +748,9 @@ struct TokenRow {
     requests: usize,
     input: usize,
     largest: usize,
+    /// What every request of the sender carries before any message: its system prompt and its
+    /// tools' schemas (of its largest request).
+    fixed: usize,
     output: usize,
 }
 
@@ -758,7 +761,9 @@ struct TokenRow {
 /// `input` is what an uncached run would send. The scripted agents write a few sentences where
 /// real ones write 3,000 characters, so outputs are far below a real run's; the inputs carry
 /// the real system prompts, tool schemas, skill and agent bodies and the binary's packets (of a
-/// small fixture book).
+/// small fixture book). `largest` is the biggest single request (the context a dispatch reached;
+/// the PRD's figures are per call), `sys+tools` the part of it that is the system prompt and the
+/// tool schemas.
 pub(crate) fn token_table(title: &str, runs: &[&Run]) -> String {
     use crate::test_md_commands::markdown_token_estimate as estimate;
     let mut rows: Vec<(String, TokenRow)> = Vec::new();
@@ -792,21 +797,30 @@ pub(crate) fn token_table(title: &str, runs: &[&Run]) -> String {
             row.dispatches += usize::from(fresh);
             row.requests += 1;
             row.input += input;
-            row.largest = row.largest.max(input);
+            if input > row.largest {
+                row.largest = input;
+                row.fixed = estimate(&system_text(body)) + estimate(&body["tools"].to_string());
+            }
             row.output += output;
         }
     }
+    // The main conversation, the agents in pipeline order, any other agent, the client.
     let order = |w: &str| match w {
         "main" => 0,
-        "client" => 9,
-        _ => 1 + AGENTS.iter().position(|a| *a == w).unwrap_or(0),
+        "client" => 99,
+        _ => PRD_BUDGET
+            .iter()
+            .position(|(a, _, _)| *a == w)
+            .map_or(10 + AGENTS.iter().position(|a| *a == w).unwrap_or(0), |i| {
+                1 + i
+            }),
     };
     rows.sort_by_key(|(w, _)| order(w));
     let n = |v: usize| {
         let digits = v.to_string();
         let mut out = String::new();
         for (i, c) in digits.chars().enumerate() {
-            if i > 0 && (digits.len() - i) % 3 == 0 {
+            if i > 0 && (digits.len() - i).is_multiple_of(3) {
                 out.push(',');
             }
             out.push(c);
@@ -815,8 +829,17 @@ pub(crate) fn token_table(title: &str, runs: &[&Run]) -> String {
     };
     let mut out = format!(
         "e2e tokens, {title} (estimate: CJK chars x 0.7 + other chars / 4; every request counted \
-         in full, no prompt cache)\n{:<16}{:>6}{:>6}{:>11}{:>11}{:>9}{:>9}{:>9}   {}\n",
-        "who", "disp", "reqs", "input", "in/disp", "largest", "output", "out/disp", "PRD in/out"
+         in full, no prompt cache)\n{:<16}{:>6}{:>6}{:>11}{:>11}{:>9}{:>10}{:>9}{:>9}   {}\n",
+        "who",
+        "disp",
+        "reqs",
+        "input",
+        "in/disp",
+        "largest",
+        "sys+tools",
+        "output",
+        "out/disp",
+        "PRD in/out per call"
     );
     let (mut agents_in, mut agents_out) = (0, 0);
     for (who, r) in &rows {
@@ -830,21 +853,16 @@ pub(crate) fn token_table(title: &str, runs: &[&Run]) -> String {
             agents_in += r.input;
             agents_out += r.output;
         }
-        let per = |v: usize| {
-            if r.dispatches == 0 {
-                "-".to_string()
-            } else {
-                n(v / r.dispatches)
-            }
-        };
+        let per = |v: usize| v.checked_div(r.dispatches).map_or("-".to_string(), n);
         out.push_str(&format!(
-            "{:<16}{:>6}{:>6}{:>11}{:>11}{:>9}{:>9}{:>9}   {}\n",
+            "{:<16}{:>6}{:>6}{:>11}{:>11}{:>9}{:>10}{:>9}{:>9}   {}\n",
             who,
             r.dispatches,
             r.requests,
             n(r.input),
             per(r.input),
             n(r.largest),
+            n(r.fixed),
             n(r.output),
             per(r.output),
             budget
@@ -854,10 +872,11 @@ pub(crate) fn token_table(title: &str, runs: &[&Run]) -> String {
         .iter()
         .fold((0, 0), |(i, o), (_, a, b)| (i + a, o + b));
     out.push_str(&format!(
-        "{:<16}{:>12}{:>11}{:>11}{:>9}{:>9}{:>9}   {} / {}\n",
+        "{:<16}{:>12}{:>11}{:>11}{:>9}{:>10}{:>9}{:>9}   {} / {}\n",
         "4 agents",
         "",
         n(agents_in),
+        "",
         "",
         "",
         n(agents_out),

@@ -1153,7 +1153,7 @@ fn the_author_revises_three_times_and_a_fourth_is_refused() {
         assert_eq!(g[0]["decision"], "pause", "{}", g[0]);
         history = format!("{history}→修订→{}", g[0]["overall_text"].as_str().unwrap());
         let asked = run.result()["result"].as_str().unwrap().to_string();
-        assert!(asked.starts_with(&format!("第2章 ")), "{asked}");
+        assert!(asked.starts_with("第2章 "), "{asked}");
         assert!(
             asked.contains(&format!("字 {history} ⏸️暂停，等你决定")),
             "{asked}\n{}",
@@ -1264,6 +1264,297 @@ fn the_author_revises_three_times_and_a_fourth_is_refused() {
         token_table(
             "chapter 2: 2.5 pause, the author revises x3 (2.5 each), a 4th refused, accepted",
             &all
+        )
+    );
+}
+
+/// The session dies half-way: the client is killed (SIGKILL, by PID) while the model is
+/// thinking after the Summarizer's files are written. A new `/novel:continue` follows resume.md:
+/// `next` says recover, `chapter recover` clears the dead session's lock and says where to go on
+/// (`mark_drafted`), `chapter begin` gives a new token, and the chapter is finished without
+/// redoing the writer or the Summarizer. Fails on a binary that keeps a dead session's lock,
+/// sends the chapter back to an earlier step than the staged files allow, or refuses `begin` on
+/// the chapter in flight; on Markdown whose resume path loses a command.
+#[test]
+fn a_killed_session_is_resumed_by_the_next_continue() {
+    let Some(mut e2e) = E2e::new("/novel:continue: killed mid-chapter, resumed") else {
+        return;
+    };
+    let (_t, dir) = chapter_two_project();
+    let mut b = Book::new(&dir);
+    b.opening();
+    let d = b.dispatch("summarizer", "摘要", None, false);
+    b.main("r0-dispatch-summarizer", vec![d]);
+    b.summarizer("r0", false);
+    // The model is still thinking when the client dies.
+    b.turns
+        .push(json!({"name": "r0-thinking", "when": main_when(), "hold": true, "reply": []}));
+    let script = b.script();
+    let killed = e2e.run_with(
+        &dir,
+        "/novel:continue 1",
+        &script,
+        &RunOpts {
+            kill_at: Some("r0-thinking"),
+            ..RunOpts::default()
+        },
+    );
+    let old = token_of(&killed, &b);
+    for rel in [
+        "staging/chapters/chapter-002.md",
+        "staging/summaries/chapter-002-summary.md",
+        "staging/state/chapter-002-delta.json",
+        "staging/storylines/main_arc/memory.md",
+    ] {
+        assert!(dir.join(rel).is_file(), "{rel}\n{}", killed.report());
+    }
+    assert!(
+        !killed.events.iter().any(|e| e["type"] == "result"),
+        "the client was not killed: it finished\n{}",
+        killed.report()
+    );
+
+    // A new session.
+    says(
+        CONTINUE,
+        "`ask_author` `retake_lock` `recover` | 有一章写到一半或上次被打断：读 `resume.md` 接上",
+    );
+    says(
+        RESUME,
+        "| `mark_drafted` | 初稿与摘要都在。先 `ops validate`",
+    );
+    let next = b.skill(r#"novel next --json"#);
+    let recover = b.cmd(
+        RESUME,
+        r#"novel --project "<DIR>" chapter recover --json"#,
+        &[],
+    );
+    let begin = b.cmd(
+        RESUME,
+        r#"novel --project "<DIR>" chapter begin <N> --json"#,
+        &[],
+    );
+    let validate = b.skill(r#"novel --project "<DIR>" ops validate <FILE> --json"#);
+    let drafted = b.stage(CONTINUE, "drafted");
+    let commit = b.skill(r#"novel --project "<DIR>" chapter commit <N> --token <TOKEN> --json"#);
+    let next_after = b.skill(r#"novel --project "<DIR>" next --json"#);
+    b.main("next", vec![bash(&next.run)]);
+    b.main("read-resume", vec![read_ref(RESUME)]);
+    b.main("recover", vec![bash(&recover.run)]);
+    b.main("begin", vec![bash(&begin.run)]);
+    b.capture_next(json!({"token": "\"token\":\"([0-9a-f]+)\""}));
+    b.main("validate", vec![bash(&validate.run)]);
+    b.main("drafted", vec![bash(&drafted.run)]);
+    b.steps_5_to_9("r0", ("屋里一灯如豆", "屋里只点着一盏油灯"), 4.2);
+    b.capture_next(json!({"s0": "\"overall_text\":\"([0-9.]+)\""}));
+    b.main("commit", vec![bash(&commit.run)]);
+    b.capture_next(json!({"chars": "\"chars\":([0-9]+)"}));
+    b.main("next-after", vec![bash(&next_after.run)]);
+    b.end("report", "第2章 {{chars}}字 {{s0}} ✅");
+    let script = b.script();
+    let run = e2e.run(&dir, "/novel:continue 1", &script);
+    run.assert_all_turns_played(&script);
+    assert_no_failures(&run, &|_| false);
+    assert_read(&run, RESUME, &[&recover, &begin]);
+    let n = answer(&run, &next, "", 0);
+    assert_eq!(n["data"]["recommendation"]["action"], "recover", "{n}");
+    let r = answer(&run, &recover, "", 0);
+    assert_eq!(r["data"]["resume"]["step"], "mark_drafted", "{r}");
+    assert_eq!(r["data"]["resume"]["chapter"], 2, "{r}");
+    assert!(
+        r["data"]["actions"].as_array().is_some_and(|a| a
+            .iter()
+            .any(|a| a.as_str().unwrap_or("").contains("僵尸锁"))),
+        "{r}"
+    );
+    let began = answer(&run, &begin, "", 0);
+    assert_eq!(began["data"]["resumed"], true, "{began}");
+    let token = began["data"]["token"].as_str().unwrap().to_string();
+    assert_ne!(token, old, "the dead session's token came back");
+    // Nothing done before is done again: no writer, no Summarizer.
+    let agents: Vec<String> = run
+        .tool_calls()
+        .iter()
+        .filter(|c| c.name == "Agent")
+        .map(|c| c.input["subagent_type"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(agents, ["novel:style-refiner", "novel:quality-judge"]);
+    let committed = answer(&run, &commit, &token, 0);
+    assert_eq!(committed["ok"], true, "{committed}");
+    let chars = committed["data"]["chars"].as_u64().unwrap();
+    assert_eq!(
+        run.result()["result"].as_str().unwrap(),
+        format!("第2章 {chars}字 4.2 ✅")
+    );
+    let state = read_json(&dir.join("state/current-state.json"));
+    assert_eq!(
+        state["characters"]["lu-chen"]["location"], "城北破庙",
+        "{state}"
+    );
+    b.assert_valid();
+    eprintln!(
+        "{}",
+        token_table(
+            "chapter 2: killed after the Summarizer, resumed by a new session, 4.2 pass",
+            &[&killed, &run]
+        )
+    );
+}
+
+/// The Summarizer's delta puts a display name where a slug belongs; `ops validate` rejects
+/// that op (exit 1). failures.md §3: the Summarizer again, 任务：修正增量, with the error and each
+/// rejected op's index, reason and hint; it rewrites only the delta and validates it itself;
+/// validation passes and the chapter commits with the state changed. Fails on a binary whose
+/// `ops validate` lets a display name through, gives no hint, or loses the accepted ops; on
+/// Markdown that drops the 修正增量 path or the data it hands over.
+#[test]
+fn a_rejected_delta_is_fixed_by_the_summarizer() {
+    let Some(mut e2e) = E2e::new("/novel:continue: a rejected delta fixed") else {
+        return;
+    };
+    let (_t, dir) = chapter_two_project();
+    let mut b = Book::new(&dir);
+    says(CONTINUE, "退出码 1 按 failures.md「状态增量」一节");
+    says(
+        FAILURES,
+        "派 `novel:summarizer`，`任务：修正增量`，`要求：` 原样带上 `error.message`、`error.hint`，以及 `data.rejected`\n   里每条被拒 op 的序号、`reason`、`hint`",
+    );
+    says(
+        "agents/summarizer.md",
+        "**修正增量**：`要求` 里是 `ops validate` 的报错。只用 Read 读 staging 里现有的增量",
+    );
+    let validate = b.skill(r#"novel --project "<DIR>" ops validate <FILE> --json"#);
+    let own_validate = b.cmd(
+        "agents/summarizer.md",
+        r#"novel --project "<DIR>" ops validate <FILE> --json"#,
+        &[],
+    );
+    let drafted = b.stage(CONTINUE, "drafted");
+    let commit = b.skill(r#"novel --project "<DIR>" chapter commit <N> --token <TOKEN> --json"#);
+    let next_after = b.skill(r#"novel --project "<DIR>" next --json"#);
+    let delta = "staging/state/chapter-002-delta.json";
+
+    b.opening();
+    let d = b.dispatch("summarizer", "摘要", None, false);
+    b.main("r0-dispatch-summarizer", vec![d]);
+    b.summarizer("r0", true);
+    b.main("r0-validate", vec![bash(&validate.run)]);
+    b.capture_next(json!({
+        "msg": "\"error\":\\{\"code\":\"[A-Z_]+\",\"message\":\"([^\"]+)\"",
+        "ehint": "\"error\":\\{[^}]*\"hint\":\"([^\"]+)\"",
+        "idx": "\"rejected\":\\[\\{\"index\":([0-9]+)",
+        "reason": "\"reason\":\"([^\"]+)\"",
+        "ophint": "\"reason\":\"[^\"]+\",\"hint\":\"([^\"]+)\""}));
+    b.main("r0-read-failures", vec![read_ref(FAILURES)]);
+    let d = b.dispatch(
+        "summarizer",
+        "修正增量",
+        Some("{{msg}}；{{ehint}}\n被拒的 op：第 {{idx}} 条（从 0 数）：{{reason}}；{{ophint}}"),
+        false,
+    );
+    b.main("r0-dispatch-fix", vec![d]);
+    let read = b.read(delta);
+    b.agent_turn("summarizer", "修正增量", "fix-read", vec![read]);
+    let fixed = b.write(delta, &Book::delta(false));
+    b.agent_capturing(
+        "summarizer",
+        "修正增量",
+        "fix-write",
+        json!({"base": "\"base_state_version\": ([0-9]+)"}),
+        vec![fixed],
+    );
+    b.agent_turn(
+        "summarizer",
+        "修正增量",
+        "fix-validate",
+        vec![bash(&own_validate.run)],
+    );
+    b.agent_turn(
+        "summarizer",
+        "修正增量",
+        "fix-done",
+        vec![Book::done("summarizer", &[delta])],
+    );
+    b.main("r0-validate-again", vec![bash(&validate.run)]);
+    b.main("r0-drafted", vec![bash(&drafted.run)]);
+    b.steps_5_to_9("r0", ("屋里一灯如豆", "屋里只点着一盏油灯"), 4.2);
+    b.capture_next(json!({"s0": "\"overall_text\":\"([0-9.]+)\""}));
+    b.main("commit", vec![bash(&commit.run)]);
+    b.capture_next(json!({"chars": "\"chars\":([0-9]+)"}));
+    b.main("next-after", vec![bash(&next_after.run)]);
+    b.end("report", "第2章 {{chars}}字 {{s0}} ✅");
+    let script = b.script();
+    let run = e2e.run(&dir, "/novel:continue 1", &script);
+    run.assert_all_turns_played(&script);
+    // The first validation fails (the second is checked below).
+    assert_no_failures(&run, &|cmd| cmd == validate.run);
+    let again = answer(&run, &validate, "", 1);
+    assert_eq!(again["ok"], true, "{again}");
+    assert_eq!(again["data"]["rejected"], json!([]), "{again}");
+    assert_read(&run, FAILURES, &[]);
+    let token = token_of(&run, &b);
+    let rejected = answer(&run, &validate, &token, 0);
+    assert_eq!(rejected["error"]["code"], "E_OPS_REJECTED", "{rejected}");
+    let op = &rejected["data"]["rejected"][0];
+    assert_eq!(op["index"], 0, "{rejected}");
+    assert!(
+        op["reason"].as_str().unwrap().contains("陆尘"),
+        "{rejected}"
+    );
+    // The Summarizer got what failures.md says to hand over, word for word.
+    let calls = run.tool_calls();
+    let fix = calls
+        .iter()
+        .find(|c| {
+            c.name == "Agent"
+                && c.input["prompt"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains("任务：修正增量")
+        })
+        .expect("the 修正增量 dispatch");
+    let prompt = fix.input["prompt"].as_str().unwrap();
+    for part in [
+        &rejected["error"]["message"],
+        &rejected["error"]["hint"],
+        &op["reason"],
+        &op["hint"],
+    ] {
+        assert!(
+            prompt.contains(part.as_str().unwrap()),
+            "{part} not in: {prompt}"
+        );
+    }
+    assert!(prompt.contains("第 0 条"), "{prompt}");
+    let own = answer(&run, &own_validate, &token, 1);
+    assert_eq!(own["ok"], true, "{own}");
+    assert_eq!(own["data"]["rejected"], json!([]), "{own}");
+    let committed = answer(&run, &commit, &token, 0);
+    assert_eq!(committed["ok"], true, "{committed}");
+    let chars = committed["data"]["chars"].as_u64().unwrap();
+    assert_eq!(
+        run.result()["result"].as_str().unwrap(),
+        format!("第2章 {chars}字 4.2 ✅")
+    );
+    let state = read_json(&dir.join("state/current-state.json"));
+    assert_eq!(
+        state["characters"]["lu-chen"]["location"], "城北破庙",
+        "{state}"
+    );
+    assert!(
+        state["characters"]["lu-chen"]["inventory"]
+            .as_array()
+            .is_some_and(|i| i.contains(&json!("半张地图"))),
+        "{state}"
+    );
+    let changelog = std::fs::read_to_string(dir.join("state/changelog.jsonl")).unwrap();
+    assert!(!changelog.contains("陆尘"), "{changelog}");
+    b.assert_valid();
+    eprintln!(
+        "{}",
+        token_table(
+            "chapter 2: delta rejected (display name), 修正增量, 4.2 pass",
+            &[&run]
         )
     );
 }
