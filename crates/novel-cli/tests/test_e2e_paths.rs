@@ -618,6 +618,11 @@ fn revise_twice_then_the_gate_forces_the_pass() {
         "要求：这是修订稿，摘要、状态增量、故事线记忆都按新稿重写",
     );
     says(CONTINUE, "第52章 3010字 3.2→修订→3.3→修订→3.1 ⚠️强制通过");
+    says(
+        GATE_LOOP,
+        "派 `novel:chapter-writer`，`任务：修订`，`model: \"opus\"`",
+    );
+    says(GATE_LOOP, "派 `novel:summarizer`，`任务：摘要`");
     let notes = b.cmd(
         GATE_LOOP,
         r#"novel --project "<DIR>" revision notes --chapter <N> --json"#,
@@ -903,6 +908,12 @@ fn rewrite_then_the_author_revises_and_the_chapter_goes_on() {
         "重写后门控又给 rewrite 或 pause，就按下面的「暂停」问作者",
     );
     says(GATE_LOOP, "只写「整章重写，不沿用旧稿结构」");
+    says(
+        GATE_LOOP,
+        "派 `novel:chapter-writer`，`任务：重写`，`model: \"opus\"`",
+    );
+    says(PAUSE, "然后派 `novel:chapter-writer`，传 `model: \"opus\"`");
+    says(PAUSE, "任务：修订\n章节：7\n要求：作者的意见：……");
     let drafting = b.stage(GATE_LOOP, "drafting");
 
     b.opening();
