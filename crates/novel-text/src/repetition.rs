@@ -915,7 +915,7 @@ pub fn findings(doc: &Document, report: &RepetitionReport) -> Vec<Diagnostic> {
                     } else {
                         format!("连续 {} 句句首相同（{}）", report.window, c.what)
                     },
-                    "换一种句式或合并成一句（PRD §5.4）".to_string(),
+                    "换一种句式或合并成一句".to_string(),
                     Severity::Error,
                 ),
                 (false, false) => (
