@@ -420,3 +420,66 @@ fn a_state_edited_by_hand_is_reported_and_the_programs_own_files_are_known() {
         "{findings}"
     );
 }
+
+/// `pov_characters` hold character slugs: WorldBuilder used to write the protagonist's display
+/// name before any character existed, the quick start overwrote it with the slug, and both were
+/// accepted in silence. A name (or alias) of a known character is a warning that gives the slug
+/// (`E_POV_NAME`), an entry naming nobody is one too (`E_POV_UNKNOWN`); the slug passes, and
+/// before any character exists nothing is judged.
+#[test]
+fn pov_characters_are_character_slugs() {
+    let (_t, root) = new_project();
+    let lines = "storylines/storylines.json";
+    edit(&root, lines, |v| {
+        v["storylines"][0]["pov_characters"] = json!(["林枫"]);
+    });
+    // No character yet (the quick start's world step): nothing to judge.
+    let doc = json(&novel(&root, &["--json", "validate"]));
+    assert_eq!(doc["ok"], true, "{doc}");
+    assert_eq!(doc["data"]["findings"], json!([]), "{doc}");
+
+    write_json(
+        &root.join("characters/active/lin-feng.json"),
+        &json!({"id": "lin-feng", "display_name": "林枫", "aliases": ["林师弟"], "contracts": []}),
+    );
+    let pov = |root: &Path| -> Vec<(String, String, String)> {
+        let doc = json(&novel(root, &["--json", "validate"]));
+        doc["data"]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["file"] == lines)
+            .map(|f| {
+                (
+                    f["code"].as_str().unwrap().to_string(),
+                    f["pointer"].as_str().unwrap().to_string(),
+                    f["hint"].as_str().unwrap_or_default().to_string(),
+                )
+            })
+            .collect()
+    };
+    let found = pov(&root);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, "E_POV_NAME");
+    assert_eq!(found[0].1, "/storylines/0/pov_characters/0");
+    assert!(found[0].2.contains("lin-feng"), "{found:?}");
+    let text = stdout(&novel(&root, &["validate"]));
+    assert!(
+        text.contains("E_POV_NAME[警告]") && text.contains("lin-feng"),
+        "{text}"
+    );
+
+    edit(&root, lines, |v| {
+        v["storylines"][0]["pov_characters"] = json!(["林师弟", "wang-dafu"]);
+    });
+    let found = pov(&root);
+    let codes: Vec<&str> = found.iter().map(|f| f.0.as_str()).collect();
+    assert_eq!(codes, ["E_POV_NAME", "E_POV_UNKNOWN"], "{found:?}");
+
+    edit(&root, lines, |v| {
+        v["storylines"][0]["pov_characters"] = json!(["lin-feng"]);
+    });
+    assert!(pov(&root).is_empty());
+    let out = novel(&root, &["validate"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+}
