@@ -41,7 +41,7 @@ use serde_json::{Value, json};
 
 use crate::support::*;
 use crate::test_client::repo;
-use crate::test_e2e::{E2e, Line, Run, RunOpts, agent_marker, bash, say, tool};
+use crate::test_e2e::{E2e, Line, Run, RunOpts, agent_marker, bash, say, tool, turn};
 use crate::test_e2e_paths::{
     Book, CONTINUE, GATE_LOOP, PAUSE, RESUME, answer, assert_no_failures, says,
 };
@@ -1507,4 +1507,86 @@ fn the_authors_journey_with_ask_user_question() {
 #[test]
 fn the_authors_journey_without_ask_user_question() {
     journey(false);
+}
+
+/// Why (issue 33: "Permissions lapse after the first turn"): a skill's `allowed-tools` cover only
+/// the turn its slash command was typed in; a turn the author answers in plain words runs on the
+/// client's own rules. There, in the default permission mode, the `novel` command, the read of
+/// the plugin's reference file and an agent-style write in the book are refused — until the
+/// allow rules `novel permissions --write` writes are in the book's `.claude/settings.local.json`
+/// (a subcommand today's main does not have), and only in a folder the author trusted: in one
+/// never trusted the client ignores them (README 放行设置).
+#[test]
+fn the_allow_rules_carry_a_turn_answered_in_plain_words() {
+    let Some(mut e2e) = E2e::new("allow rules") else {
+        return;
+    };
+    let trusted = trusted_folder(&mut e2e);
+    let untrusted = e2e.path().join("没信任过");
+    std::fs::create_dir_all(&untrusted).unwrap();
+    let words = "满意，进入第 1 卷规划";
+    let script = |dir: &Path| {
+        let d = dir.to_str().unwrap();
+        let when = json!({"first_user": words});
+        json!({"turns": [
+            turn("calls", when.clone(), vec![
+                bash(&format!("novel --project \"{d}\" next --json")),
+                tool("Read", json!({"file_path": repo().join(QUICK)})),
+                tool("Write", json!({"file_path": format!("{d}/notes.md"), "content": "记一笔。\n"})),
+            ]),
+            turn("done", when, vec![say("好的。")]),
+        ]})
+    };
+    let denied = |run: &Run| -> Vec<String> {
+        let mut tools: Vec<String> = run.result()["permission_denials"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|d| d["tool_name"].as_str().unwrap_or("?").to_string())
+            .collect();
+        tools.sort();
+        tools
+    };
+    let novel_in = |dir: &Path, args: &[&str]| {
+        let out = std::process::Command::new(bin())
+            .args(args)
+            .current_dir(dir)
+            .env("NOVEL_PLUGIN_ROOT", repo())
+            .output()
+            .expect("run novel");
+        assert_eq!(code(&out), 0, "{args:?}: {}{}", stdout(&out), stderr(&out));
+    };
+    for dir in [&trusted, &untrusted] {
+        novel_in(
+            dir,
+            &["--json", "init", "--title", TITLE, "--genre", "玄幻"],
+        );
+    }
+
+    // No allow rules: all three refused.
+    let s = script(&trusted);
+    let run = e2e.run(&trusted, words, &s);
+    run.assert_all_turns_played(&s);
+    assert_eq!(denied(&run), ["Bash", "Read", "Write"], "{}", run.report());
+
+    // The rules written (the author agreed): all three go through.
+    for dir in [&trusted, &untrusted] {
+        novel_in(dir, &["--json", "permissions", "--write"]);
+    }
+    let run = e2e.run(&trusted, words, &s);
+    run.assert_all_turns_played(&s);
+    assert_eq!(denied(&run), Vec::<String>::new(), "{}", run.report());
+    assert!(trusted.join("notes.md").is_file());
+    let next = run
+        .tool_calls()
+        .into_iter()
+        .find(|c| c.name == "Bash")
+        .expect("the novel call");
+    assert!(next.result.contains("\"ok\":true"), "{}", next.result);
+
+    // A folder never trusted: the client ignores the same rules.
+    let s = script(&untrusted);
+    let run = e2e.run(&untrusted, words, &s);
+    run.assert_all_turns_played(&s);
+    assert_eq!(denied(&run), ["Bash", "Read", "Write"], "{}", run.report());
 }
