@@ -667,16 +667,6 @@ pub const CODES: &[CodeDoc] = &[
         "改成已有的编号，或先把规范写进对应文件。",
     ),
     f(
-        "E_POV_NAME",
-        "故事线的 pov_characters 写的是角色的名字或别名，不是 slug。",
-        "改成角色档案的 id（slug），如 lin-feng：快速起步的故事线一步与 PlotArchitect 都写 slug。",
-    ),
-    f(
-        "E_POV_UNKNOWN",
-        "故事线的 pov_characters 里有一项不是任何已建档的角色。",
-        "写成 characters/ 里某个角色的 id（slug），或先为这个角色建档。",
-    ),
-    f(
         "E_STORYLINE_TYPE",
         "故事线类型不在 storyline_types 之内。",
         "改用列出的类型之一。",

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 use serde_json::Value;
 
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::diagnostic::Diagnostic;
 use crate::model::common::is_slug;
 use crate::model::storyline::DEFAULT_STORYLINE_TYPES;
 use crate::model::{self, FileKind};
@@ -424,9 +424,6 @@ struct Registries {
     world_rules: Option<BTreeSet<String>>,
     storyline_spec: Option<BTreeSet<String>>,
     contracts: Option<BTreeSet<String>>,
-    /// Every character (active and retired) as (slug, display name and aliases); `None` when
-    /// a character file is broken (a POV cannot then be judged).
-    characters: Option<Vec<(String, Vec<String>)>>,
 }
 
 impl Registries {
@@ -437,7 +434,6 @@ impl Registries {
         let mut world_rules: Option<BTreeSet<String>> = None;
         let mut storyline_spec: Option<BTreeSet<String>> = None;
         let mut contracts: BTreeSet<String> = BTreeSet::new();
-        let mut characters: Vec<(String, Vec<String>)> = Vec::new();
         for doc in valid {
             match doc.kind {
                 FileKind::Storylines => {
@@ -460,9 +456,6 @@ impl Registries {
                 FileKind::Character => {
                     if let Some(c) = typed::<model::Character>(doc) {
                         character_registry(doc, &c, &mut contracts, out);
-                        let mut names = vec![c.display_name.clone()];
-                        names.extend(c.aliases.iter().cloned());
-                        characters.push((c.id.clone(), names));
                     }
                 }
                 _ => {}
@@ -480,7 +473,6 @@ impl Registries {
             world_rules: or_empty(world_rules, FileKind::WorldRules),
             storyline_spec: or_empty(storyline_spec, FileKind::StorylineSpec),
             contracts: (!broken.contains(&FileKind::Character)).then_some(contracts),
-            characters: (!broken.contains(&FileKind::Character)).then_some(characters),
         }
     }
 }
@@ -578,61 +570,6 @@ fn character_registry(
     }
 }
 
-/// A storyline's `pov_characters` hold character slugs (the storylines step of the quick start
-/// and PlotArchitect write them; retirement protection and the packets read them): a display
-/// name or alias of a known character is said with its slug, an entry that names no known
-/// character is said too. Nothing to judge before any character exists (the quick start's
-/// world step comes first).
-fn pov_check(
-    file: &str,
-    s: &model::Storylines,
-    characters: &[(String, Vec<String>)],
-    out: &mut Vec<Diagnostic>,
-) {
-    if characters.is_empty() {
-        return;
-    }
-    for (i, line) in s.storylines.iter().enumerate() {
-        for (j, entry) in line.pov_characters.iter().enumerate() {
-            let pointer = format!("/storylines/{i}/pov_characters/{j}");
-            if characters.iter().any(|(id, _)| id == entry) {
-                continue;
-            }
-            let by_name: Vec<&str> = characters
-                .iter()
-                .filter(|(_, names)| names.iter().any(|n| n == entry))
-                .map(|(id, _)| id.as_str())
-                .collect();
-            let (code, message, hint) = match by_name.as_slice() {
-                [id] => (
-                    "E_POV_NAME",
-                    format!(
-                        "故事线「{}」的 POV 写的是名字「{entry}」，不是角色的 slug",
-                        line.id
-                    ),
-                    format!("改成「{id}」（pov_characters 只写角色 slug）"),
-                ),
-                [] => (
-                    "E_POV_UNKNOWN",
-                    format!("故事线「{}」的 POV「{entry}」不是任何已建档角色", line.id),
-                    "写成 characters/ 里某个角色的 id（slug），或先为这个角色建档".to_string(),
-                ),
-                ids => (
-                    "E_POV_NAME",
-                    format!(
-                        "故事线「{}」的 POV 写的是名字「{entry}」，它是几个角色共用的叫法",
-                        line.id
-                    ),
-                    format!("改成其中一位的 slug：{}", ids.join("、")),
-                ),
-            };
-            out.push(
-                Diagnostic::new(code, Severity::Warning, file, message, hint).at_pointer(pointer),
-            );
-        }
-    }
-}
-
 /// Checks storyline ids referenced from one file: each must be a slug and (when the registry
 /// could be read) a storyline of `storylines.json`.
 struct StorylineRefs<'a> {
@@ -677,9 +614,6 @@ fn document_cross_checks(doc: &JsonDoc, reg: &Registries, out: &mut Vec<Diagnost
                 for (i, r) in s.relationships.iter().enumerate() {
                     refs.check(format!("/relationships/{i}/from"), &r.from, out);
                     refs.check(format!("/relationships/{i}/to"), &r.to, out);
-                }
-                if let Some(chars) = &reg.characters {
-                    pov_check(file, &s, chars, out);
                 }
             }
         }
