@@ -406,7 +406,7 @@ pub fn findings(doc: &Document, report: &RepetitionReport) -> Vec<Diagnostic> {
                 (
                     "repetition/consecutive",
                     format!("连续 3 句相同句式（{}）", c.what),
-                    "换一种句式或合并成一句（PRD §5.4）".to_string(),
+                    "换一种句式或合并成一句".to_string(),
                 )
             } else {
                 (

@@ -436,7 +436,7 @@ fn schedule_rules(i: &VolumeInputs<'_>, span: &VolumeSpan, out: &mut Vec<Diagnos
                     ids.len(),
                     ids.join("、")
                 ),
-                "把次要的线放进 dormant_storylines，或并入其他线（PRD §6.6：同时活跃 ≤ 4 条）",
+                "把次要的线放进 dormant_storylines，或并入其他线（同时活跃的故事线不超过 4 条）",
             )
             .at_pointer("/active_storylines"),
         );
