@@ -139,6 +139,9 @@ pub enum Command {
     /// 作者偏好：添加、列出、删除（每章写作资料包都会带上）
     #[command(subcommand, help_template = HELP_TEMPLATE, subcommand_help_heading = "命令", subcommand_value_name = "命令")]
     Prefs(crate::commands::prefs::PrefsCommand),
+    /// 放行设置：插件在本书 .claude/settings.local.json 里需要的放行规则（缺哪些；--write 经作者同意后写入）
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项", after_help = "规则：Bash(novel:*)（运行 novel 命令）、Read(//<插件目录>/**)（读插件的流程文件与模板）、Edit(/**)（在书的目录里写文件）、Skill(novel:*)（技能之间转交）。技能的 allowed-tools 只管输入斜杠命令的那一轮；作者用一句话接着答时，没有这些规则每一步都要确认（无头模式下被拒）。客户端只在作者信任过的工作区（交互启动时接受信任提示）或 git 仓库里采用这个文件。--write 保留文件里已有的设置，原子写入；文件不是合法的设置时不改动它（E_SETTINGS_LOCAL）。")]
+    Permissions(crate::commands::permissions::PermissionsArgs),
     /// 角色记忆：建档记录与逐章行为（章节提交时追加）
     #[command(subcommand, help_template = HELP_TEMPLATE, subcommand_help_heading = "命令", subcommand_value_name = "命令")]
     Memory(crate::commands::memory::MemoryCommand),

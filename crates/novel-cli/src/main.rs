@@ -282,6 +282,7 @@ fn dispatch(global: &GlobalArgs, command: Command) -> Ran {
         Command::Pending(c) => (pending::command_name(&c), pending::run(global, c)),
         Command::Revision(c) => (revision::command_name(&c), revision::run(global, c)),
         Command::Prefs(c) => (prefs::command_name(&c), prefs::run(global, c)),
+        Command::Permissions(a) => ("permissions", permissions::run(global, a)),
         Command::Memory(c) => (memory::command_name(&c), memory::run(global, c)),
         Command::Retire(c) => (retire::command_name(&c), retire::run(global, c)),
         Command::Context(c) => (c.name(), context::run(global, c)),

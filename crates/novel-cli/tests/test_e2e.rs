@@ -173,6 +173,12 @@ pub(crate) struct RunOpts<'a> {
     /// Kill the client (SIGKILL, by PID) once the fake has received the request it plays this
     /// turn for; the turn should `hold` (never answered), so nothing runs after it.
     pub(crate) kill_at: Option<&'a str>,
+    /// Run the client as an SDK host does (`--input-format stream-json` with the prompt on
+    /// stdin, `--permission-prompt-tool stdio`): AskUserQuestion is then offered, and the
+    /// harness answers each of its questions with the next of these labels (the author's
+    /// choices, in order). Any other permission request is denied and kept in `Run::asked`: in
+    /// the default permission mode with the documented setup, nothing else should ask.
+    pub(crate) sdk: Option<&'a [&'a str]>,
 }
 
 /// What one `claude -p` run left behind.
@@ -190,6 +196,11 @@ pub(crate) struct Run {
     stderr: String,
     /// What the fake said on stderr (a capture that found nothing, say).
     fake_stderr: String,
+    /// SDK runs: the permission requests the host was asked other than AskUserQuestion's
+    /// (`tool: input`), each denied.
+    pub(crate) asked: Vec<String>,
+    /// SDK runs: the questions AskUserQuestion put, with the answer the host gave.
+    pub(crate) questions: Vec<(Value, String)>,
 }
 
 /// `PATH` without any directory that holds a `novel`: the plugin must find its binary itself.
@@ -310,7 +321,16 @@ impl E2e {
         let debug = dir.join("client-debug.log");
         let started = Instant::now();
         let mut cmd = Command::new(&self.client);
-        cmd.arg("-p").arg(prompt);
+        if opts.sdk.is_some() {
+            cmd.args([
+                "--input-format",
+                "stream-json",
+                "--permission-prompt-tool",
+                "stdio",
+            ]);
+        } else {
+            cmd.arg("-p").arg(prompt);
+        }
         if let Some(session) = opts.resume {
             cmd.arg("--resume").arg(session);
         }
@@ -330,9 +350,21 @@ impl E2e {
             .env("TMPDIR", &tmpdir)
             .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{port}"))
             .env("ANTHROPIC_API_KEY", "dummy")
-            .stdout(std::fs::File::create(&stream).unwrap())
             .stderr(std::fs::File::create(&stderr).unwrap());
+        if opts.sdk.is_some() {
+            cmd.stdin(Stdio::piped()).stdout(Stdio::piped());
+        } else {
+            cmd.stdout(std::fs::File::create(&stream).unwrap());
+        }
         let mut child = Reaped::spawn(&mut cmd, "claude");
+        let host = opts.sdk.map(|answers| {
+            let stdin = child.0.stdin.take().expect("stdin");
+            let stdout = child.0.stdout.take().expect("stdout");
+            let answers: Vec<String> = answers.iter().map(|a| a.to_string()).collect();
+            let stream = stream.clone();
+            let prompt = prompt.to_string();
+            std::thread::spawn(move || sdk_host(stdin, stdout, &prompt, answers, &stream))
+        });
         let requests_log = dir.join("requests.jsonl");
         let status = match opts.kill_at {
             None => child.wait_for(CLIENT_TIMEOUT),
@@ -343,6 +375,9 @@ impl E2e {
         };
         drop(child);
         drop(fake);
+        let (asked, questions) = host
+            .map(|h| h.join().expect("the SDK host thread"))
+            .unwrap_or_default();
         let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
         let mut call_args = Vec::new();
         let mut call_ms = Vec::new();
@@ -363,6 +398,8 @@ impl E2e {
             debug: read(&debug),
             stderr: read(&stderr),
             fake_stderr: read(&dir.join("fake-api.stderr")),
+            asked,
+            questions,
         };
         eprintln!(
             "e2e: claude -p {prompt:?} took {:.1} s ({} requests, {} binary calls){}",
@@ -400,6 +437,80 @@ impl E2e {
         );
         run
     }
+}
+
+/// The SDK host's side of a run: sends the prompt as the first stream-json user message, copies
+/// every line the client prints to `stream`, answers each `can_use_tool` control request —
+/// AskUserQuestion with the next of `answers` for each question, anything else denied (and
+/// recorded) — and closes stdin once the result arrives, which ends the client. Returns the
+/// requests it denied and the questions it answered.
+#[allow(clippy::type_complexity)]
+fn sdk_host(
+    mut stdin: std::process::ChildStdin,
+    stdout: std::process::ChildStdout,
+    prompt: &str,
+    answers: Vec<String>,
+    stream: &Path,
+) -> (Vec<String>, Vec<(Value, String)>) {
+    use std::io::Write;
+    let mut out = std::fs::File::create(stream).unwrap();
+    let mut stdin = Some({
+        let user = json!({"type": "user", "message": {"role": "user", "content": prompt}});
+        let _ = writeln!(stdin, "{user}");
+        stdin
+    });
+    let mut answers = answers.into_iter();
+    let (mut asked, mut questions) = (Vec::new(), Vec::new());
+    for line in BufReader::new(stdout).lines() {
+        let Ok(line) = line else { break };
+        let _ = writeln!(out, "{line}");
+        let Ok(event) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        if event["type"] == "result" {
+            stdin = None;
+            continue;
+        }
+        if event["type"] != "control_request" {
+            continue;
+        }
+        let req = &event["request"];
+        let response = if req["subtype"] == "can_use_tool" && req["tool_name"] == "AskUserQuestion"
+        {
+            let mut given = serde_json::Map::new();
+            for q in req["input"]["questions"].as_array().into_iter().flatten() {
+                let answer = answers.next().unwrap_or_else(|| {
+                    asked.push(format!("AskUserQuestion with no answer left: {q}"));
+                    String::new()
+                });
+                questions.push((q.clone(), answer.clone()));
+                given.insert(
+                    q["question"].as_str().unwrap_or("").to_string(),
+                    json!(answer),
+                );
+            }
+            let mut input = req["input"].clone();
+            input["answers"] = Value::Object(given);
+            json!({"subtype": "success", "request_id": event["request_id"],
+                "response": {"behavior": "allow", "updatedInput": input}})
+        } else if req["subtype"] == "can_use_tool" {
+            asked.push(format!("{}: {}", req["tool_name"], req["input"]));
+            json!({"subtype": "success", "request_id": event["request_id"],
+                "response": {"behavior": "deny", "message": "the test's author was asked"}})
+        } else {
+            asked.push(format!("control request {}", req["subtype"]));
+            json!({"subtype": "error", "request_id": event["request_id"], "error": "unsupported"})
+        };
+        if let Some(s) = stdin.as_mut() {
+            let _ = writeln!(
+                s,
+                "{}",
+                json!({"type": "control_response", "response": response})
+            );
+        }
+    }
+    drop(stdin);
+    (asked, questions)
 }
 
 /// Waits until the fake has logged a request for `turn`, then kills the client with SIGKILL by

@@ -28,25 +28,25 @@ use crate::test_e2e::{
     token_table, tool, turn,
 };
 
-const CONTINUE: &str = "skills/continue/SKILL.md";
-const GATE_LOOP: &str = "skills/continue/references/gate-loop.md";
-const FAILURES: &str = "skills/continue/references/failures.md";
-const RESUME: &str = "skills/continue/references/resume.md";
-const PAUSE: &str = "skills/start/references/pause-decision.md";
+pub(crate) const CONTINUE: &str = "skills/continue/SKILL.md";
+pub(crate) const GATE_LOOP: &str = "skills/continue/references/gate-loop.md";
+pub(crate) const FAILURES: &str = "skills/continue/references/failures.md";
+pub(crate) const RESUME: &str = "skills/continue/references/resume.md";
+pub(crate) const PAUSE: &str = "skills/start/references/pause-decision.md";
 
 /// What the main conversation's requests are matched by: the skill's expansion is its first
 /// user message (in a resumed session too).
-fn main_when() -> Value {
+pub(crate) fn main_when() -> Value {
     json!({"first_user": "<command-name>/novel:continue</command-name>"})
 }
 
-fn read_md(rel: &str) -> String {
+pub(crate) fn read_md(rel: &str) -> String {
     std::fs::read_to_string(repo().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
 }
 
 /// A command line as `rel` (a skill, a reference file, an agent) writes it, placeholders filled:
 /// fails at once when the file no longer has it.
-fn md(rel: &str, markdown: &str, values: &[(&str, &str)]) -> Line {
+pub(crate) fn md(rel: &str, markdown: &str, values: &[(&str, &str)]) -> Line {
     assert!(
         read_md(rel).contains(markdown),
         "{rel} no longer has `{markdown}`: the scripted model copies its commands from there"
@@ -55,7 +55,7 @@ fn md(rel: &str, markdown: &str, values: &[(&str, &str)]) -> Line {
 }
 
 /// Asserts `rel` says `text` (a step, a dispatch, an option the scripted model follows).
-fn says(rel: &str, text: &str) {
+pub(crate) fn says(rel: &str, text: &str) {
     assert!(
         read_md(rel).contains(text),
         "{rel} no longer says `{text}`: the scripted model follows it"
@@ -83,10 +83,10 @@ fn chapter_two_project() -> (tempfile::TempDir, PathBuf) {
     (t, book)
 }
 
-/// The evaluation a judge writes for chapter 2 at `score` on every dimension (so the weighted
+/// The evaluation a judge writes for chapter `n` at `score` on every dimension (so the weighted
 /// total is `score`), with the recommendation quality-judge.md derives from the default gate and
 /// fixes whenever it is not a pass.
-fn evaluation(score: f64) -> String {
+pub(crate) fn evaluation(n: u32, score: f64) -> String {
     let recommendation = match score {
         s if s >= 4.0 => "pass",
         s if s >= 3.5 => "polish",
@@ -100,7 +100,7 @@ fn evaluation(score: f64) -> String {
     } else {
         json!([])
     };
-    serde_json::to_string_pretty(&json!({"chapter": 2, "judge": "primary", "overall": score,
+    serde_json::to_string_pretty(&json!({"chapter": n, "judge": "primary", "overall": score,
         "recommendation": recommendation,
         "scores": {"plot_logic": d(0.18), "character": d(0.18), "immersion": d(0.15),
             "foreshadowing": d(0.10), "pacing": d(0.08), "style_naturalness": d(0.15),
@@ -111,12 +111,19 @@ fn evaluation(score: f64) -> String {
 }
 
 /// The book, and the scripted model's part of one chapter: the commands copied from the
-/// Markdown, the agents' turns.
-struct Book {
-    dir: PathBuf,
-    d: String,
+/// Markdown, the agents' turns. Chapter 2 of [`chapter_two_project`] unless [`Book::at`] says
+/// otherwise (the journey of `test_e2e_journey.rs` writes chapter after chapter with it).
+pub(crate) struct Book {
+    pub(crate) dir: PathBuf,
+    pub(crate) d: String,
+    /// The chapter being written, its title, and whether it is a key chapter (two judges).
+    pub(crate) n: u32,
+    title: String,
+    key: bool,
+    /// What the main conversation's requests are matched by.
+    pub(crate) when: Value,
     /// Turns of the script being built.
-    turns: Vec<Value>,
+    pub(crate) turns: Vec<Value>,
     /// Captures for the next main turn (values out of the tool result it answers).
     capture: Option<Value>,
 }
@@ -133,30 +140,52 @@ const REVISED: [(&str, &str); 4] = [
 ];
 
 impl Book {
-    fn new(dir: &Path) -> Self {
+    pub(crate) fn new(dir: &Path) -> Self {
         Book {
             dir: dir.to_path_buf(),
             d: dir.to_str().unwrap().to_string(),
+            n: 2,
+            title: "夜雨".into(),
+            key: false,
+            when: main_when(),
             turns: Vec::new(),
             capture: None,
         }
     }
 
+    /// From now on the chapter is `n`, titled `title`; `key` when it is a key chapter (the
+    /// first or last of a volume: two judges).
+    pub(crate) fn at(&mut self, n: u32, title: &str, key: bool) {
+        self.n = n;
+        self.title = title.to_string();
+        self.key = key;
+    }
+
+    /// `chapter-NNN` of the chapter being written.
+    pub(crate) fn nnn(&self) -> String {
+        format!("{:03}", self.n)
+    }
+
+    /// The draft of the chapter (chapter 2's text, under its own heading).
+    fn draft(&self, text: &str) -> String {
+        text.replace("# 第2章 夜雨", &format!("# 第{}章 {}", self.n, self.title))
+    }
+
     fn values(&self) -> Vec<(&'static str, String)> {
         vec![
             ("<DIR>", self.d.clone()),
-            ("<N>", "2".into()),
+            ("<N>", self.n.to_string()),
             // The token `chapter begin` gave in this run, as the fake captured it.
             ("<TOKEN>", "{{token}}".into()),
             (
                 "<FILE>",
-                format!("{}/staging/state/chapter-002-delta.json", self.d),
+                format!("{}/staging/state/chapter-{}-delta.json", self.d, self.nnn()),
             ),
         ]
     }
 
     /// A command line copied from `rel`, with `extra` placeholder values before the defaults.
-    fn cmd(&self, rel: &str, markdown: &str, extra: &[(&str, &str)]) -> Line {
+    pub(crate) fn cmd(&self, rel: &str, markdown: &str, extra: &[(&str, &str)]) -> Line {
         let defaults = self.values();
         let mut values: Vec<(&str, &str)> = extra.to_vec();
         for (k, v) in &defaults {
@@ -167,13 +196,13 @@ impl Book {
         md(rel, markdown, &values)
     }
 
-    fn path(&self, rel: &str) -> String {
+    pub(crate) fn path(&self, rel: &str) -> String {
         format!("{}/{rel}", self.d)
     }
 
     /// A main-conversation turn (with the captures asked for by [`Book::capture_next`]).
-    fn main(&mut self, name: &str, reply: Vec<Value>) {
-        let mut t = turn(name, main_when(), reply);
+    pub(crate) fn main(&mut self, name: &str, reply: Vec<Value>) {
+        let mut t = turn(name, self.when.clone(), reply);
         if let Some(c) = self.capture.take() {
             t["capture"] = c;
         }
@@ -182,7 +211,7 @@ impl Book {
 
     /// The next main turn first takes `VAR`s out of the tool result it answers
     /// (`{"VAR": "regex"}`), for `{{VAR}}` in later replies.
-    fn capture_next(&mut self, capture: Value) {
+    pub(crate) fn capture_next(&mut self, capture: Value) {
         let mut all = self.capture.take().unwrap_or_else(|| json!({}));
         for (k, v) in capture.as_object().unwrap() {
             all[k] = v.clone();
@@ -191,32 +220,42 @@ impl Book {
     }
 
     /// The main conversation ends its turn with `text`.
-    fn end(&mut self, name: &str, text: &str) {
+    pub(crate) fn end(&mut self, name: &str, text: &str) {
         self.main(name, vec![say(text)]);
     }
 
     /// The Agent call the skill makes: `novel:<agent>`, `任务：<task>`, `要求：` when given,
     /// `model: "opus"` when `opus`.
-    fn dispatch(&self, agent: &str, task: &str, requirement: Option<&str>, opus: bool) -> Value {
-        let mut prompt = format!("项目目录：{}\n任务：{task}\n章节：2", self.d);
+    pub(crate) fn dispatch(
+        &self,
+        agent: &str,
+        task: &str,
+        requirement: Option<&str>,
+        opus: bool,
+    ) -> Value {
+        let n = self.n;
+        let mut prompt = format!("项目目录：{}\n任务：{task}\n章节：{n}", self.d);
         if let Some(r) = requirement {
             prompt.push_str(&format!("\n要求：{r}"));
         }
         let mut input = json!({"subagent_type": format!("novel:{agent}"),
-            "description": format!("第2章{task}"), "prompt": prompt});
+            "description": format!("第{n}章{task}"), "prompt": prompt});
         if opus {
             input["model"] = json!("opus");
         }
         tool("Agent", input)
     }
 
-    /// An agent's turn: matched by its body (the system prompt) and its task.
-    fn agent_turn(&mut self, agent: &str, task: &str, name: &str, reply: Vec<Value>) {
-        self.turns.push(turn(
-            name,
-            json!({"system": agent_marker(agent), "first_user": format!("任务：{task}")}),
-            reply,
-        ));
+    /// What an agent's requests for this chapter are matched by: its body (the system prompt),
+    /// its task and the chapter.
+    fn agent_when(&self, agent: &str, task: &str) -> Value {
+        json!({"system": agent_marker(agent), "first_user": format!("任务：{task}\n章节：{}", self.n)})
+    }
+
+    /// An agent's turn: matched by its body (the system prompt), its task and the chapter.
+    pub(crate) fn agent_turn(&mut self, agent: &str, task: &str, name: &str, reply: Vec<Value>) {
+        self.turns
+            .push(turn(name, self.agent_when(agent, task), reply));
     }
 
     fn agent_capturing(
@@ -227,8 +266,8 @@ impl Book {
         capture: Value,
         reply: Vec<Value>,
     ) {
-        self.turns.push(json!({"name": name,
-            "when": {"system": agent_marker(agent), "first_user": format!("任务：{task}")},
+        self.turns
+            .push(json!({"name": name, "when": self.agent_when(agent, task),
             "capture": capture, "reply": reply}));
     }
 
@@ -241,25 +280,25 @@ impl Book {
         )
     }
 
-    fn done(agent: &str, files: &[&str]) -> Value {
+    pub(crate) fn done(&self, agent: &str, files: &[&str]) -> Value {
         say(
-            &json!({"status": "completed", "agent": agent, "chapter": 2, "files": files})
+            &json!({"status": "completed", "agent": agent, "chapter": self.n, "files": files})
                 .to_string(),
         )
     }
 
-    fn write(&self, rel: &str, content: &str) -> Value {
+    pub(crate) fn write(&self, rel: &str, content: &str) -> Value {
         tool(
             "Write",
             json!({"file_path": self.path(rel), "content": content}),
         )
     }
 
-    fn read(&self, rel: &str) -> Value {
+    pub(crate) fn read(&self, rel: &str) -> Value {
         tool("Read", json!({"file_path": self.path(rel)}))
     }
 
-    fn edit(&self, rel: &str, old: &str, new: &str) -> Value {
+    pub(crate) fn edit(&self, rel: &str, old: &str, new: &str) -> Value {
         tool(
             "Edit",
             json!({"file_path": self.path(rel), "old_string": old, "new_string": new}),
@@ -268,12 +307,18 @@ impl Book {
 
     /// ChapterWriter: its packet, then the text (初稿 and 重写 write it whole; 修订 reads the
     /// staged text and edits it, as chapter-writer.md says), then its return.
-    fn writer(&mut self, task: &str, tag: &str, round: usize) {
+    pub(crate) fn writer(&mut self, task: &str, tag: &str, round: usize) {
         let context = self.context("chapter-writer");
-        let chapter = "staging/chapters/chapter-002.md";
+        let chapter = &format!("staging/chapters/chapter-{}.md", self.nnn());
         let (first, second) = match task {
-            "初稿" => (vec![bash(&context.run)], self.write(chapter, DRAFT)),
-            "重写" => (vec![bash(&context.run)], self.write(chapter, REWRITE)),
+            "初稿" => (
+                vec![bash(&context.run)],
+                self.write(chapter, &self.draft(DRAFT)),
+            ),
+            "重写" => (
+                vec![bash(&context.run)],
+                self.write(chapter, &self.draft(REWRITE)),
+            ),
             "修订" => {
                 says(
                     "agents/chapter-writer.md",
@@ -302,21 +347,28 @@ impl Book {
             &format!("{tag}-writer-text"),
             vec![second],
         );
+        let done = self.done("chapter-writer", &[chapter]);
         self.agent_turn(
             "chapter-writer",
             task,
             &format!("{tag}-writer-done"),
-            vec![Self::done("chapter-writer", &[chapter])],
+            vec![done],
         );
     }
 
-    /// The delta Summarizer writes; `bad` puts a display name where a slug belongs.
-    fn delta(bad: bool) -> String {
+    /// The delta Summarizer writes; `bad` puts a display name where a slug belongs. Chapter 2
+    /// moves 陆尘 to 城北破庙 with half a map; another chapter n, to 第n章的地点 with 物品n.
+    fn delta(&self, bad: bool) -> String {
         let who = if bad { "陆尘" } else { "lu-chen" };
-        serde_json::to_string_pretty(&json!({"chapter": 2, "base_state_version": "{{base}}",
+        let (place, item) = if self.n == 2 {
+            ("城北破庙".to_string(), "半张地图".to_string())
+        } else {
+            (format!("第{}章的地点", self.n), format!("物品{}", self.n))
+        };
+        serde_json::to_string_pretty(&json!({"chapter": self.n, "base_state_version": "{{base}}",
             "storyline_id": "main_arc", "ops": [
-            {"op": "set", "path": format!("characters.{who}.location"), "value": "城北破庙"},
-            {"op": "add", "path": "characters.lu-chen.inventory", "value": "半张地图"}]}))
+            {"op": "set", "path": format!("characters.{who}.location"), "value": place},
+            {"op": "add", "path": "characters.lu-chen.inventory", "value": item}]}))
         .unwrap()
         // The version is taken from the packet's task section (summarizer.md: 照抄).
         .replace("\"{{base}}\"", "{{base}}")
@@ -324,7 +376,7 @@ impl Book {
 
     /// Summarizer, 任务：摘要: its packet (the base state version copied from its task
     /// section), the three files, its return.
-    fn summarizer(&mut self, tag: &str, bad_delta: bool) {
+    pub(crate) fn summarizer(&mut self, tag: &str, bad_delta: bool) {
         let context = self.context("summarizer");
         self.agent_turn(
             "summarizer",
@@ -332,15 +384,21 @@ impl Book {
             &format!("{tag}-summarizer-context"),
             vec![bash(&context.run)],
         );
+        let (n, nnn) = (self.n, self.nnn());
         let files = [
             (
-                "staging/summaries/chapter-002-summary.md",
-                "---\nchapter: 2\nstoryline_id: main_arc\n---\n第2章：陆尘在城北破庙拆开密信，发觉有人一路跟着他。\n".to_string(),
+                format!("staging/summaries/chapter-{nnn}-summary.md"),
+                format!(
+                    "---\nchapter: {n}\nstoryline_id: main_arc\n---\n第{n}章：陆尘拆开密信，发觉有人一路跟着他。\n"
+                ),
             ),
-            ("staging/state/chapter-002-delta.json", Self::delta(bad_delta)),
             (
-                "staging/storylines/main_arc/memory.md",
-                "# 主线记忆\n陆尘拿着密信躲进城北破庙，有人跟着他。\n".to_string(),
+                format!("staging/state/chapter-{nnn}-delta.json"),
+                self.delta(bad_delta),
+            ),
+            (
+                "staging/storylines/main_arc/memory.md".to_string(),
+                format!("# 主线记忆\n截至第{n}章：陆尘拿着密信，有人跟着他。\n"),
             ),
         ];
         let writes = files.iter().map(|(rel, c)| self.write(rel, c)).collect();
@@ -351,19 +409,20 @@ impl Book {
             json!({"base": "\"base_state_version\": ([0-9]+)"}),
             writes,
         );
-        let rels: Vec<&str> = files.iter().map(|(r, _)| *r).collect();
+        let rels: Vec<&str> = files.iter().map(|(r, _)| r.as_str()).collect();
+        let done = self.done("summarizer", &rels);
         self.agent_turn(
             "summarizer",
             "摘要",
             &format!("{tag}-summarizer-done"),
-            vec![Self::done("summarizer", &rels)],
+            vec![done],
         );
     }
 
     /// StyleRefiner, 任务：润色: its packet and the file read, one edit, its return.
-    fn refiner(&mut self, tag: &str, old: &str, new: &str) {
+    pub(crate) fn refiner(&mut self, tag: &str, old: &str, new: &str) {
         let context = self.context("style-refiner");
-        let chapter = "staging/chapters/chapter-002.md";
+        let chapter = &format!("staging/chapters/chapter-{}.md", self.nnn());
         self.agent_turn(
             "style-refiner",
             "润色",
@@ -377,44 +436,69 @@ impl Book {
             &format!("{tag}-refiner-edit"),
             vec![edit],
         );
+        let done = self.done("style-refiner", &[chapter]);
         self.agent_turn(
             "style-refiner",
             "润色",
             &format!("{tag}-refiner-done"),
-            vec![Self::done("style-refiner", &[chapter])],
+            vec![done],
         );
     }
 
-    /// QualityJudge, 任务：评审: its packet, the evaluation at `score`, its return.
-    fn judge(&mut self, tag: &str, score: f64) {
+    /// QualityJudge, 任务：评审 (or 第二裁判, writing its own file): its packet, the evaluation
+    /// at `score`, its return.
+    pub(crate) fn judge_as(&mut self, task: &str, tag: &str, score: f64) {
         let context = self.context("quality-judge");
-        let eval = "staging/evaluations/chapter-002-eval.json";
+        let (eval, label) = if task == "第二裁判" {
+            (
+                format!(
+                    "staging/evaluations/chapter-{}-eval-secondary.json",
+                    self.nnn()
+                ),
+                "second",
+            )
+        } else {
+            (
+                format!("staging/evaluations/chapter-{}-eval.json", self.nnn()),
+                "judge",
+            )
+        };
         self.agent_turn(
             "quality-judge",
-            "评审",
-            &format!("{tag}-judge-context"),
+            task,
+            &format!("{tag}-{label}-context"),
             vec![bash(&context.run)],
         );
-        let write = self.write(eval, &evaluation(score));
+        // A second judge's own evaluation (a copy of the first is refused).
+        let mut text = evaluation(self.n, score);
+        if task == "第二裁判" {
+            text = text.replace("\"judge\": \"primary\"", "\"judge\": \"secondary\"");
+        }
+        let write = self.write(&eval, &text);
         self.agent_turn(
             "quality-judge",
-            "评审",
-            &format!("{tag}-judge-write"),
+            task,
+            &format!("{tag}-{label}-write"),
             vec![write],
         );
+        let done = self.done("quality-judge", &[&eval]);
         self.agent_turn(
             "quality-judge",
-            "评审",
-            &format!("{tag}-judge-done"),
-            vec![Self::done("quality-judge", &[eval])],
+            task,
+            &format!("{tag}-{label}-done"),
+            vec![done],
         );
     }
 
-    fn skill(&self, markdown: &str) -> Line {
+    fn judge(&mut self, tag: &str, score: f64) {
+        self.judge_as("评审", tag, score);
+    }
+
+    pub(crate) fn skill(&self, markdown: &str) -> Line {
         self.cmd(CONTINUE, markdown, &[])
     }
 
-    fn stage(&self, rel: &str, stage: &str) -> Line {
+    pub(crate) fn stage(&self, rel: &str, stage: &str) -> Line {
         self.cmd(
             rel,
             &format!(r#"novel --project "<DIR>" chapter stage {stage} --token <TOKEN> --json"#),
@@ -427,7 +511,7 @@ impl Book {
     /// refiner, `stage refined`, `lint` and `check leak`, the judge at `score`, `stage judged`,
     /// the gate. `summarizer_req` is the 要求 of the Summarizer's dispatch; `refine` the
     /// refiner's edit. The turn after the gate is the caller's: it captures the gate's answer.
-    fn steps_3_to_9(
+    pub(crate) fn steps_3_to_9(
         &mut self,
         tag: &str,
         summarizer_req: Option<&str>,
@@ -455,7 +539,7 @@ impl Book {
 
     /// SKILL.md steps 5–9: refiner, `stage refined`, the checks, the judge, `stage judged`,
     /// the gate.
-    fn steps_5_to_9(&mut self, tag: &str, refine: (&str, &str), score: f64) {
+    pub(crate) fn steps_5_to_9(&mut self, tag: &str, refine: (&str, &str), score: f64) {
         let d = self.dispatch("style-refiner", "润色", None, false);
         self.main(&format!("{tag}-dispatch-refiner"), vec![d]);
         self.refiner(tag, refine.0, refine.1);
@@ -467,14 +551,22 @@ impl Book {
             &format!("{tag}-checks"),
             vec![bash(&lint.run), bash(&leak.run)],
         );
-        let d = self.dispatch(
-            "quality-judge",
-            "评审",
-            Some("lint：已跑，见上；串线风险 none"),
-            false,
-        );
-        self.main(&format!("{tag}-dispatch-judge"), vec![d]);
-        self.judge(tag, score);
+        let req = Some("lint：已跑，见上；串线风险 none");
+        let d = self.dispatch("quality-judge", "评审", req, false);
+        if self.key {
+            // SKILL.md step 7: a key chapter's second judge in the same message, on opus.
+            says(
+                CONTINUE,
+                "关键章在同一条消息里并行再派一个\n`novel:quality-judge`，`任务：第二裁判`，`model: \"opus\"`",
+            );
+            let second = self.dispatch("quality-judge", "第二裁判", req, true);
+            self.main(&format!("{tag}-dispatch-judges"), vec![d, second]);
+            self.judge(tag, score);
+            self.judge_as("第二裁判", tag, score);
+        } else {
+            self.main(&format!("{tag}-dispatch-judge"), vec![d]);
+            self.judge(tag, score);
+        }
         let judged = self.stage(CONTINUE, "judged");
         self.main(&format!("{tag}-judged"), vec![bash(&judged.run)]);
         let gate = self.skill(r#"novel --project "<DIR>" chapter gate <N> --token <TOKEN> --json"#);
@@ -483,7 +575,7 @@ impl Book {
 
     /// SKILL.md §一 and steps 1–2 up to the summarizer: `next`, `begin` (the token captured),
     /// the writer's first draft.
-    fn opening(&mut self) {
+    pub(crate) fn opening(&mut self) {
         let next = self.skill(r#"novel next --json"#);
         self.main("next", vec![bash(&next.run)]);
         let begin = self.skill(r#"novel --project "<DIR>" chapter begin <N> --json"#);
@@ -495,14 +587,14 @@ impl Book {
     }
 
     /// The script so far (and a fresh one for the next run).
-    fn script(&mut self) -> Value {
+    pub(crate) fn script(&mut self) -> Value {
         assert!(self.capture.is_none(), "a capture for no turn");
         json!({"turns": std::mem::take(&mut self.turns)})
     }
 
     /// `novel validate` exit 0 with no finding at all (none about a file the program wrote
     /// itself: no `E_UNKNOWN_FILE`), and `novel state rebuild` exit 0.
-    fn assert_valid(&self) {
+    pub(crate) fn assert_valid(&self) {
         let (rc, doc) = run_json(&self.dir, &["validate"]);
         let findings = doc["data"]["findings"]
             .as_array()
@@ -521,7 +613,7 @@ impl Book {
 
 /// Parses the JSON the binary answered to the Bash call `run` (the token substituted) — the
 /// `nth` such call (0-based).
-fn answer(run: &Run, l: &Line, token: &str, nth: usize) -> Value {
+pub(crate) fn answer(run: &Run, l: &Line, token: &str, nth: usize) -> Value {
     let want = l.run.replace("{{token}}", token);
     let calls = run.tool_calls();
     let c = calls
@@ -541,7 +633,7 @@ fn answer(run: &Run, l: &Line, token: &str, nth: usize) -> Value {
 
 /// Every tool call succeeded, except Bash calls for which `allowed` says a failure is part of
 /// the path.
-fn assert_no_failures(run: &Run, allowed: &dyn Fn(&str) -> bool) {
+pub(crate) fn assert_no_failures(run: &Run, allowed: &dyn Fn(&str) -> bool) {
     for c in run.tool_calls() {
         let cmd = c.input["command"].as_str().unwrap_or_default();
         assert!(
@@ -565,7 +657,7 @@ fn token_of(run: &Run, book: &Book) -> String {
 }
 
 /// The model read `rel` with Read (the path SKILL.md gives it) and what came back has `lines`.
-fn assert_read(run: &Run, rel: &str, lines: &[&Line]) {
+pub(crate) fn assert_read(run: &Run, rel: &str, lines: &[&Line]) {
     let path = repo().join(rel);
     let calls = run.tool_calls();
     let read = calls
@@ -777,9 +869,10 @@ fn pause_question(options: &[&str], before: &str) -> String {
     text
 }
 
-/// An author's turn opens as any `/novel:continue` does (SKILL.md §一): `next` says `recover`
-/// (the session that took the lock is gone), so resume.md: `chapter recover` (its step:
-/// `ask_author`), then `chapter begin` for the lock (a new token, captured for the next turn).
+/// An author's turn opens as any `/novel:continue` does (SKILL.md §一): `next` says `ask_author`
+/// (the session that took the lock is gone, the chapter waits for the author), so resume.md:
+/// `chapter recover` (it clears the stale lock; its step: `ask_author`), then `chapter begin`
+/// for the lock (a new token, captured for the next turn).
 fn reopen(b: &mut Book, tag: &str, read_resume: bool) {
     let next = b.skill(r#"novel next --json"#);
     b.main(&format!("{tag}-next"), vec![bash(&next.run)]);
@@ -805,8 +898,9 @@ fn reopen(b: &mut Book, tag: &str, read_resume: bool) {
 fn reopened(run: &Run, b: &Book) -> String {
     let next = b.skill(r#"novel next --json"#);
     let n = answer(run, &next, "", 0);
-    // The session that held the lock has ended: its lock is stale, recover first.
-    assert_eq!(n["data"]["recommendation"]["action"], "recover", "{n}");
+    // The session that held the lock has ended: its lock is stale, but the chapter waits for
+    // the author, and that is what `next` says (recover is folded into the decision).
+    assert_eq!(n["data"]["recommendation"]["action"], "ask_author", "{n}");
     assert_eq!(n["data"]["recommendation"]["chapter"], 2, "{n}");
     let recover = b.cmd(
         RESUME,
@@ -1466,7 +1560,7 @@ fn a_rejected_delta_is_fixed_by_the_summarizer() {
     b.main("r0-dispatch-fix", vec![d]);
     let read = b.read(delta);
     b.agent_turn("summarizer", "修正增量", "fix-read", vec![read]);
-    let fixed = b.write(delta, &Book::delta(false));
+    let fixed = b.write(delta, &b.delta(false));
     b.agent_capturing(
         "summarizer",
         "修正增量",
@@ -1484,7 +1578,7 @@ fn a_rejected_delta_is_fixed_by_the_summarizer() {
         "summarizer",
         "修正增量",
         "fix-done",
-        vec![Book::done("summarizer", &[delta])],
+        vec![b.done("summarizer", &[delta])],
     );
     b.main("r0-validate-again", vec![bash(&validate.run)]);
     b.main("r0-drafted", vec![bash(&drafted.run)]);

@@ -561,6 +561,98 @@ fn next_puts_recovery_first_after_a_crash_or_a_stale_lock() {
     assert_eq!(first(&d)["command"], "novel lock status");
 }
 
+/// A headless session paused chapter 4 at the gate and ended: its lock is stale. The next
+/// session used to be offered recovery only, and the pause decision appeared only after
+/// `chapter recover`. Now the menu offers the decision directly (recover folded in): the
+/// decision flow's `chapter begin 4` clears the stale lock and hands out a new token.
+#[test]
+fn a_chapter_paused_in_a_session_now_gone_is_decided_directly() {
+    let (_t, root) = writing(3, 20);
+    set_cp(&root, |cp| {
+        cp["inflight_chapter"] = json!(4);
+        cp["pipeline_stage"] = json!("judged");
+        cp["gate"] = json!({"chapter": 4, "decision": "pause", "overall": 2.5, "revision": 0});
+    });
+    std::fs::create_dir(root.join(".novel.lock")).unwrap();
+    write_json(
+        &root.join(".novel.lock/info.json"),
+        &json!({"pid": 1, "started": "2026-01-01T00:00:00Z", "chapter": 4, "host": "elsewhere",
+                "token": "t0", "heartbeat": 1000, "started_epoch": 1000}),
+    );
+    let d = next(&root);
+    assert_eq!(
+        ids(&d),
+        ["decide_paused_chapter", "quality_review", "show_status"],
+        "{d}"
+    );
+    assert_eq!(first(&d)["flow"], "pause-decision");
+    assert_eq!(d["recommendation"]["action"], "ask_author", "{d}");
+    assert_eq!(d["recommendation"]["chapter"], 4, "{d}");
+    let notes = d["recommendation"]["notes"].to_string();
+    assert!(
+        notes.contains("项目锁已失效") && notes.contains("novel chapter begin 4"),
+        "{d}"
+    );
+    // The hook says the same.
+    let hook = stdout(&run(&root, &["context", "session-start"]));
+    assert!(hook.contains("下一步是：/novel:start"), "{hook}");
+    // pause-decision.md §1: `chapter begin 4` takes the lock back, no recover needed.
+    let began = ok(&root, &["chapter", "begin", "4"]);
+    assert_eq!(began["data"]["resumed"], true, "{began}");
+    assert_eq!(began["data"]["stage"], "judged", "{began}");
+    let d = next(&root);
+    assert_eq!(d["recommendation"]["action"], "ask_author", "{d}");
+
+    // Anything else in flight under a stale lock still goes through recovery first.
+    let (_t2, other) = writing(3, 20);
+    set_cp(&other, |cp| {
+        cp["inflight_chapter"] = json!(4);
+        cp["pipeline_stage"] = json!("refined");
+    });
+    std::fs::create_dir(other.join(".novel.lock")).unwrap();
+    write_json(
+        &other.join(".novel.lock/info.json"),
+        &json!({"pid": 1, "started": "2026-01-01T00:00:00Z", "chapter": 4, "host": "elsewhere",
+                "token": "t0", "heartbeat": 1000, "started_epoch": 1000}),
+    );
+    assert_eq!(ids(&next(&other)), ["recover", "show_status"]);
+}
+
+/// The trial chapters are written by `/novel:continue`: once the set-up is done and a trial
+/// chapter is next, `next` and the SessionStart hook say `/novel:continue` (the hook used to
+/// say 「下一步是：/novel:start」 while the trial was being written), with the chapter; the
+/// menu still leads `/novel:start` to the quick-start flow, which hands over.
+#[test]
+fn the_trial_is_announced_as_continue() {
+    let (_t, root) = new_project();
+    fill_brief(&root);
+    add_world_rule(&root);
+    add_character(&root);
+    ok(&root, &["quickstart", "done", "storylines"]);
+    set_style_source(&root);
+    let hook = |root: &Path| stdout(&run(root, &["context", "session-start"]));
+    assert!(hook(&root).contains("下一步是：/novel:start"));
+    std::fs::write(root.join("volumes/vol-01/outline.md"), outline(1..=3)).unwrap();
+    for k in 1..=3u32 {
+        let d = next(&root);
+        assert_eq!(d["quick_start"]["next"], format!("trial-{k}"), "{d}");
+        assert_eq!(d["recommendation"]["action"], "start", "{d}");
+        assert_eq!(d["recommendation"]["command"], "/novel:continue", "{d}");
+        assert_eq!(d["recommendation"]["chapter"], k, "{d}");
+        assert_eq!(first(&d)["id"], "continue_quick_start", "{d}");
+        let text = hook(&root);
+        assert!(
+            text.contains(&format!("下一步是：/novel:continue（试写第 {k} 章")),
+            "{text}"
+        );
+        committed(&root, k);
+    }
+    // Confirming is the author's, in /novel:start.
+    let d = next(&root);
+    assert_eq!(d["quick_start"]["next"], "confirm", "{d}");
+    assert_eq!(d["recommendation"]["command"], "/novel:start", "{d}");
+}
+
 #[test]
 fn next_sends_a_pending_spec_propagation_to_review_first() {
     let (_t, root) = writing(3, 20);

@@ -1512,3 +1512,136 @@ fn every_dispatched_task_is_a_listed_mode_the_agent_knows() {
         [(1, "回填".to_string()), (2, "卷规划".to_string())]
     );
 }
+
+// ---- The author's journey: rules the flows share (issue 33) -------------------------------
+
+/// The paragraphs of a text (blank-line separated), with the 1-based line each starts on.
+fn paragraphs(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut cur: Option<(usize, String)> = None;
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            out.extend(cur.take());
+        } else {
+            let p = cur.get_or_insert_with(|| (i + 1, String::new()));
+            p.1.push_str(line);
+            p.1.push('\n');
+        }
+    }
+    out.extend(cur);
+    out
+}
+
+/// What the journey through the real client needs the Markdown to say, one problem a line:
+/// - every hand-over from `/novel:start` to `/novel:continue` names the book's directory
+///   (`项目：<DIR>`), and `/novel:continue` opens with `next` on that directory when given — the
+///   trial used to run `next` in the author's folder, the book's parent, and stop;
+/// - every file that calls for AskUserQuestion says what to do without it (headless, SDK),
+///   and no agent asks;
+/// - `pov_characters` is only ever written as a slug;
+/// - no agent merges a state delta (the skill does, once), and PlotArchitect's new characters
+///   and contract changes are routed by one rule that both planning flows point to;
+/// - nothing tells the model to use a Grep or Glob tool (the pinned client has neither).
+fn journey_rule_problems(docs: &[Doc]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut routing_rule = false;
+    for doc in docs {
+        let agent = doc.rel.starts_with("agents/");
+        for (no, para) in paragraphs(&doc.text) {
+            let at = format!("{}:{no}", doc.rel);
+            if doc.rel.starts_with("skills/start/")
+                && para.contains("Skill 工具调用")
+                && para.contains("`novel:continue`")
+                && !para.contains("项目：<DIR>")
+            {
+                out.push(format!(
+                    "{at}: hands over to novel:continue without the book's directory (项目：<DIR>)"
+                ));
+            }
+            if para.contains("pov_characters") && !para.contains("slug") {
+                out.push(format!("{at}: pov_characters written other than as a slug"));
+            }
+            if para.contains("new_characters") && doc.rel.starts_with("skills/") {
+                if doc.rel == "skills/start/SKILL.md" {
+                    routing_rule |= para.contains("任务：新增角色");
+                } else if !para.contains("共用规则第 4 条") {
+                    out.push(format!(
+                        "{at}: routes new_characters itself instead of by SKILL.md 共用规则第 4 条"
+                    ));
+                }
+            }
+            for tool in ["用 Grep", "Grep 工具", "用 Glob", "Glob 工具"] {
+                if para.contains(tool) {
+                    out.push(format!(
+                        "{at}: 「{tool}」: the pinned client has no such tool (Bash grep/find)"
+                    ));
+                }
+            }
+        }
+        if doc.text.contains("AskUserQuestion") {
+            if agent {
+                out.push(format!(
+                    "{}: an agent mentions AskUserQuestion (only the skill asks)",
+                    doc.rel
+                ));
+            } else if !doc.text.contains("没有 AskUserQuestion") {
+                out.push(format!(
+                    "{}: calls for AskUserQuestion and never says what to do without it",
+                    doc.rel
+                ));
+            }
+        }
+        if agent {
+            for inv in invocations(&doc.text) {
+                if inv.text.contains(" ops apply ") {
+                    out.push(format!(
+                        "{}:{}: an agent merges a delta (the skill that dispatched it does, once): {}",
+                        doc.rel, inv.line, inv.text
+                    ));
+                }
+            }
+        }
+    }
+    let by_rel = |rel: &str| docs.iter().find(|d| d.rel == rel).map(|d| d.text.as_str());
+    if let Some(cont) = by_rel("skills/continue/SKILL.md")
+        && !cont.contains(r#"novel --project "<DIR>" next --json"#)
+    {
+        out.push("skills/continue/SKILL.md: no `next` on the directory it is handed".into());
+    }
+    if docs.iter().any(|d| d.rel == "skills/start/SKILL.md") && !routing_rule {
+        out.push(
+            "skills/start/SKILL.md: no shared rule routing PlotArchitect's new_characters to CharacterWeaver".into(),
+        );
+    }
+    out
+}
+
+#[test]
+fn the_flows_hand_over_ask_and_own_their_steps_once() {
+    let docs = plugin_docs(&repo());
+    assert_none("journey rule", journey_rule_problems(&docs));
+    // …and the checks catch each mistake.
+    let bad = [
+        fake(
+            "skills/start/references/x.md",
+            "# x\n\n用 Skill 工具调用 `novel:continue`，参数 `3`。\n\n用 AskUserQuestion 问。\n\n\
+             `pov_characters` 填主角显示名。\n\n返回的 `data.new_characters` 派 character-weaver 建档。\n\n用 Grep 搜。\n",
+        ),
+        fake(
+            "agents/fake.md",
+            "---\nname: fake\n---\n不问作者（AskUserQuestion）。\n\n```bash\nnovel --project \"<DIR>\" ops apply \"<FILE>\" --manual --json\n```\n",
+        ),
+    ];
+    let p = journey_rule_problems(&bad);
+    for want in [
+        "without the book's directory",
+        "never says what to do without it",
+        "other than as a slug",
+        "routes new_characters itself",
+        "no such tool",
+        "an agent mentions AskUserQuestion",
+        "an agent merges a delta",
+    ] {
+        assert!(p.iter().any(|l| l.contains(want)), "{want}: {p:#?}");
+    }
+}

@@ -314,6 +314,8 @@ fn steps() -> Vec<Step> {
         },
         step("import", "import manuscript.txt --into <BOOK>-imported"),
         step("import-backfill", "import backfill --project <BOOK>-imported"),
+        step("permissions", "permissions"),
+        step("permissions-write", "permissions --write"),
         step("init", "init <BOOK>-new --title 新书 --genre 玄幻"),
         step("demo", "demo demo-copy"),
     ]);

@@ -755,6 +755,70 @@ fn a_chapter_zero_delta_applies_and_validates() {
     assert_eq!(code(&v), 0, "{}", stdout(&v));
 }
 
+/// The opening delta merged twice — once by whoever merged it first, then again from a copy
+/// re-based on the new version (what a skill does on `E_STATE_VERSION`) — used to be accepted:
+/// the inventory held 守灯钥匙 twice while `validate` and `state rebuild` stayed clean. The same
+/// ops for the same chapter already on a changelog line are refused (`E_DELTA_REPEATED`, exit
+/// 3) by `ops apply` and named by `ops validate`; a different opening delta (a new character's)
+/// still goes in.
+#[test]
+fn the_same_opening_delta_is_not_merged_twice() {
+    let (_t, root) = new_project();
+    let opening = json!([
+        {"op": "set", "path": "characters.lu-chen.location", "value": "守灯塔"},
+        {"op": "add", "path": "characters.lu-chen.inventory", "value": "守灯钥匙"}
+    ]);
+    std::fs::create_dir_all(root.join("staging/candidates")).unwrap();
+    let write = |rel: &str, base: u64, ops: &Value| {
+        write_json(
+            &root.join(rel),
+            &json!({"chapter": 0, "base_state_version": base, "storyline_id": "main_arc", "ops": ops}),
+        );
+    };
+    let first = "staging/candidates/chapter-000-delta.json";
+    write(first, 0, &opening);
+    let out = novel(&root, &["--json", "ops", "apply", "--manual", first]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+
+    // The same ops on the new version.
+    let again = "staging/candidates/chapter-000-delta-again.json";
+    write(again, 1, &opening);
+    let checked = novel(&root, &["--json", "ops", "validate", again]);
+    assert_eq!(code(&checked), 1, "{}", stdout(&checked));
+    let doc = json(&checked);
+    assert_eq!(doc["error"]["code"], "E_DELTA_REPEATED", "{doc}");
+    assert_eq!(doc["data"]["would_apply"], false, "{doc}");
+    let out = novel(&root, &["--json", "ops", "apply", "--manual", again]);
+    assert_eq!(code(&out), 3, "{}", stdout(&out));
+    let doc = json(&out);
+    assert_eq!(doc["error"]["code"], "E_DELTA_REPEATED", "{doc}");
+    assert!(
+        doc["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("变更日志第 1 行"),
+        "{doc}"
+    );
+    let state = read_json(&root.join("state/current-state.json"));
+    assert_eq!(
+        state["characters"]["lu-chen"]["inventory"],
+        json!(["守灯钥匙"])
+    );
+    assert_eq!(state["state_version"], 1);
+
+    // A new character's opening delta is not a repeat.
+    let other = "staging/candidates/chapter-000-delta-su.json";
+    write(
+        other,
+        1,
+        &json!([{"op": "add", "path": "characters.su-wan.inventory", "value": "守灯钥匙"}]),
+    );
+    let out = novel(&root, &["--json", "ops", "apply", "--manual", other]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    let v = novel(&root, &["--json", "validate"]);
+    assert_eq!(code(&v), 0, "{}", stdout(&v));
+}
+
 /// `ops validate --strict` names the refusal `ops apply --strict` gives (one `refusal`, one
 /// order): a rejected op under `--strict` is `E_STRICT`, before an out-of-order chapter — it
 /// used to say `E_OPS_REJECTED`, or `E_CHAPTER_ORDER`, picking its own order.

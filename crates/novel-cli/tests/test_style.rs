@@ -47,6 +47,30 @@ fn metrics_match_the_profile_field_names() {
     );
 }
 
+/// The 字数 of a style sample is the one `novel count` prints — what the author is told to bring
+/// (「2000 字以上」) and what StyleAnalyzer compares with 2,000. It used to count text characters
+/// only: a sample `count` measured at 2,100 came out at 1,680, and the agent refused it.
+#[test]
+fn metrics_chars_are_the_count_of_novel_count() {
+    let (_t, root) = new_project();
+    // 他推开门看了一眼 (8 text characters) and ，。 (2 marks): 10 字 a sentence.
+    let sample = "# 样章\n\n".to_string() + &"他推开门，看了一眼。".repeat(210) + "\n";
+    write_text(&root, "style-samples/sample-1.md", &sample);
+    let file = root.join("style-samples/sample-1.md");
+    let file = file.to_str().unwrap();
+    let counted = json(&novel(&root, &["--json", "count", file]));
+    let words = counted["data"]["files"][0]["chars"].as_u64().unwrap();
+    assert_eq!(words, 2100, "{counted}");
+    let doc = json(&novel(&root, &["--json", "style", "metrics", file]));
+    let combined = &doc["data"]["combined"];
+    assert_eq!(combined["chars"].as_u64(), Some(words), "{doc}");
+    assert_eq!(combined["text_chars"], 1680, "{doc}");
+    // Sentence length and dialogue ratio keep their base: 8 text characters a sentence.
+    assert_eq!(combined["avg_sentence_length"], 8.0, "{doc}");
+    let out = stdout(&novel(&root, &["style", "metrics", file]));
+    assert!(out.contains("2100 字"), "{out}");
+}
+
 /// Six committed chapters: three narration sentences and one line of dialogue each, every
 /// sentence 10 characters long (average 10, dialogue ratio 0.25).
 fn drift_project() -> (tempfile::TempDir, std::path::PathBuf) {

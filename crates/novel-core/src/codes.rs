@@ -264,6 +264,16 @@ pub const CODES: &[CodeDoc] = &[
         "用当前状态重新生成增量（Summarizer 的资料包里有当前版本）。",
     ),
     e(
+        "E_SETTINGS_LOCAL",
+        "书目录里的 .claude/settings.local.json 不是合法的 Claude Code 设置（不是对象，或 permissions.allow 不是字符串数组），放行规则没有写入。",
+        "修正这个文件或删掉它，再运行 novel permissions --write。",
+    ),
+    e(
+        "E_DELTA_REPEATED",
+        "这份增量的 op 与变更日志里同一章的某一行完全相同：它已经合并过，再合并会把物品、计数重复一遍。",
+        "不要再合并它；要改状态，另写一份只含改动的增量（novel state at 查看现状）。",
+    ),
+    e(
         "E_STRICT",
         "--strict 模式下有 op 被拒，整份增量没有应用。",
         "修正被拒的 op 后重新 apply，或去掉 --strict 只应用通过的 op。",

@@ -27,6 +27,7 @@ pub mod naming;
 pub mod next;
 pub mod numerals;
 pub mod ops;
+pub mod permissions;
 pub mod pipeline;
 pub mod plan;
 pub mod quickstart;

@@ -505,7 +505,11 @@ fn option_for(action: crate::next::NextAction) -> OptionId {
 /// The menu as the project's situation builds it (before [`align`]).
 fn menu_by_state(f: &MenuFacts<'_>) -> Menu {
     let cp = f.checkpoint;
-    if let Some(m) = interrupted_menu(f.disk) {
+    if let Some(m) = interrupted_menu(f.disk)
+        && !(matches!(f.disk.lock, LockFact::Stale { .. })
+            && f.disk.commit_journal.is_none()
+            && crate::next::waits_for_author(cp, f.disk))
+    {
         return m;
     }
     if cp.orchestrator_state == OrchestratorState::Init {

@@ -4,13 +4,16 @@
 //!
 //! Order of precedence:
 //! 1. an interrupted commit (journal present) → `novel chapter recover`;
-//! 2. the lock held by another live process → wait; a stale lock → `novel chapter recover`;
+//! 2. the lock held by another live process → wait; a stale lock → `novel chapter recover`
+//!    (unless the chapter in flight waits for the author's decision: then step 5 says so,
+//!    and the decision flow's `novel chapter begin N` takes the lock back);
 //! 3. orchestrator `INIT` → `/novel:start`;
 //! 4. a pending `spec_propagation` → review the affected contracts first (`/novel:start`);
 //! 5. a chapter in flight → its resume step ([`crate::pipeline::resume_point`], PRD §9.2),
 //!    after re-taking the lock with `novel chapter begin N` when nobody holds it;
 //! 6. an imported manuscript's backfill pending → `/novel:start` (before any new chapter);
-//! 7. `QUICK_START` → `/novel:start`; `VOL_PLANNING` → plan the volume; `VOL_REVIEW` → review;
+//! 7. `QUICK_START` → `/novel:start` (`/novel:continue` once the set-up is done and a trial
+//!    chapter is next); `VOL_PLANNING` → plan the volume; `VOL_REVIEW` → review;
 //! 8. writing and the volume's last chapter done → review; else `/novel:continue` for
 //!    chapter `last_completed + 1`.
 //!
@@ -66,6 +69,10 @@ pub struct DiskFacts {
     /// The reviews due ([`crate::menu::reviews_wanted`] whose report does not exist yet).
     #[serde(default)]
     pub reviews_due: Vec<crate::menu::ReviewDue>,
+    /// In the quick start with nothing in flight, the trial chapter its next step writes
+    /// (`trial-1`..`trial-3`): the set-up is done and `/novel:continue` writes on.
+    #[serde(default)]
+    pub trial_next: Option<u32>,
 }
 
 impl DiskFacts {
@@ -81,6 +88,7 @@ impl DiskFacts {
             volume_end: None,
             skipped_deltas: Vec::new(),
             reviews_due: Vec::new(),
+            trial_next: None,
         }
     }
 }
@@ -312,6 +320,13 @@ pub fn recommend(cp: &Checkpoint, facts: &DiskFacts) -> Recommendation {
     if let LockFact::HeldByThisSession { token, .. } = &facts.lock {
         r.notes.push(format!("项目锁由本会话持有，锁令牌 {token}"));
     }
+    if let (LockFact::Stale { why }, NextAction::AskAuthor, Some(n)) =
+        (&facts.lock, r.action, r.chapter)
+    {
+        r.notes.push(format!(
+            "项目锁已失效（{why}）：novel chapter begin {n} 会清掉它并交给本会话新的锁令牌"
+        ));
+    }
     r
 }
 
@@ -388,6 +403,9 @@ fn interrupted(cp: &Checkpoint, facts: &DiskFacts) -> Option<Recommendation> {
             "novel lock status",
             "等它结束；确认它已不在运行后，用 novel chapter recover 清理",
         )),
+        // A chapter paused for the author is decided directly: the decision flow's
+        // `novel chapter begin N` clears the stale lock and takes it again (recover folded in).
+        LockFact::Stale { .. } if waits_for_author(cp, facts) => None,
         LockFact::Stale { why } => Some(rec(
             NextAction::Recover,
             cp.inflight_chapter,
@@ -397,6 +415,18 @@ fn interrupted(cp: &Checkpoint, facts: &DiskFacts) -> Option<Recommendation> {
         )),
         _ => None,
     }
+}
+
+/// The chapter in flight waits for the author at the gate (paused, or its revision candidate
+/// saved), with nothing to rewind: the session that paused it may be gone, the decision is
+/// the author's all the same.
+pub fn waits_for_author(cp: &Checkpoint, facts: &DiskFacts) -> bool {
+    if cp.inflight_chapter.is_none() {
+        return false;
+    }
+    let staging = facts.staging.clone().unwrap_or_else(StagingFacts::nothing);
+    let r = resume_point(cp, &staging);
+    r.step == ResumeStep::AskAuthor && r.rewind_to.is_none()
 }
 
 /// Chapter `n` in flight: its resume step, after re-taking the lock when nobody holds it.
@@ -422,6 +452,18 @@ fn inflight(cp: &Checkpoint, n: u32, facts: &DiskFacts) -> Recommendation {
 fn by_state(cp: &Checkpoint, facts: &DiskFacts) -> Recommendation {
     let v = cp.current_volume;
     match cp.orchestrator_state {
+        OrchestratorState::QuickStart if facts.trial_next.is_some() => {
+            let k = facts.trial_next.unwrap_or(1);
+            rec(
+                NextAction::Start,
+                Some(k),
+                format!("快速起步：设定与前三章大纲已齐，试写第 {k} 章"),
+                "/novel:continue",
+                format!(
+                    "试写第 {k} 章（写作、摘要、润色、评审、门控、提交）；3 章都提交后回到 /novel:start 确认试写"
+                ),
+            )
+        }
         OrchestratorState::Init | OrchestratorState::QuickStart => rec(
             NextAction::Start,
             None,

@@ -59,6 +59,10 @@ pub enum OpsError {
     SkipOrder { chapter: u32, last: u32 },
     #[error("第 {chapter} 章不在被跳过的章节里，不能记为已补")]
     NotSkipped { chapter: u32, open: Vec<u32> },
+    /// The same ops for the same chapter are on a changelog line already: merging them again
+    /// would repeat every `add` and `inc` (an item held twice) while the state still replays.
+    #[error("这份增量已经合并过：变更日志第 {line} 行（第 {chapter} 章）记着完全相同的 op")]
+    Repeated { chapter: u32, line: usize },
 }
 
 impl OpsError {
@@ -74,6 +78,7 @@ impl OpsError {
             OpsError::Diverged { .. } => "E_STATE_DIVERGED",
             OpsError::SkipOrder { .. } => "E_CHAPTER_ORDER",
             OpsError::NotSkipped { .. } => "E_NOT_SKIPPED",
+            OpsError::Repeated { .. } => "E_DELTA_REPEATED",
         }
     }
 
@@ -108,6 +113,9 @@ impl OpsError {
             OpsError::SkipOrder { .. } => {
                 "只能为正在写的章节记录跳过；已过去的章节要补记状态，用 novel ops apply --manual --resolves-skipped".into()
             }
+            OpsError::Repeated { .. } => {
+                "不要再合并它：状态里已经有这些变化。要改状态，另写一份只含改动的增量（novel state at 查看现状）".into()
+            }
             OpsError::NotSkipped { open, .. } => format!(
                 "目前被跳过、尚未补记的章节：{}",
                 if open.is_empty() {
@@ -121,6 +129,18 @@ impl OpsError {
             ),
         }
     }
+}
+
+/// The changelog line (1-based) that already records exactly `ops` for `chapter`, if any: a
+/// delta merged a second time (re-based on the new version, or written again from the same
+/// notes) would repeat each `add` and `inc`, and nothing downstream could tell.
+pub fn repeated_line(log: &[ChangelogEntry], chapter: u32, ops: &[StateOp]) -> Option<usize> {
+    if ops.is_empty() {
+        return None;
+    }
+    log.iter()
+        .position(|e| e.chapter == chapter && e.applied == ops)
+        .map(|i| i + 1)
 }
 
 /// Display names and aliases → slug, so a Chinese name in a path gets a useful hint.

@@ -598,6 +598,7 @@ fn disk_facts(project: &Project, settings: &Settings, problems: &mut Vec<String>
             Vec::new()
         }),
         reviews_due: Vec::new(),
+        trial_next: None,
     }
 }
 
@@ -620,6 +621,13 @@ fn checkpoint_facts(
             .iter()
             .filter(|t| next::is_overdue(t.scope, t.status, t.target_resolve_range, last))
             .count();
+    }
+    if cp.orchestrator_state == novel_core::model::OrchestratorState::QuickStart
+        && cp.inflight_chapter.is_none()
+    {
+        disk.trial_next = novel_core::quickstart::status(cp, &crate::quickstart::files(project))
+            .next_step()
+            .and_then(|s| s.trial_chapter());
     }
     let vdir = layout::volume_dir(cp.volume());
     disk.volume_end = crate::next::volume_span(project, cp.volume(), problems).map(|s| s.range[1]);

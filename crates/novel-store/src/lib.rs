@@ -31,6 +31,7 @@ pub mod lock;
 pub mod memory;
 pub mod names;
 pub mod next;
+pub mod permissions;
 pub mod plan;
 pub mod prefs;
 pub mod process;

@@ -652,6 +652,10 @@ pub fn apply_delta(
     if applied.run.all_rejected() {
         return Err(ApplyError::AllRejected(Box::new(applied)));
     }
+    let chapter = applied.run.header.chapter;
+    if let Some(line) = ops::repeated_line(&log, chapter, &applied.entry.applied) {
+        return Err(OpsError::Repeated { chapter, line }.into());
+    }
     if req.manual {
         applied.entry.source = novel_core::model::state::ChangeSource::Manual;
         applied.entry.resolves_skipped = req.resolves.to_vec();

@@ -2,10 +2,12 @@
 //! estimated. Field names match the profile where it has them (`avg_sentence_length`,
 //! `dialogue_ratio`).
 //!
-//! Lengths count text characters (汉字, letters, digits — see
-//! [`crate::segment::is_text_char`]), not punctuation, whitespace or Markdown;
-//! sentences and paragraphs are those of [`crate::segment`]; the dialogue ratio is the share of
-//! text characters inside dialogue quotes.
+//! `chars` is the 字数 every threshold told to the author counts (the 2,000 字 of a style
+//! sample, a chapter's length): [`crate::count`], the same number `novel count` prints.
+//! Sentence and paragraph lengths count text characters (汉字, letters, digits — see
+//! [`crate::segment::is_text_char`]), not punctuation, whitespace or Markdown; their sum is
+//! `text_chars`. Sentences and paragraphs are those of [`crate::segment`]; the dialogue ratio
+//! is the share of text characters inside dialogue quotes.
 
 use std::collections::BTreeMap;
 
@@ -20,8 +22,11 @@ pub const SHORT_SENTENCE: usize = 10;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StyleMetrics {
-    /// Text characters of the body (headings excluded).
+    /// 字数 of the body (headings excluded), as `novel count` counts it.
     pub chars: usize,
+    /// Text characters of the body (汉字, letters, digits: the sum of the sentence lengths),
+    /// the base of the average sentence length, the dialogue ratio and the punctuation density.
+    pub text_chars: usize,
     pub sentence_count: usize,
     /// 平均句长（字）。
     pub avg_sentence_length: f64,
@@ -134,7 +139,9 @@ impl StyleMetrics {
         let mut dialogue = 0;
         let mut openings: BTreeMap<String, usize> = BTreeMap::new();
         let mut marks = [0usize; 10];
+        let mut words = 0;
         for doc in docs {
+            words += doc.word_count();
             for s in doc.sentences() {
                 sentence_lens.push(s.len);
                 dialogue += s.dialogue_len;
@@ -168,7 +175,8 @@ impl StyleMetrics {
         top.sort_by(|a, b| b.count.cmp(&a.count).then(a.opening.cmp(&b.opening)));
         top.truncate(10);
         StyleMetrics {
-            chars,
+            chars: words,
+            text_chars: chars,
             sentence_count,
             avg_sentence_length: round2(ratio(chars, sentence_count)),
             sentence_length: distribution(sentence_lens, &SENTENCE_BUCKETS),
@@ -233,7 +241,9 @@ mod tests {
         let m = StyleMetrics::of(&[&doc]);
         // Sentences: 他来了(3) 她走了没回头(6) 你好(2) 他说(2).
         assert_eq!(m.sentence_count, 4);
-        assert_eq!(m.chars, 13);
+        // 字数 as `novel count` has it: 13 汉字 and 9 marks (。，。“！”。……), not the heading.
+        assert_eq!(m.chars, 22);
+        assert_eq!(m.text_chars, 13);
         assert_eq!(m.avg_sentence_length, 3.25);
         assert_eq!(m.dialogue_ratio, 0.154); // 2 / 13
         assert_eq!(m.paragraph_count, 3); // the heading is not a paragraph; 「……」 is

@@ -151,6 +151,11 @@ impl Document {
         self.source.as_deref().unwrap_or(&self.text)
     }
 
+    /// 字数 of the body, as `novel count` and the platforms count it ([`crate::count`]).
+    pub fn word_count(&self) -> usize {
+        crate::count::count(self.source()).chars
+    }
+
     /// The normalised text (what matchers run over).
     pub fn text(&self) -> &str {
         &self.text

@@ -22,6 +22,7 @@ pub mod memory;
 pub mod next;
 pub mod ops;
 pub mod pending;
+pub mod permissions;
 pub mod prefs;
 pub mod quickstart;
 pub mod retire;
@@ -228,7 +229,8 @@ pub(crate) fn ops_error(e: OpsError) -> CliError {
         OpsError::StateVersion { .. }
         | OpsError::ChapterOrder { .. }
         | OpsError::SkipOrder { .. }
-        | OpsError::Diverged { .. } => Exit::Conflict,
+        | OpsError::Diverged { .. }
+        | OpsError::Repeated { .. } => Exit::Conflict,
         OpsError::Replay { .. } | OpsError::NotSkipped { .. } => Exit::Usage,
         OpsError::Delta { .. }
         | OpsError::Strict { .. }

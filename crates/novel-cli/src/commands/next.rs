@@ -30,8 +30,51 @@ struct NextData<'a> {
     skipped_deltas: &'a [u32],
     recommend_rebuild: bool,
     problems: &'a [String],
+    /// The plugin's allow rules in the book's (outside a project: the working directory's)
+    /// `.claude/settings.local.json` (`novel permissions`).
+    permissions: PermissionsState,
+    /// The working directory, and whether it holds nothing but dot entries (`.claude/`, `.git`):
+    /// a folder made for a new book, which `novel init` can take as the book's directory.
+    cwd: String,
+    cwd_empty: bool,
     /// The plugin was updated and this binary was not (null when they agree).
     version_mismatch: Option<&'a VersionMismatch>,
+}
+
+/// Nothing in `dir` but entries whose names start with a dot.
+fn only_dot_entries(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries
+            .filter_map(Result::ok)
+            .all(|e| e.file_name().to_string_lossy().starts_with('.'))
+    })
+}
+
+/// Which allow rules the settings file lacks.
+#[derive(Serialize)]
+struct PermissionsState {
+    file: String,
+    missing: Vec<String>,
+    /// Why the file could not be read as settings (then nothing is written to it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    problem: Option<String>,
+}
+
+fn permissions_state(dir: &Path) -> PermissionsState {
+    match super::permissions::missing_rules(dir) {
+        Ok(rules) => PermissionsState {
+            file: rules.file.to_string_lossy().into_owned(),
+            missing: rules.missing,
+            problem: None,
+        },
+        Err(e) => PermissionsState {
+            file: novel_store::permissions::settings_file(dir)
+                .to_string_lossy()
+                .into_owned(),
+            missing: novel_core::permissions::wanted(super::permissions::plugin_root().as_deref()),
+            problem: Some(e.message),
+        },
+    }
 }
 
 /// The periodic reviews due.
@@ -72,7 +115,7 @@ fn human(
     out
 }
 
-fn no_project(mismatch: Option<&VersionMismatch>) -> Result<Report, CliError> {
+fn no_project(cwd: &Path, mismatch: Option<&VersionMismatch>) -> Result<Report, CliError> {
     let r = menu::no_project_recommendation();
     let m = menu::no_project_menu();
     let data = NextData {
@@ -86,6 +129,9 @@ fn no_project(mismatch: Option<&VersionMismatch>) -> Result<Report, CliError> {
         skipped_deltas: &[],
         recommend_rebuild: false,
         problems: &[],
+        permissions: permissions_state(cwd),
+        cwd: cwd.to_string_lossy().into_owned(),
+        cwd_empty: only_dot_entries(cwd),
         version_mismatch: mismatch,
     };
     Ok(Report {
@@ -95,16 +141,15 @@ fn no_project(mismatch: Option<&VersionMismatch>) -> Result<Report, CliError> {
 }
 
 pub fn run(global: &GlobalArgs) -> Result<Report, CliError> {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| Path::new(".").into());
     let mismatch = version_mismatch();
     let found = match &global.project {
         Some(dir) => Project::open(dir),
-        None => {
-            Project::discover(&std::env::current_dir().unwrap_or_else(|_| Path::new(".").into()))
-        }
+        None => Project::discover(&cwd),
     };
     let project = match found {
         Ok(p) => p,
-        Err(StoreError::NotAProject { .. }) => return no_project(mismatch.as_ref()),
+        Err(StoreError::NotAProject { .. }) => return no_project(&cwd, mismatch.as_ref()),
         Err(e) => return Err(e.into()),
     };
     let view = next_view(&project);
@@ -152,6 +197,9 @@ pub fn run(global: &GlobalArgs) -> Result<Report, CliError> {
         skipped_deltas: &facts.disk.skipped_deltas,
         recommend_rebuild: novel_core::ops::recommend_rebuild(&facts.disk.skipped_deltas),
         problems: &facts.problems,
+        permissions: permissions_state(&project.root),
+        cwd: cwd.to_string_lossy().into_owned(),
+        cwd_empty: only_dot_entries(&cwd),
         version_mismatch: mismatch.as_ref(),
     };
     Ok(Report {

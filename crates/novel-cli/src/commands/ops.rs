@@ -171,7 +171,19 @@ fn validate(project: &Project, args: &OpsFileArgs) -> Result<Report, CliError> {
     let version_ok = check.version_ok;
     let last = check.last_chapter;
     let chapter_order_ok = check.chapter_order_ok;
-    let refusal = check.refusal(args.strict);
+    let mut refusal = check.refusal(args.strict);
+    if refusal.is_none() {
+        // `ops apply`'s own last check: the same ops already merged for this chapter.
+        let ops: Vec<novel_core::model::state::StateOp> =
+            run.accepted.iter().map(|a| a.op.clone()).collect();
+        let log = novel_store::state::load_changelog(project)?;
+        refusal = ops::repeated_line(&log, run.header.chapter, &ops).map(|line| {
+            ops::OpsError::Repeated {
+                chapter: run.header.chapter,
+                line,
+            }
+        });
+    }
     let would_apply = refusal.is_none();
     let data = ValidateData {
         chapter: run.header.chapter,
@@ -196,6 +208,9 @@ fn validate(project: &Project, args: &OpsFileArgs) -> Result<Report, CliError> {
     );
     human.push_str(&describe(&run.accepted, &run.rejected));
     for e in check.refusals() {
+        human.push_str(&format!("{e}，apply 会被拒绝。\n"));
+    }
+    if let Some(e @ ops::OpsError::Repeated { .. }) = &refusal {
         human.push_str(&format!("{e}，apply 会被拒绝。\n"));
     }
     if run.rejected.is_empty() && would_apply {

@@ -1,0 +1,122 @@
+//! `novel permissions [--dir DIR] [--write]`: the plugin's allow rules in the book's
+//! `.claude/settings.local.json` (放行设置, [`novel_core::permissions`]) — which are missing, and
+//! with `--write` (the author agreed) merged in. The directory is `--dir`, else the project
+//! (`--project`, or found from the working directory), else the working directory.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use serde::Serialize;
+
+use novel_store::permissions::{self, PermissionsError, Rules};
+use novel_store::{Project, StoreError};
+
+use crate::cli::GlobalArgs;
+use crate::output::{CliError, Exit, Report};
+
+#[derive(Debug, Args)]
+pub struct PermissionsArgs {
+    /// 写入哪个目录的 .claude/settings.local.json（默认：项目目录；不在项目里时为当前目录）
+    #[arg(long, value_name = "目录")]
+    pub dir: Option<PathBuf>,
+    /// 把缺少的规则写进去（保留文件里已有的设置；作者同意之后才用）
+    #[arg(long)]
+    pub write: bool,
+}
+
+/// `novel permissions`' `--json` data.
+#[derive(Serialize)]
+struct PermissionsData<'a> {
+    dir: String,
+    file: String,
+    rules: &'a [String],
+    /// Rules the file lacks now (after `--write`: none).
+    missing: &'a [String],
+    /// Rules `--write` added.
+    added: &'a [String],
+    written: bool,
+    /// The plugin directory the read rule covers (absent when the wrapper did not say).
+    plugin_root: Option<String>,
+}
+
+/// The directory whose settings file is meant.
+fn target_dir(global: &GlobalArgs, args: &PermissionsArgs) -> Result<PathBuf, CliError> {
+    if let Some(dir) = &args.dir {
+        return Ok(novel_store::project::absolute(dir));
+    }
+    let cwd = std::env::current_dir().unwrap_or_else(|_| Path::new(".").into());
+    let found = match &global.project {
+        Some(dir) => Project::open(dir),
+        None => Project::discover(&cwd),
+    };
+    match found {
+        Ok(p) => Ok(p.root),
+        Err(StoreError::NotAProject { .. }) if global.project.is_none() => Ok(cwd),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The plugin's root as the wrapper exports it.
+pub(crate) fn plugin_root() -> Option<String> {
+    std::env::var("NOVEL_PLUGIN_ROOT")
+        .ok()
+        .filter(|r| !r.trim().is_empty())
+}
+
+pub(crate) fn permissions_error(e: PermissionsError) -> CliError {
+    match e {
+        PermissionsError::Store(e) => e.into(),
+        PermissionsError::Shape { path, shape } => CliError::new(
+            "E_SETTINGS_LOCAL",
+            format!("{}：{shape}，没有改动它", path.display()),
+            "这个文件是 Claude Code 的本地设置：修正它（permissions.allow 是字符串数组）或删掉后重试",
+            Exit::Usage,
+        ),
+    }
+}
+
+/// The rules `dir`'s settings file lacks (for `novel next`).
+pub(crate) fn missing_rules(dir: &Path) -> Result<Rules, CliError> {
+    permissions::check(dir, plugin_root().as_deref()).map_err(permissions_error)
+}
+
+pub fn run(global: &GlobalArgs, args: PermissionsArgs) -> Result<Report, CliError> {
+    let dir = target_dir(global, &args)?;
+    let root = plugin_root();
+    let before = if args.write {
+        permissions::write(&dir, root.as_deref())
+    } else {
+        permissions::check(&dir, root.as_deref())
+    }
+    .map_err(permissions_error)?;
+    let written = args.write && !before.missing.is_empty();
+    let (missing, added): (&[String], &[String]) = if args.write {
+        (&[], &before.missing)
+    } else {
+        (&before.missing, &[])
+    };
+    let file = before.file.to_string_lossy().into_owned();
+    let data = PermissionsData {
+        dir: dir.to_string_lossy().into_owned(),
+        file: file.clone(),
+        rules: &before.wanted,
+        missing,
+        added,
+        written,
+        plugin_root: root.as_deref().map(novel_core::permissions::read_root),
+    };
+    let mut human = if written {
+        format!("已写入 {file}：{}。\n", added.join("、"))
+    } else if args.write || missing.is_empty() {
+        format!("{file} 已有全部放行规则，无需改动。\n")
+    } else {
+        format!(
+            "{file} 还缺这些放行规则：{}。作者同意后运行 novel permissions --write 写入。\n",
+            missing.join("、")
+        )
+    };
+    human.push_str(
+        "这些规则只在作者信任过的工作区生效：在这个目录交互启动一次 Claude Code 并接受信任提示（或者它是 git 仓库）。\n",
+    );
+    Report::new(&data, human)
+}

@@ -1,0 +1,186 @@
+//! The allow rules a book's `.claude/settings.local.json` carries so that the plugin's flows run
+//! in the client's default permission mode without asking at every step (放行设置).
+//!
+//! A skill's `allowed-tools` cover only the turn its slash command was typed in; the quick start,
+//! a volume plan and a paused chapter need the author's answers over several turns, and from the
+//! second on every `novel` call, every read of the plugin's reference files and every file an
+//! agent writes would ask (headless: be refused). Verified with the pinned client (2.1.197):
+//!
+//! - `Bash(novel:*)` lets every `novel …` command run (pipes of allowed parts included);
+//! - `Read(//<plugin>/**)` lets the model open the plugin's `references/*.md` and templates
+//!   (absolute paths take two slashes);
+//! - `Edit(/**)` lets Write and Edit create and change files anywhere in the book (a leading
+//!   slash is relative to the directory holding `.claude/`); the plugin's guard hooks still
+//!   refuse the files the binary owns;
+//! - `Skill(novel:*)` lets `/novel:start` hand over to `/novel:continue` and `/novel:status`.
+//!
+//! The Agent tool needs no rule. The client honours a project's `settings.local.json` only in a
+//! workspace the author trusted (the trust dialog of an interactive start) or inside a git
+//! repository that does not track that file.
+//!
+//! Pure: the rules from the plugin's root, and an existing settings document merged with them.
+
+use serde_json::{Map, Value};
+
+/// The settings file, relative to the book's directory.
+pub const SETTINGS_LOCAL: &str = ".claude/settings.local.json";
+
+/// The rules, in the order they are written. `plugin_root` is the plugin's directory as the
+/// wrapper exports it (`NOVEL_PLUGIN_ROOT`); without it the read rule is left out.
+pub fn wanted(plugin_root: Option<&str>) -> Vec<String> {
+    let mut rules = vec!["Bash(novel:*)".to_string()];
+    if let Some(root) = plugin_root.map(read_root).filter(|r| !r.is_empty()) {
+        rules.push(format!("Read(/{root}/**)"));
+    }
+    rules.push("Edit(/**)".to_string());
+    rules.push("Skill(novel:*)".to_string());
+    rules
+}
+
+/// The directory the read rule covers: the plugin's root, or — for a plugin the client cached
+/// from a marketplace (`…/.claude/plugins/cache/<marketplace>/<plugin>/<version>`) — every
+/// version of it, so that an update keeps the rule good. No trailing slash.
+pub fn read_root(plugin_root: &str) -> String {
+    let root = plugin_root.trim_end_matches('/');
+    if let Some(at) = root.find("/.claude/plugins/cache/") {
+        let rest = &root[at + "/.claude/plugins/cache/".len()..];
+        let parts: Vec<&str> = rest.split('/').collect();
+        if parts.len() >= 3 && parts.iter().all(|p| !p.is_empty()) {
+            return format!(
+                "{}/{}/{}",
+                &root[..at + "/.claude/plugins/cache".len()],
+                parts[0],
+                parts[1]
+            );
+        }
+    }
+    root.to_string()
+}
+
+/// Why an existing settings file cannot take the rules (it is then left as it is).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SettingsShape {
+    #[error("不是一个 JSON 对象")]
+    NotObject,
+    #[error("permissions 不是一个 JSON 对象")]
+    PermissionsNotObject,
+    #[error("permissions.allow 不是字符串数组")]
+    AllowNotList,
+}
+
+/// The rules of `wanted` that `settings` (the parsed file; `None` when absent) does not allow
+/// yet.
+pub fn missing(settings: Option<&Value>, wanted: &[String]) -> Result<Vec<String>, SettingsShape> {
+    let have = allowed(settings)?;
+    Ok(wanted
+        .iter()
+        .filter(|r| !have.iter().any(|h| h == *r))
+        .cloned()
+        .collect())
+}
+
+fn allowed(settings: Option<&Value>) -> Result<Vec<String>, SettingsShape> {
+    let Some(settings) = settings else {
+        return Ok(Vec::new());
+    };
+    let obj = settings.as_object().ok_or(SettingsShape::NotObject)?;
+    let Some(perms) = obj.get("permissions") else {
+        return Ok(Vec::new());
+    };
+    let perms = perms
+        .as_object()
+        .ok_or(SettingsShape::PermissionsNotObject)?;
+    match perms.get("allow") {
+        None => Ok(Vec::new()),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|v| v.as_str().map(str::to_string))
+            .collect::<Option<Vec<_>>>()
+            .ok_or(SettingsShape::AllowNotList),
+        Some(_) => Err(SettingsShape::AllowNotList),
+    }
+}
+
+/// `settings` with the `missing` rules appended to `permissions.allow`; every other key, and
+/// the rules already there, kept in their order.
+pub fn merged(settings: Option<&Value>, missing: &[String]) -> Result<Value, SettingsShape> {
+    allowed(settings)?;
+    let mut obj = match settings {
+        Some(Value::Object(o)) => o.clone(),
+        Some(_) => return Err(SettingsShape::NotObject),
+        None => Map::new(),
+    };
+    let perms = obj
+        .entry("permissions")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let perms = perms
+        .as_object_mut()
+        .ok_or(SettingsShape::PermissionsNotObject)?;
+    let allow = perms
+        .entry("allow")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    let allow = allow.as_array_mut().ok_or(SettingsShape::AllowNotList)?;
+    allow.extend(missing.iter().cloned().map(Value::String));
+    Ok(Value::Object(obj))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn rules_for_a_checkout_and_for_a_cached_plugin() {
+        assert_eq!(
+            wanted(Some("/home/a/novel")),
+            [
+                "Bash(novel:*)",
+                "Read(//home/a/novel/**)",
+                "Edit(/**)",
+                "Skill(novel:*)"
+            ]
+        );
+        // Every version of the cached plugin: the rule survives an update.
+        assert_eq!(
+            read_root("/home/a/.claude/plugins/cache/novel-marketplace/novel/0.3.0/"),
+            "/home/a/.claude/plugins/cache/novel-marketplace/novel"
+        );
+        assert_eq!(
+            wanted(None),
+            ["Bash(novel:*)", "Edit(/**)", "Skill(novel:*)"]
+        );
+    }
+
+    #[test]
+    fn merge_keeps_what_is_there() {
+        let have = json!({"model": "opus", "permissions": {"deny": ["Read(./.env)"],
+            "allow": ["Bash(git status)", "Edit(/**)"]}});
+        let want = wanted(Some("/p"));
+        let miss = missing(Some(&have), &want).unwrap();
+        assert_eq!(miss, ["Bash(novel:*)", "Read(//p/**)", "Skill(novel:*)"]);
+        let out = merged(Some(&have), &miss).unwrap();
+        assert_eq!(
+            out,
+            json!({"model": "opus", "permissions": {"deny": ["Read(./.env)"],
+                "allow": ["Bash(git status)", "Edit(/**)", "Bash(novel:*)", "Read(//p/**)",
+                    "Skill(novel:*)"]}})
+        );
+        assert!(missing(Some(&out), &want).unwrap().is_empty());
+        assert_eq!(
+            merged(None, &want).unwrap(),
+            json!({"permissions": {"allow": want}})
+        );
+    }
+
+    #[test]
+    fn a_file_of_another_shape_is_refused() {
+        assert_eq!(
+            missing(Some(&json!([])), &[]).unwrap_err(),
+            SettingsShape::NotObject
+        );
+        assert_eq!(
+            merged(Some(&json!({"permissions": {"allow": "x"}})), &[]).unwrap_err(),
+            SettingsShape::AllowNotList
+        );
+    }
+}

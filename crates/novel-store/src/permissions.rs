@@ -1,0 +1,85 @@
+//! The book's `.claude/settings.local.json` and the plugin's allow rules in it
+//! ([`novel_core::permissions`]): what is missing, and the rules merged in — the file's other
+//! keys kept, written atomically, never over a file that does not parse.
+
+use std::path::{Path, PathBuf};
+
+use novel_core::permissions::{self, SETTINGS_LOCAL, SettingsShape};
+use serde_json::Value;
+
+use crate::error::StoreError;
+use crate::io;
+
+/// Why the settings file could not be read or taken.
+#[derive(Debug, thiserror::Error)]
+pub enum PermissionsError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("{path}：{shape}")]
+    Shape { path: PathBuf, shape: SettingsShape },
+}
+
+/// The rules of a directory's settings file.
+#[derive(Debug, Clone)]
+pub struct Rules {
+    /// The settings file.
+    pub file: PathBuf,
+    /// Every rule the plugin wants there.
+    pub wanted: Vec<String>,
+    /// Those the file does not allow yet.
+    pub missing: Vec<String>,
+}
+
+/// The settings file of `dir`.
+pub fn settings_file(dir: &Path) -> PathBuf {
+    dir.join(SETTINGS_LOCAL)
+}
+
+fn load(file: &Path) -> Result<Option<Value>, StoreError> {
+    match io::read_json_value(file) {
+        Ok(v) => Ok(Some(v)),
+        Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The plugin's rules and which of them `dir`'s settings file lacks.
+pub fn check(dir: &Path, plugin_root: Option<&str>) -> Result<Rules, PermissionsError> {
+    let file = settings_file(dir);
+    let wanted = permissions::wanted(plugin_root);
+    let settings = load(&file)?;
+    let missing = permissions::missing(settings.as_ref(), &wanted).map_err(|shape| {
+        PermissionsError::Shape {
+            path: file.clone(),
+            shape,
+        }
+    })?;
+    Ok(Rules {
+        file,
+        wanted,
+        missing,
+    })
+}
+
+/// Adds the missing rules to `dir`'s settings file (created with its `.claude/` directory when
+/// absent); returns the rules as they were before. Writes nothing when none is missing.
+pub fn write(dir: &Path, plugin_root: Option<&str>) -> Result<Rules, PermissionsError> {
+    let rules = check(dir, plugin_root)?;
+    if rules.missing.is_empty() {
+        return Ok(rules);
+    }
+    let settings = load(&rules.file)?;
+    let merged = permissions::merged(settings.as_ref(), &rules.missing).map_err(|shape| {
+        PermissionsError::Shape {
+            path: rules.file.clone(),
+            shape,
+        }
+    })?;
+    if let Some(parent) = rules.file.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| StoreError::io(parent, e))?;
+    }
+    io::write_json(&rules.file, &merged)?;
+    Ok(rules)
+}
