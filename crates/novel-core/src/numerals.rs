@@ -154,7 +154,8 @@ pub fn leading_numeral(s: &str) -> Option<(Numeral, usize)> {
             .map(char::len_utf8)
             .sum();
         let value = s[..len].chars().try_fold(0u64, |acc, c| {
-            acc.checked_mul(10)?.checked_add(u64::from(arabic_digit(c)?))
+            acc.checked_mul(10)?
+                .checked_add(u64::from(arabic_digit(c)?))
         });
         return Some((value.map_or(Numeral::Unreadable, Numeral::Value), len));
     }
