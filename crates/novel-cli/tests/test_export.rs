@@ -525,9 +525,10 @@ fn gbk_export_names_what_gbk_cannot_hold() {
 }
 
 /// A manuscript with everything an export used to lose: a preface, 楔子, three volumes with
-/// their titles and a volume's own text, headings in 回, an extra between volumes, 后记 — laid
+/// their titles and a volume's own text, headings in 回, an extra between volumes, a last
+/// volume of 番外 only, 后记 — laid
 /// out as the txt export lays it out, so its export is the manuscript itself.
-const WHOLE_BOOK: &str = "《江城》\n作者：某某\n\n楔子 雨夜\n　　那年七月，江城下了一个月的雨。\n\n第一卷 风起\n\n　　本卷写陈默进城。\n\n第一回 房租\n　　房东的消息：房租涨五百。\n\n第二回 早餐\n　　“老样子，加个蛋。”\n\n番外一 外公\n　　外公年轻时在码头扛包。\n\n第二卷 潜龙\n\n第三回 钥匙\n　　攻击力*2，**处已删。\n- 不是列表\n\n第三卷 化龙\n\n第四回 归来\n　　他回到江城。\n\n后记\n　　写完了。\n";
+const WHOLE_BOOK: &str = "《江城》\n作者：某某\n\n楔子 雨夜\n　　那年七月，江城下了一个月的雨。\n\n第一卷 风起\n\n　　本卷写陈默进城。\n\n第一回 房租\n　　房东的消息：房租涨五百。\n\n第二回 早餐\n　　“老样子，加个蛋。”\n\n番外一 外公\n　　外公年轻时在码头扛包。\n\n第二卷 潜龙\n\n第三回 钥匙\n　　攻击力*2，**处已删。\n- 不是列表\n\n第三卷 化龙\n\n第四回 归来\n　　他回到江城。\n\n第四卷 外篇\n\n番外二 师父\n　　师父在山上。\n\n后记\n　　写完了。\n";
 
 fn whole_book() -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
@@ -547,12 +548,12 @@ fn the_whole_book_comes_out_as_it_went_in() {
     let (c, doc) = run_json(&root, &["export", "-o", "-"]);
     assert_eq!(c, 0, "{doc}");
     assert_eq!(doc["data"]["text"], WHOLE_BOOK, "{doc}");
-    assert_eq!(doc["data"]["extras"], 5);
+    assert_eq!(doc["data"]["extras"], 7);
     assert_eq!(doc["data"]["volumes"], serde_json::json!([1, 2, 3]));
     // --no-extras: the chapters and volume headings only.
     let out = novel(&root, &["export", "-o", "-", "--no-extras"]);
     let text = stdout(&out);
-    for gone in ["《江城》", "楔子", "本卷写陈默", "番外一", "后记"] {
+    for gone in ["《江城》", "楔子", "本卷写陈默", "番外一", "番外二", "后记"] {
         assert!(!text.contains(gone), "{gone} in:\n{text}");
     }
     assert!(text.starts_with("第一卷 风起\n\n第一回 房租\n"), "{text}");

@@ -670,9 +670,26 @@ pub fn split(text: &str, file: &str, options: Options) -> Split {
                 front: *front,
             },
         };
-        push_section(&mut out.sections, section);
+        if matches!(m.heading, Heading::Volume { .. }) {
+            // Kept even without text for now: a volume with no chapter of its own keeps its
+            // heading only through this section.
+            out.sections.push(section);
+        } else {
+            push_section(&mut out.sections, section);
+        }
         k = end_mark;
     }
+    let with_chapters: std::collections::BTreeSet<u32> = out
+        .sections
+        .iter()
+        .filter(|s| s.kind == SectionKind::Chapter)
+        .filter_map(|s| s.volume)
+        .collect();
+    out.sections.retain(|s| {
+        !(s.kind == SectionKind::Preface
+            && s.body.is_empty()
+            && s.volume.is_none_or(|v| with_chapters.contains(&v)))
+    });
     out
 }
 
@@ -1276,6 +1293,25 @@ mod tests {
         );
         assert_eq!(s.volumes.len(), 1);
         assert_eq!(s.volumes[0].heading, "第一卷 风起");
+    }
+
+    #[test]
+    fn a_volume_without_chapters_keeps_its_heading() {
+        let text = "第一卷 风起\n第1章 起\n甲。\n第二卷 番外篇\n番外一 师父\n往事。\n";
+        let s = split(text, "书.txt", Options::default());
+        let got: Vec<_> = s
+            .sections
+            .iter()
+            .map(|x| (x.kind, x.name.as_str(), x.volume, x.body.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (SectionKind::Chapter, "", Some(1), "甲。"),
+                (SectionKind::Preface, "第二卷 番外篇", Some(2), ""),
+                (SectionKind::Extra, "番外一", Some(2), "往事。"),
+            ]
+        );
     }
 
     #[test]
