@@ -11,6 +11,7 @@
 
 use std::sync::LazyLock;
 
+use aho_corasick::AhoCorasick;
 use regex::Regex;
 
 /// What a furniture line is.
@@ -119,6 +120,23 @@ const ASKS: &[&str] = &[
     "推荐票",
 ];
 
+/// Every phrase of [`NOTICE`], [`AD`] and [`ASKS`] in one automaton (one pass per line: an
+/// import reads every line of a book), with the kind of each.
+static PHRASES: LazyLock<(AhoCorasick, Vec<FurnitureKind>)> = LazyLock::new(|| {
+    let mut patterns: Vec<&str> = Vec::new();
+    let mut kinds = Vec::new();
+    for (list, kind) in [
+        (NOTICE, FurnitureKind::Notice),
+        (AD, FurnitureKind::Ad),
+        (ASKS, FurnitureKind::AuthorNote),
+    ] {
+        patterns.extend_from_slice(list);
+        kinds.extend(std::iter::repeat_n(kind, list.len()));
+    }
+    let automaton = AhoCorasick::new(&patterns).expect("furniture phrases");
+    (automaton, kinds)
+});
+
 fn is_space(c: char) -> bool {
     c.is_whitespace() || c == '\u{3000}' || c == '\u{feff}'
 }
@@ -133,25 +151,36 @@ pub fn kind(line: &str) -> Option<FurnitureKind> {
         return Some(FurnitureKind::Navigation);
     }
     // 首页|原创书库|现代|言情|…: a menu of short items.
-    let items: Vec<&str> = t.split(['|', '｜']).collect();
-    if items.len() >= 4 && items.iter().all(|i| i.trim().chars().count() <= 6) {
-        return Some(FurnitureKind::Navigation);
+    if t.contains(['|', '｜']) {
+        let items: Vec<&str> = t.split(['|', '｜']).collect();
+        if items.len() >= 4 && items.iter().all(|i| i.trim().chars().count() <= 6) {
+            return Some(FurnitureKind::Navigation);
+        }
     }
-    if NOTICE.iter().any(|p| t.contains(p)) {
-        return Some(FurnitureKind::Notice);
+    // A notice first, then an ad, then an ask (the lists' order), whatever comes first.
+    let (automaton, kinds) = &*PHRASES;
+    let found = automaton
+        .find_iter(t)
+        .map(|m| kinds[m.pattern().as_usize()])
+        .min_by_key(|k| match k {
+            FurnitureKind::Notice => 0,
+            FurnitureKind::Ad => 1,
+            _ => 2,
+        });
+    if let Some(k @ (FurnitureKind::Notice | FurnitureKind::Ad)) = found {
+        return Some(k);
     }
-    if AD.iter().any(|p| t.contains(p)) {
-        return Some(FurnitureKind::Ad);
-    }
-    if URL.is_match(t) {
+    // Every shape of [`URL`] has a dot or a scheme: most lines have neither, and skip the regex.
+    if (t.contains('.') || t.contains("://")) && URL.is_match(t) {
         return Some(FurnitureKind::Url);
     }
-    let lower = t.to_lowercase();
+    let head: String = t.chars().take(4).flat_map(char::to_lowercase).collect();
     let aside = ["ps", "p.s", "（ps", "(ps", "【ps"]
         .iter()
-        .find_map(|p| lower.strip_prefix(p))
-        .is_some_and(|rest| rest.starts_with([':', '：', ' ', '.', '．', '，', ',']));
-    if aside || ASKS.iter().any(|p| t.contains(p)) {
+        .find_map(|p| head.strip_prefix(p))
+        .map(|rest| rest.chars().chain(t.chars().skip(4)).next())
+        .is_some_and(|next| next.is_some_and(|c| ":： .．，,".contains(c)));
+    if aside || found.is_some() {
         return Some(FurnitureKind::AuthorNote);
     }
     None
@@ -169,6 +198,9 @@ mod tests {
             ("　　天才一秒记住本站地址：www.example.la", Some(Ad)),
             ("http://m.example.com/book/1.html", Some(Url)),
             ("请访问 example.cc/123", Some(Url)),
+            ("http://localhost/book/1", Some(Url)),
+            ("（PS：明天加更）", Some(AuthorNote)),
+            ("“更新时间：明早。”他说着，求月票的帖子还挂着。", Some(Notice)),
             ("回目录", Some(Navigation)),
             ("    后一页", Some(Navigation)),
             ("首页|原创书库|现代|言情|武侠|科幻", Some(Navigation)),
