@@ -18,16 +18,20 @@
 //             "last_user": "substring of the last user message (tool results included)",
 //             "tool": "name of a tool the request offers",
 //             "no_tool": "name of a tool the request must NOT offer"},
-//    "capture": {"VAR": "regex with one group, searched in the last user message"},
-//    "reply": [{"text": "…"} | {"tool": "Bash", "input": {…}}, …]}
+//    "capture": {"VAR": "regex with one group, searched in what the client sent since the
+//                model's last message (tool results, and any reminder the client adds)"},
+//    "reply": [{"text": "…"} | {"tool": "Bash", "input": {…}}, …],
+//    "hold": true}
 //
 // Every condition in `when` must hold (an absent `when` matches any request that offers tools).
 // `capture` stores a value taken from the matched request; `{{VAR}}` anywhere in a later reply is
 // replaced by it (a lock token, say). A reply with a tool block ends with stop_reason tool_use,
-// otherwise end_turn.
+// otherwise end_turn. A turn with `hold` is logged and never answered: the connection stays open
+// (a model that is still thinking) until the client goes away — the test kills it there.
 //
 // Every request is appended to REQUESTS.jsonl as one line:
-//   {"seq","method","url","turn": name|null,"body": parsed JSON body|null}
+//   {"seq","method","url","turn": name|null,"body": parsed JSON body|null,"reply": blocks|null}
+// (`reply`: the content blocks the fake answered a /v1/messages request with.)
 
 import http from "node:http";
 import fs from "node:fs";
@@ -55,6 +59,9 @@ const vars = {};
 const fallback = script.fallback ?? "好的。";
 let seq = 0;
 let toolIds = 0;
+// Message and tool-use ids unique across fakes: a resumed session (`claude -p --resume`) holds
+// the ids an earlier fake gave, and the client takes a repeated message id for the same message.
+const idPrefix = `${process.pid.toString(36)}${Date.now().toString(36)}`;
 
 setTimeout(() => {
   process.stderr.write(`fake-api: lifetime of ${args.lifetime}s over, exiting\n`);
@@ -76,6 +83,14 @@ function textOf(content) {
 
 function userMessages(body) {
   return (body.messages ?? []).filter((m) => m.role === "user");
+}
+
+// The text of every message after the model's last one.
+function sinceAssistant(body) {
+  const messages = body.messages ?? [];
+  let at = messages.length;
+  while (at > 0 && messages[at - 1].role !== "assistant") at -= 1;
+  return messages.slice(at).map((m) => textOf(m.content)).join("\n");
 }
 
 function matches(when, body) {
@@ -108,14 +123,13 @@ function substitute(value) {
   return value;
 }
 
-// Picks the turn for a request and returns [name, content blocks].
+// Picks the turn for a request and returns [name, content blocks, hold].
 function answer(body) {
   for (let i = 0; i < turns.length; i++) {
     if (used[i] || !matches(turns[i].when, body)) continue;
     used[i] = true;
     const turn = turns[i];
-    const users = userMessages(body);
-    const last = users.length > 0 ? textOf(users[users.length - 1].content) : "";
+    const last = sinceAssistant(body);
     for (const [name, pattern] of Object.entries(turn.capture ?? {})) {
       const m = new RegExp(pattern).exec(last);
       if (m) vars[name] = m[1];
@@ -124,13 +138,13 @@ function answer(body) {
     const blocks = substitute(turn.reply ?? []).map((b) => {
       if (b.tool) {
         toolIds += 1;
-        return { type: "tool_use", id: `toolu_e2e_${String(toolIds).padStart(4, "0")}`, name: b.tool, input: b.input ?? {} };
+        return { type: "tool_use", id: `toolu_e2e_${idPrefix}_${String(toolIds).padStart(4, "0")}`, name: b.tool, input: b.input ?? {} };
       }
       return { type: "text", text: b.text ?? "" };
     });
-    return [turn.name ?? `turn-${i}`, blocks];
+    return [turn.name ?? `turn-${i}`, blocks, turn.hold === true];
   }
-  return [null, [{ type: "text", text: fallback }]];
+  return [null, [{ type: "text", text: fallback }], false];
 }
 
 function usage() {
@@ -140,7 +154,7 @@ function usage() {
 function sse(res, blocks, model) {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
   const send = (event, data) => res.write(`event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`);
-  const id = `msg_e2e_${seq}`;
+  const id = `msg_e2e_${idPrefix}_${seq}`;
   send("message_start", {
     message: { id, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage: usage() },
   });
@@ -166,7 +180,7 @@ function sse(res, blocks, model) {
 
 function plain(res, blocks, model) {
   const stop = blocks.some((b) => b.type === "tool_use") ? "tool_use" : "end_turn";
-  const message = { id: `msg_e2e_${seq}`, type: "message", role: "assistant", model, content: blocks, stop_reason: stop, stop_sequence: null, usage: usage() };
+  const message = { id: `msg_e2e_${idPrefix}_${seq}`, type: "message", role: "assistant", model, content: blocks, stop_reason: stop, stop_sequence: null, usage: usage() };
   res.writeHead(200, { "content-type": "application/json" });
   res.end(JSON.stringify(message));
 }
@@ -184,16 +198,20 @@ const server = http.createServer((req, res) => {
       body = null;
     }
     const path = (req.url ?? "").split("?")[0];
-    const record = (turn) =>
-      fs.appendFileSync(args.log, JSON.stringify({ seq, method: req.method, url: req.url, turn, body }) + "\n");
+    const record = (turn, reply = null) =>
+      fs.appendFileSync(args.log, JSON.stringify({ seq, method: req.method, url: req.url, turn, body, reply }) + "\n");
     try {
       if (req.method === "POST" && path === "/v1/messages/count_tokens") {
         record(null);
         res.writeHead(200, { "content-type": "application/json" });
         res.end(JSON.stringify({ input_tokens: 100 }));
       } else if (req.method === "POST" && path === "/v1/messages" && body) {
-        const [name, blocks] = answer(body);
-        record(name);
+        const [name, blocks, hold] = answer(body);
+        if (hold) {
+          record(name);
+          return; // never answered
+        }
+        record(name, blocks);
         const model = body.model ?? "claude-sonnet-4-5";
         if (body.stream) sse(res, blocks, model);
         else plain(res, blocks, model);

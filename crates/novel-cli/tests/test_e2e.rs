@@ -38,7 +38,7 @@ const CLIENT_TIMEOUT: Duration = Duration::from_secs(90);
 /// The fake API ends by itself after this many seconds, whatever happens to the test.
 const FAKE_LIFETIME_SECS: u64 = 150;
 /// The 8 agents of the plugin, as the client names them.
-const AGENTS: [&str; 8] = [
+pub(crate) const AGENTS: [&str; 8] = [
     "chapter-writer",
     "character-weaver",
     "plot-architect",
@@ -148,7 +148,7 @@ fn start_server(dir: &Path, name: &str, args: &[&std::ffi::OsStr]) -> (Reaped, u
 
 /// One scenario's scratch space: everything (HOME, TMPDIR, logs, projects) lives under one temp
 /// dir, deleted at the end.
-struct E2e {
+pub(crate) struct E2e {
     client: PathBuf,
     tmp: tempfile::TempDir,
     runs: usize,
@@ -160,21 +160,36 @@ struct E2e {
     /// its agents use. `Skill` when the prompt is free text and the model loads a skill itself
     /// (the README's permissions section).
     allowed_tools: Option<&'static str>,
+    /// One HOME for every run of the scenario (set by [`E2e::keep_home`]): a later run can
+    /// `--resume` the session an earlier one left there.
+    shared_home: Option<PathBuf>,
+}
+
+/// How a run differs from a plain `claude -p PROMPT`.
+#[derive(Default)]
+pub(crate) struct RunOpts<'a> {
+    /// `--resume SESSION`: the author's next message in a conversation an earlier run ended.
+    pub(crate) resume: Option<&'a str>,
+    /// Kill the client (SIGKILL, by PID) once the fake has received the request it plays this
+    /// turn for; the turn should `hold` (never answered), so nothing runs after it.
+    pub(crate) kill_at: Option<&'a str>,
 }
 
 /// What one `claude -p` run left behind.
-struct Run {
+pub(crate) struct Run {
     /// The stream-json events.
-    events: Vec<Value>,
-    /// Every request the client sent the fake: `{seq, method, url, turn, body}`.
-    requests: Vec<Value>,
+    pub(crate) events: Vec<Value>,
+    /// Every request the client sent the fake: `{seq, method, url, turn, body, reply}`.
+    pub(crate) requests: Vec<Value>,
     /// Every call that reached the binary (arguments joined by spaces).
-    calls: Vec<String>,
+    pub(crate) calls: Vec<String>,
     /// How long each of those calls took in the binary, in ms (same order).
     call_ms: Vec<f64>,
     /// The client's debug log (hook and tool timings).
     debug: String,
     stderr: String,
+    /// What the fake said on stderr (a capture that found nothing, say).
+    fake_stderr: String,
 }
 
 /// `PATH` without any directory that holds a `novel`: the plugin must find its binary itself.
@@ -203,7 +218,7 @@ fn client_env(cmd: &mut Command, home: &Path) {
 }
 
 impl E2e {
-    fn new(what: &str) -> Option<Self> {
+    pub(crate) fn new(what: &str) -> Option<Self> {
         let client = client(&format!("end-to-end with the real client: {what}"))?;
         Some(E2e {
             client,
@@ -211,10 +226,16 @@ impl E2e {
             runs: 0,
             installed_home: None,
             allowed_tools: None,
+            shared_home: None,
         })
     }
 
-    fn path(&self) -> &Path {
+    /// Every later run of this scenario uses one HOME, so that `--resume` finds the sessions.
+    pub(crate) fn keep_home(&mut self) {
+        self.shared_home = Some(self.path().join("home"));
+    }
+
+    pub(crate) fn path(&self) -> &Path {
         self.tmp.path()
     }
 
@@ -245,12 +266,24 @@ impl E2e {
 
     /// `claude -p PROMPT` in `cwd` against a fresh fake playing `script`: with a fresh HOME and
     /// the plugin from this checkout (`--plugin-dir`), or in the HOME the plugin was installed in.
-    fn run(&mut self, cwd: &Path, prompt: &str, script: &Value) -> Run {
+    pub(crate) fn run(&mut self, cwd: &Path, prompt: &str, script: &Value) -> Run {
+        self.run_with(cwd, prompt, script, &RunOpts::default())
+    }
+
+    /// [`E2e::run`], resumed or killed as `opts` says. A killed run is returned as it is (its
+    /// exit status not checked): the caller looks at what it left behind.
+    pub(crate) fn run_with(
+        &mut self,
+        cwd: &Path,
+        prompt: &str,
+        script: &Value,
+        opts: &RunOpts<'_>,
+    ) -> Run {
         self.runs += 1;
         let dir = self.path().join(format!("run-{}", self.runs));
-        let home = match &self.installed_home {
-            Some(home) => home.clone(),
-            None => dir.join("home"),
+        let home = match (&self.installed_home, &self.shared_home) {
+            (Some(home), _) | (None, Some(home)) => home.clone(),
+            (None, None) => dir.join("home"),
         };
         let tmpdir = dir.join("tmp");
         std::fs::create_dir_all(&home).unwrap();
@@ -278,6 +311,9 @@ impl E2e {
         let started = Instant::now();
         let mut cmd = Command::new(&self.client);
         cmd.arg("-p").arg(prompt);
+        if let Some(session) = opts.resume {
+            cmd.arg("--resume").arg(session);
+        }
         client_env(&mut cmd, &home);
         if self.installed_home.is_none() {
             cmd.arg("--plugin-dir").arg(repo()).env("NOVEL_BIN", &shim);
@@ -297,7 +333,14 @@ impl E2e {
             .stdout(std::fs::File::create(&stream).unwrap())
             .stderr(std::fs::File::create(&stderr).unwrap());
         let mut child = Reaped::spawn(&mut cmd, "claude");
-        let status = child.wait_for(CLIENT_TIMEOUT);
+        let requests_log = dir.join("requests.jsonl");
+        let status = match opts.kill_at {
+            None => child.wait_for(CLIENT_TIMEOUT),
+            Some(at) => {
+                kill_when_requested(&mut child, &requests_log, at);
+                None
+            }
+        };
         drop(child);
         drop(fake);
         let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
@@ -314,11 +357,12 @@ impl E2e {
         }
         let run = Run {
             events: jsonl(&read(&stream)),
-            requests: jsonl(&read(&dir.join("requests.jsonl"))),
+            requests: jsonl(&read(&requests_log)),
             calls: call_args,
             call_ms,
             debug: read(&debug),
             stderr: read(&stderr),
+            fake_stderr: read(&dir.join("fake-api.stderr")),
         };
         eprintln!(
             "e2e: claude -p {prompt:?} took {:.1} s ({} requests, {} binary calls){}",
@@ -327,6 +371,22 @@ impl E2e {
             run.calls.len(),
             run.timings()
         );
+        if opts.resume.is_some() {
+            // The client rebuilds a resumed conversation from its transcript; a tool call whose
+            // result it lost is sent as this placeholder (seen when two fakes gave the same ids).
+            let lost = run
+                .messages_requests()
+                .iter()
+                .any(|b| b["messages"].to_string().contains("[Tool use interrupted]"));
+            assert!(
+                !lost,
+                "the resumed conversation lost tool results\n{}",
+                run.report()
+            );
+        }
+        if opts.kill_at.is_some() {
+            return run;
+        }
         let Some(status) = status else {
             panic!(
                 "claude -p {prompt:?} did not finish within {CLIENT_TIMEOUT:?}\n{}",
@@ -342,6 +402,40 @@ impl E2e {
     }
 }
 
+/// Waits until the fake has logged a request for `turn`, then kills the client with SIGKILL by
+/// its PID, as a crash or a closed terminal would, and reaps it (whatever it started goes with
+/// its process group). Panics when the client ends first or the request never comes.
+fn kill_when_requested(child: &mut Reaped, requests: &Path, turn: &str) {
+    let start = Instant::now();
+    let marker = format!("\"turn\":{}", json!(turn));
+    loop {
+        if let Some(status) = child.0.try_wait().expect("try_wait") {
+            panic!("the client ended ({status}) before the fake saw turn {turn}");
+        }
+        let seen = std::fs::read_to_string(requests)
+            .unwrap_or_default()
+            .lines()
+            .any(|l| l.contains(&marker));
+        if seen {
+            break;
+        }
+        assert!(
+            start.elapsed() < CLIENT_TIMEOUT,
+            "the fake never saw turn {turn} within {CLIENT_TIMEOUT:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = child.0.id().to_string();
+    // The client alone (not reaped yet, so the PID is still its own), then anything left in
+    // its process group.
+    let _ = Command::new("kill").args(["-KILL", &pid]).status();
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{pid}")])
+        .stderr(Stdio::null())
+        .status();
+    let _ = child.0.wait();
+}
+
 /// `n calls, median X ms, max Y ms`.
 fn summary(ms: &[f64]) -> String {
     let mut v = ms.to_vec();
@@ -354,7 +448,7 @@ fn summary(ms: &[f64]) -> String {
     )
 }
 
-fn jsonl(text: &str) -> Vec<Value> {
+pub(crate) fn jsonl(text: &str) -> Vec<Value> {
     text.lines()
         .filter(|l| !l.trim().is_empty())
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
@@ -362,7 +456,7 @@ fn jsonl(text: &str) -> Vec<Value> {
 }
 
 /// The text of a message content: a string, or blocks (text, tool results, nested content).
-fn text_of(content: &Value) -> String {
+pub(crate) fn text_of(content: &Value) -> String {
     match content {
         Value::String(s) => s.clone(),
         Value::Array(items) => items.iter().map(text_of).collect::<Vec<_>>().join("\n"),
@@ -375,24 +469,32 @@ fn text_of(content: &Value) -> String {
 }
 
 /// A tool call the model made and what came back.
-struct ToolCall {
-    name: String,
-    input: Value,
+pub(crate) struct ToolCall {
+    pub(crate) name: String,
+    pub(crate) input: Value,
     /// The Agent call this one ran inside, if any.
-    parent: Option<String>,
-    result: String,
-    is_error: bool,
+    pub(crate) parent: Option<String>,
+    pub(crate) result: String,
+    pub(crate) is_error: bool,
 }
 
 impl Run {
-    fn init(&self) -> &Value {
+    pub(crate) fn init(&self) -> &Value {
         self.events
             .iter()
             .find(|e| e["type"] == "system" && e["subtype"] == "init")
             .unwrap_or_else(|| panic!("no init event\n{}", self.report()))
     }
 
-    fn result(&self) -> &Value {
+    /// The session the run was in (what `--resume` takes).
+    pub(crate) fn session_id(&self) -> String {
+        self.init()["session_id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no session_id in init\n{}", self.report()))
+            .to_string()
+    }
+
+    pub(crate) fn result(&self) -> &Value {
         self.events
             .iter()
             .rev()
@@ -401,7 +503,7 @@ impl Run {
     }
 
     /// The POST /v1/messages bodies, in order.
-    fn messages_requests(&self) -> Vec<&Value> {
+    pub(crate) fn messages_requests(&self) -> Vec<&Value> {
         self.requests
             .iter()
             .filter(|r| {
@@ -413,7 +515,7 @@ impl Run {
     }
 
     /// Every tool call of the run (main thread and agents), with its result.
-    fn tool_calls(&self) -> Vec<ToolCall> {
+    pub(crate) fn tool_calls(&self) -> Vec<ToolCall> {
         let mut calls: Vec<(String, ToolCall)> = Vec::new();
         for e in &self.events {
             let parent = e["parent_tool_use_id"].as_str().map(str::to_string);
@@ -522,7 +624,7 @@ impl Run {
     }
 
     /// The scripted turns the fake played, in request order.
-    fn turns_played(&self) -> Vec<String> {
+    pub(crate) fn turns_played(&self) -> Vec<String> {
         self.requests
             .iter()
             .filter_map(|r| r["turn"].as_str().map(str::to_string))
@@ -530,7 +632,7 @@ impl Run {
     }
 
     /// A readable account of the run for failure messages.
-    fn report(&self) -> String {
+    pub(crate) fn report(&self) -> String {
         let mut out = String::from("--- tool calls\n");
         for c in self.tool_calls() {
             let input = match c.input["command"].as_str() {
@@ -556,6 +658,10 @@ impl Run {
             out.push_str(&format!("--- result: {}\n", r["result"]));
         }
         out.push_str(&format!(
+            "--- fake API stderr:\n{}",
+            self.fake_stderr.chars().take(2000).collect::<String>()
+        ));
+        out.push_str(&format!(
             "--- client stderr:\n{}",
             self.stderr.chars().take(2000).collect::<String>()
         ));
@@ -563,7 +669,7 @@ impl Run {
     }
 
     /// Every turn of the script was played (the client did not stop early).
-    fn assert_all_turns_played(&self, script: &Value) {
+    pub(crate) fn assert_all_turns_played(&self, script: &Value) {
         let played = self.turns_played();
         for t in script["turns"].as_array().unwrap() {
             let name = t["name"].as_str().unwrap();
@@ -578,17 +684,220 @@ impl Run {
     }
 }
 
+// ---- tokens --------------------------------------------------------------------------------------
+
+/// PRD §12.1, one chapter: each agent's input and output tokens (31K in, 11K out in all).
+const PRD_BUDGET: [(&str, usize, usize); 4] = [
+    ("chapter-writer", 12_000, 4_500),
+    ("summarizer", 5_000, 1_000),
+    ("style-refiner", 6_000, 4_500),
+    ("quality-judge", 8_000, 1_000),
+];
+
+/// Who sent a request: the agent whose body is its system prompt, the main conversation (any
+/// other request that offers tools), or the client itself (side requests without tools, such as
+/// a session title).
+fn sender(body: &Value) -> String {
+    let system = system_text(body);
+    if let Some(a) = AGENTS.iter().find(|a| system.contains(&agent_marker(a))) {
+        return (*a).to_string();
+    }
+    if body["tools"].as_array().is_some_and(|t| !t.is_empty()) {
+        "main".into()
+    } else {
+        "client".into()
+    }
+}
+
+/// A content block as the model reads it: text, a tool call (its name and input JSON), a tool
+/// result (its content).
+fn block_text(block: &Value) -> String {
+    match block {
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items.iter().map(block_text).collect::<Vec<_>>().join("\n"),
+        Value::Object(o) => match o.get("type").and_then(Value::as_str) {
+            Some("tool_use") => format!(
+                "{} {}",
+                o.get("name").and_then(Value::as_str).unwrap_or_default(),
+                o.get("input").cloned().unwrap_or(Value::Null)
+            ),
+            _ => text_of(block),
+        },
+        _ => String::new(),
+    }
+}
+
+/// Everything a request puts before the model: the system prompt, the tools (their JSON
+/// schemas, as the API renders them into the prompt) and every message.
+fn request_text(body: &Value) -> String {
+    let mut text = system_text(body);
+    text.push('\n');
+    text.push_str(&body["tools"].to_string());
+    for m in body["messages"].as_array().into_iter().flatten() {
+        text.push('\n');
+        text.push_str(&block_text(&m["content"]));
+    }
+    text
+}
+
+/// One line of the token table.
+#[derive(Default)]
+struct TokenRow {
+    /// Fresh conversations (an agent's first request has one message); runs for the main one.
+    dispatches: usize,
+    requests: usize,
+    input: usize,
+    largest: usize,
+    /// What every request of the sender carries before any message: its system prompt and its
+    /// tools' schemas (of its largest request).
+    fixed: usize,
+    output: usize,
+}
+
+/// The token table of one chapter written over `runs`: per sender, the requests the fake
+/// received, each counted in full (input: system, tools, messages; output: the blocks the
+/// fake replied with) with the estimate `markdown_token_estimate` (CJK characters × 0.7 +
+/// other characters ÷ 4), beside the PRD's budget. The client's prompt caching is not modelled:
+/// `input` is what an uncached run would send. The scripted agents write a few sentences where
+/// real ones write 3,000 characters, so outputs are far below a real run's; the inputs carry
+/// the real system prompts, tool schemas, skill and agent bodies and the binary's packets (of a
+/// small fixture book). `largest` is the biggest single request (the context a dispatch reached;
+/// the PRD's figures are per call), `sys+tools` the part of it that is the system prompt and the
+/// tool schemas.
+pub(crate) fn token_table(title: &str, runs: &[&Run]) -> String {
+    use crate::test_md_commands::markdown_token_estimate as estimate;
+    let mut rows: Vec<(String, TokenRow)> = Vec::new();
+    for run in runs {
+        let mut main_seen = false;
+        for r in &run.requests {
+            let body = &r["body"];
+            if r["method"] != "POST"
+                || !r["url"].as_str().unwrap_or("").starts_with("/v1/messages?")
+            {
+                continue;
+            }
+            let who = sender(body);
+            let input = estimate(&request_text(body));
+            let output = r["reply"].as_array().map_or(0, |blocks| {
+                estimate(&block_text(&Value::Array(blocks.clone())))
+            });
+            let fresh = match who.as_str() {
+                "main" => !std::mem::replace(&mut main_seen, true),
+                "client" => false,
+                _ => body["messages"].as_array().is_some_and(|m| m.len() == 1),
+            };
+            let at = match rows.iter().position(|(w, _)| *w == who) {
+                Some(i) => i,
+                None => {
+                    rows.push((who, TokenRow::default()));
+                    rows.len() - 1
+                }
+            };
+            let row = &mut rows[at].1;
+            row.dispatches += usize::from(fresh);
+            row.requests += 1;
+            row.input += input;
+            if input > row.largest {
+                row.largest = input;
+                row.fixed = estimate(&system_text(body)) + estimate(&body["tools"].to_string());
+            }
+            row.output += output;
+        }
+    }
+    // The main conversation, the agents in pipeline order, any other agent, the client.
+    let order = |w: &str| match w {
+        "main" => 0,
+        "client" => 99,
+        _ => PRD_BUDGET
+            .iter()
+            .position(|(a, _, _)| *a == w)
+            .map_or(10 + AGENTS.iter().position(|a| *a == w).unwrap_or(0), |i| {
+                1 + i
+            }),
+    };
+    rows.sort_by_key(|(w, _)| order(w));
+    let n = |v: usize| {
+        let digits = v.to_string();
+        let mut out = String::new();
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i).is_multiple_of(3) {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        out
+    };
+    let mut out = format!(
+        "e2e tokens, {title} (estimate: CJK chars x 0.7 + other chars / 4; every request counted \
+         in full, no prompt cache)\n{:<16}{:>6}{:>6}{:>11}{:>11}{:>9}{:>10}{:>9}{:>9}   {}\n",
+        "who",
+        "disp",
+        "reqs",
+        "input",
+        "in/disp",
+        "largest",
+        "sys+tools",
+        "output",
+        "out/disp",
+        "PRD in/out per call"
+    );
+    let (mut agents_in, mut agents_out) = (0, 0);
+    for (who, r) in &rows {
+        let budget = PRD_BUDGET
+            .iter()
+            .find(|(a, _, _)| a == who)
+            .map_or("-".to_string(), |(_, i, o)| {
+                format!("{} / {}", n(*i), n(*o))
+            });
+        if PRD_BUDGET.iter().any(|(a, _, _)| a == who) {
+            agents_in += r.input;
+            agents_out += r.output;
+        }
+        let per = |v: usize| v.checked_div(r.dispatches).map_or("-".to_string(), n);
+        out.push_str(&format!(
+            "{:<16}{:>6}{:>6}{:>11}{:>11}{:>9}{:>10}{:>9}{:>9}   {}\n",
+            who,
+            r.dispatches,
+            r.requests,
+            n(r.input),
+            per(r.input),
+            n(r.largest),
+            n(r.fixed),
+            n(r.output),
+            per(r.output),
+            budget
+        ));
+    }
+    let (prd_in, prd_out) = PRD_BUDGET
+        .iter()
+        .fold((0, 0), |(i, o), (_, a, b)| (i + a, o + b));
+    out.push_str(&format!(
+        "{:<16}{:>12}{:>11}{:>11}{:>9}{:>10}{:>9}{:>9}   {} / {}\n",
+        "4 agents",
+        "",
+        n(agents_in),
+        "",
+        "",
+        "",
+        n(agents_out),
+        "",
+        n(prd_in),
+        n(prd_out)
+    ));
+    out
+}
+
 // ---- scripts -------------------------------------------------------------------------------------
 
-fn turn(name: &str, when: Value, reply: Vec<Value>) -> Value {
+pub(crate) fn turn(name: &str, when: Value, reply: Vec<Value>) -> Value {
     json!({"name": name, "when": when, "reply": reply})
 }
 
-fn say(text: &str) -> Value {
+pub(crate) fn say(text: &str) -> Value {
     json!({"text": text})
 }
 
-fn tool(name: &str, input: Value) -> Value {
+pub(crate) fn tool(name: &str, input: Value) -> Value {
     json!({"tool": name, "input": input})
 }
 
@@ -596,7 +905,7 @@ fn tool(name: &str, input: Value) -> Value {
 /// tool does not have, and the path `novel` resolves to.
 const WHERE: &str = r#"echo "root=[${CLAUDE_PLUGIN_ROOT:-}]"; command -v novel"#;
 
-fn bash(command: &str) -> Value {
+pub(crate) fn bash(command: &str) -> Value {
     tool("Bash", json!({"command": command, "description": "novel"}))
 }
 
@@ -604,13 +913,13 @@ fn bash(command: &str) -> Value {
 /// line the model sees in a skill or agent body (anything the client substitutes substituted,
 /// placeholders kept) and the command it runs (placeholders replaced). The Bash tool finds
 /// `novel` in the plugin's `bin/`, which the client appends to its PATH.
-struct Line {
-    markdown: String,
-    seen: String,
-    run: String,
+pub(crate) struct Line {
+    pub(crate) markdown: String,
+    pub(crate) seen: String,
+    pub(crate) run: String,
 }
 
-fn line(markdown: &str, values: &[(&str, &str)]) -> Line {
+pub(crate) fn line(markdown: &str, values: &[(&str, &str)]) -> Line {
     let seen = markdown.replace("${CLAUDE_PLUGIN_ROOT}", repo().to_str().unwrap());
     let mut run = seen.clone();
     for (i, (k, v)) in values.iter().enumerate() {
@@ -634,7 +943,7 @@ fn line(markdown: &str, values: &[(&str, &str)]) -> Line {
 }
 
 /// An agent's Markdown body (frontmatter removed, plugin root substituted) and its tools.
-fn agent_file(name: &str) -> (String, Vec<String>) {
+pub(crate) fn agent_file(name: &str) -> (String, Vec<String>) {
     let path = repo().join(format!("agents/{name}.md"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let rest = text.strip_prefix("---\n").expect("frontmatter");
@@ -651,7 +960,7 @@ fn agent_file(name: &str) -> (String, Vec<String>) {
 }
 
 /// The first line of an agent's body: what the fake matches its requests by.
-fn agent_marker(name: &str) -> String {
+pub(crate) fn agent_marker(name: &str) -> String {
     let (body, _) = agent_file(name);
     body.lines()
         .find(|l| !l.trim().is_empty() && !l.starts_with('#'))
@@ -661,11 +970,11 @@ fn agent_marker(name: &str) -> String {
         .collect()
 }
 
-fn system_text(body: &Value) -> String {
+pub(crate) fn system_text(body: &Value) -> String {
     text_of(&body["system"])
 }
 
-fn first_user_text(body: &Value) -> String {
+pub(crate) fn first_user_text(body: &Value) -> String {
     body["messages"]
         .as_array()
         .and_then(|m| m.iter().find(|m| m["role"] == "user"))
@@ -673,7 +982,7 @@ fn first_user_text(body: &Value) -> String {
         .unwrap_or_default()
 }
 
-fn all_messages_text(body: &Value) -> String {
+pub(crate) fn all_messages_text(body: &Value) -> String {
     body["messages"]
         .as_array()
         .map(|m| {
@@ -958,7 +1267,7 @@ fn start_in_an_empty_directory_creates_a_valid_project() {
 
 /// Chapter 1 ready to write: two storylines, volume 1 = chapters 1–10, chapter 1's outline and
 /// L3 contract.
-fn chapter_one_project() -> (tempfile::TempDir, PathBuf) {
+pub(crate) fn chapter_one_project() -> (tempfile::TempDir, PathBuf) {
     let (t, book) = crate::test_chapter::writing_project();
     std::fs::write(
         book.join("volumes/vol-01/outline.md"),
@@ -1354,6 +1663,10 @@ fn continue_writes_and_commits_a_chapter_through_the_agents() {
     );
     let out = novel(&book, &["validate"]);
     assert_eq!(code(&out), 0, "{}", stdout(&out));
+    eprintln!(
+        "{}",
+        token_table("chapter 1 (key chapter, two judges): 4.0 pass", &[&run])
+    );
 }
 
 #[test]

@@ -1,0 +1,1571 @@
+//! End to end with the real client, the ways a chapter goes when the gate does not let it
+//! through at once (`skills/continue/references/gate-loop.md`), when a step fails
+//! (`failures.md`) and when the session dies half-way (`resume.md`). The harness is
+//! `test_e2e.rs`'s: the pinned client, the plugin from this checkout, a fake Messages API that
+//! plays a script of turns.
+//!
+//! The scripted model follows the Markdown literally: every `novel …` line it runs is copied out
+//! of the Markdown file the model had in front of it (the skill body, or a reference file it
+//! opened with Read — the test opens it the same way and checks the line is there), with the
+//! placeholders filled; the agents are dispatched as the skill says (`subagent_type`,
+//! `任务：`, `model: "opus"` where it says so) and write their files themselves. A Markdown change
+//! that breaks a command or renames a step breaks these tests.
+//!
+//! Each scenario writes chapter 2 of a book whose chapter 1 is committed (chapter 2 is no key
+//! chapter: one judge), ends with `novel validate` (exit 0, no finding at all, in particular no
+//! `E_UNKNOWN_FILE` about a file the program wrote itself) and `novel state rebuild` (exit 0),
+//! and prints its token table (`token_table`) on stderr.
+#![cfg(unix)]
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+use crate::test_client::repo;
+use crate::test_e2e::{
+    E2e, Line, Run, RunOpts, agent_marker, bash, chapter_one_project, first_user_text, line, say,
+    token_table, tool, turn,
+};
+
+const CONTINUE: &str = "skills/continue/SKILL.md";
+const GATE_LOOP: &str = "skills/continue/references/gate-loop.md";
+const FAILURES: &str = "skills/continue/references/failures.md";
+const RESUME: &str = "skills/continue/references/resume.md";
+const PAUSE: &str = "skills/start/references/pause-decision.md";
+
+/// What the main conversation's requests are matched by: the skill's expansion is its first
+/// user message (in a resumed session too).
+fn main_when() -> Value {
+    json!({"first_user": "<command-name>/novel:continue</command-name>"})
+}
+
+fn read_md(rel: &str) -> String {
+    std::fs::read_to_string(repo().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+/// A command line as `rel` (a skill, a reference file, an agent) writes it, placeholders filled:
+/// fails at once when the file no longer has it.
+fn md(rel: &str, markdown: &str, values: &[(&str, &str)]) -> Line {
+    assert!(
+        read_md(rel).contains(markdown),
+        "{rel} no longer has `{markdown}`: the scripted model copies its commands from there"
+    );
+    line(markdown, values)
+}
+
+/// Asserts `rel` says `text` (a step, a dispatch, an option the scripted model follows).
+fn says(rel: &str, text: &str) {
+    assert!(
+        read_md(rel).contains(text),
+        "{rel} no longer says `{text}`: the scripted model follows it"
+    );
+}
+
+/// Chapter 1 committed; chapter 2 (main_arc, no key chapter) outlined and contracted.
+fn chapter_two_project() -> (tempfile::TempDir, PathBuf) {
+    let (t, book) = chapter_one_project();
+    let outline = book.join("volumes/vol-01/outline.md");
+    let mut text = std::fs::read_to_string(&outline).unwrap();
+    text.push_str("\n## 第2章 夜雨\n- 故事线：main_arc\n- 地点：城北破庙\n- 冲突：陆尘拆开密信，发觉有人一路跟着他\n");
+    std::fs::write(&outline, text).unwrap();
+    write_json(
+        &book.join("volumes/vol-01/chapter-contracts/chapter-002.json"),
+        &json!({"chapter": 2, "storyline_id": "main_arc",
+            "objectives": [{"id": "OBJ-002-1", "type": "plot", "required": true,
+                "description": "陆尘在破庙拆开密信，发觉被人跟踪"}],
+            "acceptance_criteria": ["OBJ-002-1 在正文中明确体现"]}),
+    );
+    let token = crate::test_chapter::up_to_gate(&book, 1, true);
+    crate::test_chapter::ok(&book, &["chapter", "commit", "1", "--token", &token]);
+    let out = novel(&book, &["validate"]);
+    assert_eq!(code(&out), 0, "fixture: {}", stdout(&out));
+    (t, book)
+}
+
+/// The evaluation a judge writes for chapter 2 at `score` on every dimension (so the weighted
+/// total is `score`), with the recommendation quality-judge.md derives from the default gate and
+/// fixes whenever it is not a pass.
+fn evaluation(score: f64) -> String {
+    let recommendation = match score {
+        s if s >= 4.0 => "pass",
+        s if s >= 3.5 => "polish",
+        s if s >= 3.0 => "revise",
+        s if s >= 2.0 => "pause",
+        _ => "rewrite",
+    };
+    let d = |w: f64| json!({"score": score, "weight": w, "reason": "跟踪的人出场太晚", "evidence": "「陆尘把密信凑到灯下」"});
+    let fixes = if score < 3.5 {
+        json!([{"target": "第 1 段「陆尘推门而入」起", "instruction": "开头就让跟踪的人露一次脚步声，密信的内容保留"}])
+    } else {
+        json!([])
+    };
+    serde_json::to_string_pretty(&json!({"chapter": 2, "judge": "primary", "overall": score,
+        "recommendation": recommendation,
+        "scores": {"plot_logic": d(0.18), "character": d(0.18), "immersion": d(0.15),
+            "foreshadowing": d(0.10), "pacing": d(0.08), "style_naturalness": d(0.15),
+            "emotional_impact": d(0.08), "storyline_coherence": d(0.08)},
+        "violations": [], "risk_flags": [], "required_fixes": fixes,
+        "issues": ["跟踪的人出场太晚"]}))
+    .unwrap()
+}
+
+/// The book, and the scripted model's part of one chapter: the commands copied from the
+/// Markdown, the agents' turns.
+struct Book {
+    dir: PathBuf,
+    d: String,
+    /// Turns of the script being built.
+    turns: Vec<Value>,
+    /// Captures for the next main turn (values out of the tool result it answers).
+    capture: Option<Value>,
+}
+
+const DRAFT: &str = "# 第2章 夜雨\n\n陆尘推门而入，屋里一灯如豆。他把密信凑到灯下，信上只有一行字。\n\n门外的雨声里，多了一串踩水的脚步。\n";
+const REWRITE: &str = "# 第2章 夜雨\n\n雨下了一整夜。陆尘蹲在破庙檐下拆信，信上只有一行字。\n\n檐外的泥地上，有一行不是他的脚印。\n";
+/// What the writer adds in revision round k (after 「信上只有一行字。」), and what the refiner
+/// makes of it.
+const REVISED: [(&str, &str); 4] = [
+    ("他又读了一遍，认出了笔迹。", "他又读了一遍，认得这笔迹。"),
+    ("他把信折好，塞进靴筒。", "他把信折成一条，塞进靴筒。"),
+    ("窗外有人轻轻咳了一声。", "窗外有人咳了一声，很轻。"),
+    ("灯芯爆了个花。", "灯芯啪地爆了个花。"),
+];
+
+impl Book {
+    fn new(dir: &Path) -> Self {
+        Book {
+            dir: dir.to_path_buf(),
+            d: dir.to_str().unwrap().to_string(),
+            turns: Vec::new(),
+            capture: None,
+        }
+    }
+
+    fn values(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("<DIR>", self.d.clone()),
+            ("<N>", "2".into()),
+            // The token `chapter begin` gave in this run, as the fake captured it.
+            ("<TOKEN>", "{{token}}".into()),
+            (
+                "<FILE>",
+                format!("{}/staging/state/chapter-002-delta.json", self.d),
+            ),
+        ]
+    }
+
+    /// A command line copied from `rel`, with `extra` placeholder values before the defaults.
+    fn cmd(&self, rel: &str, markdown: &str, extra: &[(&str, &str)]) -> Line {
+        let defaults = self.values();
+        let mut values: Vec<(&str, &str)> = extra.to_vec();
+        for (k, v) in &defaults {
+            if !extra.iter().any(|(e, _)| e == k) {
+                values.push((k, v.as_str()));
+            }
+        }
+        md(rel, markdown, &values)
+    }
+
+    fn path(&self, rel: &str) -> String {
+        format!("{}/{rel}", self.d)
+    }
+
+    /// A main-conversation turn (with the captures asked for by [`Book::capture_next`]).
+    fn main(&mut self, name: &str, reply: Vec<Value>) {
+        let mut t = turn(name, main_when(), reply);
+        if let Some(c) = self.capture.take() {
+            t["capture"] = c;
+        }
+        self.turns.push(t);
+    }
+
+    /// The next main turn first takes `VAR`s out of the tool result it answers
+    /// (`{"VAR": "regex"}`), for `{{VAR}}` in later replies.
+    fn capture_next(&mut self, capture: Value) {
+        let mut all = self.capture.take().unwrap_or_else(|| json!({}));
+        for (k, v) in capture.as_object().unwrap() {
+            all[k] = v.clone();
+        }
+        self.capture = Some(all);
+    }
+
+    /// The main conversation ends its turn with `text`.
+    fn end(&mut self, name: &str, text: &str) {
+        self.main(name, vec![say(text)]);
+    }
+
+    /// The Agent call the skill makes: `novel:<agent>`, `任务：<task>`, `要求：` when given,
+    /// `model: "opus"` when `opus`.
+    fn dispatch(&self, agent: &str, task: &str, requirement: Option<&str>, opus: bool) -> Value {
+        let mut prompt = format!("项目目录：{}\n任务：{task}\n章节：2", self.d);
+        if let Some(r) = requirement {
+            prompt.push_str(&format!("\n要求：{r}"));
+        }
+        let mut input = json!({"subagent_type": format!("novel:{agent}"),
+            "description": format!("第2章{task}"), "prompt": prompt});
+        if opus {
+            input["model"] = json!("opus");
+        }
+        tool("Agent", input)
+    }
+
+    /// An agent's turn: matched by its body (the system prompt) and its task.
+    fn agent_turn(&mut self, agent: &str, task: &str, name: &str, reply: Vec<Value>) {
+        self.turns.push(turn(
+            name,
+            json!({"system": agent_marker(agent), "first_user": format!("任务：{task}")}),
+            reply,
+        ));
+    }
+
+    fn agent_capturing(
+        &mut self,
+        agent: &str,
+        task: &str,
+        name: &str,
+        capture: Value,
+        reply: Vec<Value>,
+    ) {
+        self.turns.push(json!({"name": name,
+            "when": {"system": agent_marker(agent), "first_user": format!("任务：{task}")},
+            "capture": capture, "reply": reply}));
+    }
+
+    /// The agent's `context` line, copied from its Markdown.
+    fn context(&self, agent: &str) -> Line {
+        self.cmd(
+            &format!("agents/{agent}.md"),
+            &format!(r#"novel --project "<DIR>" context {agent} --chapter <N>"#),
+            &[],
+        )
+    }
+
+    fn done(agent: &str, files: &[&str]) -> Value {
+        say(
+            &json!({"status": "completed", "agent": agent, "chapter": 2, "files": files})
+                .to_string(),
+        )
+    }
+
+    fn write(&self, rel: &str, content: &str) -> Value {
+        tool(
+            "Write",
+            json!({"file_path": self.path(rel), "content": content}),
+        )
+    }
+
+    fn read(&self, rel: &str) -> Value {
+        tool("Read", json!({"file_path": self.path(rel)}))
+    }
+
+    fn edit(&self, rel: &str, old: &str, new: &str) -> Value {
+        tool(
+            "Edit",
+            json!({"file_path": self.path(rel), "old_string": old, "new_string": new}),
+        )
+    }
+
+    /// ChapterWriter: its packet, then the text (初稿 and 重写 write it whole; 修订 reads the
+    /// staged text and edits it, as chapter-writer.md says), then its return.
+    fn writer(&mut self, task: &str, tag: &str, round: usize) {
+        let context = self.context("chapter-writer");
+        let chapter = "staging/chapters/chapter-002.md";
+        let (first, second) = match task {
+            "初稿" => (vec![bash(&context.run)], self.write(chapter, DRAFT)),
+            "重写" => (vec![bash(&context.run)], self.write(chapter, REWRITE)),
+            "修订" => {
+                says(
+                    "agents/chapter-writer.md",
+                    "先用 Read 读 staging 里的章节文件，再用 Edit 逐处修改",
+                );
+                (
+                    vec![bash(&context.run), self.read(chapter)],
+                    self.edit(
+                        chapter,
+                        "信上只有一行字。",
+                        &format!("信上只有一行字。{}", REVISED[round].0),
+                    ),
+                )
+            }
+            other => panic!("writer task {other}"),
+        };
+        self.agent_turn(
+            "chapter-writer",
+            task,
+            &format!("{tag}-writer-context"),
+            first,
+        );
+        self.agent_turn(
+            "chapter-writer",
+            task,
+            &format!("{tag}-writer-text"),
+            vec![second],
+        );
+        self.agent_turn(
+            "chapter-writer",
+            task,
+            &format!("{tag}-writer-done"),
+            vec![Self::done("chapter-writer", &[chapter])],
+        );
+    }
+
+    /// The delta Summarizer writes; `bad` puts a display name where a slug belongs.
+    fn delta(bad: bool) -> String {
+        let who = if bad { "陆尘" } else { "lu-chen" };
+        serde_json::to_string_pretty(&json!({"chapter": 2, "base_state_version": "{{base}}",
+            "storyline_id": "main_arc", "ops": [
+            {"op": "set", "path": format!("characters.{who}.location"), "value": "城北破庙"},
+            {"op": "add", "path": "characters.lu-chen.inventory", "value": "半张地图"}]}))
+        .unwrap()
+        // The version is taken from the packet's task section (summarizer.md: 照抄).
+        .replace("\"{{base}}\"", "{{base}}")
+    }
+
+    /// Summarizer, 任务：摘要: its packet (the base state version copied from its task
+    /// section), the three files, its return.
+    fn summarizer(&mut self, tag: &str, bad_delta: bool) {
+        let context = self.context("summarizer");
+        self.agent_turn(
+            "summarizer",
+            "摘要",
+            &format!("{tag}-summarizer-context"),
+            vec![bash(&context.run)],
+        );
+        let files = [
+            (
+                "staging/summaries/chapter-002-summary.md",
+                "---\nchapter: 2\nstoryline_id: main_arc\n---\n第2章：陆尘在城北破庙拆开密信，发觉有人一路跟着他。\n".to_string(),
+            ),
+            ("staging/state/chapter-002-delta.json", Self::delta(bad_delta)),
+            (
+                "staging/storylines/main_arc/memory.md",
+                "# 主线记忆\n陆尘拿着密信躲进城北破庙，有人跟着他。\n".to_string(),
+            ),
+        ];
+        let writes = files.iter().map(|(rel, c)| self.write(rel, c)).collect();
+        self.agent_capturing(
+            "summarizer",
+            "摘要",
+            &format!("{tag}-summarizer-write"),
+            json!({"base": "\"base_state_version\": ([0-9]+)"}),
+            writes,
+        );
+        let rels: Vec<&str> = files.iter().map(|(r, _)| *r).collect();
+        self.agent_turn(
+            "summarizer",
+            "摘要",
+            &format!("{tag}-summarizer-done"),
+            vec![Self::done("summarizer", &rels)],
+        );
+    }
+
+    /// StyleRefiner, 任务：润色: its packet and the file read, one edit, its return.
+    fn refiner(&mut self, tag: &str, old: &str, new: &str) {
+        let context = self.context("style-refiner");
+        let chapter = "staging/chapters/chapter-002.md";
+        self.agent_turn(
+            "style-refiner",
+            "润色",
+            &format!("{tag}-refiner-read"),
+            vec![bash(&context.run), self.read(chapter)],
+        );
+        let edit = self.edit(chapter, old, new);
+        self.agent_turn(
+            "style-refiner",
+            "润色",
+            &format!("{tag}-refiner-edit"),
+            vec![edit],
+        );
+        self.agent_turn(
+            "style-refiner",
+            "润色",
+            &format!("{tag}-refiner-done"),
+            vec![Self::done("style-refiner", &[chapter])],
+        );
+    }
+
+    /// QualityJudge, 任务：评审: its packet, the evaluation at `score`, its return.
+    fn judge(&mut self, tag: &str, score: f64) {
+        let context = self.context("quality-judge");
+        let eval = "staging/evaluations/chapter-002-eval.json";
+        self.agent_turn(
+            "quality-judge",
+            "评审",
+            &format!("{tag}-judge-context"),
+            vec![bash(&context.run)],
+        );
+        let write = self.write(eval, &evaluation(score));
+        self.agent_turn(
+            "quality-judge",
+            "评审",
+            &format!("{tag}-judge-write"),
+            vec![write],
+        );
+        self.agent_turn(
+            "quality-judge",
+            "评审",
+            &format!("{tag}-judge-done"),
+            vec![Self::done("quality-judge", &[eval])],
+        );
+    }
+
+    fn skill(&self, markdown: &str) -> Line {
+        self.cmd(CONTINUE, markdown, &[])
+    }
+
+    fn stage(&self, rel: &str, stage: &str) -> Line {
+        self.cmd(
+            rel,
+            &format!(r#"novel --project "<DIR>" chapter stage {stage} --token <TOKEN> --json"#),
+            &[],
+        )
+    }
+
+    /// SKILL.md steps 3–9 after the writer: Summarizer, `ops validate`, `stage drafted` (with
+    /// `--model opus` after a round the writer ran on opus: gate-loop.md 修订 step 4), the
+    /// refiner, `stage refined`, `lint` and `check leak`, the judge at `score`, `stage judged`,
+    /// the gate. `summarizer_req` is the 要求 of the Summarizer's dispatch; `refine` the
+    /// refiner's edit. The turn after the gate is the caller's: it captures the gate's answer.
+    fn steps_3_to_9(
+        &mut self,
+        tag: &str,
+        summarizer_req: Option<&str>,
+        opus: bool,
+        refine: (&str, &str),
+        score: f64,
+    ) {
+        let d = self.dispatch("summarizer", "摘要", summarizer_req, false);
+        self.main(&format!("{tag}-dispatch-summarizer"), vec![d]);
+        self.summarizer(tag, false);
+        let validate = self.skill(r#"novel --project "<DIR>" ops validate <FILE> --json"#);
+        self.main(&format!("{tag}-validate"), vec![bash(&validate.run)]);
+        let drafted = if opus {
+            self.cmd(
+                GATE_LOOP,
+                r#"novel --project "<DIR>" chapter stage drafted --token <TOKEN> --model opus --json"#,
+                &[],
+            )
+        } else {
+            self.stage(CONTINUE, "drafted")
+        };
+        self.main(&format!("{tag}-drafted"), vec![bash(&drafted.run)]);
+        self.steps_5_to_9(tag, refine, score);
+    }
+
+    /// SKILL.md steps 5–9: refiner, `stage refined`, the checks, the judge, `stage judged`,
+    /// the gate.
+    fn steps_5_to_9(&mut self, tag: &str, refine: (&str, &str), score: f64) {
+        let d = self.dispatch("style-refiner", "润色", None, false);
+        self.main(&format!("{tag}-dispatch-refiner"), vec![d]);
+        self.refiner(tag, refine.0, refine.1);
+        let refined = self.stage(CONTINUE, "refined");
+        self.main(&format!("{tag}-refined"), vec![bash(&refined.run)]);
+        let lint = self.skill(r#"novel --project "<DIR>" lint --chapter <N>"#);
+        let leak = self.skill(r#"novel --project "<DIR>" check leak --chapter <N> --json"#);
+        self.main(
+            &format!("{tag}-checks"),
+            vec![bash(&lint.run), bash(&leak.run)],
+        );
+        let d = self.dispatch(
+            "quality-judge",
+            "评审",
+            Some("lint：已跑，见上；串线风险 none"),
+            false,
+        );
+        self.main(&format!("{tag}-dispatch-judge"), vec![d]);
+        self.judge(tag, score);
+        let judged = self.stage(CONTINUE, "judged");
+        self.main(&format!("{tag}-judged"), vec![bash(&judged.run)]);
+        let gate = self.skill(r#"novel --project "<DIR>" chapter gate <N> --token <TOKEN> --json"#);
+        self.main(&format!("{tag}-gate"), vec![bash(&gate.run)]);
+    }
+
+    /// SKILL.md §一 and steps 1–2 up to the summarizer: `next`, `begin` (the token captured),
+    /// the writer's first draft.
+    fn opening(&mut self) {
+        let next = self.skill(r#"novel next --json"#);
+        self.main("next", vec![bash(&next.run)]);
+        let begin = self.skill(r#"novel --project "<DIR>" chapter begin <N> --json"#);
+        self.main("begin", vec![bash(&begin.run)]);
+        let d = self.dispatch("chapter-writer", "初稿", None, false);
+        self.capture_next(json!({"token": "\"token\":\"([0-9a-f]+)\""}));
+        self.main("dispatch-writer", vec![d]);
+        self.writer("初稿", "r0", 0);
+    }
+
+    /// The script so far (and a fresh one for the next run).
+    fn script(&mut self) -> Value {
+        assert!(self.capture.is_none(), "a capture for no turn");
+        json!({"turns": std::mem::take(&mut self.turns)})
+    }
+
+    /// `novel validate` exit 0 with no finding at all (none about a file the program wrote
+    /// itself: no `E_UNKNOWN_FILE`), and `novel state rebuild` exit 0.
+    fn assert_valid(&self) {
+        let (rc, doc) = run_json(&self.dir, &["validate"]);
+        let findings = doc["data"]["findings"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        assert!(
+            !findings.iter().any(|f| f["code"] == "E_UNKNOWN_FILE"),
+            "validate reports the program's own files: {doc}"
+        );
+        assert_eq!(rc, 0, "{doc}");
+        assert!(findings.is_empty(), "validate: {doc}");
+        let (rc, doc) = run_json(&self.dir, &["state", "rebuild"]);
+        assert_eq!(rc, 0, "state rebuild: {doc}");
+    }
+}
+
+/// Parses the JSON the binary answered to the Bash call `run` (the token substituted) — the
+/// `nth` such call (0-based).
+fn answer(run: &Run, l: &Line, token: &str, nth: usize) -> Value {
+    let want = l.run.replace("{{token}}", token);
+    let calls = run.tool_calls();
+    let c = calls
+        .iter()
+        .filter(|c| c.name == "Bash" && c.input["command"] == want.as_str())
+        .nth(nth)
+        .unwrap_or_else(|| panic!("no Bash {want} (#{nth})\n{}", run.report()));
+    // A failed call's result starts with the Bash tool's `Exit code N` line.
+    let json = c
+        .result
+        .trim()
+        .strip_prefix("Exit code ")
+        .and_then(|rest| rest.split_once('\n'))
+        .map_or(c.result.trim(), |(_, doc)| doc);
+    serde_json::from_str(json).unwrap_or_else(|e| panic!("{want}: not JSON ({e}): {}", c.result))
+}
+
+/// Every tool call succeeded, except Bash calls for which `allowed` says a failure is part of
+/// the path.
+fn assert_no_failures(run: &Run, allowed: &dyn Fn(&str) -> bool) {
+    for c in run.tool_calls() {
+        let cmd = c.input["command"].as_str().unwrap_or_default();
+        assert!(
+            !c.is_error || (c.name == "Bash" && allowed(cmd)),
+            "{} {} failed: {}\n{}",
+            c.name,
+            c.input,
+            c.result,
+            run.report()
+        );
+    }
+}
+
+/// The token issued by `chapter begin` in `run`.
+fn token_of(run: &Run, book: &Book) -> String {
+    let begin = book.skill(r#"novel --project "<DIR>" chapter begin <N> --json"#);
+    answer(run, &begin, "", 0)["data"]["token"]
+        .as_str()
+        .expect("a token")
+        .to_string()
+}
+
+/// The model read `rel` with Read (the path SKILL.md gives it) and what came back has `lines`.
+fn assert_read(run: &Run, rel: &str, lines: &[&Line]) {
+    let path = repo().join(rel);
+    let calls = run.tool_calls();
+    let read = calls
+        .iter()
+        .find(|c| c.name == "Read" && c.input["file_path"] == path.to_str().unwrap())
+        .unwrap_or_else(|| panic!("{rel} was not read\n{}", run.report()));
+    for l in lines {
+        assert!(
+            read.result.contains(&l.markdown),
+            "{} not in {rel} as the model read it",
+            l.markdown
+        );
+    }
+}
+
+/// Reads a reference file at the path the skill gives for it.
+fn read_ref(rel: &str) -> Value {
+    let skill = read_md(CONTINUE);
+    let written = format!("${{CLAUDE_PLUGIN_ROOT}}/{rel}");
+    assert!(skill.contains(&written), "SKILL.md does not name {written}");
+    tool("Read", json!({"file_path": repo().join(rel)}))
+}
+
+/// The committed pipeline log's stage lines.
+fn stage_lines(book: &Path) -> Vec<Value> {
+    read_json(&book.join("logs/chapter-002-log.json"))["stages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+// ---- scenarios -----------------------------------------------------------------------------------
+
+/// The judge gives 3.2 three times: two automatic revision rounds (gate-loop.md 修订), then the
+/// gate lets the chapter through (`force_passed`) and the skill commits it and reports every
+/// round's `overall_text`. Fails on a binary whose gate does not force the pass after
+/// `gate.max_revisions`, rounds or prints scores differently (3.20), refuses `stage revising`
+/// after a revise verdict, or refuses `stage drafted --model opus` on a revised text; and on
+/// Markdown that drops a command or a step of the loop.
+#[test]
+fn revise_twice_then_the_gate_forces_the_pass() {
+    let Some(mut e2e) = E2e::new("/novel:continue: revise, revise, force pass") else {
+        return;
+    };
+    let (_t, dir) = chapter_two_project();
+    let mut b = Book::new(&dir);
+    says(CONTINUE, "| `revise` | 读 `gate-loop.md`「修订」");
+    says(
+        GATE_LOOP,
+        "要求：这是修订稿，摘要、状态增量、故事线记忆都按新稿重写",
+    );
+    says(CONTINUE, "第52章 3010字 3.2→修订→3.3→修订→3.1 ⚠️强制通过");
+    says(
+        GATE_LOOP,
+        "派 `novel:chapter-writer`，`任务：修订`，`model: \"opus\"`",
+    );
+    says(GATE_LOOP, "派 `novel:summarizer`，`任务：摘要`");
+    let notes = b.cmd(
+        GATE_LOOP,
+        r#"novel --project "<DIR>" revision notes --chapter <N> --json"#,
+        &[],
+    );
+    let revising = b.stage(GATE_LOOP, "revising");
+    let commit = b.skill(r#"novel --project "<DIR>" chapter commit <N> --token <TOKEN> --json"#);
+    let next_after = b.skill(r#"novel --project "<DIR>" next --json"#);
+    let overall = |var: &str| json!({var: "\"overall_text\":\"([0-9.]+)\""});
+
+    b.opening();
+    b.steps_3_to_9(
+        "r0",
+        None,
+        false,
+        ("屋里一灯如豆", "屋里只点着一盏油灯"),
+        3.2,
+    );
+    // Revise: read the loop, ask for the notes, go back, the writer on opus.
+    b.capture_next(overall("s0"));
+    b.main("r0-read-gate-loop", vec![read_ref(GATE_LOOP)]);
+    for round in 1..=2usize {
+        let tag = format!("r{round}");
+        if round == 2 {
+            b.capture_next(overall("s1"));
+        }
+        b.main(&format!("{tag}-notes"), vec![bash(&notes.run)]);
+        b.main(&format!("{tag}-revising"), vec![bash(&revising.run)]);
+        let d = b.dispatch("chapter-writer", "修订", None, true);
+        b.main(&format!("{tag}-dispatch-writer"), vec![d]);
+        b.writer("修订", &tag, round - 1);
+        b.steps_3_to_9(
+            &tag,
+            Some("这是修订稿，摘要、状态增量、故事线记忆都按新稿重写"),
+            true,
+            REVISED[round - 1],
+            3.2,
+        );
+    }
+    b.capture_next(overall("s2"));
+    b.main("commit", vec![bash(&commit.run)]);
+    b.capture_next(json!({"chars": "\"chars\":([0-9]+)"}));
+    b.main("next-after", vec![bash(&next_after.run)]);
+    b.end(
+        "report",
+        "第2章 {{chars}}字 {{s0}}→修订→{{s1}}→修订→{{s2}} ⚠️强制通过",
+    );
+    let script = b.script();
+    let run = e2e.run(&dir, "/novel:continue 1", &script);
+    run.assert_all_turns_played(&script);
+    assert_no_failures(&run, &|_| false);
+    let skill = first_user_text(run.messages_requests()[0]);
+    assert!(skill.contains("# /novel:continue —— 续写"), "{skill}");
+    assert_read(&run, GATE_LOOP, &[&notes, &revising]);
+
+    let token = token_of(&run, &b);
+    let gate = b.skill(r#"novel --project "<DIR>" chapter gate <N> --token <TOKEN> --json"#);
+    let mut texts = Vec::new();
+    for i in 0..3 {
+        let g = &answer(&run, &gate, &token, i)["data"];
+        texts.push(g["overall_text"].as_str().unwrap().to_string());
+        if i < 2 {
+            assert_eq!(g["decision"], "revise", "round {i}: {g}");
+            assert_eq!(g["moves"][0]["id"], "revise", "{g}");
+            assert_eq!(g["moves"][0]["by"], "loop", "{g}");
+        } else {
+            assert_eq!(g["decision"], "pass", "{g}");
+            assert_eq!(g["force_passed"], true, "{g}");
+        }
+    }
+    assert_eq!(texts, ["3.2", "3.2", "3.2"]);
+    for i in 0..2 {
+        let n = answer(&run, &notes, &token, i);
+        assert_eq!(n["data"]["action"], "revise", "{n}");
+        let r = answer(&run, &revising, &token, i);
+        assert_eq!(r["data"]["revision_count"], i + 1, "{r}");
+    }
+    let committed = answer(&run, &commit, &token, 0);
+    assert_eq!(committed["ok"], true, "{committed}");
+    let chars = committed["data"]["chars"].as_u64().unwrap();
+    let report = run.result()["result"].as_str().unwrap().to_string();
+    assert_eq!(
+        report,
+        format!("第2章 {chars}字 3.2→修订→3.2→修订→3.2 ⚠️强制通过")
+    );
+    // Both revision rounds ran on opus, as the log records.
+    let lines = stage_lines(&dir);
+    let opus = lines
+        .iter()
+        .filter(|s| s["name"] == "drafted" && s["model"] == "opus")
+        .count();
+    assert_eq!(opus, 2, "{lines:?}");
+    let log = read_json(&dir.join("logs/chapter-002-log.json"));
+    assert_eq!(log["force_passed"], true, "{log}");
+    assert_eq!(log["revisions"], 2, "{log}");
+    let text = std::fs::read_to_string(dir.join("chapters/chapter-002.md")).unwrap();
+    assert!(
+        text.contains(REVISED[0].1) && text.contains(REVISED[1].1),
+        "{text}"
+    );
+    b.assert_valid();
+    eprintln!(
+        "{}",
+        token_table(
+            "chapter 2: 3.2 -> revise -> 3.2 -> revise -> 3.2 force pass",
+            &[&run]
+        )
+    );
+}
+
+/// The author answers the question the skill wrote and ended its turn with (headless: no
+/// AskUserQuestion) in the same conversation, the way SKILL.md 铁律 4 tells them to:
+/// `claude -p --resume SESSION "/novel:continue <answer>"`. (Plain words would not do: the skill's
+/// `allowed-tools` apply to the turn that invokes it, and every `novel` call of a resumed turn
+/// without it is refused — "This command requires approval".)
+fn author(e2e: &mut E2e, dir: &Path, session: &str, words: &str, script: &Value) -> Run {
+    says(
+        CONTINUE,
+        "末尾告诉作者用斜杠命令作答，如\n   `/novel:continue 按意见改写：开头再紧一点`",
+    );
+    let run = e2e.run_with(
+        dir,
+        &format!("/novel:continue {words}"),
+        script,
+        &RunOpts {
+            resume: Some(session),
+            ..RunOpts::default()
+        },
+    );
+    run.assert_all_turns_played(script);
+    run
+}
+
+/// The menu of pause-decision.md §3 as the scripted model writes it when it cannot use
+/// AskUserQuestion (SKILL.md 铁律 4): the question, the options (the labels copied from the
+/// file), the request for the author's words.
+fn pause_question(options: &[&str], before: &str) -> String {
+    for o in options {
+        says(PAUSE, &format!("**{o}**"));
+    }
+    says(PAUSE, "有什么想法一并告诉我（可以不说）。");
+    let mut text = format!("{before}\n\n这一章停在门控之后，等你决定怎么办：\n");
+    for (i, o) in options.iter().enumerate() {
+        text.push_str(&format!(
+            "{}. {o}{}\n",
+            i + 1,
+            if i == 0 { "（推荐）" } else { "" }
+        ));
+    }
+    text.push_str("有什么想法一并告诉我（可以不说）。\n");
+    text.push_str("请用 `/novel:continue 你的选择和想法` 回答，例如 `/novel:continue 按意见改写：开头再紧一点`。");
+    text
+}
+
+/// An author's turn opens as any `/novel:continue` does (SKILL.md §一): `next` says `recover`
+/// (the session that took the lock is gone), so resume.md: `chapter recover` (its step:
+/// `ask_author`), then `chapter begin` for the lock (a new token, captured for the next turn).
+fn reopen(b: &mut Book, tag: &str, read_resume: bool) {
+    let next = b.skill(r#"novel next --json"#);
+    b.main(&format!("{tag}-next"), vec![bash(&next.run)]);
+    if read_resume {
+        b.main(&format!("{tag}-read-resume"), vec![read_ref(RESUME)]);
+    }
+    let recover = b.cmd(
+        RESUME,
+        r#"novel --project "<DIR>" chapter recover --json"#,
+        &[],
+    );
+    b.main(&format!("{tag}-recover"), vec![bash(&recover.run)]);
+    let begin = b.cmd(
+        RESUME,
+        r#"novel --project "<DIR>" chapter begin <N> --json"#,
+        &[],
+    );
+    b.main(&format!("{tag}-begin"), vec![bash(&begin.run)]);
+    b.capture_next(json!({"token": "\"token\":\"([0-9a-f]+)\""}));
+}
+
+/// What `next` and `chapter recover` told an author's turn, and the token `begin` gave it.
+fn reopened(run: &Run, b: &Book) -> String {
+    let next = b.skill(r#"novel next --json"#);
+    let n = answer(run, &next, "", 0);
+    // The session that held the lock has ended: its lock is stale, recover first.
+    assert_eq!(n["data"]["recommendation"]["action"], "recover", "{n}");
+    assert_eq!(n["data"]["recommendation"]["chapter"], 2, "{n}");
+    let recover = b.cmd(
+        RESUME,
+        r#"novel --project "<DIR>" chapter recover --json"#,
+        &[],
+    );
+    let r = answer(run, &recover, "", 0);
+    assert_eq!(r["data"]["resume"]["step"], "ask_author", "{r}");
+    let begin = b.cmd(
+        RESUME,
+        r#"novel --project "<DIR>" chapter begin <N> --json"#,
+        &[],
+    );
+    let began = answer(run, &begin, "", 0);
+    assert_eq!(began["data"]["resumed"], true, "{began}");
+    began["data"]["token"]
+        .as_str()
+        .expect("a token")
+        .to_string()
+}
+
+/// After a gate that stops the batch (gate-loop.md 暂停): the staged draft's length, the pause
+/// menu read, the evaluation read (pause-decision.md §2), the question. `score_var` names the
+/// capture of this gate's score (None: an earlier turn took it); `header` is the report line's
+/// scores so far.
+fn pause_and_ask(
+    b: &mut Book,
+    tag: &str,
+    score_var: Option<&str>,
+    header: &str,
+    options: &[&str],
+    first: bool,
+) {
+    let count = b.skill(r#"novel --project "<DIR>" count --chapter <N> --json"#);
+    if let Some(var) = score_var {
+        b.capture_next(json!({var: "\"overall_text\":\"([0-9.]+)\"",
+            "unavailable": "\"unavailable\":\"([^\"]+)\""}));
+    }
+    b.main(&format!("{tag}-count"), vec![bash(&count.run)]);
+    b.capture_next(json!({"chars": "\"total\":([0-9]+)"}));
+    if first {
+        b.main(&format!("{tag}-read-pause"), vec![read_ref(PAUSE)]);
+        says(
+            PAUSE,
+            "用 Read 读 `<DIR>/staging/evaluations/chapter-NNN-eval.json`",
+        );
+        let eval = b.read("staging/evaluations/chapter-002-eval.json");
+        b.main(&format!("{tag}-read-eval"), vec![eval]);
+    } else {
+        let eval = b.read("staging/evaluations/chapter-002-eval.json");
+        b.main(&format!("{tag}-read-eval"), vec![eval]);
+    }
+    says(CONTINUE, "第53章 2960字 2.6 ⏸️暂停，等你决定");
+    let line = format!("第2章 {{{{chars}}}}字 {header} ⏸️暂停，等你决定");
+    b.end(&format!("{tag}-ask"), &pause_question(options, &line));
+}
+
+/// The gate answers of a run (every `chapter gate` call, in order).
+fn gates(run: &Run, b: &Book, token: &str) -> Vec<Value> {
+    let gate = b.skill(r#"novel --project "<DIR>" chapter gate <N> --token <TOKEN> --json"#);
+    let want = gate.run.replace("{{token}}", token);
+    let n = run
+        .tool_calls()
+        .iter()
+        .filter(|c| c.name == "Bash" && c.input["command"] == want.as_str())
+        .count();
+    (0..n)
+        .map(|i| answer(run, &gate, token, i)["data"].clone())
+        .collect()
+}
+
+fn move_of<'a>(gate: &'a Value, id: &str) -> &'a Value {
+    gate["moves"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["id"] == id))
+        .unwrap_or_else(|| panic!("no move {id}: {gate}"))
+}
+
+const OPTIONS: [&str; 4] = ["按意见改写", "推倒重写", "接受现稿", "我自己来改"];
+
+/// 1.5: the loop rewrites once (gate-loop.md 重写), 1.5 again: the skill stops and asks the
+/// author (headless: the question in its reply, the turn ended). The author answers in the same
+/// conversation (`--resume`): 按意见改写 — `stage revising --by-author --note …` after a
+/// rewrite verdict, which used to be a dead end (`E_STAGE_ORDER`) — and the chapter goes on to
+/// a pass and a commit. Fails on a binary that refuses `revising` after a rewrite verdict, does
+/// not list `revise` as the author's move there, or does not record the author's decision and
+/// words; on Markdown whose rewrite and pause paths lose a command or the menu's options.
+#[test]
+fn rewrite_then_the_author_revises_and_the_chapter_goes_on() {
+    let Some(mut e2e) = E2e::new("/novel:continue: rewrite, pause, the author revises") else {
+        return;
+    };
+    e2e.keep_home();
+    let (_t, dir) = chapter_two_project();
+    let mut b = Book::new(&dir);
+    says(CONTINUE, "| `rewrite` | 读 gate-loop.md「重写」");
+    says(
+        GATE_LOOP,
+        "重写后门控又给 rewrite 或 pause，就按下面的「暂停」问作者",
+    );
+    says(GATE_LOOP, "只写「整章重写，不沿用旧稿结构」");
+    says(
+        GATE_LOOP,
+        "派 `novel:chapter-writer`，`任务：重写`，`model: \"opus\"`",
+    );
+    says(PAUSE, "然后派 `novel:chapter-writer`，传 `model: \"opus\"`");
+    says(PAUSE, "任务：修订\n章节：7\n要求：作者的意见：……");
+    let drafting = b.stage(GATE_LOOP, "drafting");
+
+    b.opening();
+    b.steps_3_to_9(
+        "r0",
+        None,
+        false,
+        ("屋里一灯如豆", "屋里只点着一盏油灯"),
+        1.5,
+    );
+    b.capture_next(json!({"s0": "\"overall_text\":\"([0-9.]+)\""}));
+    b.main("r0-read-gate-loop", vec![read_ref(GATE_LOOP)]);
+    b.main("r1-drafting", vec![bash(&drafting.run)]);
+    let d = b.dispatch(
+        "chapter-writer",
+        "重写",
+        Some("整章重写，不沿用旧稿结构"),
+        true,
+    );
+    b.main("r1-dispatch-writer", vec![d]);
+    b.writer("重写", "r1", 0);
+    b.steps_3_to_9("r1", None, true, ("雨下了一整夜", "雨一直没停"), 1.5);
+    pause_and_ask(
+        &mut b,
+        "r1",
+        Some("s1"),
+        "{{s0}}→重写→{{s1}}",
+        &OPTIONS,
+        true,
+    );
+    let script = b.script();
+    let run1 = e2e.run(&dir, "/novel:continue 1", &script);
+    run1.assert_all_turns_played(&script);
+    assert_no_failures(&run1, &|_| false);
+    assert_read(&run1, GATE_LOOP, &[&drafting]);
+    // Headless there is no AskUserQuestion to call: the question is the reply.
+    for r in run1.messages_requests() {
+        let tools: Vec<&str> = r["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        assert!(!tools.contains(&"AskUserQuestion"), "{tools:?}");
+    }
+    let token = token_of(&run1, &b);
+    let g = gates(&run1, &b, &token);
+    assert_eq!(g.len(), 2, "{g:?}");
+    assert_eq!(g[0]["decision"], "rewrite", "{}", g[0]);
+    assert_eq!(g[0]["moves"][0]["id"], "rewrite");
+    assert_eq!(g[0]["moves"][0]["by"], "loop");
+    assert_eq!(g[1]["decision"], "rewrite", "{}", g[1]);
+    let revise = move_of(&g[1], "revise");
+    assert_eq!(revise["by"], "author", "{}", g[1]);
+    assert!(revise.get("unavailable").is_none(), "{}", g[1]);
+    let moved = answer(&run1, &drafting, &token, 0);
+    assert_eq!(moved["data"]["revision_count"], 1, "{moved}");
+    let count = b.skill(r#"novel --project "<DIR>" count --chapter <N> --json"#);
+    let chars = answer(&run1, &count, &token, 0)["data"]["total"]
+        .as_u64()
+        .unwrap();
+    let asked = run1.result()["result"].as_str().unwrap().to_string();
+    assert!(
+        asked.starts_with(&format!("第2章 {chars}字 1.5→重写→1.5 ⏸️暂停，等你决定")),
+        "{asked}"
+    );
+    let text = std::fs::read_to_string(dir.join("staging/chapters/chapter-002.md")).unwrap();
+    assert!(
+        text.contains("雨一直没停") && !text.contains("一灯如豆"),
+        "{text}"
+    );
+
+    // The author: revise along the notes, with a word on how. Their words are the note.
+    let note = "按意见改写：开头就让跟踪的人露面";
+    let by_author = b.cmd(
+        PAUSE,
+        r#"novel --project "<DIR>" chapter stage revising --token <TOKEN> --by-author --note "<TEXT>" --json"#,
+        &[("<TEXT>", note)],
+    );
+    says(PAUSE, "要求：作者的意见：……");
+    let commit = b.skill(r#"novel --project "<DIR>" chapter commit <N> --token <TOKEN> --json"#);
+    let next_after = b.skill(r#"novel --project "<DIR>" next --json"#);
+    reopen(&mut b, "a1", true);
+    b.main("a1-revising", vec![bash(&by_author.run)]);
+    let d = b.dispatch(
+        "chapter-writer",
+        "修订",
+        Some(&format!("作者的意见：{note}")),
+        true,
+    );
+    b.main("a1-dispatch-writer", vec![d]);
+    b.writer("修订", "a1", 0);
+    b.steps_3_to_9("a1", None, true, REVISED[0], 4.2);
+    b.capture_next(json!({"s2": "\"overall_text\":\"([0-9.]+)\""}));
+    b.main("commit", vec![bash(&commit.run)]);
+    b.capture_next(json!({"chars": "\"chars\":([0-9]+)"}));
+    b.main("next-after", vec![bash(&next_after.run)]);
+    b.end("report", "第2章 {{chars}}字 1.5→重写→1.5→修订→{{s2}} ✅");
+    let script = b.script();
+    let run2 = author(&mut e2e, &dir, &run1.session_id(), note, &script);
+    assert_no_failures(&run2, &|_| false);
+    assert_eq!(
+        run2.session_id(),
+        run1.session_id(),
+        "not the same conversation"
+    );
+    assert_read(&run2, RESUME, &[]);
+    let token = reopened(&run2, &b);
+    let moved = answer(&run2, &by_author, &token, 0);
+    assert_eq!(moved["ok"], true, "{moved}");
+    assert_eq!(moved["data"]["stage"], "revising", "{moved}");
+    assert_eq!(moved["data"]["revision_count"], 2, "{moved}");
+    let g = gates(&run2, &b, &token);
+    assert_eq!(g.len(), 1, "{g:?}");
+    assert_eq!(g[0]["decision"], "pass", "{}", g[0]);
+    let committed = answer(&run2, &commit, &token, 0);
+    assert_eq!(committed["ok"], true, "{committed}");
+    let chars = committed["data"]["chars"].as_u64().unwrap();
+    assert_eq!(
+        run2.result()["result"].as_str().unwrap(),
+        format!("第2章 {chars}字 1.5→重写→1.5→修订→4.2 ✅")
+    );
+    // The loop's rewrite and the author's revision, told apart in the committed log.
+    let lines = stage_lines(&dir);
+    let back: Vec<&Value> = lines
+        .iter()
+        .filter(|s| s["name"] == "drafting" || s["name"] == "revising")
+        .collect();
+    assert_eq!(back.len(), 2, "{lines:?}");
+    assert_eq!(back[0]["name"], "drafting");
+    assert!(back[0].get("decided_by").is_none(), "{}", back[0]);
+    assert_eq!(back[1]["name"], "revising");
+    assert_eq!(back[1]["decided_by"], "author", "{}", back[1]);
+    assert_eq!(back[1]["note"], note, "{}", back[1]);
+    let text = std::fs::read_to_string(dir.join("chapters/chapter-002.md")).unwrap();
+    assert!(
+        text.contains(REVISED[0].1) && text.contains("雨一直没停"),
+        "{text}"
+    );
+    b.assert_valid();
+    eprintln!(
+        "{}",
+        token_table(
+            "chapter 2: 1.5 -> rewrite -> 1.5 pause, the author: revise -> 4.2 pass",
+            &[&run1, &run2]
+        )
+    );
+}
+
+/// 2.5: the gate pauses. The author chooses 按意见改写 three times, each in a turn of their own
+/// (`--resume`); the gate keeps pausing. After the third the gate lists the author's revise and
+/// rewrite as unavailable and the skill offers only 接受现稿 / 我自己来改; the author insists on a
+/// fourth revision, the binary refuses (`E_REVISION_LIMIT`), the skill says so and offers the
+/// two again (failures.md); the author accepts (`commit --accept`). Fails on a binary that does
+/// not cap the author's rounds at `gate.max_author_revisions` (default 3), does not mark the
+/// moves unavailable, or does not record each decision with the author's words in the committed
+/// pipeline log; on Markdown that loses the accept command or the menu.
+#[test]
+fn the_author_revises_three_times_and_a_fourth_is_refused() {
+    let Some(mut e2e) = E2e::new("/novel:continue: pause, the author revises, capped") else {
+        return;
+    };
+    e2e.keep_home();
+    let (_t, dir) = chapter_two_project();
+    let mut b = Book::new(&dir);
+    says(
+        CONTINUE,
+        "| `pause` | 本批停下，读 gate-loop.md「暂停」问作者。",
+    );
+    says(PAUSE, "只给 3、4 两项，并把 `unavailable` 的原话告诉作者");
+    says(FAILURES, "| `E_REVISION_LIMIT`（3） |");
+    b.opening();
+    b.steps_3_to_9(
+        "r0",
+        None,
+        false,
+        ("屋里一灯如豆", "屋里只点着一盏油灯"),
+        2.5,
+    );
+    b.capture_next(json!({"s0": "\"overall_text\":\"([0-9.]+)\""}));
+    b.main("r0-read-gate-loop", vec![read_ref(GATE_LOOP)]);
+    pause_and_ask(&mut b, "r0", None, "{{s0}}", &OPTIONS, true);
+    let script = b.script();
+    let mut runs = vec![e2e.run(&dir, "/novel:continue 1", &script)];
+    runs[0].assert_all_turns_played(&script);
+    assert_no_failures(&runs[0], &|_| false);
+    let session = runs[0].session_id();
+    let token = token_of(&runs[0], &b);
+    let g = gates(&runs[0], &b, &token);
+    assert_eq!(g[0]["decision"], "pause", "{}", g[0]);
+    assert_eq!(g[0]["overall_text"], "2.5", "{}", g[0]);
+    let ids: Vec<&str> = g[0]["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["revise", "rewrite", "accept", "edit"], "{}", g[0]);
+
+    let by_author = |b: &Book, note: &str| {
+        b.cmd(
+            PAUSE,
+            r#"novel --project "<DIR>" chapter stage revising --token <TOKEN> --by-author --note "<TEXT>" --json"#,
+            &[("<TEXT>", note)],
+        )
+    };
+    let notes = [
+        "按意见改写：开头就让跟踪的人露面",
+        "按意见改写：密信的落款要早点交代",
+        "按意见改写：结尾留一个倒计时",
+    ];
+    // The scores of the rounds before, as the model has them from the conversation.
+    let mut history = g[0]["overall_text"].as_str().unwrap().to_string();
+    for (k, note) in notes.iter().enumerate() {
+        let tag = format!("a{}", k + 1);
+        let revising = by_author(&b, note);
+        reopen(&mut b, &tag, k == 0);
+        b.main(&format!("{tag}-revising"), vec![bash(&revising.run)]);
+        let d = b.dispatch(
+            "chapter-writer",
+            "修订",
+            Some(&format!("作者的意见：{note}")),
+            true,
+        );
+        b.main(&format!("{tag}-dispatch-writer"), vec![d]);
+        b.writer("修订", &tag, k);
+        b.steps_3_to_9(&tag, None, true, REVISED[k], 2.5);
+        let last = k == notes.len() - 1;
+        let options: &[&str] = if last { &OPTIONS[2..] } else { &OPTIONS };
+        let header = format!("{history}→修订→{{{{s}}}}");
+        pause_and_ask(&mut b, &tag, Some("s"), &header, options, false);
+        if last {
+            // The moves' own words on why revising is no longer offered.
+            let turns = &mut b.turns;
+            let ask = turns.last_mut().unwrap();
+            let text = ask["reply"][0]["text"].as_str().unwrap().to_string();
+            ask["reply"][0]["text"] =
+                json!(text.replace("这一章停在门控之后", "{{unavailable}}\n这一章停在门控之后"));
+        }
+        let script = b.script();
+        let run = author(&mut e2e, &dir, &session, note, &script);
+        assert_no_failures(&run, &|_| false);
+        let token = reopened(&run, &b);
+        let moved = answer(&run, &revising, &token, 0);
+        assert_eq!(moved["data"]["revision_count"], k + 1, "{moved}");
+        let g = gates(&run, &b, &token);
+        assert_eq!(g.len(), 1);
+        assert_eq!(g[0]["decision"], "pause", "{}", g[0]);
+        history = format!("{history}→修订→{}", g[0]["overall_text"].as_str().unwrap());
+        let asked = run.result()["result"].as_str().unwrap().to_string();
+        assert!(asked.starts_with("第2章 "), "{asked}");
+        assert!(
+            asked.contains(&format!("字 {history} ⏸️暂停，等你决定")),
+            "{asked}\n{}",
+            run.report()
+        );
+        let unavailable = move_of(&g[0], "revise").get("unavailable").cloned();
+        if last {
+            let why = unavailable.unwrap_or_else(|| panic!("{}", g[0]));
+            assert!(
+                why.as_str().unwrap().contains("gate.max_author_revisions"),
+                "{why}"
+            );
+            assert!(
+                move_of(&g[0], "rewrite").get("unavailable").is_some(),
+                "{}",
+                g[0]
+            );
+            assert!(
+                move_of(&g[0], "accept").get("unavailable").is_none(),
+                "{}",
+                g[0]
+            );
+            let asked = run.result()["result"].as_str().unwrap().to_string();
+            assert!(asked.contains(why.as_str().unwrap()), "{asked}");
+            assert!(!asked.contains("按意见改写（推荐）"), "{asked}");
+        } else {
+            assert!(unavailable.is_none(), "{}", g[0]);
+        }
+        runs.push(run);
+    }
+
+    // The author insists on a fourth: refused, and the skill says why and offers what is left.
+    let fourth = by_author(&b, "还是按意见再改一次：结尾再紧一点");
+    reopen(&mut b, "a4", false);
+    b.main("a4-revising", vec![bash(&fourth.run)]);
+    b.capture_next(json!({"refused": "\"message\":\"([^\"]+)\""}));
+    b.main("a4-read-failures", vec![read_ref(FAILURES)]);
+    b.end(
+        "a4-ask",
+        &pause_question(&OPTIONS[2..], "程序不让再退回：{{refused}}"),
+    );
+    let script = b.script();
+    let run = author(
+        &mut e2e,
+        &dir,
+        &session,
+        "还是按意见再改一次：结尾再紧一点",
+        &script,
+    );
+    let token = reopened(&run, &b);
+    let refused_cmd = fourth.run.replace("{{token}}", &token);
+    assert_no_failures(&run, &|cmd| cmd == refused_cmd);
+    let refused = answer(&run, &fourth, &token, 0);
+    assert_eq!(refused["error"]["code"], "E_REVISION_LIMIT", "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(run.result()["result"].as_str().unwrap().contains(message));
+    runs.push(run);
+
+    // The author accepts the draft as it stands.
+    says(PAUSE, "**接受现稿**");
+    let accept = b.cmd(
+        PAUSE,
+        r#"novel --project "<DIR>" chapter commit <N> --token <TOKEN> --accept --json"#,
+        &[],
+    );
+    let next_after = b.skill(r#"novel --project "<DIR>" next --json"#);
+    says(CONTINUE, "✍️作者接受 = 按现稿 `--accept` 提交");
+    reopen(&mut b, "a5", false);
+    b.main("accept", vec![bash(&accept.run)]);
+    b.capture_next(json!({"chars": "\"chars\":([0-9]+)"}));
+    b.main("next-after", vec![bash(&next_after.run)]);
+    b.end(
+        "report",
+        &format!("第2章 {{{{chars}}}}字 {history} ✍️作者接受"),
+    );
+    let script = b.script();
+    let run = author(&mut e2e, &dir, &session, "接受现稿", &script);
+    assert_no_failures(&run, &|_| false);
+    let token = reopened(&run, &b);
+    let done = answer(&run, &accept, &token, 0);
+    assert_eq!(done["data"]["accepted_by_author"], true, "{done}");
+    let chars = done["data"]["chars"].as_u64().unwrap();
+    assert_eq!(
+        run.result()["result"].as_str().unwrap(),
+        format!("第2章 {chars}字 2.5→修订→2.5→修订→2.5→修订→2.5 ✍️作者接受")
+    );
+    runs.push(run);
+
+    // Three decisions of the author's, each with their words, in the committed log.
+    let lines = stage_lines(&dir);
+    let chosen: Vec<&Value> = lines
+        .iter()
+        .filter(|s| s["decided_by"] == "author")
+        .collect();
+    assert_eq!(chosen.len(), 3, "{lines:?}");
+    for (s, note) in chosen.iter().zip(notes) {
+        assert_eq!(s["name"], "revising", "{s}");
+        assert_eq!(s["note"], note, "{s}");
+        assert!(s["at"].is_string(), "{s}");
+    }
+    let log = read_json(&dir.join("logs/chapter-002-log.json"));
+    assert_eq!(log["revisions"], 3, "{log}");
+    assert_eq!(log["accepted_by_author"], true, "{log}");
+    b.assert_valid();
+    let all: Vec<&Run> = runs.iter().collect();
+    eprintln!(
+        "{}",
+        token_table(
+            "chapter 2: 2.5 pause, the author revises x3 (2.5 each), a 4th refused, accepted",
+            &all
+        )
+    );
+}
+
+/// The session dies half-way: the client is killed (SIGKILL, by PID) while the model is
+/// thinking after the Summarizer's files are written. A new `/novel:continue` follows resume.md:
+/// `next` says recover, `chapter recover` clears the dead session's lock and says where to go on
+/// (`mark_drafted`), `chapter begin` gives a new token, and the chapter is finished without
+/// redoing the writer or the Summarizer. Fails on a binary that keeps a dead session's lock,
+/// sends the chapter back to an earlier step than the staged files allow, or refuses `begin` on
+/// the chapter in flight; on Markdown whose resume path loses a command.
+#[test]
+fn a_killed_session_is_resumed_by_the_next_continue() {
+    let Some(mut e2e) = E2e::new("/novel:continue: killed mid-chapter, resumed") else {
+        return;
+    };
+    let (_t, dir) = chapter_two_project();
+    let mut b = Book::new(&dir);
+    b.opening();
+    let d = b.dispatch("summarizer", "摘要", None, false);
+    b.main("r0-dispatch-summarizer", vec![d]);
+    b.summarizer("r0", false);
+    // The model is still thinking when the client dies.
+    b.turns
+        .push(json!({"name": "r0-thinking", "when": main_when(), "hold": true, "reply": []}));
+    let script = b.script();
+    let killed = e2e.run_with(
+        &dir,
+        "/novel:continue 1",
+        &script,
+        &RunOpts {
+            kill_at: Some("r0-thinking"),
+            ..RunOpts::default()
+        },
+    );
+    let old = token_of(&killed, &b);
+    for rel in [
+        "staging/chapters/chapter-002.md",
+        "staging/summaries/chapter-002-summary.md",
+        "staging/state/chapter-002-delta.json",
+        "staging/storylines/main_arc/memory.md",
+    ] {
+        assert!(dir.join(rel).is_file(), "{rel}\n{}", killed.report());
+    }
+    assert!(
+        !killed.events.iter().any(|e| e["type"] == "result"),
+        "the client was not killed: it finished\n{}",
+        killed.report()
+    );
+
+    // A new session.
+    says(
+        CONTINUE,
+        "`ask_author` `retake_lock` `recover` | 有一章写到一半或上次被打断：读 `resume.md` 接上",
+    );
+    says(
+        RESUME,
+        "| `mark_drafted` | 初稿与摘要都在。先 `ops validate`",
+    );
+    let next = b.skill(r#"novel next --json"#);
+    let recover = b.cmd(
+        RESUME,
+        r#"novel --project "<DIR>" chapter recover --json"#,
+        &[],
+    );
+    let begin = b.cmd(
+        RESUME,
+        r#"novel --project "<DIR>" chapter begin <N> --json"#,
+        &[],
+    );
+    let validate = b.skill(r#"novel --project "<DIR>" ops validate <FILE> --json"#);
+    let drafted = b.stage(CONTINUE, "drafted");
+    let commit = b.skill(r#"novel --project "<DIR>" chapter commit <N> --token <TOKEN> --json"#);
+    let next_after = b.skill(r#"novel --project "<DIR>" next --json"#);
+    b.main("next", vec![bash(&next.run)]);
+    b.main("read-resume", vec![read_ref(RESUME)]);
+    b.main("recover", vec![bash(&recover.run)]);
+    b.main("begin", vec![bash(&begin.run)]);
+    b.capture_next(json!({"token": "\"token\":\"([0-9a-f]+)\""}));
+    b.main("validate", vec![bash(&validate.run)]);
+    b.main("drafted", vec![bash(&drafted.run)]);
+    b.steps_5_to_9("r0", ("屋里一灯如豆", "屋里只点着一盏油灯"), 4.2);
+    b.capture_next(json!({"s0": "\"overall_text\":\"([0-9.]+)\""}));
+    b.main("commit", vec![bash(&commit.run)]);
+    b.capture_next(json!({"chars": "\"chars\":([0-9]+)"}));
+    b.main("next-after", vec![bash(&next_after.run)]);
+    b.end("report", "第2章 {{chars}}字 {{s0}} ✅");
+    let script = b.script();
+    let run = e2e.run(&dir, "/novel:continue 1", &script);
+    run.assert_all_turns_played(&script);
+    assert_no_failures(&run, &|_| false);
+    assert_read(&run, RESUME, &[&recover, &begin]);
+    let n = answer(&run, &next, "", 0);
+    assert_eq!(n["data"]["recommendation"]["action"], "recover", "{n}");
+    let r = answer(&run, &recover, "", 0);
+    assert_eq!(r["data"]["resume"]["step"], "mark_drafted", "{r}");
+    assert_eq!(r["data"]["resume"]["chapter"], 2, "{r}");
+    assert!(
+        r["data"]["actions"].as_array().is_some_and(|a| a
+            .iter()
+            .any(|a| a.as_str().unwrap_or("").contains("僵尸锁"))),
+        "{r}"
+    );
+    let began = answer(&run, &begin, "", 0);
+    assert_eq!(began["data"]["resumed"], true, "{began}");
+    let token = began["data"]["token"].as_str().unwrap().to_string();
+    assert_ne!(token, old, "the dead session's token came back");
+    // Nothing done before is done again: no writer, no Summarizer.
+    let agents: Vec<String> = run
+        .tool_calls()
+        .iter()
+        .filter(|c| c.name == "Agent")
+        .map(|c| c.input["subagent_type"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(agents, ["novel:style-refiner", "novel:quality-judge"]);
+    let committed = answer(&run, &commit, &token, 0);
+    assert_eq!(committed["ok"], true, "{committed}");
+    let chars = committed["data"]["chars"].as_u64().unwrap();
+    assert_eq!(
+        run.result()["result"].as_str().unwrap(),
+        format!("第2章 {chars}字 4.2 ✅")
+    );
+    let state = read_json(&dir.join("state/current-state.json"));
+    assert_eq!(
+        state["characters"]["lu-chen"]["location"], "城北破庙",
+        "{state}"
+    );
+    b.assert_valid();
+    eprintln!(
+        "{}",
+        token_table(
+            "chapter 2: killed after the Summarizer, resumed by a new session, 4.2 pass",
+            &[&killed, &run]
+        )
+    );
+}
+
+/// The Summarizer's delta puts a display name where a slug belongs; `ops validate` rejects
+/// that op (exit 1). failures.md §3: the Summarizer again, 任务：修正增量, with the error and each
+/// rejected op's index, reason and hint; it rewrites only the delta and validates it itself;
+/// validation passes and the chapter commits with the state changed. Fails on a binary whose
+/// `ops validate` lets a display name through, gives no hint, or loses the accepted ops; on
+/// Markdown that drops the 修正增量 path or the data it hands over.
+#[test]
+fn a_rejected_delta_is_fixed_by_the_summarizer() {
+    let Some(mut e2e) = E2e::new("/novel:continue: a rejected delta fixed") else {
+        return;
+    };
+    let (_t, dir) = chapter_two_project();
+    let mut b = Book::new(&dir);
+    says(CONTINUE, "退出码 1 按 failures.md「状态增量」一节");
+    says(
+        FAILURES,
+        "派 `novel:summarizer`，`任务：修正增量`，`要求：` 原样带上 `error.message`、`error.hint`，以及 `data.rejected`\n   里每条被拒 op 的序号、`reason`、`hint`",
+    );
+    says(
+        "agents/summarizer.md",
+        "**修正增量**：`要求` 里是 `ops validate` 的报错。只用 Read 读 staging 里现有的增量",
+    );
+    let validate = b.skill(r#"novel --project "<DIR>" ops validate <FILE> --json"#);
+    let own_validate = b.cmd(
+        "agents/summarizer.md",
+        r#"novel --project "<DIR>" ops validate <FILE> --json"#,
+        &[],
+    );
+    let drafted = b.stage(CONTINUE, "drafted");
+    let commit = b.skill(r#"novel --project "<DIR>" chapter commit <N> --token <TOKEN> --json"#);
+    let next_after = b.skill(r#"novel --project "<DIR>" next --json"#);
+    let delta = "staging/state/chapter-002-delta.json";
+
+    b.opening();
+    let d = b.dispatch("summarizer", "摘要", None, false);
+    b.main("r0-dispatch-summarizer", vec![d]);
+    b.summarizer("r0", true);
+    b.main("r0-validate", vec![bash(&validate.run)]);
+    b.capture_next(json!({
+        "msg": "\"error\":\\{\"code\":\"[A-Z_]+\",\"message\":\"([^\"]+)\"",
+        "ehint": "\"error\":\\{[^}]*\"hint\":\"([^\"]+)\"",
+        "idx": "\"rejected\":\\[\\{\"index\":([0-9]+)",
+        "reason": "\"reason\":\"([^\"]+)\"",
+        "ophint": "\"reason\":\"[^\"]+\",\"hint\":\"([^\"]+)\""}));
+    b.main("r0-read-failures", vec![read_ref(FAILURES)]);
+    let d = b.dispatch(
+        "summarizer",
+        "修正增量",
+        Some("{{msg}}；{{ehint}}\n被拒的 op：第 {{idx}} 条（从 0 数）：{{reason}}；{{ophint}}"),
+        false,
+    );
+    b.main("r0-dispatch-fix", vec![d]);
+    let read = b.read(delta);
+    b.agent_turn("summarizer", "修正增量", "fix-read", vec![read]);
+    let fixed = b.write(delta, &Book::delta(false));
+    b.agent_capturing(
+        "summarizer",
+        "修正增量",
+        "fix-write",
+        json!({"base": "\"base_state_version\": ([0-9]+)"}),
+        vec![fixed],
+    );
+    b.agent_turn(
+        "summarizer",
+        "修正增量",
+        "fix-validate",
+        vec![bash(&own_validate.run)],
+    );
+    b.agent_turn(
+        "summarizer",
+        "修正增量",
+        "fix-done",
+        vec![Book::done("summarizer", &[delta])],
+    );
+    b.main("r0-validate-again", vec![bash(&validate.run)]);
+    b.main("r0-drafted", vec![bash(&drafted.run)]);
+    b.steps_5_to_9("r0", ("屋里一灯如豆", "屋里只点着一盏油灯"), 4.2);
+    b.capture_next(json!({"s0": "\"overall_text\":\"([0-9.]+)\""}));
+    b.main("commit", vec![bash(&commit.run)]);
+    b.capture_next(json!({"chars": "\"chars\":([0-9]+)"}));
+    b.main("next-after", vec![bash(&next_after.run)]);
+    b.end("report", "第2章 {{chars}}字 {{s0}} ✅");
+    let script = b.script();
+    let run = e2e.run(&dir, "/novel:continue 1", &script);
+    run.assert_all_turns_played(&script);
+    // The first validation fails (the second is checked below).
+    assert_no_failures(&run, &|cmd| cmd == validate.run);
+    let again = answer(&run, &validate, "", 1);
+    assert_eq!(again["ok"], true, "{again}");
+    assert_eq!(again["data"]["rejected"], json!([]), "{again}");
+    assert_read(&run, FAILURES, &[]);
+    let token = token_of(&run, &b);
+    let rejected = answer(&run, &validate, &token, 0);
+    assert_eq!(rejected["error"]["code"], "E_OPS_REJECTED", "{rejected}");
+    let op = &rejected["data"]["rejected"][0];
+    assert_eq!(op["index"], 0, "{rejected}");
+    assert!(
+        op["reason"].as_str().unwrap().contains("陆尘"),
+        "{rejected}"
+    );
+    // The Summarizer got what failures.md says to hand over, word for word.
+    let calls = run.tool_calls();
+    let fix = calls
+        .iter()
+        .find(|c| {
+            c.name == "Agent"
+                && c.input["prompt"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains("任务：修正增量")
+        })
+        .expect("the 修正增量 dispatch");
+    let prompt = fix.input["prompt"].as_str().unwrap();
+    for part in [
+        &rejected["error"]["message"],
+        &rejected["error"]["hint"],
+        &op["reason"],
+        &op["hint"],
+    ] {
+        assert!(
+            prompt.contains(part.as_str().unwrap()),
+            "{part} not in: {prompt}"
+        );
+    }
+    assert!(prompt.contains("第 0 条"), "{prompt}");
+    let own = answer(&run, &own_validate, &token, 1);
+    assert_eq!(own["ok"], true, "{own}");
+    assert_eq!(own["data"]["rejected"], json!([]), "{own}");
+    let committed = answer(&run, &commit, &token, 0);
+    assert_eq!(committed["ok"], true, "{committed}");
+    let chars = committed["data"]["chars"].as_u64().unwrap();
+    assert_eq!(
+        run.result()["result"].as_str().unwrap(),
+        format!("第2章 {chars}字 4.2 ✅")
+    );
+    let state = read_json(&dir.join("state/current-state.json"));
+    assert_eq!(
+        state["characters"]["lu-chen"]["location"], "城北破庙",
+        "{state}"
+    );
+    assert!(
+        state["characters"]["lu-chen"]["inventory"]
+            .as_array()
+            .is_some_and(|i| i.contains(&json!("半张地图"))),
+        "{state}"
+    );
+    let changelog = std::fs::read_to_string(dir.join("state/changelog.jsonl")).unwrap();
+    assert!(!changelog.contains("陆尘"), "{changelog}");
+    b.assert_valid();
+    eprintln!(
+        "{}",
+        token_table(
+            "chapter 2: delta rejected (display name), 修正增量, 4.2 pass",
+            &[&run]
+        )
+    );
+}
