@@ -200,7 +200,10 @@ mod tests {
             ("请访问 example.cc/123", Some(Url)),
             ("http://localhost/book/1", Some(Url)),
             ("（PS：明天加更）", Some(AuthorNote)),
-            ("“更新时间：明早。”他说着，求月票的帖子还挂着。", Some(Notice)),
+            (
+                "“更新时间：明早。”他说着，求月票的帖子还挂着。",
+                Some(Notice),
+            ),
             ("回目录", Some(Navigation)),
             ("    后一页", Some(Navigation)),
             ("首页|原创书库|现代|言情|武侠|科幻", Some(Navigation)),
