@@ -24,8 +24,21 @@ fn import_json(cwd: &Path, args: &[&str]) -> (i32, Value) {
 
 /// 字数 by the platforms' rule, counted here without `novel_text`: each Han character (CJK
 /// blocks, 〇, kana, hangul) and each full-width or CJK punctuation mark is 1; a run of Latin
-/// letters or digits (full-width ones folded) is 1; spaces and half-width punctuation are 0.
+/// letters or digits (full-width ones folded) is 1; spaces and half-width punctuation are 0; an
+/// HTML comment `<!-- … -->` is 0 (the project's rule: a chapter file is Markdown, a comment is
+/// no text of the story — one scraped edition carries `<!--script>…<script-->` in a chapter).
 fn independent_count(text: &str) -> usize {
+    let mut visible = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find("<!--") {
+        let Some(close) = rest[open + 4..].find("-->") else {
+            break;
+        };
+        visible.push_str(&rest[..open]);
+        rest = &rest[open + 4 + close + 3..];
+    }
+    visible.push_str(rest);
+    let text = visible.as_str();
     let han = |c: char| {
         matches!(c as u32, 0x3007 | 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF
             | 0xAC00..=0xD7AF | 0xF900..=0xFAFF | 0x20000..=0x2FA1F | 0x30000..=0x323AF)

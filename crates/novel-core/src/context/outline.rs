@@ -167,6 +167,14 @@ fn chapter_heading(body: &str) -> Result<(u32, Option<String>), &'static str> {
         _ => return Err(unreadable),
     };
     let n = u32::try_from(n).map_err(|_| unreadable)?;
+    // Arabic and Chinese digits mixed (第一2章): the reader stops where the kind changes.
+    if after[len..]
+        .chars()
+        .next()
+        .is_some_and(|c| arabic_digit(c).is_some() || is_chinese_numeral(c))
+    {
+        return Err(unreadable);
+    }
     let Some(tail) = after[len..].trim_start().strip_prefix('章') else {
         return Err("章号后要接「章」");
     };
