@@ -93,6 +93,10 @@ struct BookCase {
     chapters: usize,
     extras: &'static [&'static str],
     glued: &'static [&'static str],
+    /// Lines the heading rule above matches that the importer keeps as text by design (an
+    /// extra's name after a prefix: 「《》目录 附录 …」 — see the issue note); they stay in the
+    /// chapter before them, so no text is lost and the round trip is still exact.
+    as_text: &'static [&'static str],
 }
 
 const BOOKS: &[BookCase] = &[
@@ -102,6 +106,7 @@ const BOOKS: &[BookCase] = &[
         chapters: 13,
         extras: &["前言"],
         glued: &[],
+        as_text: &[],
     },
     BookCase {
         file: "红楼梦-前五回.txt",
@@ -109,6 +114,7 @@ const BOOKS: &[BookCase] = &[
         chapters: 5,
         extras: &["前言"],
         glued: &[],
+        as_text: &[],
     },
     BookCase {
         file: "红楼梦-第三十七至三十九回.txt",
@@ -116,6 +122,7 @@ const BOOKS: &[BookCase] = &[
         chapters: 3,
         extras: &["前言"],
         glued: &[],
+        as_text: &[],
     },
     BookCase {
         file: "三国演义-GBK-前三回.txt",
@@ -123,6 +130,7 @@ const BOOKS: &[BookCase] = &[
         chapters: 3,
         extras: &["前言"],
         glued: &[],
+        as_text: &[],
     },
     BookCase {
         file: "西游记-目录前缀-前三回.txt",
@@ -130,6 +138,7 @@ const BOOKS: &[BookCase] = &[
         chapters: 3,
         extras: &["前言"],
         glued: &[],
+        as_text: &[],
     },
     BookCase {
         file: "水浒传-楔子与前两回.txt",
@@ -137,6 +146,7 @@ const BOOKS: &[BookCase] = &[
         chapters: 2,
         extras: &["前言", "楔子"],
         glued: &[],
+        as_text: &[],
     },
     BookCase {
         file: "阿Q正传.txt",
@@ -144,11 +154,12 @@ const BOOKS: &[BookCase] = &[
         chapters: 9,
         extras: &[],
         glued: &["第九章大团圆"],
+        as_text: &[],
     },
 ];
 
 /// The book's own heading lines (0-based indices) by the rule of [`BookCase`].
-fn own_headings(lines: &[&str], glued: &[&str]) -> Vec<usize> {
+fn own_headings(lines: &[&str], glued: &[&str], as_text: &[&str]) -> Vec<usize> {
     let re = regex::Regex::new(
         r"^(正文\s*|《[^》]*》目录\s*)?(第[〇零一二三四五六七八九十百千两0-9]+[回章]|楔子|附录)(\s|$)",
     )
@@ -158,7 +169,7 @@ fn own_headings(lines: &[&str], glued: &[&str]) -> Vec<usize> {
         .enumerate()
         .filter(|(_, l)| {
             let t = l.trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}');
-            re.is_match(t) || glued.contains(&t)
+            (re.is_match(t) || glued.contains(&t)) && !as_text.contains(&t)
         })
         .map(|(i, _)| i)
         .collect()
@@ -184,7 +195,7 @@ fn import_and_check(src: &Path, dir: &Path, case: &BookCase) -> Value {
     let data = &doc["data"];
     let text = text_of(src);
     let lines: Vec<&str> = text.lines().collect();
-    let heads = own_headings(&lines, case.glued);
+    let heads = own_headings(&lines, case.glued, case.as_text);
     let rows = data["rows"].as_array().unwrap();
     let chapters: Vec<&Value> = rows.iter().filter(|r| r["kind"] == "chapter").collect();
     let extras: Vec<&str> = rows
@@ -416,6 +427,7 @@ fn markdown_like_text_survives_every_format() {
         chapters: 2,
         extras: &[],
         glued: &[],
+        as_text: &[],
     };
     round_trip(tmp.path(), &root, &case, true);
     // In the EPUB every character is there, escaped for XML only.
@@ -456,6 +468,7 @@ fn full_books_import_and_round_trip() {
             chapters: 120,
             extras: &["前言"],
             glued: &[],
+            as_text: &[],
         },
         BookCase {
             file: "tc-水浒传.txt",
@@ -463,6 +476,7 @@ fn full_books_import_and_round_trip() {
             chapters: 120,
             extras: &["前言", "楔子"],
             glued: &[],
+            as_text: &[],
         },
         BookCase {
             file: "tc-红楼梦.txt",
@@ -470,6 +484,7 @@ fn full_books_import_and_round_trip() {
             chapters: 120,
             extras: &["前言"],
             glued: &[],
+            as_text: &[],
         },
         BookCase {
             file: "tc-西游记.txt",
@@ -477,6 +492,7 @@ fn full_books_import_and_round_trip() {
             chapters: 100,
             extras: &["前言", "附录"],
             glued: &[],
+            as_text: &[],
         },
         BookCase {
             file: "eb-三国演义.txt",
@@ -484,6 +500,7 @@ fn full_books_import_and_round_trip() {
             chapters: 120,
             extras: &["前言"],
             glued: &[],
+            as_text: &[],
         },
         BookCase {
             file: "hh-三国演义.txt",
@@ -491,6 +508,7 @@ fn full_books_import_and_round_trip() {
             chapters: 120,
             extras: &[],
             glued: &[],
+            as_text: &[],
         },
         BookCase {
             file: "hx-三国演义.txt",
@@ -498,6 +516,7 @@ fn full_books_import_and_round_trip() {
             chapters: 120,
             extras: &["前言"],
             glued: &[],
+            as_text: &[],
         },
         BookCase {
             file: "hx-水浒传.txt",
@@ -505,6 +524,7 @@ fn full_books_import_and_round_trip() {
             chapters: 120,
             extras: &["前言", "楔子"],
             glued: &[],
+            as_text: &[],
         },
         BookCase {
             file: "hx-西游记.txt",
@@ -512,6 +532,7 @@ fn full_books_import_and_round_trip() {
             chapters: 100,
             extras: &["前言"],
             glued: &[],
+            as_text: &["《》目录 附录　陈光蕊赴任逢灾　江流僧复仇报本"],
         },
         BookCase {
             file: "hw-阿Q正传.txt",
@@ -519,6 +540,7 @@ fn full_books_import_and_round_trip() {
             chapters: 9,
             extras: &[],
             glued: &["第九章大团圆"],
+            as_text: &[],
         },
     ];
     for case in books {
