@@ -17,6 +17,7 @@ pub(crate) const HELP_TEMPLATE: &str = "\
     name = "novel",
     version,
     help_template = HELP_TEMPLATE,
+    term_width = 0,
     disable_help_flag = true,
     disable_version_flag = true,
     disable_help_subcommand = true,
@@ -93,7 +94,7 @@ impl ChapterSelection {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// 新建小说项目（PRD §9.1 目录结构、模板、断点、默认故事线与规范）
+    /// 新建小说项目（目录结构、模板、断点、默认故事线与规范）
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Init(InitArgs),
     /// 校验整个项目或指定文件：格式、必填字段、编号与引用
@@ -216,6 +217,14 @@ pub struct HelpArgs {
 /// Chinese. A value note may be wrapped right after its colon (`[default:` at a line's end, the
 /// value on the next line) when the help text before it fills the line.
 pub fn localize_help(text: &str) -> String {
+    // clap ends a section heading with an ASCII colon; the rest of the help uses full-width.
+    let text: String = text
+        .split_inclusive('\n')
+        .map(|line| match line.trim_end() {
+            "命令:" | "选项:" | "参数:" => line.replacen(':', "：", 1),
+            _ => line.to_string(),
+        })
+        .collect();
     let mut out = text
         .replace("[OPTIONS]", "[选项]")
         .replace("<COMMAND>", "<命令>")
@@ -237,7 +246,10 @@ pub fn localize_help(text: &str) -> String {
 /// the section headings, and a heading for every argument that lacks one. Applied to the whole
 /// tree from [`Cli`], so a command added (or hidden) without the attributes is Chinese too.
 pub fn localize_command(cmd: ClapCommand) -> ClapCommand {
+    // No wrapping: clap breaks lines only at spaces, which Chinese text has one of at most, so
+    // its wrapping cuts a sentence at an arbitrary word. The terminal wraps by character.
     cmd.help_template(HELP_TEMPLATE)
+        .term_width(0)
         .subcommand_help_heading("命令")
         .subcommand_value_name("命令")
         .mut_args(|arg| {
@@ -254,13 +266,13 @@ pub fn localize_command(cmd: ClapCommand) -> ClapCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum OpsCommand {
-    /// 按 §10.6 逐条校验 Summarizer 的状态增量（不写任何文件）；有被拒的 op 时退出码 1
+    /// 逐条校验 Summarizer 的状态增量（不写任何文件）；有被拒的 op 时退出码 1
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Validate(OpsFileArgs),
     /// 合并状态增量：校验版本、应用通过的 op、合并伏笔、state_version +1、追加一行变更日志
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Apply(OpsApplyArgs),
-    /// 记录某章的增量因两次无法解析而跳过（§10.6）；累计 3 章以上建议重建状态
+    /// 记录某章的增量因两次无法解析而跳过；累计 3 章以上建议重建状态
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Skip(OpsSkipArgs),
 }
@@ -283,7 +295,7 @@ pub struct OpsApplyArgs {
     #[arg(long)]
     pub manual: bool,
     /// 这份手动增量从正文重新提取、补上了哪些被跳过章节的状态变化（逗号分隔，可写范围，如 5,6,7 或 5..7）：
-    /// 它们不再计入跳过数（§10.6）；需与 --manual 同用
+    /// 它们不再计入跳过数；需与 --manual 同用
     #[arg(long, value_name = "章,…", value_delimiter = ',', requires = "manual", value_parser = chapter_span)]
     pub resolves_skipped: Vec<ChapterSpan>,
 }
@@ -313,7 +325,7 @@ pub enum StateCommand {
 
 #[derive(Debug, Args)]
 pub struct RebuildArgs {
-    /// 只回放到第 N 章（含）：用于改稿后从该章之前重新应用（§10.8）
+    /// 只回放到第 N 章（含）：用于改稿后从该章之前重新应用
     #[arg(long, value_name = "章", value_parser = chapter_number)]
     pub until_chapter: Option<u32>,
     /// 用重建结果替换磁盘文件（旧文件先备份到 state/backups/）；配合 --until-chapter 时，变更日志也截到第 N 章

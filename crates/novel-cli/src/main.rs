@@ -8,6 +8,7 @@
 
 mod cli;
 mod commands;
+mod installed;
 mod output;
 
 use std::ffi::OsString;
@@ -20,6 +21,8 @@ use serde::Serialize;
 use serde_json::json;
 
 use cli::{Cli, Command, GlobalArgs, localize_help};
+use commands::context::ContextCommand;
+use commands::hook::HookCommand;
 use output::{CliError, Exit, Report, finish};
 
 fn main() {
@@ -163,6 +166,11 @@ fn parse_only() -> bool {
 }
 
 fn run(args: Vec<OsString>) -> i32 {
+    if !parse_only()
+        && let Some(code) = fixed_line(&args)
+    {
+        return code;
+    }
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         // `--json` is honoured even when the rest of the line does not parse.
@@ -186,6 +194,53 @@ fn run(args: Vec<OsString>) -> i32 {
         Ran::Envelope(name, result) => finish(json_mode, name, result),
         Ran::Hook(code) => code,
     }
+}
+
+/// The lines the client runs on every tool call and session start (exactly as
+/// `hooks/hooks.json` writes them), and `--version` (the wrapper's version check), answered
+/// before clap builds its parser of every command, which is a third of a guard hook's
+/// instructions. Only these exact words: any other line, even one meaning the same (a global
+/// option, `--json`), goes through clap, so the two readings cannot disagree.
+fn fixed_line(args: &[OsString]) -> Option<i32> {
+    let words: Vec<&str> = args
+        .iter()
+        .skip(1)
+        .map(|a| a.to_str())
+        .collect::<Option<_>>()?;
+    if matches!(words.as_slice(), ["hook", _] | ["context", "session-start"]) {
+        injected_panic();
+    }
+    match words.as_slice() {
+        ["hook", "pre-tool-use"] => Some(commands::hook::run(HookCommand::PreToolUse)),
+        ["hook", "post-tool-use"] => Some(commands::hook::run(HookCommand::PostToolUse)),
+        ["context", "session-start"] => {
+            let global = GlobalArgs {
+                json: false,
+                project: None,
+                help: None,
+                version: None,
+            };
+            let command = ContextCommand::SessionStart;
+            let name = command.name();
+            Some(finish(
+                false,
+                name,
+                commands::context::run(&global, command),
+            ))
+        }
+        ["--version"] | ["-V"] => Some(version(false)),
+        _ => None,
+    }
+}
+
+/// `novel --version`: `novel X.Y.Z`, or its envelope.
+fn version(json_mode: bool) -> i32 {
+    let version = env!("CARGO_PKG_VERSION");
+    finish(
+        json_mode,
+        "version",
+        Report::new(&Version { version }, format!("novel {version}\n")),
+    )
 }
 
 /// `--json` data of the tool's help (no subcommand, `--help`).
@@ -255,14 +310,7 @@ fn clap_failure(json_mode: bool, args: &[OsString], e: clap::Error) -> i32 {
                 Report::new(&HelpText { text: &text }, &*text),
             )
         }
-        ErrorKind::DisplayVersion => {
-            let version = env!("CARGO_PKG_VERSION");
-            finish(
-                json_mode,
-                "version",
-                Report::new(&Version { version }, format!("novel {version}\n")),
-            )
-        }
+        ErrorKind::DisplayVersion => version(json_mode),
         _ => {
             let garbled: Vec<String> = args
                 .iter()
@@ -293,6 +341,21 @@ fn clap_failure(json_mode: bool, args: &[OsString], e: clap::Error) -> i32 {
     }
 }
 
+/// The names of the hidden subcommands, at any level.
+fn hidden_commands() -> Vec<String> {
+    fn walk(cmd: &clap::Command, out: &mut Vec<String>) {
+        for sub in cmd.get_subcommands() {
+            if sub.is_hide_set() {
+                out.push(sub.get_name().to_string());
+            }
+            walk(sub, out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(&Cli::command(), &mut out);
+    out
+}
+
 /// A clap parse error in Chinese, naming the argument(s) and value(s) from the error's context
 /// (clap's own text is English).
 fn usage_message(e: &clap::Error) -> String {
@@ -305,7 +368,17 @@ fn usage_message(e: &clap::Error) -> String {
     };
     let arg = context(ContextKind::InvalidArg).unwrap_or_default();
     let value = context(ContextKind::InvalidValue).unwrap_or_default();
-    let suggestion = context(ContextKind::SuggestedSubcommand)
+    // A hidden command (the hooks' `hook`) is for the client, never a suggestion to a person.
+    let shown_subcommand = match e.get(ContextKind::SuggestedSubcommand) {
+        Some(ContextValue::String(s)) if !hidden_commands().contains(s) => Some(s.clone()),
+        Some(ContextValue::Strings(v)) => {
+            let hidden = hidden_commands();
+            let shown: Vec<String> = v.iter().filter(|s| !hidden.contains(*s)).cloned().collect();
+            (!shown.is_empty()).then(|| shown.join("、"))
+        }
+        _ => None,
+    };
+    let suggestion = shown_subcommand
         .or_else(|| context(ContextKind::SuggestedArg))
         .or_else(|| context(ContextKind::SuggestedValue))
         .map(|s| format!("（是不是想用 {s}？）"))

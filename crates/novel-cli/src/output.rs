@@ -203,11 +203,18 @@ pub fn finish(json_mode: bool, command: &str, result: Result<Report, CliError>) 
                 }
                 out(&format!("{doc}\n"));
             } else {
-                // Findings (if any) are the human output of a check; the error line follows.
+                // Findings (if any) are the human output of a check; the summary line follows.
+                // A check that ran and found something (exit 1 with findings) did not fail: its
+                // summary is a result, not an error (the findings say 警告 or 错误 each).
                 if let Some(details) = &e.details {
                     out(&details.human);
                 }
-                err(&format!("错误[{}]：{}\n", e.code, e.message));
+                let label = if e.details.is_some() && code == Exit::Problems as i32 {
+                    "检查结果"
+                } else {
+                    "错误"
+                };
+                err(&format!("{label}[{}]：{}\n", e.code, e.message));
                 if !e.hint.is_empty() {
                     err(&format!("提示：{}\n", e.hint));
                 }

@@ -145,3 +145,104 @@ pub fn edit_json(path: &Path, f: impl FnOnce(&mut serde_json::Value)) {
     f(&mut v);
     write_json(path, &v);
 }
+
+/// A directory served over HTTP on 127.0.0.1, the way a release host serves `scripts/install`
+/// its files: `GET /a/b` answers `dir/a/b`, or 404. Every request path is logged. It stops when
+/// dropped, and by itself after `FileServer::LIFETIME` whatever happens to the test.
+pub struct FileServer {
+    pub port: u16,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl FileServer {
+    pub const LIFETIME: std::time::Duration = std::time::Duration::from_secs(120);
+
+    pub fn start(dir: &Path) -> Self {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::{Arc, Mutex};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let stop = Arc::new(AtomicBool::new(false));
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (dir, stop_seen, log_kept) = (dir.to_path_buf(), stop.clone(), log.clone());
+        let thread = std::thread::spawn(move || {
+            let deadline = std::time::Instant::now() + Self::LIFETIME;
+            while !stop_seen.load(Ordering::SeqCst) && std::time::Instant::now() < deadline {
+                match listener.accept() {
+                    Ok((stream, _)) => serve_one(stream, &dir, &log_kept),
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                        std::thread::sleep(std::time::Duration::from_millis(5));
+                    }
+                    Err(_) => break,
+                }
+            }
+        });
+        FileServer {
+            port,
+            stop,
+            log,
+            thread: Some(thread),
+        }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// The paths requested so far, in order.
+    pub fn requests(&self) -> Vec<String> {
+        self.log.lock().unwrap().clone()
+    }
+}
+
+impl Drop for FileServer {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn serve_one(stream: std::net::TcpStream, dir: &Path, log: &std::sync::Mutex<Vec<String>>) {
+    use std::io::{BufRead, Write};
+    let _ = stream.set_nonblocking(false);
+    let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(5)));
+    let mut reader = std::io::BufReader::new(&stream);
+    let mut request = String::new();
+    if reader.read_line(&mut request).is_err() {
+        return;
+    }
+    // The headers, up to the empty line; nothing here needs them.
+    let mut header = String::new();
+    while reader.read_line(&mut header).is_ok_and(|n| n > 0) && header.trim_end() != "" {
+        header.clear();
+    }
+    let path = request.split_whitespace().nth(1).unwrap_or("/").to_string();
+    log.lock().unwrap().push(path.clone());
+    let file = path
+        .trim_start_matches('/')
+        .split('/')
+        .all(|c| !c.is_empty() && c != "." && c != "..")
+        .then(|| dir.join(path.trim_start_matches('/')))
+        .filter(|p| p.is_file());
+    let mut out = &stream;
+    let _ = match file.and_then(|p| std::fs::read(p).ok()) {
+        Some(body) => out
+            .write_all(
+                format!(
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nContent-Type: application/octet-stream\r\nConnection: close\r\n\r\n",
+                    body.len()
+                )
+                .as_bytes(),
+            )
+            .and_then(|()| out.write_all(&body)),
+        None => out.write_all(
+            b"HTTP/1.1 404 Not Found\r\nContent-Length: 10\r\nConnection: close\r\n\r\nnot found\n",
+        ),
+    };
+    let _ = out.flush();
+}

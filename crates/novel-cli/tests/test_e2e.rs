@@ -1900,35 +1900,35 @@ fn marketplace_install_from_git_finds_the_binary_across_an_update() {
     assert!(context.contains("还没有安装"), "{answer}");
 
     // The author runs the command, from a terminal (no CLAUDE_PLUGIN_DATA): the binary goes to
-    // the data directory the client gives this plugin. By default `cargo` here is a stand-in that
-    // checks how it is called and puts this test's build where cargo install would (a real
-    // release build takes ~5 minutes on 2 cores); NOVEL_E2E_REAL_CARGO=1 uses the real one.
+    // the data directory the client gives this plugin. By default it is downloaded from a
+    // release directory served on 127.0.0.1 (this test's build, packed and summed as the release
+    // workflow does), with no cargo anywhere; NOVEL_E2E_REAL_CARGO=1 builds it with the real
+    // cargo instead (a release build takes minutes on 2 cores).
     let real = std::env::var_os("NOVEL_E2E_REAL_CARGO").is_some_and(|v| v == "1");
-    let tools = base.join("tools");
-    std::fs::create_dir_all(&tools).unwrap();
-    let cargo_log = base.join("cargo.log");
-    std::fs::write(
-        tools.join("cargo"),
-        format!(
-            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{log}'\nroot=\nwhile [ $# -gt 0 ]; do\n  \
-             case $1 in --root) root=$2; shift ;; --path) test -f \"$2/Cargo.toml\" || exit 101; shift ;; esac\n  \
-             shift\ndone\nmkdir -p \"$root/bin\" && cp '{bin}' \"$root/bin/novel\"\n",
-            log = cargo_log.display(),
-            bin = bin().display()
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(tools.join("cargo"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let releases = base.join("releases");
+    crate::test_install::release(&releases, &version, &bin(), None);
+    let release_server = FileServer::start(&releases);
     let mut cmd = Command::new(&install);
     client_env(&mut cmd, &home);
     if real {
+        cmd.env("NOVEL_INSTALL_FROM", "cargo");
         for key in ["CARGO_HOME", "RUSTUP_HOME"] {
             if let Some(v) = std::env::var_os(key) {
                 cmd.env(key, v);
             }
         }
     } else {
-        cmd.env("PATH", format!("{}:{}", tools.display(), clean_path()));
+        // No cargo anywhere: not on PATH, and no ~/.cargo in the fresh HOME.
+        let path = clean_path();
+        let no_cargo: Vec<&str> = path
+            .split(':')
+            .filter(|d| !Path::new(d).join("cargo").exists())
+            .collect();
+        cmd.env("PATH", no_cargo.join(":"));
+        cmd.env(
+            "NOVEL_RELEASE_URL",
+            format!("{}/v{{version}}", release_server.url()),
+        );
     }
     let started = Instant::now();
     let out = cmd
@@ -1936,8 +1936,8 @@ fn marketplace_install_from_git_finds_the_binary_across_an_update() {
         .output()
         .expect("run scripts/install");
     eprintln!(
-        "e2e: scripts/install ({}) took {:.1} s",
-        if real { "real cargo" } else { "stand-in cargo" },
+        "e2e: scripts/install ({}) took {:.2} s",
+        if real { "real cargo" } else { "download" },
         started.elapsed().as_secs_f64()
     );
     let said = String::from_utf8_lossy(&out.stderr);
@@ -1948,17 +1948,15 @@ fn marketplace_install_from_git_finds_the_binary_across_an_update() {
     let data = home.join(".claude/plugins/data/novel-novel-marketplace");
     assert!(data.join("bin/novel").is_file(), "{said}");
     if !real {
-        let calls = std::fs::read_to_string(&cargo_log).unwrap();
-        let want = format!(
-            "install --locked --force --path {}/crates/novel-cli --root {}/.install.",
-            cache.display(),
-            data.display()
-        );
-        assert!(
-            calls.starts_with(&want),
-            "cargo called as {calls:?}, want {want:?}"
+        assert!(said.contains("正在下载"), "{said}");
+        assert_eq!(
+            release_server.requests().len(),
+            2,
+            "{:?}",
+            release_server.requests()
         );
     }
+    drop(release_server);
 
     // The next session finds it: the hook reports the book, and /novel:status expands with the
     // numbers the installed binary computed.

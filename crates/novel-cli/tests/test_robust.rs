@@ -194,8 +194,11 @@ pub(crate) fn every_invocation() -> Vec<(String, Vec<String>)> {
 
 fn run_in(dir: &Path, args: &[String], env: &[(&str, &str)], stdout: Stdio) -> Output {
     let mut cmd = Command::new(bin());
+    // `demo` without a directory writes a book into the temp directory: the test's own, so a
+    // run leaves nothing behind.
     cmd.args(args)
         .current_dir(dir)
+        .env("TMPDIR", dir.parent().unwrap_or(dir))
         .stdin(Stdio::null())
         .stdout(stdout)
         .stderr(Stdio::piped());

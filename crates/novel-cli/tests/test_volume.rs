@@ -119,6 +119,36 @@ fn outline_field_missing_and_contract_missing() {
     );
 }
 
+/// The outline of `overlays/handwritten/`: the same plan written as authors write it (no
+/// bullets, numbered items, `**bold**` and `【】` labels, English labels, 状态变更 /
+/// StateChanges, values with 「：」 in them, an empty 状态变化 with sub-bullets).
+#[test]
+fn a_handwritten_outline_reads_every_field() {
+    let (_t, root) = fixture("volume", &["handwritten"]);
+    let (exit, doc) = run_json(&root, &["volume", "check", "2"]);
+    assert_eq!(exit, 0, "{doc}");
+    assert_eq!(doc["data"]["findings"], json!([]));
+    // A field truly missing is still reported, at its chapter's heading, with the line the
+    // check could not read.
+    let outline = root.join("volumes/vol-02/outline.md");
+    let text = std::fs::read_to_string(&outline).unwrap();
+    std::fs::write(&outline, text.replace("弧光：由信转疑\n", "")).unwrap();
+    let (exit, doc) = run_json(&root, &["volume", "check", "2"]);
+    assert_eq!(exit, 1, "{doc}");
+    let found = doc["data"]["findings"].as_array().unwrap();
+    assert_eq!(found.len(), 1, "{doc}");
+    let f = &found[0];
+    assert_eq!(
+        (&f["code"], &f["chapter"], &f["line"]),
+        (&json!("outline_field_missing"), &json!(4), &json!(5))
+    );
+    let message = f["message"].as_str().unwrap();
+    assert!(
+        message.contains("缺少字段：弧光（读不出字段名的行：第 11 行「备注："),
+        "{message}"
+    );
+}
+
 #[test]
 fn unknown_reference_names_what_does_not_exist() {
     let (_t, root) = fixture("volume", &[]);

@@ -13,13 +13,13 @@ fn script() -> PathBuf {
         .expect("scripts/novel exists")
 }
 
-fn binary() -> PathBuf {
+pub(crate) fn binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_novel"))
 }
 
 /// `program args` in `cwd` with a clean environment plus `envs`. A relative `program` is
 /// resolved against `cwd` (through `sh`, as a skill's Bash call would), a bare name on PATH.
-fn run(program: &Path, args: &[&str], cwd: &Path, envs: &[(&str, &Path)]) -> Output {
+pub(crate) fn run(program: &Path, args: &[&str], cwd: &Path, envs: &[(&str, &Path)]) -> Output {
     let mut cmd = if program.is_absolute() {
         Command::new(program)
     } else {
@@ -39,11 +39,11 @@ fn run(program: &Path, args: &[&str], cwd: &Path, envs: &[(&str, &Path)]) -> Out
         .unwrap_or_else(|e| panic!("run {}: {e}", program.display()))
 }
 
-fn text(bytes: &[u8]) -> String {
+pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8(bytes.to_vec()).expect("UTF-8 output")
 }
 
-fn show(o: &Output) -> String {
+pub(crate) fn show(o: &Output) -> String {
     format!(
         "exit {:?}\n--- stdout\n{}--- stderr\n{}",
         o.status.code(),
@@ -214,7 +214,8 @@ fn wrapper_without_binary_says_how_to_build_it() {
     let err = text(&out.stderr);
     assert!(err.contains(&root.display().to_string()), "{err}");
     assert!(err.contains(&build), "{err}");
-    assert!(err.contains("rustup"), "{err}");
+    // Rust is no longer a precondition: the install downloads first.
+    assert!(err.contains("几秒钟") && !err.contains("rustup"), "{err}");
     assert!(
         out.stdout.is_empty(),
         "no --json, nothing on stdout: {}",
@@ -366,14 +367,14 @@ fn wrapper_fast_path_passes_arguments_unchanged() {
 
 /// A plugin the client installed from a marketplace: the wrapper lives in the client's cache
 /// `<home>/.claude/plugins/cache/<marketplace>/novel/<version>/`, without target/.
-struct Cached {
-    _tmp: tempfile::TempDir,
-    home: PathBuf,
-    root: PathBuf,
-    data: PathBuf,
+pub(crate) struct Cached {
+    pub(crate) _tmp: tempfile::TempDir,
+    pub(crate) home: PathBuf,
+    pub(crate) root: PathBuf,
+    pub(crate) data: PathBuf,
 }
 
-fn cached_plugin(version: &str) -> Cached {
+pub(crate) fn cached_plugin(version: &str) -> Cached {
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path().canonicalize().unwrap().join("home");
     let root = home
@@ -401,12 +402,12 @@ fn cached_plugin(version: &str) -> Cached {
     }
 }
 
-fn put_binary(at: &Path) {
+pub(crate) fn put_binary(at: &Path) {
     std::fs::create_dir_all(at.parent().unwrap()).unwrap();
     std::fs::copy(binary(), at).unwrap();
 }
 
-fn session_start(wrapper: &Path, home: &Path, cwd: &Path) -> Output {
+pub(crate) fn session_start(wrapper: &Path, home: &Path, cwd: &Path) -> Output {
     use std::io::Write;
     let mut child = Command::new(wrapper)
         .args(["context", "session-start"])
@@ -481,62 +482,4 @@ fn a_binary_older_than_the_plugin_is_reported_to_the_author() {
         .unwrap();
     assert!(context.contains("不一致"), "{context}");
     assert!(context.lines().count() > 2, "{context}");
-}
-
-#[test]
-fn install_builds_aside_and_puts_the_binary_in_the_data_directory() {
-    use std::os::unix::fs::PermissionsExt;
-    let c = cached_plugin(env!("CARGO_PKG_VERSION"));
-    // A stand-in for cargo: `cargo install … --root R` leaves R/bin/novel (the test binary).
-    let tools = c.home.join("tools");
-    std::fs::create_dir_all(&tools).unwrap();
-    let cargo = tools.join("cargo");
-    std::fs::write(
-        &cargo,
-        "#!/bin/sh\nwhile [ $# -gt 0 ]; do\n  if [ \"$1\" = --root ]; then root=$2; fi\n  shift\ndone\n\
-         mkdir -p \"$root/bin\" && cp \"$NOVEL_TEST_BIN\" \"$root/bin/novel\"\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let path = format!("{}:/usr/bin:/bin", tools.display());
-    let out = Command::new(c.root.join("scripts/install"))
-        .current_dir(&c.home)
-        .env_clear()
-        .env("PATH", &path)
-        .env("HOME", &c.home)
-        .env("NOVEL_TEST_BIN", binary())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
-    assert!(text(&out.stderr).contains("已安装"), "{}", show(&out));
-    let installed = c.data.join("bin/novel");
-    assert!(installed.is_file());
-    // Nothing half-done is left beside it.
-    let leftovers: Vec<String> = std::fs::read_dir(&c.data)
-        .unwrap()
-        .chain(std::fs::read_dir(c.data.join("bin")).unwrap())
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with('.'))
-        .collect();
-    assert_eq!(leftovers, Vec::<String>::new());
-    // The cached wrapper now finds it.
-    let out = run(
-        &c.root.join("scripts/novel"),
-        &["--version"],
-        &c.home,
-        &[("HOME", &c.home)],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
-
-    // Without cargo: how to get Rust, exit 2, the installed binary untouched.
-    let out = Command::new(c.root.join("scripts/install"))
-        .current_dir(&c.home)
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .env("HOME", &c.home)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
-    assert!(text(&out.stderr).contains("rustup"), "{}", show(&out));
-    assert!(installed.is_file());
 }

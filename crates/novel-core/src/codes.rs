@@ -83,8 +83,8 @@ pub const CODES: &[CodeDoc] = &[
     ),
     e(
         "E_NO_BINARY",
-        "插件找不到自己的 novel 程序（从 marketplace 安装后还没编译安装）。",
-        "运行插件目录下的 scripts/install（需要 Rust 工具链），或在 /novel:start 里让它代为运行。",
+        "插件找不到自己的 novel 程序（从 marketplace 安装后还没安装）。",
+        "运行插件目录下的 scripts/install（通常几秒钟下载完成，下载不了时才用 Rust 编译），或在 /novel:start 里让它代为运行。",
     ),
     e(
         "E_NOT_PROJECT",
@@ -684,7 +684,7 @@ pub const CODES: &[CodeDoc] = &[
     f(
         "E_WEIGHTS",
         "评估 8 个维度的权重之和不是 1。",
-        "按 PRD 的权重表重写 weight。",
+        "按 novel.json 的 gate.weights 重写 weight。",
     ),
     f(
         "E_OUTLINE",

@@ -131,6 +131,21 @@ impl QuickStartStatus {
     pub fn next_step(&self) -> Option<QuickStartStep> {
         self.next.and_then(QuickStartStep::from_id)
     }
+
+    /// What is left, in order, for the author: 「风格样本、试写第 3 章、确认并进入卷规划」.
+    pub fn remaining(&self) -> String {
+        let left: Vec<&str> = self
+            .steps
+            .iter()
+            .filter(|s| !s.done)
+            .map(|s| s.label)
+            .collect();
+        if left.is_empty() {
+            "快速起步各步已完成".to_string()
+        } else {
+            left.join("、")
+        }
+    }
 }
 
 /// The evidence of `step` for the checkpoint and the files.
@@ -387,5 +402,31 @@ mod tests {
             );
         }
         assert_eq!(QuickStartStep::from_id("trial-4"), None);
+    }
+
+    #[test]
+    fn what_is_left_names_the_steps_not_done_in_order() {
+        let step = |id, label, done| StepStatus {
+            id,
+            label,
+            done,
+            marked: false,
+            evidence: None,
+        };
+        let mut q = QuickStartStatus {
+            steps: vec![
+                step("brief", "创作纲领", true),
+                step("style", "风格样本", false),
+                step("trial-3", "试写第 3 章", false),
+                step("confirm", "确认并进入卷规划", false),
+            ],
+            next: Some("style"),
+            complete: false,
+        };
+        assert_eq!(q.remaining(), "风格样本、试写第 3 章、确认并进入卷规划");
+        for s in &mut q.steps {
+            s.done = true;
+        }
+        assert_eq!(q.remaining(), "快速起步各步已完成");
     }
 }

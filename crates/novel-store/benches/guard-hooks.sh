@@ -5,6 +5,9 @@
 #
 #   cargo build --release && crates/novel-store/benches/guard-hooks.sh [RUNS]
 #
+# NOVEL_BENCH_BIN=/path/to/novel times another build through the same wrapper (NOVEL_BIN), to
+# compare before and after a change. The SessionStart hook (`context session-start`, once per
+# session) is timed too.
 # Needs hyperfine (`cargo install hyperfine@1.20.0 --locked`). Each case is first checked to give the expected
 # answer (deny / block / silence), then timed with `hyperfine -N` (no shell: wrapper + binary).
 # The last case adds the `sh -c` Claude Code itself wraps a hook command in.
@@ -18,10 +21,12 @@ command -v hyperfine >/dev/null 2>&1 || {
   echo "需要 hyperfine 1.16 或更新：cargo install hyperfine@1.20.0 --locked（hyperfine 2 要求更新的 Rust；Debian 自带的 1.15 缺 --input）" >&2
   exit 2
 }
-[ -x "$ROOT/target/release/novel" ] || {
-  echo "先编译：cargo build --release" >&2
+BIN=${NOVEL_BENCH_BIN:-$ROOT/target/release/novel}
+[ -x "$BIN" ] || {
+  echo "先编译：cargo build --release（或用 NOVEL_BENCH_BIN 指定程序）" >&2
   exit 2
 }
+export NOVEL_BIN=$BIN
 case $ROOT in
   *[[:space:]]*)
     echo "仓库路径含空白，hyperfine -N 无法切分命令：请换一个路径" >&2
@@ -32,7 +37,7 @@ esac
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 BOOK="$WORK/book"
-"$ROOT/target/release/novel" context synth "$BOOK" --chapters 500 >/dev/null
+"$BIN" context synth "$BOOK" --chapters 500 >/dev/null
 
 # The next chapter's staging files, as the agents would write them.
 version=$(sed -n 's/.*"state_version": *\([0-9][0-9]*\).*/\1/p' "$BOOK/state/current-state.json" | head -n 1)
@@ -72,44 +77,60 @@ bash_input() {
 bash_input pre-bash-novel 'novel --project \"$BOOK\" chapter stage drafted --token abc --tokens 1200 --json'
 bash_input pre-bash-owned 'echo x > state/current-state.json'
 
-# case NAME SUBCOMMAND EXPECT(deny|block|silent) LABEL
+printf '{"session_id":"bench","transcript_path":"/tmp/t.jsonl","cwd":"%s","hook_event_name":"SessionStart","source":"startup"}\n' \
+  "$BOOK" >"$WORK/session-start.json"
+
+# One row of the report: LABEL, then median, mean, min and max in ms from hyperfine's JSON.
 REPORT="$WORK/report.md"
 : >"$REPORT"
+row() {
+  local label=$1 json=$2 v
+  printf '| %s |' "$label" >>"$REPORT"
+  for key in median mean min max; do
+    v=$(tr -d ' \n' <"$json" | sed -n "s/.*\"$key\":\([0-9.e-]*\).*/\1/p" | head -n 1)
+    awk -v s="$v" 'BEGIN { printf " %.2f |", s * 1000 }' >>"$REPORT"
+  done
+  echo >>"$REPORT"
+}
+
+# case NAME COMMAND EXPECT(deny|block|silent|context) LABEL
 bench() {
   local name=$1 sub=$2 expect=$3 label=$4 out
-  out=$("$NOVEL" hook "$sub" <"$WORK/$name.json")
+  out=$("$NOVEL" $sub <"$WORK/$name.json")
   case $expect in
     deny) [[ $out == *'"permissionDecision":"deny"'* ]] ;;
     block) [[ $out == *'"decision":"block"'* ]] ;;
     silent) [ -z "$out" ] ;;
+    context) [[ $out == *'【novel 小说项目】'* ]] ;;
   esac || {
     echo "$label：应为 $expect，实际输出：$out" >&2
     exit 1
   }
   hyperfine -N --style basic --warmup 20 --runs "$RUNS" --input "$WORK/$name.json" \
-    --export-markdown "$WORK/$name.md" -n "$label" "$NOVEL hook $sub" >/dev/null
-  tail -n 1 "$WORK/$name.md" >>"$REPORT"
+    --export-json "$WORK/$name.json.out" -n "$label" "$NOVEL $sub" >/dev/null
+  row "$label" "$WORK/$name.json.out"
 }
 
-bench pre-owned pre-tool-use deny "pre: state/current-state.json (deny)"
-bench pre-staging pre-tool-use silent "pre: staging chapter (allow)"
-bench pre-outside pre-tool-use silent "pre: outside any project"
-bench pre-bash-novel pre-tool-use silent "pre: Bash, a novel command (allow)"
-bench pre-bash-owned pre-tool-use deny "pre: Bash, > state/current-state.json (deny)"
-bench post-delta post-tool-use silent "post: valid delta (schema + ops check)"
-bench post-bad-delta post-tool-use block "post: delta with a rejected op (block)"
-bench post-eval post-tool-use silent "post: valid evaluation"
-bench post-character post-tool-use silent "post: valid character"
-bench post-chapter post-tool-use silent "post: chapter draft (not schema'd)"
+bench pre-owned "hook pre-tool-use" deny "pre: state/current-state.json (deny)"
+bench pre-staging "hook pre-tool-use" silent "pre: staging chapter (allow)"
+bench pre-outside "hook pre-tool-use" silent "pre: outside any project"
+bench pre-bash-novel "hook pre-tool-use" silent "pre: Bash, a novel command (allow)"
+bench pre-bash-owned "hook pre-tool-use" deny "pre: Bash, > state/current-state.json (deny)"
+bench post-delta "hook post-tool-use" silent "post: valid delta (schema + ops check)"
+bench post-bad-delta "hook post-tool-use" block "post: delta with a rejected op (block)"
+bench post-eval "hook post-tool-use" silent "post: valid evaluation"
+bench post-character "hook post-tool-use" silent "post: valid character"
+bench post-chapter "hook post-tool-use" silent "post: chapter draft (not schema'd)"
+bench session-start "context session-start" context "SessionStart (once per session)"
 
 # As Claude Code runs it: `sh -c '"${CLAUDE_PLUGIN_ROOT}/scripts/novel" hook …'`.
 hyperfine -N --style basic --warmup 20 --runs "$RUNS" --input "$WORK/post-delta.json" \
-  --export-markdown "$WORK/sh.md" -n "post: valid delta, through sh -c" \
+  --export-json "$WORK/sh.json.out" -n "post: valid delta, through sh -c" \
   "sh -c '\"$NOVEL\" hook post-tool-use'" >/dev/null
-tail -n 1 "$WORK/sh.md" >>"$REPORT"
+row "post: valid delta, through sh -c" "$WORK/sh.json.out"
 
-echo "Guard hooks through scripts/novel, synthetic project of 500 chapters, $RUNS runs each:"
+echo "Guard hooks through scripts/novel ($BIN, $(wc -c <"$BIN") bytes), synthetic project of 500 chapters, $RUNS runs each:"
 echo
-echo "| Case | Mean [ms] | Min [ms] | Max [ms] | Relative |"
+echo "| Case | Median [ms] | Mean [ms] | Min [ms] | Max [ms] |"
 echo "|:---|---:|---:|---:|---:|"
 cat "$REPORT"

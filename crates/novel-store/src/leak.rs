@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use novel_core::gate::LeakRisk;
-use novel_core::model::{ChapterContract, StorylineSchedule, Storylines};
-use novel_core::text_sources::LeakSources;
+use novel_core::model::{ChapterContract, Character, StorylineSchedule, Storylines};
+use novel_core::text_sources::{LeakSources, PlanText, json_text};
 
 use crate::{Project, StoreError, io, layout};
 
@@ -165,6 +165,13 @@ pub fn sources(
     }
     let setting = crate::names::setting_sources(proj)?;
     let text = io::read_text(&proj.path(&path))?;
+    let (mut plan, line_plans) = plans(proj, n, &current)?;
+    plan.extend(characters_planned(
+        proj,
+        &plan,
+        &names.characters,
+        setting.state.as_ref(),
+    ));
     Ok(LeakSources {
         chapter: n,
         path,
@@ -175,7 +182,168 @@ pub fn sources(
         converging,
         names,
         setting,
+        plan,
+        line_plans,
     })
+}
+
+/// The plan of chapter `n` (its contract, its outline block, the schedule's entries for it)
+/// and the plans of every other chapter (contracts and outline blocks), by storyline. A file
+/// that does not parse is left out: `novel validate` reports it.
+fn plans(
+    proj: &Project,
+    n: u32,
+    current: &str,
+) -> Result<(Vec<PlanText>, Vec<PlanText>), StoreError> {
+    let mut own = Vec::new();
+    let mut others = Vec::new();
+    for dir in volume_dirs(proj) {
+        let rel_dir = proj.relative(&dir).unwrap_or_default();
+        let outline = dir.join("outline.md");
+        if outline.is_file()
+            && let Ok(parsed) = novel_core::context::outline::parse(&io::read_text(&outline)?)
+        {
+            for b in parsed.chapters {
+                let piece = PlanText {
+                    file: format!("{rel_dir}/outline.md"),
+                    line: Some(b.line),
+                    pointer: None,
+                    chapter: Some(b.chapter),
+                    storyline: b.storyline().map(str::to_string),
+                    text: b.text,
+                };
+                if b.chapter == n {
+                    own.push(piece)
+                } else {
+                    others.push(piece)
+                }
+            }
+        }
+        for f in crate::names::files_with_ext(&dir.join("chapter-contracts"), "json") {
+            let Ok(value) = io::read_json_value(&f) else {
+                continue;
+            };
+            let chapter = value
+                .get("chapter")
+                .and_then(serde_json::Value::as_u64)
+                .map(|c| c as u32);
+            let piece = PlanText {
+                file: format!(
+                    "{rel_dir}/chapter-contracts/{}",
+                    f.file_name()
+                        .map(|x| x.to_string_lossy().to_string())
+                        .unwrap_or_default()
+                ),
+                line: None,
+                pointer: Some(String::new()),
+                chapter,
+                storyline: value
+                    .get("storyline_id")
+                    .and_then(serde_json::Value::as_str)
+                    .map(str::to_string),
+                text: json_text(&value),
+            };
+            if chapter == Some(n) {
+                own.push(piece)
+            } else {
+                others.push(piece)
+            }
+        }
+        let schedule = dir.join("storyline-schedule.json");
+        if schedule.is_file()
+            && let Ok(s) = io::read_json::<StorylineSchedule>(&schedule, "卷故事线调度")
+        {
+            let file = format!("{rel_dir}/storyline-schedule.json");
+            let in_volume = s
+                .chapter_range
+                .as_ref()
+                .is_some_and(|r| (r[0]..=r[1]).contains(&n));
+            for (i, ev) in s.convergence_events.iter().enumerate() {
+                if (ev.chapter_range[0]..=ev.chapter_range[1]).contains(&n)
+                    && ev.involved_storylines.iter().any(|l| l == current)
+                {
+                    own.push(PlanText {
+                        file: file.clone(),
+                        pointer: Some(format!("/convergence_events/{i}")),
+                        chapter: Some(n),
+                        storyline: Some(current.to_string()),
+                        text: [ev.trigger.as_deref(), ev.aftermath.as_deref()]
+                            .into_iter()
+                            .flatten()
+                            .collect::<Vec<_>>()
+                            .join("\n"),
+                        ..PlanText::default()
+                    });
+                }
+            }
+            for (i, a) in s.active_storylines.iter().enumerate() {
+                if in_volume
+                    && a.storyline_id == current
+                    && let Some(goal) = &a.arc_goal
+                {
+                    own.push(PlanText {
+                        file: file.clone(),
+                        pointer: Some(format!("/active_storylines/{i}")),
+                        chapter: None,
+                        storyline: Some(current.to_string()),
+                        text: goal.clone(),
+                        ..PlanText::default()
+                    });
+                }
+            }
+        }
+    }
+    Ok((own, others))
+}
+
+/// The files of the characters the chapter's plan names (display name or alias): their
+/// character file and their entry in the state — where the factions they belong to are.
+fn characters_planned(
+    proj: &Project,
+    plan: &[PlanText],
+    characters: &[Character],
+    state: Option<&serde_json::Value>,
+) -> Vec<PlanText> {
+    let mut out = Vec::new();
+    for c in characters {
+        let named = std::iter::once(&c.display_name)
+            .chain(&c.aliases)
+            .filter(|n| n.chars().count() >= 2)
+            .any(|n| plan.iter().any(|p| p.text.contains(n.as_str())));
+        if !named {
+            continue;
+        }
+        let file = ["characters/active", "characters/retired"]
+            .iter()
+            .map(|d| format!("{d}/{}.json", c.id))
+            .find(|rel| proj.path(rel).is_file())
+            .unwrap_or_else(|| format!("characters/active/{}.json", c.id));
+        out.push(PlanText {
+            file,
+            pointer: Some(String::new()),
+            text: serde_json::to_value(c)
+                .map(|v| json_text(&v))
+                .unwrap_or_default(),
+            ..PlanText::default()
+        });
+        let entry = state
+            .and_then(|s| s.get("characters"))
+            .and_then(serde_json::Value::as_object)
+            .and_then(|m| {
+                [c.id.as_str(), c.display_name.as_str()]
+                    .into_iter()
+                    .find_map(|k| m.get(k).map(|v| (k, v)))
+            });
+        if let Some((key, v)) = entry {
+            out.push(PlanText {
+                file: layout::CURRENT_STATE.to_string(),
+                pointer: Some(format!("/characters/{key}")),
+                text: json_text(v),
+                ..PlanText::default()
+            });
+        }
+    }
+    out
 }
 
 /// Keeps the result where the gate sees it: for the in-flight chapter, in its own file

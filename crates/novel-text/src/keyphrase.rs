@@ -121,7 +121,7 @@ impl Word {
 
 /// The segmenter: jieba with the genre vocabulary, initialised on first use.
 #[cfg(feature = "jieba")]
-mod segmenter {
+pub(crate) mod segmenter {
     use std::sync::OnceLock;
 
     use jieba_rs::Jieba;
@@ -142,6 +142,21 @@ mod segmenter {
         })
     }
 
+    /// Words of `text` with their parts of speech, no frequencies (for the name check's word
+    /// boundaries).
+    pub(crate) fn tagged(text: &str) -> Vec<(String, String)> {
+        jieba()
+            .tag(text, true)
+            .into_iter()
+            .map(|t| (t.word.to_string(), t.tag.to_string()))
+            .collect()
+    }
+
+    /// Whether the dictionary has `word`.
+    pub(crate) fn has_word(word: &str) -> bool {
+        jieba().has_word(word)
+    }
+
     pub(super) fn words(text: &str) -> Vec<Word> {
         let j = jieba();
         j.tag(text, true)
@@ -158,8 +173,19 @@ mod segmenter {
 /// Without jieba: the genre vocabulary by longest match; everything else is single characters
 /// (which are dropped).
 #[cfg(not(feature = "jieba"))]
-mod segmenter {
+pub(crate) mod segmenter {
     use super::{GENRE_TERMS, Word};
+
+    /// Every character its own word, untagged: no word boundary is ever crossed.
+    pub(crate) fn tagged(text: &str) -> Vec<(String, String)> {
+        text.chars()
+            .map(|c| (c.to_string(), "x".to_string()))
+            .collect()
+    }
+
+    pub(crate) fn has_word(_word: &str) -> bool {
+        false
+    }
 
     pub(super) fn words(text: &str) -> Vec<Word> {
         let chars: Vec<char> = text.chars().collect();

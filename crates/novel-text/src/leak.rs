@@ -9,17 +9,28 @@
 //! - its `affiliated_factions` (factions and places, §6.6.1), but only those nothing else
 //!   refers to: an affiliation is a binding, not ownership, so a faction or place that this
 //!   line is affiliated with, that a third line is affiliated with, that this line's memory
-//!   names, or that the setting knows (a location, faction or item of the state, a term of
-//!   `world/`) is shared ground — a chapter may walk through it without leaking anything;
-//! - nothing at all from a line that converges with this one in this chapter.
+//!   names, that the plans of this line or of a third line name (their chapter contracts and
+//!   outline blocks), or that the setting knows (a location, faction or item of the state, a
+//!   term of `world/`) is shared ground — a chapter may walk through it without leaking
+//!   anything;
+//! - nothing at all from a line that converges with this one in this chapter;
+//! - nothing this chapter's own plan names: its contract, its outline block, the schedule's
+//!   entries for it, the files of the characters that plan names. A city the POV character
+//!   travels to in the contract is this chapter's place; the outer court of a sect the
+//!   chapter's characters belong to (青云门外门, when the plan names 青云门) is this
+//!   chapter's ground.
 //!
-//! [`check_leak`] then finds them and grades the risk:
+//! [`check_leak`] then finds them and grades each one:
 //!
-//! - `none`: no foreign name;
-//! - `high`: a foreign POV character or faction in narration, or two or more distinct foreign
-//!   names — the chapter is writing another line's story (LS-005 forces a revision);
-//! - `low`: otherwise (one memory name, or names only inside dialogue, where characters may
+//! - `high`: another line's POV character, or a faction or place only it is bound to, in
+//!   narration where a name stands; or two or more distinct foreign people in narration — the
+//!   chapter is writing another line's story (LS-005 forces a revision);
+//! - `low`: otherwise (one memory name, names only inside dialogue, where characters may
 //!   talk about what they have heard, or names that do not stand where a name stands).
+//!
+//! The chapter's `leak_risk` is its highest finding's (`none` without any): only a high
+//! finding blocks the gate. Each finding says which storyline owns the entity, where that is
+//! written (`defined_in`) and where that line plans it (`planned_in`).
 //!
 //! Substrings are not names: the caller also passes every other name it knows (this line's
 //! own people, all registered names); they take part in the longest-match scan and win over a
@@ -36,7 +47,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use aho_corasick::{AhoCorasick, MatchKind};
 use serde::Serialize;
 
-use novel_core::text_sources::LeakSources;
+use novel_core::text_sources::{LeakSources, PlanText};
 
 use crate::finding::Evidence;
 use crate::names::{KnownName, at_name_boundary, entity_names, known_names};
@@ -88,17 +99,52 @@ pub struct LineNames {
     pub memory: String,
 }
 
+/// What a chapter's plans say, normalised: this chapter's own plan, and every other chapter's
+/// plan with its storyline.
+#[derive(Debug, Clone, Default)]
+pub struct Plans {
+    /// This chapter's contract, outline block, schedule entries and planned characters' files.
+    pub own: String,
+    /// (storyline, text) of every other chapter's contract and outline block.
+    pub lines: Vec<(Option<String>, String)>,
+}
+
+impl Plans {
+    pub fn of(own: &[PlanText], lines: &[PlanText]) -> Plans {
+        Plans {
+            own: own
+                .iter()
+                .map(|p| normalize_str(&p.text))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            lines: lines
+                .iter()
+                .map(|p| (p.storyline.clone(), normalize_str(&p.text)))
+                .collect(),
+        }
+    }
+
+    /// Whether a plan of a line other than `owner` names `key` (normalised).
+    fn other_line_names(&self, owner: &str, key: &str) -> bool {
+        self.lines
+            .iter()
+            .any(|(line, text)| line.as_deref().is_some_and(|l| l != owner) && text.contains(key))
+    }
+}
+
 /// What may not leak into a chapter of `current`: the entities that belong only to another
 /// storyline (see the module note), each once with the strongest kind it has, sorted by name.
 /// `converging` are the lines that meet `current` in this chapter; `shared` the names of the
 /// characters `current` shares with other lines (`bridges.shared_characters`); `setting` the
-/// names the setting knows (places, factions and items of the state, terms of `world/`).
+/// names the setting knows (places, factions and items of the state, terms of `world/`);
+/// `plans` what the chapter's own plan and the other chapters' plans name.
 pub fn foreign_entities(
     lines: &[LineNames],
     current: &str,
     converging: &[String],
     shared: &[String],
     setting: &[String],
+    plans: &Plans,
 ) -> Vec<ForeignEntity> {
     let key = |s: &str| normalize_str(s);
     let mut allowed: BTreeSet<String> = shared.iter().map(|s| key(s)).collect();
@@ -122,17 +168,37 @@ pub fn foreign_entities(
             *bound.entry(a).or_default() += 1;
         }
     }
-    let exclusive_affiliation = |name: &str| {
+    // Places and factions any line names, and the setting's: what a larger place is part of.
+    let places: BTreeSet<String> = lines
+        .iter()
+        .flat_map(|l| &l.affiliations)
+        .map(|s| key(s))
+        .chain(setting.iter().cloned())
+        .filter(|k| k.chars().count() >= 2)
+        .collect();
+    let planned_here = |k: &str| !k.is_empty() && plans.own.contains(k);
+    // 青云门外门 when the plan names 青云门: a part of a place this chapter goes to.
+    let part_of_planned = |k: &str| {
+        let chars: Vec<char> = k.chars().collect();
+        (2..chars.len()).any(|n| {
+            let prefix: String = chars[..n].iter().collect();
+            places.contains(&prefix) && (planned_here(&prefix) || allowed.contains(&prefix))
+        })
+    };
+    let exclusive_affiliation = |name: &str, owner: &str| {
         let k = key(name);
         !k.is_empty()
             && bound.get(&k).copied().unwrap_or(0) <= 1
             && !setting.contains(&k)
             && !own_memory.contains(k.as_str())
+            && !plans.other_line_names(owner, &k)
+            && !part_of_planned(&k)
     };
 
     let mut foreign: BTreeMap<String, ForeignEntity> = BTreeMap::new();
     let mut add = |name: &str, storyline: &str, kind: EntityKind| {
-        if name.trim().is_empty() || allowed.contains(&key(name)) {
+        let k = key(name);
+        if name.trim().is_empty() || allowed.contains(&k) || planned_here(&k) {
             return;
         }
         let e = foreign
@@ -154,7 +220,11 @@ pub fn foreign_entities(
         for name in &l.pov {
             add(name, &l.id, EntityKind::PovCharacter);
         }
-        for name in l.affiliations.iter().filter(|a| exclusive_affiliation(a)) {
+        for name in l
+            .affiliations
+            .iter()
+            .filter(|a| exclusive_affiliation(a, &l.id))
+        {
             add(name, &l.id, EntityKind::Faction);
         }
         for name in &l.memory_people {
@@ -177,6 +247,8 @@ pub struct LeakHit {
     pub at_boundary: usize,
     /// Occurrences both outside dialogue and at a name boundary.
     pub narration_at_boundary: usize,
+    /// This finding's grade (see the module note).
+    pub risk: LeakRisk,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -260,6 +332,7 @@ pub fn check_leak(doc: &Document, foreign: &[ForeignEntity], others: &[String]) 
                     in_narration: 0,
                     at_boundary: 0,
                     narration_at_boundary: 0,
+                    risk: LeakRisk::Low,
                 });
                 hits.len() - 1
             });
@@ -269,17 +342,22 @@ pub fn check_leak(doc: &Document, foreign: &[ForeignEntity], others: &[String]) 
         hit.at_boundary += usize::from(bounded);
         hit.narration_at_boundary += usize::from(narration && bounded);
     }
-    let strong = hits
+    // In narration where a name stands: another line's POV character or its own faction is
+    // high on its own; its people are high when two or more of them are there.
+    let in_story = |h: &LeakHit| h.narration_at_boundary > 0;
+    let people = hits
         .iter()
-        .any(|h| h.entity.kind != EntityKind::MemoryName && h.narration_at_boundary > 0);
-    let distinct = hits.iter().filter(|h| h.at_boundary > 0).count();
-    let risk = if hits.is_empty() {
-        LeakRisk::None
-    } else if strong || distinct >= 2 {
-        LeakRisk::High
-    } else {
-        LeakRisk::Low
-    };
+        .filter(|h| h.entity.kind != EntityKind::Faction && in_story(h))
+        .count();
+    for h in &mut hits {
+        let high = in_story(h) && (h.entity.kind != EntityKind::MemoryName || people >= 2);
+        h.risk = if high { LeakRisk::High } else { LeakRisk::Low };
+    }
+    let risk = hits
+        .iter()
+        .map(|h| h.risk)
+        .max_by_key(|r| *r as u8)
+        .unwrap_or(LeakRisk::None);
     LeakReport { risk, hits }
 }
 
@@ -287,12 +365,56 @@ pub fn check_leak(doc: &Document, foreign: &[ForeignEntity], others: &[String]) 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LeakFinding {
     pub name: String,
+    /// The storyline the entity belongs to.
     pub storyline: String,
     pub kind: EntityKind,
+    /// This finding's grade: only `high` blocks the gate.
+    pub risk: LeakRisk,
     pub count: usize,
     pub in_narration: usize,
     pub at_boundary: usize,
+    /// Where the entity is made that line's: its entry in `storylines/storylines.json`
+    /// (`pov_characters`, `affiliated_factions`) or the line of its `memory.md`.
+    pub defined_in: PlanRef,
+    /// The first chapter plan of that line that names it (contract or outline block), if any.
+    pub planned_in: Option<PlanRef>,
     pub evidence: Vec<Evidence>,
+}
+
+/// A place in a project file: a JSON pointer or a line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PlanRef {
+    pub file: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pointer: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chapter: Option<u32>,
+}
+
+impl PlanRef {
+    fn of(p: &PlanText) -> PlanRef {
+        PlanRef {
+            file: p.file.clone(),
+            pointer: p.pointer.clone(),
+            line: p.line,
+            chapter: p.chapter,
+        }
+    }
+
+    /// `file:line`, `file /pointer`, with the chapter: for people.
+    pub fn shown(&self) -> String {
+        let mut s = match (self.line, &self.pointer) {
+            (Some(l), _) => format!("{}:{l}", self.file),
+            (None, Some(p)) if !p.is_empty() => format!("{} {p}", self.file),
+            _ => self.file.clone(),
+        };
+        if let Some(c) = self.chapter {
+            s.push_str(&format!("（第 {c} 章）"));
+        }
+        s
+    }
 }
 
 /// The leak check of one chapter (the `--json` data of `novel check leak`).
@@ -401,13 +523,70 @@ fn shared_names(s: &LeakSources, known: &[KnownName]) -> Vec<String> {
     shared
 }
 
+/// Where entity `e` is made its line's: the `storylines.json` entry, or the memory line.
+fn defined_in(s: &LeakSources, known: &[KnownName], e: &ForeignEntity) -> PlanRef {
+    let at = |pointer: String| PlanRef {
+        file: "storylines/storylines.json".to_string(),
+        pointer: Some(pointer),
+        line: None,
+        chapter: None,
+    };
+    let Some((i, line)) = s
+        .storylines
+        .storylines
+        .iter()
+        .enumerate()
+        .find(|(_, l)| l.id == e.storyline)
+    else {
+        return at(String::new());
+    };
+    match e.kind {
+        EntityKind::PovCharacter => {
+            let j = line
+                .pov_characters
+                .iter()
+                .position(|who| names_of(known, who).contains(&e.name))
+                .unwrap_or(0);
+            at(format!("/storylines/{i}/pov_characters/{j}"))
+        }
+        EntityKind::Faction => {
+            let j = line
+                .affiliated_factions
+                .iter()
+                .position(|a| *a == e.name)
+                .unwrap_or(0);
+            at(format!("/storylines/{i}/affiliated_factions/{j}"))
+        }
+        EntityKind::MemoryName => {
+            let memory = s.memories.get(i).map(String::as_str).unwrap_or("");
+            let line_no = memory
+                .find(e.name.as_str())
+                .map(|b| memory[..b].matches('\n').count() + 1);
+            PlanRef {
+                file: format!("storylines/{}/memory.md", e.storyline),
+                pointer: None,
+                line: line_no,
+                chapter: None,
+            }
+        }
+    }
+}
+
 /// The cross-storyline leak check of one chapter over its sources (see the module note).
 pub fn assess(s: &LeakSources) -> LeakAssessment {
     let known = known_names(&s.names);
     let lines = line_names(s, &known);
     let shared = shared_names(s, &known);
     let setting = entity_names(&s.setting);
-    let foreign = foreign_entities(&lines, &s.storyline, &s.converging, &shared, &setting);
+    let plans = Plans::of(&s.plan, &s.line_plans);
+    let foreign = foreign_entities(
+        &lines,
+        &s.storyline,
+        &s.converging,
+        &shared,
+        &setting,
+        &plans,
+    );
     // Every name that is not foreign takes part in the longest match, so a foreign name
     // inside one of them (苏婉 in 苏婉儿) is not counted.
     let mut others: Vec<String> = lines
@@ -416,7 +595,7 @@ pub fn assess(s: &LeakSources) -> LeakAssessment {
         .cloned()
         .collect();
     others.extend(shared);
-    others.extend(known.into_iter().map(|k| k.name));
+    others.extend(known.iter().map(|k| k.name.clone()));
     others.extend(setting);
     others.retain(|o| !foreign.iter().any(|f| f.name == *o));
     others.sort();
@@ -427,18 +606,32 @@ pub fn assess(s: &LeakSources) -> LeakAssessment {
     let cross_references = report
         .hits
         .into_iter()
-        .map(|h| LeakFinding {
-            count: h.occurrences.len(),
-            in_narration: h.in_narration,
-            at_boundary: h.at_boundary,
-            evidence: h
-                .occurrences
+        .map(|h| {
+            let k = normalize_str(&h.entity.name);
+            let planned_in = s
+                .line_plans
                 .iter()
-                .map(|o| Evidence::of(&doc, *o))
-                .collect(),
-            name: h.entity.name,
-            storyline: h.entity.storyline,
-            kind: h.entity.kind,
+                .find(|p| {
+                    p.storyline.as_deref() == Some(h.entity.storyline.as_str())
+                        && normalize_str(&p.text).contains(k.as_str())
+                })
+                .map(PlanRef::of);
+            LeakFinding {
+                count: h.occurrences.len(),
+                in_narration: h.in_narration,
+                at_boundary: h.at_boundary,
+                risk: h.risk,
+                defined_in: defined_in(s, &known, &h.entity),
+                planned_in,
+                evidence: h
+                    .occurrences
+                    .iter()
+                    .map(|o| Evidence::of(&doc, *o))
+                    .collect(),
+                name: h.entity.name,
+                storyline: h.entity.storyline,
+                kind: h.entity.kind,
+            }
         })
         .collect();
     LeakAssessment {
@@ -488,6 +681,8 @@ mod tests {
                 storylines: None,
             },
             setting: Default::default(),
+            plan: Vec::new(),
+            line_plans: Vec::new(),
         }
     }
 
@@ -537,7 +732,9 @@ mod tests {
             ("「姜望也来了？」", LeakRisk::Low, 1),
             ("姜望站在门外。", LeakRisk::High, 1),
             ("他认出那是青云门的人。", LeakRisk::High, 1),
-            ("「黑石的老刘说的。」", LeakRisk::High, 2),
+            // Two of its people, but only in dialogue: talk about the other line, not a leak.
+            ("「黑石的老刘说的。」", LeakRisk::Low, 2),
+            ("黑石和老刘都来了。", LeakRisk::High, 2),
             ("ＡＢ姜望", LeakRisk::High, 1),
         ];
         for (text, risk, n) in cases {
@@ -628,10 +825,17 @@ mod tests {
     ) -> Vec<(String, EntityKind)> {
         let converging: Vec<String> = converging.iter().map(|s| s.to_string()).collect();
         let setting: Vec<String> = setting.iter().map(|s| s.to_string()).collect();
-        foreign_entities(lines, current, &converging, &[], &setting)
-            .into_iter()
-            .map(|e| (e.name, e.kind))
-            .collect()
+        foreign_entities(
+            lines,
+            current,
+            &converging,
+            &[],
+            &setting,
+            &Plans::default(),
+        )
+        .into_iter()
+        .map(|e| (e.name, e.kind))
+        .collect()
     }
 
     #[test]
@@ -698,10 +902,24 @@ mod tests {
             [("敖青".to_string(), PovCharacter)]
         );
         // Characters shared through a bridge are not foreign.
-        let found = foreign_entities(&book(), "main_arc", &[], &["林枫".into()], &[]);
+        let found = foreign_entities(
+            &book(),
+            "main_arc",
+            &[],
+            &["林枫".into()],
+            &[],
+            &Plans::default(),
+        );
         assert!(found.iter().all(|e| e.name != "林枫"), "{found:?}");
         // The risk a foreign POV character in narration carries is unchanged.
-        let foreign = foreign_entities(&book(), "main_arc", &[], &[], &["魔都外城".into()]);
+        let foreign = foreign_entities(
+            &book(),
+            "main_arc",
+            &[],
+            &[],
+            &["魔都外城".into()],
+            &Plans::default(),
+        );
         let r = check_leak(
             &Document::new("陈默走进魔都外城，林枫站在城门下。"),
             &foreign,
@@ -725,5 +943,134 @@ mod tests {
             names_in("苏婉是师姐，林枫是师弟。", &names),
             ["苏婉", "林枫"]
         );
+    }
+
+    /// A plan piece of `line` for chapter `chapter` in `file`.
+    fn plan(file: &str, chapter: u32, line: &str, text: &str) -> PlanText {
+        PlanText {
+            file: file.into(),
+            line: Some(5),
+            chapter: Some(chapter),
+            storyline: Some(line.into()),
+            text: text.into(),
+            ..PlanText::default()
+        }
+    }
+
+    /// (name, kind) of what may not leak into a main_arc chapter with `plans`.
+    fn foreign_with(plans: &Plans) -> Vec<String> {
+        foreign_entities(&book(), "main_arc", &[], &[], &[], plans)
+            .into_iter()
+            .map(|e| e.name)
+            .collect()
+    }
+
+    #[test]
+    fn what_the_chapters_own_plan_names_is_not_foreign() {
+        let none = foreign_with(&Plans::default());
+        assert!(none.contains(&"魔都外城".to_string()), "{none:?}");
+        assert!(none.contains(&"青云门".to_string()), "{none:?}");
+        assert!(none.contains(&"林枫".to_string()), "{none:?}");
+        // The contract sends 陈默 to 魔都外城 and has him meet 林枫: both are this chapter's.
+        let plans = Plans::of(
+            &[plan(
+                "volumes/vol-01/chapter-contracts/chapter-003.json",
+                3,
+                "main_arc",
+                "character_states\n陈默\nlocation\n魔都外城\n陈默在城门下撞见林枫",
+            )],
+            &[],
+        );
+        let found = foreign_with(&plans);
+        assert!(!found.contains(&"魔都外城".to_string()), "{found:?}");
+        assert!(!found.contains(&"林枫".to_string()), "{found:?}");
+        assert!(
+            found.contains(&"枫哥".to_string()),
+            "an alias the plan does not name: {found:?}"
+        );
+        // The planned characters' files name their sect: its outer court is theirs too.
+        let mut lines = book();
+        lines[1].affiliations.push("青云门外门".into());
+        let plans = Plans::of(
+            &[plan(
+                "characters/active/chen-mo.json",
+                3,
+                "main_arc",
+                "faction\n青云门",
+            )],
+            &[],
+        );
+        let found: Vec<String> = foreign_entities(&lines, "main_arc", &[], &[], &[], &plans)
+            .into_iter()
+            .map(|e| e.name)
+            .collect();
+        assert!(!found.contains(&"青云门".to_string()), "{found:?}");
+        assert!(!found.contains(&"青云门外门".to_string()), "{found:?}");
+        assert!(found.contains(&"林枫".to_string()), "{found:?}");
+    }
+
+    #[test]
+    fn a_place_other_lines_plan_is_shared_ground() {
+        // A third line's outline plans a chapter in 魔都外城: shared, never foreign. The sect
+        // line's own outline naming 青云门 does not make it shared.
+        let plans = Plans {
+            own: String::new(),
+            lines: vec![
+                (Some("haizu".into()), "地点：魔都外城".into()),
+                (Some("jiangwang".into()), "地点：青云门".into()),
+            ],
+        };
+        let found = foreign_with(&plans);
+        assert!(!found.contains(&"魔都外城".to_string()), "{found:?}");
+        assert!(found.contains(&"青云门".to_string()), "{found:?}");
+        // This line's other chapters plan 青云门: this line's ground too.
+        let plans = Plans {
+            own: String::new(),
+            lines: vec![(Some("main_arc".into()), "地点：青云门山下".into())],
+        };
+        assert!(!foreign_with(&plans).contains(&"青云门".to_string()));
+    }
+
+    #[test]
+    fn each_finding_says_its_risk_owner_and_where_it_was_planned() {
+        let mut src = sources("陈默推开门。姜望站在门外。「青云门的人呢？」", &[]);
+        src.line_plans = vec![plan(
+            "volumes/vol-01/outline.md",
+            4,
+            "jiang",
+            "## 第4章 下山\n- POV：姜望\n- 地点：青云门",
+        )];
+        let a = assess(&src);
+        assert_eq!(a.leak_risk, LeakRisk::High);
+        let by_name = |n: &str| a.cross_references.iter().find(|f| f.name == n).unwrap();
+        let jiang = by_name("姜望");
+        assert_eq!(jiang.risk, LeakRisk::High);
+        assert_eq!(jiang.storyline, "jiang");
+        assert_eq!(
+            jiang.defined_in.pointer.as_deref(),
+            Some("/storylines/1/pov_characters/0")
+        );
+        assert_eq!(
+            jiang.planned_in.as_ref().map(PlanRef::shown).as_deref(),
+            Some("volumes/vol-01/outline.md:5（第 4 章）")
+        );
+        // The sect only in dialogue: low, and it does not raise the chapter on its own.
+        let sect = by_name("青云门");
+        assert_eq!(sect.risk, LeakRisk::Low);
+        assert_eq!(
+            sect.defined_in.pointer.as_deref(),
+            Some("/storylines/1/affiliated_factions/0")
+        );
+        let a = assess(&sources("「青云门的人呢？」「姜望也来了？」", &[]));
+        assert_eq!(a.leak_risk, LeakRisk::Low, "{:?}", a.cross_references);
+        // The same chapter, once its contract plans the meeting: nothing is foreign.
+        let mut src = sources("陈默推开门。姜望站在门外。", &[]);
+        src.plan = vec![plan(
+            "volumes/vol-01/chapter-contracts/chapter-003.json",
+            3,
+            "main",
+            "陈默在门外遇见姜望",
+        )];
+        assert_eq!(assess(&src).leak_risk, LeakRisk::None);
     }
 }

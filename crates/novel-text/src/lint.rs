@@ -15,7 +15,7 @@ use novel_core::model::settings::LintThresholds;
 
 use crate::blacklist::{Blacklist, BlacklistHit, FORBIDDEN_CATEGORY};
 use crate::patterns::{PatternError, PatternRule, Patterns};
-use crate::repetition::{self, RepetitionReport};
+use crate::repetition::{self, RepetitionReport, Subjects};
 use crate::segment::Document;
 use novel_core::diagnostic::{Diagnostic, Severity};
 
@@ -28,6 +28,8 @@ pub struct Linter {
     pub blacklist: Blacklist,
     pub patterns: Patterns,
     pub thresholds: LintThresholds,
+    /// The registered cast: a sentence that opens on one of them opens on a name.
+    pub cast: Subjects,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -118,7 +120,14 @@ impl Linter {
             blacklist: Blacklist::new(list, forbidden_words),
             patterns: Patterns::new(list)?,
             thresholds,
+            cast: Subjects::default(),
         })
+    }
+
+    /// The same linter knowing the project's registered names (display names and aliases).
+    pub fn with_cast<S: AsRef<str>>(mut self, names: impl IntoIterator<Item = S>) -> Linter {
+        self.cast = Subjects::new(names);
+        self
     }
 
     pub fn lint(&self, doc: &Document) -> LintReport {
@@ -286,16 +295,17 @@ impl Linter {
         findings: &mut Vec<Diagnostic>,
         failures: &mut Vec<String>,
     ) -> RepetitionReport {
-        let rep = repetition::check(
+        let rep = repetition::check_with(
             doc,
+            &self.cast,
             self.thresholds.repetition_window as usize,
             self.thresholds.repetition_max as usize,
         );
         findings.extend(repetition::findings(doc, &rep));
         if !rep.pass {
             failures.push(format!(
-                "句式重复 {} 处（相邻 {} 句中重复须少于 {} 句）",
-                rep.violations, rep.window, rep.max_repeats
+                "句式重复 {} 处（相邻 {} 句中同句架的重复须少于 {} 句，不能连续 {} 句同一句首）",
+                rep.violations, rep.window, rep.max_repeats, rep.window
             ));
         }
         rep

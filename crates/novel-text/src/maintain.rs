@@ -99,7 +99,7 @@ pub fn add(list: &mut AiBlacklist, e: NewEntry) -> Result<Edit, EditError> {
     if e.source == EntrySource::Judge && evidence.is_none() {
         return Err(usage(
             "裁判建议的短语必须附证据".into(),
-            "加上 --evidence「第 N 章：原文……」，说明它在哪一章、以什么形式反复出现（PRD §7 黑名单维护）",
+            "加上 --evidence「第 N 章：原文……」，说明它在哪一章、以什么形式反复出现",
         ));
     }
     let message = format!(

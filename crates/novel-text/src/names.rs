@@ -25,6 +25,17 @@
 //!   林叔) and ordinary words (林子, 林间, 陆续) are not variants; a name of another length
 //!   (林建国) is another person.
 //!
+//! - **Word boundaries** (the `jieba` feature; the segmenter loads on the first candidate, so
+//!   only `check names` and the reviews pay for it): a candidate cut out of a word is not a
+//!   name (行李里 → 李里, 不觉大笑 → 觉大, 宋情愿 → 宋情); a candidate that is itself a word of
+//!   the dictionary and not tagged as a person (燕京, 金刚, 云云) needs a person acting there;
+//!   a function word is not a changed surname (王夫人与熙凤); one right before a registered name
+//!   describes it (宋将关胜). A surname followed by a title, a kinship address or a ranked
+//!   address (宋先锋, 杨制使, 林妹妹, 薛大姑娘) is an address, not a name. An alias without its
+//!   display name's surname (金桂 for 夏金桂, 云丫头 for 史湘云) never defines a surname.
+//!   A same-surname variant is also reported once at the head of a clause before any verb
+//!   (孟大山一拳, 风姐听了). Each finding carries a [`Confidence`].
+//!
 //! Registered names and aliases are never findings, nor is text inside their occurrences; the
 //! same holds for the names of things that are not people (places, factions, world terms:
 //! [`NameIndex::with_entities`], [`world_terms`]). Without a segmenter this is a heuristic: it
@@ -272,6 +283,18 @@ const NOT_NAMES: &[&str] = &[
     "白烟",
     "秋夜",
     "夏夜",
+    // Money and common words that start with a surname (万元, 马克; 万福金安, 云云).
+    "万元",
+    "万两",
+    "马克",
+    "金币",
+    "金元",
+    "金镑",
+    "金安",
+    "金刚",
+    "金星",
+    "云云",
+    "万福",
     // Common words one sound away from a name (沉默 beside 陈默).
     "沉默",
     "沉思",
@@ -457,9 +480,40 @@ fn lookalike_groups() -> &'static HashMap<char, Vec<u16>> {
     })
 }
 
-fn name_chars() -> &'static HashSet<char> {
-    static SET: OnceLock<HashSet<char>> = OnceLock::new();
-    SET.get_or_init(|| NAME_CHARS.chars().collect())
+/// A set of characters of the CJK Unified Ideographs block as a bitmap: the tables here are
+/// asked once per character of a chapter, and a bit test costs less than hashing.
+pub(crate) struct HanSet {
+    bits: Vec<u64>,
+}
+
+impl HanSet {
+    const FIRST: u32 = 0x4E00;
+    const LAST: u32 = 0x9FFF;
+
+    fn of(chars: &str) -> HanSet {
+        let mut bits = vec![0u64; ((Self::LAST - Self::FIRST) / 64 + 1) as usize];
+        for c in chars.chars() {
+            let u = c as u32;
+            if (Self::FIRST..=Self::LAST).contains(&u) {
+                let k = (u - Self::FIRST) as usize;
+                bits[k / 64] |= 1 << (k % 64);
+            }
+        }
+        HanSet { bits }
+    }
+
+    pub(crate) fn contains(&self, c: &char) -> bool {
+        let u = *c as u32;
+        (Self::FIRST..=Self::LAST).contains(&u) && {
+            let k = (u - Self::FIRST) as usize;
+            self.bits[k / 64] & (1 << (k % 64)) != 0
+        }
+    }
+}
+
+fn name_chars() -> &'static HanSet {
+    static SET: OnceLock<HanSet> = OnceLock::new();
+    SET.get_or_init(|| HanSet::of(NAME_CHARS))
 }
 
 /// Why two characters are confusable, if they are: 同音 (a shared tone-less reading) or 形近.
@@ -521,11 +575,35 @@ impl NameIssueKind {
     }
 }
 
+/// How sure a finding is that a person's name is meant there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Confidence {
+    /// Recurs, but nothing around it says a person stands there (unregistered names).
+    Low,
+    /// Stands where a name stands.
+    Medium,
+    /// A person acts or is addressed there (speech, gesture, title, subject of a clause with
+    /// a verb), or it is one character off a registered name there.
+    High,
+}
+
+impl Confidence {
+    fn shown(self) -> &'static str {
+        match self {
+            Confidence::Low => "低",
+            Confidence::Medium => "中",
+            Confidence::High => "高",
+        }
+    }
+}
+
 /// One suspicious name and everywhere it occurs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NameIssue {
     pub name: String,
     pub kind: NameIssueKind,
+    pub confidence: Confidence,
     pub occurrences: Vec<Span>,
 }
 
@@ -544,17 +622,22 @@ impl NameIssue {
         lines.dedup();
         let lines = lines.join("、");
         let name = &self.name;
+        let sure = self.confidence.shown();
         let (message, hint) = match &self.kind {
             NameIssueKind::NearMiss { of, why, .. } => (
-                format!("「{name}」疑似「{of}」的{why}误写（{count} 次：第 {lines} 行）"),
+                format!(
+                    "「{name}」疑似「{of}」的{why}误写（{count} 次：第 {lines} 行），把握{sure}"
+                ),
                 format!("是同一人就改成「{of}」，是另一人就在 characters/ 登记"),
             ),
             NameIssueKind::SameSurname { like, .. } => (
-                format!("「{name}」与「{like}」同姓不同名（{count} 次：第 {lines} 行）"),
+                format!(
+                    "「{name}」与「{like}」同姓不同名（{count} 次：第 {lines} 行），把握{sure}"
+                ),
                 "若是笔误请统一，若是新人物请登记".to_string(),
             ),
             NameIssueKind::Unregistered => (
-                format!("未登记的人名「{name}」（{count} 次：第 {lines} 行）"),
+                format!("未登记的人名「{name}」（{count} 次：第 {lines} 行），把握{sure}"),
                 "新人物请在 characters/ 登记，或加为已有角色的别名".to_string(),
             ),
         };
@@ -566,10 +649,18 @@ impl NameIssue {
 pub struct NameIndex {
     names: Vec<KnownName>,
     keys: Vec<Vec<char>>,
-    /// Indexes into `keys`, longest first (a 3-character variant claims its text before a
+    /// The key lengths, longest first (a 3-character variant claims its text before a
     /// 2-character alias inside it is tried).
-    by_length: Vec<usize>,
+    lengths: Vec<usize>,
+    /// Keys by (length, position 0 or 1, character there). A text one character off a key
+    /// shares its first or its second character, so these are the only keys worth comparing
+    /// at a position: the scan does not grow with the size of the cast.
+    by_char: HashMap<(usize, usize, char), Vec<usize>>,
     known: HashSet<String>,
+    /// Whether `keys[k]` begins with a surname: a display name that does, or an alias that
+    /// begins with its display name's surname. An alias without it (金桂 for 夏金桂, 云丫头
+    /// for 史湘云) is a given name or a nickname: it never defines a surname.
+    has_surname: Vec<bool>,
     surnames: HashMap<String, usize>,
     /// Names of things that are not people (places, factions, items, world terms): they cover
     /// their text like registered names but have no variants.
@@ -595,8 +686,17 @@ impl NameIndex {
             .iter()
             .map(|n| normalize_str(&n.name).chars().collect())
             .collect();
-        let mut by_length: Vec<usize> = (0..keys.len()).collect();
-        by_length.sort_by_key(|&k| std::cmp::Reverse(keys[k].len()));
+        let mut lengths: Vec<usize> = keys.iter().map(Vec::len).filter(|l| *l >= 2).collect();
+        lengths.sort_unstable_by(|a, b| b.cmp(a));
+        lengths.dedup();
+        let mut by_char: HashMap<(usize, usize, char), Vec<usize>> = HashMap::new();
+        for (k, key) in keys.iter().enumerate() {
+            if key.len() >= 2 {
+                for p in 0..2 {
+                    by_char.entry((key.len(), p, key[p])).or_default().push(k);
+                }
+            }
+        }
         let entities: Vec<String> = entities
             .iter()
             .map(|e| normalize_str(e))
@@ -604,11 +704,25 @@ impl NameIndex {
             .collect();
         let mut known: HashSet<String> = keys.iter().map(|k| k.iter().collect()).collect();
         known.extend(entities.iter().cloned());
+        let has_surname: Vec<bool> = names
+            .iter()
+            .zip(&keys)
+            .map(|(n, k)| {
+                let display: Vec<char> = normalize_str(&n.display).chars().collect();
+                match (surname_len(k), surname_len(&display)) {
+                    (Some(len), _) if *k == display => k.len() > len,
+                    (Some(len), Some(dl)) => {
+                        len == dl && k[..len] == display[..dl] && k.len() > len
+                    }
+                    _ => false,
+                }
+            })
+            .collect();
         let mut surnames = HashMap::new();
         for (i, k) in keys.iter().enumerate() {
             let s: String = k.iter().collect();
             if let Some(len) = surname_len(k)
-                && k.len() > len
+                && has_surname[i]
             {
                 surnames.entry(s.chars().take(len).collect()).or_insert(i);
             }
@@ -627,8 +741,10 @@ impl NameIndex {
         NameIndex {
             names,
             keys,
-            by_length,
+            lengths,
+            by_char,
             known,
+            has_surname,
             surnames,
             entities,
             matcher,
@@ -663,7 +779,7 @@ impl NameIndex {
         // A changed surname must still be a surname (肖炎 for 萧炎; not 沉默 for 陈默) or look
         // like the original (箫炎), unless the name is long enough that the rest still says who
         // it is (古长歌 for 顾长歌).
-        if let Some(slen) = surname_len(key)
+        if let Some(slen) = surname_len(key).filter(|_| self.has_surname[k])
             && p < slen
             && len < 3
             && surname_at(window, 0) != Some(slen)
@@ -682,8 +798,9 @@ impl NameIndex {
         if chars.len() == slen + 1 && ADDRESS_SUFFIXES.contains(chars[slen]) {
             return None;
         }
-        self.keys.iter().position(|key| {
-            key.len() == chars.len()
+        self.keys.iter().enumerate().position(|(k, key)| {
+            self.has_surname[k]
+                && key.len() == chars.len()
                 && surname_len(key) == Some(slen)
                 && key[..slen] == chars[..slen]
                 && key[slen..]
@@ -706,12 +823,13 @@ impl NameIndex {
         let mut found = Found::new();
         self.near_misses(&mut scan, &mut found);
         let people = person_like_names(&scan);
-        self.judge_people(people, scan.chars, &mut found);
+        self.judge_people(people, &scan, &mut found);
         let mut issues: Vec<NameIssue> = found
             .into_iter()
-            .map(|(name, (kind, occurrences))| NameIssue {
+            .map(|(name, (kind, confidence, occurrences))| NameIssue {
                 name,
                 kind,
+                confidence,
                 occurrences,
             })
             .collect();
@@ -737,11 +855,16 @@ impl NameIndex {
             if scan.covered[i] || scan.claimed[i] || !is_han(scan.chars[i]) {
                 continue;
             }
-            let Some((name, k, why)) = self.near_miss_at(scan, i) else {
+            let Some((name, k, why, person)) = self.near_miss_at(scan, i) else {
                 continue;
             };
             let len = self.keys[k].len();
             let known = &self.names[k];
+            let sure = if person {
+                Confidence::High
+            } else {
+                Confidence::Medium
+            };
             let entry = found.entry(name).or_insert_with(|| {
                 (
                     NameIssueKind::NearMiss {
@@ -749,10 +872,12 @@ impl NameIndex {
                         entity: known.entity.clone(),
                         why: why.to_string(),
                     },
+                    sure,
                     Vec::new(),
                 )
             });
-            entry.1.push(Span {
+            entry.1 = entry.1.max(sure);
+            entry.2.push(Span {
                 start: i,
                 end: i + len,
             });
@@ -761,14 +886,45 @@ impl NameIndex {
     }
 
     /// The first known name (longest first) the unclaimed text at `i` nearly spells where a
-    /// name may stand: the variant, the known name's index and why they are confusable.
-    fn near_miss_at(&self, scan: &Scan<'_>, i: usize) -> Option<(String, usize, &'static str)> {
+    /// name may stand: the variant, the known name's index, why they are confusable and
+    /// whether a person clearly stands there.
+    fn near_miss_at(
+        &self,
+        scan: &Scan<'_>,
+        i: usize,
+    ) -> Option<(String, usize, &'static str, bool)> {
         let chars = scan.chars;
-        for &k in &self.by_length {
-            let len = self.keys[k].len();
-            if len < 2 || !scan.free(i, i + len) {
+        let mut candidates: Vec<usize> = Vec::new();
+        for &len in &self.lengths {
+            if !scan.free(i, i + len) {
                 continue;
             }
+            candidates.clear();
+            for p in 0..2 {
+                if let Some(ks) = self.by_char.get(&(len, p, chars[i + p])) {
+                    candidates.extend(ks);
+                }
+            }
+            candidates.sort_unstable();
+            candidates.dedup();
+            if let Some(found) = self.near_miss_among(scan, i, len, &candidates) {
+                return Some(found);
+            }
+        }
+        None
+    }
+
+    /// The first of `candidates` (keys of length `len`, in index order) the text at `i`
+    /// nearly spells where a name may stand (see [`NameIndex::near_miss_at`]).
+    fn near_miss_among(
+        &self,
+        scan: &Scan<'_>,
+        i: usize,
+        len: usize,
+        candidates: &[usize],
+    ) -> Option<(String, usize, &'static str, bool)> {
+        let chars = scan.chars;
+        for &k in candidates {
             let Some(why) = self.near_miss(chars, i, k) else {
                 continue;
             };
@@ -779,31 +935,100 @@ impl NameIndex {
             // A variant that spells an ordinary word, or of a name without a surname (an
             // alias such as 天宇), needs a person standing there; any other, a boundary.
             let ctx = context(chars, i, i + len);
-            let wordlike =
-                NOT_NAMES.contains(&name.as_str()) || surname_len(&self.keys[k]).is_none();
+            let wordlike = NOT_NAMES.contains(&name.as_str()) || !self.has_surname[k];
             if !(ctx.person || (ctx.boundary && !wordlike)) {
                 continue;
             }
-            return Some((name, k, why));
+            // The words around it: a variant is not cut out of a word (行李里, 不觉大笑) nor a
+            // title (杨制使 is 杨 + 制使), and one that is itself a word of the dictionary
+            // (燕京, 奏明) needs a person standing there.
+            let words = Words::around(chars, i, i + len);
+            if words.crosses(i)
+                || (len < 3 && words.crosses_from(i, i + len))
+                || words.function_at(i)
+            {
+                continue;
+            }
+            // Right before a registered name it says who that is (宋将关胜): not a name.
+            if scan.covered.get(i + len) == Some(&true) {
+                continue;
+            }
+            let key = &self.keys[k];
+            if let Some(sl) = surname_len(&chars[i..i + len])
+                && address_after_surname(chars, i + sl)
+                && !address_after_surname(key, sl)
+            {
+                continue;
+            }
+            let acts = ctx.acts || words.subject(chars, i, i + len);
+            if words.is_common_word(i, i + len, &name) && !acts {
+                continue;
+            }
+            let person = ctx.person || acts;
+            return Some((name, k, why, person));
         }
         None
     }
 
     /// Files each person-like name that is neither registered nor already found: as a
-    /// same-surname variant of a registered name, or as unregistered when it recurs.
-    fn judge_people(&self, people: BTreeMap<String, Vec<Span>>, chars: &[char], found: &mut Found) {
+    /// same-surname variant of a registered name, or as unregistered when it recurs. An
+    /// occurrence cut out of a word, or that is a word of the dictionary with no person
+    /// standing there, does not count.
+    fn judge_people(
+        &self,
+        people: BTreeMap<String, Vec<Span>>,
+        scan: &Scan<'_>,
+        found: &mut Found,
+    ) {
+        let chars = scan.chars;
         for (name, spans) in people {
             if self.known.contains(&name) || found.contains_key(&name) {
                 continue;
             }
-            if let Some(kind) = self.person_issue(&name, &spans, chars) {
-                found.insert(name, (kind, spans));
+            // (span, whether a person acts there, whether a word runs across its end). An
+            // occurrence whose end a word runs across (林凡是他堂弟: 林 + 凡是) counts once
+            // the name is seen whole elsewhere.
+            let read: Vec<(Span, bool, bool)> = spans
+                .into_iter()
+                .filter_map(|sp| {
+                    let words = Words::around(chars, sp.start, sp.end);
+                    if words.crosses(sp.start) || scan.covered.get(sp.end) == Some(&true) {
+                        return None;
+                    }
+                    let ctx = context(chars, sp.start, sp.end);
+                    let subject = words.subject(chars, sp.start, sp.end);
+                    if words.is_common_word(sp.start, sp.end, &name) && !(ctx.acts || subject) {
+                        return None;
+                    }
+                    Some((
+                        sp,
+                        ctx.acts || subject,
+                        words.crosses_from(sp.start, sp.end),
+                    ))
+                })
+                .collect();
+            let whole = read.iter().any(|r| !r.2);
+            let read: Vec<(Span, bool)> = read
+                .into_iter()
+                .filter(|r| whole || !r.2)
+                .map(|r| (r.0, r.1 && !r.2))
+                .collect();
+            if read.is_empty() {
+                continue;
+            }
+            if let Some((kind, sure)) = self.person_issue(&name, &read) {
+                found.insert(name, (kind, sure, read.into_iter().map(|r| r.0).collect()));
             }
         }
     }
 
-    /// What is wrong with the unknown person-like name `name` seen at `spans`, if anything.
-    fn person_issue(&self, name: &str, spans: &[Span], chars: &[char]) -> Option<NameIssueKind> {
+    /// What is wrong with the unknown person-like name `name` seen at `spans` (each with
+    /// whether a person acts there), if anything, and how sure that is.
+    fn person_issue(
+        &self,
+        name: &str,
+        spans: &[(Span, bool)],
+    ) -> Option<(NameIssueKind, Confidence)> {
         let surname: String = name
             .chars()
             .take(surname_len(&name.chars().collect::<Vec<_>>()).unwrap_or(1))
@@ -812,27 +1037,147 @@ impl NameIndex {
         // occurrence (the closest one when one character of the given name is changed),
         // a one-character variant from the first where a person acts.
         let variant_of = self.one_given_char_off(name);
+        let acts = spans.iter().any(|(_, acts)| *acts);
         let like = match self.surnames.get(&surname) {
             Some(&k) if spans.len() >= 2 => Some(variant_of.unwrap_or(k)),
-            Some(_) => {
-                variant_of.filter(|_| spans.iter().any(|sp| context(chars, sp.start, sp.end).acts))
-            }
+            Some(_) => variant_of.filter(|_| acts),
             None => None,
         };
         if let Some(k) = like {
             let known = &self.names[k];
-            return Some(NameIssueKind::SameSurname {
-                like: known.display.clone(),
-                entity: known.entity.clone(),
-            });
+            let sure = if variant_of.is_some() && acts {
+                Confidence::High
+            } else {
+                Confidence::Medium
+            };
+            return Some((
+                NameIssueKind::SameSurname {
+                    like: known.display.clone(),
+                    entity: known.entity.clone(),
+                },
+                sure,
+            ));
         }
         (spans.len() >= 3 && !self.surnames.contains_key(&surname))
-            .then_some(NameIssueKind::Unregistered)
+            .then_some((NameIssueKind::Unregistered, Confidence::Low))
     }
 }
 
-/// Findings by name: the kind and every occurrence.
-type Found = BTreeMap<String, (NameIssueKind, Vec<Span>)>;
+/// The words of the segmenter around a stretch of text (a clause at most 8 characters either
+/// side), with absolute character offsets. Without the `jieba` feature every character is its
+/// own word: no boundary is crossed, nothing is a dictionary word.
+struct Words {
+    /// (start, end, part of speech) of each word.
+    words: Vec<(usize, usize, String)>,
+}
+
+/// Parts of speech of words that are never the first character of a name: prepositions,
+/// conjunctions, particles, adverbs, pronouns, localisers.
+const FUNCTION_TAGS: &[&str] = &[
+    "p", "c", "u", "uj", "ul", "uv", "uz", "ud", "ug", "d", "r", "rr", "rz", "f", "y",
+];
+
+/// After 一, what makes 「孟大山一拳」 an action of a person.
+const STRIKES: &str = "拳脚掌刀剑枪棍棒鞭眼把步挥摆抬伸拍推踢扑跃";
+
+impl Words {
+    fn around(chars: &[char], s: usize, e: usize) -> Words {
+        let mut ws = s;
+        while ws > 0 && is_han(chars[ws - 1]) && s - ws < 8 {
+            ws -= 1;
+        }
+        let mut we = e;
+        while we < chars.len() && is_han(chars[we]) && we - e < 8 {
+            we += 1;
+        }
+        let text: String = chars[ws..we].iter().collect();
+        let mut at = ws;
+        let words = crate::keyphrase::segmenter::tagged(&text)
+            .into_iter()
+            .map(|(w, tag)| {
+                let start = at;
+                at += w.chars().count();
+                (start, at, tag)
+            })
+            .collect();
+        Words { words }
+    }
+
+    /// Whether a word of two or more characters runs across offset `at`; a person's name
+    /// that starts at `from` does not count (the segmenter reads 林桦点了点头 as 林桦点 + 了).
+    fn crosses_from(&self, from: usize, at: usize) -> bool {
+        self.words
+            .iter()
+            .any(|(s, e, tag)| *s < at && at < *e && !(*s == from && tag.starts_with("nr")))
+    }
+
+    /// Whether a word of two or more characters runs across offset `at`.
+    fn crosses(&self, at: usize) -> bool {
+        self.crosses_from(usize::MAX, at)
+    }
+
+    /// Whether the character at `at` is a function word of its own (与 in 王夫人与熙凤).
+    fn function_at(&self, at: usize) -> bool {
+        self.words
+            .iter()
+            .any(|(s, e, tag)| *s == at && *e == at + 1 && FUNCTION_TAGS.contains(&tag.as_str()))
+    }
+
+    /// Whether `[s, e)` is one word the dictionary knows and does not tag as a person's name
+    /// (燕京, 金刚, 云云, 奏明).
+    fn is_common_word(&self, s: usize, e: usize, text: &str) -> bool {
+        NOT_NAMES.contains(&text)
+            || self.words.iter().any(|(ws, we, tag)| {
+                *ws == s
+                    && *we == e
+                    && !tag.starts_with("nr")
+                    && crate::keyphrase::segmenter::has_word(text)
+            })
+    }
+
+    /// Whether the name at `[s, e)` is the subject of a clause: the clause starts right before
+    /// it and the word after it is a verb, whatever the verb (风姐听了), or a blow (孟大山一拳).
+    fn subject(&self, chars: &[char], s: usize, e: usize) -> bool {
+        let clause_start = s == 0 || !is_han(chars[s - 1]);
+        clause_start
+            && (self
+                .words
+                .iter()
+                .any(|(ws, _, tag)| *ws == e && tag.starts_with('v'))
+                || (chars.get(e) == Some(&'一')
+                    && chars.get(e + 1).is_some_and(|c| STRIKES.contains(*c))))
+    }
+}
+
+/// Titles and forms of address that, right after a surname, make the text an address and not
+/// a name (宋先锋, 杨制使, 林妹妹, 贾妃, 王夫人): a person, but not one whose name is written.
+const ADDRESS_WORDS: &[&str] = &[
+    "先锋", "将军", "元帅", "都督", "制使", "提辖", "太尉", "都头", "教头", "团练", "统制", "总管",
+    "押司", "节级", "员外", "太公", "太君", "太太", "夫人", "老爷", "大人", "先生", "姑娘", "小姐",
+    "公子", "娘子", "相公", "官人", "妹妹", "哥哥", "姐姐", "弟弟", "嫂子", "大爷", "大娘", "大嫂",
+    "大哥", "大姐", "二爷", "三爷", "丫头", "知府", "知县", "县令", "丞相", "掌柜", "老板", "师傅",
+    "师父", "妃", "婆", "母",
+];
+/// A rank before an address (薛大姑娘, 公孙二先生, 宋三郎).
+const RANKS: &str = "大二三四五六七八九十小老";
+const RANKED_ADDRESS: &[&str] = &["郎", "娘", "姑", "嫂", "叔", "伯", "爷", "哥", "姐", "官人"];
+
+/// Whether the text at `g0` (right after a surname) is a title or a form of address.
+fn address_after_surname(chars: &[char], g0: usize) -> bool {
+    let Some(&first) = chars.get(g0) else {
+        return false;
+    };
+    ADDRESS_SUFFIXES.contains(first)
+        || ADDRESS_WORDS.iter().any(|w| starts_with_at(chars, g0, w))
+        || (RANKS.contains(first)
+            && (ADDRESS_WORDS
+                .iter()
+                .chain(RANKED_ADDRESS)
+                .any(|w| starts_with_at(chars, g0 + 1, w))))
+}
+
+/// Findings by name: the kind, how sure and every occurrence.
+type Found = BTreeMap<String, (NameIssueKind, Confidence, Vec<Span>)>;
 
 /// One check's view of a document: which characters registered names cover and which a
 /// finding has claimed.
@@ -886,7 +1231,8 @@ fn person_at(scan: &Scan<'_>, i: usize) -> Option<(String, usize)> {
         || !is_han(chars[i - 1])
         || PRECEDERS.contains(chars[i - 1])
         || TITLES.iter().any(|t| ends_with_at(chars, i, t));
-    if !before_ok || scan.claimed[i] {
+    // A title or a form of address after the surname is not a name (宋先锋, 林妹妹, 薛大姑娘).
+    if !before_ok || scan.claimed[i] || address_after_surname(chars, i + slen) {
         return None;
     }
     let names = name_chars();
@@ -955,12 +1301,150 @@ pub fn world_terms(markdown: &str) -> Vec<String> {
     out
 }
 
+/// Titles and kinship terms that make a surname a person: 王夫人, 林教头, 贾母, 宋太公.
+const PERSON_TITLES: &[&str] = &[
+    "老太太",
+    "老太君",
+    "老爷",
+    "太太",
+    "奶奶",
+    "夫人",
+    "太君",
+    "大官人",
+    "官人",
+    "员外",
+    "太公",
+    "教头",
+    "提辖",
+    "都头",
+    "大人",
+    "将军",
+    "先生",
+    "姑娘",
+    "小姐",
+    "公子",
+    "娘子",
+    "大娘",
+    "大嫂",
+    "大哥",
+    "大姐",
+    "二哥",
+    "二姐",
+    "妈妈",
+    "婆子",
+    "姨娘",
+    "嫂子",
+    "师傅",
+    "师父",
+    "掌柜",
+    "老板",
+    "先锋",
+    "太尉",
+    "知府",
+    "县令",
+    "丞相",
+    "母",
+    "婆",
+    "嫂",
+    "妈",
+    "氏",
+];
+
+/// After a name at the head of a clause: what a subject does next (a verb, an adverb, a
+/// preposition, punctuation). Wider than [`FOLLOWERS`] because it only ever makes an opening
+/// read as a name, which softens a repetition finding and never creates one.
+const CLAUSE_FOLLOWERS: &str = "一没说道问答笑看望点摇叹喊叫走站坐抬低转皱冷沉轻猛忽突把被在从向对和与也都就又还却才已正便并的是刚终这那心眼手脸身自听见拿取喝吃只早将去来到上下出入回进起跑立睡哭想忙急连遂乃亦再先不要得等";
+
+/// The length of a person's name at `i` as the head of a clause reads it: a surname with a
+/// title (王夫人, 林教头) or with one or two given-name characters followed by what a subject
+/// does next (武松看了, 宋江便道, 林枫推开). No segmenter: the sentence-opening rule of
+/// [`crate::repetition`] calls it for every sentence, and a miss only leaves the plain
+/// two-character opening.
+pub fn person_name_at(chars: &[char], i: usize) -> Option<usize> {
+    let slen = surname_at(chars, i)?;
+    let g0 = i + slen;
+    let first = *chars.get(g0)?;
+    if title_starts().contains(&first)
+        && let Some(t) = PERSON_TITLES.iter().find(|t| starts_with_at(chars, g0, t))
+    {
+        return Some(slen + t.chars().count());
+    }
+    let names = name_chars();
+    let followers = clause_followers();
+    let follows = |e: usize| e >= chars.len() || !is_han(chars[e]) || followers.contains(&chars[e]);
+    for g in [2, 1] {
+        let e = g0 + g;
+        if e > chars.len() || !chars[g0..e].iter().all(|c| is_han(*c)) {
+            continue;
+        }
+        // Two given characters must both be name characters; one may also be any character
+        // that is not what follows a subject (逵, 逊 are in no list of name characters; 进 is
+        // a verb, but also the name of 史进).
+        let given_ok = if g == 2 {
+            chars[g0..e].iter().all(|c| names.contains(c))
+        } else {
+            names.contains(&first) || !followers.contains(&first)
+        };
+        if !given_ok || !follows(e) {
+            continue;
+        }
+        if not_names().contains(&chars[i..e]) {
+            return None;
+        }
+        return Some(e - i);
+    }
+    None
+}
+
+/// First characters of [`PERSON_TITLES`].
+fn title_starts() -> &'static HanSet {
+    static SET: OnceLock<HanSet> = OnceLock::new();
+    SET.get_or_init(|| {
+        HanSet::of(
+            &PERSON_TITLES
+                .iter()
+                .filter_map(|t| t.chars().next())
+                .collect::<String>(),
+        )
+    })
+}
+
+fn clause_followers() -> &'static HanSet {
+    static SET: OnceLock<HanSet> = OnceLock::new();
+    SET.get_or_init(|| HanSet::of(CLAUSE_FOLLOWERS))
+}
+
+/// [`NOT_NAMES`] as character sequences, for lookups without allocating.
+fn not_names() -> &'static HashSet<Vec<char>> {
+    static SET: OnceLock<HashSet<Vec<char>>> = OnceLock::new();
+    SET.get_or_init(|| NOT_NAMES.iter().map(|w| w.chars().collect()).collect())
+}
+
+fn surnames() -> &'static HanSet {
+    static SET: OnceLock<HanSet> = OnceLock::new();
+    SET.get_or_init(|| HanSet::of(SURNAMES))
+}
+
+/// First characters of [`DOUBLE_SURNAMES`].
+fn double_surname_starts() -> &'static HanSet {
+    static SET: OnceLock<HanSet> = OnceLock::new();
+    SET.get_or_init(|| {
+        HanSet::of(
+            &DOUBLE_SURNAMES
+                .iter()
+                .filter_map(|t| t.chars().next())
+                .collect::<String>(),
+        )
+    })
+}
+
 fn surname_len(name: &[char]) -> Option<usize> {
     surname_at(name, 0)
 }
 
 fn surname_at(chars: &[char], i: usize) -> Option<usize> {
     if i + 1 < chars.len()
+        && double_surname_starts().contains(&chars[i])
         && DOUBLE_SURNAMES.iter().any(|d| {
             let mut it = d.chars();
             it.next() == Some(chars[i]) && it.next() == Some(chars[i + 1])
@@ -968,7 +1452,7 @@ fn surname_at(chars: &[char], i: usize) -> Option<usize> {
     {
         return Some(2);
     }
-    (i < chars.len() && SURNAMES.contains(chars[i])).then_some(1)
+    (i < chars.len() && surnames().contains(&chars[i])).then_some(1)
 }
 
 /// Registered names of a project: every character's display name and aliases, and the POV

@@ -12,7 +12,7 @@ use regex::{Regex, RegexBuilder};
 use novel_core::model::AiBlacklist;
 
 use crate::markdown::{FRONT, HEADING, MARKUP};
-use crate::normalize::normalize_regex;
+use crate::normalize::{normalize_regex, normalize_str};
 use crate::segment::{DIALOGUE, Document, Span};
 
 /// A compiled pattern rule.
@@ -23,6 +23,8 @@ pub struct PatternRule {
     pub description: Option<String>,
     pub narration_only: bool,
     pub max_per_1000: Option<f64>,
+    /// Characters (normalised) that, right before a match, make it not count.
+    not_after: Vec<char>,
     regex: Regex,
     /// Index of the `hit` group, when the rule names the part to report.
     hit_group: Option<usize>,
@@ -83,6 +85,11 @@ impl Patterns {
                     description: p.description.clone(),
                     narration_only: p.narration_only,
                     max_per_1000: p.max_per_1000,
+                    not_after: p
+                        .not_after
+                        .as_deref()
+                        .map(|s| normalize_str(s).chars().collect())
+                        .unwrap_or_default(),
                     regex,
                 })
             })
@@ -115,6 +122,9 @@ impl Patterns {
                 let f = flags.get(start).copied().unwrap_or(0);
                 if f & (FRONT | MARKUP | HEADING) != 0 || (rule.narration_only && f & DIALOGUE != 0)
                 {
+                    continue;
+                }
+                if start > 0 && rule.not_after.contains(&doc.chars()[start - 1]) {
                     continue;
                 }
                 hits.push(PatternHit {
@@ -152,7 +162,7 @@ mod tests {
     fn template_pattern_table() {
         let p = template();
         // (text, rule ids found, why)
-        let cases: [(&str, &[&str], &str); 30] = [
+        let cases: [(&str, &[&str], &str); 36] = [
             ("这不是退缩，而是等待。", &["not-but"], "不是……而是……"),
             ("他并非不想，而是不能。", &["not-but"], "并非……而是……"),
             ("不是他。而是她。", &[], "跨句不算"),
@@ -177,6 +187,28 @@ mod tests {
             ("「你像是见了鬼似的。」", &[], "对话里不算"),
             ("他——停住了。", &["em-dash"], "叙述中的破折号"),
             ("「我——」", &[], "对话里的打断不算"),
+            ("——他停住了。", &["em-dash"], "段首的破折号"),
+            (
+                "干苦工的人们——拉车的也在内——虽然不会欢迎战争。",
+                &["em-dash"],
+                "一句里成对夹着插说的两个破折号算一处（老舍）",
+            ),
+            (
+                "他——停住了。她——转过身。",
+                &["em-dash", "em-dash"],
+                "跨句的两个破折号不成对",
+            ),
+            (
+                "他想起来了——案发现场少了一个桶——还有那件雨衣——都不见了。",
+                &["em-dash", "em-dash"],
+                "三个破折号：前两个成对，第三个单算",
+            ),
+            (
+                "这是二十多年前的事，——现在每碗要涨到十文。",
+                &[],
+                "标点后的破折号是白话文惯例（鲁迅）",
+            ),
+            ("他终于明白了。——那是她。", &[], "句号后的破折号"),
             (
                 "一种疲惫，一种释然，一种空。",
                 &["triple-yizhong"],

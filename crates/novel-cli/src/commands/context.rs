@@ -21,6 +21,7 @@ use novel_store::synth::{SynthOptions, synth_project};
 use novel_store::{Project, StoreError};
 
 use crate::cli::GlobalArgs;
+use crate::installed::VersionMismatch;
 use crate::output::{CliError, Exit, Report, to_data};
 
 use crate::cli::HELP_TEMPLATE;
@@ -157,13 +158,6 @@ struct SessionFailure<'a> {
     text: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<&'a str>,
-}
-
-/// The plugin's and this binary's versions when they differ.
-#[derive(Serialize)]
-struct VersionMismatch<'a> {
-    plugin: &'a str,
-    binary: &'a str,
 }
 
 /// Claude Code's SessionStart hook output.
@@ -399,38 +393,20 @@ fn session_start_guarded(global: &GlobalArgs) -> Report {
         Ok(r) => r,
         Err(_) => failure("内部错误"),
     };
-    match plugin_version_mismatch() {
+    match crate::installed::version_mismatch() {
         Some(m) => tell_the_author(report, &m),
         None => report,
     }
 }
 
-/// The plugin (updated by the client) and this binary (installed once, kept across updates)
-/// can drift apart. The wrapper exports the plugin root as `NOVEL_PLUGIN_ROOT`; its manifest
-/// names the plugin's version. `Some((plugin, binary, root))` when they differ.
-fn plugin_version_mismatch() -> Option<(String, &'static str, PathBuf)> {
-    let root = PathBuf::from(std::env::var_os("NOVEL_PLUGIN_ROOT")?);
-    let manifest = std::fs::read_to_string(root.join(".claude-plugin/plugin.json")).ok()?;
-    let plugin = serde_json::from_str::<Value>(&manifest)
-        .ok()?
-        .get("version")?
-        .as_str()?
-        .to_string();
-    let binary = env!("CARGO_PKG_VERSION");
-    (plugin != binary).then_some((plugin, binary, root))
-}
-
 /// The hook's output when the author must be told something: a `systemMessage` shown to the
 /// author, the facts for the model as `additionalContext` (Claude Code's hook JSON).
-fn tell_the_author(report: Report, (plugin, binary, root): &(String, &str, PathBuf)) -> Report {
-    let install = root.join("scripts/install");
-    let message = format!(
-        "novel 插件已更新到 {plugin}，但它的 novel 程序还是 {binary}，两者不配套。请在终端运行：\"{}\"（约 3–5 分钟，需要 Rust），或输入 /novel:start 让我来运行。",
-        install.display()
-    );
+fn tell_the_author(report: Report, m: &VersionMismatch) -> Report {
+    let message = format!("{}，或输入 /novel:start 让我来运行。", m.sentence());
     let mut context = report.human.clone();
     context.push_str(&format!(
-        "\n【novel】程序版本 {binary} 与插件版本 {plugin} 不一致：结果可能与技能说明不符，先请作者更新程序。"
+        "\n【novel】程序版本 {} 与插件版本 {} 不一致：结果可能与技能说明不符，先请作者更新程序。",
+        m.binary, m.plugin
     ));
     let out = HookOutput {
         system_message: &message,
@@ -440,7 +416,7 @@ fn tell_the_author(report: Report, (plugin, binary, root): &(String, &str, PathB
         },
     };
     let mut data = report.data;
-    data["version_mismatch"] = infallible(&VersionMismatch { plugin, binary });
+    data["version_mismatch"] = infallible(m);
     Report {
         data,
         human: serde_json::to_string(&out).unwrap_or_default(),

@@ -117,6 +117,8 @@ pub(crate) struct NameFinding {
     evidence: Vec<Evidence>,
     #[serde(flatten)]
     kind: NameIssueKind,
+    /// How sure the finding is (`high`, `medium`, `low`).
+    confidence: novel_text::names::Confidence,
 }
 
 /// The names check of `inputs` against the project's registered and setting names: the
@@ -149,6 +151,7 @@ pub(crate) fn names_report(
                 name: issue.name,
                 evidence,
                 kind: issue.kind,
+                confidence: issue.confidence,
             });
         }
     }

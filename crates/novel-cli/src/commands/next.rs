@@ -14,6 +14,7 @@ use novel_store::next::next_view;
 use novel_store::{Project, StoreError};
 
 use crate::cli::GlobalArgs;
+use crate::installed::{VersionMismatch, version_mismatch};
 use crate::output::{CliError, Exit, Report, to_data};
 
 /// `novel next`'s `--json` data (`project` null outside a project).
@@ -29,6 +30,8 @@ struct NextData<'a> {
     skipped_deltas: &'a [u32],
     recommend_rebuild: bool,
     problems: &'a [String],
+    /// The plugin was updated and this binary was not (null when they agree).
+    version_mismatch: Option<&'a VersionMismatch>,
 }
 
 /// The periodic reviews due.
@@ -45,11 +48,20 @@ struct VolumeData {
     range_source: Option<&'static str>,
 }
 
-fn human(r: &Recommendation, m: &Menu, problems: &[String]) -> String {
-    let mut out = format!(
+fn human(
+    r: &Recommendation,
+    m: &Menu,
+    problems: &[String],
+    mismatch: Option<&VersionMismatch>,
+) -> String {
+    let mut out = String::new();
+    if let Some(v) = mismatch {
+        out.push_str(&format!("先更新程序：{}。\n", v.sentence()));
+    }
+    out.push_str(&format!(
         "下一步：{}\n原因：{}\n之后：{}\n",
         r.command, r.reason, r.then
-    );
+    ));
     for n in &r.notes {
         out.push_str(&format!("注意：{n}\n"));
     }
@@ -60,7 +72,7 @@ fn human(r: &Recommendation, m: &Menu, problems: &[String]) -> String {
     out
 }
 
-fn no_project() -> Result<Report, CliError> {
+fn no_project(mismatch: Option<&VersionMismatch>) -> Result<Report, CliError> {
     let r = menu::no_project_recommendation();
     let m = menu::no_project_menu();
     let data = NextData {
@@ -74,14 +86,16 @@ fn no_project() -> Result<Report, CliError> {
         skipped_deltas: &[],
         recommend_rebuild: false,
         problems: &[],
+        version_mismatch: mismatch,
     };
     Ok(Report {
         data: to_data(&data)?,
-        human: human(&r, &m, &[]),
+        human: human(&r, &m, &[], mismatch),
     })
 }
 
 pub fn run(global: &GlobalArgs) -> Result<Report, CliError> {
+    let mismatch = version_mismatch();
     let found = match &global.project {
         Some(dir) => Project::open(dir),
         None => {
@@ -90,7 +104,7 @@ pub fn run(global: &GlobalArgs) -> Result<Report, CliError> {
     };
     let project = match found {
         Ok(p) => p,
-        Err(StoreError::NotAProject { .. }) => return no_project(),
+        Err(StoreError::NotAProject { .. }) => return no_project(mismatch.as_ref()),
         Err(e) => return Err(e.into()),
     };
     let view = next_view(&project);
@@ -106,7 +120,13 @@ pub fn run(global: &GlobalArgs) -> Result<Report, CliError> {
             Exit::Usage,
         ));
     };
-    let r = novel_core::next::recommend(cp, &facts.disk);
+    let mut r = novel_core::next::recommend(cp, &facts.disk);
+    // In the quick start, what is left comes from its steps, not a fixed sentence.
+    if r.action == novel_core::next::NextAction::Start
+        && let Some(q) = &view.quick_start
+    {
+        r.then = q.remaining();
+    }
     let m = menu::menu(&MenuFacts {
         checkpoint: cp,
         disk: &facts.disk,
@@ -132,9 +152,10 @@ pub fn run(global: &GlobalArgs) -> Result<Report, CliError> {
         skipped_deltas: &facts.disk.skipped_deltas,
         recommend_rebuild: novel_core::ops::recommend_rebuild(&facts.disk.skipped_deltas),
         problems: &facts.problems,
+        version_mismatch: mismatch.as_ref(),
     };
     Ok(Report {
         data: to_data(&data)?,
-        human: human(&r, &m, &facts.problems),
+        human: human(&r, &m, &facts.problems, mismatch.as_ref()),
     })
 }

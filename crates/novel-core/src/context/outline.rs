@@ -26,9 +26,19 @@
 //! the title after a space, a colon (`:` `：`) or a dash or dot (`-` `—` `·`); `**bold**` is
 //! ignored. A chapter block runs from its heading to the next chapter heading, the next
 //! heading of the same level or higher (`##` ends a `##` chapter; a `###` chapter is ended by
-//! `###`, `##` or `#`), or the end of the file; deeper headings belong to the block. Field
-//! lines `- 键：值` (or `- Key: value`) are read leniently; the block is handed to agents
-//! verbatim.
+//! `###`, `##` or `#`), or the end of the file; deeper headings belong to the block. The block
+//! is handed to agents verbatim.
+//!
+//! Field lines are read the way authors write them ([`field_of`]): `- 键：值`, `键：值` without a
+//! bullet, `* `/`+ `/`• `/`1. `/`1、` bullets, `**键**：值`, `【键】值`; the key ends at the first
+//! colon, full-width or half-width, whichever comes first (so a value may hold colons of
+//! its own: `- Conflict: 他问：为什么`). Labels are compared without case, spaces, `_` or `-`
+//! and in either width (`StateChanges` = `state_changes`), and a label may name several
+//! (`地点/场景`). [`FIELDS`] lists the §5.3 fields with the labels each is known by. A field
+//! with nothing after its colon takes the lines under it (sub-bullets or plain lines) up to
+//! the next field, heading or blank line. Field-like lines whose label is none of these are
+//! kept with their line numbers ([`ChapterBlock::unread`]) so a check can say what it could not
+//! read.
 //!
 //! Strict where a mistake would silently lose a chapter: any heading that names a chapter
 //! (`第…章`) but cannot be read as one (第12章雨夜 with the title glued on, 卷一 第12章, 第十十章,
@@ -46,23 +56,177 @@ pub struct ChapterBlock {
     pub line: usize,
     /// The block verbatim, heading included, trailing blank lines dropped.
     pub text: String,
-    /// `- 键：值` lines, in order.
-    pub fields: Vec<(String, String)>,
+    /// The field lines, in order.
+    pub fields: Vec<Field>,
+    /// Lines that look like a field but whose label is none of [`FIELDS`]: (line, the line
+    /// trimmed and cut to [`EXCERPT_CHARS`] characters).
+    pub unread: Vec<(usize, String)>,
+}
+
+/// One field line of a chapter block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Field {
+    /// The label as written (bullets, bold and brackets removed).
+    pub key: String,
+    pub value: String,
+    /// 1-based line of the label.
+    pub line: usize,
+}
+
+/// The §5.3 fields of a chapter's outline block: (name, the labels authors write for it, in
+/// Chinese and English). Compared by [`label_key`].
+pub const FIELDS: [(&str, &[&str]); 7] = [
+    (
+        "故事线",
+        &[
+            "故事线",
+            "故事线id",
+            "所属故事线",
+            "storyline",
+            "storyline_id",
+            "line",
+        ],
+    ),
+    (
+        "POV",
+        &[
+            "POV",
+            "视角",
+            "视点",
+            "视角人物",
+            "POV角色",
+            "主视角",
+            "point_of_view",
+        ],
+    ),
+    (
+        "地点",
+        &[
+            "地点",
+            "场景",
+            "场所",
+            "地点场景",
+            "location",
+            "locations",
+            "setting",
+            "scene",
+            "place",
+        ],
+    ),
+    (
+        "冲突",
+        &[
+            "冲突",
+            "核心冲突",
+            "主要冲突",
+            "矛盾",
+            "conflict",
+            "conflicts",
+        ],
+    ),
+    (
+        "弧光",
+        &[
+            "弧光",
+            "人物弧光",
+            "角色弧光",
+            "人物成长",
+            "arc",
+            "character_arc",
+            "arcs",
+        ],
+    ),
+    (
+        "伏笔",
+        &[
+            "伏笔",
+            "伏笔推进",
+            "伏笔线",
+            "foreshadowing",
+            "foreshadow",
+            "foreshadows",
+        ],
+    ),
+    (
+        "状态变化",
+        &[
+            "状态变化",
+            "状态变更",
+            "状态改变",
+            "状态更新",
+            "state_changes",
+            "state_change",
+            "state",
+            "changes",
+        ],
+    ),
+];
+
+/// Characters of a line kept in a message (a 1 MB line is not repeated back whole).
+pub const EXCERPT_CHARS: usize = 40;
+
+/// A line cut to [`EXCERPT_CHARS`] characters, `…` where cut.
+pub fn excerpt(line: &str) -> String {
+    let t = line.trim();
+    let mut out: String = t.chars().take(EXCERPT_CHARS).collect();
+    if t.chars().nth(EXCERPT_CHARS).is_some() {
+        out.push('…');
+    }
+    out
+}
+
+/// A label as compared: ASCII-folded (full-width letters and digits), lower case, without
+/// whitespace, `_`, `-`, `·` or `*`.
+pub fn label_key(label: &str) -> String {
+    label
+        .chars()
+        .map(|c| match c {
+            '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
+            _ => c,
+        })
+        .filter(|c| !c.is_whitespace() && !matches!(c, '_' | '-' | '·' | '*'))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// The name of the §5.3 field `label` is written for, if any (`StateChanges` → 状态变化);
+/// a label naming two (`地点/场景`) is the first it names.
+pub fn field_name(label: &str) -> Option<&'static str> {
+    label.split(['/', '／', '、', '|', '｜']).find_map(|part| {
+        let k = label_key(part);
+        FIELDS
+            .iter()
+            .find(|(_, labels)| labels.iter().any(|l| label_key(l) == k))
+            .map(|(name, _)| *name)
+    })
 }
 
 impl ChapterBlock {
-    /// The first field whose key is one of `keys` (compared without case for ASCII).
+    /// The first field whose label is one of `keys` (compared by [`label_key`], any of the
+    /// parts of a label such as `地点/场景`).
     pub fn field(&self, keys: &[&str]) -> Option<&str> {
+        let wanted: Vec<String> = keys.iter().map(|k| label_key(k)).collect();
         self.fields
             .iter()
-            .find(|(k, _)| keys.iter().any(|want| k.eq_ignore_ascii_case(want)))
-            .map(|(_, v)| v.as_str())
+            .find(|f| {
+                f.key
+                    .split(['/', '／', '、', '|', '｜'])
+                    .any(|part| wanted.contains(&label_key(part)))
+            })
+            .map(|f| f.value.as_str())
+    }
+
+    /// The §5.3 field `name` (one of [`FIELDS`]) under any of its labels.
+    pub fn named(&self, name: &str) -> Option<&Field> {
+        self.fields
+            .iter()
+            .find(|f| field_name(&f.key) == Some(name))
     }
 
     /// The `故事线` / `Storyline` field, when it is a slug.
     pub fn storyline(&self) -> Option<&str> {
-        self.field(&["故事线", "storyline", "storyline_id"])
-            .map(|v| v.split_whitespace().next().unwrap_or(""))
+        self.named("故事线")
+            .map(|f| f.value.split_whitespace().next().unwrap_or(""))
             .filter(|v| crate::model::is_slug(v))
     }
 }
@@ -208,7 +372,7 @@ fn heading(line: &str, no: usize) -> Result<Option<Heading>, OutlineError> {
         Ok((n, title)) => Ok(Some(Heading::Chapter { n, title, level })),
         Err(why) => Err(OutlineError::Heading {
             line: no,
-            text: trimmed.to_string(),
+            text: excerpt(trimmed),
             why,
         }),
     }
@@ -224,15 +388,111 @@ fn names_chapter(s: &str) -> bool {
     })
 }
 
-fn field_of(line: &str) -> Option<(String, String)> {
-    let item = line
-        .trim_start()
-        .strip_prefix("- ")
-        .or_else(|| line.trim_start().strip_prefix("* "))?;
-    let (k, v) = item.split_once('：').or_else(|| item.split_once(':'))?;
-    let k = k.trim().trim_matches('*').trim();
-    let v = v.trim();
-    (!k.is_empty() && k.chars().count() <= 20).then(|| (k.to_string(), v.to_string()))
+/// A list marker at the start of a line: `- ` `* ` `+ ` `• ` `· ` `1. ` `1、` `(1) ` `（1）`.
+fn strip_marker(line: &str) -> &str {
+    let t = line.trim_start();
+    for m in ["- ", "* ", "+ ", "• ", "· ", "・", "•", "·"] {
+        if let Some(rest) = t.strip_prefix(m) {
+            return rest.trim_start();
+        }
+    }
+    let digits = t.chars().take_while(|c| c.is_ascii_digit()).count();
+    if digits > 0 && digits <= 3 {
+        let rest = &t[digits..];
+        for m in [". ", "、", ".", ")", "）"] {
+            if let Some(rest) = rest.strip_prefix(m) {
+                return rest.trim_start();
+            }
+        }
+    }
+    for (open, close) in [('(', ')'), ('（', '）')] {
+        if let Some(rest) = t.strip_prefix(open)
+            && let Some((n, rest)) = rest.split_once(close)
+            && !n.is_empty()
+            && n.chars().count() <= 3
+            && n.chars()
+                .all(|c| c.is_ascii_digit() || "一二三四五六七八九十".contains(c))
+        {
+            return rest.trim_start();
+        }
+    }
+    t
+}
+
+/// Reads a field line (see the module note): `(label, value)`. The label is at most 20
+/// characters with no sentence punctuation in it, so a line of prose with a colon in it
+/// (他说：走。) is not a field unless its first words are short enough to be a label.
+pub fn field_of(line: &str) -> Option<(String, String)> {
+    let item = strip_marker(line);
+    // 【地点】魔都外城 (with or without a colon after the bracket).
+    if let Some(rest) = item.strip_prefix('【')
+        && let Some((k, v)) = rest.split_once('】')
+    {
+        let v = v.trim_start_matches([':', '：']).trim();
+        return label_ok(k).then(|| (k.trim().to_string(), clean_value(v)));
+    }
+    let at = item.find(['：', ':'])?;
+    let colon = item[at..].chars().next().map_or(1, char::len_utf8);
+    let k = item[..at].trim().trim_matches('*').trim();
+    let v = &item[at + colon..];
+    label_ok(k).then(|| (k.to_string(), clean_value(v)))
+}
+
+/// A value without the bold marks that closed over the colon (`**地点：** 魔都`).
+fn clean_value(v: &str) -> String {
+    v.trim().trim_start_matches('*').trim().to_string()
+}
+
+fn label_ok(k: &str) -> bool {
+    let n = k.chars().count();
+    (1..=20).contains(&n) && !k.contains(['。', '，', '！', '？', ',', '!', '?', '「', '“', '"'])
+}
+
+/// A line that starts another part of a block: a heading or a blank line.
+fn ends_continuation(line: &str) -> bool {
+    let t = line.trim();
+    t.is_empty() || t.starts_with('#')
+}
+
+/// One line of a chapter block: a field, the continuation of a field left empty on its own
+/// line (`collecting`: the indentation of that field while it takes the lines under it), a
+/// field-like line whose label none of [`FIELDS`] knows, or prose.
+fn read_field_line(
+    block: &mut ChapterBlock,
+    line: &str,
+    no: usize,
+    collecting: &mut Option<usize>,
+) {
+    if ends_continuation(line) {
+        *collecting = None;
+        return;
+    }
+    let field = field_of(line);
+    let indent = line.len() - line.trim_start().len();
+    // A sub-item, or a line that is no field, continues the empty field above it.
+    let continues = collecting.is_some_and(|at| field.is_none() || indent > at);
+    if continues && let Some(last) = block.fields.last_mut() {
+        if !last.value.is_empty() {
+            last.value.push('；');
+        }
+        last.value.push_str(strip_marker(line).trim());
+        return;
+    }
+    *collecting = None;
+    if let Some((key, value)) = field {
+        let known = field_name(&key).is_some();
+        if !known {
+            block.unread.push((no, excerpt(line)));
+        }
+        if known && value.is_empty() {
+            *collecting = Some(indent);
+        }
+        block.fields.push(Field {
+            key,
+            value,
+            line: no,
+        });
+    }
 }
 
 /// Parses an outline (see the module note).
@@ -242,6 +502,8 @@ pub fn parse(text: &str) -> Result<Outline, OutlineError> {
     let mut overview: Vec<&str> = Vec::new();
     // The open chapter: its block, its lines and its heading's level.
     let mut current: Option<(ChapterBlock, Vec<&str>, usize)> = None;
+    // The open chapter's last field takes the lines under it.
+    let mut collecting: Option<usize> = None;
     let mut fenced = false;
     let close = |cur: Option<(ChapterBlock, Vec<&str>, usize)>, out: &mut Vec<ChapterBlock>| {
         if let Some((mut block, lines, _)) = cur {
@@ -270,6 +532,7 @@ pub fn parse(text: &str) -> Result<Outline, OutlineError> {
         match h {
             Some(Heading::Chapter { n, title, level }) => {
                 close(current.take(), &mut chapters);
+                collecting = None;
                 if let Some(prev) = chapters.iter().find(|b| b.chapter == n) {
                     return Err(OutlineError::Duplicate {
                         chapter: n,
@@ -284,6 +547,7 @@ pub fn parse(text: &str) -> Result<Outline, OutlineError> {
                         line: no,
                         text: String::new(),
                         fields: Vec::new(),
+                        unread: Vec::new(),
                     },
                     vec![line],
                     level,
@@ -295,9 +559,7 @@ pub fn parse(text: &str) -> Result<Outline, OutlineError> {
             }
             _ => match &mut current {
                 Some((block, lines, _)) => {
-                    if let Some(f) = field_of(line) {
-                        block.fields.push(f);
-                    }
+                    read_field_line(block, line, no, &mut collecting);
                     lines.push(line);
                 }
                 None => overview.push(line),
@@ -329,5 +591,106 @@ mod tests {
         assert!(o.overview.contains("本卷主题") && o.overview.contains("留下悬念"));
         assert!(!o.overview.contains("正文提示"));
         assert_eq!(o.ranges(), "48–49");
+    }
+
+    #[test]
+    fn field_lines_as_authors_write_them() {
+        // (line, label, value)
+        let cases: [(&str, &str, &str); 14] = [
+            ("- 地点：魔都外城", "地点", "魔都外城"),
+            ("地点：魔都外城", "地点", "魔都外城"),
+            ("* POV: 陆尘", "POV", "陆尘"),
+            ("+ 冲突:他问：为什么", "冲突", "他问：为什么"),
+            ("- Conflict: 他问：为什么", "Conflict", "他问：为什么"),
+            (
+                "冲突：老乞丐说：「别往北走。」",
+                "冲突",
+                "老乞丐说：「别往北走。」",
+            ),
+            ("**地点**：城北废墟", "地点", "城北废墟"),
+            ("- **故事线：** main_arc", "故事线", "main_arc"),
+            ("【POV】许象乾", "POV", "许象乾"),
+            ("【地点】：佑国驿馆", "地点", "佑国驿馆"),
+            ("1. 故事线：main_arc", "故事线", "main_arc"),
+            ("3、地点：青云镇", "地点", "青云镇"),
+            ("（2）视角：陆尘", "视角", "陆尘"),
+            ("- 冲突 ： 驿馆夜袭", "冲突", "驿馆夜袭"),
+        ];
+        for (line, key, value) in cases {
+            assert_eq!(
+                field_of(line),
+                Some((key.to_string(), value.to_string())),
+                "{line}"
+            );
+        }
+        // Prose with a colon in it is not a field.
+        assert_eq!(field_of("他看了看四周，低声说：走。"), None);
+        assert_eq!(field_of("没有冒号的一行"), None);
+    }
+
+    #[test]
+    fn labels_in_either_language_width_and_case() {
+        let cases: [(&str, Option<&str>); 11] = [
+            ("状态变化", Some("状态变化")),
+            ("状态变更", Some("状态变化")),
+            ("StateChanges", Some("状态变化")),
+            ("State changes", Some("状态变化")),
+            ("state_changes", Some("状态变化")),
+            ("ＰＯＶ", Some("POV")),
+            ("视角", Some("POV")),
+            ("地点/场景", Some("地点")),
+            ("Storyline", Some("故事线")),
+            ("人物弧光", Some("弧光")),
+            ("备注", None),
+        ];
+        for (label, want) in cases {
+            assert_eq!(field_name(label), want, "{label}");
+        }
+    }
+
+    #[test]
+    fn an_empty_field_takes_the_lines_under_it_and_unknown_labels_are_kept() {
+        let text = "## 第7章 夜袭\n- 故事线：jinghai_plan\n- 状态变化：\n  - 许象乾重伤\n  - 海图落入陆尘手中\n- 备忘：记得写雨\n\n正文提示\n";
+        let o = parse(text).unwrap();
+        let b = o.block(7).unwrap();
+        assert_eq!(
+            b.named("状态变化").map(|f| (f.value.as_str(), f.line)),
+            Some(("许象乾重伤；海图落入陆尘手中", 3))
+        );
+        assert_eq!(b.unread, [(6, "- 备忘：记得写雨".to_string())]);
+        // The blank line ended the field: the prose under it is not part of it.
+        assert!(!b.named("状态变化").unwrap().value.contains("正文提示"));
+    }
+
+    #[test]
+    fn a_one_megabyte_line_is_read_without_repeating_it() {
+        // A heading with the title glued on, one million characters long: the error names the
+        // line and quotes only its start.
+        let line = format!("## 第12章{}", "雨".repeat(1_000_000));
+        let e = parse(&line).unwrap_err();
+        let shown = e.to_string();
+        assert!(
+            shown.contains("第 1 行"),
+            "{}",
+            &shown[..200.min(shown.len())]
+        );
+        assert!(
+            shown.chars().count() < 400,
+            "{} chars",
+            shown.chars().count()
+        );
+        // A field line of a million characters is one field.
+        let text = format!("## 第1章 长\n- 冲突：{}\n", "打".repeat(1_000_000));
+        let o = parse(&text).unwrap();
+        assert_eq!(
+            o.block(1)
+                .unwrap()
+                .named("冲突")
+                .unwrap()
+                .value
+                .chars()
+                .count(),
+            1_000_000
+        );
     }
 }

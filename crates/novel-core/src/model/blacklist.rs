@@ -68,6 +68,9 @@ pub struct BlacklistPattern {
     pub regex: String,
     #[serde(default, skip_serializing_if = "is_false")]
     pub narration_only: bool,
+    /// 紧挨在命中之前出现这些字符之一时不计（如破折号前的「，。」：「，——」是白话文的惯例写法）。
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_after: Option<String>,
     /// 每千字上限；超过即报。
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0))]

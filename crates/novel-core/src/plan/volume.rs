@@ -32,16 +32,8 @@ pub const UNREADABLE: &str = "unreadable";
 /// PRD §6.6: at most four storylines active at once.
 pub const MAX_ACTIVE_STORYLINES: usize = 4;
 
-/// The §5.3 fields of an outline block: (name, the keys accepted for it).
-pub const OUTLINE_FIELDS: [(&str, &[&str]); 7] = [
-    ("故事线", &["故事线", "storyline", "storyline_id"]),
-    ("POV", &["POV", "视角"]),
-    ("地点", &["地点", "location", "场景"]),
-    ("冲突", &["冲突", "conflict"]),
-    ("弧光", &["弧光", "人物弧光", "arc"]),
-    ("伏笔", &["伏笔", "foreshadowing"]),
-    ("状态变化", &["状态变化", "state_changes"]),
-];
+/// The §5.3 fields of an outline block: (name, the labels accepted for it).
+pub use crate::context::outline::FIELDS as OUTLINE_FIELDS;
 
 /// The volume outline as the store found it.
 #[derive(Debug, Clone, Copy)]
@@ -163,24 +155,41 @@ fn outline_block_rules(
     };
     let missing: Vec<&str> = OUTLINE_FIELDS
         .iter()
-        .filter(|(_, keys)| block.field(keys).is_none_or(|v| v.trim().is_empty()))
+        .filter(|(name, _)| block.named(name).is_none_or(|f| f.value.trim().is_empty()))
         .map(|(name, _)| *name)
         .collect();
     if !missing.is_empty() {
+        // Say what was there but could not be read, with its line: the author's label may
+        // be a field we do not know by that name.
+        let unread: Vec<String> = block
+            .unread
+            .iter()
+            .take(5)
+            .map(|(line, text)| format!("第 {line} 行「{text}」"))
+            .collect();
+        let message = if unread.is_empty() {
+            format!("第 {c} 章的大纲缺少字段：{}", missing.join("、"))
+        } else {
+            format!(
+                "第 {c} 章的大纲缺少字段：{}（读不出字段名的行：{}）",
+                missing.join("、"),
+                unread.join("、")
+            )
+        };
         out.push(
-                Diagnostic::new(
-                    OUTLINE_FIELD_MISSING,
-                    Severity::Error,
-                    i.outline_file,
-                    format!("第 {c} 章的大纲缺少字段：{}", missing.join("、")),
-                    "每章写全 - 故事线：/ - POV：/ - 地点：/ - 冲突：/ - 弧光：/ - 伏笔：/ - 状态变化：（没有就写「无」）",
-                )
-                .at_line(block.line)
-                .for_chapter(c),
-            );
+            Diagnostic::new(
+                OUTLINE_FIELD_MISSING,
+                Severity::Error,
+                i.outline_file,
+                message,
+                "每章写全 - 故事线：/ - POV：/ - 地点：/ - 冲突：/ - 弧光：/ - 伏笔：/ - 状态变化：（没有就写「无」；冒号全角半角都行，也认 Storyline、Location、StateChanges 等英文名）",
+            )
+            .at_line(block.line)
+            .for_chapter(c),
+        );
     }
-    if let (Some(known), Some(value)) = (i.storyline_ids, block.field(OUTLINE_FIELDS[0].1)) {
-        let id = value.split_whitespace().next().unwrap_or("");
+    if let (Some(known), Some(field)) = (i.storyline_ids, block.named("故事线")) {
+        let id = field.value.split_whitespace().next().unwrap_or("");
         if !id.is_empty() && !known.iter().any(|k| k == id) {
             out.push(
                 unknown(
@@ -190,7 +199,7 @@ fn outline_block_rules(
                     "storylines/storylines.json",
                     known,
                 )
-                .at_line(block.line)
+                .at_line(field.line)
                 .for_chapter(c),
             );
         }
@@ -436,7 +445,7 @@ fn schedule_rules(i: &VolumeInputs<'_>, span: &VolumeSpan, out: &mut Vec<Diagnos
                     ids.len(),
                     ids.join("、")
                 ),
-                "把次要的线放进 dormant_storylines，或并入其他线（PRD §6.6：同时活跃 ≤ 4 条）",
+                "把次要的线放进 dormant_storylines，或并入其他线（同时活跃的故事线不超过 4 条）",
             )
             .at_pointer("/active_storylines"),
         );

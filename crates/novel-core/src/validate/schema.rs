@@ -1,27 +1,63 @@
-//! The JSON Schema half of validation (feature `schema`): the generated schemas compiled with
-//! `jsonschema` once per kind, and its errors in Chinese with the precise pointer.
-
-use std::sync::OnceLock;
+//! The JSON Schema half of validation (feature `schema`): the checked-in schemas
+//! (`templates/schemas/`, exactly what the Rust types generate: `tests/schemas.rs`) compiled into
+//! Rust at build time, and their errors in Chinese with the precise pointer.
+//!
+//! Compiled at build time rather than at run time: generating a schema from its type and
+//! compiling it was a third of the PostToolUse guard hook's instructions (it checks one file,
+//! once per process, so nothing amortised it). A checked-in schema that drifts from its type
+//! fails `tests/schemas.rs`; a changed schema file rebuilds this crate.
 
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use serde_json::Value;
 
 use crate::model::{self, FileKind};
 
-/// Validators compiled once per process, each kind on its first use (never on the hook path).
-fn validator(kind: FileKind) -> &'static jsonschema::Validator {
-    static VALIDATORS: [OnceLock<jsonschema::Validator>; FileKind::ALL.len()] =
-        [const { OnceLock::new() }; FileKind::ALL.len()];
-    VALIDATORS[kind as usize].get_or_init(|| {
-        jsonschema::validator_for(kind.schema())
-            .unwrap_or_else(|e| panic!("generated schema of {} is invalid: {e}", kind.name()))
-    })
+/// One validator type per kind, generated from its schema file, and the dispatch over them.
+macro_rules! compiled {
+    ($($kind:ident: $ty:ident = $path:tt;)*) => {
+        $(
+            #[jsonschema::validator(path = $path, draft = Draft202012)]
+            struct $ty;
+        )*
+
+        /// Every schema error of `value` as a document of `kind`.
+        fn iter_errors(kind: FileKind, value: &Value) -> jsonschema::ErrorIterator<'_> {
+            match kind {
+                $(FileKind::$kind => $ty::iter_errors(value),)*
+            }
+        }
+    };
+}
+
+compiled! {
+    Checkpoint: CheckpointSchema = "../../templates/schemas/checkpoint.schema.json";
+    Settings: SettingsSchema = "../../templates/schemas/settings.schema.json";
+    CurrentState: CurrentStateSchema = "../../templates/schemas/current-state.schema.json";
+    StateDelta: StateDeltaSchema = "../../templates/schemas/state-delta.schema.json";
+    ChangelogEntry: ChangelogEntrySchema = "../../templates/schemas/changelog-entry.schema.json";
+    WorldRules: WorldRulesSchema = "../../templates/schemas/world-rules.schema.json";
+    Character: CharacterSchema = "../../templates/schemas/character.schema.json";
+    Relationships: RelationshipsSchema = "../../templates/schemas/relationships.schema.json";
+    Storylines: StorylinesSchema = "../../templates/schemas/storylines.schema.json";
+    StorylineSpec: StorylineSpecSchema = "../../templates/schemas/storyline-spec.schema.json";
+    StorylineSchedule: StorylineScheduleSchema = "../../templates/schemas/storyline-schedule.schema.json";
+    ChapterContract: ChapterContractSchema = "../../templates/schemas/chapter-contract.schema.json";
+    ForeshadowingGlobal: ForeshadowingGlobalSchema = "../../templates/schemas/foreshadowing-global.schema.json";
+    VolumeForeshadowing: VolumeForeshadowingSchema = "../../templates/schemas/volume-foreshadowing.schema.json";
+    Evaluation: EvaluationSchema = "../../templates/schemas/evaluation.schema.json";
+    PipelineLog: PipelineLogSchema = "../../templates/schemas/pipeline-log.schema.json";
+    StyleProfile: StyleProfileSchema = "../../templates/schemas/style-profile.schema.json";
+    AiBlacklist: AiBlacklistSchema = "../../templates/schemas/ai-blacklist.schema.json";
+    StyleDrift: StyleDriftSchema = "../../templates/schemas/style-drift.schema.json";
+    Revision: RevisionSchema = "../../templates/schemas/revision.schema.json";
+    Preferences: PreferencesSchema = "../../templates/schemas/preferences.schema.json";
+    MemoryEntry: MemoryEntrySchema = "../../templates/schemas/memory-entry.schema.json";
 }
 
 /// Schema errors of one document, as (JSON pointer, Chinese message), sorted by pointer.
 pub(super) fn errors(kind: FileKind, value: &Value) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    for err in validator(kind).iter_errors(value) {
+    for err in iter_errors(kind, value) {
         collect(&err, &mut out);
     }
     out.sort();
