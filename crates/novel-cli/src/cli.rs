@@ -217,7 +217,8 @@ pub struct HelpArgs {
 }
 
 /// clap writes a few fixed English words into usage lines and value notes; say them in
-/// Chinese.
+/// Chinese. A value note may be wrapped right after its colon (`[default:` at a line's end, the
+/// value on the next line) when the help text before it fills the line.
 pub fn localize_help(text: &str) -> String {
     // clap ends a section heading with an ASCII colon; the rest of the help uses full-width.
     let text: String = text
@@ -227,13 +228,21 @@ pub fn localize_help(text: &str) -> String {
             _ => line.to_string(),
         })
         .collect();
-    text.replace("[OPTIONS]", "[选项]")
+    let mut out = text
+        .replace("[OPTIONS]", "[选项]")
         .replace("<COMMAND>", "<命令>")
-        .replace("[COMMAND]", "[命令]")
-        .replace("[default: ", "[默认：")
-        .replace("[possible values: ", "[可选值：")
-        .replace("[aliases: ", "[别名：")
-        .replace("[env: ", "[环境变量：")
+        .replace("[COMMAND]", "[命令]");
+    for (en, zh) in [
+        ("[default:", "[默认："),
+        ("[possible values:", "[可选值："),
+        ("[aliases:", "[别名："),
+        ("[env:", "[环境变量："),
+    ] {
+        out = out
+            .replace(&format!("{en} "), zh)
+            .replace(&format!("{en}\n"), &format!("{zh}\n"));
+    }
+    out
 }
 
 /// Gives a subcommand, and every subcommand below it, the Chinese help frame: the template,

@@ -21,6 +21,8 @@ mod test_export;
 mod test_gate_loop;
 mod test_hook;
 mod test_import;
+mod test_import_books;
+mod test_import_hostile;
 mod test_init;
 mod test_install;
 mod test_integrity;

@@ -40,15 +40,27 @@ fn demo_book() -> (tempfile::TempDir, PathBuf) {
 }
 
 #[test]
-fn txt_fullwidth_indent_is_exact() {
+fn txt_is_the_stored_text_by_default() {
     let (_t, root) = small_book();
     let out = novel(&root, &["export", "-o", "-"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // Nothing rendered: the heading as written, every line of the body as stored.
     assert_eq!(
         stdout(&out),
-        "第1章 雨夜\n　　雨下了一夜。\n　　他说：「走。」\n　　门外有人。\n\n第2章 天亮\n　　天亮了。\n　　一碗粥\n"
+        "第一章：**雨**夜\n　　雨下了一夜。\n\n他说：「*走*。」\n\n---\n\n> 门外有人。\n<!-- 作者注：这里要改 -->\n\n第2章 天亮\n天亮了。\n\n- 一碗粥\n"
     );
     assert_eq!(stderr(&out), "");
+}
+
+#[test]
+fn txt_fullwidth_indent_is_exact() {
+    let (_t, root) = small_book();
+    let out = novel(&root, &["export", "-o", "-", "--indent", "fullwidth"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "第一章：**雨**夜\n　　雨下了一夜。\n　　他说：「*走*。」\n　　---\n　　> 门外有人。\n　　<!-- 作者注：这里要改 -->\n\n第2章 天亮\n　　天亮了。\n　　- 一碗粥\n"
+    );
 }
 
 #[test]
@@ -58,21 +70,26 @@ fn txt_blank_indent_is_exact() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(
         stdout(&out),
-        "第1章 雨夜\n\n雨下了一夜。\n\n他说：「走。」\n\n门外有人。\n\n第2章 天亮\n\n天亮了。\n\n一碗粥\n"
+        "第一章：**雨**夜\n\n雨下了一夜。\n\n他说：「*走*。」\n\n---\n\n> 门外有人。\n\n<!-- 作者注：这里要改 -->\n\n第2章 天亮\n\n天亮了。\n\n- 一碗粥\n"
     );
 }
 
 #[test]
-fn txt_has_no_markdown_left() {
+fn txt_of_a_planned_book_has_its_volume_heading_and_every_paragraph() {
     let (_t, book) = demo_book();
-    let out = novel(&book, &["export", "-o", "-"]);
+    let out = novel(&book, &["export", "-o", "-", "--indent", "fullwidth"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let text = stdout(&out);
-    for mark in ["#", "**", "<!--", "-->", "\n>", "\n---", "\n- "] {
-        assert!(!text.contains(mark), "{mark:?} left in:\n{text}");
-    }
     let titles: Vec<&str> = text.lines().filter(|l| l.starts_with('第')).collect();
-    assert_eq!(titles, ["第1章 旧怀表", "第2章 三号仓", "第3章 雨夜"]);
+    assert_eq!(
+        titles,
+        [
+            "第 1 卷 · 雾港",
+            "第1章 旧怀表",
+            "第2章 三号仓",
+            "第3章 雨夜"
+        ]
+    );
     // Every other non-empty line is an indented paragraph.
     for line in text
         .lines()
@@ -116,7 +133,8 @@ fn chapter_range_and_json_shape() {
     assert_eq!(
         keys,
         [
-            "format", "encoding", "file", "chapters", "count", "chars", "volumes", "missing"
+            "format", "encoding", "file", "chapters", "count", "chars", "extras", "volumes",
+            "missing"
         ]
     );
     assert_eq!(data["format"], "txt");
@@ -136,7 +154,10 @@ fn chapter_range_and_json_shape() {
     );
     assert_eq!(data["chars"], counted["data"]["total"]);
     let text = std::fs::read_to_string(book.join("export/雾港夜行-第2-3章.txt")).unwrap();
-    assert!(text.starts_with("第2章 三号仓\n"), "{text}");
+    assert!(
+        text.starts_with("第 1 卷 · 雾港\n\n第2章 三号仓\n"),
+        "{text}"
+    );
     assert!(!text.contains("第1章"));
     // Nothing in range: exit 2.
     let (c, doc) = run_json(&book, &["export", "--chapters", "7..9"]);
@@ -160,13 +181,14 @@ fn volume_export_uses_the_volume_span() {
 }
 
 #[test]
-fn md_joins_the_chapters_with_headings() {
+fn md_shows_the_text_as_written() {
     let (_t, root) = small_book();
     let out = novel(&root, &["export", "--format", "md", "-o", "-"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // Every character Markdown would take for syntax is escaped: rendered, it is the text.
     assert_eq!(
         stdout(&out),
-        "# 第一章：**雨**夜\n\n　　雨下了一夜。\n\n他说：「*走*。」\n\n---\n\n> 门外有人。\n<!-- 作者注：这里要改 -->\n\n# 第2章 天亮\n\n天亮了。\n\n- 一碗粥\n"
+        "# 第一章：\\*\\*雨\\*\\*夜\n\n　　雨下了一夜。\n\n他说：「\\*走\\*。」\n\n\\---\n\n\\> 门外有人。\n\\<\\!-- 作者注：这里要改 --\\>\n\n# 第2章 天亮\n\n天亮了。\n\n\\- 一碗粥\n"
     );
 }
 
@@ -213,7 +235,12 @@ fn epub_toc_lists_every_chapter_and_is_deterministic() {
             .1
     };
     let nav = get("OEBPS/nav.xhtml");
-    for title in ["第1卷", "第1章 旧怀表", "第2章 三号仓", "第3章 雨夜"] {
+    for title in [
+        "第 1 卷 · 雾港",
+        "第1章 旧怀表",
+        "第2章 三号仓",
+        "第3章 雨夜",
+    ] {
         assert!(nav.contains(title), "{title} not in nav:\n{nav}");
     }
     let opf = get("OEBPS/content.opf");
@@ -279,6 +306,30 @@ fn epubcheck() -> Option<(PathBuf, PathBuf)> {
          ============================================================================\n"
     );
     None
+}
+
+/// epubcheck reports nothing for `epub` (skipped, loudly, without java or the jar unless
+/// `NOVEL_REQUIRE_CLIENT=1`).
+pub(crate) fn assert_epubcheck_clean(epub: &Path) {
+    let Some((java, jar)) = epubcheck() else {
+        return;
+    };
+    let out = Command::new(java)
+        .arg("-jar")
+        .arg(jar)
+        .arg(epub)
+        .output()
+        .expect("run epubcheck");
+    let report = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "epubcheck failed:\n{report}");
+    assert!(
+        report.contains("No errors or warnings detected"),
+        "{report}"
+    );
 }
 
 #[test]
@@ -471,4 +522,137 @@ fn gbk_export_names_what_gbk_cannot_hold() {
         let doc = json(&novel(&root, &full));
         assert_eq!(doc["error"]["code"], "E_USAGE", "{args:?}: {doc}");
     }
+}
+
+/// A manuscript with everything an export used to lose: a preface, 楔子, three volumes with
+/// their titles and a volume's own text, headings in 回, an extra between volumes, a last
+/// volume of 番外 only, 后记 — laid
+/// out as the txt export lays it out, so its export is the manuscript itself.
+const WHOLE_BOOK: &str = "《江城》\n作者：某某\n\n楔子 雨夜\n　　那年七月，江城下了一个月的雨。\n\n第一卷 风起\n\n　　本卷写陈默进城。\n\n第一回 房租\n　　房东的消息：房租涨五百。\n\n第二回 早餐\n　　“老样子，加个蛋。”\n\n番外一 外公\n　　外公年轻时在码头扛包。\n\n第二卷 潜龙\n\n第三回 钥匙\n　　攻击力*2，**处已删。\n- 不是列表\n\n第三卷 化龙\n\n第四回 归来\n　　他回到江城。\n\n第四卷 外篇\n\n番外二 师父\n　　师父在山上。\n\n后记\n　　写完了。\n";
+
+fn whole_book() -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("江城.txt"), WHOLE_BOOK).unwrap();
+    let out = novel(
+        tmp.path(),
+        &["--json", "import", "江城.txt", "--into", "book"],
+    );
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    let root = tmp.path().join("book");
+    (tmp, root)
+}
+
+#[test]
+fn the_whole_book_comes_out_as_it_went_in() {
+    let (_t, root) = whole_book();
+    let (c, doc) = run_json(&root, &["export", "-o", "-"]);
+    assert_eq!(c, 0, "{doc}");
+    assert_eq!(doc["data"]["text"], WHOLE_BOOK, "{doc}");
+    assert_eq!(doc["data"]["extras"], 7);
+    assert_eq!(doc["data"]["volumes"], serde_json::json!([1, 2, 3]));
+    // --no-extras: the chapters and volume headings only.
+    let out = novel(&root, &["export", "-o", "-", "--no-extras"]);
+    let text = stdout(&out);
+    for gone in ["《江城》", "楔子", "本卷写陈默", "番外一", "番外二", "后记"] {
+        assert!(!text.contains(gone), "{gone} in:\n{text}");
+    }
+    assert!(text.starts_with("第一卷 风起\n\n第一回 房租\n"), "{text}");
+    // A volume: its own text and extras, not the book's 楔子.
+    let out = novel(&root, &["export", "-o", "-", "--volume", "1"]);
+    assert_eq!(
+        stdout(&out),
+        "《江城》\n作者：某某\n\n楔子 雨夜\n　　那年七月，江城下了一个月的雨。\n\n第一卷 风起\n\n　　本卷写陈默进城。\n\n第一回 房租\n　　房东的消息：房租涨五百。\n\n第二回 早餐\n　　“老样子，加个蛋。”\n\n番外一 外公\n　　外公年轻时在码头扛包。\n"
+    );
+    let out = novel(&root, &["export", "-o", "-", "--volume", "2"]);
+    assert_eq!(
+        stdout(&out),
+        "第二卷 潜龙\n\n第三回 钥匙\n　　攻击力*2，**处已删。\n- 不是列表\n"
+    );
+}
+
+#[test]
+fn volumes_and_extras_are_in_the_markdown_and_the_epub() {
+    let (t, root) = whole_book();
+    let out = novel(&root, &["export", "--format", "md", "-o", "-"]);
+    let md = stdout(&out);
+    for want in [
+        "# 第一卷 风起\n\n　　本卷写陈默进城。\n\n## 第一回 房租\n",
+        "## 楔子 雨夜\n",
+        "## 后记\n",
+        "　　攻击力\\*2，\\*\\*处已删。\n\\- 不是列表\n",
+    ] {
+        assert!(md.contains(want), "{want:?} not in:\n{md}");
+    }
+    let epub = t.path().join("江城.epub");
+    let (c, doc) = run_json(
+        &root,
+        &["export", "--format", "epub", "-o", epub.to_str().unwrap()],
+    );
+    assert_eq!(c, 0, "{doc}");
+    let entries = entries(&epub);
+    let nav = &entries
+        .iter()
+        .find(|(n, _)| n == "OEBPS/nav.xhtml")
+        .unwrap()
+        .1;
+    let order: Vec<usize> = [
+        "楔子 雨夜",
+        "第一卷 风起",
+        "第一回 房租",
+        "番外一 外公",
+        "第二卷 潜龙",
+        "第三回 钥匙",
+        "第三卷 化龙",
+        "后记",
+    ]
+    .iter()
+    .map(|t| {
+        nav.find(t)
+            .unwrap_or_else(|| panic!("{t} not in nav:\n{nav}"))
+    })
+    .collect();
+    assert!(
+        order.windows(2).all(|w| w[0] < w[1]),
+        "reading order in nav:\n{nav}"
+    );
+    let vol1 = &entries
+        .iter()
+        .find(|(n, _)| n == "OEBPS/vol-01.xhtml")
+        .unwrap()
+        .1;
+    assert!(
+        vol1.contains("<h1>第一卷 风起</h1>") && vol1.contains("本卷写陈默进城。"),
+        "{vol1}"
+    );
+    assert_epubcheck_clean(&epub);
+}
+
+#[test]
+fn a_txt_round_trip_keeps_three_volumes_and_the_headings_as_written() {
+    let (t, root) = whole_book();
+    let out = novel(&root, &["export", "-o", "-"]);
+    std::fs::write(t.path().join("again.txt"), stdout(&out)).unwrap();
+    let out = novel(
+        t.path(),
+        &["--json", "import", "again.txt", "--into", "again"],
+    );
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    let again = t.path().join("again");
+    for v in ["vol-01", "vol-02", "vol-03"] {
+        let a = read_json(&root.join(format!("volumes/{v}/storyline-schedule.json")));
+        let b = read_json(&again.join(format!("volumes/{v}/storyline-schedule.json")));
+        assert_eq!(
+            (&a["chapter_range"], &a["volume_heading"]),
+            (&b["chapter_range"], &b["volume_heading"]),
+            "{v}"
+        );
+    }
+    assert_eq!(
+        read_json(&again.join("volumes/vol-03/storyline-schedule.json"))["volume_heading"],
+        "第三卷 化龙"
+    );
+    assert_eq!(
+        std::fs::read_to_string(again.join("chapters/chapter-001.md")).unwrap(),
+        "# 第一回 房租\n\n　　房东的消息：房租涨五百。\n"
+    );
 }

@@ -126,13 +126,14 @@ fn gbk_manuscript_with_chinese_numerals_and_a_prologue_becomes_committed_chapter
         d["backfill"],
         json!({"id": "import-backfill", "type": "import_backfill", "chapters": [1, 2, 3], "next": 1})
     );
+    // The heading as written (第二章, its full-width space); the extra with its place.
     assert_eq!(
         read(&root, "chapters/chapter-002.md"),
-        format!("# 第2章 早餐\n\n{CH2}\n")
+        format!("# 第二章　早餐\n\n{CH2}\n")
     );
     assert_eq!(
         read(&root, "extras/01-楔子.md"),
-        format!("# 楔子 雪夜\n\n{PROLOGUE}\n")
+        format!("---\nafter_chapter: 0\nrole: extra\n---\n# 楔子 雪夜\n\n{PROLOGUE}\n")
     );
     assert_eq!(read_json(&root.join("novel.json"))["title"], "江城");
     let log = read_json(&root.join("logs/chapter-003-log.json"));
@@ -509,4 +510,416 @@ fn an_import_killed_half_way_is_finished_by_recover() {
     );
     let heads: Vec<&str> = heads.iter().map(String::as_str).collect();
     assert_clean_and_counted(&root, source_chars(&text, &heads));
+}
+
+// ---- Issue 29: each "Why" bullet, as the author meets it. ----
+
+/// A manuscript of `n` chapters with `heading(i)` headings and a short distinct body each.
+fn book(n: u32, heading: impl Fn(u32) -> String) -> String {
+    (1..=n)
+        .map(|i| format!("{}\n　　第{i}段正文，雨还在下。\n", heading(i)))
+        .collect()
+}
+
+/// 一, 二 … 一百二十 as old editions write them (一百十, 一百十一, 一百一).
+fn old_numeral(n: u32) -> String {
+    let digits = ["", "一", "二", "三", "四", "五", "六", "七", "八", "九"];
+    let below_100 = |m: u32, after_hundred: bool| -> String {
+        match (m / 10, m % 10) {
+            (0, u) => digits[u as usize].to_string(),
+            (1, u) if !after_hundred => format!("十{}", digits[u as usize]),
+            (t, u) => format!(
+                "{}十{}",
+                if t == 1 { "" } else { digits[t as usize] },
+                digits[u as usize]
+            ),
+        }
+    };
+    if n < 100 {
+        below_100(n, false)
+    } else {
+        format!("一百{}", below_100(n - 100, true))
+    }
+}
+
+#[test]
+fn one_bad_byte_or_two_encodings_refuse_the_import_naming_where() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = book(40, |i| format!("第{i}章 雨夜{i}"));
+    let mut bytes = text.clone().into_bytes();
+    let at = bytes.len() / 2;
+    let at = (at..).find(|i| bytes[*i] >= 0xE0).unwrap();
+    bytes[at..at + 3].copy_from_slice(&[0xFF, b'x', b'y']);
+    write_bytes(&tmp.path().join("坏.txt"), &bytes);
+    let (c, doc) = import_json(tmp.path(), &["坏.txt", "--into", "book"]);
+    assert_eq!(
+        (c, doc["error"]["code"].as_str()),
+        (1, Some("E_IMPORT_ENCODING")),
+        "{doc}"
+    );
+    let line = 1 + bytes[..at].iter().filter(|b| **b == b'\n').count();
+    let a = &doc["data"]["attempts"][0];
+    assert_eq!(
+        (
+            a["encoding"].as_str(),
+            a["offset"].as_u64(),
+            a["line"].as_u64()
+        ),
+        (Some("UTF-8"), Some(at as u64), Some(line as u64)),
+        "{doc}"
+    );
+    assert!(
+        doc["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("第 {line} 行")),
+        "{doc}"
+    );
+    assert!(!tmp.path().join("book").exists(), "nothing written");
+    // --lossy imports it and says how many characters were replaced.
+    let (c, doc) = import_json(
+        tmp.path(),
+        &["坏.txt", "--into", "book", "--lossy", "--dry-run"],
+    );
+    assert_eq!(c, 0, "{doc}");
+    let f = &doc["data"]["source"]["files"][0];
+    assert_eq!(
+        (f["encoding"].as_str(), f["replaced"].as_u64()),
+        (Some("UTF-8"), Some(1)),
+        "{doc}"
+    );
+
+    // Half UTF-8, half GBK: refused, every encoding tried named.
+    let (gbk, _, _) = encoding_rs::GBK.encode(&text);
+    let mut mixed = text.clone().into_bytes();
+    mixed.extend_from_slice(&gbk);
+    write_bytes(&tmp.path().join("混.txt"), &mixed);
+    let (c, doc) = import_json(tmp.path(), &["混.txt", "--into", "book"]);
+    assert_eq!(
+        (c, doc["error"]["code"].as_str()),
+        (1, Some("E_IMPORT_ENCODING")),
+        "{doc}"
+    );
+    let tried: Vec<&str> = doc["data"]["attempts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|a| a["encoding"].as_str())
+        .collect();
+    assert_eq!(tried, ["UTF-8", "gb18030", "Big5"]);
+    assert_eq!(
+        doc["data"]["attempts"][0]["line"],
+        json!(text.lines().count() + 1)
+    );
+
+    // The human output names the encoding it read.
+    write_bytes(&tmp.path().join("江城.txt"), &gbk);
+    let human = stdout(&novel(
+        tmp.path(),
+        &["import", "江城.txt", "--into", "book", "--dry-run"],
+    ));
+    assert!(
+        human.contains("编码：江城.txt gb18030（自动识别，可信度"),
+        "{human}"
+    );
+}
+
+#[test]
+fn prefixed_headings_are_headings_and_no_chapter_at_all_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, prefix) in [("正文.txt", "正文 "), ("目录.txt", "《江城》目录 ")] {
+        let text = book(3, |i| format!("{prefix}第{}回 雨夜", old_numeral(i)));
+        write_bytes(&tmp.path().join(name), text.as_bytes());
+        let (c, doc) = import_json(tmp.path(), &[name, "--into", "book", "--dry-run"]);
+        assert_eq!(c, 0, "{doc}");
+        assert_eq!(doc["data"]["imported"], json!([1, 2, 3]), "{name}: {doc}");
+        assert_eq!(
+            doc["data"]["rows"][0]["heading"],
+            format!("{prefix}第一回 雨夜")
+        );
+        assert_eq!(doc["data"]["furniture"][0]["kind"], "heading_prefix");
+    }
+    // No heading the splitter can read: refused, naming what it saw first.
+    write_bytes(
+        &tmp.path().join("散文.txt"),
+        "江城的雨\n　　雨下了三天。\n".as_bytes(),
+    );
+    let (c, doc) = import_json(tmp.path(), &["散文.txt", "--into", "book"]);
+    assert_eq!(
+        (c, doc["error"]["code"].as_str()),
+        (1, Some("E_IMPORT_NO_CHAPTERS")),
+        "{doc}"
+    );
+    assert!(
+        doc["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("「江城的雨」"),
+        "{doc}"
+    );
+    assert!(!tmp.path().join("book").exists());
+}
+
+#[test]
+fn short_numerals_of_old_editions_number_every_chapter() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = book(120, |i| format!("第{}回 回目{i}", old_numeral(i)));
+    assert!(
+        text.contains("第一百十回") && text.contains("第一百十一回") && text.contains("第一百一回")
+    );
+    write_bytes(&tmp.path().join("三国.txt"), text.as_bytes());
+    let (c, doc) = import_json(tmp.path(), &["三国.txt", "--into", "book"]);
+    assert_eq!(c, 0, "{doc}");
+    assert_eq!(doc["data"]["imported"].as_array().unwrap().len(), 120);
+    let root = tmp.path().join("book");
+    assert!(read(&root, "chapters/chapter-110.md").starts_with("# 第一百十回 回目110\n"));
+    assert!(read(&root, "chapters/chapter-111.md").starts_with("# 第一百十一回 回目111\n"));
+    // 廿、卅、百 alone.
+    let text = "第廿一回 甲\n甲。\n第廿二回 乙\n乙。\n";
+    write_bytes(&tmp.path().join("廿.txt"), text.as_bytes());
+    let (c, doc) = import_json(
+        tmp.path(),
+        &["廿.txt", "--into", "x", "--start", "21", "--dry-run"],
+    );
+    assert_eq!(
+        (c, doc["data"]["imported"].clone()),
+        (0, json!([21, 22])),
+        "{doc}"
+    );
+    let text = "第九十九章 甲\n甲。\n第百章 乙\n乙。\n";
+    write_bytes(&tmp.path().join("百.txt"), text.as_bytes());
+    let (c, doc) = import_json(
+        tmp.path(),
+        &["百.txt", "--into", "x", "--start", "99", "--dry-run"],
+    );
+    assert_eq!(
+        (c, doc["data"]["imported"].clone()),
+        (0, json!([99, 100])),
+        "{doc}"
+    );
+    let text = "第廿九回 甲\n甲。\n第卅回 乙\n乙。\n";
+    write_bytes(&tmp.path().join("卅.txt"), text.as_bytes());
+    let (c, doc) = import_json(
+        tmp.path(),
+        &["卅.txt", "--into", "x", "--start", "29", "--dry-run"],
+    );
+    assert_eq!(
+        (c, doc["data"]["imported"].clone()),
+        (0, json!([29, 30])),
+        "{doc}"
+    );
+}
+
+#[test]
+fn a_missing_heading_is_named_and_a_swallowing_chapter_is_flagged() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Chapter 3's heading reads as prose (回中): a gap, naming that line.
+    let body = "　　雨下了三天，江城的河水涨到了桥洞。".repeat(400);
+    let text: String = (1..=8)
+        .map(|i| {
+            let h = if (3..=7).contains(&i) {
+                format!("第{}回中秋夜", old_numeral(i))
+            } else {
+                format!("第{}回 雨夜", old_numeral(i))
+            };
+            format!("{h}\n{body}\n")
+        })
+        .collect();
+    write_bytes(&tmp.path().join("缺.txt"), text.as_bytes());
+    let (c, doc) = import_json(tmp.path(), &["缺.txt", "--into", "book"]);
+    assert_eq!(
+        (c, doc["error"]["code"].as_str()),
+        (1, Some("E_IMPORT_ORDER")),
+        "{doc}"
+    );
+    let gap = doc["data"]["problems"][0]["message"].as_str().unwrap();
+    assert!(gap.contains("缺.txt:5「第三回中秋夜」"), "{gap}");
+    // Renumbered, the chapter that swallowed five others is flagged.
+    let (c, doc) = import_json(
+        tmp.path(),
+        &["缺.txt", "--into", "book", "--renumber", "--dry-run"],
+    );
+    assert_eq!(c, 0, "{doc}");
+    let long: Vec<&Value> = doc["data"]["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["kind"] == "long_chapter")
+        .collect();
+    assert_eq!(long.len(), 1, "{doc}");
+    assert_eq!(long[0]["code"], "import/long_chapter");
+}
+
+#[test]
+fn prose_that_starts_like_a_heading_stays_prose() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = "第一回 起\n　　第四回中既将薛家母子在荣府内寄居等事略已表明，此回则暂不能写矣。\n第二回 承\n　　第三回合，他一拳打出。\n第二节课下课了。\n第三回 转\n　　第二天清晨，他醒来。\n";
+    write_bytes(&tmp.path().join("书.txt"), text.as_bytes());
+    let (c, doc) = import_json(tmp.path(), &["书.txt", "--into", "book"]);
+    assert_eq!(c, 0, "{doc}");
+    assert_eq!(doc["data"]["imported"], json!([1, 2, 3]));
+    assert_eq!(
+        read(&tmp.path().join("book"), "chapters/chapter-002.md"),
+        "# 第二回 承\n\n　　第三回合，他一拳打出。\n第二节课下课了。\n"
+    );
+}
+
+#[test]
+fn every_heading_form_of_the_issue_is_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = "序\n　　写在前面。\n第 1 章 起\n甲。\n【第二章】 承\n乙。\n第三章 转（一）\n丙一。\n第三章 转（二）\n丙二。\n第4章 合\n丁。\n上架感言\n谢谢。\n完本感言\n再见。\n";
+    write_bytes(&tmp.path().join("书.txt"), text.as_bytes());
+    let (c, doc) = import_json(tmp.path(), &["书.txt", "--into", "book"]);
+    assert_eq!(c, 0, "{doc}");
+    let rows: Vec<(Value, Value, Value)> = doc["data"]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["kind"].clone(),
+                r["chapter"].clone(),
+                r["heading"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            (json!("extra"), Value::Null, json!("序")),
+            (json!("chapter"), json!(1), json!("第 1 章 起")),
+            (json!("chapter"), json!(2), json!("【第二章】 承")),
+            (json!("chapter"), json!(3), json!("第三章 转（一）")),
+            (json!("chapter"), json!(4), json!("第4章 合")),
+            (json!("extra"), Value::Null, json!("上架感言")),
+            (json!("extra"), Value::Null, json!("完本感言")),
+        ]
+    );
+    // The paged chapter is one chapter with both pages' text.
+    assert_eq!(doc["data"]["rows"][3]["merged"], json!([9]));
+    assert_eq!(
+        read(&tmp.path().join("book"), "chapters/chapter-003.md"),
+        "# 第三章 转（一）\n\n丙一。\n第三章 转（二）\n丙二。\n"
+    );
+    assert_clean_and_counted(
+        &tmp.path().join("book"),
+        source_chars(
+            text,
+            &[
+                "序",
+                "第 1 章 起",
+                "【第二章】 承",
+                "第三章 转（一）",
+                "第4章 合",
+                "上架感言",
+                "完本感言",
+            ],
+        ),
+    );
+}
+
+#[test]
+fn a_folder_of_markdown_chapter_files_with_spaced_headings_imports() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("章节");
+    for (i, body) in [CH1, CH2, CH3].iter().enumerate() {
+        let n = i + 1;
+        write_bytes(
+            &src.join(format!("chapter-{n:03}.md")),
+            format!("# 第 {n} 章 标题{n}\n\n{body}\n").as_bytes(),
+        );
+    }
+    let (c, doc) = import_json(tmp.path(), &["章节", "--into", "book"]);
+    assert_eq!(c, 0, "{doc}");
+    assert_eq!(doc["data"]["imported"], json!([1, 2, 3]));
+    assert_eq!(
+        read(&tmp.path().join("book"), "chapters/chapter-002.md"),
+        format!("# 第 2 章 标题2\n\n{CH2}\n")
+    );
+}
+
+#[test]
+fn a_later_part_of_a_book_imports_from_its_own_chapter_number() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text: String = (108..=112)
+        .map(|i| format!("第{}回 回目{i}\n　　正文{i}。\n", old_numeral(i)))
+        .collect();
+    let text = format!("第二卷 下\n{text}");
+    write_bytes(&tmp.path().join("下.txt"), text.as_bytes());
+    let (c, doc) = import_json(tmp.path(), &["下.txt", "--into", "book"]);
+    assert_eq!(
+        (c, doc["error"]["code"].as_str()),
+        (1, Some("E_IMPORT_ORDER")),
+        "{doc}"
+    );
+    assert!(
+        doc["error"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("--start 108"),
+        "{doc}"
+    );
+    let (c, doc) = import_json(tmp.path(), &["下.txt", "--into", "book", "--start", "108"]);
+    assert_eq!(c, 0, "{doc}");
+    assert_eq!(doc["data"]["imported"], json!([108, 109, 110, 111, 112]));
+    let root = tmp.path().join("book");
+    assert!(read(&root, "chapters/chapter-110.md").starts_with("# 第一百十回 回目110\n"));
+    let out = novel(&root, &["validate"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let (c, status) = run_json(&root, &["status"]);
+    assert_eq!(c, 0, "{status}");
+    assert_eq!(status["data"]["last_completed_chapter"], 112);
+}
+
+#[test]
+fn furniture_is_listed_with_lines_and_stripped_only_on_request() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = "第1章 起\n　　雨下了。\n本章未完，请点击下一页继续阅读\nhttp://m.example.com/book/1.html\nPS：求月票！\n第2章 承\n　　天亮了。\n上架感言\n　　谢谢大家。\n第3章 转\n　　走了。\n";
+    write_bytes(&tmp.path().join("网文.txt"), text.as_bytes());
+    let (c, doc) = import_json(tmp.path(), &["网文.txt", "--into", "book", "--dry-run"]);
+    assert_eq!(c, 0, "{doc}");
+    let lines: Vec<(Value, Value)> = doc["data"]["furniture"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["line"].clone(), f["kind"].clone()))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            (json!(3), json!("ad")),
+            (json!(4), json!("url")),
+            (json!(5), json!("author_note"))
+        ]
+    );
+    let human = stdout(&novel(
+        tmp.path(),
+        &["import", "网文.txt", "--into", "book", "--dry-run"],
+    ));
+    assert!(human.contains("网文.txt:3\t广告\t本章未完"), "{human}");
+    // 上架感言 is an extra, not chapter 2's text.
+    assert_eq!(doc["data"]["rows"][2]["name"], "上架感言");
+
+    let (c, doc) = import_json(
+        tmp.path(),
+        &["网文.txt", "--into", "book", "--strip-furniture"],
+    );
+    assert_eq!(c, 0, "{doc}");
+    let root = tmp.path().join("book");
+    assert_eq!(
+        read(&root, "chapters/chapter-001.md"),
+        "# 第1章 起\n\n　　雨下了。\n"
+    );
+    let side = doc["data"]["written"]["furniture_file"].as_str().unwrap();
+    assert_eq!(side, "logs/import-furniture-001-003.txt");
+    let kept = read(&root, side);
+    for l in [
+        "网文.txt:3\t广告\t本章未完，请点击下一页继续阅读",
+        "网文.txt:5\t作者的话\tPS：求月票！",
+    ] {
+        assert!(kept.contains(l), "{kept}");
+    }
+    assert_eq!(doc["data"]["rows"][0]["chars"], json!(4));
+    let out = novel(&root, &["validate"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
 }

@@ -4,9 +4,13 @@
 //!
 //! Numbering problems are reported, never guessed: a gap, a duplicated or an out-of-order
 //! chapter number refuses the import unless the author asks to number by order of appearance
-//! (`--renumber`); an empty chapter (often a table of contents split as chapters) and volumes
-//! going backwards refuse it either way. Nothing already in the project is overwritten: a
-//! chapter at or below the last completed one, or whose file exists, is skipped and listed.
+//! (`--renumber`); a manuscript without a chapter, a heading whose number cannot be read or is
+//! out of range, an empty chapter (often a table of contents split as chapters) and volumes
+//! going backwards refuse it either way. A gap names the lines that may be the missing
+//! chapters' headings (prose that starts like one), and a chapter far longer than the others
+//! is flagged. Nothing already in the project is overwritten: a chapter at or below the last
+//! completed one, or whose file exists, is skipped and listed. The headings are kept as
+//! written (第一回 stays 第一回); an extra records where it stands in the book.
 
 use std::collections::BTreeSet;
 
@@ -46,6 +50,14 @@ pub struct Section {
     pub line: usize,
     /// The text under the heading, heading excluded, blank lines at both ends trimmed.
     pub body: String,
+    /// The heading line as written (Markdown `#` marks and surrounding spaces removed); empty
+    /// for a preface, which has none in the source.
+    pub heading: String,
+    /// Lines of the further pages' headings of a paged chapter (「第七章（二）」), merged into
+    /// it and kept as lines of its text.
+    pub merged: Vec<usize>,
+    /// An extra read before the chapters (序、楔子、前言) rather than after them.
+    pub front: bool,
 }
 
 /// A volume heading of the manuscript (`第一卷 风起青萍`).
@@ -53,8 +65,33 @@ pub struct Section {
 pub struct VolumeHeading {
     pub volume: u32,
     pub title: String,
+    /// The heading line as written (`第一卷 风起青萍`).
+    pub heading: String,
     pub file: String,
     pub line: usize,
+}
+
+/// A line of the manuscript that is not the story (a site's ad, a URL, page navigation, an
+/// author's aside; `novel_text::furniture`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Furniture {
+    pub file: String,
+    pub line: usize,
+    /// `url` | `ad` | `navigation` | `notice` | `author_note` | `heading_prefix`.
+    pub kind: &'static str,
+    /// The kind in Chinese.
+    pub label: &'static str,
+    pub text: String,
+}
+
+/// A line that starts like chapter `number`'s heading but reads as prose (第三回合，…): kept as
+/// text, named when that chapter turns out missing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Suspect {
+    pub file: String,
+    pub line: usize,
+    pub number: u32,
+    pub text: String,
 }
 
 /// What is wrong with the manuscript's numbering or content.
@@ -73,6 +110,14 @@ pub enum ProblemKind {
     NameMismatch,
     /// A file of a folder with no number and no extra name: imported as an extra (a warning).
     Unnumbered,
+    /// The manuscript has no chapter heading at all.
+    NoChapters,
+    /// A heading whose number cannot be read (第一亿章, 第-1章).
+    Unreadable,
+    /// A chapter number beyond what a project holds (99999).
+    NumberRange,
+    /// A chapter far longer than the others: a heading may not have been read (a warning).
+    LongChapter,
 }
 
 /// One problem, with where it is: its kind, and the finding (`E_IMPORT_ORDER` — fixed by
@@ -110,6 +155,7 @@ impl Problem {
     ) -> Problem {
         let code = match kind {
             ProblemKind::NameMismatch => "import/name_mismatch",
+            ProblemKind::LongChapter => "import/long_chapter",
             _ => "import/unnumbered",
         };
         let finding = Diagnostic::new(code, Severity::Warning, file, message, hint).at_line(line);
@@ -120,6 +166,21 @@ impl Problem {
     pub fn blocking(&self) -> bool {
         self.finding.is_error()
     }
+}
+
+/// `novel.json`'s key for the first chapter of a project whose book starts later (an import
+/// with `--start N`): the chapters before it belong to the book, not to the project.
+pub const FIRST_CHAPTER_KEY: &str = "first_chapter";
+
+/// The project's first chapter: 1, or the `first_chapter` an import with `--start` recorded.
+pub fn first_chapter(settings: &crate::model::Settings) -> u32 {
+    settings
+        .extra
+        .get(FIRST_CHAPTER_KEY)
+        .and_then(serde_json::Value::as_u64)
+        .and_then(|n| u32::try_from(n).ok())
+        .filter(|n| *n >= 1)
+        .unwrap_or(1)
 }
 
 /// The pending action an import leaves (`import-backfill`, type `import_backfill`): the
@@ -186,6 +247,14 @@ pub struct Row {
     pub chars: usize,
     pub file: String,
     pub line: usize,
+    /// The heading as the chapter file (or extra) keeps it: as written, or `第N章 标题` for a
+    /// renumbered chapter; empty for a preface.
+    pub heading: String,
+    /// Lines of further page headings merged into this chapter.
+    pub merged: Vec<usize>,
+    /// Extras: the chapter they follow in reading order (one before the first chapter for
+    /// those read before it); `None` for chapters.
+    pub after_chapter: Option<u32>,
     pub action: Action,
     /// Project-relative file it lands in (or would, for a skipped row).
     pub target: String,
@@ -206,6 +275,16 @@ pub struct Target {
     pub new_project: bool,
 }
 
+/// How the author asked to number the chapters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Numbering {
+    /// Number by order of appearance (`--renumber`).
+    pub renumber: bool,
+    /// The manuscript is a later part of the book starting at this chapter (`--start N`): into
+    /// a new project, its chapters keep their numbers from N on.
+    pub start: Option<u32>,
+}
+
 /// The chapters of one volume that the import writes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct VolumeRange {
@@ -213,6 +292,8 @@ pub struct VolumeRange {
     pub range: [u32; 2],
     /// The volume heading's title, if the manuscript had one.
     pub title: Option<String>,
+    /// The volume heading as written (`第一卷 风起`), if the manuscript had one.
+    pub heading: Option<String>,
 }
 
 /// The whole plan.
@@ -227,16 +308,41 @@ pub struct Plan {
     pub volumes: Vec<VolumeRange>,
     /// 字数 of every section's body (chapters and extras, skipped ones too).
     pub source_chars: usize,
+    /// The project's last completed chapter when the plan was made (the write checks it has
+    /// not moved).
+    #[serde(skip)]
+    pub project_last: u32,
 }
 
 impl Plan {
-    /// The code that refuses the import, if any: volume problems first (nothing fixes them
-    /// but the source), then empty chapters, then numbering (which `--renumber` fixes).
+    /// The code that refuses the import, if any: no chapter at all, unreadable headings and
+    /// numbers out of range, volume problems (nothing fixes them but the source), then empty
+    /// chapters, then numbering (which `--renumber` fixes).
     pub fn refusal(&self) -> Option<&'static str> {
-        ["E_IMPORT_VOLUME", "E_IMPORT_EMPTY", "E_IMPORT_ORDER"]
+        REFUSALS
             .into_iter()
             .find(|code| self.problems.iter().any(|p| p.finding.code == *code))
     }
+}
+
+/// The codes that refuse an import, first found first reported.
+pub const REFUSALS: [&str; 6] = [
+    "E_IMPORT_NO_CHAPTERS",
+    "E_IMPORT_HEADING",
+    "E_IMPORT_NUMBER",
+    "E_IMPORT_VOLUME",
+    "E_IMPORT_EMPTY",
+    "E_IMPORT_ORDER",
+];
+
+/// What the planner is told besides the sections: the volume headings, the lines that may be
+/// missed headings, and the first lines of the manuscript (named when no chapter is found).
+#[derive(Debug, Clone, Default)]
+pub struct Found<'a> {
+    pub volumes: &'a [VolumeHeading],
+    pub suspects: &'a [Suspect],
+    /// (file, first non-blank lines) of the manuscript, for the no-chapter refusal.
+    pub opening: (&'a str, &'a [String]),
 }
 
 /// `extras/01-楔子.md`: extras in the order of the manuscript, the name made safe for a file.
@@ -256,17 +362,32 @@ pub fn extra_target(index: usize, name: &str) -> String {
 pub fn plan(
     sections: &[Section],
     chars: &[usize],
-    volumes: &[VolumeHeading],
+    found: &Found<'_>,
     target: &Target,
-    renumber: bool,
+    numbering: Numbering,
 ) -> Plan {
-    let mut problems = content_problems(sections, chars, volumes, target);
-    if !renumber {
-        problems.extend(numbering_problems(sections));
+    let renumber = numbering.renumber;
+    // The chapter before the first one imported: the project's last, or the one before
+    // `--start` in a new project.
+    let base = match numbering.start {
+        Some(s) if target.new_project => s.saturating_sub(1),
+        _ => target.last_completed,
+    };
+    let mut problems = Vec::new();
+    if !sections.iter().any(|s| s.kind == SectionKind::Chapter) {
+        problems.push(no_chapters(found));
     }
-    let numbers = numbering(sections, target, renumber);
+    problems.extend(content_problems(sections, chars, found.volumes, target));
+    if !renumber {
+        problems.extend(numbering_problems(sections, found.suspects));
+    }
+    let numbers = numbers(sections, base, renumber);
+    problems.extend(range_problem(sections, &numbers));
+    problems.extend(long_chapters(sections, chars, found.suspects));
+    let first = numbers.iter().flatten().next().copied();
     let mut rows = Vec::with_capacity(sections.len());
     let mut extra_index = 0;
+    let mut last_chapter: Option<u32> = None;
     for ((s, &c), n) in sections.iter().zip(chars).zip(&numbers) {
         let (target_file, skip_reason) = match (s.kind, n) {
             (SectionKind::Chapter, Some(n)) => {
@@ -283,6 +404,13 @@ pub fn plan(
                 (file, why)
             }
         };
+        let after_chapter = match s.kind {
+            SectionKind::Chapter => None,
+            _ => Some(last_chapter.unwrap_or_else(|| first.map_or(base, |f| f.saturating_sub(1)))),
+        };
+        if let Some(n) = n {
+            last_chapter = Some(*n);
+        }
         rows.push(Row {
             kind: s.kind,
             chapter: *n,
@@ -293,6 +421,9 @@ pub fn plan(
             chars: c,
             file: s.file.clone(),
             line: s.line,
+            heading: row_heading(s, *n),
+            merged: s.merged.clone(),
+            after_chapter,
             action: if skip_reason.is_some() {
                 Action::Skip
             } else {
@@ -306,9 +437,11 @@ pub fn plan(
     // Gaps inside the manuscript are reported once, by the numbering check.
     let numbered_ok = problems.iter().all(|p| p.finding.code != "E_IMPORT_ORDER");
     if numbered_ok && (!renumber || !target.new_project) {
-        problems.extend(continuation_problem(&imported, &rows, target));
+        problems.extend(continuation_problem(
+            &imported, &rows, target, base, numbering,
+        ));
     }
-    let volumes = volume_ranges(&rows, volumes, target);
+    let volumes = volume_ranges(&rows, found.volumes, target);
     Plan {
         skipped: chapters_of(&rows, Action::Skip),
         imported,
@@ -316,7 +449,123 @@ pub fn plan(
         volumes,
         source_chars: chars.iter().sum(),
         rows,
+        project_last: target.last_completed,
     }
+}
+
+/// The heading a chapter file (or extra) keeps: as written; `第N章 标题` when the chapter lands
+/// under another number than its heading says (renumbered), or when the source had none (a
+/// folder's file named by its number).
+fn row_heading(s: &Section, n: Option<u32>) -> String {
+    match (s.kind, n) {
+        (SectionKind::Chapter, Some(n)) if s.number != Some(n) || s.heading.is_empty() => {
+            if s.title.is_empty() {
+                format!("第{n}章")
+            } else {
+                format!("第{n}章 {}", s.title)
+            }
+        }
+        _ => s.heading.clone(),
+    }
+}
+
+/// No chapter heading in the whole manuscript: what its first lines were.
+fn no_chapters(found: &Found<'_>) -> Problem {
+    let (file, opening) = found.opening;
+    let shown: Vec<String> = opening
+        .iter()
+        .take(5)
+        .map(|l| format!("「{}」", l.chars().take(30).collect::<String>()))
+        .collect();
+    let message = if shown.is_empty() {
+        "书稿是空的（没有一个字）".to_string()
+    } else {
+        format!(
+            "书稿里没有认出任何章节标题，全书会变成一篇附录；开头几行是：{}",
+            shown.join("")
+        )
+    };
+    let mut p = Problem::error(
+        ProblemKind::NoChapters,
+        "E_IMPORT_NO_CHAPTERS",
+        file,
+        1,
+        None,
+        message,
+    );
+    p.finding.hint = "章节标题要单独占一行，如「第12章 标题」「第十二回 标题」「Chapter 12」（前面可以有「正文」或书名）；一章一个文件时，文件名写章号（001.txt、第12章 标题.txt）".into();
+    p
+}
+
+/// Chapter numbers beyond what a project holds: one problem, at the first, with how many.
+fn range_problem(sections: &[Section], numbers: &[Option<u32>]) -> Option<Problem> {
+    let max = crate::model::common::MAX_CHAPTER;
+    let over: Vec<(&Section, u32)> = sections
+        .iter()
+        .zip(numbers)
+        .filter_map(|(s, n)| n.filter(|n| *n > max).map(|n| (s, n)))
+        .collect();
+    let (s, n) = *over.first()?;
+    let more = if over.len() > 1 {
+        format!("（共 {} 章超出）", over.len())
+    } else {
+        String::new()
+    };
+    let mut p = problem(
+        ProblemKind::NumberRange,
+        "E_IMPORT_NUMBER",
+        s,
+        format!("第 {n} 章超出项目能容纳的章号（最大 {max}）{more}"),
+    );
+    p.finding.chapter = Some(n);
+    Some(p)
+}
+
+/// Chapters far longer than the others (more than 4 × the median and over 20,000 字): a
+/// heading may have been read as prose. Names the suspect lines inside.
+fn long_chapters(sections: &[Section], chars: &[usize], suspects: &[Suspect]) -> Vec<Problem> {
+    let mut lens: Vec<usize> = sections
+        .iter()
+        .zip(chars)
+        .filter(|(s, _)| s.kind == SectionKind::Chapter)
+        .map(|(_, c)| *c)
+        .collect();
+    if lens.len() < 3 {
+        return Vec::new();
+    }
+    lens.sort_unstable();
+    let limit = (lens[lens.len() / 2] * 4).max(20_000);
+    let mut out = Vec::new();
+    for (i, (s, &c)) in sections.iter().zip(chars).enumerate() {
+        if s.kind != SectionKind::Chapter || c <= limit {
+            continue;
+        }
+        let end = sections
+            .get(i + 1)
+            .filter(|n| n.file == s.file)
+            .map_or(usize::MAX, |n| n.line);
+        let inside: Vec<String> = suspects
+            .iter()
+            .filter(|x| x.file == s.file && x.line > s.line && x.line < end)
+            .take(3)
+            .map(|x| format!("第 {} 行「{}」", x.line, x.text))
+            .collect();
+        let n = s.number.map(|n| format!("第 {n} 章")).unwrap_or_default();
+        let mut message = format!("{n}有 {c} 字，是一般章节的 4 倍以上：可能有章节标题没有认出来");
+        if !inside.is_empty() {
+            message.push_str(&format!("（像标题的行：{}）", inside.join("、")));
+        }
+        let mut p = Problem::warning(
+            ProblemKind::LongChapter,
+            &s.file,
+            s.line,
+            message,
+            "看一看这一章里有没有被当成正文的章节标题；标题单独成行、章号后用空格隔开就能认出",
+        );
+        p.finding.chapter = s.number;
+        out.push(p);
+    }
+    out
 }
 
 fn chapters_of(rows: &[Row], action: Action) -> Vec<u32> {
@@ -340,14 +589,14 @@ fn chapter_skip(n: u32, target: &Target) -> Option<String> {
 }
 
 /// The number each section lands as: the source's, or (`--renumber`) the order of appearance
-/// after the project's last chapter.
-fn numbering(sections: &[Section], target: &Target, renumber: bool) -> Vec<Option<u32>> {
-    let mut next = target.last_completed;
+/// after `base` (the project's last chapter, or the one before `--start`).
+fn numbers(sections: &[Section], base: u32, renumber: bool) -> Vec<Option<u32>> {
+    let mut next = base;
     sections
         .iter()
         .map(|s| match s.kind {
             SectionKind::Chapter if renumber => {
-                next += 1;
+                next = next.saturating_add(1);
                 Some(next)
             }
             SectionKind::Chapter => s.number,
@@ -360,8 +609,9 @@ fn problem(kind: ProblemKind, code: &'static str, s: &Section, message: String) 
     Problem::error(kind, code, &s.file, s.line, s.number, message)
 }
 
-/// Gaps, duplicates and numbers going backwards, in the manuscript itself.
-fn numbering_problems(sections: &[Section]) -> Vec<Problem> {
+/// Gaps, duplicates and numbers going backwards, in the manuscript itself. A gap names the
+/// prose lines that start like a missing chapter's heading.
+fn numbering_problems(sections: &[Section], suspects: &[Suspect]) -> Vec<Problem> {
     let mut out = Vec::new();
     let mut seen: BTreeSet<u32> = BTreeSet::new();
     let mut max: Option<u32> = None;
@@ -383,12 +633,22 @@ fn numbering_problems(sections: &[Section]) -> Vec<Problem> {
                 s,
                 format!("第 {n} 章出现在第 {m} 章之后（顺序颠倒）"),
             )),
-            Some(m) if n > m + 1 => out.push(problem(
-                ProblemKind::Gap,
-                "E_IMPORT_ORDER",
-                s,
-                format!("缺{}：第 {m} 章之后是第 {n} 章", missing(m + 1, n - 1)),
-            )),
+            Some(m) if n > m + 1 => {
+                let mut message = format!("缺{}：第 {m} 章之后是第 {n} 章", missing(m + 1, n - 1));
+                let maybe: Vec<String> = suspects
+                    .iter()
+                    .filter(|x| (m + 1..n).contains(&x.number))
+                    .take(3)
+                    .map(|x| format!("{}:{}「{}」", x.file, x.line, x.text))
+                    .collect();
+                if !maybe.is_empty() {
+                    message.push_str(&format!(
+                        "；这几行像缺的章节标题，但读成了正文：{}",
+                        maybe.join("、")
+                    ));
+                }
+                out.push(problem(ProblemKind::Gap, "E_IMPORT_ORDER", s, message));
+            }
             _ => {}
         }
         max = Some(max.map_or(n, |m| m.max(n)));
@@ -404,16 +664,30 @@ fn missing(a: u32, b: u32) -> String {
     }
 }
 
-/// The imported chapters must continue the project: the first is last completed + 1, and
-/// none is missing among them.
-fn continuation_problem(imported: &[u32], rows: &[Row], target: &Target) -> Option<Problem> {
+/// The imported chapters must continue the project: the first is `base` + 1 (the project's
+/// last completed chapter, or the one before `--start` in a new project), and none is missing
+/// among them.
+fn continuation_problem(
+    imported: &[u32],
+    rows: &[Row],
+    target: &Target,
+    base: u32,
+    numbering: Numbering,
+) -> Option<Problem> {
     let first = *imported.iter().min()?;
-    let expected = target.last_completed + 1;
+    let expected = base + 1;
     let mut want = expected;
     for n in imported.iter().copied().collect::<BTreeSet<_>>() {
         if n != want {
             let row = rows.iter().find(|r| r.chapter == Some(n))?;
-            let message = if n == first {
+            let message = if n == first && target.new_project && numbering.start.is_none() {
+                format!(
+                    "书稿从第 {first} 章开始，新项目要从第 1 章开始：缺{}",
+                    missing(expected, first - 1)
+                )
+            } else if n == first && target.new_project {
+                format!("书稿从第 {first} 章开始，与 --start {expected} 不符")
+            } else if n == first {
                 format!(
                     "项目已完成到第 {} 章，导入从第 {first} 章开始：缺{}",
                     target.last_completed,
@@ -422,16 +696,42 @@ fn continuation_problem(imported: &[u32], rows: &[Row], target: &Target) -> Opti
             } else {
                 format!("导入的章节不连续：缺{}", missing(want, n - 1))
             };
-            return Some(Problem::error(
+            let mut p = Problem::error(
                 ProblemKind::Gap,
                 "E_IMPORT_ORDER",
                 &row.file,
                 row.line,
                 Some(n),
                 message,
-            ));
+            );
+            if n == first && target.new_project {
+                p.finding.hint = format!(
+                    "这是全书的后一部分时加 --start {first}，按书稿的章号导入；或加 --renumber 从第 1 章重新编号"
+                );
+            }
+            return Some(p);
         }
         want = n + 1;
+    }
+    if let Some(s) = numbering.start
+        && !target.new_project
+        && s != target.last_completed + 1
+    {
+        let row = rows.iter().find(|r| r.chapter == Some(first))?;
+        let mut p = Problem::error(
+            ProblemKind::Gap,
+            "E_IMPORT_ORDER",
+            &row.file,
+            row.line,
+            Some(first),
+            format!(
+                "项目已完成到第 {} 章，--start 只能是 {}",
+                target.last_completed,
+                target.last_completed + 1
+            ),
+        );
+        p.finding.hint = "导入到已有项目时章号接着项目的最后一章：去掉 --start".into();
+        return Some(p);
     }
     None
 }
@@ -513,6 +813,10 @@ fn volume_ranges(rows: &[Row], headings: &[VolumeHeading], target: &Target) -> V
                     .find(|h| h.volume == current)
                     .map(|h| h.title.clone())
                     .filter(|t| !t.is_empty()),
+                heading: headings
+                    .iter()
+                    .find(|h| h.volume == current)
+                    .map(|h| h.heading.clone()),
             }),
         }
     }
@@ -557,6 +861,9 @@ mod tests {
             file: "书.txt".into(),
             line: n as usize * 10,
             body: "正文".into(),
+            heading: format!("第{n}回 标题{n}"),
+            merged: Vec::new(),
+            front: false,
         }
     }
 
@@ -570,12 +877,19 @@ mod tests {
             file: "书.txt".into(),
             line: 1,
             body: "风雪夜".into(),
+            heading: name.into(),
+            merged: Vec::new(),
+            front: true,
         }
     }
 
     fn run(sections: &[Section], target: &Target, renumber: bool) -> Plan {
         let chars = vec![2; sections.len()];
-        plan(sections, &chars, &[], target, renumber)
+        let numbering = Numbering {
+            renumber,
+            start: None,
+        };
+        plan(sections, &chars, &Found::default(), target, numbering)
     }
 
     fn new_project() -> Target {
@@ -599,11 +913,117 @@ mod tests {
             [VolumeRange {
                 volume: 1,
                 range: [1, 3],
-                title: None
+                title: None,
+                heading: None,
             }]
         );
         assert_eq!(p.source_chars, 8);
         assert_eq!(p.refusal(), None);
+        // The headings as written; the extra before the first chapter.
+        assert_eq!(p.rows[1].heading, "第1回 标题1");
+        assert_eq!(p.rows[0].after_chapter, Some(0));
+        assert_eq!(p.rows[1].after_chapter, None);
+    }
+
+    #[test]
+    fn a_manuscript_without_a_chapter_names_its_first_lines() {
+        let lines = vec!["《书》".to_string(), "正文 第一回…".to_string()];
+        let found = Found {
+            opening: ("书.txt", &lines),
+            ..Found::default()
+        };
+        let p = plan(
+            &[extra("前言")],
+            &[3],
+            &found,
+            &new_project(),
+            Numbering::default(),
+        );
+        assert_eq!(p.refusal(), Some("E_IMPORT_NO_CHAPTERS"));
+        assert!(
+            p.problems[0]
+                .finding
+                .message
+                .contains("「《书》」「正文 第一回…」")
+        );
+        let p = plan(
+            &[],
+            &[],
+            &Found::default(),
+            &new_project(),
+            Numbering::default(),
+        );
+        assert!(p.problems[0].finding.message.contains("空的"));
+    }
+
+    #[test]
+    fn a_later_part_of_a_book_starts_where_it_says() {
+        let s = [extra("楔子"), ch(108, Some(2)), ch(109, Some(2))];
+        let p = run(&s, &new_project(), false);
+        assert_eq!(p.refusal(), Some("E_IMPORT_ORDER"));
+        assert!(p.problems[0].finding.hint.contains("--start 108"));
+        let numbering = Numbering {
+            renumber: false,
+            start: Some(108),
+        };
+        let p = plan(&s, &[2, 2, 2], &Found::default(), &new_project(), numbering);
+        assert!(p.problems.is_empty(), "{:?}", p.problems);
+        assert_eq!(p.imported, [108, 109]);
+        assert_eq!(p.rows[0].after_chapter, Some(107));
+        assert_eq!(p.rows[1].heading, "第108回 标题108");
+        // Renumbered, the heading says the new number.
+        let r = run(&s, &new_project(), true);
+        assert_eq!(r.rows[1].heading, "第1章 标题108");
+    }
+
+    #[test]
+    fn a_gap_names_the_prose_line_that_may_be_the_missing_heading() {
+        let s = [ch(1, None), ch(3, None)];
+        let suspects = [Suspect {
+            file: "书.txt".into(),
+            line: 15,
+            number: 2,
+            text: "第二回中…".into(),
+        }];
+        let found = Found {
+            suspects: &suspects,
+            ..Found::default()
+        };
+        let p = plan(&s, &[2, 2], &found, &new_project(), Numbering::default());
+        assert!(
+            p.problems[0]
+                .finding
+                .message
+                .contains("书.txt:15「第二回中…」"),
+            "{:?}",
+            p.problems
+        );
+    }
+
+    #[test]
+    fn numbers_beyond_the_project_and_overlong_chapters_are_named() {
+        let s = [ch(99_999, None), ch(100_000, None), ch(100_001, None)];
+        let numbering = Numbering {
+            renumber: false,
+            start: Some(99_999),
+        };
+        let p = plan(&s, &[2, 2, 2], &Found::default(), &new_project(), numbering);
+        assert_eq!(p.refusal(), Some("E_IMPORT_NUMBER"));
+        assert!(p.problems[0].finding.message.contains("共 2 章"));
+        let s = [ch(1, None), ch(2, None), ch(3, None), ch(4, None)];
+        let p = plan(
+            &s,
+            &[3000, 3100, 46_586, 2900],
+            &Found::default(),
+            &new_project(),
+            Numbering::default(),
+        );
+        assert_eq!(p.refusal(), None);
+        assert_eq!(p.problems.len(), 1);
+        assert_eq!(
+            (p.problems[0].kind, p.problems[0].finding.chapter),
+            (ProblemKind::LongChapter, Some(3))
+        );
     }
 
     #[test]
@@ -669,17 +1089,27 @@ mod tests {
             VolumeHeading {
                 volume: 2,
                 title: "风起".into(),
+                heading: "第二卷 风起".into(),
                 file: "书.txt".into(),
                 line: 1,
             },
             VolumeHeading {
                 volume: 1,
                 title: String::new(),
+                heading: "第一卷".into(),
                 file: "书.txt".into(),
                 line: 9,
             },
         ];
-        let p = plan(&s, &[0, 3], &vols, &new_project(), true);
+        let found = Found {
+            volumes: &vols,
+            ..Found::default()
+        };
+        let numbering = Numbering {
+            renumber: true,
+            start: None,
+        };
+        let p = plan(&s, &[0, 3], &found, &new_project(), numbering);
         let codes: Vec<_> = p.problems.iter().map(|p| p.finding.code.as_ref()).collect();
         assert_eq!(codes, ["E_IMPORT_EMPTY", "E_IMPORT_VOLUME"]);
         assert_eq!(p.refusal(), Some("E_IMPORT_VOLUME"));
@@ -689,12 +1119,14 @@ mod tests {
                 VolumeRange {
                     volume: 2,
                     range: [1, 1],
-                    title: Some("风起".into())
+                    title: Some("风起".into()),
+                    heading: Some("第二卷 风起".into()),
                 },
                 VolumeRange {
                     volume: 1,
                     range: [2, 2],
-                    title: None
+                    title: None,
+                    heading: Some("第一卷".into()),
                 }
             ]
         );

@@ -1146,19 +1146,13 @@ fn checkpoint_coherence(file: &str, c: &model::Checkpoint, out: &mut Vec<Diagnos
     }
 }
 
-/// Parses `第48章` / `第四十八章` / `第一百零二章` in a heading.
+/// Parses `第48章` / `第四十八章` / `第一百零二章` (any numeral [`crate::numerals`] reads) in a
+/// heading.
 pub fn chapter_in_heading(line: &str) -> Option<u32> {
     let start = line.find('第')? + '第'.len_utf8();
-    let rest = &line[start..];
-    let end = rest.find('章')?;
-    let num = rest[..end].trim();
-    if num.is_empty() {
-        return None;
-    }
-    if num.chars().all(|c| c.is_ascii_digit()) {
-        return num.parse().ok();
-    }
-    crate::numerals::chinese_number(num).and_then(|n| u32::try_from(n).ok())
+    let rest = line[start..].trim_start();
+    let (n, len) = crate::numerals::leading_u32(rest)?;
+    rest[len..].trim_start().starts_with('章').then_some(n)
 }
 
 fn markdown_check(

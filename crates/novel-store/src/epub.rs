@@ -1,7 +1,9 @@
 //! The EPUB 3 package of `novel export --format epub`: a title page, one XHTML file per volume
-//! divider (`第N卷`, a level-1 entry of the table of contents) and per chapter (level 2 under its
-//! volume, level 1 when no volume is known), a CSS that works in horizontal and
-//! `writing-mode: vertical-rl` readers, `zh-CN` metadata.
+//! divider (its heading as written, or `第N卷`: a level-1 entry of the table of contents, with
+//! the volume's own text), per chapter and per extra (楔子、番外: level 2 under their volume,
+//! level 1 outside any), a CSS that works in horizontal and `writing-mode: vertical-rl`
+//! readers, `zh-CN` metadata. The text is escaped for XML and nothing else: every line of a
+//! chapter is a paragraph as written (`*2`, `**`, a line-start `- ` stay).
 //!
 //! Deterministic: the identifier is derived from the title, author and chapter range, the
 //! modification date and every zip entry's time come from [`EpubBook::dated`]. `epub-builder`
@@ -27,17 +29,32 @@ body {
 h1, h2 { font-weight: bold; line-height: 1.4; text-align: center; text-indent: 0; margin: 1.5em 0; }
 h1 { font-size: 1.6em; }
 h2 { font-size: 1.3em; }
-p { text-indent: 2em; margin: 0; }
+p { text-indent: 2em; margin: 0; white-space: pre-wrap; }
+p.indented { text-indent: 0; }
 p.center { text-indent: 0; text-align: center; }
 "#;
 
-/// A chapter of the book.
+/// What a page of the book is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PageKind {
+    /// A volume divider (its heading, then the volume's own text, if any).
+    Volume,
+    Chapter,
+    Extra,
+}
+
+/// A page of the book, in reading order.
 #[derive(Debug, Clone)]
-pub struct EpubChapter {
-    pub number: u32,
-    /// `第N章 标题`.
+pub struct EpubPage {
+    pub kind: PageKind,
+    /// The heading as written (`第一回 …`, `第一卷 风起`, `楔子 风雪夜`), or a name for text
+    /// without one (前言).
     pub title: String,
-    pub paragraphs: Vec<String>,
+    /// The text's lines (blank ones are left out of the page).
+    pub lines: Vec<String>,
+    /// The chapter number (chapters).
+    pub number: Option<u32>,
+    /// The volume it falls in.
     pub volume: Option<u32>,
 }
 
@@ -48,7 +65,7 @@ pub struct EpubBook {
     pub author: String,
     /// Seconds since the epoch: `dcterms:modified` and the zip entries' time.
     pub dated: u64,
-    pub chapters: Vec<EpubChapter>,
+    pub pages: Vec<EpubPage>,
 }
 
 fn err(e: impl std::fmt::Display) -> ExportError {
@@ -77,9 +94,10 @@ fn is_xml_char(c: char) -> bool {
     matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
 }
 
-/// One XHTML document: `heading` as an `<h1>`/`<h2>`, then `paragraphs` as `<p>`.
-pub fn xhtml(title: &str, level: u8, class: Option<&str>, paragraphs: &[String]) -> String {
-    let size: usize = paragraphs.iter().map(|p| p.len() + 9).sum();
+/// One XHTML document: `heading` as an `<h1>`/`<h2>`, then each non-blank line of `lines` as a
+/// `<p>` (class `indented` when it opens with its own spaces, which are kept).
+pub fn xhtml(title: &str, level: u8, class: Option<&str>, lines: &[String]) -> String {
+    let size: usize = lines.iter().map(|p| p.len() + 9).sum();
     let mut out = String::with_capacity(size + 512);
     let title = escape(title);
     out.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE html>\n");
@@ -88,13 +106,20 @@ pub fn xhtml(title: &str, level: u8, class: Option<&str>, paragraphs: &[String])
         "<head>\n<meta charset=\"utf-8\" />\n<title>{title}</title>\n<link rel=\"stylesheet\" type=\"text/css\" href=\"stylesheet.css\" />\n</head>\n<body>\n"
     ));
     out.push_str(&format!("<h{level}>{title}</h{level}>\n"));
-    let open = match class {
-        Some(c) => format!("<p class=\"{c}\">"),
-        None => "<p>".to_string(),
-    };
-    for p in paragraphs {
-        out.push_str(&open);
-        out.push_str(&escape(p));
+    for line in lines {
+        if line.chars().all(|c| c.is_whitespace() || c == '\u{3000}') {
+            continue;
+        }
+        let class = match class {
+            Some(c) => Some(c),
+            None if line.starts_with([' ', '\t', '\u{3000}']) => Some("indented"),
+            None => None,
+        };
+        match class {
+            Some(c) => out.push_str(&format!("<p class=\"{c}\">")),
+            None => out.push_str("<p>"),
+        }
+        out.push_str(&escape(line));
         out.push_str("</p>\n");
     }
     out.push_str("</body>\n</html>\n");
@@ -130,31 +155,47 @@ pub fn build(book: &EpubBook) -> Result<Vec<u8>, ExportError> {
                 .reftype(ReferenceType::TitlePage),
         )
         .map_err(err)?;
-    let mut current_volume = None;
+    let mut in_volume = false;
     let mut first = true;
-    for chapter in &book.chapters {
-        if chapter.volume.is_some() && chapter.volume != current_volume {
-            current_volume = chapter.volume;
-            let v = chapter.volume.unwrap_or_default();
-            let name = format!("第{v}卷");
-            let page = xhtml(&name, 1, None, &[]);
-            builder
-                .add_content(
-                    EpubContent::new(
-                        format!("{}.xhtml", novel_core::naming::volume_stem(v)),
-                        page.as_bytes(),
-                    )
-                    .title(name)
-                    .level(1),
+    let mut extra_no = 0;
+    for page in &book.pages {
+        let (file, level, h) = match page.kind {
+            PageKind::Volume => {
+                in_volume = true;
+                let v = page.volume.unwrap_or_default();
+                (
+                    format!("{}.xhtml", novel_core::naming::volume_stem(v)),
+                    1,
+                    1,
                 )
-                .map_err(err)?;
-        }
-        let level = if chapter.volume.is_some() { 2 } else { 1 };
-        let page = xhtml(&chapter.title, 2, None, &chapter.paragraphs);
-        let mut content = EpubContent::new(chapter_file(chapter.number), page.as_bytes())
-            .title(chapter.title.as_str())
+            }
+            PageKind::Chapter => (
+                chapter_file(page.number.unwrap_or_default()),
+                if in_volume && page.volume.is_some() {
+                    2
+                } else {
+                    1
+                },
+                2,
+            ),
+            PageKind::Extra => {
+                extra_no += 1;
+                (
+                    format!("extra-{extra_no:02}.xhtml"),
+                    if in_volume && page.volume.is_some() {
+                        2
+                    } else {
+                        1
+                    },
+                    2,
+                )
+            }
+        };
+        let doc = xhtml(&page.title, h, None, &page.lines);
+        let mut content = EpubContent::new(file, doc.as_bytes())
+            .title(page.title.as_str())
             .level(level);
-        if first {
+        if first && page.kind != PageKind::Volume {
             content = content.reftype(ReferenceType::Text);
             first = false;
         }
@@ -168,8 +209,9 @@ pub fn build(book: &EpubBook) -> Result<Vec<u8>, ExportError> {
 /// A stable identifier: two FNV-1a hashes of title, author and chapter range, as a version-8
 /// (custom) UUID.
 fn identifier(book: &EpubBook) -> uuid::Uuid {
-    let first = book.chapters.first().map_or(0, |c| c.number);
-    let last = book.chapters.last().map_or(0, |c| c.number);
+    let mut numbers = book.pages.iter().filter_map(|p| p.number);
+    let first = numbers.next().unwrap_or(0);
+    let last = numbers.next_back().unwrap_or(first);
     let key = format!("{}\u{0}{}\u{0}{first}\u{0}{last}", book.title, book.author);
     let fnv = |seed: u64| {
         key.bytes().fold(seed, |h, b| {

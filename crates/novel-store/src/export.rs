@@ -7,8 +7,11 @@
 //! dates, identifier and zip entry times are fixed from the project (the checkpoint's time, the
 //! title and the range), so the same chapters always give the same bytes.
 //!
-//! The text of a chapter (title line, plain paragraphs) is `novel_text::export`'s; this module
-//! only lays the paragraphs into XHTML and packs them.
+//! Besides the chapters it reads the book's extras (`extras/*.md`: 楔子、番外, the preface, a
+//! volume's own text — each says where it stands in its front matter) and what each volume's
+//! heading is (`storyline-schedule.json` `volume_heading` as an import wrote it, or its
+//! `volume_title`, or the outline's `# 第 2 卷 · 标题`). Putting it all in reading order and laying
+//! out the text is `novel_text::export`'s; [`crate::epub`] packs the pieces.
 
 use novel_core::model::{Checkpoint, Settings};
 
@@ -75,6 +78,26 @@ pub struct SourceChapter {
     pub volume: Option<u32>,
 }
 
+/// An extra of the book (`extras/NN-名称.md`).
+#[derive(Debug, Clone)]
+pub struct SourceExtra {
+    /// `extras/01-楔子.md`.
+    pub rel: String,
+    /// The file name without `.md` (`01-楔子`).
+    pub stem: String,
+    pub text: String,
+}
+
+/// What a volume's heading is, as far as the project knows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VolumeFacts {
+    /// The heading as written (an imported `第一卷 风起`), or `第N卷 标题` from a title.
+    pub heading: Option<String>,
+    /// The volume was planned in the project (not imported): a plain `第N卷` may be printed
+    /// when the book has several volumes.
+    pub generic: bool,
+}
+
 /// What an export reads: the book's facts and its chapters in order.
 #[derive(Debug, Clone)]
 pub struct Gathered {
@@ -92,6 +115,12 @@ pub struct Gathered {
     pub missing: Vec<u32>,
     /// Files that could not be read while placing chapters in volumes (the rest still runs).
     pub problems: Vec<String>,
+    /// Every extra of the book, in file-name order (the export picks those of its range).
+    pub extras: Vec<SourceExtra>,
+    /// The known volumes' headings.
+    pub volumes: std::collections::BTreeMap<u32, VolumeFacts>,
+    /// The first and last committed chapters of the whole book.
+    pub book: [u32; 2],
 }
 
 /// The author an EPUB names when neither `--author` nor `novel.json` gives one.
@@ -151,9 +180,17 @@ pub fn gather(project: &Project, range: Range) -> Result<Gathered, ExportError> 
     let last = checkpoint.last_completed_chapter;
     let mut problems = Vec::new();
     let (span, volume) = range_span(project, range, last, &mut problems)?;
-    let wanted: Vec<(u32, String)> = select::committed_chapters(project)?
+    let committed: Vec<(u32, String)> = select::committed_chapters(project)?
         .into_iter()
-        .filter(|(n, _)| *n >= span[0] && *n <= span[1] && *n <= last && *n > 0)
+        .filter(|(n, _)| *n <= last && *n > 0)
+        .collect();
+    let book = [
+        committed.first().map_or(0, |c| c.0),
+        committed.last().map_or(0, |c| c.0),
+    ];
+    let wanted: Vec<(u32, String)> = committed
+        .into_iter()
+        .filter(|(n, _)| *n >= span[0] && *n <= span[1])
         .collect();
     if wanted.is_empty() {
         return Err(match range {
@@ -167,6 +204,11 @@ pub fn gather(project: &Project, range: Range) -> Result<Gathered, ExportError> 
         &mut problems,
     );
     let chapters = read_chapters(project, wanted, &spans)?;
+    let extras = read_extras(project)?;
+    let volumes = spans
+        .iter()
+        .map(|(v, _)| (*v, volume_facts(project, *v)))
+        .collect();
     let present: std::collections::BTreeSet<u32> = chapters.iter().map(|c| c.number).collect();
     let first = chapters.first().map_or(span[0], |c| c.number);
     let missing = (first..=span[1].min(last))
@@ -180,7 +222,83 @@ pub fn gather(project: &Project, range: Range) -> Result<Gathered, ExportError> 
         chapters,
         missing,
         problems,
+        extras,
+        volumes,
+        book,
     })
+}
+
+/// Every `extras/*.md` file (not hidden), by name.
+fn read_extras(project: &Project) -> Result<Vec<SourceExtra>, ExportError> {
+    let mut out = Vec::new();
+    for input in select::extra_inputs(project)? {
+        let text = io::read_text(&input.path)?;
+        let stem = input
+            .shown
+            .rsplit('/')
+            .next()
+            .unwrap_or_default()
+            .trim_end_matches(".md")
+            .to_string();
+        out.push(SourceExtra {
+            rel: input.shown,
+            stem,
+            text,
+        });
+    }
+    Ok(out)
+}
+
+/// Volume `v`'s heading: the schedule's `volume_heading` (an import's, as written) or
+/// `volume_title`, else the outline's first heading when it names the volume (`# 第 2 卷 · 标题`).
+fn volume_facts(project: &Project, v: u32) -> VolumeFacts {
+    let dir = layout::volume_dir(v);
+    let schedule: Option<serde_json::Value> =
+        io::read_text(&project.path(&format!("{dir}/storyline-schedule.json")))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok());
+    let field = |k: &str| {
+        schedule
+            .as_ref()
+            .and_then(|s| s.get(k))
+            .and_then(|x| x.as_str())
+            .map(str::trim)
+            .filter(|x| !x.is_empty())
+            .map(str::to_string)
+    };
+    let imported = schedule
+        .as_ref()
+        .and_then(|s| s.get("imported"))
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(false);
+    if imported {
+        return VolumeFacts {
+            heading: field("volume_heading"),
+            generic: false,
+        };
+    }
+    let outline = io::read_text(&project.path(&format!("{dir}/outline.md")))
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .map(str::trim)
+                .find(|l| l.starts_with('#'))
+                .map(|l| l.trim_start_matches('#').trim().to_string())
+        })
+        .filter(|h| {
+            h.strip_prefix('第').is_some_and(|r| {
+                let r = r.trim_start();
+                novel_core::numerals::leading_u32(r)
+                    .is_some_and(|(n, len)| n == v && r[len..].trim_start().starts_with('卷'))
+            })
+        });
+    let heading = field("volume_heading")
+        .or_else(|| field("volume_title").map(|t| format!("第{v}卷 {t}")))
+        .or(outline);
+    VolumeFacts {
+        heading,
+        generic: true,
+    }
 }
 
 /// The chapters `range` covers (everything up to the last completed chapter, the given ones,

@@ -14,7 +14,8 @@ use std::time::Duration;
 use serde_json::json;
 
 use novel_core::import::{
-    Action, Plan, Section, SectionKind, Target, VolumeRange, backfill_chapters, set_backfill,
+    Action, Furniture, Plan, Row, Section, SectionKind, Target, VolumeRange, backfill_chapters,
+    set_backfill,
 };
 use novel_core::model::{ChangelogEntry, Checkpoint, PendingAction};
 
@@ -35,6 +36,14 @@ pub enum ImportError {
     Lock(#[from] LockError),
     #[error("{path} 中没有 .txt 或 .md 文件")]
     EmptyFolder { path: PathBuf },
+    #[error("{path} 不是普通文件（是设备、管道或套接字），不能当书稿读")]
+    NotAFile { path: PathBuf },
+    #[error("书稿 {path} 有 {size} 字节，超过导入的上限 {limit} 字节（约 2000 万字）")]
+    TooLarge {
+        path: PathBuf,
+        size: u64,
+        limit: u64,
+    },
     #[error("第 {chapter} 章正在写（阶段未完成），现在不能导入")]
     InFlight { chapter: u32 },
     #[error("项目在读取之后变了（最后完成的章节由第 {planned} 章变为第 {now} 章）")]
@@ -52,7 +61,9 @@ impl ImportError {
         match self {
             ImportError::Store(e) => e.code(),
             ImportError::Lock(e) => e.code(),
-            ImportError::EmptyFolder { .. } => "E_IMPORT_SOURCE",
+            ImportError::EmptyFolder { .. }
+            | ImportError::NotAFile { .. }
+            | ImportError::TooLarge { .. } => "E_IMPORT_SOURCE",
             ImportError::InFlight { .. } => "E_INFLIGHT",
             ImportError::Changed { .. } => "E_IMPORT_CHANGED",
             ImportError::NoBackfill => "E_NO_BACKFILL",
@@ -65,9 +76,12 @@ impl ImportError {
         match self {
             ImportError::Store(e) => e.hint(),
             ImportError::Lock(e) => e.hint(),
-            ImportError::EmptyFolder { .. } => {
+            ImportError::EmptyFolder { .. } | ImportError::NotAFile { .. } => {
                 "给出一个 .txt/.md 文件，或放着章节文件（001.txt、第12章 标题.txt …）的文件夹"
                     .into()
+            }
+            ImportError::TooLarge { .. } => {
+                "把书稿按卷拆成几个文件，依次导入（后一个文件的章号接着前一个）".into()
             }
             ImportError::InFlight { chapter } => format!(
                 "先写完并提交第 {chapter} 章（/novel:continue），或用 novel chapter recover 查看从哪一步继续"
@@ -107,25 +121,69 @@ pub struct SourceFile {
     pub shown: String,
     /// The file name without its extension.
     pub stem: String,
+    /// A `.md` file (its text is Markdown: backslash escapes are read).
+    pub markdown: bool,
     pub bytes: Vec<u8>,
 }
 
-/// The manuscript's files: the file itself, or every `.txt`/`.md` file of a folder (not
-/// hidden, not in subfolders), by name.
-pub fn read_source(path: &Path) -> Result<Vec<SourceFile>, ImportError> {
-    let read = |p: &Path, shown: String| -> Result<SourceFile, ImportError> {
-        Ok(SourceFile {
-            shown,
-            stem: p
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-            bytes: fs::read(p).map_err(|e| StoreError::io(p, e))?,
-        })
+/// The most a manuscript (a file, or all files of a folder together) may weigh: 64 MiB, some
+/// 20 million 字 in UTF-8, well past the longest web novels. A bigger file is refused before
+/// it is read (`/dev/zero` would never end), so an import's memory stays bounded.
+pub const MAX_SOURCE_BYTES: u64 = 64 << 20;
+
+/// Reads one regular file of at most `budget` bytes (more is refused, also for a file that
+/// grows while it is read).
+fn read_file(path: &Path, shown: String, budget: &mut u64) -> Result<SourceFile, ImportError> {
+    use std::io::Read;
+    let meta = fs::metadata(path).map_err(|e| StoreError::io(path, e))?;
+    if !meta.is_file() {
+        return Err(ImportError::NotAFile {
+            path: path.to_path_buf(),
+        });
+    }
+    let too_large = |size| ImportError::TooLarge {
+        path: path.to_path_buf(),
+        size,
+        limit: MAX_SOURCE_BYTES,
     };
+    if meta.len() > *budget {
+        return Err(too_large(meta.len() + MAX_SOURCE_BYTES - *budget));
+    }
+    let file = fs::File::open(path).map_err(|e| StoreError::io(path, e))?;
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(*budget + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| StoreError::io(path, e))?;
+    if bytes.len() as u64 > *budget {
+        return Err(too_large(bytes.len() as u64 + MAX_SOURCE_BYTES - *budget));
+    }
+    *budget -= bytes.len() as u64;
+    let markdown = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("md") || e.eq_ignore_ascii_case("markdown"));
+    Ok(SourceFile {
+        shown,
+        stem: path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        markdown,
+        bytes,
+    })
+}
+
+/// The manuscript's files: the file itself, or every `.txt`/`.md` file of a folder (not
+/// hidden, not in subfolders, regular files only), by name. Refused: a device, a pipe, more
+/// than [`MAX_SOURCE_BYTES`].
+pub fn read_source(path: &Path) -> Result<Vec<SourceFile>, ImportError> {
+    let mut budget = MAX_SOURCE_BYTES;
     let meta = fs::metadata(path).map_err(|e| StoreError::io(path, e))?;
     if !meta.is_dir() {
-        return Ok(vec![read(path, path.display().to_string())?]);
+        return Ok(vec![read_file(
+            path,
+            path.display().to_string(),
+            &mut budget,
+        )?]);
     }
     let mut names: Vec<String> = fs::read_dir(path)
         .map_err(|e| StoreError::io(path, e))?
@@ -143,7 +201,10 @@ pub fn read_source(path: &Path) -> Result<Vec<SourceFile>, ImportError> {
             path: path.to_path_buf(),
         });
     }
-    names.into_iter().map(|n| read(&path.join(&n), n)).collect()
+    names
+        .into_iter()
+        .map(|n| read_file(&path.join(&n), n, &mut budget))
+        .collect()
 }
 
 /// What the plan needs to know about where it imports: `None` (no project yet: one is made,
@@ -204,23 +265,44 @@ pub struct Written {
     pub checkpoint: Checkpoint,
 }
 
-/// `# 第12章 标题` and the body: a committed chapter's text.
-pub fn chapter_text(n: u32, title: &str, body: &str) -> String {
-    let head = if title.is_empty() {
-        format!("# 第{n}章")
-    } else {
-        format!("# 第{n}章 {title}")
-    };
-    format!("{head}\n\n{body}\n")
+/// `# 第一回 标题` (the heading as the plan keeps it) and the body: a committed chapter's text.
+pub fn chapter_text(heading: &str, body: &str) -> String {
+    format!("# {heading}\n\n{body}\n")
 }
 
-fn extra_text(s: &Section) -> String {
-    let head = match (s.name.as_str(), s.title.as_str()) {
-        (name, "") => name.to_string(),
-        ("", title) => title.to_string(),
-        (name, title) => format!("{name} {title}"),
-    };
-    format!("# {head}\n\n{}\n", s.body)
+/// What an extra is on export: `preface` (text before the first heading, no heading of its
+/// own), `volume` (a volume heading's own text, no heading of its own), `extra` (楔子、番外 …,
+/// with its heading).
+pub fn extra_role(kind: SectionKind, heading: &str, volume: Option<u32>) -> &'static str {
+    match (kind, heading.is_empty(), volume) {
+        (SectionKind::Preface, true, Some(_)) => "volume",
+        (_, true, _) => "preface",
+        _ => "extra",
+    }
+}
+
+/// An extra's file: front matter saying where it stands in the book (`after_chapter`, its
+/// `volume`, its `role`), then its heading as written (none for a preface or a volume's own
+/// text), then its text.
+pub fn extra_text(row: &Row, s: &Section) -> String {
+    let role = extra_role(s.kind, &row.heading, s.volume);
+    let mut out = format!("---\nafter_chapter: {}\n", row.after_chapter.unwrap_or(0));
+    if let Some(v) = s.volume {
+        out.push_str(&format!("volume: {v}\n"));
+    }
+    out.push_str(&format!("role: {role}\n"));
+    if role == "volume" {
+        // The volume's heading travels with its text: a volume with no chapter of its own
+        // (a last volume of 番外) has no schedule to keep it.
+        out.push_str(&format!("volume_heading: \"{}\"\n", s.name));
+    }
+    out.push_str("---\n");
+    if role == "extra" {
+        out.push_str(&format!("# {}\n\n", row.heading));
+    }
+    out.push_str(&s.body);
+    out.push('\n');
+    out
 }
 
 fn import_log(n: u32, chars: usize, s: &Section) -> String {
@@ -247,6 +329,7 @@ pub fn write(
     project: &Project,
     plan: &Plan,
     sections: &[Section],
+    stripped: &[Furniture],
     new_project: bool,
     stale_after: Duration,
     on_file: &dyn Fn(),
@@ -260,16 +343,28 @@ pub fn write(
         if plan.rows.iter().all(|r| r.action == Action::Skip) {
             return Ok(None);
         }
-        return write_extras_only(project, plan, sections, held, on_file);
+        return write_extras_only(project, plan, sections, stripped, held, on_file);
     };
-    let first = plan.imported[0];
-    if first != cp.next_chapter() {
+    if cp.last_completed_chapter != plan.project_last {
         return Err(ImportError::Changed {
-            planned: first - 1,
+            planned: plan.project_last,
             now: cp.last_completed_chapter,
         });
     }
-    let mut writes = file_writes(plan, sections, on_file);
+    let mut writes = file_writes(plan, sections, stripped, on_file);
+    // A later part of a book into a new project (`--start N`): the project starts at N.
+    if let Some(&first) = plan.imported.first()
+        && plan.project_last == 0
+        && first > 1
+    {
+        let path = project.path(layout::SETTINGS);
+        let mut settings = crate::io::read_json_value(&path).map_err(ImportError::Store)?;
+        settings[novel_core::import::FIRST_CHAPTER_KEY] = json!(first);
+        writes.push(JournalWrite {
+            path: layout::SETTINGS.to_string(),
+            content: to_json_text(&settings),
+        });
+    }
     let (schedules, kept, volume_end) = schedule_writes(project, &plan.volumes, &mut writes);
     let files = writes.len();
     let before = cp.orchestrator_state;
@@ -299,11 +394,12 @@ fn write_extras_only(
     project: &Project,
     plan: &Plan,
     sections: &[Section],
+    stripped: &[Furniture],
     held: lock::Held<'_>,
     on_file: &dyn Fn(),
 ) -> Result<Option<Written>, ImportError> {
     let cp = load_checkpoint(project)?;
-    let writes = file_writes(plan, sections, on_file);
+    let writes = file_writes(plan, sections, stripped, on_file);
     let files = writes.len();
     let journal = Journal::files(
         cp.last_completed_chapter,
@@ -320,9 +416,39 @@ fn write_extras_only(
     }))
 }
 
-/// The chapter texts, their logs and the extras of the `import` rows.
-fn file_writes(plan: &Plan, sections: &[Section], on_file: &dyn Fn()) -> Vec<JournalWrite> {
+/// Where the furniture lines taken out by `--strip-furniture` are kept: beside the pipeline
+/// logs, named by the chapters imported (`logs/import-furniture-001-120.txt`).
+pub fn furniture_file(plan: &Plan) -> String {
+    let first = plan.imported.first().copied().unwrap_or(plan.project_last);
+    let last = plan.imported.last().copied().unwrap_or(plan.project_last);
+    format!("logs/import-furniture-{first:03}-{last:03}.txt")
+}
+
+/// The side file's text: one line per furniture line taken out, `文件:行<TAB>种类<TAB>原文`.
+fn furniture_text(stripped: &[Furniture]) -> String {
+    let mut out =
+        String::from("# novel import --strip-furniture 从书稿中拿掉的行（文件:行、种类、原文）\n");
+    for f in stripped {
+        out.push_str(&format!("{}:{}\t{}\t{}\n", f.file, f.line, f.label, f.text));
+    }
+    out
+}
+
+/// The chapter texts, their logs and the extras of the `import` rows, and the furniture
+/// taken out.
+fn file_writes(
+    plan: &Plan,
+    sections: &[Section],
+    stripped: &[Furniture],
+    on_file: &dyn Fn(),
+) -> Vec<JournalWrite> {
     let mut writes = Vec::new();
+    if !stripped.is_empty() {
+        writes.push(JournalWrite {
+            path: furniture_file(plan),
+            content: furniture_text(stripped),
+        });
+    }
     for (row, s) in plan.rows.iter().zip(sections) {
         if row.action != Action::Import {
             continue;
@@ -331,7 +457,7 @@ fn file_writes(plan: &Plan, sections: &[Section], on_file: &dyn Fn()) -> Vec<Jou
             (SectionKind::Chapter, Some(n)) => {
                 writes.push(JournalWrite {
                     path: row.target.clone(),
-                    content: chapter_text(n, &s.title, &s.body),
+                    content: chapter_text(&row.heading, &s.body),
                 });
                 writes.push(JournalWrite {
                     path: layout::log_file(n),
@@ -340,7 +466,7 @@ fn file_writes(plan: &Plan, sections: &[Section], on_file: &dyn Fn()) -> Vec<Jou
             }
             _ => writes.push(JournalWrite {
                 path: row.target.clone(),
-                content: extra_text(s),
+                content: extra_text(row, s),
             }),
         }
         on_file();
@@ -373,6 +499,9 @@ fn schedule_writes(
         });
         if let Some(t) = &v.title {
             schedule["volume_title"] = json!(t);
+        }
+        if let Some(h) = &v.heading {
+            schedule["volume_heading"] = json!(h);
         }
         schedule["imported"] = json!(true);
         writes.push(JournalWrite {

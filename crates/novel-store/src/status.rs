@@ -410,7 +410,8 @@ pub fn gather(project: &Project, count: &dyn Fn(&str) -> usize) -> Status {
             c.last_completed_chapter
         });
     if let Some(c) = &cp {
-        checkpoint_against_chapters(c, &committed, journal.is_some(), &mut problems);
+        let first = novel_core::import::first_chapter(&settings);
+        checkpoint_against_chapters(c, first, &committed, journal.is_some(), &mut problems);
     }
     current_state_check(project, &mut problems);
     let weights = &settings.gate.weights;
@@ -508,16 +509,18 @@ fn interrupted_commit(project: &Project, problems: &mut Problems) -> Option<u32>
     }
 }
 
-/// The checkpoint against the chapters on disk: chapters it counts as done but missing, and
+/// The checkpoint against the chapters on disk: chapters it counts as done but missing (from
+/// the project's first chapter: 1, or where an imported later part of a book starts), and
 /// chapters beyond it (expected only while a commit is interrupted).
 fn checkpoint_against_chapters(
     c: &Checkpoint,
+    first: u32,
     committed: &[u32],
     interrupted: bool,
     problems: &mut Problems,
 ) {
     let committed_set: BTreeSet<u32> = committed.iter().copied().collect();
-    let missing: Vec<u32> = (1..=c.last_completed_chapter)
+    let missing: Vec<u32> = (first..=c.last_completed_chapter)
         .filter(|n| !committed_set.contains(n))
         .collect();
     let recover = if interrupted {

@@ -196,7 +196,7 @@ fn book() {
     let text = std::fs::read_to_string(&path)
         .unwrap()
         .replace("\r\n", "\n");
-    let split = novel_text::chapters::split(&text, &path);
+    let split = novel_text::chapters::split(&text, &path, Default::default());
     let chapters: Vec<&str> = split
         .sections
         .iter()

@@ -44,6 +44,7 @@ pub mod decode;
 pub mod drift;
 pub mod export;
 pub mod finding;
+pub mod furniture;
 pub mod keyphrase;
 pub mod leak;
 pub mod lint;

@@ -1,7 +1,8 @@
 //! `novel export [--format txt|epub|md] [--chapters A..B | --volume V] [-o FILE]
-//! [--indent fullwidth|blank] [--author 作者]`: the committed chapters as one file for a
-//! platform (txt), an e-reader (EPUB 3) or the author (joined Markdown). See
-//! `docs/orchestration.md` §8d for the JSON.
+//! [--indent keep|fullwidth|blank] [--no-extras] [--author 作者]`: the committed chapters, with
+//! the book's extras and volume headings in reading order, as one file for a platform (txt), an
+//! e-reader (EPUB 3) or the author (Markdown). Lossless: the text is never rendered as
+//! Markdown; txt is the stored text itself. See `docs/orchestration.md` §8d for the JSON.
 
 use std::path::PathBuf;
 
@@ -9,9 +10,12 @@ use clap::{Args, ValueEnum};
 use serde::Serialize;
 
 use novel_store::Project;
-use novel_store::epub::{EpubBook, EpubChapter};
+use novel_store::epub::{EpubBook, EpubPage, PageKind};
 use novel_store::export::{ExportError, Gathered, Range};
-use novel_text::export::{Indent, TextEncoding, encode, md, plain_chapter, txt};
+use novel_text::export::{
+    Book, ChapterIn, ExtraIn, Indent, Piece, PieceKind, Scope, TextEncoding, VolumeIn, encode, md,
+    pieces, txt,
+};
 
 use crate::cli::{ChapterSpan, GlobalArgs, chapter_span};
 use crate::output::{self, CliError, Exit, Report};
@@ -25,6 +29,8 @@ struct ExportData<'a> {
     chapters: [u32; 2],
     count: usize,
     chars: usize,
+    /// Extras exported with the chapters (楔子、番外, the preface …).
+    extras: usize,
     volumes: Vec<u32>,
     missing: &'a [u32],
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -40,14 +46,15 @@ struct UnmappableData {
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "只导出已提交的章节（chapters/chapter-NNN.md，到断点的 last_completed_chapter 为止），从不导出 staging 中的稿子。\
-txt：每章一行标题「第N章 标题」（取自章节的 # 标题，章号按文件），其后是正文段落；Markdown 记号（标题井号、**加粗**、*斜体*、> 引用、分隔线、HTML 注释、front matter）全部去掉；章与章之间空一行；默认 UTF-8 编码（--encoding gbk / gb18030 可选；GBK 里没有的字逐个列出位置、拒绝导出，从不替换）、\\n 换行。\
-md：各章原文依次拼接（保留标题，去掉 front matter），章与章之间空一行。\
-epub：EPUB 3，书名取 novel.json 的 title（没有则为项目目录名），作者取 --author、novel.json 的 author，都没有则为「佚名」，语言 zh-CN；目录按卷（已知章节范围的卷为「第N卷」一级条目）与章；样式不写死宽度，横排、竖排阅读器都可用。\
+    after_help = "只导出已提交的章节（chapters/chapter-NNN.md，到断点的 last_completed_chapter 为止），从不导出 staging 中的稿子；导入时保留的附录（楔子、序、番外、后记、前言……extras/）按原来的位置一起导出，--no-extras 不要附录。\
+一个字都不改：正文是纯文本，从不当 Markdown 渲染（*、**、_、行首的 - 1. > # 都原样保留）；标题照原文（第一回 还是 第一回）；有卷标题的书，卷标题单独一行（EPUB 里是目录的一级）。\
+txt：各章（与附录）之间空一行；默认 --indent keep 与项目里保存的正文逐字节相同，导出再导入得到同样的章节；fullwidth 每段一行、段首两个全角空格；blank 段与段之间空一行、不缩进。默认 UTF-8 编码（--encoding gbk / gb18030 可选；GBK 里没有的字逐个列出位置、拒绝导出，从不替换）、\\n 换行。\
+md：同样的内容写成 Markdown，卷标题 #、章 ##，会被当成记号的字符都加了转义，显示出来与原文相同；导入这个 .md 得到同样的章节。\
+epub：EPUB 3，书名取 novel.json 的 title（没有则为项目目录名），作者取 --author、novel.json 的 author，都没有则为「佚名」，语言 zh-CN；目录按卷与章（附录在原位）；样式不写死宽度，横排、竖排阅读器都可用。\
 卷的章节范围与 novel status 同一来源（storyline-schedule.json、大纲、契约、novel.json 的 chapters_per_volume）。"
 )]
 pub struct ExportArgs {
-    /// 格式：txt 纯文本（默认，供平台发布）、epub 电子书、md 合并的 Markdown
+    /// 格式：txt 纯文本（默认，供平台发布）、epub 电子书、md Markdown
     #[arg(long, value_enum, default_value = "txt", value_name = "格式")]
     pub format: Format,
     /// 只导出这些章：A..B 或单章 N
@@ -59,9 +66,12 @@ pub struct ExportArgs {
     /// 输出文件（默认项目内的 export/<书名>-<范围>.<扩展名>）；txt 与 md 可写 - 输出到标准输出
     #[arg(short = 'o', long, value_name = "文件")]
     pub output: Option<PathBuf>,
-    /// txt 的分段方式：fullwidth 每段一行、段首两个全角空格（默认）；blank 段与段之间空一行、不缩进
-    #[arg(long, value_enum, default_value = "fullwidth", value_name = "方式")]
+    /// txt 的分段方式：keep 与保存的正文完全相同（默认）；fullwidth 每段一行、段首两个全角空格；blank 段与段之间空一行、不缩进
+    #[arg(long, value_enum, default_value = "keep", value_name = "方式")]
     pub indent: IndentArg,
+    /// 不导出附录（楔子、序、番外、后记、前言等），只导出正文章节
+    #[arg(long)]
+    pub no_extras: bool,
     /// txt 的编码：utf8（默认）；gbk 给只收 GBK 的平台（GBK 里没有的字会逐个列出、拒绝导出，不会被替换）；gb18030 能表示所有字
     #[arg(long, value_enum, default_value = "utf8", value_name = "编码")]
     pub encoding: EncodingArg,
@@ -92,6 +102,7 @@ impl Format {
 /// The txt paragraph layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum IndentArg {
+    Keep,
     Fullwidth,
     Blank,
 }
@@ -221,43 +232,127 @@ fn span(g: &Gathered) -> (u32, u32) {
     (first, last)
 }
 
-/// The exported bytes of `g` in the asked format.
-fn render(g: &Gathered, args: &ExportArgs) -> Result<Vec<u8>, CliError> {
+/// The book's pieces for the export: the chapters of the range, the extras that go with them
+/// and the volume headings, in reading order.
+fn book_pieces(g: &Gathered, args: &ExportArgs, range: Range) -> Vec<Piece> {
+    let volumes: std::collections::BTreeMap<u32, VolumeIn> = g
+        .volumes
+        .iter()
+        .map(|(v, f)| {
+            (
+                *v,
+                VolumeIn {
+                    heading: f.heading.clone(),
+                    generic: f.generic,
+                },
+            )
+        })
+        .collect();
+    let book = Book {
+        chapters: g
+            .chapters
+            .iter()
+            .map(|c| ChapterIn {
+                number: c.number,
+                text: &c.text,
+                volume: c.volume,
+            })
+            .collect(),
+        extras: g
+            .extras
+            .iter()
+            .map(|e| ExtraIn {
+                stem: &e.stem,
+                text: &e.text,
+            })
+            .collect(),
+        volumes: &volumes,
+        first: g.book[0],
+        last: g.book[1],
+        scope: match range {
+            Range::All => Scope::All,
+            Range::Chapters(_) => Scope::Chapters,
+            Range::Volume(v) => Scope::Volume(v),
+        },
+        without_extras: args.no_extras,
+    };
+    pieces(&book)
+}
+
+/// The EPUB pages of the pieces: a volume's own text goes on its divider page.
+fn epub_pages(pieces: &[Piece]) -> Vec<EpubPage> {
+    let mut pages: Vec<EpubPage> = Vec::with_capacity(pieces.len());
+    let lines = |body: &str| -> Vec<String> {
+        if body.is_empty() {
+            Vec::new()
+        } else {
+            body.split('\n').map(str::to_string).collect()
+        }
+    };
+    for p in pieces {
+        match p.kind {
+            PieceKind::Volume => pages.push(EpubPage {
+                kind: PageKind::Volume,
+                title: p
+                    .heading
+                    .clone()
+                    .unwrap_or_else(|| format!("第{}卷", p.volume.unwrap_or_default())),
+                lines: Vec::new(),
+                number: None,
+                volume: p.volume,
+            }),
+            PieceKind::Extra
+                if p.heading.is_none()
+                    && p.volume.is_some()
+                    && pages
+                        .last()
+                        .is_some_and(|l| l.kind == PageKind::Volume && l.volume == p.volume) =>
+            {
+                if let Some(last) = pages.last_mut() {
+                    last.lines.extend(lines(&p.body));
+                }
+            }
+            kind => pages.push(EpubPage {
+                kind: if kind == PieceKind::Chapter {
+                    PageKind::Chapter
+                } else {
+                    PageKind::Extra
+                },
+                title: p.heading.clone().unwrap_or_else(|| {
+                    if p.name.is_empty() {
+                        "前言".to_string()
+                    } else {
+                        p.name.clone()
+                    }
+                }),
+                lines: lines(&p.body),
+                number: p.number,
+                volume: p.volume,
+            }),
+        }
+    }
+    pages
+}
+
+/// The exported bytes of `pieces` in the asked format.
+fn render(g: &Gathered, args: &ExportArgs, pieces: &[Piece]) -> Result<Vec<u8>, CliError> {
     Ok(match args.format {
-        Format::Md => md(g.chapters.iter().map(|c| c.text.as_str())).into_bytes(),
+        Format::Md => md(pieces).into_bytes(),
         Format::Txt => {
             let indent = match args.indent {
+                IndentArg::Keep => Indent::Keep,
                 IndentArg::Fullwidth => Indent::Fullwidth,
                 IndentArg::Blank => Indent::Blank,
             };
-            let plain: Vec<_> = g
-                .chapters
-                .iter()
-                .map(|c| plain_chapter(c.number, &c.text))
-                .collect();
-            encode(&txt(&plain, indent), args.encoding.text())
+            encode(&txt(pieces, indent), args.encoding.text())
                 .map_err(|chars| unmappable(args.encoding, &chars, g))?
         }
         Format::Epub => {
-            let author = g.author_or(args.author.as_deref());
-            let chapters = g
-                .chapters
-                .iter()
-                .map(|c| {
-                    let p = plain_chapter(c.number, &c.text);
-                    EpubChapter {
-                        number: c.number,
-                        title: p.title,
-                        paragraphs: p.paragraphs,
-                        volume: c.volume,
-                    }
-                })
-                .collect();
             let book = EpubBook {
                 title: g.title.clone(),
-                author,
+                author: g.author_or(args.author.as_deref()),
                 dated: g.dated,
-                chapters,
+                pages: epub_pages(pieces),
             };
             novel_store::epub::build(&book).map_err(export_error)?
         }
@@ -281,7 +376,9 @@ pub fn run(global: &GlobalArgs, args: ExportArgs) -> Result<Report, CliError> {
     }
     let g = novel_store::export::gather(&project, range).map_err(export_error)?;
     let to = target(&project, &args, &g)?;
-    let bytes = render(&g, &args)?;
+    let pieces = book_pieces(&g, &args, range);
+    let bytes = render(&g, &args, &pieces)?;
+    let extras = pieces.iter().filter(|p| p.kind == PieceKind::Extra).count();
     warn(&g);
     let (first, last) = span(&g);
     let chars: usize = g
@@ -313,13 +410,14 @@ pub fn run(global: &GlobalArgs, args: ExportArgs) -> Result<Report, CliError> {
         chapters: [first, last],
         count: g.chapters.len(),
         chars,
+        extras,
         volumes,
         missing: &g.missing,
         text: text.as_deref(),
     };
     let human = match &text {
         Some(text) => text.clone(),
-        None => summary(&g, &args, chars, &file),
+        None => summary(&g, &args, chars, extras, &file),
     };
     Report::new(&data, human)
 }
@@ -338,15 +436,20 @@ fn warn(g: &Gathered) {
     }
 }
 
-fn summary(g: &Gathered, args: &ExportArgs, chars: usize, shown: &str) -> String {
+fn summary(g: &Gathered, args: &ExportArgs, chars: usize, extras: usize, shown: &str) -> String {
     let (first, last) = span(g);
     let range = match g.volume {
         Some(v) => format!("第{v}卷（第{first}–{last}章）"),
         None if first == last => format!("第{first}章"),
         None => format!("第{first}–{last}章"),
     };
+    let extras = if extras > 0 {
+        format!("、{extras} 篇附录")
+    } else {
+        String::new()
+    };
     format!(
-        "已导出《{}》{range}，共 {} 章、{chars} 字（{}）\n文件：{shown}\n",
+        "已导出《{}》{range}，共 {} 章{extras}、正文 {chars} 字（{}）\n文件：{shown}\n",
         g.title,
         g.chapters.len(),
         match args.format {

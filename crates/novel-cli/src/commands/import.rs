@@ -1,7 +1,9 @@
-//! `novel import SOURCE [--into DIR] [--dry-run] [--renumber]` and `novel import backfill
-//! [--done N]` (`docs/orchestration.md` §8c): a manuscript decoded (`novel_text::decode`), split
-//! (`novel_text::chapters`), planned (`novel_core::import`) and written all or nothing
-//! (`novel_store::import`); then the Summarizer's backfill, chapter by chapter.
+//! `novel import SOURCE [--into DIR] [--dry-run] [--renumber | --start N] [--encoding NAME]
+//! [--lossy] [--strip-furniture]` and `novel import backfill [--done N]`
+//! (`docs/orchestration.md` §8c): a manuscript decoded (`novel_text::decode`, never guessing
+//! silently), split by its heading grammar (`novel_text::chapters`), planned
+//! (`novel_core::import`) and written all or nothing (`novel_store::import`); then the
+//! Summarizer's backfill, chapter by chapter.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -10,12 +12,14 @@ use clap::{Args, Subcommand};
 use serde::Serialize;
 
 use novel_core::import::{
-    Action, Plan, Problem, Row, Section, SectionKind, VolumeHeading, VolumeRange,
+    Action, Found, Furniture, Numbering, Plan, Problem, Row, Section, SectionKind, Suspect,
+    VolumeHeading, VolumeRange,
 };
 use novel_core::model::OrchestratorState;
 use novel_store::Project;
 use novel_store::import::{BackfillStep, ImportError, Written};
-use novel_text::chapters::{folder_rank, folder_warnings, split, split_file};
+use novel_text::chapters::{Options, folder_rank, folder_warnings, split, split_file};
+use novel_text::decode::{Attempt, DecodeError, Decoded};
 
 use crate::cli::{GlobalArgs, HELP_TEMPLATE, chapter_number};
 use crate::output::{CliError, Exit, Report};
@@ -26,10 +30,13 @@ struct ImportData<'a> {
     source: SourceData<'a>,
     dry_run: bool,
     renumber: bool,
+    start: Option<u32>,
+    strip_furniture: bool,
     project: Option<String>,
     new_project: bool,
     rows: &'a [Row],
     problems: &'a [Problem],
+    furniture: &'a [Furniture],
     imported: &'a [u32],
     skipped: &'a [u32],
     volumes: &'a [VolumeRange],
@@ -47,12 +54,71 @@ struct SourceData<'a> {
 }
 
 /// One file of the manuscript and how it was decoded.
-#[derive(Serialize)]
+#[derive(Serialize, Clone)]
 struct SourceFileData {
     file: String,
     encoding: &'static str,
     found_by: &'static str,
+    /// 0–1: how sure the encoding is.
+    confidence: f64,
+    /// Characters replaced by U+FFFD (`--lossy` only).
+    replaced: usize,
+    /// Control characters dropped (`--lossy` only).
+    removed: usize,
+    /// NFC changed some characters.
+    normalized: bool,
     malformed: bool,
+}
+
+impl SourceFileData {
+    fn of(file: &str, d: &Decoded) -> SourceFileData {
+        SourceFileData {
+            file: file.to_string(),
+            encoding: d.encoding,
+            found_by: d.found_by,
+            confidence: d.confidence,
+            replaced: d.replaced,
+            removed: d.removed,
+            normalized: d.normalized,
+            malformed: d.malformed(),
+        }
+    }
+
+    /// `UTF-8（整个文件都是合法的 UTF-8）` and the like.
+    fn human(&self) -> String {
+        let how = match self.found_by {
+            "bom" => "文件开头的 BOM 标明".to_string(),
+            "nul_bytes" => "按换行符的字节判断".to_string(),
+            "valid_utf8" => "整个文件都是合法的 UTF-8".to_string(),
+            "ascii" => "只有 ASCII 字符".to_string(),
+            "given" => "按 --encoding 指定".to_string(),
+            "empty" => "空文件".to_string(),
+            _ => format!("自动识别，可信度 {:.0}%", self.confidence * 100.0),
+        };
+        let mut out = format!("编码：{} {}（{how}）", self.file, self.encoding);
+        if self.replaced > 0 {
+            out.push_str(&format!(
+                "；--lossy：{} 个字换成了「\u{fffd}」",
+                self.replaced
+            ));
+        }
+        if self.removed > 0 {
+            out.push_str(&format!("；--lossy：去掉了 {} 个控制字符", self.removed));
+        }
+        if self.normalized {
+            out.push_str("；部分字符统一成了 Unicode 标准形式（NFC）");
+        }
+        out.push('\n');
+        out
+    }
+}
+
+/// The `data` of `E_IMPORT_ENCODING`.
+#[derive(Serialize)]
+struct EncodingData<'a> {
+    source: SourceData<'a>,
+    file: &'a str,
+    attempts: &'a [Attempt],
 }
 
 /// 字数 of the whole manuscript and of the chapters imported.
@@ -67,6 +133,8 @@ struct WrittenData<'a> {
     files: usize,
     schedules: &'a [u32],
     kept_volumes: &'a [u32],
+    /// The side file of the furniture taken out (`--strip-furniture`), if any.
+    furniture_file: Option<String>,
 }
 
 /// The backfill pending action the import opened.
@@ -102,29 +170,49 @@ struct BackfillProgress<'a> {
 #[command(
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true,
-    after_help = "识别的章节标题：第12章、第一百二十三章、第两千零五章、第十二回、第12节、Chapter 12（标题可跟在空格、全角空格、：、:、、、. 之后）；卷标题：第一卷 …、卷一 …（对应 vol-NN）；序章、楔子、引子、番外、尾声、后记保留为附录（extras/NN-名称.md），不编号；第一个标题之前的文字保留为「前言」。编码：UTF-8（可带 BOM）、GB18030/GBK、UTF-16（带或不带 BOM）。缺章、重号、顺序颠倒时拒绝导入（退出码 1，E_IMPORT_ORDER），加 --renumber 按出现顺序重新编号；空章节拒绝（E_IMPORT_EMPTY）。已有的章节从不覆盖，列为跳过。导入后用 novel import backfill 逐章补全摘要、状态与故事线记忆。"
+    after_help = "识别的章节标题：第12章、第 12 章、第一百二十三章、第一百十回（旧版的省略写法）、第廿一回、第百章、第十二回、第12节、第12话、【第十二章】、Chapter 12，前面可以有「正文」、书名或「第一卷 卷名」；标题跟在空格、：、、、. 之后，或直接连写（第九章大团圆）。一行里章号后连着成词（第三回合、第二节课）或带句号逗号的，是正文，不是标题。卷标题：第一卷 …、卷一 …、第一部 …（对应 vol-NN）；序、序言、序章、楔子、引子、前言、番外、尾声、后记、完本感言、上架感言等保留为附录（extras/NN-名称.md），不编号，导出时放回原位；第零章也是附录；第一个标题之前的文字保留为「前言」。开头的目录（连续的空标题，后文又出现）留在前言里；同一章的分页（第七章（二））并成一章，分页标题留在正文里。标题照原样保存（第一回 还是 第一回）。编码在整个文件上识别：UTF-8（可带 BOM）、GB18030/GBK、Big5、UTF-16；有坏字节、替换字符「\u{fffd}」或控制字符时拒绝并指出位置，--encoding 指定编码，--lossy 接受替换（会报告个数）。网站广告、网址、翻页导航、作者的话（求月票）在分章表后列出行号，--strip-furniture 把它们拿出正文，另存到 logs/import-furniture-*.txt。一章也认不出、章号读不出或超出 99999、缺章、重号、顺序颠倒时拒绝导入（退出码 1），什么也不写；加 --renumber 按出现顺序重新编号；书稿是全书后一部分（从第 108 章开始）时加 --start 108。已有的章节从不覆盖，列为跳过。导入后用 novel import backfill 逐章补全摘要、状态与故事线记忆。"
 )]
 pub struct ImportArgs {
     #[command(subcommand)]
     pub command: Option<ImportCommand>,
-    /// 书稿：一个 .txt/.md 文件，或放着章节文件（001.txt、第12章 标题.txt …）的文件夹
+    /// 书稿：一个 .txt/.md 文件，或放着章节文件（001.txt、第12章 标题.txt、chapter-012.md …）的文件夹
     #[arg(value_name = "书稿", help_heading = "参数", required = true)]
     pub source: Option<PathBuf>,
     /// 导入到这个目录（默认当前目录；没有项目时先按 novel init 新建）
     #[arg(long, value_name = "目录")]
     pub into: Option<PathBuf>,
-    /// 只列出分章结果（章号、标题、字数、出处）与问题，不写任何文件
+    /// 只列出分章结果（章号、标题、字数、出处）、编码与问题，不写任何文件
     #[arg(long)]
     pub dry_run: bool,
     /// 按出现顺序重新编号（1..N，已有项目则接在最后一章之后），忽略书稿里的章号
-    #[arg(long)]
+    #[arg(long, conflicts_with = "start")]
     pub renumber: bool,
+    /// 书稿是全书的后一部分，从第 N 章开始：新项目按书稿的章号导入（不重新编号）
+    #[arg(long, value_name = "章", value_parser = start_chapter)]
+    pub start: Option<u32>,
+    /// 书稿的编码（utf-8、gbk、gb18030、big5、utf-16le …），不自动识别
+    #[arg(long, value_name = "编码")]
+    pub encoding: Option<String>,
+    /// 接受坏字节（换成「\u{fffd}」）并去掉控制字符，报告个数
+    #[arg(long)]
+    pub lossy: bool,
+    /// 把广告、网址、翻页导航、作者的话等行拿出正文，另存到 logs/import-furniture-*.txt
+    #[arg(long)]
+    pub strip_furniture: bool,
     /// 新项目的书名（默认取书稿文件名）
     #[arg(long, value_name = "书名")]
     pub title: Option<String>,
     /// 新项目的题材（如 玄幻、都市）
     #[arg(long, value_name = "题材")]
     pub genre: Option<String>,
+}
+
+/// `--start N`: a chapter number from 1.
+fn start_chapter(s: &str) -> Result<u32, String> {
+    match chapter_number(s)? {
+        0 => Err("--start 从第 1 章起".to_string()),
+        n => Ok(n),
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -173,42 +261,84 @@ struct Manuscript {
     sections: Vec<Section>,
     volumes: Vec<VolumeHeading>,
     chars: Vec<usize>,
-    warnings: Vec<Problem>,
+    /// Unreadable headings (errors) and a folder's warnings.
+    problems: Vec<Problem>,
+    furniture: Vec<Furniture>,
+    suspects: Vec<Suspect>,
     files: Vec<SourceFileData>,
+    /// (file, its first non-blank lines): what a manuscript without a chapter starts with.
+    opening: (String, Vec<String>),
 }
 
-fn read_manuscript(path: &Path) -> Result<Manuscript, CliError> {
+fn read_manuscript(path: &Path, args: &ImportArgs) -> Result<Manuscript, CliError> {
     let mut files = novel_store::import::read_source(path).map_err(import_error)?;
     let folder = path.is_dir();
     if folder {
         files.sort_by_key(|f| (folder_rank(&f.stem), f.shown.clone()));
     }
+    let encoding = match &args.encoding {
+        Some(name) => Some(
+            novel_text::decode::encoding_for(name)
+                .map_err(|e| CliError::new("E_USAGE", e.message(), e.hint(), Exit::Usage))?,
+        ),
+        None => None,
+    };
+    let decode_options = novel_text::decode::Options {
+        encoding,
+        lossy: args.lossy,
+    };
+    let options = Options {
+        strip_furniture: args.strip_furniture,
+    };
     let mut m = Manuscript {
         sections: Vec::new(),
         volumes: Vec::new(),
         chars: Vec::new(),
-        warnings: Vec::new(),
+        problems: Vec::new(),
+        furniture: Vec::new(),
+        suspects: Vec::new(),
         files: Vec::new(),
+        opening: (String::new(), Vec::new()),
     };
     for f in &files {
-        let d = novel_text::decode::decode(&f.bytes);
-        m.files.push(SourceFileData {
-            file: f.shown.clone(),
-            encoding: d.encoding,
-            found_by: d.found_by,
-            malformed: d.malformed,
-        });
-        let part = if folder {
-            split_file(&d.text, &f.shown, &f.stem)
+        let d = match novel_text::decode::decode(&f.bytes, decode_options) {
+            Ok(d) => d,
+            Err(e) => return Err(encoding_error(path, &m.files, &f.shown, &e)),
+        };
+        m.files.push(SourceFileData::of(&f.shown, &d));
+        let text = if f.markdown {
+            novel_text::export::unescape_markdown_text(&d.text)
         } else {
-            split(&d.text, &f.shown)
+            d.text
+        };
+        if m.opening.1.is_empty() {
+            m.opening = (
+                f.shown.clone(),
+                text.lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty())
+                    .take(5)
+                    .map(str::to_string)
+                    .collect(),
+            );
+        }
+        let part = if folder {
+            split_file(&text, &f.shown, &f.stem, options)
+        } else {
+            split(&text, &f.shown, options)
         };
         if folder {
-            m.warnings
+            m.problems
                 .extend(folder_warnings(&f.stem, &f.shown, &part.sections));
         }
+        m.problems.extend(part.problems);
+        m.furniture.extend(part.furniture);
+        m.suspects.extend(part.suspects);
         m.sections.extend(part.sections);
         m.volumes.extend(part.volumes);
+    }
+    if m.opening.0.is_empty() {
+        m.opening.0 = files.first().map(|f| f.shown.clone()).unwrap_or_default();
     }
     m.chars = m
         .sections
@@ -218,9 +348,40 @@ fn read_manuscript(path: &Path) -> Result<Manuscript, CliError> {
     Ok(m)
 }
 
+/// `E_IMPORT_ENCODING` (exit 1): the file, what was tried and where it breaks.
+fn encoding_error(
+    path: &Path,
+    decoded: &[SourceFileData],
+    file: &str,
+    e: &DecodeError,
+) -> CliError {
+    if let DecodeError::UnknownEncoding { .. } = e {
+        return CliError::new("E_USAGE", e.message(), e.hint(), Exit::Usage);
+    }
+    let attempts: Vec<Attempt> = match e {
+        DecodeError::Undecodable { attempts } => attempts.clone(),
+        _ => Vec::new(),
+    };
+    let data = EncodingData {
+        source: SourceData {
+            path: path.display().to_string(),
+            files: decoded,
+        },
+        file,
+        attempts: &attempts,
+    };
+    CliError::new(
+        "E_IMPORT_ENCODING",
+        format!("{file}：{}，没有导入任何内容", e.message()),
+        e.hint(),
+        Exit::Problems,
+    )
+    .with_report(&data, String::new())
+}
+
 fn import(global: &GlobalArgs, args: &ImportArgs) -> Result<Report, CliError> {
     let source = args.source.clone().unwrap_or_default();
-    let m = read_manuscript(&source)?;
+    let m = read_manuscript(&source, args)?;
     let dir = args
         .into
         .clone()
@@ -229,11 +390,19 @@ fn import(global: &GlobalArgs, args: &ImportArgs) -> Result<Report, CliError> {
     let existing = Project::open(&dir).ok();
     let target = novel_store::import::target_for(existing.as_ref()).map_err(import_error)?;
     let fresh = target.new_project;
-    let mut plan =
-        novel_core::import::plan(&m.sections, &m.chars, &m.volumes, &target, args.renumber);
-    plan.problems.extend(m.warnings.iter().cloned());
+    let found = Found {
+        volumes: &m.volumes,
+        suspects: &m.suspects,
+        opening: (&m.opening.0, &m.opening.1),
+    };
+    let numbering = Numbering {
+        renumber: args.renumber,
+        start: args.start,
+    };
+    let mut plan = novel_core::import::plan(&m.sections, &m.chars, &found, &target, numbering);
+    plan.problems.extend(m.problems.iter().cloned());
     let mut data = plan_data(&plan, &source, &m, args, fresh);
-    let human = plan_human(&plan);
+    let human = plan_human(&plan, &m, args);
     if let Some(code) = plan.refusal() {
         return Err(refusal(code, &plan, args).with_report(&data, human));
     }
@@ -252,10 +421,16 @@ fn import(global: &GlobalArgs, args: &ImportArgs) -> Result<Report, CliError> {
     };
     let bar = progress(global, &plan);
     let stale = super::stale_after(&project)?;
+    let stripped: Vec<Furniture> = if args.strip_furniture {
+        m.furniture.clone()
+    } else {
+        Vec::new()
+    };
     let written = novel_store::import::write(
         &project,
         &plan,
         &m.sections,
+        &stripped,
         data.new_project,
         stale,
         &|| bar.inc(1),
@@ -263,7 +438,8 @@ fn import(global: &GlobalArgs, args: &ImportArgs) -> Result<Report, CliError> {
     bar.finish_and_clear();
     let written = written.map_err(import_error)?;
     data.project = Some(project.root.display().to_string());
-    let human = human + &written_human(&plan, written.as_ref(), &mut data);
+    let side = (!stripped.is_empty()).then(|| novel_store::import::furniture_file(&plan));
+    let human = human + &written_human(&plan, written.as_ref(), side, &mut data);
     Report::new(&data, human)
 }
 
@@ -310,11 +486,26 @@ fn refusal(code: &'static str, plan: &Plan, args: &ImportArgs) -> CliError {
         .iter()
         .filter(|p| p.finding.code == code)
         .count();
+    let first = plan.problems.iter().find(|p| p.finding.code == code);
     let (message, hint) = match code {
+        "E_IMPORT_NO_CHAPTERS" => (
+            first.map_or_else(String::new, |p| p.finding.message.clone()) + "，没有导入任何内容",
+            first.map_or_else(String::new, |p| p.finding.hint.clone()),
+        ),
+        "E_IMPORT_HEADING" => (
+            format!("书稿中有 {n} 个像章节标题、却读不出章号的行，没有导入任何内容"),
+            "把这些标题的章号改成 1 以上的整数（12 或 十二）；本来就不是标题的，改写这一行的开头".to_string(),
+        ),
+        "E_IMPORT_NUMBER" => (
+            first.map_or_else(String::new, |p| p.finding.message.clone()) + "，没有导入任何内容",
+            "一个项目最多 99999 章：把书稿拆开，或检查是不是把别的数字当成了章号".to_string(),
+        ),
         "E_IMPORT_ORDER" => (
             format!("书稿的章号有 {n} 处问题（缺章、重号或顺序颠倒），没有导入任何内容"),
             if args.renumber {
                 "检查书稿：补上缺的章节，或删去重复的章节".to_string()
+            } else if let Some(p) = first.filter(|p| p.finding.hint.contains("全书的后一部分时加 --start")) {
+                p.finding.hint.clone()
             } else {
                 "核对上面的列表：修正书稿里的章号后重新导入，或加 --renumber 按出现顺序重新编号"
                     .to_string()
@@ -322,7 +513,7 @@ fn refusal(code: &'static str, plan: &Plan, args: &ImportArgs) -> CliError {
         ),
         "E_IMPORT_EMPTY" => (
             format!("书稿中有 {n} 个没有正文的章节，没有导入任何内容"),
-            "常见原因是书稿开头的目录被当成了章节：删去目录或空章节后重新导入".to_string(),
+            "常见原因是一行里只有标题、正文却在别的文件或被删掉了；同一章分页的标题会自动合并：检查这些章节后重新导入".to_string(),
         ),
         _ => (
             format!("书稿的卷序有 {n} 处问题，没有导入任何内容"),
@@ -352,10 +543,13 @@ fn plan_data<'a>(
         },
         dry_run: args.dry_run,
         renumber: args.renumber,
+        start: args.start,
+        strip_furniture: args.strip_furniture,
         project: None,
         new_project: new,
         rows: &plan.rows,
         problems: &plan.problems,
+        furniture: &m.furniture,
         imported: &plan.imported,
         skipped: &plan.skipped,
         volumes: &plan.volumes,
@@ -370,30 +564,45 @@ fn plan_data<'a>(
     }
 }
 
-fn row_label(r: &novel_core::import::Row) -> String {
-    let name = match (r.kind, r.chapter) {
-        (SectionKind::Chapter, Some(n)) => format!("第{n}章"),
+fn row_label(r: &Row) -> String {
+    match (r.kind, r.chapter) {
+        (SectionKind::Chapter, Some(n)) if r.source_number == Some(n) => format!("第{n}章"),
+        (SectionKind::Chapter, Some(n)) => match r.source_number {
+            Some(s) => format!("第{n}章（原第{s}章）"),
+            None => format!("第{n}章"),
+        },
         _ => r.name.clone(),
-    };
-    let renumbered = match (r.chapter, r.source_number) {
-        (Some(n), Some(s)) if n != s => format!("（原第{s}章）"),
-        _ => String::new(),
-    };
-    format!("{name}{renumbered}")
+    }
 }
 
-fn plan_human(plan: &Plan) -> String {
-    let mut out = String::from("章节\t标题\t字数\t出处\n");
+/// How many furniture lines the human output lists (the JSON has them all).
+const FURNITURE_SHOWN: usize = 60;
+
+fn plan_human(plan: &Plan, m: &Manuscript, args: &ImportArgs) -> String {
+    let mut out = String::new();
+    for f in &m.files {
+        out.push_str(&f.human());
+    }
+    out.push_str("章节\t标题（原文）\t字数\t出处\n");
     for r in &plan.rows {
         let skip = if r.action == Action::Skip {
             format!("\t跳过：{}", r.reason)
         } else {
             String::new()
         };
+        let pages = if r.merged.is_empty() {
+            String::new()
+        } else {
+            format!("（合并了 {} 页）", r.merged.len() + 1)
+        };
+        let heading = if r.heading.is_empty() {
+            "—"
+        } else {
+            &r.heading
+        };
         out.push_str(&format!(
-            "{}\t{}\t{}\t{}:{}{skip}\n",
+            "{}\t{heading}{pages}\t{}\t{}:{}{skip}\n",
             row_label(r),
-            if r.title.is_empty() { "—" } else { &r.title },
             r.chars,
             r.file,
             r.line
@@ -404,6 +613,27 @@ fn plan_human(plan: &Plan) -> String {
         plan.rows.len(),
         plan.source_chars
     ));
+    if !m.furniture.is_empty() {
+        let what = if args.strip_furniture {
+            "已拿出正文，导入时另存"
+        } else {
+            "仍在正文里；加 --strip-furniture 拿出正文并另存"
+        };
+        out.push_str(&format!(
+            "像是网站内容或作者的话的行，共 {} 行（{what}）：\n",
+            m.furniture.len()
+        ));
+        for f in m.furniture.iter().take(FURNITURE_SHOWN) {
+            let text: String = f.text.chars().take(40).collect();
+            out.push_str(&format!("  {}:{}\t{}\t{text}\n", f.file, f.line, f.label));
+        }
+        if m.furniture.len() > FURNITURE_SHOWN {
+            out.push_str(&format!(
+                "  ……另有 {} 行（--json 的 furniture 列出全部）\n",
+                m.furniture.len() - FURNITURE_SHOWN
+            ));
+        }
+    }
     for p in &plan.problems {
         out.push_str(&p.finding.render());
     }
@@ -413,6 +643,7 @@ fn plan_human(plan: &Plan) -> String {
 fn written_human<'a>(
     plan: &Plan,
     written: Option<&'a Written>,
+    furniture_file: Option<String>,
     data: &mut ImportData<'a>,
 ) -> String {
     let Some(w) = written else {
@@ -426,6 +657,7 @@ fn written_human<'a>(
         files: w.files,
         schedules: &w.schedules,
         kept_volumes: &w.kept,
+        furniture_file: furniture_file.clone(),
     });
     data.orchestrator_state = Some(&cp.orchestrator_state);
     data.last_completed_chapter = Some(cp.last_completed_chapter);
@@ -444,13 +676,25 @@ fn written_human<'a>(
         plan.imported.first().copied().unwrap_or(0),
         plan.imported.last().copied().unwrap_or(0)
     );
+    let extras = plan
+        .rows
+        .iter()
+        .filter(|r| r.kind != SectionKind::Chapter && r.action == Action::Import)
+        .count();
+    if extras > 0 {
+        out.push_str(&format!("和 {extras} 篇附录"));
+    }
     if !plan.skipped.is_empty() {
         out.push_str(&format!("，跳过已有的 {} 章", plan.skipped.len()));
     }
     out.push_str(&format!(
-        "；共写入 {} 个文件。最后完成的章节：第 {} 章。\n下一步：在 Claude Code 中运行 /novel:start，逐章补全摘要、状态与故事线记忆（novel import backfill 查看进度）。\n",
+        "；共写入 {} 个文件。最后完成的章节：第 {} 章。\n",
         w.files, cp.last_completed_chapter
     ));
+    if let Some(f) = furniture_file {
+        out.push_str(&format!("拿出正文的行另存在 {f}。\n"));
+    }
+    out.push_str("下一步：在 Claude Code 中运行 /novel:start，逐章补全摘要、状态与故事线记忆（novel import backfill 查看进度）。\n");
     out
 }
 

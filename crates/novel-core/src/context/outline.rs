@@ -45,7 +45,7 @@
 //! 第0章) is an error naming its line and the shapes expected, and a chapter may appear only
 //! once. Headings inside fenced code blocks are ignored.
 
-use crate::numerals::{arabic_digit, chinese_digit, chinese_number, chinese_unit};
+use crate::numerals::{Numeral, arabic_digit, is_chinese_numeral, leading_numeral};
 
 /// One chapter's block.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -325,28 +325,21 @@ fn chapter_heading(body: &str) -> Result<(u32, Option<String>), &'static str> {
         return Err("章节标题要以「第N章」开头");
     };
     let after = after.trim_start();
-    let numeral: String = after
-        .chars()
-        .take_while(|c| {
-            arabic_digit(*c).is_some() || chinese_digit(*c).is_some() || chinese_unit(*c).is_some()
-        })
-        .collect();
     let unreadable = "读不出章号（用阿拉伯数字如 48，或中文数字如 四十八）";
-    let n: u64 = if numeral.is_empty() {
-        return Err(unreadable);
-    } else if numeral.chars().all(|c| arabic_digit(c).is_some()) {
-        numeral
-            .chars()
-            .try_fold(0u64, |acc, c| {
-                acc.checked_mul(10)?
-                    .checked_add(u64::from(arabic_digit(c)?))
-            })
-            .ok_or(unreadable)?
-    } else {
-        chinese_number(&numeral).ok_or(unreadable)?
+    let (n, len) = match leading_numeral(after) {
+        Some((Numeral::Value(n), len)) => (n, len),
+        _ => return Err(unreadable),
     };
     let n = u32::try_from(n).map_err(|_| unreadable)?;
-    let Some(tail) = after[numeral.len()..].trim_start().strip_prefix('章') else {
+    // Arabic and Chinese digits mixed (第一2章): the reader stops where the kind changes.
+    if after[len..]
+        .chars()
+        .next()
+        .is_some_and(|c| arabic_digit(c).is_some() || is_chinese_numeral(c))
+    {
+        return Err(unreadable);
+    }
+    let Some(tail) = after[len..].trim_start().strip_prefix('章') else {
         return Err("章号后要接「章」");
     };
     if n == 0 {
@@ -387,9 +380,7 @@ fn heading(line: &str, no: usize) -> Result<Option<Heading>, OutlineError> {
 
 /// True when `s` contains `第<number>章` (Arabic or Chinese numerals, spaces allowed).
 fn names_chapter(s: &str) -> bool {
-    let numeral = |c: char| {
-        arabic_digit(c).is_some() || chinese_digit(c).is_some() || chinese_unit(c).is_some()
-    };
+    let numeral = |c: char| arabic_digit(c).is_some() || is_chinese_numeral(c);
     s.match_indices('第').any(|(i, _)| {
         let rest = s[i + '第'.len_utf8()..].trim_start();
         let digits = rest.chars().take_while(|c| numeral(*c)).count();

@@ -1,0 +1,226 @@
+//! Web-novel furniture (`novel import`): lines of a downloaded manuscript that are not the
+//! author's story — a site's URLs, ads and navigation (「本章未完，请点击下一页继续阅读」,
+//! 「上一页 | 回目录」), platform notices (更新时间、本章字数), and the author's asides to readers
+//! (「PS：求月票」). They are flagged with their line, never dropped silently: the import lists
+//! them, and only `--strip-furniture` takes them out of the chapters (into a side file).
+//!
+//! Deliberately narrow: a phrase list and a URL shape, each a sign no sentence of a story
+//! carries; a line of prose that merely mentions a 月票 is still flagged only when it names the
+//! ask (求月票). A false flag costs nothing (the line stays unless the author strips it); a
+//! false strip would, so the author sees the list first.
+
+use std::sync::LazyLock;
+
+use aho_corasick::AhoCorasick;
+use regex::Regex;
+
+/// What a furniture line is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FurnitureKind {
+    /// A web address.
+    Url,
+    /// A site's ad or reading notice (本章未完、笔趣阁、请记住本书首发域名).
+    Ad,
+    /// Page navigation (上一页、回目录、首页|书库|…).
+    Navigation,
+    /// A platform's notice about the chapter (更新时间、本章字数).
+    Notice,
+    /// The author's aside to readers (PS：…、求月票).
+    AuthorNote,
+    /// Words before a chapter heading on its line (正文、《书名》目录).
+    HeadingPrefix,
+}
+
+impl FurnitureKind {
+    /// The kind in Chinese, for the author.
+    pub fn label(self) -> &'static str {
+        match self {
+            FurnitureKind::Url => "网址",
+            FurnitureKind::Ad => "广告",
+            FurnitureKind::Navigation => "翻页导航",
+            FurnitureKind::Notice => "平台信息",
+            FurnitureKind::AuthorNote => "作者的话",
+            FurnitureKind::HeadingPrefix => "标题前缀",
+        }
+    }
+}
+
+static URL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)(https?://|www\.[a-z0-9-]+\.|[a-z0-9-]+\.(com|net|org|cn|cc|la|info|me|tv|co|xyz|top|vip|io)(/|\b))",
+    )
+    .expect("URL pattern")
+});
+
+/// Phrases of a site's ads and reading notices.
+const AD: &[&str] = &[
+    "本章未完",
+    "点击下一页",
+    "请点击下一页",
+    "继续阅读",
+    "最新章节",
+    "首发域名",
+    "本书首发",
+    "笔趣阁",
+    "顶点小说",
+    "一秒记住",
+    "天才一秒",
+    "手机版阅读",
+    "手机用户请",
+    "请记住本书",
+    "请记住本站",
+    "本站长期",
+    "本站地址",
+    "全文阅读",
+    "免费阅读",
+    "txt下载",
+    "TXT下载",
+    "电子书下载",
+    "加入书签",
+    "章节错误",
+    "请购买正版",
+    "支持正版",
+    "作品仅供读者预览",
+    "下载24小时内删除",
+    "章节内容开始",
+];
+
+/// Phrases of a platform's notice about a chapter.
+const NOTICE: &[&str] = &["更新时间:", "更新时间：", "本章字数:", "本章字数："];
+
+/// Whole lines that are page navigation.
+const NAVIGATION: &[&str] = &[
+    "上一页",
+    "下一页",
+    "前一页",
+    "后一页",
+    "上一章",
+    "下一章",
+    "回目录",
+    "回首页",
+    "返回目录",
+    "返回书页",
+    "返回书架",
+    "首页",
+    "书签",
+];
+
+/// Asks to readers that only an author's aside carries.
+const ASKS: &[&str] = &[
+    "求月票",
+    "求推荐票",
+    "求推荐",
+    "求收藏",
+    "求订阅",
+    "求打赏",
+    "求保底",
+    "求票",
+    "月票加更",
+    "推荐票",
+];
+
+/// Every phrase of [`NOTICE`], [`AD`] and [`ASKS`] in one automaton (one pass per line: an
+/// import reads every line of a book), with the kind of each.
+static PHRASES: LazyLock<(AhoCorasick, Vec<FurnitureKind>)> = LazyLock::new(|| {
+    let mut patterns: Vec<&str> = Vec::new();
+    let mut kinds = Vec::new();
+    for (list, kind) in [
+        (NOTICE, FurnitureKind::Notice),
+        (AD, FurnitureKind::Ad),
+        (ASKS, FurnitureKind::AuthorNote),
+    ] {
+        patterns.extend_from_slice(list);
+        kinds.extend(std::iter::repeat_n(kind, list.len()));
+    }
+    let automaton = AhoCorasick::new(&patterns).expect("furniture phrases");
+    (automaton, kinds)
+});
+
+fn is_space(c: char) -> bool {
+    c.is_whitespace() || c == '\u{3000}' || c == '\u{feff}'
+}
+
+/// What the line is, when it is furniture.
+pub fn kind(line: &str) -> Option<FurnitureKind> {
+    let t = line.trim_matches(is_space);
+    if t.is_empty() {
+        return None;
+    }
+    if NAVIGATION.contains(&t) {
+        return Some(FurnitureKind::Navigation);
+    }
+    // 首页|原创书库|现代|言情|…: a menu of short items.
+    if t.contains(['|', '｜']) {
+        let items: Vec<&str> = t.split(['|', '｜']).collect();
+        if items.len() >= 4 && items.iter().all(|i| i.trim().chars().count() <= 6) {
+            return Some(FurnitureKind::Navigation);
+        }
+    }
+    // A notice first, then an ad, then an ask (the lists' order), whatever comes first.
+    let (automaton, kinds) = &*PHRASES;
+    let found = automaton
+        .find_iter(t)
+        .map(|m| kinds[m.pattern().as_usize()])
+        .min_by_key(|k| match k {
+            FurnitureKind::Notice => 0,
+            FurnitureKind::Ad => 1,
+            _ => 2,
+        });
+    if let Some(k @ (FurnitureKind::Notice | FurnitureKind::Ad)) = found {
+        return Some(k);
+    }
+    // Every shape of [`URL`] has a dot or a scheme: most lines have neither, and skip the regex.
+    if (t.contains('.') || t.contains("://")) && URL.is_match(t) {
+        return Some(FurnitureKind::Url);
+    }
+    let head: String = t.chars().take(4).flat_map(char::to_lowercase).collect();
+    let aside = ["ps", "p.s", "（ps", "(ps", "【ps"]
+        .iter()
+        .find_map(|p| head.strip_prefix(p))
+        .map(|rest| rest.chars().chain(t.chars().skip(4)).next())
+        .is_some_and(|next| next.is_some_and(|c| ":： .．，,".contains(c)));
+    if aside || found.is_some() {
+        return Some(FurnitureKind::AuthorNote);
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn furniture_lines_and_prose_that_is_not() {
+        use FurnitureKind::*;
+        let cases = [
+            ("本章未完，请点击下一页继续阅读", Some(Ad)),
+            ("　　天才一秒记住本站地址：www.example.la", Some(Ad)),
+            ("http://m.example.com/book/1.html", Some(Url)),
+            ("请访问 example.cc/123", Some(Url)),
+            ("http://localhost/book/1", Some(Url)),
+            ("（PS：明天加更）", Some(AuthorNote)),
+            (
+                "“更新时间：明早。”他说着，求月票的帖子还挂着。",
+                Some(Notice),
+            ),
+            ("回目录", Some(Navigation)),
+            ("    后一页", Some(Navigation)),
+            ("首页|原创书库|现代|言情|武侠|科幻", Some(Navigation)),
+            ("更新时间:2007-11-16 7:55:51 本章字数:4804", Some(Notice)),
+            ("PS：今天两更，求月票！", Some(AuthorNote)),
+            ("ps.感谢书友的打赏", Some(AuthorNote)),
+            ("（求推荐票）", Some(AuthorNote)),
+            // Prose.
+            ("　　他推开门，外面的雨下得正紧。", None),
+            ("“这是第一页。”她说。", None),
+            ("上一页纸已经泛黄，他翻到了下一页。", None),
+            ("他在首页上写下名字。", None),
+            ("psychology 是他的专业。", None),
+            ("", None),
+        ];
+        for (line, want) in cases {
+            assert_eq!(kind(line), want, "{line}");
+        }
+    }
+}
