@@ -194,10 +194,22 @@ pub fn label_key(label: &str) -> String {
 pub fn field_name(label: &str) -> Option<&'static str> {
     label.split(['/', '／', '、', '|', '｜']).find_map(|part| {
         let k = label_key(part);
+        field_keys()
+            .iter()
+            .find(|(_, keys)| keys.contains(&k))
+            .map(|(name, _)| *name)
+    })
+}
+
+/// [`FIELDS`] with every label already in [`label_key`] form: an outline line is matched
+/// against all of them, and the SessionStart hook reads the next chapter's outline block.
+fn field_keys() -> &'static [(&'static str, Vec<String>)] {
+    static KEYS: std::sync::OnceLock<Vec<(&'static str, Vec<String>)>> = std::sync::OnceLock::new();
+    KEYS.get_or_init(|| {
         FIELDS
             .iter()
-            .find(|(_, labels)| labels.iter().any(|l| label_key(l) == k))
-            .map(|(name, _)| *name)
+            .map(|(name, labels)| (*name, labels.iter().map(|l| label_key(l)).collect()))
+            .collect()
     })
 }
 
