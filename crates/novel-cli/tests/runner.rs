@@ -12,6 +12,7 @@ mod test_client;
 mod test_codes;
 mod test_context;
 mod test_continuity;
+mod test_contracts;
 mod test_count;
 mod test_e2e;
 mod test_e2e_journey;

@@ -79,7 +79,17 @@ fn eval_doc(n: u32, score: f64) -> Value {
         "scores": {"plot_logic": d(0.18), "character": d(0.18), "immersion": d(0.15),
             "foreshadowing": d(0.10), "pacing": d(0.08), "style_naturalness": d(0.15),
             "emotional_impact": d(0.08), "storyline_coherence": d(0.08)},
-        "violations": [], "risk_flags": [], "required_fixes": [], "issues": []})
+        "violations": [], "risk_flags": [],
+        // A verdict that sends the chapter back carries fixes (`E_EVAL_FIXES`).
+        "required_fixes": if score < 3.5 {
+            json!([{"target": "第 1 段「陆尘推门而入」起", "instruction": "先交代陆尘为什么夜里来，灯保留"}])
+        } else {
+            json!([])
+        },
+        // After a round sent back, every fix of it is judged (`E_EVAL_FIX_REVIEW`); on a first
+        // round the line is only a warning.
+        "fix_review": [{"fix": "F1", "status": "partly", "evidence": "陆尘推门而入"}],
+        "issues": []})
 }
 
 /// What the agents would write for chapter n.

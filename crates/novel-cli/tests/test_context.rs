@@ -915,3 +915,48 @@ fn rewrite_names_the_archived_draft_and_polish_hands_the_refiner_the_notes() {
         "{p}"
     );
 }
+
+/// Issue 30 item 7: each agent's prompt reserve is its body as measured, with little room to
+/// spare. Fails when a body outgrows its reserve (the packet at its budget's edge would
+/// overshoot the call) or the reserve drifts far above the body (packets squeezed for nothing).
+#[test]
+fn prompt_reserves_are_the_measured_agent_bodies() {
+    let root = crate::test_client::repo();
+    let mut report = Vec::new();
+    for agent in Agent::ALL {
+        let text =
+            std::fs::read_to_string(root.join(format!("agents/{}.md", agent.name()))).unwrap();
+        // The system prompt is the body after the front matter.
+        let body = text
+            .strip_prefix("---\n")
+            .and_then(|rest| rest.split_once("\n---\n"))
+            .map_or(text.as_str(), |(_, body)| body);
+        let tokens = context::tokens::estimate(body);
+        let reserve = agent.prompt_allowance();
+        report.push(format!("{} {tokens}/{reserve}", agent.name()));
+        assert!(
+            tokens <= reserve,
+            "agents/{}.md is {tokens} tokens, over its reserve {reserve}: trim the body or raise Agent::prompt_allowance (and the default budget with it)",
+            agent.name()
+        );
+        assert!(
+            reserve - tokens <= 1_200,
+            "agents/{}.md is {tokens} tokens, its reserve {reserve}: lower Agent::prompt_allowance to the measured size",
+            agent.name()
+        );
+    }
+    eprintln!("agent bodies / reserves: {}", report.join(", "));
+    // Every default budget leaves its agent at least the packet room §8.4 planned.
+    let b = novel_core::model::settings::ContextBudgets::default();
+    for (agent, total, room) in [
+        (Agent::ChapterWriter, b.chapter_writer, 22_000),
+        (Agent::Summarizer, b.summarizer, 10_500),
+        (Agent::StyleRefiner, b.style_refiner, 8_500),
+        (Agent::QualityJudge, b.quality_judge, 14_000),
+    ] {
+        assert!(
+            total - agent.prompt_allowance() >= room,
+            "{agent:?}: budget {total} leaves less than {room} for the packet"
+        );
+    }
+}

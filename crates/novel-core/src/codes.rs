@@ -218,6 +218,16 @@ pub const CODES: &[CodeDoc] = &[
         "先 novel chapter gate N；结论为 revise/rewrite 时按它修改。",
     ),
     e(
+        "E_EVALUATION",
+        "评估没有守住评审的约定：引文不在正文里、高置信违规没进 violations、必须目标没有核查行、退回却没有修订指令，或修订轮没有逐条判定上一轮的指令（data.findings 逐条列出）。",
+        "把 data.findings 原样交回 QualityJudge 改评估文件，再 novel chapter stage judged。",
+    ),
+    e(
+        "E_EDIT_RATIO",
+        "StyleRefiner 对初稿的改动（叙述或对话，按字计）超过了 novel.json 的 refine.max_edit_ratio（默认 15%）。",
+        "把改动最多的段落改回初稿（staging/logs/chapter-NNN-draft.md）的说法，再 novel chapter stage refined。",
+    ),
+    e(
         "E_NO_EVALUATION",
         "staging 里没有这一章的评估文件。",
         "先派 QualityJudge 写出 chapter-NNN-eval.json。",
@@ -695,6 +705,36 @@ pub const CODES: &[CodeDoc] = &[
         "E_WEIGHTS",
         "评估 8 个维度的权重之和不是 1。",
         "按 novel.json 的 gate.weights 重写 weight。",
+    ),
+    f(
+        "E_EVAL_QUOTE",
+        "评估的 evidence 引文在被评的正文里找不到（空白与引号不计）。",
+        "从正文复制原句，多处用「……」隔开；引不出原文的判断写进 reason 或 detail。",
+    ),
+    f(
+        "E_EVAL_HIDDEN",
+        "核查行记为高置信违规，violations 里却没有它（或不是 high）：门控只读 violations。",
+        "把它写进 violations（confidence high，附原文）并配 blocking 的修订指令；不确凿就把这一行改为 medium。",
+    ),
+    f(
+        "E_EVAL_OBJECTIVE",
+        "章节契约的必须目标（或本章兑现的爽点 PAYOFF-NNN）在 l3_checks 里没有核查行。",
+        "每个必须目标、本章兑现的爽点各写一行 {id, status, confidence, detail}。",
+    ),
+    f(
+        "E_EVAL_FIXES",
+        "评估把这一章退回（建议 revise/pause/rewrite、重算总分低于 gate.polish 或有高置信违规），required_fixes 却是空的。",
+        "给出 3–6 条定位到段落的修订指令，高置信违规的那条标 blocking。",
+    ),
+    f(
+        "E_EVAL_FIX_REVIEW",
+        "修订后的一轮评审没有逐条判定上一轮的修订指令（F1、F2…），或判为做到却没引正文。",
+        "fix_review 每条写 {fix, status: done|partly|not_done, evidence}。",
+    ),
+    f(
+        "E_STYLE_EXEMPLARS",
+        "风格指纹的作者原文示例（voice_exemplars）超过 5 段或合计超过 2000 token。",
+        "留 3–5 段最有代表性的，每段一两百字。",
     ),
     f(
         "E_OUTLINE",

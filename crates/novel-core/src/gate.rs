@@ -122,6 +122,7 @@ pub fn leak_fix() -> RequiredFix {
         target: "全章".into(),
         instruction: "删去或改写仅属于其他故事线的实体（角色、势力、地点、事件），本章不是交汇章"
             .into(),
+        blocking: true,
         extra: Default::default(),
     }
 }
@@ -142,6 +143,9 @@ pub struct GateInput<'a> {
     pub storyline_spec: Option<&'a StorylineSpec>,
     /// The leak check of the text being judged (a stale one is the caller's to drop).
     pub leak: Option<&'a LeakCheck>,
+    /// The fixes of the round sent back ([`crate::judging::numbered_fixes`]; empty on a first
+    /// round): a blocking one the judges mark not done keeps the chapter from passing.
+    pub previous_fixes: &'a [crate::judging::NumberedFix],
 }
 
 /// The gate's verdict with its evidence.
@@ -159,6 +163,8 @@ pub struct GateResult {
     pub scores: Vec<ScoreCheck>,
     pub blocking_violations: Vec<Violation>,
     pub reported_violations: Vec<Violation>,
+    /// Blocking fixes of the round before that a judge marks not done (or none reviewed).
+    pub fixes_not_done: Vec<crate::judging::NumberedFix>,
     pub required_fixes: Vec<RequiredFix>,
     pub key_reasons: Vec<KeyReason>,
     pub reasons: Vec<String>,
@@ -323,7 +329,17 @@ pub fn decide(input: &GateInput<'_>) -> Result<GateResult, GateError> {
     if let Some(v) = input.leak.and_then(|l| leak_violation(l, input.chapter)) {
         found.add_leak(v, input.storyline_spec);
     }
-    let verdict = verdict(input, overall, &found.blocking);
+    let not_done: Vec<crate::judging::NumberedFix> =
+        crate::judging::unresolved(input.previous_fixes, &input.evaluations)
+            .into_iter()
+            .cloned()
+            .collect();
+    for f in &not_done {
+        if !found.fixes.contains(&f.fix) {
+            found.fixes.push(f.fix.clone());
+        }
+    }
+    let verdict = verdict(input, overall, &found.blocking, &not_done);
     reasons.push(verdict.reason);
     for v in &found.reported {
         reasons.push(format!(
@@ -340,6 +356,7 @@ pub fn decide(input: &GateInput<'_>) -> Result<GateResult, GateError> {
         scores,
         blocking_violations: found.blocking,
         reported_violations: found.reported,
+        fixes_not_done: not_done,
         required_fixes: if verdict.decision == GateDecision::Revise {
             found.fixes
         } else {
@@ -453,12 +470,21 @@ struct Verdict {
     reason: String,
 }
 
-fn verdict(input: &GateInput<'_>, overall: f64, blocking: &[Violation]) -> Verdict {
+fn verdict(
+    input: &GateInput<'_>,
+    overall: f64,
+    blocking: &[Violation],
+    not_done: &[crate::judging::NumberedFix],
+) -> Verdict {
     let exhausted = input.revision_count >= input.thresholds.max_revisions;
-    if blocking.is_empty() {
+    if blocking.is_empty() && not_done.is_empty() {
         return score_verdict(input, overall, exhausted);
     }
-    let (decision, reason) = blocking_verdict(input.revision_count, blocking, exhausted);
+    let (decision, reason) = if blocking.is_empty() {
+        fixes_verdict(input.revision_count, not_done, exhausted)
+    } else {
+        blocking_verdict(input.revision_count, blocking, exhausted)
+    };
     Verdict {
         decision,
         force_passed: false,
@@ -486,6 +512,37 @@ fn blocking_verdict(
         (
             GateDecision::Revise,
             format!("高置信违规（{}）：不论分数，强制修订", ids.join("、")),
+        )
+    }
+}
+
+/// A blocking fix of the round before is not done: never a pass (forced or not) — another
+/// revision, or the author once revisions are exhausted.
+fn fixes_verdict(
+    revision_count: u32,
+    not_done: &[crate::judging::NumberedFix],
+    exhausted: bool,
+) -> (GateDecision, String) {
+    let ids: Vec<String> = not_done
+        .iter()
+        .map(|f| format!("{}〔{}〕", f.id, f.fix.target))
+        .collect();
+    if exhausted {
+        (
+            GateDecision::Pause,
+            format!(
+                "阻断性修订指令 {} 在 {} 次修订后仍没做到：不强制通过，需作者决定",
+                ids.join("、"),
+                revision_count
+            ),
+        )
+    } else {
+        (
+            GateDecision::Revise,
+            format!(
+                "阻断性修订指令 {} 评审判为没做到：不论分数，继续修订",
+                ids.join("、")
+            ),
         )
     }
 }

@@ -18,9 +18,12 @@
 pub mod codes;
 pub mod context;
 pub mod diagnostic;
+pub mod edits;
 pub mod frontmatter;
 pub mod gate;
+pub mod genre;
 pub mod import;
+pub mod judging;
 pub mod menu;
 pub mod model;
 pub mod naming;

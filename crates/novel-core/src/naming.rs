@@ -150,6 +150,12 @@ pub fn staging_changes(n: u32) -> String {
     format!("staging/logs/{}-changes.md", chapter_stem(n))
 }
 
+/// The draft as `novel chapter stage drafted` found it (`staging/logs/chapter-NNN-draft.md`):
+/// what `stage refined` measures StyleRefiner's changes against; dropped at commit.
+pub fn staging_draft(n: u32) -> String {
+    format!("staging/logs/{}-draft.md", chapter_stem(n))
+}
+
 /// Where a committed chapter's refiner change list is kept (`logs/chapter-NNN-changes.md`).
 pub fn changes_file(n: u32) -> String {
     format!("logs/{}-changes.md", chapter_stem(n))

@@ -171,6 +171,7 @@ mod tests {
                 .map(|(t, i)| RequiredFix {
                     target: t.to_string(),
                     instruction: i.to_string(),
+                    blocking: false,
                     extra: Default::default(),
                 })
                 .collect::<Vec<_>>(),

@@ -145,7 +145,35 @@ pub fn check_file(file: &str, kind: FileKind, value: &Value) -> Vec<Diagnostic> 
     {
         evaluation_weights(file, &e, &mut found);
     }
+    if found.is_empty()
+        && kind == FileKind::StyleProfile
+        && let Ok(p) = serde_json::from_value::<model::StyleProfile>(value.clone())
+    {
+        style_exemplars(file, &p, &mut found);
+    }
     found
+}
+
+/// The voice exemplars go into ChapterWriter's and StyleRefiner's packets untrimmed: together
+/// at most [`model::style::EXEMPLAR_TOKENS`] (PRD §5.9: few-shot ≤ 2K).
+fn style_exemplars(file: &str, p: &model::StyleProfile, out: &mut Vec<Diagnostic>) {
+    let tokens: u32 = p
+        .voice_exemplars
+        .iter()
+        .map(|x| crate::context::tokens::estimate(&x.text))
+        .sum();
+    if tokens > model::style::EXEMPLAR_TOKENS {
+        out.push(Diagnostic::error(
+            "E_STYLE_EXEMPLARS",
+            file,
+            "/voice_exemplars",
+            format!(
+                "{} 段作者原文示例合计约 {tokens} token，超过 {}：它们每章都原样进写手与润色的资料包",
+                p.voice_exemplars.len(),
+                model::style::EXEMPLAR_TOKENS
+            ),
+        ));
+    }
 }
 
 /// The eight weights written in an evaluation must sum to 1 (the gate uses the project's own
@@ -654,6 +682,11 @@ fn document_cross_checks(doc: &JsonDoc, reg: &Registries, out: &mut Vec<Diagnost
         FileKind::Evaluation => {
             if let Some(e) = typed::<model::Evaluation>(doc) {
                 evaluation_weights(file, &e, out);
+            }
+        }
+        FileKind::StyleProfile => {
+            if let Some(p) = typed::<model::StyleProfile>(doc) {
+                style_exemplars(file, &p, out);
             }
         }
         FileKind::Checkpoint => {

@@ -132,6 +132,7 @@ fn the_whole_grid() {
                             },
                             storyline_spec: Some(&spec),
                             leak: leak.as_ref(),
+                            previous_fixes: &[],
                         };
                         let got = decide(&input).unwrap();
                         let (want, force) = expected(score, *blocking || *leak_blocks, revisions);
@@ -172,6 +173,7 @@ fn thresholds_come_from_settings_and_must_be_ordered() {
         key_reasons: vec![],
         storyline_spec: None,
         leak: None,
+        previous_fixes: &[],
     };
     assert_eq!(
         decide(&input(&strict)).unwrap().decision,
@@ -200,6 +202,7 @@ fn single<'a>(e: &'a Evaluation, t: &'a GateThresholds) -> GateInput<'a> {
         key_reasons: vec![],
         storyline_spec: None,
         leak: None,
+        previous_fixes: &[],
     }
 }
 
@@ -308,6 +311,7 @@ fn key_chapters_need_two_judges() {
         key_reasons: key_chapter(10, schedule.chapter_range, Some(&schedule)),
         storyline_spec: None,
         leak: None,
+        previous_fixes: &[],
     })
     .unwrap_err();
     assert_eq!(err.code(), "E_SECOND_JUDGE");
@@ -321,8 +325,55 @@ fn key_chapters_need_two_judges() {
         key_reasons: key_chapter(10, schedule.chapter_range, Some(&schedule)),
         storyline_spec: None,
         leak: None,
+        previous_fixes: &[],
     })
     .unwrap();
     assert_eq!(got.decision, GateDecision::Revise);
     assert_eq!(got.blocking_violations[0].rule_id, "W-002");
+}
+
+/// Issue 30: a blocking fix of the round before that the judge marks not done is never
+/// force-passed (nor passed on score), whatever the number of revisions; done, it passes.
+#[test]
+fn a_blocking_fix_not_done_is_not_force_passed() {
+    use novel_core::judging::numbered_fixes;
+    let mut before = eval(3.2, json!([]));
+    before.required_fixes[0].blocking = true;
+    let previous = numbered_fixes([&before]);
+    let t = GateThresholds::default();
+    let round = |status: &str, score: f64, revisions: u32| {
+        let mut e = eval(score, json!([]));
+        e.fix_review = serde_json::from_value(
+            json!([{"fix": "F1", "status": status, "evidence": "陆尘推门而入"}]),
+        )
+        .unwrap();
+        let input = GateInput {
+            revision_count: revisions,
+            previous_fixes: &previous,
+            ..single(&e, &t)
+        };
+        decide(&input).unwrap()
+    };
+    // Revisions exhausted at 3.2: force-passed when the fix is done …
+    let done = round("done", 3.2, 2);
+    assert_eq!(
+        (done.decision, done.force_passed),
+        (GateDecision::Pass, true)
+    );
+    // … the author decides when it is not.
+    let not_done = round("not_done", 3.2, 2);
+    assert_eq!(not_done.decision, GateDecision::Pause, "{not_done:?}");
+    assert!(!not_done.force_passed);
+    assert_eq!(not_done.fixes_not_done[0].id, "F1");
+    assert!(
+        not_done.reasons.iter().any(|r| r.contains("F1")),
+        "{:?}",
+        not_done.reasons
+    );
+    // A good score does not buy it through either: another revision.
+    let high = round("not_done", 4.5, 1);
+    assert_eq!(high.decision, GateDecision::Revise);
+    assert!(high.required_fixes.iter().any(|f| f.blocking));
+    // Partly done is not blocking the pass.
+    assert_eq!(round("partly", 4.5, 1).decision, GateDecision::Pass);
 }

@@ -1420,6 +1420,11 @@ fn plan_pipeline_log(
         crate::status::LOG_CHARS.into(),
         serde_json::json!(facts.chars),
     );
+    // The draft kept for `stage refined`'s measure has served its purpose.
+    let draft_rel = layout::staging_draft(n);
+    if fs::symlink_metadata(project.path(&draft_rel)).is_ok() {
+        plan.remove.push(draft_rel);
+    }
     let leak_rel = layout::staging_leak(n);
     if let Ok(text) = read_text(&project.path(&leak_rel)) {
         if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {

@@ -214,6 +214,13 @@ pub fn load_inputs(
     }
     let round = checkpoint.as_ref().map_or(0, |c| c.revision_count);
     load_round(project, pass, chapter, round, &mut i, &mut w);
+    if agent == Agent::QualityJudge
+        && checkpoint
+            .as_ref()
+            .is_some_and(|c| c.inflight_chapter == Some(chapter))
+    {
+        i.previous_fixes = crate::judging::previous_fixes(project, chapter, round);
+    }
     i.paths = p;
     i.checkpoint = checkpoint;
     if needs.author_memory {
@@ -467,7 +474,7 @@ fn load_round(
 
 /// `chapter-NNN-eval.json` and the second judges' `chapter-NNN-eval-<judge>.json` in `dir`:
 /// the primary first, then by name.
-fn evaluations_in(
+pub(crate) fn evaluations_in(
     project: &Project,
     dir: &str,
     chapter: u32,

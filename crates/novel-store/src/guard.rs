@@ -161,7 +161,7 @@ pub struct Owned {
 }
 
 /// Every file the binary owns. A skill or agent never writes these by hand.
-pub const OWNED: [Owned; 14] = [
+pub const OWNED: [Owned; 15] = [
     Owned {
         pattern: Pattern::File(layout::CHECKPOINT),
         what: "断点文件（流水线阶段、进度、待处理事项）",
@@ -211,6 +211,11 @@ pub const OWNED: [Owned; 14] = [
         pattern: Pattern::Suffix("chapters", "-revision.json"),
         what: "修订候选（manual_confirm）",
         instead: "保存候选用 novel revision save --chapter N 文件，作者决定后用 novel revision apply / reject",
+    },
+    Owned {
+        pattern: Pattern::Suffix("staging/logs", "-draft.md"),
+        what: "润色前的初稿（novel chapter stage refined 拿它量润色的改动量）",
+        instead: "由 novel chapter stage drafted 写下；要改初稿就改 staging/chapters 里的正文，再重新 novel chapter stage drafted",
     },
     Owned {
         pattern: Pattern::File(layout::PREFERENCES),
@@ -680,6 +685,8 @@ mod tests {
             ("chapters/chapter-012-revision.json", true),
             ("memory/preferences.json", true),
             ("memory/characters/lin-feng.jsonl", true),
+            ("staging/logs/chapter-012-draft.md", true),
+            ("staging/logs/chapter-012-changes.md", false),
             ("chapters/sub/chapter-012-revision.json", false),
             ("memory/notes.md", false),
             ("state/current-state.json.bak", false),

@@ -24,6 +24,7 @@ pub mod guard;
 pub mod import;
 pub mod init;
 pub mod io;
+pub mod judging;
 pub mod layout;
 pub mod leak;
 pub mod load;

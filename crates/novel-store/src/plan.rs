@@ -188,6 +188,7 @@ impl ContinuityPart {
             acceptance_criteria: Vec::new(),
             storyline_context: None,
             transition_hint: None,
+            payoff: None,
             extra: Default::default(),
         }
     }
@@ -598,6 +599,7 @@ pub fn volume_check(project: &Project, v: u32) -> Result<VolumeCheckReport, Plan
     let ids = known_ids(project, &mut findings);
     let names: NameIndex = crate::state::load_names(project);
     let contract_file = |c: u32| layout::chapter_contract_file(v, c);
+    let settings_genre = crate::settings::load(project).ok().and_then(|s| s.genre);
     findings.extend(vcheck::check(&VolumeInputs {
         volume: v,
         span: span.as_ref(),
@@ -613,6 +615,7 @@ pub fn volume_check(project: &Project, v: u32) -> Result<VolumeCheckReport, Plan
         names: &names,
         world_rule_ids: ids.rules.as_deref(),
         foreshadowing_ids: ids.foreshadowing.as_deref(),
+        genre: settings_genre.as_deref(),
     }));
     if span.is_some() {
         add_new(

@@ -591,8 +591,14 @@ fn apply_staged(
         // archived and counted, as `chapter stage revising` does.
         Some(PipelineStage::Judged) => {
             let figures = crate::stage::StageFigures::default();
-            crate::stage::advance(project, PipelineStage::Revising, token, &figures)
-                .map_err(|e| RevisionError::Chapter(Box::new(e), n))?;
+            crate::stage::advance(
+                project,
+                PipelineStage::Revising,
+                token,
+                &figures,
+                &crate::stage::TextTools::plain(),
+            )
+            .map_err(|e| RevisionError::Chapter(Box::new(e), n))?;
         }
         // Already in the round (an earlier apply was interrupted after the move).
         Some(PipelineStage::Revising) => {}

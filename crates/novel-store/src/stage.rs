@@ -63,6 +63,19 @@ pub enum ChapterError {
         chapter: u32,
         gate: Option<Box<novel_core::model::checkpoint::GateRecord>>,
     },
+    /// `stage judged` / the gate: an evaluation breaks the judge's contract
+    /// (`novel_core::judging`); the findings say what to fix.
+    #[error("{}", evaluation_refusal(.findings))]
+    Evaluation {
+        findings: Vec<novel_core::diagnostic::Diagnostic>,
+    },
+    /// `stage refined`: StyleRefiner changed more of the draft than the project allows.
+    #[error("{}", edit_refusal(.report, *.cap))]
+    EditRatio {
+        chapter: u32,
+        report: Box<novel_core::edits::EditReport>,
+        cap: f64,
+    },
     /// `recover`: an unfinished journal while another live session holds the lock.
     #[error("{what}没有完成，而项目锁仍被占用：{holder}；它可能正在写入，不能替它补完")]
     JournalHeld { what: String, holder: String },
@@ -85,6 +98,8 @@ impl ChapterError {
             ChapterError::CommitStage { .. } | ChapterError::GateStage { .. } => "E_STAGE_ORDER",
             ChapterError::CopiedSecondJudge { .. } => "E_SECOND_JUDGE",
             ChapterError::Gate { .. } => "E_GATE",
+            ChapterError::Evaluation { .. } => "E_EVALUATION",
+            ChapterError::EditRatio { .. } => "E_EDIT_RATIO",
             ChapterError::JournalHeld { .. } => "E_LOCKED",
         }
     }
@@ -97,6 +112,8 @@ impl ChapterError {
             ChapterError::Decide(_)
                 | ChapterError::CopiedSecondJudge { .. }
                 | ChapterError::Gate { .. }
+                | ChapterError::Evaluation { .. }
+                | ChapterError::EditRatio { .. }
         ) || matches!(self, ChapterError::Refused(r) if r.code == "E_STAGING")
     }
 
@@ -133,6 +150,11 @@ impl ChapterError {
             ChapterError::CommitStage { .. } => "novel chapter recover 会告诉你从哪一步继续".into(),
             ChapterError::GateStage { .. } => "先完成 QualityJudge 并 novel chapter stage judged".into(),
             ChapterError::JournalHeld { .. } => "让持有锁的会话自己运行 novel chapter recover；确认那个会话已经不在后，先运行 novel lock clear，再运行 novel chapter recover".into(),
+            ChapterError::Evaluation { .. } => "把 data.findings 逐条（位置、说明、处理）交回 QualityJudge 改评估文件，再运行 novel chapter stage judged".into(),
+            ChapterError::EditRatio { chapter, .. } => format!(
+                "初稿在 {}：把上面这些段落改回初稿的说法，只留黑名单与句式的必要替换（修改清单同步删掉撤回的条目），再运行 novel chapter stage refined",
+                novel_core::naming::staging_draft(*chapter)
+            ),
             ChapterError::CopiedSecondJudge { .. } => {
                 "关键章要由另一位裁判（另一个模型或一次独立评估）重新打分".into()
             }
@@ -154,6 +176,40 @@ impl ChapterError {
             },
         }
     }
+}
+
+fn evaluation_refusal(findings: &[novel_core::diagnostic::Diagnostic]) -> String {
+    let errors: Vec<&novel_core::diagnostic::Diagnostic> =
+        findings.iter().filter(|f| f.is_error()).collect();
+    let mut codes: Vec<&str> = errors.iter().map(|f| f.code.as_ref()).collect();
+    codes.dedup();
+    format!(
+        "评估没有守住评审的约定（{} 处：{}）：\n{}",
+        errors.len(),
+        codes.join("、"),
+        novel_core::diagnostic::render_all(findings).trim_end()
+    )
+}
+
+fn edit_refusal(r: &novel_core::edits::EditReport, cap: f64) -> String {
+    use novel_core::edits::percent;
+    let (what, share) = r.over(cap).unwrap_or(("叙述", r.narration));
+    let mut t = format!(
+        "润色改动了初稿{what}的 {}（{}/{} 字；叙述 {}，对话 {}），超过上限 {}（novel.json 的 refine.max_edit_ratio）。改动最多的段落：",
+        percent(share.ratio),
+        share.changed,
+        share.chars,
+        percent(r.narration.ratio),
+        percent(r.dialogue.ratio),
+        percent(cap)
+    );
+    for p in &r.worst {
+        t.push_str(&format!(
+            "\n- 第 {} 段（改了 {} 字，共 {} 字）：「{}」→「{}」",
+            p.paragraph, p.changed, p.chars, p.before, p.after
+        ));
+    }
+    t
 }
 
 fn gate_refusal(n: u32, gate: Option<&novel_core::model::checkpoint::GateRecord>) -> String {
@@ -182,6 +238,9 @@ pub struct Moved {
     pub revision_count: u32,
     /// Files of the round sent back, now under `logs/revisions/chapter-NNN/rK/`.
     pub archived: Vec<String>,
+    /// `refined`: how much StyleRefiner changed the draft (absent when no draft was kept).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub edit_ratio: Option<novel_core::edits::EditReport>,
 }
 
 /// A stage line's key for the one token total of an agent's run.
@@ -257,13 +316,77 @@ impl StageFigures {
     }
 }
 
+/// What the stages need of `novel-text` (the store segments no Chinese itself): the project's
+/// normalisation, for the judge's quotes, and the segmentation the edit measure reads.
+pub struct TextTools<'a> {
+    pub normalize: &'a dyn Fn(&str) -> String,
+    pub segment: &'a dyn Fn(&str) -> novel_core::edits::Segmented,
+}
+
+fn plain_normalize(s: &str) -> String {
+    s.to_string()
+}
+
+/// Paragraphs by line, no dialogue marked.
+fn plain_segment(s: &str) -> novel_core::edits::Segmented {
+    novel_core::edits::Segmented {
+        paragraphs: s
+            .lines()
+            .filter(|l| !l.trim_start().starts_with('#'))
+            .map(|l| {
+                l.chars()
+                    .filter(|c| !c.is_whitespace())
+                    .map(|c| (c, false))
+                    .collect::<Vec<_>>()
+            })
+            .filter(|p| !p.is_empty())
+            .collect(),
+    }
+}
+
+impl TextTools<'static> {
+    /// No normalisation, paragraphs by line: for callers moving to a stage that reads neither
+    /// (`revision`'s `stage revising`).
+    pub fn plain() -> Self {
+        TextTools {
+            normalize: &plain_normalize,
+            segment: &plain_segment,
+        }
+    }
+}
+
+/// What `stage refined` measured (`None`: no draft kept to measure against).
+fn measure_refinement(
+    project: &Project,
+    n: u32,
+    tools: &TextTools<'_>,
+) -> Result<Option<novel_core::edits::EditReport>, ChapterError> {
+    let draft_rel = crate::layout::staging_draft(n);
+    let draft = match crate::io::read_text(&project.path(&draft_rel)) {
+        Ok(t) => t,
+        Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(None);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let refined = crate::chapter::read_staged(project, &crate::layout::staging_chapter(n))?;
+    Ok(Some(novel_core::edits::measure(
+        &(tools.segment)(&draft),
+        &(tools.segment)(&refined),
+    )))
+}
+
 /// Moves the chapter in flight to `to`, the stage's line with `figures` added to the pipeline
-/// log. The lock's heartbeat is refreshed with `token`.
+/// log. The lock's heartbeat is refreshed with `token`. Moving to `drafted` keeps the draft for
+/// `refined` to measure StyleRefiner against (over `refine.max_edit_ratio` is refused, the
+/// figure goes into the stage's line); moving to `judged` holds each evaluation to the judge's
+/// contract (`novel_core::judging`).
 pub fn advance(
     project: &Project,
     to: PipelineStage,
     token: &str,
     figures: &StageFigures,
+    tools: &TextTools<'_>,
 ) -> Result<Moved, ChapterError> {
     let _guard = lock::guard(project)?;
     let mut cp = load_checkpoint(project)?;
@@ -279,6 +402,30 @@ pub fn advance(
         max_author_rounds: crate::settings::load(project)?.gate.max_author_revisions,
     };
     pipeline::check_stage(&cp, n, to, &facts, choice).map_err(ChapterError::Refused)?;
+    let settings = crate::settings::load(project)?;
+    let mut edit_ratio = None;
+    if to == PipelineStage::Refined
+        && let Some(report) = measure_refinement(project, n, tools)?
+    {
+        let cap = settings.refine.max_edit_ratio;
+        if report.over(cap).is_some() {
+            return Err(ChapterError::EditRatio {
+                chapter: n,
+                report: Box::new(report),
+                cap,
+            });
+        }
+        edit_ratio = Some(report);
+    }
+    if to == PipelineStage::Judged {
+        let findings = crate::judging::check_staged(project, &cp, n, tools.normalize)?;
+        if findings
+            .iter()
+            .any(novel_core::diagnostic::Diagnostic::is_error)
+        {
+            return Err(ChapterError::Evaluation { findings });
+        }
+    }
     let from = cp.pipeline_stage;
     let mut archive = crate::chapter::Archive::default();
     if matches!(to, PipelineStage::Revising | PipelineStage::Drafting) {
@@ -306,11 +453,18 @@ pub fn advance(
     cp.last_checkpoint_time = Some(crate::time::now_iso());
     // The archive, the stage's line in the pipeline log and the checkpoint, all or nothing.
     let mut writes = archive.writes;
-    writes.push(crate::chapter::log_with_stage(
-        project,
-        n,
-        figures.entry(to),
-    )?);
+    let mut entry = figures.entry(to);
+    if let (Some(r), Some(line)) = (&edit_ratio, entry.as_object_mut()) {
+        line.insert(EDIT_RATIO.into(), edit_ratio_value(r));
+    }
+    writes.push(crate::chapter::log_with_stage(project, n, entry)?);
+    if to == PipelineStage::Drafted {
+        // The draft StyleRefiner will be measured against.
+        writes.push(crate::chapter::JournalWrite {
+            path: crate::layout::staging_draft(n),
+            content: crate::chapter::read_staged(project, &crate::layout::staging_chapter(n))?,
+        });
+    }
     writes.push(checkpoint_write(project, &cp));
     let mut journal = Journal::files(n, String::new(), writes, JournalKind::Stage);
     journal.remove = archive.remove;
@@ -321,6 +475,21 @@ pub fn advance(
         stage: to,
         revision_count: cp.revision_count,
         archived: archive.archived,
+        edit_ratio,
+    })
+}
+
+/// A stage line's key for StyleRefiner's measured edit ratio (`stage refined`).
+pub const EDIT_RATIO: &str = "edit_ratio";
+
+/// The stage line's record of a measure: the two ratios and the total (no paragraphs).
+fn edit_ratio_value(r: &novel_core::edits::EditReport) -> serde_json::Value {
+    let round = |x: f64| (x * 10_000.0).round() / 10_000.0;
+    serde_json::json!({
+        "narration": round(r.narration.ratio),
+        "dialogue": round(r.dialogue.ratio),
+        "total": round(r.total.ratio),
+        "changed_chars": r.total.changed,
     })
 }
 
@@ -450,6 +619,7 @@ pub fn gate(
     project: &Project,
     n: u32,
     token: &str,
+    normalize: &dyn Fn(&str) -> String,
 ) -> Result<novel_core::gate::GateResult, ChapterError> {
     let _guard = lock::guard(project)?;
     let mut cp = load_checkpoint(project)?;
@@ -470,6 +640,15 @@ pub fn gate(
     {
         return Err(ChapterError::CopiedSecondJudge { file: rel.clone() });
     }
+    // The evaluations may have changed since `stage judged`: held to the contract again.
+    let findings = crate::judging::check_staged(project, &cp, n, normalize)?;
+    if findings
+        .iter()
+        .any(novel_core::diagnostic::Diagnostic::is_error)
+    {
+        return Err(ChapterError::Evaluation { findings });
+    }
+    let previous_fixes = crate::judging::previous_fixes(project, n, cp.revision_count);
     let settings = crate::settings::load(project)?;
     let vol = crate::chapter::chapter_volume(project, n, cp.current_volume)?;
     let spec: Option<novel_core::model::StorylineSpec> = crate::io::read_json(
@@ -487,6 +666,7 @@ pub fn gate(
         key_reasons: vol.key_reasons(n),
         storyline_spec: spec.as_ref(),
         leak: leak.as_ref().filter(|l| l.text_digest == facts.text_digest),
+        previous_fixes: &previous_fixes,
     };
     let mut result = novel_core::gate::decide(&input)?;
     result

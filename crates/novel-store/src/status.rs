@@ -89,6 +89,9 @@ pub struct ScoredChapter {
     pub decision: Option<GateDecision>,
     pub revisions: u32,
     pub force_passed: bool,
+    /// How much of the draft's narration StyleRefiner changed (its last `stage refined`), when
+    /// measured.
+    pub edit_ratio: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -243,6 +246,9 @@ pub struct ChapterFigures {
     pub revisions: u32,
     pub force_passed: bool,
     pub storyline: Option<String>,
+    /// The narration share StyleRefiner changed at its last `stage refined` (the pipeline log's
+    /// `edit_ratio`).
+    pub edit_ratio: Option<f64>,
 }
 
 #[derive(serde::Deserialize)]
@@ -300,7 +306,14 @@ fn log_figures(
                 decision: log.gate_decision,
                 revisions: log.revisions,
                 force_passed: log.force_passed,
-                storyline: log.storyline_id,
+                storyline: log.storyline_id.clone(),
+                edit_ratio: log
+                    .stages
+                    .iter()
+                    .rev()
+                    .find_map(|s| s.extra.get(crate::stage::EDIT_RATIO))
+                    .and_then(|r| r.get("narration"))
+                    .and_then(Value::as_f64),
             },
         );
     }
@@ -643,6 +656,7 @@ fn score_summary(committed: &[u32], figures: &BTreeMap<u32, ChapterFigures>) -> 
                 decision: f.decision,
                 revisions: f.revisions,
                 force_passed: f.force_passed,
+                edit_ratio: f.edit_ratio,
             })
         })
         .collect();

@@ -179,6 +179,24 @@ impl Document {
         &self.sentences
     }
 
+    /// The prose paragraphs as the edit measure reads them
+    /// ([`novel_core::edits::measure`]): each character without whitespace and Markdown, marked
+    /// dialogue (inside quotes, the outermost quote marks included) or narration.
+    pub fn segmented(&self) -> novel_core::edits::Segmented {
+        let paragraphs = self
+            .paragraphs
+            .iter()
+            .map(|p| {
+                (p.start..p.end)
+                    .filter(|&i| !self.chars[i].is_whitespace() && !self.is_markup(i))
+                    .map(|i| (self.chars[i], self.flags[i] & (DIALOGUE | QUOTE) != 0))
+                    .collect::<Vec<_>>()
+            })
+            .filter(|p| !p.is_empty())
+            .collect();
+        novel_core::edits::Segmented { paragraphs }
+    }
+
     /// True when character `i` is inside dialogue quotes.
     pub fn in_dialogue(&self, i: usize) -> bool {
         self.flags.get(i).is_some_and(|f| f & DIALOGUE != 0)

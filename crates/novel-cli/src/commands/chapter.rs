@@ -96,6 +96,26 @@ fn chapter_error(e: novel_store::stage::ChapterError, n: u32) -> CliError {
         E::Lock(l) => lock_error(l),
         E::Store(s) | E::Plan(PlanError::Store(s)) if s.is_conflict() => CliError::from(s),
         E::Plan(PlanError::Ops(o)) => super::ops_error(o),
+        e @ (E::Evaluation { .. } | E::EditRatio { .. }) => {
+            // The findings, or the measure, go with the refusal: the skill hands them back.
+            let human = e.to_string();
+            let data = match &e {
+                E::Evaluation { findings } => serde_json::json!({ "findings": findings }),
+                E::EditRatio {
+                    chapter,
+                    report,
+                    cap,
+                } => serde_json::json!({
+                    "chapter": chapter,
+                    "max_edit_ratio": cap,
+                    "edit_ratio": report,
+                    "draft": layout::staging_draft(*chapter),
+                }),
+                _ => serde_json::Value::Null,
+            };
+            CliError::new(e.code(), human.clone(), e.hint(n), Exit::Problems)
+                .with_report(&data, human)
+        }
         e => {
             let exit = if e.is_problem() {
                 Exit::Problems
@@ -222,7 +242,7 @@ fn stage(project: &Project, a: &ChapterStageArgs) -> Result<Report, CliError> {
         by_author: a.by_author,
         note: a.note.clone(),
     };
-    let moved = novel_store::stage::advance(project, to, &a.token, &figures)
+    let moved = novel_store::stage::advance(project, to, &a.token, &figures, &text_tools())
         .map_err(|e| chapter_error(e, 0))?;
     let mut human = format!(
         "第 {} 章：{} → {}（修订次数 {}）。\n",
@@ -231,6 +251,15 @@ fn stage(project: &Project, a: &ChapterStageArgs) -> Result<Report, CliError> {
         pipeline::stage_name(Some(moved.stage)),
         moved.revision_count
     );
+    if let Some(r) = &moved.edit_ratio {
+        use novel_core::edits::percent;
+        human.push_str(&format!(
+            "润色改动：叙述 {}、对话 {}（共改 {} 字）。\n",
+            percent(r.narration.ratio),
+            percent(r.dialogue.ratio),
+            r.total.changed
+        ));
+    }
     if !moved.archived.is_empty() {
         human.push_str(&format!(
             "上一轮的稿件与评估已存档到 {}。\n",
@@ -240,8 +269,22 @@ fn stage(project: &Project, a: &ChapterStageArgs) -> Result<Report, CliError> {
     Report::new(&moved, human)
 }
 
+/// What the stages need of `novel-text`: the normalisation of the judge's quotes, the
+/// segmentation of the edit measure.
+fn text_tools() -> novel_store::stage::TextTools<'static> {
+    novel_store::stage::TextTools {
+        normalize: &novel_text::normalize::normalize_str,
+        segment: &segment,
+    }
+}
+
+fn segment(text: &str) -> novel_core::edits::Segmented {
+    novel_text::segment::Document::new(text).segmented()
+}
+
 fn gate_cmd(project: &Project, n: u32, token: &str) -> Result<Report, CliError> {
-    let result = novel_store::stage::gate(project, n, token).map_err(|e| chapter_error(e, n))?;
+    let result = novel_store::stage::gate(project, n, token, &novel_text::normalize::normalize_str)
+        .map_err(|e| chapter_error(e, n))?;
     let mut human = format!(
         "第 {n} 章门控：{}（总分 {}{}）\n",
         result.decision.label(),
@@ -254,6 +297,12 @@ fn gate_cmd(project: &Project, n: u32, token: &str) -> Result<Report, CliError> 
     );
     for r in &result.reasons {
         human.push_str(&format!("  · {r}\n"));
+    }
+    for f in &result.fixes_not_done {
+        human.push_str(&format!(
+            "  未做到的阻断性修订：{}〔{}〕{}\n",
+            f.id, f.fix.target, f.fix.instruction
+        ));
     }
     for f in &result.required_fixes {
         human.push_str(&format!("  修订：[{}] {}\n", f.target, f.instruction));

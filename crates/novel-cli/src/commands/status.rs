@@ -149,6 +149,18 @@ fn push_scores(out: &mut String, s: &Status) {
         }
         None => out.push_str("评分：还没有评分\n"),
     }
+    let edits: Vec<String> = s
+        .scores
+        .recent
+        .iter()
+        .filter_map(|c| {
+            c.edit_ratio
+                .map(|r| format!("第{}章 {}", c.chapter, novel_core::edits::percent(r)))
+        })
+        .collect();
+    if !edits.is_empty() {
+        out.push_str(&format!("润色改动（叙述）：{}\n", edits.join("、")));
+    }
     out.push_str(&format!(
         "修订与强制通过：修订 {} 次，强制通过 {} 章\n",
         s.pipeline.revisions, s.pipeline.force_passed

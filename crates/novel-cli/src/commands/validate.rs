@@ -44,7 +44,10 @@ pub fn run(global: &GlobalArgs, args: ValidateArgs) -> Result<Report, CliError> 
         let project = super::project(global)?;
         let view = load_project(&project);
         let checked = view.docs.len() + view.markdown.len() + view.outlines.len();
-        (check_project(&view), checked)
+        let mut findings = check_project(&view);
+        findings.extend(judged(&project));
+        findings.sort();
+        (findings, checked)
     } else {
         validate_paths(global, &args.paths, forced_kind)?
     };
@@ -65,6 +68,12 @@ pub fn run(global: &GlobalArgs, args: ValidateArgs) -> Result<Report, CliError> 
         ));
     }
     render(findings, checked)
+}
+
+/// The in-flight chapter's staged evaluations held to the judge's contract (quotes from the
+/// staged text, high rows in `violations`, objective rows, fixes, the fix review).
+fn judged(project: &Project) -> Vec<Diagnostic> {
+    novel_store::judging::check_inflight(project, &novel_text::normalize::normalize_str)
 }
 
 fn find_project(global: &GlobalArgs, paths: &[PathBuf]) -> Result<Option<Project>, CliError> {
@@ -119,6 +128,7 @@ fn validate_paths(
         findings.extend(
             check_project(&view)
                 .into_iter()
+                .chain(judged(proj))
                 .filter(|f| concerns(&f.file)),
         );
     }

@@ -162,6 +162,9 @@ pub struct Inputs {
     pub evaluations: Vec<(String, Evaluation)>,
     /// Where the draft of the round sent back is archived (a rewrite; never its text).
     pub archived_draft: Option<String>,
+    /// QualityJudge after a round the gate sent back: that round's fixes, numbered as the
+    /// judge reviews them (`crate::judging::numbered_fixes`).
+    pub previous_fixes: Vec<crate::judging::NumberedFix>,
     pub prev_volume_review: Option<String>,
     /// `research/*.md` file names.
     pub research: Vec<String>,
@@ -370,6 +373,7 @@ const WRITER_REVISION: &[&str] = &["revision", "chapter_text"];
 const WRITER_BODY: &[&str] = &[
     "chapter_outline",
     "chapter_contract",
+    "payoff",
     "continuity",
     "world_rules",
     "characters",
@@ -397,6 +401,7 @@ const JUDGE_SECTIONS: &[&str] = &[
     "chapter_text",
     "chapter_outline",
     "chapter_contract",
+    "payoff",
     "world_rules",
     "characters",
     "foreshadowing",
@@ -555,10 +560,16 @@ pub fn assemble(agent: Agent, inputs: &Inputs) -> Result<Packet, ContextError> {
         overview: overview.as_deref(),
         cast: select_characters(inputs),
     };
-    let sections = sections_for(agent, pass(agent, inputs))
-        .into_iter()
-        .map(|tag| a.section(tag))
-        .collect();
+    let mut tags = sections_for(agent, pass(agent, inputs));
+    if agent == Agent::QualityJudge
+        && !inputs.previous_fixes.is_empty()
+        && let Some(i) = tags.iter().position(|t| *t == "task")
+    {
+        // A round after the gate sent the chapter back: the fixes to judge come right after
+        // the task.
+        tags.insert(i + 1, "fix_review");
+    }
+    let sections = tags.into_iter().map(|tag| a.section(tag)).collect();
     Ok(Packet {
         agent,
         chapter: inputs.chapter,
@@ -788,6 +799,8 @@ impl Assembler<'_> {
             "storyline" => self.storyline(),
             "task" => self.task(),
             "revision" => rounds::revision_section(self.inputs),
+            "fix_review" => rounds::fix_review_section(self.inputs),
+            "payoff" => self.payoff(),
             "rewrite" => rounds::rewrite_section(self.inputs),
             "polish" => rounds::polish_section(self.inputs),
             "chapter_text" => self.chapter_text(),
@@ -1136,6 +1149,20 @@ impl Assembler<'_> {
                 crate::naming::staging_second_evaluation(n, "secondary")
             ));
         }
+        if !i.previous_fixes.is_empty() {
+            t.push_str(&format!(
+                "\n这是被门控退回后的一轮：<fix_review> 的 {} 条修订指令逐条写进评估的 fix_review。",
+                i.previous_fixes.len()
+            ));
+        }
+        if let Some(p) = i.contract.as_ref().and_then(|c| c.payoff.as_ref())
+            && p.delivered_in(n) == n
+        {
+            t.push_str(&format!(
+                "\n契约写了本章兑现的爽点：l3_checks 加一行 {}。",
+                crate::model::contract::Payoff::row_id(n)
+            ));
+        }
         let weights = &i.settings.gate.weights;
         if *weights != crate::model::settings::DimensionWeights::default() {
             t.push_str(&format!(
@@ -1166,6 +1193,74 @@ impl Assembler<'_> {
             Some(b) => s.required(b.text.clone()),
             None => s.required("（大纲中没有本章）"),
         };
+        s
+    }
+
+    /// `payoff` (蓄压→兑现): the contract's payoff and the outline's, the genre's payoffs and
+    /// its 黄金三章 line for chapters 1–3; for QualityJudge, the row it checks them under and the
+    /// padding it looks for.
+    fn payoff(&self) -> Section {
+        let mut s = Section::new("payoff", "蓄压→兑现");
+        let i = self.inputs;
+        let n = i.chapter;
+        let judge = self.agent == Agent::QualityJudge;
+        let mut out = Vec::new();
+        match i.contract.as_ref().and_then(|c| c.payoff.as_ref()) {
+            Some(p) if p.delivered_in(n) == n => {
+                let from = p
+                    .setup_chapter
+                    .filter(|c| *c < n)
+                    .map_or(String::new(), |c| format!("，蓄压自第 {c} 章"));
+                let row = if judge {
+                    format!("（核查行 {}）", crate::model::contract::Payoff::row_id(n))
+                } else {
+                    String::new()
+                };
+                out.push(format!("本章兑现的爽点{row}：{}{from}", p.kind));
+                if let Some(setup) = &p.setup {
+                    out.push(format!("- 蓄压：{setup}"));
+                }
+                out.push(format!("- 兑现：{}", p.delivery));
+            }
+            Some(p) => {
+                out.push(format!(
+                    "本章为第 {} 章的爽点蓄压（{}）：只加压，不兑现。",
+                    p.delivered_in(n),
+                    p.kind
+                ));
+                if let Some(setup) = &p.setup {
+                    out.push(format!("- 蓄压：{setup}"));
+                }
+                out.push(format!("- 将来兑现：{}", p.delivery));
+            }
+            None => out.push("（本章契约没有写爽点 payoff）".to_string()),
+        }
+        if let Some(v) = self
+            .block
+            .and_then(|b| b.field(crate::context::outline::PAYOFF_LABELS))
+            .filter(|v| !v.trim().is_empty())
+        {
+            out.push(format!("大纲写的爽点：{v}"));
+        }
+        if let Some(g) = crate::genre::preset_for(i.settings.genre.as_deref()) {
+            let gap = g.payoff_gap.map_or(String::new(), |k| {
+                format!("；连续 {k} 章没有兑现读者就会走")
+            });
+            out.push(format!(
+                "题材「{}」的读者追的爽点：{}{gap}。",
+                g.name,
+                g.payoff_types.join("、")
+            ));
+            if (1..=3).contains(&n) {
+                out.push(format!("【黄金三章】{}", g.golden_three[(n - 1) as usize]));
+            }
+        }
+        if judge {
+            out.push("评审：有兑现的，看它有没有先蓄压、落没落到具体的人和反应上（emotional_impact）；没兑现或兑现落空，l3 记 violation 并进 risk_flags payoff_missing。注水（车轱辘话、重复交代已知信息、与冲突无关的景物和心理独白）在 pacing 扣分，risk_flags 记 padding，required_fixes 点出段落。".to_string());
+        } else {
+            out.push(crate::genre::PAYOFF_CRAFT.to_string());
+        }
+        s.required(out.join("\n"));
         s
     }
 
@@ -1900,6 +1995,25 @@ impl Assembler<'_> {
                     .map(|(k, v)| format!("- {k}：{v}"))
                     .collect::<Vec<_>>()
                     .join("\n")
+            ));
+        }
+        if matches!(self.agent, Agent::ChapterWriter | Agent::StyleRefiner)
+            && !p.voice_exemplars.is_empty()
+        {
+            // PRD §5.9: few-shot from the author's own samples, never trimmed (≤ 2K, checked by
+            // `novel validate`).
+            let shots: Vec<String> = p
+                .voice_exemplars
+                .iter()
+                .enumerate()
+                .map(|(k, x)| match &x.shows {
+                    Some(what) => format!("{}.（{what}）{}", k + 1, x.text.trim()),
+                    None => format!("{}. {}", k + 1, x.text.trim()),
+                })
+                .collect();
+            lines.push(format!(
+                "【作者原文示例：照它的语气、节奏和句法写；里面的人名、情节、设定是作者旧稿的，不搬进本书】\n{}",
+                shots.join("\n")
             ));
         }
         if lines.is_empty() {

@@ -114,12 +114,21 @@ impl Agent {
         Agent::ALL.into_iter().find(|a| a.name() == name)
     }
 
-    /// Tokens reserved for the agent's own prompt inside its budget (`003` §8.4 "Agent
-    /// prompt" rows: ~2K for ChapterWriter and QualityJudge, ~1.5K for the others).
+    /// Tokens reserved for the agent's own prompt inside its budget: its body
+    /// (`agents/<name>.md` without the front matter, [`tokens::estimate`]d) as measured, rounded
+    /// up with a little room. `003` §8.4 guessed ~1.5–2K; the bodies are 4–9.5K, so a packet at
+    /// its budget's edge overshot the call by that much. A test in `novel-cli` fails when a body
+    /// outgrows its reserve (or the reserve is far above the body).
     pub fn prompt_allowance(self) -> u32 {
         match self {
-            Agent::ChapterWriter | Agent::QualityJudge => 2_000,
-            _ => 1_500,
+            Agent::ChapterWriter => 7_500,
+            Agent::Summarizer => 6_500,
+            Agent::StyleRefiner => 4_500,
+            Agent::QualityJudge => 9_500,
+            Agent::PlotArchitect => 7_500,
+            Agent::WorldBuilder => 5_000,
+            Agent::CharacterWeaver => 6_000,
+            Agent::StyleAnalyzer => 4_500,
         }
     }
 
@@ -127,12 +136,13 @@ impl Agent {
     /// are trimmed only with `--budget`). ChapterWriter gets the larger convergence budget in
     /// convergence chapters.
     pub fn default_budget(self, budgets: &ContextBudgets, convergence: bool) -> Option<u32> {
+        let b = budgets.current();
         match self {
-            Agent::ChapterWriter if convergence => Some(budgets.chapter_writer_convergence),
-            Agent::ChapterWriter => Some(budgets.chapter_writer),
-            Agent::Summarizer => Some(budgets.summarizer),
-            Agent::StyleRefiner => Some(budgets.style_refiner),
-            Agent::QualityJudge => Some(budgets.quality_judge),
+            Agent::ChapterWriter if convergence => Some(b.chapter_writer_convergence),
+            Agent::ChapterWriter => Some(b.chapter_writer),
+            Agent::Summarizer => Some(b.summarizer),
+            Agent::StyleRefiner => Some(b.style_refiner),
+            Agent::QualityJudge => Some(b.quality_judge),
             _ => None,
         }
     }

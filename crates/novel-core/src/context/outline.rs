@@ -162,6 +162,10 @@ pub const FIELDS: [(&str, &[&str]); 7] = [
     ),
 ];
 
+/// The labels of the optional `爽点` field of a chapter block (its payoff as the outline states
+/// it; the structured one is the contract's `payoff`): read like a §5.3 field, never required.
+pub const PAYOFF_LABELS: &[&str] = &["爽点", "爽点类型", "payoff", "期待感", "兑现"];
+
 /// Characters of a line kept in a message (a 1 MB line is not repeated back whole).
 pub const EXCERPT_CHARS: usize = 40;
 
@@ -492,7 +496,12 @@ fn read_field_line(
     }
     *collecting = None;
     if let Some((key, value)) = field {
-        let known = field_name(&key).is_some();
+        let known = field_name(&key).is_some()
+            || key.split(['/', '／', '、', '|', '｜']).any(|part| {
+                PAYOFF_LABELS
+                    .iter()
+                    .any(|l| label_key(l) == label_key(part))
+            });
         if !known {
             block.unread.push((no, excerpt(line)));
         }

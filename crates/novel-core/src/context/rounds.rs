@@ -136,7 +136,15 @@ fn notes(evaluations: &[(String, Evaluation)], violations: bool) -> Vec<String> 
     let label = |p: &String| judge_label(p);
     for (p, e) in evaluations {
         for f in &e.required_fixes {
-            add(format!("- 〔{}〕{}", f.target, f.instruction), &label(p));
+            let blocking = if f.blocking {
+                "（阻断：必须做到）"
+            } else {
+                ""
+            };
+            add(
+                format!("- 〔{}〕{}{blocking}", f.target, f.instruction),
+                &label(p),
+            );
         }
     }
     if violations {
@@ -170,6 +178,26 @@ fn notes(evaluations: &[(String, Evaluation)], violations: bool) -> Vec<String> 
             }
         })
         .collect()
+}
+
+/// `fix_review`: QualityJudge after a round the gate sent back — that round's fixes, numbered,
+/// to be judged one by one in the evaluation's `fix_review`.
+pub fn fix_review_section(inputs: &Inputs) -> Section {
+    let mut s = Section::new("fix_review", "上一轮的修订指令");
+    let mut lines = vec![
+        "这一稿是按下面的指令改过的。逐条在评估的 fix_review 里判定：{\"fix\": \"F1\", \"status\": \"done|partly|not_done\", \"evidence\": 正文原句}；做到的引改后的句子，引不出就是没做到。标了阻断的没做到，门控不会放行。".to_string(),
+    ];
+    for f in &inputs.previous_fixes {
+        lines.push(format!(
+            "- {}〔{}〕{}{}",
+            f.id,
+            f.fix.target,
+            cut_chars(&f.fix.instruction, NOTE_MAX_CHARS),
+            if f.fix.blocking { "（阻断）" } else { "" }
+        ));
+    }
+    s.required(lines.join("\n"));
+    s
 }
 
 /// `revision`: what ChapterWriter must change in the draft.

@@ -28,8 +28,49 @@ pub struct ChapterContract {
     pub storyline_context: Option<StorylineContext>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transition_hint: Option<TransitionHint>,
+    /// 本章的爽点：本章兑现（`delivery_chapter` 缺省或等于本章）或为后面的章节蓄压。
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payoff: Option<Payoff>,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+/// 爽点 / 期待感 as data: what the reader is promised (蓄压, from `setup_chapter`) and what they
+/// get (兑现, in `delivery_chapter`, this chapter when absent).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Payoff {
+    /// 爽点类型：打脸、逆袭、突破、揭秘、反转、甜宠……
+    #[serde(rename = "type")]
+    #[schemars(length(min = 1))]
+    pub kind: String,
+    /// 从哪一章开始蓄压（铺垫、让对手把话说满、信息差）。
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub setup_chapter: Option<u32>,
+    /// 在哪一章兑现；缺省为本章。
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub delivery_chapter: Option<u32>,
+    /// 蓄压：读者被许诺了什么、压在谁身上。
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup: Option<String>,
+    /// 兑现：读者最后得到的那一下，落到具体的人和反应上。
+    #[schemars(length(min = 1))]
+    pub delivery: String,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+impl Payoff {
+    /// The chapter that delivers it (`chapter` is the contract's own).
+    pub fn delivered_in(&self, chapter: u32) -> u32 {
+        self.delivery_chapter.unwrap_or(chapter)
+    }
+
+    /// The check row id the judge writes for a payoff delivered in `chapter` (`PAYOFF-012`).
+    pub fn row_id(chapter: u32) -> String {
+        format!("PAYOFF-{chapter:03}")
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -44,6 +44,10 @@ pub struct Evaluation {
     /// 黑名单里没有、本章反复出现的 AI 套话：裁判的建议（不改黑名单，作者在质量简报里决定）。
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub blacklist_suggestions: Vec<BlacklistSuggestion>,
+    /// 修订轮（上一轮被门控退回）的评审：上一轮每条修订指令（资料包 `fix_review` 段的 F1、F2…）
+    /// 是否做到，各附正文原句。
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fix_review: Vec<FixReview>,
     /// primary / secondary（关键章双裁判的第二份）。
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge: Option<String>,
@@ -85,6 +89,9 @@ pub struct ContractCheck {
     #[schemars(length(min = 1))]
     pub id: String,
     pub status: CheckStatus,
+    /// 这一条结论的把握（`violation` 且为 high 的，必须同时写进 `violations`）。
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<Confidence>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
     #[serde(flatten)]
@@ -193,6 +200,42 @@ pub struct RequiredFix {
     /// 修订指令。
     #[schemars(length(min = 1))]
     pub instruction: String,
+    /// 阻断性：不做到这一条，门控不会强制通过（高置信违规的修订指令都应标为阻断）。
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub blocking: bool,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// How far a revision carried out one fix of the round before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FixStatus {
+    Done,
+    Partly,
+    NotDone,
+}
+
+impl FixStatus {
+    pub fn label(self) -> &'static str {
+        match self {
+            FixStatus::Done => "已做到",
+            FixStatus::Partly => "部分做到",
+            FixStatus::NotDone => "没做到",
+        }
+    }
+}
+
+/// The judge's verdict on one fix of the round sent back (`F1` = the first fix of that round).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FixReview {
+    /// 上一轮修订指令的编号（F1、F2…，见资料包 `fix_review` 段）。
+    #[schemars(length(min = 1))]
+    pub fix: String,
+    pub status: FixStatus,
+    /// 正文原句：做到了的，引改后的句子；没做到的，可引仍未改的句子。
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<String>,
     #[serde(flatten)]
     pub extra: Extra,
 }

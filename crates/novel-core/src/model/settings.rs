@@ -34,6 +34,8 @@ pub struct Settings {
     #[serde(default)]
     pub style_drift: DriftThresholds,
     #[serde(default)]
+    pub refine: RefineSettings,
+    #[serde(default)]
     pub context_budgets: ContextBudgets,
     #[serde(default)]
     pub lock: LockSettings,
@@ -61,6 +63,7 @@ impl Default for Settings {
             gate: GateThresholds::default(),
             lint: LintThresholds::default(),
             style_drift: DriftThresholds::default(),
+            refine: RefineSettings::default(),
             context_budgets: ContextBudgets::default(),
             lock: LockSettings::default(),
             models: default_models(),
@@ -288,6 +291,26 @@ impl Default for DriftThresholds {
     }
 }
 
+/// StyleRefiner's limits, measured by `novel chapter stage refined` against the draft.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct RefineSettings {
+    /// 润色改动量上限（改动的字 ÷ 初稿的字，叙述与对话分开算）：超过时 `stage refined` 拒绝。
+    #[schemars(range(min = 0, max = 1))]
+    pub max_edit_ratio: f64,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+impl Default for RefineSettings {
+    fn default() -> Self {
+        RefineSettings {
+            max_edit_ratio: 0.15,
+            extra: Extra::new(),
+        }
+    }
+}
+
 /// Per-agent context budgets in tokens (`003` §8.4, upper ends).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default)]
@@ -307,14 +330,43 @@ pub struct ContextBudgets {
 }
 
 impl Default for ContextBudgets {
+    /// The packet limits of `003` §8.4 (22K, 28K, 10.5K, 8.5K, 14K) plus each agent's measured
+    /// prompt (`novel_core::context::Agent::prompt_allowance`).
     fn default() -> Self {
         ContextBudgets {
-            chapter_writer: 24_000,
-            chapter_writer_convergence: 30_000,
-            summarizer: 12_000,
-            style_refiner: 8_000,
-            quality_judge: 16_000,
+            chapter_writer: 29_500,
+            chapter_writer_convergence: 35_500,
+            summarizer: 17_000,
+            style_refiner: 13_000,
+            quality_judge: 23_500,
             extra: Extra::new(),
+        }
+    }
+}
+
+/// The defaults `novel init` wrote before the prompt reserves were measured: a project still
+/// at one of them gets today's default for it (the same packet room), not a packet squeezed by
+/// the larger reserve.
+const LEGACY_BUDGETS: [u32; 5] = [24_000, 30_000, 12_000, 8_000, 16_000];
+
+impl ContextBudgets {
+    /// The budgets in force: each at its old default ([`LEGACY_BUDGETS`]) read as today's.
+    pub fn current(&self) -> ContextBudgets {
+        let now = ContextBudgets::default();
+        let pick = |value: u32, legacy: u32, current: u32| {
+            if value == legacy { current } else { value }
+        };
+        ContextBudgets {
+            chapter_writer: pick(self.chapter_writer, LEGACY_BUDGETS[0], now.chapter_writer),
+            chapter_writer_convergence: pick(
+                self.chapter_writer_convergence,
+                LEGACY_BUDGETS[1],
+                now.chapter_writer_convergence,
+            ),
+            summarizer: pick(self.summarizer, LEGACY_BUDGETS[2], now.summarizer),
+            style_refiner: pick(self.style_refiner, LEGACY_BUDGETS[3], now.style_refiner),
+            quality_judge: pick(self.quality_judge, LEGACY_BUDGETS[4], now.quality_judge),
+            extra: self.extra.clone(),
         }
     }
 }

@@ -47,6 +47,30 @@ pub struct StyleProfile {
     /// 正向写作指令，直接注入 ChapterWriter。
     #[serde(default)]
     pub writing_directives: Vec<String>,
+    /// 作者自己样本里的 3–5 段原文（合计不超过 2000 token）：ChapterWriter 与 StyleRefiner 的语气参照。
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 5))]
+    pub voice_exemplars: Vec<VoiceExemplar>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// Most voice exemplars a profile holds, and their token ceiling (PRD §5.9: few-shot ≤ 2K).
+pub const MAX_EXEMPLARS: usize = 5;
+pub const EXEMPLAR_TOKENS: u32 = 2_000;
+
+/// One passage of the author's own samples, quoted as it is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct VoiceExemplar {
+    /// 原文，一字不改（一两百字）。
+    #[schemars(length(min = 1))]
+    pub text: String,
+    /// 这段示范什么（对话节奏、打斗短句、情绪落到动作上……）。
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shows: Option<String>,
+    /// 出自哪个样本文件。
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
     #[serde(flatten)]
     pub extra: Extra,
 }

@@ -28,6 +28,13 @@ pub const FORESHADOWING_OUTSIDE: &str = "foreshadowing_outside";
 pub const UNKNOWN_REFERENCE: &str = "unknown_reference";
 /// A file the check needs could not be read or parsed.
 pub const UNREADABLE: &str = "unreadable";
+/// A contract's payoff whose setup comes after its delivery, or that lies on the wrong side of
+/// its own chapter.
+pub const PAYOFF_ORDER: &str = "payoff_order";
+/// A payoff set up (蓄压) for a later chapter that the volume does not deliver.
+pub const PAYOFF_UNDELIVERED: &str = "payoff_undelivered";
+/// Chapters in a row without a delivered payoff, in a genre that needs them.
+pub const PAYOFF_GAP: &str = "payoff_gap";
 
 /// PRD §6.6: at most four storylines active at once.
 pub const MAX_ACTIVE_STORYLINES: usize = 4;
@@ -63,6 +70,8 @@ pub struct VolumeInputs<'a> {
     pub world_rule_ids: Option<&'a [String]>,
     /// Foreshadowing ids of `foreshadowing/global.json` and every volume plan.
     pub foreshadowing_ids: Option<&'a [String]>,
+    /// The project's genre (`novel.json`): its preset says how long readers wait for a payoff.
+    pub genre: Option<&'a str>,
 }
 
 /// Runs the volume's own rules.
@@ -82,6 +91,7 @@ pub fn check(i: &VolumeInputs<'_>) -> Vec<Diagnostic> {
     contract_rules(i, span, &mut out);
     schedule_rules(i, span, &mut out);
     plan_rules(i, span, &mut out);
+    payoff_rules(i, span, &mut out);
     crate::diagnostic::sort_by_chapter(&mut out);
     out
 }
@@ -233,6 +243,102 @@ fn outline_outside(
             ),
             "把这些章移到所属卷的大纲，或改正本卷的 chapter_range",
         ));
+    }
+}
+
+/// 爽点 as data: each payoff in order (setup ≤ its chapter ≤ delivery), each setup delivered
+/// inside the volume by a contract that declares the delivery, and — in a genre that needs
+/// them — no run of [`crate::genre::GenrePreset::payoff_gap`] chapters without a delivery.
+fn payoff_rules(i: &VolumeInputs<'_>, span: &VolumeSpan, out: &mut Vec<Diagnostic>) {
+    let ptr = pointer(&["payoff"]);
+    let mut delivered: Vec<u32> = Vec::new();
+    for lc in i.contracts.values().filter(|lc| in_range(span, lc.chapter)) {
+        let (c, file) = (lc.chapter, lc.file.as_str());
+        let Some(p) = &lc.contract.payoff else {
+            continue;
+        };
+        let d = p.delivered_in(c);
+        let setup = p.setup_chapter.unwrap_or(c.min(d));
+        if setup > c || d < c {
+            out.push(
+                Diagnostic::new(
+                    PAYOFF_ORDER,
+                    Severity::Error,
+                    file,
+                    format!(
+                        "第 {c} 章的爽点「{}」蓄压在第 {setup} 章、兑现在第 {d} 章：本章不在这段之间",
+                        p.kind
+                    ),
+                    "setup_chapter ≤ 本章 ≤ delivery_chapter：本章兑现就不写 delivery_chapter，本章只蓄压就写将来兑现的那一章",
+                )
+                .at_pointer(ptr.clone())
+                .for_chapter(c),
+            );
+            continue;
+        }
+        if d == c {
+            delivered.push(c);
+            continue;
+        }
+        let delivery = i.contracts.get(&d).and_then(|k| k.contract.payoff.as_ref());
+        let why = if d > span.range[1] {
+            Some(format!(
+                "在本卷（第 {}–{} 章）之外",
+                span.range[0], span.range[1]
+            ))
+        } else if delivery.is_none_or(|k| k.delivered_in(d) != d) {
+            Some(format!(
+                "第 {d} 章的契约没有写这次兑现（payoff 缺 delivery）"
+            ))
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            out.push(
+                Diagnostic::new(
+                    PAYOFF_UNDELIVERED,
+                    Severity::Warning,
+                    file,
+                    format!(
+                        "第 {c} 章为第 {d} 章的爽点「{}」蓄压，{why}：读者等来的可能是落空",
+                        p.kind
+                    ),
+                    format!(
+                        "在第 {d} 章契约写 payoff（type、setup_chapter: {setup}、delivery），或把兑现挪进本卷"
+                    ),
+                )
+                .at_pointer(ptr.clone())
+                .for_chapter(c),
+            );
+        }
+    }
+    let Some(gap) = crate::genre::preset_for(i.genre).and_then(|g| g.payoff_gap) else {
+        return;
+    };
+    let preset = crate::genre::preset_for(i.genre).map_or("", |g| g.name);
+    let mut run_start = span.range[0];
+    for c in span.range[0]..=span.range[1] + 1 {
+        if c <= span.range[1] && !delivered.contains(&c) {
+            continue;
+        }
+        let len = c - run_start;
+        if len >= gap {
+            let last = c - 1;
+            out.push(
+                Diagnostic::new(
+                    PAYOFF_GAP,
+                    Severity::Warning,
+                    (i.contract_file)(run_start),
+                    format!(
+                        "第 {run_start}–{last} 章连续 {len} 章的契约没有兑现爽点：{preset}读者最多等 {gap} 章"
+                    ),
+                    "在其中挑章节写 payoff（type、setup_chapter、delivery）；爽点类型见题材预设（novel context chapter-writer 的 <payoff> 段）",
+                )
+                .at_pointer("")
+                .for_chapter(run_start),
+            );
+        }
+        run_start = c + 1;
     }
 }
 

@@ -1,0 +1,98 @@
+//! The inputs of the judge's contract check (`novel_core::judging`) as the project holds them:
+//! the staged text the evaluations judged, the chapter's L3 contract, the fixes of the round
+//! the gate sent back (archived under `logs/revisions/chapter-NNN/rK/`), the leak check. Read by
+//! `chapter stage judged`, `chapter gate`, `novel validate` and the judge's packet.
+
+use novel_core::diagnostic::Diagnostic;
+use novel_core::judging::{self, Judged, NumberedFix};
+use novel_core::model::{ChapterContract, Checkpoint};
+
+use crate::error::StoreError;
+use crate::layout;
+use crate::project::Project;
+
+/// The fixes of round `revision_count` (the round the gate sent back last), numbered as the
+/// judge's packet shows them; empty on a first round or when that round left no evaluation.
+pub fn previous_fixes(project: &Project, n: u32, revision_count: u32) -> Vec<NumberedFix> {
+    if revision_count == 0 {
+        return Vec::new();
+    }
+    let dir = layout::revision_dir(n, revision_count);
+    let evals = crate::context::evaluations_in(project, &dir, n, &mut Vec::new());
+    judging::numbered_fixes(evals.iter().map(|(_, e)| e))
+}
+
+/// The in-flight chapter's L3 contract, when it exists and reads.
+pub fn contract_of(project: &Project, n: u32, current_volume: u32) -> Option<ChapterContract> {
+    let volume = crate::chapter::chapter_volume(project, n, current_volume)
+        .map(|v| v.volume)
+        .unwrap_or(current_volume.max(1));
+    let rel = layout::chapter_contract_file(volume, n);
+    let path = project.path(&rel);
+    path.is_file()
+        .then(|| crate::io::read_json(&path, "章节契约").ok())
+        .flatten()
+}
+
+/// Every finding about the staged evaluations of chapter `n` (each file that reads as an
+/// evaluation; schema problems are `validate`'s and `stage judged`'s own). Nothing when the
+/// staged text is missing: there is nothing to hold the quotes against.
+pub fn check_staged(
+    project: &Project,
+    cp: &Checkpoint,
+    n: u32,
+    normalize: &dyn Fn(&str) -> String,
+) -> Result<Vec<Diagnostic>, StoreError> {
+    let text_file = layout::staging_chapter(n);
+    let text = match crate::io::read_text(&project.path(&text_file)) {
+        Ok(t) => t,
+        Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Vec::new());
+        }
+        Err(e) => return Err(e),
+    };
+    let settings = crate::settings::load(project)?;
+    let contract = contract_of(project, n, cp.current_volume);
+    let revision_count = if cp.inflight_chapter == Some(n) {
+        cp.revision_count
+    } else {
+        0
+    };
+    let previous = previous_fixes(project, n, revision_count);
+    let digest = novel_core::pipeline::text_digest(text.as_bytes());
+    let leak_high = crate::chapter::leak_result(project, n)
+        .ok()
+        .flatten()
+        .is_some_and(|l| {
+            l.leak_risk == novel_core::gate::LeakRisk::High
+                && l.text_digest.as_deref() == Some(digest.as_str())
+        });
+    let evals = crate::context::evaluations_in(project, "staging/evaluations", n, &mut Vec::new());
+    let mut out = Vec::new();
+    for (file, e) in &evals {
+        let j = Judged {
+            file,
+            chapter: n,
+            text_file: &text_file,
+            text: &text,
+            contract: contract.as_ref(),
+            previous_fixes: &previous,
+            thresholds: &settings.gate,
+            leak_high,
+        };
+        out.extend(judging::check(e, &j, normalize));
+    }
+    Ok(out)
+}
+
+/// [`check_staged`] for the chapter in flight, if any (`novel validate`); a project whose
+/// checkpoint does not read has no chapter in flight here (validate reports the checkpoint).
+pub fn check_inflight(project: &Project, normalize: &dyn Fn(&str) -> String) -> Vec<Diagnostic> {
+    let Ok(cp) = crate::chapter::load_checkpoint(project) else {
+        return Vec::new();
+    };
+    let Some(n) = cp.inflight_chapter else {
+        return Vec::new();
+    };
+    check_staged(project, &cp, n, normalize).unwrap_or_default()
+}
