@@ -73,7 +73,7 @@ fn storyline_of(n: u32) -> &'static str {
     }
 }
 
-fn eval_doc(n: u32, score: f64) -> Value {
+pub(crate) fn eval_doc(n: u32, score: f64) -> Value {
     let d = |w: f64| json!({"score": score, "weight": w, "reason": "节奏紧凑", "evidence": "「陆尘推门而入」"});
     json!({"chapter": n, "overall": score, "recommendation": "pass",
         "scores": {"plot_logic": d(0.18), "character": d(0.18), "immersion": d(0.15),

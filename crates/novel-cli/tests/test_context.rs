@@ -117,7 +117,10 @@ fn chapter_writer_packet_stays_in_budget_and_flat_from_30_to_500_chapters() {
         let p = packet(&root, Agent::ChapterWriter, None);
         assert_eq!(p.chapter, n + 1);
         let b = p.budget.expect("ChapterWriter has a default budget");
-        assert_eq!(b.total, 24_000);
+        assert_eq!(
+            b.total,
+            novel_core::model::settings::ContextBudgets::default().chapter_writer
+        );
         assert!(
             p.tokens() <= b.limit,
             "chapter {}: {} > {}",
@@ -227,7 +230,8 @@ fn a_convergence_chapter_includes_the_memory_of_every_involved_line() {
     assert!(p.convergence);
     let b = p.budget.unwrap();
     assert_eq!(
-        b.total, 30_000,
+        b.total,
+        novel_core::model::settings::ContextBudgets::default().chapter_writer_convergence,
         "convergence chapters get the larger budget"
     );
     let text = p.render();
@@ -287,12 +291,14 @@ fn budget_flag_trims_by_priority_and_reports_what_was_cut() {
         .unwrap()
         .tokens();
     // Just under the full size: the volume overview (rank 90) goes first.
-    let p = context::build(Agent::ChapterWriter, &inputs, Some(full + 2_000 - 30)).unwrap();
+    let reserve = Agent::ChapterWriter.prompt_allowance();
+    let p = context::build(Agent::ChapterWriter, &inputs, Some(full + reserve - 30)).unwrap();
     assert!(!p.cut.is_empty());
     assert_eq!(p.cut[0].section, "volume_outline", "{:?}", p.cut);
     assert!(p.tokens() <= p.budget.unwrap().limit);
     // Tighter: summaries and profiles go, but the chapter's own material stays.
-    let tight = context::build(Agent::ChapterWriter, &inputs, Some(full * 3 / 4 + 2_000)).unwrap();
+    let tight =
+        context::build(Agent::ChapterWriter, &inputs, Some(full * 3 / 4 + reserve)).unwrap();
     let text = tight.render();
     assert!(tight.tokens() <= tight.budget.unwrap().limit);
     assert!(text.contains(&memory_facts("main_arc")));
@@ -300,7 +306,7 @@ fn budget_flag_trims_by_priority_and_reports_what_was_cut() {
     assert!(text.contains("OBJ-031-1"));
     assert!(text.contains("禁止违反 W-001"));
     // Impossible: an error naming the budget, never a silent overflow.
-    let err = context::build(Agent::ChapterWriter, &inputs, Some(2_500)).unwrap_err();
+    let err = context::build(Agent::ChapterWriter, &inputs, Some(reserve + 500)).unwrap_err();
     assert_eq!(err.code(), "E_CONTEXT_BUDGET");
     assert!(err.to_string().contains("超出上限"), "{err}");
 }
@@ -491,7 +497,7 @@ fn cli_packet_and_budget_commands() {
 
     let out = novel(
         &root,
-        &["--json", "context", "chapter-writer", "--budget", "6500"],
+        &["--json", "context", "chapter-writer", "--budget", "12000"],
     );
     assert_eq!(code(&out), 0, "{}", stdout(&out));
     let doc = json(&out);
@@ -499,12 +505,12 @@ fn cli_packet_and_budget_commands() {
     assert!(!doc["data"]["cut"].as_array().unwrap().is_empty());
     assert!(doc["data"]["tokens"].as_u64().unwrap() <= 4_500);
     assert_eq!(doc["data"]["budget"]["limit"], 4_500);
-    let out = novel(&root, &["context", "chapter-writer", "--budget", "6500"]);
+    let out = novel(&root, &["context", "chapter-writer", "--budget", "12000"]);
     assert!(stderr(&out).contains("为符合预算裁去"), "{}", stderr(&out));
 
     let out = novel(
         &root,
-        &["--json", "context", "chapter-writer", "--budget", "2500"],
+        &["--json", "context", "chapter-writer", "--budget", "8000"],
     );
     assert_eq!(code(&out), 1);
     assert_eq!(json(&out)["error"]["code"], "E_CONTEXT_BUDGET");
@@ -891,13 +897,23 @@ fn rewrite_names_the_archived_draft_and_polish_hands_the_refiner_the_notes() {
     cli(&root, &["chapter", "stage", "drafted", "--token", &token]);
     cli(&root, &["chapter", "stage", "refined", "--token", &token]);
     let dir = root.join("staging/evaluations");
+    // The new draft's own words, and the round before's fixes judged one by one.
+    let second_round = |mut e: serde_json::Value| {
+        for dim in e["scores"].as_object_mut().unwrap().values_mut() {
+            dim["evidence"] = json!("陆尘在废墟里找到半块腰牌");
+        }
+        e["fix_review"] = json!([
+            {"fix": "F1", "status": "not_done"},
+            {"fix": "F2", "status": "partly", "evidence": "城北的雨下了一夜"}]);
+        e
+    };
     write_json(
         &dir.join("chapter-001-eval.json"),
-        &judged(3.7, "雨夜的环境描写压到两句", "四字词堆叠"),
+        &second_round(judged(3.7, "雨夜的环境描写压到两句", "四字词堆叠")),
     );
     write_json(
         &dir.join("chapter-001-eval-secondary.json"),
-        &judged(3.8, "腰牌出场前加一处伏笔", "句式单一"),
+        &second_round(judged(3.8, "腰牌出场前加一处伏笔", "句式单一")),
     );
     cli(&root, &["chapter", "stage", "judged", "--token", &token]);
     let gate = cli(&root, &["chapter", "gate", "1", "--token", &token]);

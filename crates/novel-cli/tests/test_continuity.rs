@@ -203,7 +203,7 @@ fn chapter_begin_and_the_writer_packet_carry_the_chapters_findings() {
         .iter()
         .position(|t| *t == "continuity")
         .expect("continuity section");
-    assert_eq!(tags[at - 1], "chapter_contract", "{tags:?}");
+    assert_eq!(tags[at - 2..at], ["chapter_contract", "payoff"], "{tags:?}");
     let text = sections[at]["text"].as_str().unwrap();
     assert!(text.contains("玄铁剑") && text.contains("处理："), "{text}");
     // A chapter without gaps says so in one line.

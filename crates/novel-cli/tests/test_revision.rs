@@ -17,8 +17,17 @@ fn set_policy(root: &Path, policy: &str) {
 
 /// The staged evaluation of chapter n with this score and these fixes.
 fn eval_with(root: &Path, n: u32, score: f64, fixes: &[(&str, &str)]) {
-    // Chapter 1 opens the volume: a key chapter, with a second judge (who has no fixes).
+    // Chapter 1 opens the volume: a key chapter, with a second judge (who passes it, so has
+    // no fixes).
     stage_eval(root, n, score, n == 1);
+    if n == 1 {
+        let mut second = crate::test_chapter::eval_doc(n, 4.2);
+        second["judge"] = json!("secondary");
+        write_json(
+            &root.join(format!("staging/evaluations/chapter-{n:03}-eval-secondary.json")),
+            &second,
+        );
+    }
     edit_json(
         &root.join(format!("staging/evaluations/chapter-{n:03}-eval.json")),
         |e| {

@@ -404,7 +404,8 @@ fn trimming_follows_the_ranks_and_never_cuts_required_material() {
         .unwrap()
         .tokens();
     // Cut one token's worth: the volume overview's last paragraph goes first.
-    let p = context::build(Agent::ChapterWriter, &i, Some(full - 1 + 2_000)).unwrap();
+    let reserve = Agent::ChapterWriter.prompt_allowance();
+    let p = context::build(Agent::ChapterWriter, &i, Some(full - 1 + reserve)).unwrap();
     assert_eq!(p.cut.len(), 1);
     assert_eq!(p.cut[0].label, "卷大纲概述第 3 段");
     // Everything cuttable gone: the adjacent memory (rank 35) goes last.
@@ -424,7 +425,7 @@ fn trimming_follows_the_ranks_and_never_cuts_required_material() {
         assert!(text.contains(kept), "{kept} was cut");
     }
     // Over budget after trimming is an error with the figures.
-    match context::build(Agent::ChapterWriter, &i, Some(2_100)) {
+    match context::build(Agent::ChapterWriter, &i, Some(reserve + 100)) {
         Err(ContextError::OverBudget { limit, tokens, .. }) => {
             assert_eq!(limit, 100);
             assert!(tokens > limit);

@@ -248,7 +248,8 @@ fn outline_outside(
 
 /// 爽点 as data: each payoff in order (setup ≤ its chapter ≤ delivery), each setup delivered
 /// inside the volume by a contract that declares the delivery, and — in a genre that needs
-/// them — no run of [`crate::genre::GenrePreset::payoff_gap`] chapters without a delivery.
+/// them, once the volume plans payoffs at all — no run of
+/// [`crate::genre::GenrePreset::payoff_gap`] chapters without a delivery.
 fn payoff_rules(i: &VolumeInputs<'_>, span: &VolumeSpan, out: &mut Vec<Diagnostic>) {
     let ptr = pointer(&["payoff"]);
     let mut delivered: Vec<u32> = Vec::new();
@@ -312,7 +313,16 @@ fn payoff_rules(i: &VolumeInputs<'_>, span: &VolumeSpan, out: &mut Vec<Diagnosti
             );
         }
     }
-    let Some(gap) = crate::genre::preset_for(i.genre).and_then(|g| g.payoff_gap) else {
+    // A volume planned without payoffs (before the field existed, or by hand) is not held to
+    // a rhythm it never declared.
+    let planned = i
+        .contracts
+        .values()
+        .any(|lc| in_range(span, lc.chapter) && lc.contract.payoff.is_some());
+    let Some(gap) = crate::genre::preset_for(i.genre)
+        .and_then(|g| g.payoff_gap)
+        .filter(|_| planned)
+    else {
         return;
     };
     let preset = crate::genre::preset_for(i.genre).map_or("", |g| g.name);
