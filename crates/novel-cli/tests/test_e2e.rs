@@ -1401,6 +1401,8 @@ fn evaluation(score: f64, reason: &str) -> String {
     let d = |w: f64| json!({"score": score, "weight": w, "reason": reason, "evidence": "「陆尘推门而入」"});
     serde_json::to_string_pretty(
         &json!({"chapter": 1, "overall": score, "recommendation": "pass",
+        "contract_verification": {"l3_checks": [
+            {"id": "OBJ-001-1", "status": "pass", "confidence": "high", "detail": "「陆尘推门而入」"}]},
         "scores": {"plot_logic": d(0.18), "character": d(0.18), "immersion": d(0.15),
             "foreshadowing": d(0.10), "pacing": d(0.08), "style_naturalness": d(0.15),
             "emotional_impact": d(0.08), "storyline_coherence": d(0.08)},
@@ -1465,7 +1467,8 @@ fn continue_writes_and_commits_a_chapter_through_the_agents() {
                 .to_string(),
         )
     };
-    let draft = "# 第1章 风起\n\n陆尘推门而入，屋里一灯如豆。他在墙缝里摸到一封密信。\n";
+    // Long enough that the refiner's one edit stays inside the edit-ratio cap (`stage refined`).
+    let draft = "# 第1章 风起\n\n陆尘推门而入，屋里一灯如豆。他在墙缝里摸到一封密信。\n\n城北这条巷子他走了三年，哪块石板松、哪家的狗夜里叫，他闭着眼都数得出来。今夜巷口那盏灯笼没点，卖馄饨的老周也没出摊，整条巷子只剩雨打瓦檐的声音。\n";
     let delta = json!({"chapter": 1, "base_state_version": 0, "storyline_id": "main_arc", "ops": [
         {"op": "set", "path": "characters.lu-chen.location", "value": "城北废墟"},
         {"op": "add", "path": "characters.lu-chen.inventory", "value": "密信"}]});

@@ -94,7 +94,8 @@ pub(crate) fn evaluation(n: u32, score: f64) -> String {
         s if s >= 2.0 => "pause",
         _ => "rewrite",
     };
-    let d = |w: f64| json!({"score": score, "weight": w, "reason": "跟踪的人出场太晚", "evidence": "「陆尘把密信凑到灯下」"});
+    // Evidence copied from the text (every draft, revision and rewrite has it).
+    let d = |w: f64| json!({"score": score, "weight": w, "reason": "跟踪的人出场太晚", "evidence": "「信上只有一行字」"});
     let fixes = if score < 3.5 {
         json!([{"target": "第 1 段「陆尘推门而入」起", "instruction": "开头就让跟踪的人露一次脚步声，密信的内容保留"}])
     } else {
@@ -102,10 +103,15 @@ pub(crate) fn evaluation(n: u32, score: f64) -> String {
     };
     serde_json::to_string_pretty(&json!({"chapter": n, "judge": "primary", "overall": score,
         "recommendation": recommendation,
+        "contract_verification": {"l3_checks": [
+            {"id": format!("OBJ-{n:03}-1"), "status": "pass", "confidence": "high", "detail": "「信上只有一行字」"}]},
         "scores": {"plot_logic": d(0.18), "character": d(0.18), "immersion": d(0.15),
             "foreshadowing": d(0.10), "pacing": d(0.08), "style_naturalness": d(0.15),
             "emotional_impact": d(0.08), "storyline_coherence": d(0.08)},
         "violations": [], "risk_flags": [], "required_fixes": fixes,
+        // After a round the gate sent back, its one fix (F1) judged (`E_EVAL_FIX_REVIEW`); on a
+        // first round only a warning.
+        "fix_review": [{"fix": "F1", "status": "partly", "evidence": "信上只有一行字"}],
         "issues": ["跟踪的人出场太晚"]}))
     .unwrap()
 }
@@ -128,8 +134,19 @@ pub(crate) struct Book {
     capture: Option<Value>,
 }
 
-const DRAFT: &str = "# 第2章 夜雨\n\n陆尘推门而入，屋里一灯如豆。他把密信凑到灯下，信上只有一行字。\n\n门外的雨声里，多了一串踩水的脚步。\n";
-const REWRITE: &str = "# 第2章 夜雨\n\n雨下了一整夜。陆尘蹲在破庙檐下拆信，信上只有一行字。\n\n檐外的泥地上，有一行不是他的脚印。\n";
+/// The second paragraph of every draft: long enough that the refiner's one edit stays inside the
+/// edit-ratio cap (`stage refined`, 15%).
+const LANE: &str = "城北这条巷子他走了三年，哪块石板松、哪家的狗夜里叫，他闭着眼都数得出来。今夜巷口那盏灯笼没点，卖馄饨的老周也没出摊，整条巷子只剩雨打瓦檐的声音。";
+const DRAFT: &str = concat!(
+    "# 第2章 夜雨\n\n陆尘推门而入，屋里一灯如豆。他把密信凑到灯下，信上只有一行字。\n\n",
+    "城北这条巷子他走了三年，哪块石板松、哪家的狗夜里叫，他闭着眼都数得出来。今夜巷口那盏灯笼没点，卖馄饨的老周也没出摊，整条巷子只剩雨打瓦檐的声音。",
+    "\n\n门外的雨声里，多了一串踩水的脚步。\n"
+);
+const REWRITE: &str = concat!(
+    "# 第2章 夜雨\n\n雨下了一整夜。陆尘蹲在破庙檐下拆信，信上只有一行字。\n\n",
+    "城北这条巷子他走了三年，哪块石板松、哪家的狗夜里叫，他闭着眼都数得出来。今夜巷口那盏灯笼没点，卖馄饨的老周也没出摊，整条巷子只剩雨打瓦檐的声音。",
+    "\n\n檐外的泥地上，有一行不是他的脚印。\n"
+);
 /// What the writer adds in revision round k (after 「信上只有一行字。」), and what the refiner
 /// makes of it.
 const REVISED: [(&str, &str); 4] = [
@@ -1659,6 +1676,227 @@ fn a_rejected_delta_is_fixed_by_the_summarizer() {
         "{}",
         token_table(
             "chapter 2: delta rejected (display name), 修正增量, 4.2 pass",
+            &[&run]
+        )
+    );
+}
+
+/// Issue 30: the binary holds the refiner and the judge to their contracts, and the skill's loop
+/// recovers from each refusal as gate-loop.md says. The refiner rewrites a whole paragraph (60% of
+/// the narration): `stage refined` refuses (`E_EDIT_RATIO`, the figure and the paragraph); the
+/// skill reads gate-loop.md and sends the refiner back with the program's words; it restores the
+/// paragraph from the draft the program kept, and `stage refined` passes. The judge quotes a
+/// sentence the chapter does not have: `stage judged` refuses (`E_EVALUATION`, `E_EVAL_QUOTE` at
+/// its pointer); the judge is sent back with the finding, fixes its file, and the chapter passes
+/// and is committed. Fails on a binary that takes the refiner's or the judge's word, and on
+/// Markdown that loses the way back.
+#[test]
+fn a_refused_refinement_and_a_refused_evaluation_go_back_and_the_loop_recovers() {
+    let Some(mut e2e) = E2e::new("/novel:continue: refinement and evaluation refused, recovered")
+    else {
+        return;
+    };
+    let (_t, dir) = chapter_two_project();
+    let mut b = Book::new(&dir);
+    says(
+        CONTINUE,
+        "二次润色没改动，或评审、润色被退回（`E_EVALUATION`、`E_EDIT_RATIO`）时",
+    );
+    says(
+        GATE_LOOP,
+        "`stage refined` 报 `E_EDIT_RATIO`：重派 `novel:style-refiner`，`任务：润色`，`要求：` 抄 `error.message`（改动比例与改得最多的段落）和 `error.hint`",
+    );
+    says(
+        GATE_LOOP,
+        "`stage judged` 或门控报 `E_EVALUATION`：重派 `novel:quality-judge`（同一个 `任务：`），`要求：` 写「评估被程序退回，逐条改评估文件：」，再把 `data.findings` 每条的 `pointer`、`message`、`hint` 抄成一行",
+    );
+    says(
+        "agents/style-refiner.md",
+        "被退回时（`要求：` 里有改动比例和改得最多的段落）：对照初稿把那些段落改回去",
+    );
+    let validate = b.skill(r#"novel --project "<DIR>" ops validate <FILE> --json"#);
+    let drafted = b.stage(CONTINUE, "drafted");
+    let refined = b.stage(CONTINUE, "refined");
+    let judged = b.stage(CONTINUE, "judged");
+    let lint = b.skill(r#"novel --project "<DIR>" lint --chapter <N>"#);
+    let leak = b.skill(r#"novel --project "<DIR>" check leak --chapter <N> --json"#);
+    let gate = b.skill(r#"novel --project "<DIR>" chapter gate <N> --token <TOKEN> --json"#);
+    let commit = b.skill(r#"novel --project "<DIR>" chapter commit <N> --token <TOKEN> --json"#);
+    let next_after = b.skill(r#"novel --project "<DIR>" next --json"#);
+    let chapter = "staging/chapters/chapter-002.md";
+    let kept = "staging/logs/chapter-002-draft.md";
+    let eval = "staging/evaluations/chapter-002-eval.json";
+    let rewritten = "巷子里的积水漫过了鞋面，他贴着墙根一步一步往前挪，檐角的铁马被风吹得叮当乱响，远处打更的梆子敲了两下又停了，像是被谁捂住了嘴。";
+    // Escape-aware: the messages carry `\n` and quoted JSON.
+    let field = |key: &str| format!("\"{key}\":\"((?:[^\"\\\\]|\\\\.)*)\"");
+
+    b.opening();
+    let d = b.dispatch("summarizer", "摘要", None, false);
+    b.main("r0-dispatch-summarizer", vec![d]);
+    b.summarizer("r0", false);
+    b.main("r0-validate", vec![bash(&validate.run)]);
+    b.main("r0-drafted", vec![bash(&drafted.run)]);
+
+    // The refiner rewrites the second paragraph whole.
+    let d = b.dispatch("style-refiner", "润色", None, false);
+    b.main("r0-dispatch-refiner", vec![d]);
+    let context = b.context("style-refiner");
+    let read = b.read(chapter);
+    b.agent_turn(
+        "style-refiner",
+        "润色",
+        "over-read",
+        vec![bash(&context.run), read],
+    );
+    let edit = b.edit(chapter, LANE, rewritten);
+    b.agent_turn("style-refiner", "润色", "over-edit", vec![edit]);
+    let done = b.done("style-refiner", &[chapter]);
+    b.agent_turn("style-refiner", "润色", "over-done", vec![done]);
+    b.main("r0-refined", vec![bash(&refined.run)]);
+    // Refused: gate-loop.md, and the refiner again with the program's words.
+    b.capture_next(json!({"emsg": field("message"), "ehint": field("hint")}));
+    b.main("r0-read-gate-loop", vec![read_ref(GATE_LOOP)]);
+    let d = b.dispatch("style-refiner", "润色", Some("{{emsg}}\n{{ehint}}"), false);
+    b.main("r0-dispatch-refiner-again", vec![d]);
+    let (read_kept, read_text) = (b.read(kept), b.read(chapter));
+    b.agent_turn(
+        "style-refiner",
+        "润色",
+        "back-read",
+        vec![read_kept, read_text],
+    );
+    let edit = b.edit(chapter, rewritten, LANE);
+    b.agent_turn("style-refiner", "润色", "back-edit", vec![edit]);
+    let done = b.done("style-refiner", &[chapter]);
+    b.agent_turn("style-refiner", "润色", "back-done", vec![done]);
+    b.main("r0-refined-again", vec![bash(&refined.run)]);
+    b.main("r0-checks", vec![bash(&lint.run), bash(&leak.run)]);
+
+    // The judge quotes a sentence the chapter does not have.
+    let req = Some("lint：已跑，见上；串线风险 none");
+    let d = b.dispatch("quality-judge", "评审", req, false);
+    b.main("r0-dispatch-judge", vec![d]);
+    let context = b.context("quality-judge");
+    b.agent_turn(
+        "quality-judge",
+        "评审",
+        "made-up-context",
+        vec![bash(&context.run)],
+    );
+    let mut made_up: Value = serde_json::from_str(&evaluation(2, 4.2)).unwrap();
+    made_up["scores"]["plot_logic"]["evidence"] = json!("「陆尘拔刀劈开了门」");
+    let made_up = serde_json::to_string_pretty(&made_up).unwrap();
+    let write = b.write(eval, &made_up);
+    b.agent_turn("quality-judge", "评审", "made-up-write", vec![write]);
+    let done = b.done("quality-judge", &[eval]);
+    b.agent_turn("quality-judge", "评审", "made-up-done", vec![done]);
+    b.main("r0-judged", vec![bash(&judged.run)]);
+    b.capture_next(json!({"ptr": field("pointer"), "fmsg": "\"chapter\":2,\"message\":\"((?:[^\"\\\\]|\\\\.)*)\"", "fhint": "\"chapter\":2,\"message\":\"(?:[^\"\\\\]|\\\\.)*\",\"hint\":\"((?:[^\"\\\\]|\\\\.)*)\""}));
+    let d = b.dispatch(
+        "quality-judge",
+        "评审",
+        Some("lint：已跑，见上；串线风险 none\n评估被程序退回，逐条改评估文件：\n{{ptr}}：{{fmsg}}；{{fhint}}"),
+        false,
+    );
+    b.main("r0-dispatch-judge-again", vec![d]);
+    let read = b.read(eval);
+    b.agent_turn("quality-judge", "评审", "fix-read", vec![read]);
+    let write = b.write(eval, &evaluation(2, 4.2));
+    b.agent_turn("quality-judge", "评审", "fix-write", vec![write]);
+    let done = b.done("quality-judge", &[eval]);
+    b.agent_turn("quality-judge", "评审", "fix-done", vec![done]);
+    b.main("r0-judged-again", vec![bash(&judged.run)]);
+    b.main("r0-gate", vec![bash(&gate.run)]);
+    b.capture_next(json!({"s0": "\"overall_text\":\"([0-9.]+)\""}));
+    b.main("commit", vec![bash(&commit.run)]);
+    b.capture_next(json!({"chars": "\"chars\":([0-9]+)"}));
+    b.main("next-after", vec![bash(&next_after.run)]);
+    b.end("report", "第2章 {{chars}}字 {{s0}} ✅");
+
+    let script = b.script();
+    let run = e2e.run(&dir, "/novel:continue 1", &script);
+    run.assert_all_turns_played(&script);
+    // The first `stage refined` and the first `stage judged` are refused; nothing else fails.
+    let token = token_of(&run, &b);
+    let (refined_cmd, judged_cmd) = (
+        refined.run.replace("{{token}}", &token),
+        judged.run.replace("{{token}}", &token),
+    );
+    assert_no_failures(&run, &|cmd| cmd == refined_cmd || cmd == judged_cmd);
+    assert_read(&run, GATE_LOOP, &[]);
+
+    let refused = answer(&run, &refined, &token, 0);
+    assert_eq!(refused["error"]["code"], "E_EDIT_RATIO", "{refused}");
+    let r = &refused["data"]["edit_ratio"];
+    assert!(
+        r["narration"]["ratio"].as_f64().unwrap() > 0.15,
+        "{refused}"
+    );
+    assert_eq!(r["worst"][0]["paragraph"], 2, "{refused}");
+    let again = answer(&run, &refined, &token, 1);
+    assert_eq!(again["ok"], true, "{again}");
+    assert_eq!(
+        again["data"]["edit_ratio"]["total"]["changed"], 0,
+        "{again}"
+    );
+    let refused = answer(&run, &judged, &token, 0);
+    assert_eq!(refused["error"]["code"], "E_EVALUATION", "{refused}");
+    let f = &refused["data"]["findings"][0];
+    assert_eq!(f["code"], "E_EVAL_QUOTE", "{refused}");
+    assert_eq!(f["pointer"], "/scores/plot_logic/evidence", "{refused}");
+    assert_eq!(answer(&run, &judged, &token, 1)["ok"], true);
+
+    // Each agent got back what gate-loop.md says to hand over.
+    let calls = run.tool_calls();
+    let prompts: Vec<&str> = calls
+        .iter()
+        .filter(|c| c.name == "Agent")
+        .filter_map(|c| c.input["prompt"].as_str())
+        .collect();
+    let refiner_again = prompts
+        .iter()
+        .find(|p| p.contains("任务：润色") && p.contains("要求："))
+        .expect("the refiner sent back");
+    assert!(
+        refiner_again.contains("第 2 段") && refiner_again.contains("refine.max_edit_ratio"),
+        "{refiner_again}"
+    );
+    assert!(refiner_again.contains(kept), "{refiner_again}");
+    let judge_again = prompts
+        .iter()
+        .find(|p| p.contains("评估被程序退回"))
+        .expect("the judge sent back");
+    assert!(
+        judge_again.contains("/scores/plot_logic/evidence")
+            && judge_again.contains("陆尘拔刀劈开了门")
+            && judge_again.contains("从正文复制原句"),
+        "{judge_again}"
+    );
+
+    let g = answer(&run, &gate, &token, 0);
+    assert_eq!(g["data"]["decision"], "pass", "{g}");
+    let committed = answer(&run, &commit, &token, 0);
+    assert_eq!(committed["ok"], true, "{committed}");
+    let chars = committed["data"]["chars"].as_u64().unwrap();
+    assert_eq!(
+        run.result()["result"].as_str().unwrap(),
+        format!("第2章 {chars}字 4.2 ✅")
+    );
+    let text = std::fs::read_to_string(dir.join("chapters/chapter-002.md")).unwrap();
+    assert!(text.contains(LANE) && !text.contains(rewritten), "{text}");
+    let refined_line = stage_lines(&dir)
+        .into_iter()
+        .rfind(|s| s["name"] == "refined")
+        .expect("a refined stage");
+    assert_eq!(
+        refined_line["edit_ratio"]["changed_chars"], 0,
+        "{refined_line}"
+    );
+    b.assert_valid();
+    eprintln!(
+        "{}",
+        token_table(
+            "chapter 2: refinement refused (60%), evaluation refused (a made-up quote), both redone, 4.2 pass",
             &[&run]
         )
     );

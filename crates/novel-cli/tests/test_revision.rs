@@ -24,7 +24,9 @@ fn eval_with(root: &Path, n: u32, score: f64, fixes: &[(&str, &str)]) {
         let mut second = crate::test_chapter::eval_doc(n, 4.2);
         second["judge"] = json!("secondary");
         write_json(
-            &root.join(format!("staging/evaluations/chapter-{n:03}-eval-secondary.json")),
+            &root.join(format!(
+                "staging/evaluations/chapter-{n:03}-eval-secondary.json"
+            )),
             &second,
         );
     }
