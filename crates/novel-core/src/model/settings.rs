@@ -350,7 +350,8 @@ impl Default for ContextBudgets {
 const LEGACY_BUDGETS: [u32; 5] = [24_000, 30_000, 12_000, 8_000, 16_000];
 
 impl ContextBudgets {
-    /// The budgets in force: each at its old default ([`LEGACY_BUDGETS`]) read as today's.
+    /// The budgets in force: each still at the default an older `novel init` wrote (24000,
+    /// 30000, 12000, 8000, 16000) read as today's.
     pub fn current(&self) -> ContextBudgets {
         let now = ContextBudgets::default();
         let pick = |value: u32, legacy: u32, current: u32| {
