@@ -28,6 +28,22 @@ const EXCERPT: usize = 40;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Segmented {
     pub paragraphs: Vec<Vec<(char, bool)>>,
+    /// Each paragraph as written (what the report quotes); may be empty, then the compared
+    /// characters are quoted.
+    pub originals: Vec<String>,
+}
+
+impl Segmented {
+    /// Paragraph `i` as the report quotes it.
+    fn shown(&self, i: usize) -> String {
+        match self.originals.get(i) {
+            Some(o) => cut(o),
+            None => cut(&self.paragraphs[i]
+                .iter()
+                .map(|(c, _)| *c)
+                .collect::<String>()),
+        }
+    }
 }
 
 /// Changed characters against the draft's size, for narration or dialogue.
@@ -99,9 +115,9 @@ pub fn percent(ratio: f64) -> String {
     }
 }
 
-fn excerpt(chars: &[(char, bool)]) -> String {
-    let mut s: String = chars.iter().take(EXCERPT).map(|(c, _)| *c).collect();
-    if chars.len() > EXCERPT {
+fn cut(text: &str) -> String {
+    let mut s: String = text.chars().take(EXCERPT).collect();
+    if text.chars().nth(EXCERPT).is_some() {
         s.push('…');
     }
     s
@@ -153,7 +169,7 @@ pub fn measure(draft: &Segmented, refined: &Segmented) -> EditReport {
         ..Tally::default()
     };
     let last = a.len().saturating_sub(1);
-    let mut after: Vec<String> = a.iter().map(|p| excerpt(p)).collect();
+    let mut after: Vec<String> = (0..a.len()).map(|i| draft.shown(i)).collect();
     for op in capture_diff_slices(Algorithm::Myers, &a_keys, &b_keys) {
         let (old, new) = match op {
             DiffOp::Equal { .. } => continue,
@@ -181,7 +197,7 @@ pub fn measure(draft: &Segmented, refined: &Segmented) -> EditReport {
             .collect();
         let new_chars: Vec<(char, bool)> = new.clone().flat_map(|i| b[i].iter().copied()).collect();
         let at = old.start.min(last);
-        let shown = excerpt(&new_chars);
+        let shown = cut(&new.clone().map(|i| refined.shown(i)).collect::<String>());
         for i in old.clone() {
             after[i] = shown.clone();
         }
@@ -232,7 +248,7 @@ pub fn measure(draft: &Segmented, refined: &Segmented) -> EditReport {
             paragraph: i + 1,
             changed: *c,
             chars: a[i].len(),
-            before: excerpt(&a[i]),
+            before: draft.shown(i),
             after: after[i].clone(),
         })
         .collect();
@@ -257,6 +273,7 @@ mod tests {
     /// Paragraphs split on `\n`; dialogue inside “”.
     fn seg(text: &str) -> Segmented {
         Segmented {
+            originals: Vec::new(),
             paragraphs: text
                 .lines()
                 .filter(|l| !l.trim().is_empty())

@@ -54,25 +54,45 @@ pub struct NumberedFix {
 pub fn numbered_fixes<'e>(
     evaluations: impl IntoIterator<Item = &'e Evaluation>,
 ) -> Vec<NumberedFix> {
+    number(
+        evaluations
+            .into_iter()
+            .flat_map(|e| e.required_fixes.iter()),
+    )
+}
+
+/// Fixes numbered `F1`, `F2`… in order, each once (blocking when any copy is).
+pub fn number<'f>(fixes: impl IntoIterator<Item = &'f RequiredFix>) -> Vec<NumberedFix> {
     let mut out: Vec<NumberedFix> = Vec::new();
-    for e in evaluations {
-        for f in &e.required_fixes {
-            if f.instruction.trim().is_empty() {
-                continue;
-            }
-            match out
-                .iter_mut()
-                .find(|n| n.fix.target == f.target && n.fix.instruction == f.instruction)
-            {
-                Some(n) => n.fix.blocking |= f.blocking,
-                None => out.push(NumberedFix {
-                    id: format!("F{}", out.len() + 1),
-                    fix: f.clone(),
-                }),
-            }
+    for f in fixes {
+        if f.instruction.trim().is_empty() {
+            continue;
+        }
+        match out
+            .iter_mut()
+            .find(|n| n.fix.target == f.target && n.fix.instruction == f.instruction)
+        {
+            Some(n) => n.fix.blocking |= f.blocking,
+            None => out.push(NumberedFix {
+                id: format!("F{}", out.len() + 1),
+                fix: f.clone(),
+            }),
         }
     }
     out
+}
+
+/// The fixes a round hands to the next: its evaluations' own, then the blocking fixes of the
+/// round before (`earlier`) that it left not done — so a blocking fix is judged round after
+/// round until it is done, even when a judge forgets to restate it.
+pub fn carried(earlier: &[NumberedFix], evaluations: &[&Evaluation]) -> Vec<NumberedFix> {
+    let left = unresolved(earlier, evaluations);
+    number(
+        evaluations
+            .iter()
+            .flat_map(|e| e.required_fixes.iter())
+            .chain(left.into_iter().map(|f| &f.fix)),
+    )
 }
 
 /// What an evaluation is checked against.
@@ -574,6 +594,14 @@ mod tests {
         let unresolved = unresolved(&prev, &[&reviewed]);
         assert_eq!(unresolved.len(), 1);
         assert_eq!(unresolved[0].id, "F1");
+        // Round 2: the judge marks F1 not done but does not restate it: F1 is carried on and
+        // is judged (and held) in round 3 too.
+        let round_two = eval(json!({"fix_review": [
+            {"fix": "F1", "status": "not_done"}, {"fix": "F2", "status": "not_done"}]}));
+        let next = carried(&prev, &[&round_two]);
+        assert_eq!(next.len(), 1, "{next:?}");
+        assert_eq!(next[0].fix.instruction, "删去气劲");
+        assert!(next[0].fix.blocking);
         let no_evidence = eval(json!({"fix_review": [
             {"fix": "F1", "status": "done"}, {"fix": "F2", "status": "partly"}]}));
         assert_eq!(codes(&no_evidence, None, &prev), [FIX_REVIEW, FIX_REVIEW]);

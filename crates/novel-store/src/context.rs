@@ -214,7 +214,7 @@ pub fn load_inputs(
     }
     let round = checkpoint.as_ref().map_or(0, |c| c.revision_count);
     load_round(project, pass, chapter, round, &mut i, &mut w);
-    if agent == Agent::QualityJudge
+    if (agent == Agent::QualityJudge || matches!(pass, Pass::Revising | Pass::Rewrite))
         && checkpoint
             .as_ref()
             .is_some_and(|c| c.inflight_chapter == Some(chapter))

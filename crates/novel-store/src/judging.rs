@@ -12,14 +12,17 @@ use crate::layout;
 use crate::project::Project;
 
 /// The fixes of round `revision_count` (the round the gate sent back last), numbered as the
-/// judge's packet shows them; empty on a first round or when that round left no evaluation.
+/// judge's packet shows them, with the blocking fixes of earlier rounds still not done
+/// (`novel_core::judging::carried`); empty on a first round.
 pub fn previous_fixes(project: &Project, n: u32, revision_count: u32) -> Vec<NumberedFix> {
-    if revision_count == 0 {
-        return Vec::new();
+    let mut fixes = Vec::new();
+    for round in 1..=revision_count {
+        let dir = layout::revision_dir(n, round);
+        let evals = crate::context::evaluations_in(project, &dir, n, &mut Vec::new());
+        let refs: Vec<&novel_core::model::Evaluation> = evals.iter().map(|(_, e)| e).collect();
+        fixes = judging::carried(&fixes, &refs);
     }
-    let dir = layout::revision_dir(n, revision_count);
-    let evals = crate::context::evaluations_in(project, &dir, n, &mut Vec::new());
-    judging::numbered_fixes(evals.iter().map(|(_, e)| e))
+    fixes
 }
 
 /// The in-flight chapter's L3 contract, when it exists and reads.

@@ -205,8 +205,8 @@ fn edit_refusal(r: &novel_core::edits::EditReport, cap: f64) -> String {
     );
     for p in &r.worst {
         t.push_str(&format!(
-            "\n- 第 {} 段（改了 {} 字，共 {} 字）：「{}」→「{}」",
-            p.paragraph, p.changed, p.chars, p.before, p.after
+            "\n- 第 {} 段（原 {} 字，改动 {} 字）：「{}」→「{}」",
+            p.paragraph, p.chars, p.changed, p.before, p.after
         ));
     }
     t
@@ -330,6 +330,7 @@ fn plain_normalize(s: &str) -> String {
 /// Paragraphs by line, no dialogue marked.
 fn plain_segment(s: &str) -> novel_core::edits::Segmented {
     novel_core::edits::Segmented {
+        originals: Vec::new(),
         paragraphs: s
             .lines()
             .filter(|l| !l.trim_start().starts_with('#'))

@@ -183,18 +183,19 @@ impl Document {
     /// ([`novel_core::edits::measure`]): each character without whitespace and Markdown, marked
     /// dialogue (inside quotes, the outermost quote marks included) or narration.
     pub fn segmented(&self) -> novel_core::edits::Segmented {
-        let paragraphs = self
-            .paragraphs
-            .iter()
-            .map(|p| {
-                (p.start..p.end)
-                    .filter(|&i| !self.chars[i].is_whitespace() && !self.is_markup(i))
-                    .map(|i| (self.chars[i], self.flags[i] & (DIALOGUE | QUOTE) != 0))
-                    .collect::<Vec<_>>()
-            })
-            .filter(|p| !p.is_empty())
-            .collect();
-        novel_core::edits::Segmented { paragraphs }
+        let mut out = novel_core::edits::Segmented::default();
+        for p in &self.paragraphs {
+            let chars: Vec<(char, bool)> = (p.start..p.end)
+                .filter(|&i| !self.chars[i].is_whitespace() && !self.is_markup(i))
+                .map(|i| (self.chars[i], self.flags[i] & (DIALOGUE | QUOTE) != 0))
+                .collect();
+            if !chars.is_empty() {
+                out.paragraphs.push(chars);
+                // What the author wrote (full-width commas, not the matcher's folded ones).
+                out.originals.push(self.original(*p).trim().to_string());
+            }
+        }
+        out
     }
 
     /// True when character `i` is inside dialogue quotes.

@@ -113,8 +113,9 @@ fn chapter_error(e: novel_store::stage::ChapterError, n: u32) -> CliError {
                 }),
                 _ => serde_json::Value::Null,
             };
-            CliError::new(e.code(), human.clone(), e.hint(n), Exit::Problems)
-                .with_report(&data, human)
+            // The message says it all: no separate human report (it would print twice).
+            CliError::new(e.code(), human, e.hint(n), Exit::Problems)
+                .with_report(&data, String::new())
         }
         e => {
             let exit = if e.is_problem() {

@@ -200,6 +200,29 @@ pub fn fix_review_section(inputs: &Inputs) -> Section {
     s
 }
 
+/// Blocking fixes of an earlier round still not done that the round's judges did not restate.
+fn carried_lines(inputs: &Inputs) -> Vec<String> {
+    let restated = |f: &crate::judging::NumberedFix| {
+        inputs.evaluations.iter().any(|(_, e)| {
+            e.required_fixes
+                .iter()
+                .any(|r| r.target == f.fix.target && r.instruction == f.fix.instruction)
+        })
+    };
+    inputs
+        .previous_fixes
+        .iter()
+        .filter(|f| !restated(f))
+        .map(|f| {
+            format!(
+                "- 〔{}〕{}（阻断：前几轮一直没做到，必须做到）",
+                f.fix.target,
+                cut_chars(&f.fix.instruction, NOTE_MAX_CHARS)
+            )
+        })
+        .collect()
+}
+
 /// `revision`: what ChapterWriter must change in the draft.
 pub fn revision_section(inputs: &Inputs) -> Section {
     let mut s = Section::new("revision", "修订指令");
@@ -208,6 +231,7 @@ pub fn revision_section(inputs: &Inputs) -> Section {
         return s;
     }
     let mut lines = notes(&inputs.evaluations, true);
+    lines.extend(carried_lines(inputs));
     if lines.is_empty() {
         lines.push("（评估没有给出具体修订指令）".into());
     }
@@ -241,7 +265,8 @@ pub fn rewrite_section(inputs: &Inputs) -> Section {
         ),
         None => "旧稿没有存档（或已不在）：按大纲与契约整章重写。".to_string(),
     });
-    let lines = notes(&inputs.evaluations, true);
+    let mut lines = notes(&inputs.evaluations, true);
+    lines.extend(carried_lines(inputs));
     if lines.is_empty() {
         s.required("（没有找到上一稿的评估意见）");
     } else {
