@@ -1682,7 +1682,7 @@ fn a_rejected_delta_is_fixed_by_the_summarizer() {
 }
 
 /// Issue 30: the binary holds the refiner and the judge to their contracts, and the skill's loop
-/// recovers from each refusal as gate-loop.md says. The refiner rewrites a whole paragraph (60% of
+/// recovers from each refusal as gate-loop.md says. The refiner rewrites a whole paragraph (70% of
 /// the narration): `stage refined` refuses (`E_EDIT_RATIO`, the figure and the paragraph); the
 /// skill reads gate-loop.md and sends the refiner back with the program's words; it restores the
 /// paragraph from the draft the program kept, and `stage refined` passes. The judge quotes a
@@ -1896,7 +1896,7 @@ fn a_refused_refinement_and_a_refused_evaluation_go_back_and_the_loop_recovers()
     eprintln!(
         "{}",
         token_table(
-            "chapter 2: refinement refused (60%), evaluation refused (a made-up quote), both redone, 4.2 pass",
+            "chapter 2: refinement refused (70% of the narration), evaluation refused (a made-up quote), both redone, 4.2 pass",
             &[&run]
         )
     );
