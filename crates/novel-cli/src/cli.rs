@@ -440,6 +440,9 @@ pub struct ChapterGateArgs {
     /// chapter begin 给出的锁令牌
     #[arg(long, value_name = "令牌")]
     pub token: String,
+    /// 门控结论为 pass（含强制通过）时紧接着原子提交本章，省去单独一次 chapter commit；其他结论照常只给结论
+    #[arg(long)]
+    pub commit: bool,
 }
 
 #[derive(Debug, Args)]

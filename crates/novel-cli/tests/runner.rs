@@ -14,6 +14,7 @@ mod test_context;
 mod test_continuity;
 mod test_count;
 mod test_e2e;
+mod test_e2e_cost;
 mod test_e2e_journey;
 mod test_e2e_paths;
 mod test_envelope;
