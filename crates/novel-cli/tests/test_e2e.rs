@@ -861,6 +861,9 @@ pub(crate) struct Metered {
     pub(crate) chapter: Option<u32>,
     /// The first request of an agent's dispatch (a fresh conversation), or of a main run.
     pub(crate) fresh: bool,
+    /// Which conversation it belongs to (an agent's dispatch: its body and its prompt), so that
+    /// the requests of parallel dispatches are told apart.
+    pub(crate) conversation: String,
     pub(crate) input: usize,
     pub(crate) cached: usize,
     pub(crate) output: usize,
@@ -948,10 +951,12 @@ pub(crate) fn metered(runs: &[&Run]) -> Vec<Metered> {
                 _ => last_number_after(&first_user_text(body), "章节："),
             };
             let first_message = body["messages"][0]["content"].clone();
+            let conversation = format!("{who}\n{}", first_user_text(body));
             out.push(Metered {
                 who,
                 chapter,
                 fresh,
+                conversation,
                 input,
                 cached,
                 output,
@@ -1007,7 +1012,8 @@ pub(crate) struct ChapterCost {
 /// before the first `chapter begin` count for the first chapter).
 pub(crate) fn chapter_cost(reqs: &[Metered], n: u32, first: u32) -> ChapterCost {
     let mut c = ChapterCost::default();
-    let mut per_dispatch = 0;
+    // Requests so far of each open dispatch (by conversation).
+    let mut open: Vec<(&str, usize)> = Vec::new();
     for r in reqs.iter().filter(|r| r.who != "client") {
         if r.chapter.unwrap_or(first) != n {
             continue;
@@ -1015,8 +1021,19 @@ pub(crate) fn chapter_cost(reqs: &[Metered], n: u32, first: u32) -> ChapterCost 
         if r.who == "main" {
             c.main_requests += 1;
         } else {
-            per_dispatch = if r.fresh { 1 } else { per_dispatch + 1 };
-            c.max_per_dispatch = c.max_per_dispatch.max(per_dispatch);
+            let at = match open.iter().position(|(k, _)| *k == r.conversation) {
+                Some(i) if !r.fresh => i,
+                Some(i) => {
+                    open[i].1 = 0;
+                    i
+                }
+                None => {
+                    open.push((&r.conversation, 0));
+                    open.len() - 1
+                }
+            };
+            open[at].1 += 1;
+            c.max_per_dispatch = c.max_per_dispatch.max(open[at].1);
         }
         c.input += r.input;
         c.cached += r.cached;
