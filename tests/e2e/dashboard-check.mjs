@@ -8,13 +8,13 @@
 // Chromium is driven over the DevTools protocol on a pipe (`--remote-debugging-pipe`: fds 3 and
 // 4, no port), with a fresh profile directory. The script records every console message, every
 // uncaught exception, every browser log entry and every network request of the page; takes a
-// full-page screenshot; and evaluates CHECKS.json in the page — {"counts": {NAME: CSS selector},
+// full-page screenshot (and one of each section beside it); and evaluates CHECKS.json in the page — {"counts": {NAME: CSS selector},
 // "fills": {NAME: CSS selector}} — returning how many elements each count selector matches and
 // the computed `fill` of the elements of each fill selector. It prints one JSON document:
 //
 //   {"console": [...], "exceptions": [...], "log": [...], "requests": [urls], "failed": [urls],
 //    "counts": {...}, "fills": {...}, "sections": {id: {"state", "charts": [...], "notes": [...]}},
-//    "font": "...", "width": N, "height": N, "screenshot": BYTES}
+//    "font": "...", "load_ms": N, "width": N, "height": N, "screenshot": BYTES}
 //
 // Chromium is killed by PID when the script ends, and the script ends by itself after
 // --lifetime seconds (default 60) whatever happens.
@@ -183,11 +183,13 @@ async function main() {
         charts: [...sec.querySelectorAll("svg.chart")].map((x) => x.dataset.chart),
         notes: [...sec.querySelectorAll(".note, .empty")].map((x) => x.textContent),
         heights: [...sec.querySelectorAll("svg.chart")].map((x) => Math.round(x.getBoundingClientRect().height)),
+        box: (({ x, y, width, height }) => ({ x, y: y + window.scrollY, width, height }))(sec.getBoundingClientRect()),
       };
     }
     return {
       counts, fills, sections,
       font: getComputedStyle(document.body).fontFamily,
+      load_ms: Math.round(performance.getEntriesByType("navigation")[0]?.loadEventEnd ?? -1),
       width: document.documentElement.scrollWidth,
       height: document.documentElement.scrollHeight,
     };
@@ -209,6 +211,17 @@ async function main() {
   });
   const png = Buffer.from(shot.data, "base64");
   fs.writeFileSync(args.screenshot, png);
+  // And one screenshot per section, beside it (`<name>-<section>.png`).
+  for (const [id, sec] of Object.entries(page.sections)) {
+    const b = sec.box;
+    if (!b || b.y + b.height > height) continue;
+    const part = await s("Page.captureScreenshot", {
+      format: "png",
+      clip: { x: b.x, y: b.y, width: b.width, height: b.height, scale: 1 },
+      captureBeyondViewport: true,
+    });
+    fs.writeFileSync(args.screenshot.replace(/\.png$/, `-${id}.png`), Buffer.from(part.data, "base64"));
+  }
   // Let any late event (a deferred request, a console message) arrive before reporting.
   await new Promise((r) => setTimeout(r, 200));
   clearTimeout(timer);

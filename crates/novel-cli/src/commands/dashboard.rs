@@ -131,6 +131,9 @@ impl Names {
     }
 }
 
+/// From this many chapters on, the texts are analysed on several threads.
+const PARALLEL_FROM: usize = 64;
+
 /// Reads and analyses every committed chapter's text; unreadable texts are notes of the
 /// sections that need them.
 fn text_figures(
@@ -145,16 +148,14 @@ fn text_figures(
         .unwrap_or_default();
     let blacklist = Blacklist::new(&list, &forbidden);
     let names = Names::new(data);
-    let mut out = BTreeMap::new();
-    let mut unreadable = Vec::new();
-    for r in &data.chapters {
-        let text = match io::read_text(&project.path(&novel_store::layout::chapter_file(r.chapter)))
-        {
-            Ok(t) => t,
-            Err(_) => {
-                unreadable.push(r.chapter);
-                continue;
-            }
+    let jobs: Vec<(u32, bool)> = data
+        .chapters
+        .iter()
+        .map(|r| (r.chapter, r.chars.is_none()))
+        .collect();
+    let analyse = |&(n, count): &(u32, bool)| -> (u32, Option<TextFigures>) {
+        let Ok(text) = io::read_text(&project.path(&novel_store::layout::chapter_file(n))) else {
+            return (n, None);
         };
         let doc = Document::new(&text);
         let (mut text_chars, mut dialogue) = (0, 0);
@@ -162,22 +163,50 @@ fn text_figures(
             text_chars += s.len;
             dialogue += s.dialogue_len;
         }
-        out.insert(
-            r.chapter,
-            TextFigures {
-                chars: if r.chars.is_some() {
-                    0
-                } else {
-                    novel_text::count::count(&text).chars
-                },
-                nonblank: doc.non_whitespace_chars(),
-                blacklist_hits: blacklist.scan(&doc).len(),
-                text_chars,
-                sentences: doc.sentences().len(),
-                dialogue,
-                presence: names.mentions(&text),
+        let figures = TextFigures {
+            chars: if count {
+                novel_text::count::count(&text).chars
+            } else {
+                0
             },
-        );
+            nonblank: doc.non_whitespace_chars(),
+            blacklist_hits: blacklist.scan(&doc).len(),
+            text_chars,
+            sentences: doc.sentences().len(),
+            dialogue,
+            presence: names.mentions(&text),
+        };
+        (n, Some(figures))
+    };
+    // The chapters are independent: a long book is analysed on the machine's cores (at most
+    // four threads), each taking one run of chapters; the results are merged in chapter order.
+    let threads = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZero::get)
+        .min(4);
+    let results: Vec<(u32, Option<TextFigures>)> = if threads < 2 || jobs.len() < PARALLEL_FROM {
+        jobs.iter().map(analyse).collect()
+    } else {
+        let analyse = &analyse;
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = jobs
+                .chunks(jobs.len().div_ceil(threads))
+                .map(|run| scope.spawn(move || run.iter().map(analyse).collect::<Vec<_>>()))
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        })
+    };
+    let mut out = BTreeMap::new();
+    let mut unreadable = Vec::new();
+    for (n, figures) in results {
+        match figures {
+            Some(f) => {
+                out.insert(n, f);
+            }
+            None => unreadable.push(n),
+        }
     }
     if !unreadable.is_empty() {
         let list = novel_store::dashboard::chapter_list(&unreadable);

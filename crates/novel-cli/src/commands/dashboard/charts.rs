@@ -286,8 +286,11 @@ pub fn quality(b: &Book<'_>) -> Drawn {
     out
 }
 
+/// Past this many chapters the dimension lines are drawn fainter.
+const MANY_CHAPTERS: usize = 120;
+
 fn score_chart(d: &DashboardData, axis: Axis) -> String {
-    let (top, bottom) = (10.0, 230.0);
+    let (top, bottom) = (24.0, 244.0);
     let scale = Scale {
         lo: 1.0,
         hi: 5.0,
@@ -295,6 +298,11 @@ fn score_chart(d: &DashboardData, axis: Axis) -> String {
         y_bottom: bottom,
     };
     let mut s = svg::open("quality", bottom + 32.0, "各章评分");
+    s.push_str(&svg::panel_title("各章评分（1–5 分）"));
+    if d.chapters.len() > MANY_CHAPTERS {
+        // Eight lines over hundreds of chapters: fainter, so the gate score stands out.
+        s = s.replacen(r#"class="chart""#, r#"class="chart many""#, 1);
+    }
     s.push_str(&scale.grid(axis.x0, axis.x1, &|v| format!("{v:.0}")));
     for k in 0..DIMENSIONS.len() {
         let points: Vec<Option<(f64, f64)>> = d
@@ -369,9 +377,10 @@ fn lint_chart(b: &Book<'_>, axis: Axis) -> (String, usize) {
         .iter()
         .map(|(_, v)| *v)
         .fold(d.lint_limit * 1.2, f64::max);
-    let (top, bottom) = (10.0, 120.0);
+    let (top, bottom) = (24.0, 134.0);
     let scale = Scale::to_round(0.0, max, top, bottom);
     let mut s = svg::open("lint", bottom + 32.0, "AI 套话密度");
+    s.push_str(&svg::panel_title("AI 套话密度（次/千字）"));
     s.push_str(&scale.grid(axis.x0, axis.x1, &|v| n(v)));
     let bw = axis.bar();
     let mut over = 0;
@@ -999,9 +1008,10 @@ pub fn cost(b: &Book<'_>) -> Drawn {
         .iter()
         .map(|g| g.0.iter().sum::<f64>())
         .fold(PRD_AMORTISED_CHAPTER_USD * 1.15, f64::max);
-    let (top, bottom) = (10.0, 170.0);
+    let (top, bottom) = (24.0, 184.0);
     let scale = Scale::to_round(0.0, max_usd, top, bottom);
     let mut s = svg::open("cost", bottom + 32.0, "每章费用");
+    s.push_str(&svg::panel_title("每章费用（美元），按 agent 叠加"));
     s.push_str(&scale.grid(axis.x0, axis.x1, &|v| format!("${v:.2}")));
     let bw = axis.bar();
     for (r, (g_usd, g_tok, est)) in d.chapters.iter().zip(&groups) {
@@ -1079,9 +1089,12 @@ pub fn cost(b: &Book<'_>) -> Drawn {
         prd.push((r.chapter, PRD_AMORTISED_CHAPTER_USD * (i + 1) as f64));
     }
     let max_cum = points.iter().chain(&prd).map(|p| p.1).fold(0.01, f64::max);
-    let (ctop, cbottom) = (10.0, 150.0);
+    let (ctop, cbottom) = (24.0, 164.0);
     let cscale = Scale::to_round(0.0, max_cum, ctop, cbottom);
     let mut c = svg::open("cost-cumulative", cbottom + 32.0, "累计费用");
+    c.push_str(&svg::panel_title(
+        "累计费用（美元）：实线为实际，虚线为 PRD 每章 0.75 美元",
+    ));
     c.push_str(&cscale.grid(axis.x0, axis.x1, &|v| format!("${v:.0}")));
     let line = |pts: &[(u32, f64)]| -> Vec<Option<(f64, f64)>> {
         pts.iter()
@@ -1100,9 +1113,10 @@ pub fn cost(b: &Book<'_>) -> Drawn {
         .max()
         .unwrap_or(0)
         .max(1) as f64;
-    let (ttop, tbottom) = (10.0, 130.0);
+    let (ttop, tbottom) = (24.0, 144.0);
     let tscale = Scale::to_round(0.0, max_tok, ttop, tbottom);
     let mut t = svg::open("tokens", tbottom + 32.0, "每章 token");
+    t.push_str(&svg::panel_title("每章 token，按 agent 叠加"));
     t.push_str(&tscale.grid(axis.x0, axis.x1, &|v| {
         if v >= 1000.0 {
             format!("{:.0}K", v / 1000.0)
@@ -1294,7 +1308,7 @@ pub fn style(b: &Book<'_>) -> Drawn {
     }
     let lim = svg::nice_step(max_dev / 2.0) * 2.0;
     let lim = if lim < max_dev { lim * 2.0 } else { lim };
-    let (top, bottom) = (10.0, 190.0);
+    let (top, bottom) = (24.0, 204.0);
     let scale = Scale {
         lo: -lim,
         hi: lim,
@@ -1302,6 +1316,7 @@ pub fn style(b: &Book<'_>) -> Drawn {
         y_bottom: bottom,
     };
     let mut s = svg::open("style", bottom + 32.0, "文风漂移");
+    s.push_str(&svg::panel_title("相对风格基线的偏离（每个点是一个窗口）"));
     s.push_str(&scale.grid(axis.x0, axis.x1, &|v| format!("{:+.0}%", v * 100.0)));
     s.push_str(&svg::hline("zero-line", axis.x0, axis.x1, scale.y(0.0)));
     let mut drifted = 0;

@@ -43,7 +43,7 @@ pub fn heading(s: Section) -> (&'static str, &'static str) {
         ),
         Section::Style => (
             "文风",
-            "每 5 章一个窗口，平均句长与对话占比相对风格基线的偏离，虚线是漂移阈值。",
+            "每 5 章一个窗口，平均句长与对话占比相对风格基线的偏离，虚线是漂移阈值，红圈是超出阈值的窗口。",
         ),
     }
 }
@@ -76,10 +76,12 @@ svg.chart .axis line { stroke: #999; }
 .dim { fill: none; stroke-width: 1; opacity: .55; }
 .d0 { stroke: #4e79a7; } .d1 { stroke: #59a14f; } .d2 { stroke: #9c755f; } .d3 { stroke: #b07aa1; }
 .d4 { stroke: #76b7b2; } .d5 { stroke: #edc948; } .d6 { stroke: #ff9da7; } .d7 { stroke: #bab0ac; }
+.many .dim { opacity: .25; }
 .overall { fill: none; stroke: #222; stroke-width: 2; }
 .pass-line, .limit-line { stroke: #2ca02c; stroke-width: 1.5; stroke-dasharray: 6 4; }
 .limit-line { stroke: #d62728; }
 svg.chart .line-label { fill: #333; font-size: 11px; }
+svg.chart .panel-title { fill: #333; font-size: 12px; font-weight: bold; }
 .revised { fill: #f28e2b; stroke: #fff; stroke-width: 1; }
 .forced { fill: #d62728; stroke: #fff; stroke-width: 1; }
 .lint-bar { fill: #9c755f; } .lint-bar.over { fill: #d62728; }
@@ -109,7 +111,7 @@ svg.chart .member.retired .member-label { fill: #999; }
 .threshold { stroke-width: 1; stroke-dasharray: 4 4; }
 .threshold.sentence, .drift.sentence { stroke: #4e79a7; } .threshold.dialogue, .drift.dialogue { stroke: #f28e2b; }
 .drift { fill: none; stroke-width: 2; }
-.pt.sentence { fill: #4e79a7; } .pt.dialogue { fill: #f28e2b; } .pt.drifted { fill: #d62728; }
+.pt.sentence { fill: #4e79a7; } .pt.dialogue { fill: #f28e2b; } .pt.drifted { stroke: #d62728; stroke-width: 2; }
 .sw-bar { --sw: #4e79a7; } .sw-off { --sw: #f28e2b; } .sw-target { --sw: #d8ecd2; }
 .sw-overall { --sw: #222; } .sw-pass { --sw: #2ca02c; } .sw-revised { --sw: #f28e2b; } .sw-forced { --sw: #d62728; }
 .sw-d0 { --sw: #4e79a7; } .sw-d1 { --sw: #59a14f; } .sw-d2 { --sw: #9c755f; } .sw-d3 { --sw: #b07aa1; }

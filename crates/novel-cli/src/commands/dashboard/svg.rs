@@ -212,6 +212,11 @@ pub fn open(chart: &str, height: f64, label: &str) -> String {
     )
 }
 
+/// The title of a chart, above its plot on the left.
+pub fn panel_title(s: &str) -> String {
+    text("panel-title", LEFT, 14.0, "start", s)
+}
+
 /// A rectangle with a class and an optional tooltip.
 pub fn rect(class: &str, x: f64, y: f64, w: f64, h: f64, title: Option<&str>) -> String {
     let attrs = format!(
