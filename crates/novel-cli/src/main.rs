@@ -290,6 +290,7 @@ fn dispatch(global: &GlobalArgs, command: Command) -> Ran {
         Command::Retire(c) => (retire::command_name(&c), retire::run(global, c)),
         Command::Context(c) => (c.name(), context::run(global, c)),
         Command::Status => ("status", status::run(global)),
+        Command::Dashboard(a) => ("dashboard", dashboard::run(global, a)),
         Command::Next => ("next", next::run(global)),
         Command::Quickstart(a) => (quickstart::command_name(&a), quickstart::run(global, a)),
         Command::Volume(c) => (volume::command_name(&c), volume::run(global, c)),

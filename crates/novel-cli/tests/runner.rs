@@ -13,6 +13,7 @@ mod test_codes;
 mod test_context;
 mod test_continuity;
 mod test_count;
+mod test_dashboard;
 mod test_e2e;
 mod test_e2e_cost;
 mod test_e2e_journey;

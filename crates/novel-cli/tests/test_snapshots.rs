@@ -240,6 +240,7 @@ fn steps() -> Vec<Step> {
         step("retire-check", "retire check zhou-zhanggui"),
         step("export-txt-stdout", "export -o -"),
         step("export-epub", "export --format epub --chapters 2..3"),
+        step("dashboard", "dashboard"),
     ];
     all.append(&mut begin_to_commit);
     all.extend([

@@ -136,6 +136,9 @@ pub struct SynthArgs {
     /// 写入生效中的风格漂移
     #[arg(long)]
     pub style_drift: bool,
+    /// 写入仪表盘用的写作历史：每章评估、按天推进的日期、正文里点到出场角色
+    #[arg(long)]
+    pub history: bool,
 }
 
 /// `novel context budget`'s `--json` data.
@@ -315,6 +318,7 @@ fn synth(a: &SynthArgs) -> Result<Report, CliError> {
             per_volume: a.per_volume,
             chapter_chars: a.chapter_chars,
             style_drift: a.style_drift,
+            history: a.history,
         },
     )?;
     let data = SynthData {
