@@ -973,26 +973,20 @@ pub(crate) fn metered(runs: &[&Run]) -> Vec<Metered> {
     out
 }
 
-/// USD per million tokens (input, output) by model family: PRD §12.1's mix (Sonnet for the main
-/// conversation and the writer, Summarizer and judge; Opus for the refiner, revisions and the
-/// second judge) at the prices its table is computed with.
-fn price(model: &str) -> (f64, f64) {
-    if model.contains("opus") {
-        (15.0, 75.0)
-    } else if model.contains("haiku") {
-        (0.8, 4.0)
-    } else {
-        (3.0, 15.0)
-    }
-}
-
 impl Metered {
-    /// What the request would bill with prompt caching: the cached prefix at 0.1 × the input
-    /// price, the rest written to the cache at 1.25 ×, the output at the output price.
+    /// What the request would bill with prompt caching, at `novel_core::cost`'s prices (the
+    /// model the client asked for; Sonnet when it names none): the cached prefix at the cache
+    /// read rate, the rest written to the cache, the output at the output price.
     pub(crate) fn billed(&self) -> f64 {
-        let (i, o) = price(&self.model);
+        use novel_core::cost::{CACHE_READ_MULTIPLIER, CACHE_WRITE_MULTIPLIER, Model};
+        let p = Model::from_name(&self.model)
+            .unwrap_or(Model::Sonnet)
+            .price();
         let uncached = self.input - self.cached;
-        (self.cached as f64 * 0.1 * i + uncached as f64 * 1.25 * i + self.output as f64 * o) / 1e6
+        (self.cached as f64 * CACHE_READ_MULTIPLIER * p.input
+            + uncached as f64 * CACHE_WRITE_MULTIPLIER * p.input
+            + self.output as f64 * p.output)
+            / 1e6
     }
 }
 

@@ -289,36 +289,59 @@ fn stage_model(name: Option<&str>, agents: &[&str], settings: &Settings) -> Mode
     })
 }
 
+/// A stage's input and output tokens, as logged or split from its one total
+/// ([`cost::split_total`]); whether they were split; whether any figure was logged at all.
+fn stage_usage(s: &novel_core::model::pipeline_log::StageLog) -> (u64, u64, bool, bool) {
+    let agents = cost::stage_agents(&s.name);
+    let total = s
+        .extra
+        .get(crate::stage::TOTAL_TOKENS)
+        .and_then(Value::as_u64);
+    let (input, output, split) = match (s.input_tokens, s.output_tokens, total) {
+        (Some(i), Some(o), _) => (i, o, false),
+        (_, _, Some(t)) => {
+            let (i, o) = cost::split_total(agents, t);
+            (i, o, true)
+        }
+        (i, o, None) => (i.unwrap_or(0), o.unwrap_or(0), false),
+    };
+    let known = s.input_tokens.is_some() || s.output_tokens.is_some() || total.is_some();
+    (input, output, split, known)
+}
+
+/// What a stage that logged tokens but no cost would bill, at [`cost::estimate_usd`] (`None`
+/// when it logged a cost or no tokens). `novel status` adds these up beside the logged costs.
+pub fn estimated_stage_usd(
+    s: &novel_core::model::pipeline_log::StageLog,
+    settings: &Settings,
+) -> Option<f64> {
+    if s.extra.get("cost_usd").and_then(Value::as_f64).is_some() {
+        return None;
+    }
+    let (input, output, _, known) = stage_usage(s);
+    known.then(|| {
+        let model = stage_model(s.model.as_deref(), cost::stage_agents(&s.name), settings);
+        cost::estimate_usd(model, input, output, 0)
+    })
+}
+
 /// The stages of a log with their cost; stages that dispatched no agent and used nothing are
 /// left out.
 fn stage_costs(log: &PipelineLog, settings: &Settings) -> Vec<StageCost> {
     let mut out = Vec::new();
     for s in &log.stages {
         let agents = cost::stage_agents(&s.name);
-        let total = s
-            .extra
-            .get(crate::stage::TOTAL_TOKENS)
-            .and_then(Value::as_u64);
         let logged = s.extra.get("cost_usd").and_then(Value::as_f64);
-        let (input, output, split) = match (s.input_tokens, s.output_tokens, total) {
-            (Some(i), Some(o), _) => (i, o, false),
-            (_, _, Some(t)) => {
-                let (i, o) = cost::split_total(agents, t);
-                (i, o, true)
-            }
-            (i, o, None) => (i.unwrap_or(0), o.unwrap_or(0), false),
-        };
-        let known = s.input_tokens.is_some() || s.output_tokens.is_some() || total.is_some();
+        let (input, output, split, _) = stage_usage(s);
         if agents.is_empty() && input + output == 0 && logged.unwrap_or(0.0) == 0.0 {
             continue;
         }
         let (usd, estimated) = match logged {
             Some(c) => (Some(c), split),
-            None if known => {
-                let model = stage_model(s.model.as_deref(), agents, settings);
-                (Some(cost::estimate_usd(model, input, output, 0)), true)
-            }
-            None => (None, false),
+            None => match estimated_stage_usd(s, settings) {
+                Some(e) => (Some(e), true),
+                None => (None, false),
+            },
         };
         out.push(StageCost {
             stage: s.name.clone(),
