@@ -25,7 +25,7 @@
 //
 // Every condition in `when` must hold (an absent `when` matches any request that offers tools).
 // `capture` stores a value taken from the matched request; `{{VAR}}` anywhere in a later reply is
-// replaced by it (a lock token, say). A reply with a tool block ends with stop_reason tool_use,
+// replaced by it (a lock token, say); `{{A+B}}` by the sum of captured numbers. A reply with a tool block ends with stop_reason tool_use,
 // otherwise end_turn. A turn with `hold` is logged and never answered: the connection stays open
 // (a model that is still thinking) until the client goes away — the test kills it there.
 //
@@ -114,7 +114,13 @@ function matches(when, body) {
 
 function substitute(value) {
   if (typeof value === "string") {
-    return value.replace(/\{\{(\w+)\}\}/g, (all, name) => (name in vars ? vars[name] : all));
+    // `{{a}}` is a captured value; `{{a+b}}` the sum of captured numbers (an Agent result's
+    // usage added over the agents of one step).
+    return value.replace(/\{\{(\w+(?:\+\w+)*)\}\}/g, (all, expr) => {
+      const names = expr.split("+");
+      if (!names.every((n) => n in vars)) return all;
+      return names.length === 1 ? vars[expr] : String(names.reduce((sum, n) => sum + Number(vars[n]), 0));
+    });
   }
   if (Array.isArray(value)) return value.map(substitute);
   if (value && typeof value === "object") {

@@ -154,6 +154,9 @@ pub enum Command {
     /// 只读状态：一行总览，状态机与阶段、字数、评分与趋势、故事线节奏、伏笔、待处理事项、锁、费用；文件有问题时列出并以退出码 1 结束
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Status,
+    /// 仪表盘：把进度、评分、故事线、伏笔、角色出场、费用与文风画成一个独立的 HTML 文件（内嵌图表，不联网），用浏览器打开
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    Dashboard(crate::commands::dashboard::DashboardArgs),
     /// 下一步做什么与 /novel:start 的菜单：由断点、锁、staging、待处理事项与待做的回顾推出（项目外也可用）
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Next,
@@ -440,6 +443,9 @@ pub struct ChapterGateArgs {
     /// chapter begin 给出的锁令牌
     #[arg(long, value_name = "令牌")]
     pub token: String,
+    /// 门控结论为 pass（含强制通过）时紧接着原子提交本章，省去单独一次 chapter commit；其他结论照常只给结论
+    #[arg(long)]
+    pub commit: bool,
 }
 
 #[derive(Debug, Args)]

@@ -65,7 +65,10 @@ fn guarded(args: Vec<OsString>) -> i32 {
         .and_then(|mut slot| slot.take())
         .unwrap_or_else(|| "未知位置".to_string());
     let (command, _) = command_path(&text);
-    if command.starts_with("hook ") || command == "context session-start" {
+    if command.starts_with("hook ")
+        || command == "context session-start"
+        || command == "context subagent-start"
+    {
         // A hook must never block the author's turn on a bug of ours: nothing for the model,
         // one line on stderr, exit 0 (exit 2 would deny the tool call or show an error).
         output::err(&format!(
@@ -287,6 +290,7 @@ fn dispatch(global: &GlobalArgs, command: Command) -> Ran {
         Command::Retire(c) => (retire::command_name(&c), retire::run(global, c)),
         Command::Context(c) => (c.name(), context::run(global, c)),
         Command::Status => ("status", status::run(global)),
+        Command::Dashboard(a) => ("dashboard", dashboard::run(global, a)),
         Command::Next => ("next", next::run(global)),
         Command::Quickstart(a) => (quickstart::command_name(&a), quickstart::run(global, a)),
         Command::Volume(c) => (volume::command_name(&c), volume::run(global, c)),

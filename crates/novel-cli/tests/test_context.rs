@@ -976,3 +976,151 @@ fn prompt_reserves_are_the_measured_agent_bodies() {
         );
     }
 }
+
+/// Runs the SubagentStart commands of the real `hooks/hooks.json` (one per part) through
+/// `sh -c` with the hook's stdin for `agent_type` in `cwd`; returns each part's
+/// `additionalContext` (None: the part printed nothing).
+fn subagent_parts(cwd: &Path, agent_type: &str) -> Vec<Option<String>> {
+    let hooks = read_json(&repo().join("hooks/hooks.json"));
+    let entry = &hooks["hooks"]["SubagentStart"][0];
+    assert_eq!(
+        entry["matcher"],
+        "novel:chapter-writer|novel:summarizer|novel:style-refiner|novel:quality-judge"
+    );
+    let stdin = json!({"session_id": "s", "cwd": cwd, "agent_id": "a1",
+        "agent_type": agent_type, "hook_event_name": "SubagentStart"})
+    .to_string();
+    let mut parts = Vec::new();
+    for (k, hook) in entry["hooks"].as_array().unwrap().iter().enumerate() {
+        let command = hook["command"].as_str().unwrap();
+        assert!(command.ends_with(&format!("--part {}", k + 1)), "{command}");
+        let mut child = Command::new("sh")
+            .args(["-c", command])
+            .current_dir(cwd)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("LANG", "C.UTF-8")
+            .env("CLAUDE_PLUGIN_ROOT", repo())
+            .env("NOVEL_BIN", bin())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        let text = stdout(&out);
+        parts.push((!text.trim().is_empty()).then(|| {
+            let v: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+            assert_eq!(v["hookSpecificOutput"]["hookEventName"], "SubagentStart");
+            v["hookSpecificOutput"]["additionalContext"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        }));
+    }
+    parts
+}
+
+/// The SubagentStart hook hands a pipeline agent the packet of the chapter in flight, cut into
+/// parts the client takes whole (at most 10,000 characters each; a longer hook output reaches
+/// the agent as a 2 KB preview and a file path, verified with 2.1.197): the parts put together
+/// are `novel context <agent>` for that chapter. Agents dispatched before their stage are told
+/// to return; other agents and directories get nothing.
+#[test]
+fn subagent_start_hands_over_the_packet_in_parts() {
+    let (_t, root) = synth_with(SynthOptions {
+        chapters: 30,
+        chapter_chars: 6_000,
+        ..SynthOptions::default()
+    });
+    let outside = tempfile::tempdir().unwrap();
+    assert_eq!(
+        subagent_parts(outside.path(), "novel:chapter-writer"),
+        [None, None, None]
+    );
+    assert_eq!(subagent_parts(&root, "general-purpose"), [None, None, None]);
+    assert_eq!(
+        subagent_parts(&root, "novel:plot-architect"),
+        [None, None, None]
+    );
+    // Nothing in flight: the writer is told what that means for its task; the Summarizer (its
+    // 回填 and 重建摘要 run so) fetches its own packet.
+    let writer = subagent_parts(&root, "novel:chapter-writer");
+    assert!(
+        writer[0].as_deref().unwrap().contains("修订候选"),
+        "{writer:?}"
+    );
+    assert_eq!(writer[1..], [None, None]);
+    assert_eq!(
+        subagent_parts(&root, "novel:summarizer"),
+        [None, None, None]
+    );
+    assert!(
+        subagent_parts(&root, "novel:quality-judge")[0]
+            .as_deref()
+            .unwrap()
+            .contains("没有在写的章节")
+    );
+
+    let begun = run_json(&root, &["chapter", "begin", "31"]).1;
+    assert_eq!(begun["ok"], true, "{begun}");
+    let writer = subagent_parts(&root, "novel:chapter-writer");
+    let first = writer[0].as_deref().unwrap();
+    assert!(first.starts_with("【novel 资料包 第 1/"), "{first}");
+    assert!(
+        first.contains("｜ChapterWriter 第 31 章｜项目目录 "),
+        "{first}"
+    );
+    // The refiner and the judge are too early while the chapter is drafting.
+    let refiner = subagent_parts(&root, "novel:style-refiner");
+    assert!(
+        refiner[0]
+            .as_deref()
+            .unwrap()
+            .contains("还轮不到 StyleRefiner"),
+        "{refiner:?}"
+    );
+    let judge = subagent_parts(&root, "novel:quality-judge");
+    assert!(
+        judge[0]
+            .as_deref()
+            .unwrap()
+            .contains("还轮不到 QualityJudge"),
+        "{judge:?}"
+    );
+
+    // A long draft: the Summarizer's packet (it carries the text) takes several parts.
+    let line = "陆尘推门而入，屋里只点着一盏油灯，他在墙缝里摸到一封密信，信上只有一行字。\n";
+    std::fs::write(
+        root.join("staging/chapters/chapter-031.md"),
+        format!("# 第31章 长夜\n\n{}", line.repeat(200)),
+    )
+    .unwrap();
+    let parts = subagent_parts(&root, "novel:summarizer");
+    let given: Vec<&str> = parts.iter().flatten().map(String::as_str).collect();
+    assert!(given.len() >= 2, "{parts:?}");
+    let mut whole = String::new();
+    for (k, p) in given.iter().enumerate() {
+        assert!(
+            p.chars().count() <= 10_000,
+            "part {k}: {} chars",
+            p.chars().count()
+        );
+        let header = format!(
+            "【novel 资料包 第 {}/{} 段｜Summarizer 第 31 章｜",
+            k + 1,
+            given.len()
+        );
+        assert!(p.starts_with(&header), "{}", &p[..80]);
+        whole.push_str(p.split_once('\n').unwrap().1);
+    }
+    let fetched = stdout(&novel(&root, &["context", "summarizer", "--chapter", "31"]));
+    assert_eq!(whole, fetched);
+}

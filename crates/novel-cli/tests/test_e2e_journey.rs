@@ -887,10 +887,10 @@ fn chapter(j: &mut Journey, n: u32, key: bool, gate: Gate) {
         &[],
     );
     let tag = format!("c{n}");
-    j.run(&format!("{tag}-begin"), &begin);
-    j.b.capture_next(json!({"token": "\"token\":\"([0-9a-f]+)\""}));
+    // SKILL.md §二 step 1: begin and the writer in one message.
     let d = j.b.dispatch("chapter-writer", "初稿", None, false);
-    j.b.main(&format!("{tag}-dispatch-writer"), vec![d]);
+    j.b.main(&format!("{tag}-begin-writer"), vec![bash(&begin.run), d]);
+    j.b.capture_next(json!({"token": "\"token\":\"([0-9a-f]+)\""}));
     j.b.writer("初稿", &tag, 0);
     let first = match gate {
         Gate::Pass => 4.2,
@@ -907,17 +907,9 @@ fn chapter(j: &mut Journey, n: u32, key: bool, gate: Gate) {
     match gate {
         Gate::Pass => {}
         Gate::Revise => revise_once(j, &tag),
-        Gate::Pause => {
-            pause(j, &tag);
-            return;
-        }
+        Gate::Pause => pause(j, &tag),
     }
-    let commit = j.cmd(
-        CONTINUE,
-        r#"novel --project "<DIR>" chapter commit <N> --token <TOKEN> --json"#,
-        &[],
-    );
-    j.run(&format!("{tag}-commit"), &commit);
+    // A pass is committed by the gate's own call (`--commit`).
 }
 
 /// gate-loop.md 修订, one round, to a pass.
@@ -934,9 +926,11 @@ fn revise_once(j: &mut Journey, tag: &str) {
     );
     j.run(&format!("{tag}-notes"), &notes);
     let revising = j.b.stage(GATE_LOOP, "revising");
-    j.run(&format!("{tag}-revising"), &revising);
     let d = j.b.dispatch("chapter-writer", "修订", None, true);
-    j.b.main(&format!("{tag}-r1-dispatch-writer"), vec![d]);
+    j.b.main(
+        &format!("{tag}-revising-writer"),
+        vec![bash(&revising.run), d],
+    );
     let r1 = format!("{tag}-r1");
     j.b.writer("修订", &r1, 0);
     j.b.steps_3_to_9(
@@ -1228,7 +1222,7 @@ fn write_volume_one(j: &mut Journey) {
     // §五: the 5-chapter brief.
     says(
         CONTINUE,
-        "`data.last_completed_chapter` 是 5 的倍数时，先做第五节的回顾",
+        "`last_completed_chapter` 是 5 的倍数时先做第五节的回顾",
     );
     let next_dir = j.cmd(CONTINUE, r#"novel --project "<DIR>" next --json"#, &[]);
     j.run("c5-next", &next_dir);
@@ -1294,12 +1288,7 @@ fn write_volume_one(j: &mut Journey) {
         ("他又读了一遍，认出了笔迹。", "他又读了一遍，认得这笔迹。"),
         4.2,
     );
-    let commit = j.cmd(
-        CONTINUE,
-        r#"novel --project "<DIR>" chapter commit <N> --token <TOKEN> --json"#,
-        &[],
-    );
-    j.run("a-commit", &commit);
+    // The pass is committed by the gate's own call.
     let next_dir = j.cmd(CONTINUE, r#"novel --project "<DIR>" next --json"#, &[]);
     j.run("a-next-after", &next_dir);
     j.end(

@@ -35,6 +35,25 @@ const RULES: [&str; 4] = [
     "Edit(/**)",
     "Skill(novel:*)",
 ];
+/// The client's tools a book never uses, switched off with the rules.
+const OFF: [&str; 16] = [
+    "Workflow",
+    "CronCreate",
+    "CronDelete",
+    "CronList",
+    "ScheduleWakeup",
+    "EnterWorktree",
+    "ExitWorktree",
+    "TaskCreate",
+    "TaskGet",
+    "TaskList",
+    "TaskUpdate",
+    "TaskOutput",
+    "TaskStop",
+    "NotebookEdit",
+    "SendMessage",
+    "ReportFindings",
+];
 
 #[test]
 fn rules_are_listed_written_once_and_other_settings_kept() {
@@ -57,7 +76,11 @@ fn rules_are_listed_written_once_and_other_settings_kept() {
     assert_eq!(w["data"]["written"], true, "{w}");
     assert_eq!(w["data"]["added"], json!(RULES));
     assert_eq!(w["data"]["missing"], json!([]));
-    assert_eq!(read_json(&file), json!({"permissions": {"allow": RULES}}));
+    assert_eq!(w["data"]["off_added"], json!(OFF));
+    assert_eq!(
+        read_json(&file),
+        json!({"permissions": {"allow": RULES, "deny": OFF}})
+    );
     // A dot entry does not make the folder "not empty"; the project made there finds them.
     let next = ok(&folder, PLUGIN, &["--json", "next"]);
     assert_eq!(next["data"]["cwd_empty"], true);
@@ -95,12 +118,21 @@ fn rules_are_listed_written_once_and_other_settings_kept() {
     );
     assert_eq!(check["data"]["written"], false);
     ok(&folder, PLUGIN, &["--json", "permissions", "--write"]);
+    let mut deny = vec!["Read(./.env)"];
+    deny.extend(OFF);
     assert_eq!(
         read_json(&file),
         json!({"model": "opus", "permissions": {"allow": ["Bash(git status)", "Edit(/**)",
             "Bash(novel:*)", "Read(//opt/plugins/novel/**)", "Skill(novel:*)"],
-            "deny": ["Read(./.env)"]}})
+            "deny": deny}})
     );
+    // A tool the author took back (its deny line deleted) is switched off again only by another
+    // `--write`; the allow rules alone decide `missing`.
+    let mut settings = read_json(&file);
+    settings["permissions"]["deny"] = json!(["Read(./.env)"]);
+    write_json(&file, &settings);
+    let check = ok(&folder, PLUGIN, &["--json", "permissions"]);
+    assert_eq!(check["data"]["missing"], json!([]), "{check}");
 }
 
 #[test]

@@ -217,7 +217,8 @@ fn a_panic_in_any_subcommand_is_one_clean_error() {
     let panic = [("NOVEL_FAILPOINT", "panic:0")];
     for (path, args) in every_invocation() {
         let hook = args[0] == "hook"
-            || args.starts_with(&["context".to_string(), "session-start".to_string()]);
+            || args.starts_with(&["context".to_string(), "session-start".to_string()])
+            || args.starts_with(&["context".to_string(), "subagent-start".to_string()]);
         // Human.
         let out = run_in(&book, &args, &panic, Stdio::piped());
         let err = stderr(&out);

@@ -203,6 +203,12 @@ fn steps() -> Vec<Step> {
             stdin: Some(r#"{"cwd":"<BOOK>","source":"startup","hook_event_name":"SessionStart"}"#),
             ..step("context-session-start", "context session-start")
         },
+        Step {
+            stdin: Some(
+                r#"{"cwd":"<BOOK>","agent_type":"novel:quality-judge","hook_event_name":"SubagentStart"}"#,
+            ),
+            ..step("context-subagent-start", "context subagent-start --part 1")
+        },
         step("context-summarizer", "context summarizer --chapter 3"),
         step("context-quality-judge", "context quality-judge --chapter 3"),
         step("context-style-refiner", "context style-refiner --chapter 3"),
@@ -234,6 +240,7 @@ fn steps() -> Vec<Step> {
         step("retire-check", "retire check zhou-zhanggui"),
         step("export-txt-stdout", "export -o -"),
         step("export-epub", "export --format epub --chapters 2..3"),
+        step("dashboard", "dashboard"),
     ];
     all.append(&mut begin_to_commit);
     all.extend([

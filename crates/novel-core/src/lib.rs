@@ -17,6 +17,7 @@
 
 pub mod codes;
 pub mod context;
+pub mod cost;
 pub mod diagnostic;
 pub mod edits;
 pub mod frontmatter;

@@ -18,12 +18,39 @@
 //! workspace the author trusted (the trust dialog of an interactive start) or inside a git
 //! repository that does not track that file.
 //!
+//! The same file switches off, with deny rules, the client's tools a book never uses
+//! ([`SWITCHED_OFF`]): a denied tool is left out of every request the client sends (verified with
+//! 2.1.197: 24 tools and ~20K estimated tokens of schemas per request of the main conversation
+//! become 8 and ~7.6K), which is most of what a chapter's orchestration costs.
+//!
 //! Pure: the rules from the plugin's root, and an existing settings document merged with them.
 
 use serde_json::{Map, Value};
 
 /// The settings file, relative to the book's directory.
 pub const SETTINGS_LOCAL: &str = ".claude/settings.local.json";
+
+/// The client's tools a book's flows never call (scheduling, worktrees, the to-do list, notebooks,
+/// messaging, workflows), denied in the book's directory so that their schemas are not sent with
+/// every request. An author who wants one back deletes its line from `permissions.deny`.
+pub const SWITCHED_OFF: [&str; 16] = [
+    "Workflow",
+    "CronCreate",
+    "CronDelete",
+    "CronList",
+    "ScheduleWakeup",
+    "EnterWorktree",
+    "ExitWorktree",
+    "TaskCreate",
+    "TaskGet",
+    "TaskList",
+    "TaskUpdate",
+    "TaskOutput",
+    "TaskStop",
+    "NotebookEdit",
+    "SendMessage",
+    "ReportFindings",
+];
 
 /// The rules, in the order they are written. `plugin_root` is the plugin's directory as the
 /// wrapper exports it (`NOVEL_PLUGIN_ROOT`); without it the read rule is left out.
@@ -66,6 +93,8 @@ pub enum SettingsShape {
     PermissionsNotObject,
     #[error("permissions.allow 不是字符串数组")]
     AllowNotList,
+    #[error("permissions.deny 不是字符串数组")]
+    DenyNotList,
 }
 
 /// The rules of `wanted` that `settings` (the parsed file; `None` when absent) does not allow
@@ -79,7 +108,26 @@ pub fn missing(settings: Option<&Value>, wanted: &[String]) -> Result<Vec<String
         .collect())
 }
 
+/// The tools of [`SWITCHED_OFF`] that `settings` does not deny yet.
+pub fn not_switched_off(settings: Option<&Value>) -> Result<Vec<String>, SettingsShape> {
+    let have = listed(settings, "deny", SettingsShape::DenyNotList)?;
+    Ok(SWITCHED_OFF
+        .iter()
+        .filter(|t| !have.iter().any(|h| h == *t))
+        .map(|t| t.to_string())
+        .collect())
+}
+
 fn allowed(settings: Option<&Value>) -> Result<Vec<String>, SettingsShape> {
+    listed(settings, "allow", SettingsShape::AllowNotList)
+}
+
+/// `permissions.<key>` of `settings`: a list of strings, or `bad`.
+fn listed(
+    settings: Option<&Value>,
+    key: &str,
+    bad: SettingsShape,
+) -> Result<Vec<String>, SettingsShape> {
     let Some(settings) = settings else {
         return Ok(Vec::new());
     };
@@ -90,21 +138,26 @@ fn allowed(settings: Option<&Value>) -> Result<Vec<String>, SettingsShape> {
     let perms = perms
         .as_object()
         .ok_or(SettingsShape::PermissionsNotObject)?;
-    match perms.get("allow") {
+    match perms.get(key) {
         None => Ok(Vec::new()),
         Some(Value::Array(items)) => items
             .iter()
             .map(|v| v.as_str().map(str::to_string))
             .collect::<Option<Vec<_>>>()
-            .ok_or(SettingsShape::AllowNotList),
-        Some(_) => Err(SettingsShape::AllowNotList),
+            .ok_or(bad),
+        Some(_) => Err(bad),
     }
 }
 
-/// `settings` with the `missing` rules appended to `permissions.allow`; every other key, and
-/// the rules already there, kept in their order.
-pub fn merged(settings: Option<&Value>, missing: &[String]) -> Result<Value, SettingsShape> {
+/// `settings` with the `missing` rules appended to `permissions.allow` and the `off` tools to
+/// `permissions.deny`; every other key, and the rules already there, kept in their order.
+pub fn merged(
+    settings: Option<&Value>,
+    missing: &[String],
+    off: &[String],
+) -> Result<Value, SettingsShape> {
     allowed(settings)?;
+    listed(settings, "deny", SettingsShape::DenyNotList)?;
     let mut obj = match settings {
         Some(Value::Object(o)) => o.clone(),
         Some(_) => return Err(SettingsShape::NotObject),
@@ -121,6 +174,13 @@ pub fn merged(settings: Option<&Value>, missing: &[String]) -> Result<Value, Set
         .or_insert_with(|| Value::Array(Vec::new()));
     let allow = allow.as_array_mut().ok_or(SettingsShape::AllowNotList)?;
     allow.extend(missing.iter().cloned().map(Value::String));
+    if !off.is_empty() {
+        let deny = perms
+            .entry("deny")
+            .or_insert_with(|| Value::Array(Vec::new()));
+        let deny = deny.as_array_mut().ok_or(SettingsShape::DenyNotList)?;
+        deny.extend(off.iter().cloned().map(Value::String));
+    }
     Ok(Value::Object(obj))
 }
 
@@ -158,16 +218,19 @@ mod tests {
         let want = wanted(Some("/p"));
         let miss = missing(Some(&have), &want).unwrap();
         assert_eq!(miss, ["Bash(novel:*)", "Read(//p/**)", "Skill(novel:*)"]);
-        let out = merged(Some(&have), &miss).unwrap();
+        let off = not_switched_off(Some(&have)).unwrap();
+        assert_eq!(off.len(), SWITCHED_OFF.len());
+        let out = merged(Some(&have), &miss, &off[..2]).unwrap();
         assert_eq!(
             out,
-            json!({"model": "opus", "permissions": {"deny": ["Read(./.env)"],
+            json!({"model": "opus", "permissions": {"deny": ["Read(./.env)", "Workflow", "CronCreate"],
                 "allow": ["Bash(git status)", "Edit(/**)", "Bash(novel:*)", "Read(//p/**)",
                     "Skill(novel:*)"]}})
         );
         assert!(missing(Some(&out), &want).unwrap().is_empty());
+        assert_eq!(not_switched_off(Some(&out)).unwrap(), off[2..]);
         assert_eq!(
-            merged(None, &want).unwrap(),
+            merged(None, &want, &[]).unwrap(),
             json!({"permissions": {"allow": want}})
         );
     }
@@ -179,8 +242,12 @@ mod tests {
             SettingsShape::NotObject
         );
         assert_eq!(
-            merged(Some(&json!({"permissions": {"allow": "x"}})), &[]).unwrap_err(),
+            merged(Some(&json!({"permissions": {"allow": "x"}})), &[], &[]).unwrap_err(),
             SettingsShape::AllowNotList
+        );
+        assert_eq!(
+            not_switched_off(Some(&json!({"permissions": {"deny": {}}}))).unwrap_err(),
+            SettingsShape::DenyNotList
         );
     }
 }

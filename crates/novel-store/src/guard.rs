@@ -624,6 +624,39 @@ pub fn written(file: &Path, cwd: Option<&Path>) -> Vec<Diagnostic> {
     findings
 }
 
+/// [`written`], and for a staged evaluation of the chapter in flight that passes its schema,
+/// the judge's contract (`crate::judging::check_staged`: quotes from the staged text, high rows
+/// in `violations`, objective rows, fixes, the fix review) — so QualityJudge hears of a broken
+/// promise as it writes, before `chapter stage judged` refuses. `normalize` is the project's
+/// normalisation (`novel_text::normalize::normalize_str` in the binary).
+pub fn written_judged(
+    file: &Path,
+    cwd: Option<&Path>,
+    normalize: &dyn Fn(&str) -> String,
+) -> Vec<Diagnostic> {
+    let findings = written(file, cwd);
+    if !findings.is_empty() {
+        return findings;
+    }
+    let Some(l) = locate(file, cwd).pop() else {
+        return findings;
+    };
+    if !l.rel.starts_with("staging/evaluations/") || !l.path.is_file() {
+        return findings;
+    }
+    let Ok(cp) = crate::chapter::load_checkpoint(&l.project) else {
+        return findings;
+    };
+    let Some(n) = cp.inflight_chapter else {
+        return findings;
+    };
+    crate::judging::check_staged(&l.project, &cp, n, normalize)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|f| f.severity == Severity::Error && f.file == l.rel)
+        .collect()
+}
+
 /// Errors listed in one block reason at most (the rest are counted).
 const MAX_LISTED: usize = 30;
 

@@ -17,6 +17,7 @@
 pub mod blacklist;
 pub mod chapter;
 pub mod context;
+pub mod dashboard;
 pub mod epub;
 pub mod error;
 pub mod export;

@@ -28,6 +28,8 @@ pub struct Rules {
     pub wanted: Vec<String>,
     /// Those the file does not allow yet.
     pub missing: Vec<String>,
+    /// The tools of `permissions::SWITCHED_OFF` the file does not deny yet.
+    pub not_off: Vec<String>,
 }
 
 /// The settings file of `dir`.
@@ -50,33 +52,34 @@ pub fn check(dir: &Path, plugin_root: Option<&str>) -> Result<Rules, Permissions
     let file = settings_file(dir);
     let wanted = permissions::wanted(plugin_root);
     let settings = load(&file)?;
-    let missing = permissions::missing(settings.as_ref(), &wanted).map_err(|shape| {
-        PermissionsError::Shape {
-            path: file.clone(),
-            shape,
-        }
-    })?;
+    let shape = |shape| PermissionsError::Shape {
+        path: file.clone(),
+        shape,
+    };
+    let missing = permissions::missing(settings.as_ref(), &wanted).map_err(shape)?;
+    let not_off = permissions::not_switched_off(settings.as_ref()).map_err(shape)?;
     Ok(Rules {
         file,
         wanted,
         missing,
+        not_off,
     })
 }
 
-/// Adds the missing rules to `dir`'s settings file (created with its `.claude/` directory when
+/// Adds the missing rules (and the deny rules of the tools a book never uses) to `dir`'s settings file (created with its `.claude/` directory when
 /// absent); returns the rules as they were before. Writes nothing when none is missing.
 pub fn write(dir: &Path, plugin_root: Option<&str>) -> Result<Rules, PermissionsError> {
     let rules = check(dir, plugin_root)?;
-    if rules.missing.is_empty() {
+    if rules.missing.is_empty() && rules.not_off.is_empty() {
         return Ok(rules);
     }
     let settings = load(&rules.file)?;
-    let merged = permissions::merged(settings.as_ref(), &rules.missing).map_err(|shape| {
-        PermissionsError::Shape {
+    let merged = permissions::merged(settings.as_ref(), &rules.missing, &rules.not_off).map_err(
+        |shape| PermissionsError::Shape {
             path: rules.file.clone(),
             shape,
-        }
-    })?;
+        },
+    )?;
     if let Some(parent) = rules.file.parent() {
         std::fs::create_dir_all(parent).map_err(|e| StoreError::io(parent, e))?;
     }

@@ -127,6 +127,11 @@ pub struct PipelineSums {
     pub cost_usd: f64,
     /// Chapters with at least one stage whose cost is unknown (the sum is a lower bound).
     pub chapters_without_cost: usize,
+    /// What the stages that logged tokens but no cost would bill (`dashboard::estimated_stage_usd`:
+    /// PRD prices, a lone total split by the PRD's input:output ratio, no cache reads).
+    pub estimated_usd: f64,
+    /// Of `chapters_without_cost`, those whose every unknown cost was estimated from tokens.
+    pub chapters_estimated: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -275,6 +280,7 @@ fn log_figures(
 ) -> (BTreeMap<u32, ChapterFigures>, PipelineSums) {
     let mut figures = BTreeMap::new();
     let mut pipeline = PipelineSums::default();
+    let settings = crate::settings::load(project).unwrap_or_default();
     for &n in chapters {
         let Some(log) = load::<PipelineLog>(project, &layout::log_file(n), problems) else {
             continue;
@@ -283,6 +289,7 @@ fn log_figures(
         pipeline.revisions += log.revisions;
         pipeline.force_passed += usize::from(log.force_passed);
         let mut cost_known = !log.stages.is_empty();
+        let mut all_estimated = true;
         for s in &log.stages {
             pipeline.input_tokens += s.input_tokens.unwrap_or(0);
             pipeline.output_tokens += s.output_tokens.unwrap_or(0);
@@ -294,10 +301,23 @@ fn log_figures(
             pipeline.duration_ms += s.duration_ms.unwrap_or(0);
             match s.extra.get("cost_usd").and_then(Value::as_f64) {
                 Some(c) => pipeline.cost_usd += c,
-                None => cost_known = false,
+                // A step no agent ran (the gate, a round sent back) that logged nothing costs
+                // nothing.
+                None if novel_core::cost::stage_agents(&s.name).is_empty()
+                    && s.input_tokens.is_none()
+                    && s.output_tokens.is_none()
+                    && !s.extra.contains_key(crate::stage::TOTAL_TOKENS) => {}
+                None => {
+                    cost_known = false;
+                    match crate::dashboard::estimated_stage_usd(s, &settings) {
+                        Some(e) => pipeline.estimated_usd += e,
+                        None => all_estimated = false,
+                    }
+                }
             }
         }
         pipeline.chapters_without_cost += usize::from(!cost_known);
+        pipeline.chapters_estimated += usize::from(!cost_known && all_estimated);
         figures.insert(
             n,
             ChapterFigures {

@@ -81,7 +81,7 @@ pub fn run(global: &GlobalArgs, cmd: ChapterCommand) -> Result<Report, CliError>
     match cmd {
         ChapterCommand::Begin(a) => begin(&project, a.chapter, a.owner_pid),
         ChapterCommand::Stage(a) => stage(&project, &a),
-        ChapterCommand::Gate(a) => gate_cmd(&project, a.chapter, &a.token),
+        ChapterCommand::Gate(a) => gate_cmd(&project, a.chapter, &a.token, a.commit),
         ChapterCommand::Commit(a) => commit(&project, &a),
         ChapterCommand::Recover => recover(&project),
         ChapterCommand::Fail(a) => fail(&project, &a),
@@ -283,9 +283,10 @@ fn segment(text: &str) -> novel_core::edits::Segmented {
     novel_text::segment::Document::new(text).segmented()
 }
 
-fn gate_cmd(project: &Project, n: u32, token: &str) -> Result<Report, CliError> {
+fn gate_cmd(project: &Project, n: u32, token: &str, then_commit: bool) -> Result<Report, CliError> {
     let result = novel_store::stage::gate(project, n, token, &novel_text::normalize::normalize_str)
         .map_err(|e| chapter_error(e, n))?;
+    let passed = result.decision == novel_core::model::common::GateDecision::Pass;
     let mut human = format!(
         "第 {n} 章门控：{}（总分 {}{}）\n",
         result.decision.label(),
@@ -308,7 +309,27 @@ fn gate_cmd(project: &Project, n: u32, token: &str) -> Result<Report, CliError> 
     for f in &result.required_fixes {
         human.push_str(&format!("  修订：[{}] {}\n", f.target, f.instruction));
     }
-    Report::new(&result, human)
+    if !then_commit {
+        return Report::new(&result, human);
+    }
+    // `--commit`: a pass is committed by the same call (its own journal, after the gate's:
+    // interrupted in between, the chapter resumes at `commit`). `data.commit` is what
+    // `chapter commit` would have answered, `null` when the verdict was not a pass.
+    let mut data = crate::output::to_data(&result)?;
+    data["commit"] = serde_json::Value::Null;
+    if passed {
+        let committed = commit(
+            project,
+            &ChapterCommitArgs {
+                chapter: n,
+                token: token.to_string(),
+                accept: false,
+            },
+        )?;
+        data["commit"] = committed.data;
+        human.push_str(&committed.human);
+    }
+    Ok(Report { data, human })
 }
 
 fn commit(project: &Project, a: &ChapterCommitArgs) -> Result<Report, CliError> {

@@ -15,7 +15,9 @@ use serde_json::Value;
 
 use novel_core::context::session::SessionFacts;
 use novel_core::context::{self, Agent, BudgetRow, ContextError, session};
+use novel_core::model::PipelineStage;
 use novel_core::next::Recommendation;
+use novel_core::pipeline;
 use novel_store::context::{load_inputs, session_start};
 use novel_store::synth::{SynthOptions, synth_project};
 use novel_store::{Project, StoreError};
@@ -32,6 +34,9 @@ pub enum ContextCommand {
     /// SessionStart 钩子：项目进度、需要先处理的事项、最近 3 章摘要与建议的下一步（读取钩子的 stdin JSON；不在小说项目中时不输出；出错也只输出一行说明，退出码 0）
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     SessionStart,
+    /// SubagentStart 钩子：派出章节流水线的 agent（写手、摘要、润色、评审）时，把在写章节的资料包放进它的第一轮上下文，省去它自己取包的一轮；资料包按 9,000 字一段切开，`--part K` 输出第 K 段（钩子输出上限 10,000 字）；没有在写的章节、不是这四个 agent、或不在小说项目中时不输出，出错也只输出一行说明，退出码 0
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    SubagentStart(SubagentArgs),
     /// 列出每个 agent 资料包各段的估算 token、预算与裁剪结果
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Budget(BudgetArgs),
@@ -69,6 +74,7 @@ impl ContextCommand {
     pub fn name(&self) -> &'static str {
         match self {
             ContextCommand::SessionStart => "context session-start",
+            ContextCommand::SubagentStart(_) => "context subagent-start",
             ContextCommand::Budget(_) => "context budget",
             ContextCommand::ChapterWriter(_) => "context chapter-writer",
             ContextCommand::Summarizer(_) => "context summarizer",
@@ -94,6 +100,13 @@ pub struct PacketArgs {
     /// 本次 agent 调用的总预算（token，含 agent 提示词预留）；默认取 novel.json 的 context_budgets
     #[arg(long, value_name = "TOKENS")]
     pub budget: Option<u32>,
+}
+
+#[derive(Debug, Args)]
+pub struct SubagentArgs {
+    /// 输出资料包的第几段（1–3；hooks.json 为每段注册一条钩子命令）
+    #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=3))]
+    pub part: u32,
 }
 
 #[derive(Debug, Args)]
@@ -123,6 +136,9 @@ pub struct SynthArgs {
     /// 写入生效中的风格漂移
     #[arg(long)]
     pub style_drift: bool,
+    /// 写入仪表盘用的写作历史：每章评估、按天推进的日期、正文里点到出场角色
+    #[arg(long)]
+    pub history: bool,
 }
 
 /// `novel context budget`'s `--json` data.
@@ -178,6 +194,7 @@ struct HookSpecificOutput<'a> {
 pub fn run(global: &GlobalArgs, cmd: ContextCommand) -> Result<Report, CliError> {
     let (agent, args) = match cmd {
         ContextCommand::SessionStart => return Ok(session_start_guarded(global)),
+        ContextCommand::SubagentStart(a) => return Ok(subagent_start_guarded(global, a.part)),
         ContextCommand::Budget(a) => return budget(global, &a),
         ContextCommand::Synth(a) => return synth(&a),
         ContextCommand::ChapterWriter(a) => (Agent::ChapterWriter, a),
@@ -202,8 +219,7 @@ fn context_error(e: ContextError) -> CliError {
 
 fn packet(global: &GlobalArgs, agent: Agent, args: &PacketArgs) -> Result<Report, CliError> {
     let project = super::project(global)?;
-    let inputs = load_inputs(&project, agent, args.chapter, args.volume)?;
-    let packet = context::build(agent, &inputs, args.budget).map_err(context_error)?;
+    let (packet, human) = packet_text(&project, agent, args.chapter, args.volume, args.budget)?;
     if !global.json {
         for w in &packet.warnings {
             crate::output::err(&format!("提示：{w}\n"));
@@ -223,7 +239,7 @@ fn packet(global: &GlobalArgs, agent: Agent, args: &PacketArgs) -> Result<Report
     }
     Ok(Report {
         data: packet.to_json(),
-        human: packet.render(),
+        human,
     })
 }
 
@@ -302,6 +318,7 @@ fn synth(a: &SynthArgs) -> Result<Report, CliError> {
             per_volume: a.per_volume,
             chapter_chars: a.chapter_chars,
             style_drift: a.style_drift,
+            history: a.history,
         },
     )?;
     let data = SynthData {
@@ -326,9 +343,17 @@ fn synth(a: &SynthArgs) -> Result<Report, CliError> {
 
 /// The hook's stdin JSON, when there is one: (`cwd`, `source`).
 fn hook_stdin() -> (Option<PathBuf>, Option<String>) {
+    let Some(v) = hook_input() else {
+        return (None, None);
+    };
+    (hook_cwd(&v), hook_field(&v, "source"))
+}
+
+/// The hook's stdin as JSON, read with a time limit; `None` without one.
+fn hook_input() -> Option<Value> {
     let stdin = std::io::stdin();
     if stdin.is_terminal() {
-        return (None, None);
+        return None;
     }
     // Read on a helper thread so a stdin that is never closed cannot hang the session.
     let (tx, rx) = std::sync::mpsc::channel();
@@ -337,22 +362,36 @@ fn hook_stdin() -> (Option<PathBuf>, Option<String>) {
         let _ = std::io::stdin().take(1 << 20).read_to_end(&mut bytes);
         let _ = tx.send(bytes);
     });
-    let Ok(bytes) = rx.recv_timeout(Duration::from_millis(500)) else {
-        return (None, None);
-    };
-    let Ok(v) = serde_json::from_slice::<Value>(&bytes) else {
-        return (None, None);
-    };
-    let cwd = v
-        .get("cwd")
+    let bytes = rx.recv_timeout(Duration::from_millis(500)).ok()?;
+    serde_json::from_slice::<Value>(&bytes).ok()
+}
+
+fn hook_cwd(v: &Value) -> Option<PathBuf> {
+    v.get("cwd")
         .and_then(Value::as_str)
         .filter(|s| !s.is_empty())
-        .map(PathBuf::from);
-    let source = v
-        .get("source")
+        .map(PathBuf::from)
+}
+
+/// A short string field of the hook's input (at most 40 characters are kept).
+fn hook_field(v: &Value, key: &str) -> Option<String> {
+    v.get(key)
         .and_then(Value::as_str)
-        .map(|s| s.chars().take(20).collect());
-    (cwd, source)
+        .map(|s| s.chars().take(40).collect())
+}
+
+/// The project a hook works in: `--project`, else the session's directory and its parents.
+fn hook_project(global: &GlobalArgs, cwd: Option<PathBuf>) -> Result<Project, StoreError> {
+    match &global.project {
+        Some(dir) => Project::open(dir),
+        None => {
+            let start = cwd
+                .or_else(|| std::env::var_os("CLAUDE_PROJECT_DIR").map(PathBuf::from))
+                .or_else(|| std::env::current_dir().ok())
+                .unwrap_or_else(|| Path::new(".").to_path_buf());
+            Project::discover(&start)
+        }
+    }
 }
 
 /// `session-start`'s data where it must not fail: a report of two strings always serialises
@@ -425,17 +464,7 @@ fn tell_the_author(report: Report, m: &VersionMismatch) -> Report {
 
 fn session_start_inner(global: &GlobalArgs) -> Report {
     let (cwd, source) = hook_stdin();
-    let found = match &global.project {
-        Some(dir) => Project::open(dir),
-        None => {
-            let start = cwd
-                .or_else(|| std::env::var_os("CLAUDE_PROJECT_DIR").map(PathBuf::from))
-                .or_else(|| std::env::current_dir().ok())
-                .unwrap_or_else(|| Path::new(".").to_path_buf());
-            Project::discover(&start)
-        }
-    };
-    let project = match found {
+    let project = match hook_project(global, cwd) {
         Ok(p) => p,
         Err(StoreError::NotAProject { .. }) => return silent(),
         Err(e) => return failure(&e.to_string()),
@@ -454,4 +483,241 @@ fn session_start_inner(global: &GlobalArgs) -> Report {
         },
         Err(e) => failure(&e.message),
     }
+}
+
+// ---- SubagentStart ------------------------------------------------------------------------
+
+/// The most characters one SubagentStart hook hands over: the client (2.1.197) replaces a hook
+/// output over 10,000 characters by a 2 KB preview and the path of a file the agent would have
+/// to read, so a packet goes in parts, one hook command each (`hooks/hooks.json`).
+const PART_CHARS: usize = 9_000;
+/// The parts `hooks/hooks.json` registers (`--part 1` … `--part 3`).
+const PARTS: usize = 3;
+
+/// Claude Code's SubagentStart hook output.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SubagentOutput<'a> {
+    hook_specific_output: HookSpecificOutput<'a>,
+}
+
+/// `subagent-start`'s `--json` data: the part handed over (`null`: nothing to hand over).
+#[derive(Serialize)]
+struct SubagentData<'a> {
+    part: u32,
+    text: Option<&'a str>,
+}
+
+fn subagent_start_guarded(global: &GlobalArgs, part: u32) -> Report {
+    std::panic::set_hook(Box::new(|_| {}));
+    let text = std::panic::catch_unwind(|| subagent_context(global, part)).unwrap_or_else(|_| {
+        (part == 1).then(|| {
+            "【novel 资料包】没有送到（程序内部错误）：照你的说明自己取资料包。".to_string()
+        })
+    });
+    let data = infallible(&SubagentData {
+        part,
+        text: text.as_deref(),
+    });
+    let human = text.as_deref().map_or_else(String::new, |t| {
+        let out = SubagentOutput {
+            hook_specific_output: HookSpecificOutput {
+                hook_event_name: "SubagentStart",
+                additional_context: t,
+            },
+        };
+        serde_json::to_string(&out).unwrap_or_default() + "\n"
+    });
+    Report { data, human }
+}
+
+/// Part `part` of the packet of the agent the hook starts, for the chapter in flight; `None`
+/// when there is nothing to hand over (another agent, no project, no chapter in flight, a part
+/// past the last).
+fn subagent_context(global: &GlobalArgs, part: u32) -> Option<String> {
+    let input = hook_input()?;
+    let agent_type = input.get("agent_type").and_then(Value::as_str)?;
+    let agent = Agent::from_name(agent_type.strip_prefix("novel:")?)?;
+    if !agent.per_chapter() {
+        return None;
+    }
+    let project = hook_project(global, hook_cwd(&input)).ok()?;
+    let cp = novel_store::chapter::load_checkpoint(&project).ok()?;
+    let Some(n) = cp.inflight_chapter else {
+        return (part == 1).then(|| nothing_in_flight(agent)).flatten();
+    };
+    if let Some(early) = too_early(agent, cp.pipeline_stage) {
+        return (part == 1).then(|| {
+            format!(
+                "【novel】第 {n} 章现在是 {}：{early}，还轮不到 {}。不要改任何文件，直接返回 {{\"status\":\"failed\",\"agent\":\"{}\",\"chapter\":{n},\"detail\":\"阶段不对：{}\"}}。",
+                pipeline::stage_name(cp.pipeline_stage),
+                agent.label(),
+                agent.name(),
+                pipeline::stage_name(cp.pipeline_stage)
+            )
+        });
+    }
+    let fetch = format!(
+        "novel --project \"{}\" context {} --chapter {n}",
+        project.root.display(),
+        agent.name()
+    );
+    let text = match packet_text(&project, agent, Some(n), None, None) {
+        Ok((_, text)) => text,
+        Err(e) => {
+            return (part == 1).then(|| {
+                format!(
+                    "【novel 资料包】第 {n} 章 {} 的资料包组装失败：{}。运行 `{fetch}` 看完整的报错。",
+                    agent.label(),
+                    e.message
+                )
+            });
+        }
+    };
+    let parts = split_parts(&text, PART_CHARS);
+    if parts.len() > PARTS {
+        return (part == 1).then(|| {
+            format!(
+                "【novel 资料包】第 {n} 章 {} 的资料包有 {} 段，钩子只送得下 {PARTS} 段：运行 `{fetch}` 取全文。",
+                agent.label(),
+                parts.len()
+            )
+        });
+    }
+    let body = parts.get(part as usize - 1)?;
+    Some(format!(
+        "【novel 资料包 第 {part}/{} 段｜{} 第 {n} 章｜项目目录 {}】\n{body}",
+        parts.len(),
+        agent.label(),
+        project.root.display()
+    ))
+}
+
+/// What an agent started with no chapter in flight is told. Summarizer's tasks without one
+/// (回填, 重建摘要) fetch their own packet: it is told nothing. ChapterWriter's revision
+/// candidate of a committed chapter does the same; its pipeline tasks mean `chapter begin` did
+/// not succeed (the skill dispatches the writer in the message that begins the chapter).
+fn nothing_in_flight(agent: Agent) -> Option<String> {
+    let failed = format!(
+        "{{\"status\":\"failed\",\"agent\":\"{}\",\"detail\":\"没有在写的章节\"}}",
+        agent.name()
+    );
+    match agent {
+        Agent::ChapterWriter => Some(format!(
+            "【novel】现在没有在写的章节。任务是「修订候选」时照你的说明自己取资料包；是「初稿」「修订」「重写」时说明 chapter begin 没有成功：不写任何文件，直接返回 {failed}。"
+        )),
+        Agent::StyleRefiner | Agent::QualityJudge => Some(format!(
+            "【novel】现在没有在写的章节（chapter begin 没有成功，或本章已提交）：不写任何文件，直接返回 {failed}。"
+        )),
+        _ => None,
+    }
+}
+
+/// Why `agent` is dispatched before its stage: StyleRefiner before the draft was marked
+/// (`chapter stage drafted` failed or was not run), QualityJudge before the refinement was.
+fn too_early(agent: Agent, stage: Option<PipelineStage>) -> Option<&'static str> {
+    use PipelineStage as S;
+    match (agent, stage) {
+        (Agent::StyleRefiner, Some(S::Drafting | S::Revising)) => {
+            Some("初稿还没有标记完成（chapter stage drafted）")
+        }
+        (Agent::QualityJudge, Some(S::Drafting | S::Revising | S::Drafted)) => {
+            Some("润色还没有标记完成（chapter stage refined）")
+        }
+        _ => None,
+    }
+}
+
+/// `text` cut at line ends into parts of at most `max` characters (a longer line is cut
+/// inside).
+fn split_parts(text: &str, max: usize) -> Vec<String> {
+    let mut parts: Vec<String> = Vec::new();
+    let mut current = String::new();
+    let mut len = 0;
+    for line in text.split_inclusive('\n') {
+        let mut line = line;
+        loop {
+            let chars = line.chars().count();
+            if len + chars <= max {
+                current.push_str(line);
+                len += chars;
+                break;
+            }
+            if len > 0 {
+                parts.push(std::mem::take(&mut current));
+                len = 0;
+                continue;
+            }
+            // One line longer than a part: its first `max` characters make a part.
+            let cut = line.char_indices().nth(max).map_or(line.len(), |(i, _)| i);
+            parts.push(line[..cut].to_string());
+            line = &line[cut..];
+        }
+    }
+    if !current.is_empty() {
+        parts.push(current);
+    }
+    parts
+}
+
+/// An agent's packet and its rendering as the agent reads it: QualityJudge's ends with the
+/// program's measurements of the staged text (`judge_checks`).
+fn packet_text(
+    project: &Project,
+    agent: Agent,
+    chapter: Option<u32>,
+    volume: Option<u32>,
+    budget: Option<u32>,
+) -> Result<(context::Packet, String), CliError> {
+    let inputs = load_inputs(project, agent, chapter, volume)?;
+    let packet = context::build(agent, &inputs, budget).map_err(context_error)?;
+    let mut text = packet.render();
+    if agent == Agent::QualityJudge {
+        text.push_str(&judge_checks(project, packet.chapter));
+    }
+    Ok((packet, text))
+}
+
+/// The measurements QualityJudge scores with, taken by the program on the staged chapter: the
+/// lint summary and its findings, the style metrics, and the leak check when it was run.
+fn judge_checks(project: &Project, n: u32) -> String {
+    // The staged text of the chapter in flight, else the committed one (a packet asked for by
+    // chapter number).
+    let staged = novel_core::naming::staging_chapter(n);
+    let rel = if project.path(&staged).exists() {
+        staged
+    } else {
+        novel_store::layout::chapter_file(n)
+    };
+    let path = project.path(&rel);
+    let mut out = String::from("<checks title=\"机检（程序量的数字）\">\n");
+    match novel_store::io::read_text(&path) {
+        Ok(text) => {
+            match super::lint::lint_one(project, &text, &rel) {
+                Ok(lines) => out.push_str(&lines),
+                Err(e) => out.push_str(&format!("lint 没有完成：{}\n", e.message)),
+            }
+            out.push_str(&super::style::describe(
+                "风格数字",
+                &novel_text::metrics::StyleMetrics::of(&[&novel_text::segment::Document::new(
+                    &text,
+                )]),
+            ));
+        }
+        Err(e) => out.push_str(&format!("读不到 {rel}：{e}\n")),
+    }
+    match novel_store::chapter::leak_result(project, n) {
+        Ok(Some(leak)) => out.push_str(&format!(
+            "串线检查：leak_risk {}，{} 条发现\n",
+            serde_json::to_value(leak.leak_risk)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            leak.findings.len()
+        )),
+        Ok(None) => out.push_str("串线检查：还没有运行\n"),
+        Err(e) => out.push_str(&format!("串线检查结果读不出：{e}\n")),
+    }
+    out.push_str("</checks>\n");
+    out
 }

@@ -83,7 +83,8 @@ fn answer(cmd: HookCommand) -> Option<Answer> {
             Some(deny(reason))
         }),
         HookCommand::PostToolUse if call.writes() => call.files.iter().find_map(|file| {
-            let reason = guard::block_reason(&guard::written(file, cwd))?;
+            let found = guard::written_judged(file, cwd, &novel_text::normalize::normalize_str);
+            let reason = guard::block_reason(&found)?;
             Some(Answer::Block {
                 decision: "block",
                 reason,

@@ -42,11 +42,12 @@ struct FileSummary<'a> {
     summary: LintSummary,
 }
 
-pub fn run(global: &GlobalArgs, args: LintArgs) -> Result<Report, CliError> {
-    let (project, inputs) = super::resolve_inputs(global, &args.select)?;
-    let settings = settings::load_or_default(project.as_ref())?;
-    let (list, source) = load_blacklist(project.as_ref())?;
-    let forbidden = load_profile(project.as_ref())?
+/// The project's linter: its blacklist, the style profile's forbidden words, `novel.json`'s
+/// thresholds and the registered names.
+fn linter(project: Option<&novel_store::Project>) -> Result<(Linter, String), CliError> {
+    let settings = settings::load_or_default(project)?;
+    let (list, source) = load_blacklist(project)?;
+    let forbidden = load_profile(project)?
         .map(|p| p.forbidden_words)
         .unwrap_or_default();
     let linter = Linter::new(&list, &forbidden, settings.lint.clone())
@@ -58,7 +59,34 @@ pub fn run(global: &GlobalArgs, args: LintArgs) -> Result<Report, CliError> {
                 Exit::Usage,
             )
         })?
-        .with_cast(cast(project.as_ref()));
+        .with_cast(cast(project));
+    Ok((linter, source))
+}
+
+/// The lint of one text as `novel lint` prints it (its findings, then the summary line), for a
+/// packet: at most 20 findings are listed.
+pub(crate) fn lint_one(
+    project: &novel_store::Project,
+    text: &str,
+    shown: &str,
+) -> Result<String, CliError> {
+    let (linter, _) = linter(Some(project))?;
+    let report = linter.lint(&Document::new(text));
+    let mut out = String::new();
+    let total = report.findings.len();
+    for f in report.findings.into_iter().take(20) {
+        out.push_str(&f.in_file(shown).render());
+    }
+    if total > 20 {
+        out.push_str(&format!("（另有 {} 处未列出）\n", total - 20));
+    }
+    out.push_str(&summary_line(shown, &report.summary));
+    Ok(out)
+}
+
+pub fn run(global: &GlobalArgs, args: LintArgs) -> Result<Report, CliError> {
+    let (project, inputs) = super::resolve_inputs(global, &args.select)?;
+    let (linter, source) = linter(project.as_ref())?;
 
     let mut human = String::new();
     let mut files = Vec::new();

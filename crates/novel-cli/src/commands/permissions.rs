@@ -34,6 +34,10 @@ struct PermissionsData<'a> {
     missing: &'a [String],
     /// Rules `--write` added.
     added: &'a [String],
+    /// The client's tools switched off in the book (`permissions.deny`), and those this call
+    /// switched off.
+    switched_off: &'a [&'static str],
+    off_added: &'a [String],
     written: bool,
     /// The plugin directory the read rule covers (absent when the wrapper did not say).
     plugin_root: Option<String>,
@@ -89,7 +93,8 @@ pub fn run(global: &GlobalArgs, args: PermissionsArgs) -> Result<Report, CliErro
         permissions::check(&dir, root.as_deref())
     }
     .map_err(permissions_error)?;
-    let written = args.write && !before.missing.is_empty();
+    let written = args.write && !(before.missing.is_empty() && before.not_off.is_empty());
+    let off_added: &[String] = if args.write { &before.not_off } else { &[] };
     let (missing, added): (&[String], &[String]) = if args.write {
         (&[], &before.missing)
     } else {
@@ -102,11 +107,25 @@ pub fn run(global: &GlobalArgs, args: PermissionsArgs) -> Result<Report, CliErro
         rules: &before.wanted,
         missing,
         added,
+        switched_off: &novel_core::permissions::SWITCHED_OFF,
+        off_added,
         written,
         plugin_root: root.as_deref().map(novel_core::permissions::read_root),
     };
     let mut human = if written {
-        format!("已写入 {file}：{}。\n", added.join("、"))
+        let mut line = format!("已写入 {file}");
+        if !added.is_empty() {
+            line.push_str(&format!("：放行 {}", added.join("、")));
+        }
+        if !off_added.is_empty() {
+            line.push_str(&format!(
+                "；关掉写书用不到的 {} 个客户端工具（{}），每次请求少发它们的说明",
+                off_added.len(),
+                off_added.join("、")
+            ));
+        }
+        line.push_str("。\n");
+        line
     } else if args.write || missing.is_empty() {
         format!("{file} 已有全部放行规则，无需改动。\n")
     } else {

@@ -287,7 +287,18 @@ fn push_cost(out: &mut String, s: &Status) {
         p.duration_ms as f64 / 60000.0,
         p.cost_usd,
         if p.chapters_without_cost > 0 {
-            format!("（{} 章有阶段费用未知，实际更高）", p.chapters_without_cost)
+            let mut note = format!("（{} 章有阶段费用没记下", p.chapters_without_cost);
+            if p.estimated_usd > 0.0 {
+                note.push_str(&format!(
+                    "，按记下的 token 与 PRD 的价格估算约 ${:.2}",
+                    p.estimated_usd
+                ));
+            }
+            if p.chapters_estimated < p.chapters_without_cost {
+                note.push_str("，实际更高");
+            }
+            note.push('）');
+            note
         } else {
             String::new()
         }

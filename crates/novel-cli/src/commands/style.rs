@@ -69,7 +69,7 @@ pub fn run(global: &GlobalArgs, command: StyleCommand) -> Result<Report, CliErro
     }
 }
 
-fn describe(label: &str, m: &StyleMetrics) -> String {
+pub(crate) fn describe(label: &str, m: &StyleMetrics) -> String {
     let p = &m.punctuation_per_1000;
     let openings: Vec<String> = m
         .top_openings

@@ -123,8 +123,8 @@ impl Agent {
         match self {
             Agent::ChapterWriter => 7_500,
             Agent::Summarizer => 6_500,
-            Agent::StyleRefiner => 4_500,
-            Agent::QualityJudge => 9_500,
+            Agent::StyleRefiner => 5_000,
+            Agent::QualityJudge => 10_000,
             Agent::PlotArchitect => 7_500,
             Agent::WorldBuilder => 5_000,
             Agent::CharacterWeaver => 6_000,

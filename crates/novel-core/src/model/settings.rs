@@ -337,8 +337,8 @@ impl Default for ContextBudgets {
             chapter_writer: 29_500,
             chapter_writer_convergence: 35_500,
             summarizer: 17_000,
-            style_refiner: 13_000,
-            quality_judge: 23_500,
+            style_refiner: 13_500,
+            quality_judge: 24_000,
             extra: Extra::new(),
         }
     }
