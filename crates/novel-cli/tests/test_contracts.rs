@@ -132,6 +132,27 @@ fn each_broken_promise_of_the_judge_is_refused_with_its_own_code() {
         "{doc}"
     );
 
+    // The guard hook tells the judge as it writes (PostToolUse), before `stage judged` does.
+    let mut e = good_eval(4.2);
+    e["scores"]["pacing"]["evidence"] = json!("「陆尘一掌拍碎了桌子」");
+    write_json(&eval_path(&root), &e);
+    let block = novel_hook(
+        &root,
+        "post-tool-use",
+        "staging/evaluations/chapter-002-eval.json",
+    );
+    assert!(
+        block.contains("\"decision\":\"block\"") && block.contains("E_EVAL_QUOTE"),
+        "{block}"
+    );
+    write_json(&eval_path(&root), &good_eval(4.2));
+    let quiet = novel_hook(
+        &root,
+        "post-tool-use",
+        "staging/evaluations/chapter-002-eval.json",
+    );
+    assert!(quiet.trim().is_empty(), "{quiet}");
+
     // Revise, but no fixes.
     let mut e = good_eval(3.2);
     e["required_fixes"] = json!([]);
@@ -349,11 +370,16 @@ fn a_refinement_changing_too_much_of_the_draft_is_refused_with_the_worst_paragra
 
 /// The guard hook's answer to a Write of `rel`.
 fn novel_hook_pre_write(root: &Path, rel: &str) -> String {
+    novel_hook(root, "pre-tool-use", rel)
+}
+
+/// The guard hook `which` (pre-tool-use, post-tool-use) on a Write of `rel`.
+fn novel_hook(root: &Path, which: &str, rel: &str) -> String {
     use std::io::Write;
     let input = json!({"tool_name": "Write", "cwd": root,
         "tool_input": {"file_path": root.join(rel), "content": "x"}});
     let mut child = std::process::Command::new(bin())
-        .args(["hook", "pre-tool-use"])
+        .args(["hook", which])
         .current_dir(root)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
