@@ -684,9 +684,9 @@ impl Book {
     }
 }
 
-/// Parses the JSON the binary answered to the Bash call `run` (the token substituted) — the
-/// `nth` such call (0-based).
-pub(crate) fn answer(run: &Run, l: &Line, token: &str, nth: usize) -> Value {
+/// Every envelope the binary answered to the `nth` Bash call (0-based) of `l` (the token
+/// substituted): one, or one per command of a line of two (`A && B`).
+fn envelopes(run: &Run, l: &Line, token: &str, nth: usize) -> Vec<Value> {
     let want = l.run.replace("{{token}}", token);
     let calls = run.tool_calls();
     let c = calls
@@ -703,15 +703,18 @@ pub(crate) fn answer(run: &Run, l: &Line, token: &str, nth: usize) -> Value {
         .strip_prefix("Exit code ")
         .and_then(|rest| rest.split_once('\n'))
         .map_or(c.result.trim(), |(_, doc)| doc);
-    // A line of two commands (`A && B`) answers with one envelope each: the last one is the
-    // step's answer (`answers` has them all).
-    let docs: Vec<Value> = serde_json::Deserializer::from_str(json)
+    serde_json::Deserializer::from_str(json)
         .into_iter::<Value>()
         .collect::<Result<_, _>>()
-        .unwrap_or_else(|e| panic!("{want}: not JSON ({e}): {}", c.result));
-    docs.into_iter()
-        .last()
-        .unwrap_or_else(|| panic!("{want}: no answer: {}", c.result))
+        .unwrap_or_else(|e| panic!("{want}: not JSON ({e}): {}", c.result))
+}
+
+/// What the binary answered to the `nth` Bash call of `l`: of a line of two commands, the last
+/// (the step's answer; `answer_of` picks another).
+pub(crate) fn answer(run: &Run, l: &Line, token: &str, nth: usize) -> Value {
+    envelopes(run, l, token, nth)
+        .pop()
+        .unwrap_or_else(|| panic!("{}: no answer", l.run))
 }
 
 /// Whether the model ran `want`: equal, with each `{{VAR}}` the fake filled (a token, a usage
@@ -742,27 +745,13 @@ pub(crate) fn same_command(want: &str, actual: &str) -> bool {
     }
 }
 
-/// Every envelope the Bash call `l` answered with (`answer` is the last), by command name.
+/// The envelope of `command` (`"ops validate"`) among those the `nth` Bash call of `l` answered
+/// with.
 pub(crate) fn answer_of(run: &Run, l: &Line, token: &str, nth: usize, command: &str) -> Value {
-    let want = l.run.replace("{{token}}", token);
-    let calls = run.tool_calls();
-    let c = calls
-        .iter()
-        .filter(|c| {
-            c.name == "Bash" && same_command(&want, c.input["command"].as_str().unwrap_or(""))
-        })
-        .nth(nth)
-        .unwrap_or_else(|| panic!("no Bash {want} (#{nth})\n{}", run.report()));
-    let text = c.result.trim();
-    let text = text
-        .strip_prefix("Exit code ")
-        .and_then(|rest| rest.split_once('\n'))
-        .map_or(text, |(_, doc)| doc);
-    serde_json::Deserializer::from_str(text)
-        .into_iter::<Value>()
-        .filter_map(Result::ok)
+    envelopes(run, l, token, nth)
+        .into_iter()
         .find(|d| d["command"] == command)
-        .unwrap_or_else(|| panic!("{want}: no `{command}` answer in {}", c.result))
+        .unwrap_or_else(|| panic!("{}: no `{command}` answer", l.run))
 }
 
 /// What `novel next --json` answered when the skill was loaded (its `!` line, SKILL.md §一), as
