@@ -1434,3 +1434,70 @@ fn explicit_nulls_in_the_checkpoint_survive_its_rewrite() {
         );
     }
 }
+
+/// `chapter gate --commit`: a pass is committed by the same call (its answer carries what
+/// `chapter commit` answers); any other verdict leaves the chapter in staging, `commit` null.
+#[test]
+fn gate_commit_commits_a_pass_and_only_a_pass() {
+    for (score, passes) in [(3.2, false), (4.2, true)] {
+        let (_t, root) = writing_project();
+        let token = ok(&root, &["chapter", "begin", "1"])["data"]["token"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        stage_drafts(&root, 1);
+        ok(&root, &["chapter", "stage", "drafted", "--token", &token]);
+        ok(&root, &["chapter", "stage", "refined", "--token", &token]);
+        stage_eval(&root, 1, score, true);
+        ok(&root, &["chapter", "stage", "judged", "--token", &token]);
+        let out = run(
+            &root,
+            &["chapter", "gate", "1", "--token", &token, "--commit"],
+        );
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        let human = stdout(&out);
+        let status = ok(&root, &["status"]);
+        if passes {
+            assert!(human.contains("第 1 章已提交"), "{human}");
+            assert!(root.join("chapters/chapter-001.md").is_file());
+            assert_eq!(status["data"]["last_completed_chapter"], 1, "{status}");
+            assert_eq!(status["data"]["lock"]["state"], "free", "{status}");
+            // The committed log is the one `chapter commit` writes.
+            let log = read_json(&root.join("logs/chapter-001-log.json"));
+            assert_eq!(log["gate_decision"], "pass", "{log}");
+        } else {
+            assert!(!human.contains("已提交"), "{human}");
+            assert!(!root.join("chapters/chapter-001.md").exists());
+            assert_eq!(status["data"]["last_completed_chapter"], 0, "{status}");
+            assert!(root.join("staging/chapters/chapter-001.md").is_file());
+        }
+    }
+    // The JSON answer: the gate's data with `commit`.
+    let (_t, root) = writing_project();
+    let token = ok(&root, &["chapter", "begin", "1"])["data"]["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    stage_drafts(&root, 1);
+    ok(&root, &["chapter", "stage", "drafted", "--token", &token]);
+    ok(&root, &["chapter", "stage", "refined", "--token", &token]);
+    stage_eval(&root, 1, 4.2, true);
+    ok(&root, &["chapter", "stage", "judged", "--token", &token]);
+    let gate = ok(
+        &root,
+        &["chapter", "gate", "1", "--token", &token, "--commit"],
+    );
+    assert_eq!(gate["data"]["decision"], "pass", "{gate}");
+    assert_eq!(gate["data"]["commit"]["chapter"], 1, "{gate}");
+    assert_eq!(
+        gate["data"]["commit"]["last_completed_chapter"], 1,
+        "{gate}"
+    );
+    assert!(gate["data"]["commit"]["chars"].as_u64().is_some(), "{gate}");
+    // Nothing left to commit: a second commit is refused.
+    let out = run(
+        &root,
+        &["--json", "chapter", "commit", "1", "--token", &token],
+    );
+    assert_ne!(code(&out), 0, "{}", stdout(&out));
+}
