@@ -1069,6 +1069,21 @@ fn thousands(v: usize) -> String {
 /// billed estimate with caching (`Metered::billed`), beside the PRD's budget per call; then per
 /// chapter: main requests, the most requests of one dispatch, input, billed.
 pub(crate) fn token_table(title: &str, runs: &[&Run]) -> String {
+    let table = render_table(title, runs);
+    // Kept for tests/run, which prints every table after the suite (a passing test's stderr is
+    // not shown).
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("e2e-cost");
+    if std::fs::create_dir_all(&dir).is_ok() {
+        let name: String = title
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        let _ = std::fs::write(dir.join(format!("{name}.txt")), format!("{table}\n"));
+    }
+    table
+}
+
+fn render_table(title: &str, runs: &[&Run]) -> String {
     let reqs = metered(runs);
     let mut rows: Vec<(String, TokenRow)> = Vec::new();
     for r in &reqs {
