@@ -1435,21 +1435,27 @@ fn explicit_nulls_in_the_checkpoint_survive_its_rewrite() {
     }
 }
 
+/// Chapter 1 (a key chapter: two evaluations at `score`) staged up to `judged`; its token.
+fn judged_at(root: &Path, score: f64) -> String {
+    let token = ok(root, &["chapter", "begin", "1"])["data"]["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    stage_drafts(root, 1);
+    ok(root, &["chapter", "stage", "drafted", "--token", &token]);
+    ok(root, &["chapter", "stage", "refined", "--token", &token]);
+    stage_eval(root, 1, score, true);
+    ok(root, &["chapter", "stage", "judged", "--token", &token]);
+    token
+}
+
 /// `chapter gate --commit`: a pass is committed by the same call (its answer carries what
 /// `chapter commit` answers); any other verdict leaves the chapter in staging, `commit` null.
 #[test]
 fn gate_commit_commits_a_pass_and_only_a_pass() {
     for (score, passes) in [(3.2, false), (4.2, true)] {
         let (_t, root) = writing_project();
-        let token = ok(&root, &["chapter", "begin", "1"])["data"]["token"]
-            .as_str()
-            .unwrap()
-            .to_string();
-        stage_drafts(&root, 1);
-        ok(&root, &["chapter", "stage", "drafted", "--token", &token]);
-        ok(&root, &["chapter", "stage", "refined", "--token", &token]);
-        stage_eval(&root, 1, score, true);
-        ok(&root, &["chapter", "stage", "judged", "--token", &token]);
+        let token = judged_at(&root, score);
         let out = run(
             &root,
             &["chapter", "gate", "1", "--token", &token, "--commit"],
@@ -1474,15 +1480,7 @@ fn gate_commit_commits_a_pass_and_only_a_pass() {
     }
     // The JSON answer: the gate's data with `commit`.
     let (_t, root) = writing_project();
-    let token = ok(&root, &["chapter", "begin", "1"])["data"]["token"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    stage_drafts(&root, 1);
-    ok(&root, &["chapter", "stage", "drafted", "--token", &token]);
-    ok(&root, &["chapter", "stage", "refined", "--token", &token]);
-    stage_eval(&root, 1, 4.2, true);
-    ok(&root, &["chapter", "stage", "judged", "--token", &token]);
+    let token = judged_at(&root, 4.2);
     let gate = ok(
         &root,
         &["chapter", "gate", "1", "--token", &token, "--commit"],

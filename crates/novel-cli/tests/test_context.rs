@@ -66,6 +66,12 @@ fn run_hook(cwd: &Path, stdin: Option<&str>) -> Output {
         command.starts_with("\"${CLAUDE_PLUGIN_ROOT}/scripts/novel\""),
         "the plugin root is quoted: {command}"
     );
+    sh_hook(cwd, command, stdin)
+}
+
+/// `command` of `hooks/hooks.json` run through `sh -c` in `cwd` as the client runs it (the
+/// plugin root set, a bare environment), `stdin` as its stdin (None: no stdin at all).
+fn sh_hook(cwd: &Path, command: &str, stdin: Option<&str>) -> Output {
     let mut child = Command::new("sh")
         .args(["-c", command])
         .current_dir(cwd)
@@ -994,26 +1000,7 @@ fn subagent_parts(cwd: &Path, agent_type: &str) -> Vec<Option<String>> {
     for (k, hook) in entry["hooks"].as_array().unwrap().iter().enumerate() {
         let command = hook["command"].as_str().unwrap();
         assert!(command.ends_with(&format!("--part {}", k + 1)), "{command}");
-        let mut child = Command::new("sh")
-            .args(["-c", command])
-            .current_dir(cwd)
-            .env_clear()
-            .env("PATH", "/usr/bin:/bin")
-            .env("LANG", "C.UTF-8")
-            .env("CLAUDE_PLUGIN_ROOT", repo())
-            .env("NOVEL_BIN", bin())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(stdin.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
+        let out = sh_hook(cwd, command, Some(&stdin));
         assert_eq!(code(&out), 0, "{}", stderr(&out));
         let text = stdout(&out);
         parts.push((!text.trim().is_empty()).then(|| {

@@ -277,10 +277,10 @@ fn log_figures(
     project: &Project,
     chapters: &[u32],
     problems: &mut Problems,
+    pricing: Option<&Settings>,
 ) -> (BTreeMap<u32, ChapterFigures>, PipelineSums) {
     let mut figures = BTreeMap::new();
     let mut pipeline = PipelineSums::default();
-    let settings = crate::settings::load(project).unwrap_or_default();
     for &n in chapters {
         let Some(log) = load::<PipelineLog>(project, &layout::log_file(n), problems) else {
             continue;
@@ -309,7 +309,7 @@ fn log_figures(
                     && !s.extra.contains_key(crate::stage::TOTAL_TOKENS) => {}
                 None => {
                     cost_known = false;
-                    match crate::dashboard::estimated_stage_usd(s, &settings) {
+                    match pricing.and_then(|p| crate::dashboard::estimated_stage_usd(s, p)) {
                         Some(e) => pipeline.estimated_usd += e,
                         None => all_estimated = false,
                     }
@@ -351,6 +351,7 @@ fn chapter_figures(
     problems: &mut Problems,
     all_logs: bool,
     weights: &DimensionWeights,
+    pricing: Option<&Settings>,
 ) -> Figures {
     let committed_set: BTreeSet<u32> = committed.iter().copied().collect();
     // The pipeline logs first; status sums every log, a review reads only its chapters'.
@@ -359,7 +360,7 @@ fn chapter_figures(
     } else {
         committed.to_vec()
     };
-    let (mut figures, pipeline) = log_figures(project, &logs, problems);
+    let (mut figures, pipeline) = log_figures(project, &logs, problems, pricing);
     let mut counted_from_text = 0usize;
     // Then, for committed chapters whose log lacks a figure, the files themselves.
     let mut needs_storyline = Vec::new();
@@ -421,7 +422,16 @@ pub fn figures_of(
     weights: &DimensionWeights,
 ) -> (BTreeMap<u32, ChapterFigures>, Vec<String>) {
     let mut problems = Problems::default();
-    let f = chapter_figures(project, committed, count, &mut problems, false, weights);
+    // The reviews read no cost: nothing is priced.
+    let f = chapter_figures(
+        project,
+        committed,
+        count,
+        &mut problems,
+        false,
+        weights,
+        None,
+    );
     (f.chapters, problems.0)
 }
 
@@ -448,7 +458,15 @@ pub fn gather(project: &Project, count: &dyn Fn(&str) -> usize) -> Status {
     }
     current_state_check(project, &mut problems);
     let weights = &settings.gate.weights;
-    let figures = chapter_figures(project, &committed, count, &mut problems, true, weights);
+    let figures = chapter_figures(
+        project,
+        &committed,
+        count,
+        &mut problems,
+        true,
+        weights,
+        Some(&settings),
+    );
     let current = cp.as_ref().map(|c| c.volume());
     let spans = volume_spans(project, current, &mut problems);
     let span = current.and_then(|v| spans.iter().find(|(w, _)| *w == v).map(|(_, s)| s.clone()));
