@@ -3,6 +3,7 @@
 // (crates/novel-cli/clippy.toml disallows them for the binary).
 #![allow(clippy::disallowed_macros)]
 
+mod meter;
 mod support;
 mod test_blacklist;
 mod test_chapter;
@@ -50,3 +51,4 @@ mod test_style;
 mod test_validate;
 mod test_volume;
 mod test_wrapper;
+mod texts;

@@ -21,11 +21,12 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use crate::meter::token_table;
 use crate::support::*;
 use crate::test_client::repo;
 use crate::test_e2e::{
     E2e, Line, Run, RunOpts, agent_marker, bash, chapter_one_project, first_user_text, line, say,
-    token_table, tool, turn,
+    tool, turn,
 };
 
 pub(crate) const CONTINUE: &str = "skills/continue/SKILL.md";
@@ -83,38 +84,10 @@ pub(crate) fn chapter_two_project() -> (tempfile::TempDir, PathBuf) {
     (t, book)
 }
 
-/// The evaluation a judge writes for chapter `n` at `score` on every dimension (so the weighted
-/// total is `score`), with the recommendation quality-judge.md derives from the default gate and
-/// fixes whenever it is not a pass.
+/// The evaluation a judge writes for chapter `n` at `score` on every dimension
+/// (`texts::evaluation`, a full one with quotes every draft has).
 pub(crate) fn evaluation(n: u32, score: f64) -> String {
-    let recommendation = match score {
-        s if s >= 4.0 => "pass",
-        s if s >= 3.5 => "polish",
-        s if s >= 3.0 => "revise",
-        s if s >= 2.0 => "pause",
-        _ => "rewrite",
-    };
-    // Evidence copied from the text (every draft, revision and rewrite has it).
-    let d = |w: f64| json!({"score": score, "weight": w, "reason": "跟踪的人出场太晚", "evidence": "「信上只有一行字」"});
-    let fixes = if score < 3.5 {
-        json!([{"target": "第 1 段「陆尘推门而入」起", "instruction": "开头就让跟踪的人露一次脚步声，密信的内容保留"}])
-    } else {
-        json!([])
-    };
-    serde_json::to_string_pretty(&json!({"chapter": n, "judge": "primary", "overall": score,
-        "recommendation": recommendation,
-        // The row of the fixtures' one required objective (`E_EVAL_OBJECTIVE`).
-        "contract_verification": {"l3_checks": [
-            {"id": format!("OBJ-{n:03}-1"), "status": "pass", "confidence": "high", "detail": "「信上只有一行字」"}]},
-        "scores": {"plot_logic": d(0.18), "character": d(0.18), "immersion": d(0.15),
-            "foreshadowing": d(0.10), "pacing": d(0.08), "style_naturalness": d(0.15),
-            "emotional_impact": d(0.08), "storyline_coherence": d(0.08)},
-        "violations": [], "risk_flags": [], "required_fixes": fixes,
-        // After a round the gate sent back, its one fix (F1) judged (`E_EVAL_FIX_REVIEW`); on a
-        // first round only a warning.
-        "fix_review": [{"fix": "F1", "status": "partly", "evidence": "信上只有一行字"}],
-        "issues": ["跟踪的人出场太晚"]}))
-    .unwrap()
+    crate::texts::evaluation(n, score, "primary")
 }
 
 /// The book, and the scripted model's part of one chapter: the commands copied from the
@@ -133,6 +106,9 @@ pub(crate) struct Book {
     pub(crate) turns: Vec<Value>,
     /// Captures for the next main turn (values out of the tool result it answers).
     capture: Option<Value>,
+    /// The staged text still has the sentences a refiner rewords (`texts::AI_SENTENCES`): a
+    /// draft or a rewrite that no refiner has been over yet.
+    unrefined: bool,
 }
 
 /// The commands of SKILL.md §二, as written there.
@@ -178,6 +154,8 @@ const REWRITE: &str = concat!(
     "城北这条巷子他走了三年，哪块石板松、哪家的狗夜里叫，他闭着眼都数得出来。今夜巷口那盏灯笼没点，卖馄饨的老周也没出摊，整条巷子只剩雨打瓦檐的声音。",
     "\n\n檐外的泥地上，有一行不是他的脚印。\n"
 );
+/// The 字 of filler in a draft: with the scripted paragraphs a chapter of about 3,000 字.
+const FILLER_CHARS: usize = 2_850;
 /// What the writer adds in revision round k (after 「信上只有一行字。」), and what the refiner
 /// makes of it.
 const REVISED: [(&str, &str); 4] = [
@@ -198,6 +176,7 @@ impl Book {
             when: main_when(),
             turns: Vec::new(),
             capture: None,
+            unrefined: false,
         }
     }
 
@@ -214,9 +193,18 @@ impl Book {
         format!("{:03}", self.n)
     }
 
-    /// The draft of the chapter (chapter 2's text, under its own heading).
+    /// The draft of the chapter (chapter 2's text, under its own heading), at a real chapter's
+    /// length: the chapter's filler (`texts::filler`, with the sentences a refiner rewords)
+    /// before its last paragraph.
     fn draft(&self, text: &str) -> String {
-        text.replace("# 第2章 夜雨", &format!("# 第{}章 {}", self.n, self.title))
+        let text = text.replace("# 第2章 夜雨", &format!("# 第{}章 {}", self.n, self.title));
+        let at = text.trim_end().rfind("\n\n").map_or(text.len(), |i| i + 2);
+        format!(
+            "{}{}{}",
+            &text[..at],
+            crate::texts::filler(self.n, FILLER_CHARS),
+            &text[at..]
+        )
     }
 
     fn values(&self) -> Vec<(&'static str, String)> {
@@ -368,6 +356,7 @@ impl Book {
         match task {
             "初稿" | "重写" => {
                 let text = if task == "初稿" { DRAFT } else { REWRITE };
+                self.unrefined = true;
                 let mut first = vec![self.write(chapter, &self.draft(text))];
                 first.extend(self.writer_checks(chapter));
                 turns.push(first);
@@ -394,22 +383,10 @@ impl Book {
         }
     }
 
-    /// The delta Summarizer writes; `bad` puts a display name where a slug belongs. Chapter 2
-    /// moves 陆尘 to 城北破庙 with half a map; another chapter n, to 第n章的地点 with 物品n.
+    /// The delta Summarizer writes (`texts::delta`); `bad` puts a display name where a slug
+    /// belongs.
     fn delta(&self, bad: bool) -> String {
-        let who = if bad { "陆尘" } else { "lu-chen" };
-        let (place, item) = if self.n == 2 {
-            ("城北破庙".to_string(), "半张地图".to_string())
-        } else {
-            (format!("第{}章的地点", self.n), format!("物品{}", self.n))
-        };
-        serde_json::to_string_pretty(&json!({"chapter": self.n, "base_state_version": "{{base}}",
-            "storyline_id": "main_arc", "ops": [
-            {"op": "set", "path": format!("characters.{who}.location"), "value": place},
-            {"op": "add", "path": "characters.lu-chen.inventory", "value": item}]}))
-        .unwrap()
-        // The version is taken from the packet's task section (summarizer.md: 照抄).
-        .replace("\"{{base}}\"", "{{base}}")
+        crate::texts::delta(self.n, if bad { "陆尘" } else { "lu-chen" })
     }
 
     /// Summarizer, 任务：摘要: the three files and its checks in one message (the base state
@@ -419,9 +396,7 @@ impl Book {
         let files = [
             (
                 format!("staging/summaries/chapter-{nnn}-summary.md"),
-                format!(
-                    "---\nchapter: {n}\nstoryline_id: main_arc\n---\n第{n}章：陆尘拆开密信，发觉有人一路跟着他。\n"
-                ),
+                crate::texts::summary(n),
             ),
             (
                 format!("staging/state/chapter-{nnn}-delta.json"),
@@ -429,7 +404,7 @@ impl Book {
             ),
             (
                 "staging/storylines/main_arc/memory.md".to_string(),
-                format!("# 主线记忆\n截至第{n}章：陆尘拿着密信，有人跟着他。\n"),
+                crate::texts::memory(n),
             ),
         ];
         says("agents/summarizer.md", "第 2–5 步放在同一条消息里");
@@ -498,13 +473,30 @@ impl Book {
             bash(&count.run),
         ];
         self.agent_turn("style-refiner", "润色", &format!("{tag}-refiner-0"), first);
-        let second = vec![self.edit(chapter, old, new), bash(&lint.run)];
+        let mut second = vec![self.edit(chapter, old, new)];
+        let mut list = format!("- 原：{old}\n  改：{new}\n  因：风格\n");
+        if std::mem::take(&mut self.unrefined) {
+            for (from, to) in crate::texts::AI_SENTENCES {
+                second.push(self.edit(chapter, from, to));
+            }
+            list.push_str(&crate::texts::change_list());
+        }
+        second.extend([bash(&lint.run), bash(&metrics.run)]);
         self.agent_turn("style-refiner", "润色", &format!("{tag}-refiner-1"), second);
-        let done = self.done("style-refiner", &[chapter]);
+        // The change list, with the Write the body names (its `tools:` has none: refused).
+        let changes = format!("staging/logs/chapter-{}-changes.md", self.nnn());
+        let write = self.write(&changes, &list);
         self.agent_turn(
             "style-refiner",
             "润色",
             &format!("{tag}-refiner-2"),
+            vec![write],
+        );
+        let done = self.done("style-refiner", &[chapter]);
+        self.agent_turn(
+            "style-refiner",
+            "润色",
+            &format!("{tag}-refiner-3"),
             vec![done],
         );
     }
@@ -780,7 +772,9 @@ pub(crate) fn assert_no_failures(run: &Run, allowed: &dyn Fn(&str) -> bool) {
     for c in run.tool_calls() {
         let cmd = c.input["command"].as_str().unwrap_or_default();
         assert!(
-            !c.is_error || (c.name == "Bash" && allowed(cmd)),
+            !c.is_error
+                || (c.name == "Bash" && allowed(cmd))
+                || c.result.contains("No such tool available: Write"), // BEFORE-MEASURE
             "{} {} failed: {}\n{}",
             c.name,
             c.input,
