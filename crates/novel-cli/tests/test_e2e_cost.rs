@@ -146,10 +146,6 @@ fn run_batch(
     let run = e2e.run(dir, &format!("/novel:continue {}", chapters.len()), &script);
     run.assert_all_turns_played(&script);
     for c in run.tool_calls() {
-        // BEFORE-MEASURE: the old refiner body's Write of its change list (no Write tool).
-        if c.result.contains("No such tool available: Write") {
-            continue;
-        }
         assert!(
             !c.is_error,
             "{} {} failed: {}\n{}",
@@ -198,7 +194,7 @@ fn a_plain_chapter_costs_what_the_prd_budgets() {
     eprintln!("{table}");
     let c = chapter_cost(&metered(&[&run]), 2, 2);
     assert!(c.main_requests <= 6, "{c:?}\n{table}");
-    assert!(c.max_per_dispatch <= 4, "{c:?}\n{table}");
+    assert!(c.max_per_dispatch <= 2, "{c:?}\n{table}");
     assert!(c.input <= 200_000, "{c:?}\n{table}");
     assert!(c.billed <= 0.60, "{c:?}\n{table}");
     // Every stage line carries its agents' usage.
@@ -229,7 +225,7 @@ fn a_batch_stays_flat() {
     let (first, third) = (chapter_cost(&reqs, 2, 2), chapter_cost(&reqs, 4, 2));
     for c in [&first, &third] {
         assert!(c.main_requests <= 6, "{c:?}\n{table}");
-        assert!(c.max_per_dispatch <= 4, "{c:?}\n{table}");
+        assert!(c.max_per_dispatch <= 2, "{c:?}\n{table}");
     }
     assert!(
         third.billed <= first.billed * 1.1,
@@ -254,7 +250,7 @@ fn a_revision_and_a_key_chapter_cost() {
     let table = token_table("chapter 2 with one revision: 3.2 -> revise -> 4.2", &[&run]);
     eprintln!("{table}");
     let c = chapter_cost(&metered(&[&run]), 2, 2);
-    assert!(c.max_per_dispatch <= 4, "{c:?}\n{table}");
+    assert!(c.max_per_dispatch <= 2, "{c:?}\n{table}");
 
     let Some(mut e2e) = E2e::new("/novel:continue: the cost of a key chapter") else {
         return;
@@ -266,5 +262,5 @@ fn a_revision_and_a_key_chapter_cost() {
     eprintln!("{table}");
     let c = chapter_cost(&metered(&[&run]), 1, 1);
     assert!(c.main_requests <= 6, "{c:?}\n{table}");
-    assert!(c.max_per_dispatch <= 4, "{c:?}\n{table}");
+    assert!(c.max_per_dispatch <= 2, "{c:?}\n{table}");
 }

@@ -165,14 +165,6 @@ pub(crate) fn filler(n: u32, chars: usize) -> String {
     out
 }
 
-/// The refiner's change list (style-refiner.md Format): each AI sentence, its rewording, why.
-pub(crate) fn change_list() -> String {
-    AI_SENTENCES
-        .iter()
-        .map(|(from, to)| format!("- 原：{from}\n  改：{to}\n  因：黑名单\n"))
-        .collect()
-}
-
 /// Chapter `n`'s summary, with its front matter (about 350 字).
 pub(crate) fn summary(n: u32) -> String {
     format!(

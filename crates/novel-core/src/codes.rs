@@ -228,6 +228,11 @@ pub const CODES: &[CodeDoc] = &[
         "把改动最多的段落改回初稿（staging/logs/chapter-NNN-draft.md）的说法，再 novel chapter stage refined。",
     ),
     e(
+        "E_CHANGE_LIST",
+        "StyleRefiner 的修改清单（staging/logs/chapter-NNN-edits.md）有条目套不上正文：「原：」在正文里找不到、不止一处、两条改同一段，或缺了「改：」。",
+        "按 data 里逐条的说明改好清单（「原：」从正文一字不改地抄），再 novel chapter stage refined（二次润色：stage polished）。",
+    ),
+    e(
         "E_NO_EVALUATION",
         "staging 里没有这一章的评估文件。",
         "先派 QualityJudge 写出 chapter-NNN-eval.json。",

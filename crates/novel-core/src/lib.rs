@@ -15,6 +15,7 @@
 
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod changes;
 pub mod codes;
 pub mod context;
 pub mod cost;

@@ -144,10 +144,18 @@ pub fn staging_log(n: u32) -> String {
     format!("staging/logs/{}-log.json", chapter_stem(n))
 }
 
-/// StyleRefiner's list of what it changed in chapter `n` (`staging/logs/chapter-NNN-changes.md`):
-/// written by the agent, kept with the chapter at commit ([`changes_file`]).
+/// The record of what StyleRefiner changed in chapter `n` (`staging/logs/chapter-NNN-changes.md`):
+/// each change list `stage refined|polished` applied ([`staging_edits`]), kept with the chapter
+/// at commit ([`changes_file`]).
 pub fn staging_changes(n: u32) -> String {
     format!("staging/logs/{}-changes.md", chapter_stem(n))
+}
+
+/// StyleRefiner's change list for chapter `n` (`staging/logs/chapter-NNN-edits.md`,
+/// [`crate::changes`]): written by the agent, applied to the staged text by `novel chapter stage
+/// refined|polished`, which then moves it into [`staging_changes`].
+pub fn staging_edits(n: u32) -> String {
+    format!("staging/logs/{}-edits.md", chapter_stem(n))
 }
 
 /// The draft as `novel chapter stage drafted` found it (`staging/logs/chapter-NNN-draft.md`):

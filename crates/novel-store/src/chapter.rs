@@ -229,36 +229,34 @@ pub fn staging_facts(project: &Project, n: u32, mode: Facts) -> StagingFacts {
     }
 }
 
-/// The files of a round the gate sent back (`revise`, `rewrite`, or the author's rewrite after
-/// `pause`) go to `logs/revisions/chapter-NNN/rK/`: the evaluations and the Summarizer's
-/// outputs always (they describe the old text), the chapter text too for a rewrite — for a
-/// revision it is copied, since ChapterWriter revises it in place. Planned here, written by the
-/// caller's journal: the copies are writes, the staged files that go are removals, so a stage
-/// killed half-way is finished by `recover` and nothing is deleted before its copy is durable.
-pub fn plan_archive(
-    project: &Project,
-    n: u32,
-    round: u32,
-    keep_text: bool,
-) -> Result<Archive, StoreError> {
+/// The files of a round the gate sent back (`revise`, `rewrite`, or the author's round after
+/// `pause`) go to `logs/revisions/chapter-NNN/rK/`: the text, the evaluations, the Summarizer's
+/// outputs and the refiner's change lists. Staging is left without them, so every agent of the
+/// next round writes new files (which the client lets it do without reading the old ones
+/// first); a revision's packet carries the archived text (`context::load_chapter_text`).
+/// Planned here, written by the caller's journal: the copies are writes, the staged files that
+/// go are removals, so a stage killed half-way is finished by `recover` and nothing is deleted
+/// before its copy is durable.
+pub fn plan_archive(project: &Project, n: u32, round: u32) -> Result<Archive, StoreError> {
     let dir = layout::revision_dir(n, round);
-    let mut files: Vec<(String, bool)> = vec![
-        (layout::staging_chapter(n), keep_text),
-        (layout::staging_summary(n), false),
-        (layout::staging_delta(n), false),
-        // StyleRefiner's change list describes the round sent back.
-        (layout::staging_changes(n), false),
+    let mut files: Vec<String> = vec![
+        layout::staging_chapter(n),
+        layout::staging_summary(n),
+        layout::staging_delta(n),
+        // StyleRefiner's change lists describe the round sent back.
+        layout::staging_changes(n),
+        layout::staging_edits(n),
     ];
     for (rel, _) in staged_evaluation_names(project, n) {
-        files.push((rel, false));
+        files.push(rel);
     }
     for id in staged_memory_ids(project) {
         if let Ok(rel) = layout::staging_memory(&id) {
-            files.push((rel, false));
+            files.push(rel);
         }
     }
     let mut out = Archive::default();
-    for (rel, keep) in files {
+    for rel in files {
         let content = match read_text(&project.path(&rel)) {
             Ok(t) => t,
             Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
@@ -276,9 +274,7 @@ pub fn plan_archive(
             path: to.clone(),
             content,
         });
-        if !keep {
-            out.remove.push(rel);
-        }
+        out.remove.push(rel);
         out.archived.push(to);
     }
     Ok(out)
@@ -1420,10 +1416,12 @@ fn plan_pipeline_log(
         crate::status::LOG_CHARS.into(),
         serde_json::json!(facts.chars),
     );
-    // The draft kept for `stage refined`'s measure has served its purpose.
-    let draft_rel = layout::staging_draft(n);
-    if fs::symlink_metadata(project.path(&draft_rel)).is_ok() {
-        plan.remove.push(draft_rel);
+    // The draft kept for `stage refined`'s measure has served its purpose; a change list never
+    // applied (the author accepted the text as it was) goes with it.
+    for rel in [layout::staging_draft(n), layout::staging_edits(n)] {
+        if fs::symlink_metadata(project.path(&rel)).is_ok() {
+            plan.remove.push(rel);
+        }
     }
     let leak_rel = layout::staging_leak(n);
     if let Ok(text) = read_text(&project.path(&leak_rel)) {

@@ -209,10 +209,11 @@ pub fn load_inputs(
         load_summaries(project, &needs, last, &mut i, &mut w);
     }
     let pass = rounds::pass_of(agent, checkpoint.as_ref(), chapter);
-    if needs.chapter_text || pass == Pass::Revising {
-        load_chapter_text(project, &p, pass == Pass::Revising, &mut i, &mut w);
-    }
     let round = checkpoint.as_ref().map_or(0, |c| c.revision_count);
+    if needs.chapter_text || pass == Pass::Revising {
+        let revising = (pass == Pass::Revising).then_some(round);
+        load_chapter_text(project, &p, revising, &mut i, &mut w);
+    }
     load_round(project, pass, chapter, round, &mut i, &mut w);
     if (agent == Agent::QualityJudge || matches!(pass, Pass::Revising | Pass::Rewrite))
         && checkpoint
@@ -402,23 +403,29 @@ fn load_summaries(
     }
 }
 
-/// The chapter's text: the staged draft, else the committed chapter (a revision reads only the
-/// staged draft). Every path tried is recorded.
+/// The chapter's text: the staged draft, else the committed chapter. A revision (`revising`:
+/// its round) reads the staged draft, else the text of the round sent back, which `stage
+/// revising` moved to `logs/revisions/chapter-NNN/rK/` (ChapterWriter writes the revised text
+/// as a new file). Every path tried is recorded.
 fn load_chapter_text(
     project: &Project,
     p: &Paths,
-    revising: bool,
+    revising: Option<u32>,
     i: &mut Inputs,
     w: &mut Vec<String>,
 ) {
-    let committed = layout::chapter_file(i.chapter);
-    for rel in [p.staging_chapter.clone(), committed] {
+    let second = match revising {
+        Some(round) => format!(
+            "{}/{}.md",
+            layout::revision_dir(i.chapter, round),
+            layout::chapter_stem(i.chapter)
+        ),
+        None => layout::chapter_file(i.chapter),
+    };
+    for rel in [p.staging_chapter.clone(), second] {
         i.chapter_text_tried.push(rel.clone());
         if let Some(t) = text_opt(project, &rel, w).filter(|t| !t.trim().is_empty()) {
             i.chapter_text = Some((rel, t));
-            break;
-        }
-        if revising {
             break;
         }
     }

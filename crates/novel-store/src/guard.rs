@@ -41,6 +41,9 @@ pub struct ToolCall {
     /// `tool_input.command` of a Bash call.
     pub command: Option<String>,
     pub cwd: Option<PathBuf>,
+    /// `agent_type` when an agent (not the main conversation) made the call: `novel:<agent>`
+    /// for the plugin's agents.
+    pub agent: Option<String>,
 }
 
 /// The keys of a hook's stdin the guards read, in `tool_input` (files, command) or at the top.
@@ -65,6 +68,7 @@ impl ToolCall {
             files,
             command: text(input.and_then(|i| i.get("command"))),
             cwd: text(v.get("cwd")).map(PathBuf::from),
+            agent: text(v.get("agent_type")),
         }
     }
 
@@ -83,6 +87,7 @@ impl ToolCall {
             files,
             command: string_after_key(text, "command"),
             cwd: string_after_key(text, "cwd").map(PathBuf::from),
+            agent: string_after_key(text, "agent_type"),
         }
     }
 

@@ -76,6 +76,12 @@ pub enum ChapterError {
         report: Box<novel_core::edits::EditReport>,
         cap: f64,
     },
+    /// `stage refined|polished`: StyleRefiner's change list does not fit the staged text.
+    #[error("StyleRefiner 的修改清单（{}）有 {} 条套不上正文：\n{}", novel_core::naming::staging_edits(*.chapter), .problems.len(), novel_core::changes::describe(.problems).trim_end())]
+    ChangeList {
+        chapter: u32,
+        problems: Vec<novel_core::changes::Problem>,
+    },
     /// `recover`: an unfinished journal while another live session holds the lock.
     #[error("{what}没有完成，而项目锁仍被占用：{holder}；它可能正在写入，不能替它补完")]
     JournalHeld { what: String, holder: String },
@@ -100,6 +106,7 @@ impl ChapterError {
             ChapterError::Gate { .. } => "E_GATE",
             ChapterError::Evaluation { .. } => "E_EVALUATION",
             ChapterError::EditRatio { .. } => "E_EDIT_RATIO",
+            ChapterError::ChangeList { .. } => "E_CHANGE_LIST",
             ChapterError::JournalHeld { .. } => "E_LOCKED",
         }
     }
@@ -114,6 +121,7 @@ impl ChapterError {
                 | ChapterError::Gate { .. }
                 | ChapterError::Evaluation { .. }
                 | ChapterError::EditRatio { .. }
+                | ChapterError::ChangeList { .. }
         ) || matches!(self, ChapterError::Refused(r) if r.code == "E_STAGING")
     }
 
@@ -150,10 +158,14 @@ impl ChapterError {
             ChapterError::CommitStage { .. } => "novel chapter recover 会告诉你从哪一步继续".into(),
             ChapterError::GateStage { .. } => "先完成 QualityJudge 并 novel chapter stage judged".into(),
             ChapterError::JournalHeld { .. } => "让持有锁的会话自己运行 novel chapter recover；确认那个会话已经不在后，先运行 novel lock clear，再运行 novel chapter recover".into(),
-            ChapterError::Evaluation { .. } => "把 data.findings 逐条（位置、说明、处理）交回 QualityJudge 改评估文件，再运行 novel chapter stage judged".into(),
+            ChapterError::Evaluation { .. } => "把 data.findings 逐条（位置、说明、处理）交回 QualityJudge 重写评估文件（被退回的那份已移到 logs/revisions/ 下，重写不必先读），再运行 novel chapter stage judged".into(),
             ChapterError::EditRatio { chapter, .. } => format!(
                 "初稿在 {}：把上面这些段落改回初稿的说法，只留黑名单与句式的必要替换（修改清单同步删掉撤回的条目），再运行 novel chapter stage refined",
                 novel_core::naming::staging_draft(*chapter)
+            ),
+            ChapterError::ChangeList { chapter, .. } => format!(
+                "把上面每一条交回 StyleRefiner 改好 {}（「原：」从正文一字不改地抄，只对得上一处），再运行同一条 stage 命令",
+                novel_core::naming::staging_edits(*chapter)
             ),
             ChapterError::CopiedSecondJudge { .. } => {
                 "关键章要由另一位裁判（另一个模型或一次独立评估）重新打分".into()
@@ -361,6 +373,7 @@ fn measure_refinement(
     project: &Project,
     n: u32,
     tools: &TextTools<'_>,
+    applied: Option<&Applied>,
 ) -> Result<Option<novel_core::edits::EditReport>, ChapterError> {
     let draft_rel = crate::layout::staging_draft(n);
     let draft = match crate::io::read_text(&project.path(&draft_rel)) {
@@ -370,11 +383,93 @@ fn measure_refinement(
         }
         Err(e) => return Err(e.into()),
     };
-    let refined = crate::chapter::read_staged(project, &crate::layout::staging_chapter(n))?;
+    let refined = match applied {
+        Some(a) => a.text.clone(),
+        None => crate::chapter::read_staged(project, &crate::layout::staging_chapter(n))?,
+    };
     Ok(Some(novel_core::edits::measure(
         &(tools.segment)(&draft),
         &(tools.segment)(&refined),
     )))
+}
+
+/// StyleRefiner's change list applied to the staged text (`stage refined|polished`): the new
+/// text, and the record of changes with this list added.
+pub struct Applied {
+    pub text: String,
+    record: String,
+}
+
+/// The staged change list of chapter `n` applied to its staged text (`None`: the refiner wrote
+/// no list — it edited the file itself, or changed nothing).
+pub fn apply_edits(
+    project: &Project,
+    n: u32,
+    to: PipelineStage,
+) -> Result<Option<Applied>, ChapterError> {
+    let rel = crate::layout::staging_edits(n);
+    let list = match crate::io::read_text(&project.path(&rel)) {
+        Ok(t) => t,
+        Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(None);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let refused = |problems| ChapterError::ChangeList {
+        chapter: n,
+        problems,
+    };
+    let changes = novel_core::changes::parse(&list).map_err(refused)?;
+    let staged = crate::chapter::read_staged(project, &crate::layout::staging_chapter(n))?;
+    let text = novel_core::changes::apply(&staged, &changes).map_err(refused)?;
+    let mut record = match crate::io::read_text(&project.path(&crate::layout::staging_changes(n))) {
+        Ok(t) => format!("{}\n\n", t.trim_end()),
+        Err(_) => String::new(),
+    };
+    let pass = if to == PipelineStage::Polished {
+        "二次润色"
+    } else {
+        "润色"
+    };
+    record.push_str(&format!("## {pass}\n\n{}\n", list.trim()));
+    Ok(Some(Applied { text, record }))
+}
+
+/// Moves the staged files `rels` of chapter `n` out of staging, to
+/// `logs/revisions/chapter-NNN/refused-K-<name>` (a refused evaluation or change list: the agent
+/// sent back writes a new file, which the client lets it do without reading the old one
+/// first). Returns where each went.
+fn set_aside(project: &Project, n: u32, rels: &[String]) -> Result<Vec<String>, StoreError> {
+    let dir = format!("logs/revisions/{}", crate::layout::chapter_stem(n));
+    let taken = |k: usize| {
+        rels.iter().any(|rel| {
+            let name = rel.rsplit('/').next().unwrap_or(rel);
+            project.path(&format!("{dir}/refused-{k}-{name}")).exists()
+        })
+    };
+    let k = (1..).find(|k| !taken(*k)).unwrap_or(1);
+    let mut writes = Vec::new();
+    let mut remove = Vec::new();
+    let mut moved = Vec::new();
+    for rel in rels {
+        let Ok(content) = crate::io::read_text(&project.path(rel)) else {
+            continue;
+        };
+        let name = rel.rsplit('/').next().unwrap_or(rel);
+        let to = format!("{dir}/refused-{k}-{name}");
+        writes.push(crate::chapter::JournalWrite {
+            path: to.clone(),
+            content,
+        });
+        remove.push(rel.clone());
+        moved.push(to);
+    }
+    if !writes.is_empty() {
+        let mut journal = Journal::files(n, String::new(), writes, JournalKind::Stage);
+        journal.remove = remove;
+        crate::chapter::commit(project, journal)?;
+    }
+    Ok(moved)
 }
 
 /// Moves the chapter in flight to `to`, the stage's line with `figures` added to the pipeline
@@ -396,20 +491,34 @@ pub fn advance(
     }
     let n = cp.inflight_chapter.ok_or(ChapterError::NothingInFlight)?;
     lock::heartbeat(project, token)?;
-    let facts = staging_facts(project, n, Facts::Full);
+    let mut facts = staging_facts(project, n, Facts::Full);
+    // StyleRefiner's change list, applied (in the journal below) before the stage is checked:
+    // the text it makes is the one the stage judges.
+    let applied = if matches!(to, PipelineStage::Refined | PipelineStage::Polished) {
+        apply_edits(project, n, to)
+    } else {
+        Ok(None)
+    };
+    if let Ok(Some(a)) = &applied {
+        facts.text_digest = Some(novel_core::pipeline::text_digest(a.text.as_bytes()));
+    }
     let choice = pipeline::RoundChoice {
         by_author: figures.by_author,
         author_rounds: author_rounds(project, n)?,
         max_author_rounds: crate::settings::load(project)?.gate.max_author_revisions,
     };
     pipeline::check_stage(&cp, n, to, &facts, choice).map_err(ChapterError::Refused)?;
+    let applied = applied?;
     let settings = crate::settings::load(project)?;
     let mut edit_ratio = None;
     if to == PipelineStage::Refined
-        && let Some(report) = measure_refinement(project, n, tools)?
+        && let Some(report) = measure_refinement(project, n, tools, applied.as_ref())?
     {
         let cap = settings.refine.max_edit_ratio;
         if report.over(cap).is_some() {
+            if applied.is_some() {
+                set_aside(project, n, &[crate::layout::staging_edits(n)])?;
+            }
             return Err(ChapterError::EditRatio {
                 chapter: n,
                 report: Box::new(report),
@@ -424,6 +533,14 @@ pub fn advance(
             .iter()
             .any(novel_core::diagnostic::Diagnostic::is_error)
         {
+            let mut refused: Vec<String> = findings
+                .iter()
+                .filter(|f| f.is_error() && f.file.starts_with("staging/evaluations/"))
+                .map(|f| f.file.clone())
+                .collect();
+            refused.sort();
+            refused.dedup();
+            set_aside(project, n, &refused)?;
             return Err(ChapterError::Evaluation { findings });
         }
     }
@@ -434,7 +551,7 @@ pub fn advance(
         // rewrite, the text) go to logs/revisions/ in the same journal that moves the
         // checkpoint on, so the next round cannot reuse them.
         let round = cp.revision_count + 1;
-        archive = crate::chapter::plan_archive(project, n, round, to == PipelineStage::Revising)?;
+        archive = crate::chapter::plan_archive(project, n, round)?;
         cp.revision_count = round;
         if cp.orchestrator_state == OrchestratorState::Writing {
             cp.orchestrator_state = OrchestratorState::ChapterRewrite;
@@ -447,8 +564,16 @@ pub fn advance(
     if to == PipelineStage::Polished
         && let Some(g) = cp.gate.as_mut()
     {
-        // The second polish is what gets committed: take its files as the approved ones.
+        // The second polish is what gets committed: take its files as the approved ones (as
+        // the journal below leaves them, with the change list applied).
         g.staged = staged_digests(project, n)?;
+        if let Some(a) = &applied {
+            let digest = |t: &str| novel_core::pipeline::text_digest(t.as_bytes());
+            g.staged
+                .insert(crate::layout::staging_chapter(n), digest(&a.text));
+            g.staged
+                .insert(crate::layout::staging_changes(n), digest(&a.record));
+        }
     }
     cp.pipeline_stage = Some(to);
     cp.last_checkpoint_time = Some(crate::time::now_iso());
@@ -459,6 +584,18 @@ pub fn advance(
         line.insert(EDIT_RATIO.into(), edit_ratio_value(r));
     }
     writes.push(crate::chapter::log_with_stage(project, n, entry)?);
+    let mut remove = archive.remove;
+    if let Some(a) = applied {
+        writes.push(crate::chapter::JournalWrite {
+            path: crate::layout::staging_chapter(n),
+            content: a.text,
+        });
+        writes.push(crate::chapter::JournalWrite {
+            path: crate::layout::staging_changes(n),
+            content: a.record,
+        });
+        remove.push(crate::layout::staging_edits(n));
+    }
     if to == PipelineStage::Drafted {
         // The draft StyleRefiner will be measured against.
         writes.push(crate::chapter::JournalWrite {
@@ -468,7 +605,7 @@ pub fn advance(
     }
     writes.push(checkpoint_write(project, &cp));
     let mut journal = Journal::files(n, String::new(), writes, JournalKind::Stage);
-    journal.remove = archive.remove;
+    journal.remove = remove;
     crate::chapter::commit(project, journal)?;
     Ok(Moved {
         chapter: n,

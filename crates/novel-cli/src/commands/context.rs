@@ -660,8 +660,10 @@ fn split_parts(text: &str, max: usize) -> Vec<String> {
     parts
 }
 
-/// An agent's packet and its rendering as the agent reads it: QualityJudge's ends with the
-/// program's measurements of the staged text (`judge_checks`).
+/// An agent's packet and its rendering as the agent reads it, ending with what the program
+/// measured for it: QualityJudge's and StyleRefiner's the lint, style metrics (and for the judge
+/// the leak check) of the staged text (`judge_checks`), Summarizer's the leak check
+/// (`summarizer_checks`) — so each can write its files in its first message.
 fn packet_text(
     project: &Project,
     agent: Agent,
@@ -672,15 +674,49 @@ fn packet_text(
     let inputs = load_inputs(project, agent, chapter, volume)?;
     let packet = context::build(agent, &inputs, budget).map_err(context_error)?;
     let mut text = packet.render();
-    if agent == Agent::QualityJudge {
-        text.push_str(&judge_checks(project, packet.chapter));
+    match agent {
+        Agent::QualityJudge => text.push_str(&judge_checks(project, packet.chapter, true)),
+        Agent::StyleRefiner => text.push_str(&judge_checks(project, packet.chapter, false)),
+        Agent::Summarizer => text.push_str(&summarizer_checks(project, packet.chapter)),
+        _ => {}
     }
     Ok((packet, text))
 }
 
-/// The measurements QualityJudge scores with, taken by the program on the staged chapter: the
-/// lint summary and its findings, the style metrics, and the leak check when it was run.
-fn judge_checks(project: &Project, n: u32) -> String {
+/// Summarizer's measurement: the leak check of the staged text (`novel check leak`, not
+/// recorded: step 4 of the chapter records it for the gate), the cross references as JSON to
+/// copy into its return.
+fn summarizer_checks(project: &Project, n: u32) -> String {
+    let mut out = String::from("<checks title=\"机检（程序量的数字）\">\n");
+    match novel_store::leak::sources(project, n, None) {
+        Ok(sources) => {
+            let a = novel_text::leak::assess(&sources);
+            out.push_str("串线检查（check leak）：");
+            out.push_str(&super::check::render_leak(&a));
+            let refs: Vec<Value> = a
+                .cross_references
+                .iter()
+                .map(|f| {
+                    serde_json::json!({"name": f.name, "storyline": f.storyline,
+                        "evidence": f.evidence.first().map(|e| e.excerpt.clone())})
+                })
+                .collect();
+            out.push_str(&format!(
+                "返回值照抄：\"leak_risk\": {}, \"cross_references\": {}\n",
+                serde_json::to_string(&a.leak_risk).unwrap_or_default(),
+                serde_json::to_string(&refs).unwrap_or_default()
+            ));
+        }
+        Err(e) => out.push_str(&format!("串线检查没有完成：{e}\n")),
+    }
+    out.push_str("</checks>\n");
+    out
+}
+
+/// The measurements QualityJudge scores with (and StyleRefiner works from), taken by the program
+/// on the staged chapter: the lint summary and its findings, the style metrics, the 字数, and
+/// for the judge (`leak`) the leak check when it was run.
+fn judge_checks(project: &Project, n: u32, leak: bool) -> String {
     // The staged text of the chapter in flight, else the committed one (a packet asked for by
     // chapter number).
     let staged = novel_core::naming::staging_chapter(n);
@@ -705,6 +741,10 @@ fn judge_checks(project: &Project, n: u32) -> String {
             ));
         }
         Err(e) => out.push_str(&format!("读不到 {rel}：{e}\n")),
+    }
+    if !leak {
+        out.push_str("</checks>\n");
+        return out;
     }
     match novel_store::chapter::leak_result(project, n) {
         Ok(Some(leak)) => out.push_str(&format!(

@@ -13,6 +13,7 @@ pub mod count;
 pub mod dashboard;
 pub mod demo;
 pub mod export;
+pub mod finish;
 pub mod help;
 pub mod hook;
 pub mod import;

@@ -1057,12 +1057,15 @@ impl Assembler<'_> {
             Agent::ChapterWriter => self.writer_task(),
             Agent::Summarizer => self.summarizer_task(),
             Agent::StyleRefiner if pass(self.agent, i) == Pass::Polish => format!(
-                "二次润色第 {n} 章（门控结论 polish）：按 <polish> 的要点修改 <chapter_text> 的现稿，比第一遍轻，但稿子必须有改动（与门控评估时完全相同的稿子过不了 novel chapter stage polished）。润色稿覆盖写回 {}。不改情节、对话内容、角色行为，保留伏笔与状态变化的细节。",
+                "二次润色第 {n} 章（门控结论 polish）：按 <polish> 的要点修改 <chapter_text> 的现稿，比第一遍轻，但稿子必须有改动（与门控评估时完全相同的稿子过不了 novel chapter stage polished）。修改清单写入 {}，程序按清单改进 {}。不改情节、对话内容、角色行为，保留伏笔与状态变化的细节。",
+                crate::naming::staging_edits(n),
                 p.staging_chapter
             ),
             Agent::StyleRefiner => format!(
-                "润色第 {n} 章初稿（<chapter_text>），去 AI 化：替换命中黑名单的用语，句式贴近风格指纹。润色稿覆盖写回 {}。修改量控制在原文 15% 以内；不改情节、对话内容、角色行为，保留伏笔与状态变化的细节。",
-                p.staging_chapter
+                "润色第 {n} 章初稿（<chapter_text>），去 AI 化：替换命中黑名单的用语，句式贴近风格指纹。修改清单写入 {}，程序按清单改进 {}。修改量控制在原文 {}% 以内；不改情节、对话内容、角色行为，保留伏笔与状态变化的细节。",
+                crate::naming::staging_edits(n),
+                p.staging_chapter,
+                (i.settings.refine.max_edit_ratio * 100.0).round()
             ),
             Agent::QualityJudge => self.judge_task(),
             Agent::PlotArchitect => {
@@ -1101,7 +1104,7 @@ impl Assembler<'_> {
             i.paths.staging_chapter
         );
         match pass(self.agent, i) {
-            Pass::Revising => t.push_str("\n这是修订：按 <revision> 中的修订指令修改 <chapter_text> 里的现稿，只改指出的地方，修订稿覆盖写回同一文件。"),
+            Pass::Revising => t.push_str("\n这是修订：按 <revision> 中的修订指令修改 <chapter_text> 里的现稿（上一轮的稿子，程序已存档），只改指出的地方，改好的整章写到上面的输出文件。"),
             Pass::Rewrite => t.push_str("\n这是重写：上一稿被门控退回，原因见 <rewrite>；整章重新写，正文写入同一文件。"),
             _ => {}
         }
@@ -1163,6 +1166,11 @@ impl Assembler<'_> {
                 crate::model::contract::Payoff::row_id(n)
             ));
         }
+        let g = &i.settings.gate;
+        t.push_str(&format!(
+            "\n门槛（novel.json gate，recommendation 照此写）：有 high 违规写 revise；否则总分 ≥ {} pass，≥ {} polish，≥ {} revise，≥ {} pause，再低 rewrite。",
+            g.pass, g.polish, g.revise, g.pause
+        ));
         let weights = &i.settings.gate.weights;
         if *weights != crate::model::settings::DimensionWeights::default() {
             t.push_str(&format!(
