@@ -35,6 +35,7 @@ mod test_lint;
 mod test_lock;
 mod test_md_commands;
 mod test_menu;
+mod test_one_request;
 mod test_permissions;
 mod test_plugin;
 mod test_race;

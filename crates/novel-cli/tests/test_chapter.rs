@@ -1241,9 +1241,11 @@ fn an_interrupted_archive_is_finished_by_running_the_stage_again() {
             .join("staging/evaluations/chapter-001-eval-secondary.json")
             .exists()
     );
+    // The text goes too: the revising writer writes the revised text as a new file, from the
+    // archived one its packet carries.
     assert!(
-        root.join("staging/chapters/chapter-001.md").is_file(),
-        "kept for revising"
+        !root.join("staging/chapters/chapter-001.md").exists(),
+        "archived for the revising writer"
     );
     assert_eq!(
         read_json(&root.join(".checkpoint.json"))["revision_count"],

@@ -53,9 +53,21 @@ fn eval_path(root: &Path) -> PathBuf {
 }
 
 /// `stage judged` refuses `eval` with exactly the finding codes `codes`; `validate` on the file
-/// reports the same; nothing moved.
+/// reports the same; the stage does not move, and the refused evaluation is set aside (the judge
+/// sent back writes a new one).
 fn refused(root: &Path, token: &str, eval: &Value, codes: &[&str]) -> Value {
     write_json(&eval_path(root), eval);
+    let (rc, v) = run_json(root, &["validate", eval_path(root).to_str().unwrap()]);
+    assert_eq!(rc, 1, "{v}");
+    let found: Vec<&str> = v["data"]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap())
+        .collect();
+    for c in codes {
+        assert!(found.contains(c), "validate misses {c}: {v}");
+    }
     let doc = fail(
         root,
         &["chapter", "stage", "judged", "--token", token],
@@ -70,17 +82,10 @@ fn refused(root: &Path, token: &str, eval: &Value, codes: &[&str]) -> Value {
         .map(|f| f["code"].as_str().unwrap())
         .collect();
     assert_eq!(got, codes, "{doc}");
-    let (rc, v) = run_json(root, &["validate", eval_path(root).to_str().unwrap()]);
-    assert_eq!(rc, 1, "{v}");
-    let found: Vec<&str> = v["data"]["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["code"].as_str().unwrap())
-        .collect();
-    for c in codes {
-        assert!(found.contains(c), "validate misses {c}: {v}");
-    }
+    assert!(
+        !eval_path(root).exists(),
+        "the refused evaluation left staging"
+    );
     assert_eq!(
         read_json(&root.join(".checkpoint.json"))["pipeline_stage"],
         "refined"
@@ -193,8 +198,10 @@ fn a_blocking_fix_not_done_is_never_force_passed() {
     let gate = ok(&root, &["chapter", "gate", "2", "--token", &token]);
     assert_eq!(gate["data"]["decision"], "revise", "{gate}");
     ok(&root, &["chapter", "stage", "revising", "--token", &token]);
+    // The revising writer writes the round's text anew (the old one was archived).
     let draft = root.join("staging/chapters/chapter-002.md");
-    let text = std::fs::read_to_string(&draft).unwrap();
+    let text =
+        std::fs::read_to_string(root.join("logs/revisions/chapter-002/r1/chapter-002.md")).unwrap();
     std::fs::write(&draft, format!("{text}\n门后的人没有回头。\n")).unwrap();
     stage_drafts_keeping_text(&root, 2);
     ok(&root, &["chapter", "stage", "drafted", "--token", &token]);

@@ -264,3 +264,95 @@ fn a_revision_and_a_key_chapter_cost() {
     assert!(c.main_requests <= 6, "{c:?}\n{table}");
     assert!(c.max_per_dispatch <= 2, "{c:?}\n{table}");
 }
+
+/// Issue 38: a book given as `项目：<DIR>` — from a folder that has nothing to do with it, and
+/// from its parent folder — gets its packets like one in the session's folder: the skill's
+/// first `novel --project` command notes the book for the session, and the SubagentStart hook
+/// finds it there. Every agent's first request holds its packet; no agent fetches it.
+#[test]
+fn a_book_given_by_its_directory_gets_its_packets() {
+    let Some(mut e2e) = E2e::new("/novel:continue 1 项目：<DIR> from another folder") else {
+        return;
+    };
+    let (_t, dir) = chapter_two_project();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let parent = dir.parent().unwrap().to_path_buf();
+    for (cwd, n, what) in [
+        (elsewhere.path().to_path_buf(), 2u32, "another folder"),
+        (parent, 3, "the parent folder"),
+    ] {
+        if n == 3 {
+            outline(&dir, 3, 3);
+        }
+        let mut b = Book::new(&dir);
+        b.at(n, &format!("灯下{n}"), false);
+        if n == 2 {
+            b.at(2, "夜雨", false);
+        }
+        // SKILL.md §一 step 2: the book's own `next` first (the `!` line ran in the session's
+        // folder, which holds no book).
+        crate::test_e2e_paths::says(
+            crate::test_e2e_paths::CONTINUE,
+            "参数里有「项目：<DIR>」（`/novel:start` 转交时写明），或上面的 `data.project` 为 null，就运行",
+        );
+        let next = b.skill(r#"novel --project "<DIR>" next --json"#);
+        b.main("next", vec![bash(&next.run)]);
+        let tag = format!("c{n}");
+        let begin = b.skill(crate::test_e2e_paths::BEGIN);
+        let writer = b.dispatch("chapter-writer", "初稿", None, false);
+        b.main(
+            &format!("{tag}-begin-writer"),
+            vec![bash(&begin.run), writer],
+        );
+        b.capture_next(json!({"token": "\"token\":\"([0-9a-f]+)\""}));
+        b.writer("初稿", &tag, 0);
+        b.steps_3_to_9(
+            &tag,
+            None,
+            false,
+            ("屋里一灯如豆", "屋里只点着一盏油灯"),
+            4.2,
+        );
+        b.end("report", &format!("第{n}章 已提交 ✅"));
+        let script = b.script();
+        let prompt = format!("/novel:continue 1 项目：{}", dir.display());
+        let run = e2e.run(&cwd, &prompt, &script);
+        run.assert_all_turns_played(&script);
+        crate::test_e2e_paths::assert_no_failures(&run, &|_| false);
+        let table = token_table(&format!("chapter {n}, the book given from {what}"), &[&run]);
+        eprintln!("{table}");
+        let mut agents = 0;
+        for body in run.messages_requests() {
+            let first = crate::test_e2e::first_user_text(body);
+            // An agent's first request: its prompt names the book (`项目目录：<DIR>`), and it
+            // has not answered yet.
+            let agent_prompt = first.contains(&format!("项目目录：{}", dir.display()));
+            let answered = body["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|m| m["role"] == "assistant");
+            if !agent_prompt || answered {
+                continue;
+            }
+            agents += 1;
+            let all = crate::test_e2e::all_messages_text(body);
+            assert!(
+                all.contains("【novel 资料包 第 1/") && all.contains("<context agent="),
+                "{what}: an agent's first request without its packet:\n{first}"
+            );
+        }
+        assert_eq!(agents, 4, "{what}: four dispatches");
+        assert!(
+            !run.calls
+                .iter()
+                .any(|c| c.starts_with("--project") && c.contains(" context ")),
+            "{what}: an agent fetched its packet: {:?}",
+            run.calls
+        );
+        let c = chapter_cost(&metered(&[&run]), n, n);
+        assert!(c.max_per_dispatch <= 2, "{c:?}\n{table}");
+    }
+    let (rc, v) = crate::support::run_json(&dir, &["validate"]);
+    assert_eq!(rc, 0, "{v}");
+}

@@ -547,6 +547,108 @@ fn plugin_frontmatter_is_valid() {
     assert_none("frontmatter", frontmatter_problems(&repo()));
 }
 
+/// The tools an agent body can tell it to use, as the body names them.
+const BODY_TOOLS: [&str; 10] = [
+    "Bash",
+    "Edit",
+    "Glob",
+    "Grep",
+    "MultiEdit",
+    "NotebookEdit",
+    "Read",
+    "WebFetch",
+    "WebSearch",
+    "Write",
+];
+/// The chapter pipeline's agents: each is dispatched for every chapter, so a tool in its
+/// `tools:` that its body never uses is a schema sent on every request for nothing.
+const PIPELINE_AGENTS: [&str; 4] = [
+    "chapter-writer",
+    "summarizer",
+    "style-refiner",
+    "quality-judge",
+];
+
+/// Whether `word` stands alone in `text` (no ASCII letter or digit on either side).
+fn names_word(text: &str, word: &str) -> bool {
+    text.match_indices(word).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + word.len()..].chars().next();
+        !before.is_some_and(|c| c.is_ascii_alphanumeric())
+            && !after.is_some_and(|c| c.is_ascii_alphanumeric())
+    })
+}
+
+/// What an agent body against its `tools:` is wrong about: a tool the body tells it to use
+/// that `tools:` lacks (the client answers "No such tool available" and the request is lost);
+/// for a pipeline agent, a tool in `tools:` the body never uses. A ```` ```bash ```` fence or a
+/// `novel …` command counts as Bash.
+fn body_tool_problems(rel: &str, stem: &str, text: &str) -> Vec<String> {
+    let (fm, lines) = match frontmatter(text) {
+        Ok(x) => x,
+        Err(e) => return vec![format!("{rel}: {e}")],
+    };
+    let body = &text.lines().skip(lines).collect::<Vec<_>>().join("\n");
+    let listed: Vec<String> = fm
+        .iter()
+        .find(|(k, _)| k == "tools")
+        .and_then(|(_, v)| tools(v).ok())
+        .unwrap_or_default();
+    let mut used: Vec<&str> = BODY_TOOLS
+        .iter()
+        .copied()
+        .filter(|t| names_word(body, t))
+        .collect();
+    if !used.contains(&"Bash") && (body.contains("```bash") || body.contains("`novel ")) {
+        used.push("Bash");
+    }
+    let mut out = Vec::new();
+    for t in &used {
+        if !listed.iter().any(|l| l == t) {
+            out.push(format!(
+                "{rel}: the body tells the agent to use {t}, its tools: ({}) lacks it",
+                listed.join(", ")
+            ));
+        }
+    }
+    if PIPELINE_AGENTS.contains(&stem) {
+        for t in &listed {
+            if !used.contains(&t.as_str()) {
+                out.push(format!(
+                    "{rel}: {t} is in tools: but the body never uses it (its schema goes with every request)"
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn agent_bodies_use_the_tools_they_have() {
+    let root = repo();
+    let mut problems = Vec::new();
+    for a in AGENTS {
+        let rel = format!("agents/{a}.md");
+        let text = std::fs::read_to_string(root.join(&rel)).unwrap();
+        problems.extend(body_tool_problems(&rel, a, &text));
+    }
+    assert_none("agent bodies against their tools", problems);
+    // The check itself: the refiner body of issue 38 (a change list written with Write, no
+    // Write in tools) and a pipeline agent with a tool it never uses.
+    let missing = "---\nname: style-refiner\ntools: Read, Edit, Bash\n---\n用 Read 读文件，用 Edit 改，清单用 Write 写。\n";
+    let p = body_tool_problems("x.md", "style-refiner", missing);
+    assert!(p.iter().any(|m| m.contains("use Write")), "{p:?}");
+    assert!(p.iter().any(|m| m.contains("Bash is in tools")), "{p:?}");
+    let fine = "---\nname: world-builder\ntools: Read, Write, Bash\n---\n用 Write 写。\n```bash\nnovel validate\n```\n";
+    assert_eq!(
+        body_tool_problems("y.md", "world-builder", fine),
+        Vec::<String>::new()
+    );
+    // A word inside a longer one is not a tool ("Reader", "Bashful").
+    assert!(!names_word("Reader Bashful", "Read"));
+    assert!(names_word("用 Read 读", "Read"));
+}
+
 /// The entry skills, the shared knowledge skill and the agents of the product (issue 11).
 const SKILLS: [&str; 4] = ["start", "continue", "status", "novel-writing"];
 const AGENTS: [&str; 8] = [

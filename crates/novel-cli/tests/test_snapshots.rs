@@ -321,6 +321,8 @@ fn steps() -> Vec<Step> {
         },
         step("import", "import manuscript.txt --into <BOOK>-imported"),
         step("import-backfill", "import backfill --project <BOOK>-imported"),
+        step("models", "models"),
+        step("models-set", "models --set 经济"),
         step("permissions", "permissions"),
         step("permissions-write", "permissions --write"),
         step("init", "init <BOOK>-new --title 新书 --genre 玄幻"),

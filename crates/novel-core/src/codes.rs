@@ -225,7 +225,7 @@ pub const CODES: &[CodeDoc] = &[
     e(
         "E_EDIT_RATIO",
         "StyleRefiner 对初稿的改动（叙述或对话，按字计）超过了 novel.json 的 refine.max_edit_ratio（默认 15%）。",
-        "把改动最多的段落改回初稿（staging/logs/chapter-NNN-draft.md）的说法，再 novel chapter stage refined。",
+        "改动最多的段落回到初稿（staging/logs/chapter-NNN-draft.md）的说法（修改清单撤掉对应的条目，被退回的清单已移走），再 novel chapter stage refined。",
     ),
     e(
         "E_CHANGE_LIST",

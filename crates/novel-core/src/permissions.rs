@@ -149,12 +149,22 @@ fn listed(
     }
 }
 
-/// `settings` with the `missing` rules appended to `permissions.allow` and the `off` tools to
-/// `permissions.deny`; every other key, and the rules already there, kept in their order.
+/// Whether `settings` leaves the session's model unset (no `model` key): the book's
+/// conversation then runs on the author's default model, which [`merged`] replaces by the
+/// book's (`novel.json` `models.main`, Sonnet unless the author chose otherwise). A model
+/// already there is the author's choice and is never replaced.
+pub fn model_unset(settings: Option<&Value>) -> bool {
+    settings.is_none_or(|s| s.get("model").is_none())
+}
+
+/// `settings` with the `missing` rules appended to `permissions.allow`, the `off` tools to
+/// `permissions.deny`, and `model` as the session's model when it names none; every other key,
+/// and the rules already there, kept in their order.
 pub fn merged(
     settings: Option<&Value>,
     missing: &[String],
     off: &[String],
+    model: Option<&str>,
 ) -> Result<Value, SettingsShape> {
     allowed(settings)?;
     listed(settings, "deny", SettingsShape::DenyNotList)?;
@@ -180,6 +190,10 @@ pub fn merged(
             .or_insert_with(|| Value::Array(Vec::new()));
         let deny = deny.as_array_mut().ok_or(SettingsShape::DenyNotList)?;
         deny.extend(off.iter().cloned().map(Value::String));
+    }
+    if let Some(m) = model {
+        obj.entry("model")
+            .or_insert_with(|| Value::String(m.to_string()));
     }
     Ok(Value::Object(obj))
 }
@@ -220,7 +234,9 @@ mod tests {
         assert_eq!(miss, ["Bash(novel:*)", "Read(//p/**)", "Skill(novel:*)"]);
         let off = not_switched_off(Some(&have)).unwrap();
         assert_eq!(off.len(), SWITCHED_OFF.len());
-        let out = merged(Some(&have), &miss, &off[..2]).unwrap();
+        // The author's model stays (the book's is offered only where none is set).
+        assert!(!model_unset(Some(&have)));
+        let out = merged(Some(&have), &miss, &off[..2], Some("sonnet")).unwrap();
         assert_eq!(
             out,
             json!({"model": "opus", "permissions": {"deny": ["Read(./.env)", "Workflow", "CronCreate"],
@@ -230,8 +246,13 @@ mod tests {
         assert!(missing(Some(&out), &want).unwrap().is_empty());
         assert_eq!(not_switched_off(Some(&out)).unwrap(), off[2..]);
         assert_eq!(
-            merged(None, &want, &[]).unwrap(),
+            merged(None, &want, &[], None).unwrap(),
             json!({"permissions": {"allow": want}})
+        );
+        assert!(model_unset(None));
+        assert_eq!(
+            merged(None, &want, &[], Some("sonnet")).unwrap(),
+            json!({"permissions": {"allow": want}, "model": "sonnet"})
         );
     }
 
@@ -242,7 +263,13 @@ mod tests {
             SettingsShape::NotObject
         );
         assert_eq!(
-            merged(Some(&json!({"permissions": {"allow": "x"}})), &[], &[]).unwrap_err(),
+            merged(
+                Some(&json!({"permissions": {"allow": "x"}})),
+                &[],
+                &[],
+                None
+            )
+            .unwrap_err(),
             SettingsShape::AllowNotList
         );
         assert_eq!(

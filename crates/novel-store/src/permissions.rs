@@ -30,6 +30,9 @@ pub struct Rules {
     pub missing: Vec<String>,
     /// The tools of `permissions::SWITCHED_OFF` the file does not deny yet.
     pub not_off: Vec<String>,
+    /// The model the file would get for the session (`novel.json` `models.main`), when it
+    /// names none yet ([`permissions::model_unset`]).
+    pub model: Option<String>,
 }
 
 /// The settings file of `dir`.
@@ -47,8 +50,13 @@ fn load(file: &Path) -> Result<Option<Value>, StoreError> {
     }
 }
 
-/// The plugin's rules and which of them `dir`'s settings file lacks.
-pub fn check(dir: &Path, plugin_root: Option<&str>) -> Result<Rules, PermissionsError> {
+/// The plugin's rules and which of them `dir`'s settings file lacks; `model` is the book's
+/// model for the session (`None`: not managed).
+pub fn check(
+    dir: &Path,
+    plugin_root: Option<&str>,
+    model: Option<&str>,
+) -> Result<Rules, PermissionsError> {
     let file = settings_file(dir);
     let wanted = permissions::wanted(plugin_root);
     let settings = load(&file)?;
@@ -58,28 +66,42 @@ pub fn check(dir: &Path, plugin_root: Option<&str>) -> Result<Rules, Permissions
     };
     let missing = permissions::missing(settings.as_ref(), &wanted).map_err(shape)?;
     let not_off = permissions::not_switched_off(settings.as_ref()).map_err(shape)?;
+    let model = model
+        .filter(|_| permissions::model_unset(settings.as_ref()))
+        .map(str::to_string);
     Ok(Rules {
         file,
         wanted,
         missing,
         not_off,
+        model,
     })
 }
 
-/// Adds the missing rules (and the deny rules of the tools a book never uses) to `dir`'s settings file (created with its `.claude/` directory when
-/// absent); returns the rules as they were before. Writes nothing when none is missing.
-pub fn write(dir: &Path, plugin_root: Option<&str>) -> Result<Rules, PermissionsError> {
-    let rules = check(dir, plugin_root)?;
-    if rules.missing.is_empty() && rules.not_off.is_empty() {
+/// Adds the missing rules (the deny rules of the tools a book never uses, and the session's
+/// model when the file names none) to `dir`'s settings file (created with its `.claude/`
+/// directory when absent); returns the rules as they were before. Writes nothing when none is
+/// missing.
+pub fn write(
+    dir: &Path,
+    plugin_root: Option<&str>,
+    model: Option<&str>,
+) -> Result<Rules, PermissionsError> {
+    let rules = check(dir, plugin_root, model)?;
+    if rules.missing.is_empty() && rules.not_off.is_empty() && rules.model.is_none() {
         return Ok(rules);
     }
     let settings = load(&rules.file)?;
-    let merged = permissions::merged(settings.as_ref(), &rules.missing, &rules.not_off).map_err(
-        |shape| PermissionsError::Shape {
-            path: rules.file.clone(),
-            shape,
-        },
-    )?;
+    let merged = permissions::merged(
+        settings.as_ref(),
+        &rules.missing,
+        &rules.not_off,
+        rules.model.as_deref(),
+    )
+    .map_err(|shape| PermissionsError::Shape {
+        path: rules.file.clone(),
+        shape,
+    })?;
     if let Some(parent) = rules.file.parent() {
         std::fs::create_dir_all(parent).map_err(|e| StoreError::io(parent, e))?;
     }

@@ -610,7 +610,23 @@ fn apply_staged(
             });
         }
     }
-    rec.original = check_base(project, Place::Staged, n, &rec)?;
+    // `stage revising` moved the round's text to its archive (the writer of a round writes a new
+    // file): the original is read there until the candidate is in place.
+    rec.original = if project.path(&layout::staging_chapter(n)).is_file() {
+        check_base(project, Place::Staged, n, &rec)?
+    } else {
+        let round = load_checkpoint(project)?.revision_count;
+        let file = format!(
+            "{}/{}.md",
+            layout::revision_dir(n, round),
+            layout::chapter_stem(n)
+        );
+        let text = read_text(&project.path(&file))?;
+        if text_digest(text.as_bytes()) != rec.base_digest {
+            return Err(RevisionError::Stale { chapter: n, file });
+        }
+        Some(text)
+    };
     // The original is kept in the revision file before the text is replaced, so a crash in
     // between loses nothing; running apply again finds the candidate in place and finishes.
     io::write_json(&project.path(&layout::revision_file(n)), &rec)?;

@@ -160,7 +160,7 @@ impl ChapterError {
             ChapterError::JournalHeld { .. } => "让持有锁的会话自己运行 novel chapter recover；确认那个会话已经不在后，先运行 novel lock clear，再运行 novel chapter recover".into(),
             ChapterError::Evaluation { .. } => "把 data.findings 逐条（位置、说明、处理）交回 QualityJudge 重写评估文件（被退回的那份已移到 logs/revisions/ 下，重写不必先读），再运行 novel chapter stage judged".into(),
             ChapterError::EditRatio { chapter, .. } => format!(
-                "初稿在 {}：把上面这些段落改回初稿的说法，只留黑名单与句式的必要替换（修改清单同步删掉撤回的条目），再运行 novel chapter stage refined",
+                "初稿在 {}：上面这些段落回到初稿的说法，只留黑名单与句式的必要替换（修改清单撤掉对应的条目；被退回的清单已移走，重写一份即可），再运行 novel chapter stage refined",
                 novel_core::naming::staging_draft(*chapter)
             ),
             ChapterError::ChangeList { chapter, .. } => format!(

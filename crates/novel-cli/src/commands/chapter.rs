@@ -30,7 +30,21 @@ struct BeginData<'a> {
     orchestrator_state: OrchestratorState,
     recovered_error: &'a Option<ErrorRecord>,
     paths: StagingPaths,
+    /// The model of each dispatch of the chapter (`novel.json` `models`): the writer's first
+    /// draft, a revision or rewrite (`chapter-rewriter`), the Summarizer, the refiner, the
+    /// judge, a key chapter's second judge (`quality-judge-key`).
+    models: indexmap::IndexMap<&'static str, String>,
 }
+
+/// The dispatches of a chapter, by the `novel.json` `models` key each is run with.
+const CHAPTER_DISPATCHES: [&str; 6] = [
+    "chapter-writer",
+    "chapter-rewriter",
+    "summarizer",
+    "style-refiner",
+    "quality-judge",
+    "quality-judge-key",
+];
 
 /// The in-flight chapter's staging files.
 #[derive(Serialize)]
@@ -188,6 +202,13 @@ fn begin(project: &Project, n: u32, owner: Option<u32>) -> Result<Report, CliErr
             summary: layout::staging_summary(n),
             delta: layout::staging_delta(n),
             evaluation: layout::staging_evaluation(n),
+        },
+        models: {
+            let mix = super::models::of_project(project);
+            CHAPTER_DISPATCHES
+                .iter()
+                .map(|k| (*k, mix.models.get(*k).cloned().unwrap_or_default()))
+                .collect()
         },
     };
     Report::new(&data, human)

@@ -380,18 +380,27 @@ fn hook_field(v: &Value, key: &str) -> Option<String> {
         .map(|s| s.chars().take(40).collect())
 }
 
-/// The project a hook works in: `--project`, else the session's directory and its parents.
-fn hook_project(global: &GlobalArgs, cwd: Option<PathBuf>) -> Result<Project, StoreError> {
-    match &global.project {
-        Some(dir) => Project::open(dir),
-        None => {
-            let start = cwd
-                .or_else(|| std::env::var_os("CLAUDE_PROJECT_DIR").map(PathBuf::from))
-                .or_else(|| std::env::current_dir().ok())
-                .unwrap_or_else(|| Path::new(".").to_path_buf());
-            Project::discover(&start)
-        }
+/// The project a hook works in: `--project`, else the session's directory and its parents,
+/// else the book the session's commands named with `--project` (`crate::session`: a book given
+/// as `项目：<DIR>`, or in a subfolder of the session's directory).
+fn hook_project(global: &GlobalArgs, input: &Value) -> Result<Project, StoreError> {
+    if let Some(dir) = &global.project {
+        return Project::open(dir);
     }
+    let start = hook_cwd(input)
+        .or_else(|| std::env::var_os("CLAUDE_PROJECT_DIR").map(PathBuf::from))
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(|| Path::new(".").to_path_buf());
+    Project::discover(&start).or_else(|e| {
+        let session = input
+            .get("session_id")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .or_else(|| std::env::var("CLAUDE_CODE_SESSION_ID").ok());
+        session
+            .and_then(|id| crate::session::recall(&id))
+            .map_or(Err(e), |root| Project::open(&root))
+    })
 }
 
 /// `session-start`'s data where it must not fail: a report of two strings always serialises
@@ -464,7 +473,8 @@ fn tell_the_author(report: Report, m: &VersionMismatch) -> Report {
 
 fn session_start_inner(global: &GlobalArgs) -> Report {
     let (cwd, source) = hook_stdin();
-    let project = match hook_project(global, cwd) {
+    let input = cwd.map_or(Value::Null, |c| serde_json::json!({ "cwd": c }));
+    let project = match hook_project(global, &input) {
         Ok(p) => p,
         Err(StoreError::NotAProject { .. }) => return silent(),
         Err(e) => return failure(&e.to_string()),
@@ -541,7 +551,7 @@ fn subagent_context(global: &GlobalArgs, part: u32) -> Option<String> {
     if !agent.per_chapter() {
         return None;
     }
-    let project = hook_project(global, hook_cwd(&input)).ok()?;
+    let project = hook_project(global, &input).ok()?;
     let cp = novel_store::chapter::load_checkpoint(&project).ok()?;
     let Some(n) = cp.inflight_chapter else {
         return (part == 1).then(|| nothing_in_flight(agent)).flatten();

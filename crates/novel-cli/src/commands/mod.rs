@@ -21,6 +21,7 @@ pub mod init;
 pub mod lint;
 pub mod lock;
 pub mod memory;
+pub mod models;
 pub mod next;
 pub mod ops;
 pub mod pending;

@@ -321,7 +321,12 @@ fn push_problems(out: &mut String, s: &Status) {
 pub fn run(global: &GlobalArgs) -> Result<Report, CliError> {
     let project = super::project(global)?;
     let status = gather(&project, &|t| novel_text::count::count(t).chars);
-    let human = render(&status);
+    let mut human = render(&status);
+    // The model of every part of the book (`novel models`).
+    let models = super::models::of_project(&project);
+    human.push_str(&format!("{}\n", models.line()));
+    let mut data = crate::output::to_data(&status)?;
+    data["models"] = crate::output::to_data(&models)?;
     if !status.problems.is_empty() {
         return Err(CliError::new(
             "E_PROJECT_PROBLEMS",
@@ -329,7 +334,7 @@ pub fn run(global: &GlobalArgs) -> Result<Report, CliError> {
             "",
             Exit::Problems,
         )
-        .with_report(&status, human));
+        .with_report(&data, human));
     }
-    Report::new(&status, human)
+    Ok(Report { data, human })
 }

@@ -72,9 +72,10 @@ impl Default for Settings {
     }
 }
 
-/// PRD §4.3 model strategy.
-fn default_models() -> IndexMap<String, String> {
+/// PRD §4.3 model strategy (`main`: the conversation that runs the skills, the orchestration).
+pub fn default_models() -> IndexMap<String, String> {
     [
+        ("main", "sonnet"),
         ("world-builder", "opus"),
         ("character-weaver", "opus"),
         ("plot-architect", "opus"),
