@@ -167,6 +167,20 @@ fn last_number_after(text: &str, marker: &str) -> Option<u32> {
         .ok()
 }
 
+/// The chapter a main request works on: the `chapter begin N` its reply runs (the request
+/// that starts a chapter is that chapter's first), else the latest one the model ran in the
+/// conversation so far.
+fn main_chapter(body: &Value, reply: &Value) -> Option<u32> {
+    reply
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|b| b["type"] == "tool_use" && b["name"] == "Bash")
+        .filter_map(|b| last_number_after(b["input"]["command"].as_str()?, "chapter begin"))
+        .next_back()
+        .or_else(|| last_begin(body))
+}
+
 /// The chapter of the latest `chapter begin N` the model ran in the conversation of `body`.
 fn last_begin(body: &Value) -> Option<u32> {
     body["messages"]
@@ -282,7 +296,7 @@ pub(crate) fn metered_phases(phases: &[(&str, &[&Run])]) -> Vec<Metered> {
                         .is_some_and(|m| m.iter().any(|m| m["role"] == "assistant")),
                 };
                 let chapter = match who.as_str() {
-                    "main" | "client" => last_begin(body),
+                    "main" | "client" => main_chapter(body, &r["reply"]),
                     _ => last_number_after(&first_user_text(body), "章节："),
                 };
                 let first_message = body["messages"][0]["content"].clone();
@@ -379,6 +393,11 @@ fn cost_of(reqs: &[Metered], pick: &dyn Fn(&Metered) -> bool) -> ChapterCost {
 /// the first chapter, `first`).
 pub(crate) fn chapter_cost(reqs: &[Metered], n: u32, first: u32) -> ChapterCost {
     cost_of(reqs, &|r| r.chapter.unwrap_or(first) == n)
+}
+
+/// The figures of chapter `n` among requests measured by phase: only requests that name it.
+pub(crate) fn phase_chapter(reqs: &[Metered], n: u32) -> ChapterCost {
+    cost_of(reqs, &|r| r.chapter == Some(n))
 }
 
 /// The figures of phase `phase` among `reqs`.
@@ -554,7 +573,7 @@ fn render(title: &str, reqs: &[Metered]) -> String {
     if let Some(&first) = chapters.first() {
         for &c in &chapters {
             let k = if phased {
-                cost_of(reqs, &|r| r.chapter == Some(c))
+                phase_chapter(reqs, c)
             } else {
                 chapter_cost(reqs, c, first)
             };

@@ -771,7 +771,6 @@ fn quick_start(j: &mut Journey) {
     for (n, key) in [(1, true), (2, false), (3, false)] {
         chapter(j, n, key, Gate::Pass);
     }
-    j.run("continue-next-after", &cont_next);
     let status = j.cmd(QUICK, r#"novel --project "<DIR>" status --json"#, &[]);
     j.run("trial-status", &status);
     let confirm = Question::new(QUICK, "试写确认", "试写的三章怎么样？")
@@ -1231,8 +1230,8 @@ fn plan_volume(j: &mut Journey, v: u32, range: [u32; 2], from_menu: bool) {
 /// volume's last chapter.
 fn write_volume_one(j: &mut Journey) {
     j.session("/novel:continue 5", "continue");
+    // The skill's `!` line ran `next` as it loaded (SKILL.md §一): no Bash call for it.
     let next = j.cmd(CONTINUE, "novel next --json", &[]);
-    j.run("c-next", &next);
     chapter(j, 4, false, Gate::Pass);
     chapter(j, 5, false, Gate::Revise);
     // §五: the 5-chapter brief.
@@ -1251,7 +1250,7 @@ fn write_volume_one(j: &mut Journey) {
     chapter(j, 6, false, Gate::Pass);
     chapter(j, 7, false, Gate::Pause);
     let paused = j.runs.last().unwrap();
-    let n = answer(paused, &next, "", 0);
+    let n = crate::test_e2e_paths::skill_next(paused);
     assert_eq!(
         n["data"]["recommendation"]["action"], "write_next_chapter",
         "{n}"
@@ -1304,9 +1303,8 @@ fn write_volume_one(j: &mut Journey) {
         ("他又读了一遍，认出了笔迹。", "他又读了一遍，认得这笔迹。"),
         4.2,
     );
-    // The pass is committed by the gate's own call.
-    let next_dir = j.cmd(CONTINUE, r#"novel --project "<DIR>" next --json"#, &[]);
-    j.run("a-next-after", &next_dir);
+    // The pass is committed by the gate's own call; the batch (one chapter: the answer to a
+    // question) is done (SKILL.md §四).
     j.end(
         "a-report",
         "第7章 已提交 ✅。本批到此，还剩 1 章：运行 /novel:continue 接着写。",
@@ -1323,9 +1321,8 @@ fn write_volume_one(j: &mut Journey) {
 
     // 9. The volume's last chapter: two judges; VOL_REVIEW.
     j.session("/novel:continue", "continue");
-    j.run("v-next", &next);
     chapter(j, 8, true, Gate::Pass);
-    j.run("v-next-after", &next_dir);
+    // SKILL.md §四: the batch is done; the commit's own result says VOL_REVIEW.
     j.end(
         "v-report",
         "第 1 卷计划的章节已全部写完，请运行 /novel:start 做卷末回顾。",
@@ -1473,11 +1470,7 @@ fn journey(sdk: bool) {
     review_volume(&mut j);
     j.phase = "volume 2, chapter 9";
     j.session("/novel:continue", "continue");
-    let next = j.cmd(CONTINUE, "novel next --json", &[]);
-    j.run("w-next", &next);
     chapter(&mut j, 9, true, Gate::Pass);
-    let next_dir = j.cmd(CONTINUE, r#"novel --project "<DIR>" next --json"#, &[]);
-    j.run("w-next-after", &next_dir);
     j.end("w-report", "第9章 已提交 ✅");
     assert_book(&folder);
 

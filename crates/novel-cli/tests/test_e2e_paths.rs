@@ -109,6 +109,8 @@ pub(crate) struct Book {
     /// The chapter's staged text as the scripted agents have made it so far (what a revision's
     /// packet carries, what a change list is fitted to).
     pub(crate) text: String,
+    /// The book is on the economy mix (every agent on Sonnet).
+    pub(crate) economy: bool,
 }
 
 /// The commands of SKILL.md §二, as written there.
@@ -177,6 +179,7 @@ impl Book {
             turns: Vec::new(),
             capture: None,
             text: String::new(),
+            economy: false,
         }
     }
 
@@ -276,10 +279,31 @@ impl Book {
         }
         let mut input = json!({"subagent_type": format!("novel:{agent}"),
             "description": format!("第{n}章{task}"), "prompt": prompt});
-        if opus {
-            input["model"] = json!("opus");
+        if let Some(m) = self.model_of(agent, opus) {
+            input["model"] = json!(m);
         }
         tool("Agent", input)
+    }
+
+    /// The `model` a dispatch passes (SKILL.md 调用约定): `opus` where the skill says so (a
+    /// revision, a rewrite, a second judge); in a book on the economy mix (`novel models --set
+    /// economy`, [`Book::economy`]) `sonnet` there and for the refiner, whose own is Opus.
+    pub(crate) fn model_of(&self, agent: &str, opus: bool) -> Option<&'static str> {
+        if self.economy {
+            (opus || agent == "style-refiner").then_some("sonnet")
+        } else {
+            opus.then_some("opus")
+        }
+    }
+
+    /// `<USAGE>` of a step whose dispatches passed `model` as [`Book::model_of`] says
+    /// (`--model <it>`, opus when any was).
+    fn usage_of(&self, vars: &str, agent: &str, opus: bool) -> String {
+        let mut flags = usage_flags(vars, false);
+        if let Some(m) = self.model_of(agent, opus) {
+            flags.push_str(&format!(" --model {m}"));
+        }
+        flags
     }
 
     /// What an agent's requests for this chapter are matched by: its body (the system prompt),
@@ -555,7 +579,7 @@ impl Book {
             vec![bash(&drafted.run), d],
         );
         self.refiner(tag, refine.0, refine.1);
-        let refined = self.refined_line(&usage_flags("r", false));
+        let refined = self.refined_line(&self.usage_of("r", "style-refiner", false));
         self.capture_next(usage_capture("r"));
         let d = self.dispatch("quality-judge", "评审", None, false);
         if self.key {
@@ -576,7 +600,7 @@ impl Book {
         }
         // The judges' usage: the first result's figures (two judges: the first of each).
         self.capture_next(usage_capture("j"));
-        let gate = self.gate_line(&usage_flags("j", self.key));
+        let gate = self.gate_line(&self.usage_of("j", "quality-judge", self.key));
         self.main(&format!("{tag}-gate"), vec![bash(&gate.run)]);
     }
 

@@ -102,6 +102,15 @@ fn the_refiner_writes_a_change_list_the_program_checks_and_applies() {
     let (_t, root) = writing_project();
     let token = drafted_two(&root, &draft());
     let refiner = Some("novel:style-refiner");
+    // `stage drafted` kept the refiner's packet for it to read when the hook cannot hand it over
+    // (the refiner has Read, not Bash).
+    let kept =
+        std::fs::read_to_string(root.join("staging/logs/chapter-002-style-refiner-context.md"))
+            .unwrap();
+    assert!(
+        kept.contains("<context agent=\"style-refiner\"") && kept.contains("<checks"),
+        "{kept}"
+    );
 
     // An item that is nowhere in the text, one that is in it ten times: handed back, by number.
     std::fs::write(
@@ -150,6 +159,10 @@ fn the_refiner_writes_a_change_list_the_program_checks_and_applies() {
     let staged = root.join("staging/chapters/chapter-002.md");
     assert_eq!(std::fs::read_to_string(&staged).unwrap(), draft());
     let moved = ok(&root, &["chapter", "stage", "refined", "--token", &token]);
+    assert!(
+        root.join("staging/logs/chapter-002-quality-judge-context.md")
+            .is_file()
+    );
     let text = std::fs::read_to_string(&staged).unwrap();
     assert!(text.contains("走到第3个垛口。他笑了一下。"), "{text}");
     assert!(!text.contains("弧度7"), "{text}");
@@ -187,6 +200,10 @@ fn the_refiner_writes_a_change_list_the_program_checks_and_applies() {
     assert!(stopped(&hook(&root, "post-tool-use", EDITS, refiner)));
     ok(&root, &["chapter", "stage", "polished", "--token", &token]);
     ok(&root, &["chapter", "commit", "2", "--token", &token]);
+    for agent in ["style-refiner", "quality-judge"] {
+        let rel = format!("staging/logs/chapter-002-{agent}-context.md");
+        assert!(!root.join(&rel).exists(), "{rel} left after the commit");
+    }
     let committed = std::fs::read_to_string(root.join("chapters/chapter-002.md")).unwrap();
     assert!(committed.contains("第5个垛口。他没吭声。"), "{committed}");
     let kept = std::fs::read_to_string(root.join("logs/chapter-002-changes.md")).unwrap();

@@ -81,7 +81,8 @@ fn rules_are_listed_written_once_and_other_settings_kept() {
     assert_eq!(w["data"]["model_set"], "sonnet", "{w}");
     assert_eq!(
         read_json(&file),
-        json!({"permissions": {"allow": RULES, "deny": OFF}, "model": "sonnet"})
+        json!({"permissions": {"allow": RULES, "deny": OFF}, "model": "sonnet",
+            "autoMemoryEnabled": false})
     );
     // A dot entry does not make the folder "not empty"; the project made there finds them.
     let next = ok(&folder, PLUGIN, &["--json", "next"]);
@@ -126,7 +127,7 @@ fn rules_are_listed_written_once_and_other_settings_kept() {
         read_json(&file),
         json!({"model": "opus", "permissions": {"allow": ["Bash(git status)", "Edit(/**)",
             "Bash(novel:*)", "Read(//opt/plugins/novel/**)", "Skill(novel:*)"],
-            "deny": deny}})
+            "deny": deny}, "autoMemoryEnabled": false})
     );
     // A tool the author took back (its deny line deleted) is switched off again only by another
     // `--write`; the allow rules alone decide `missing`.

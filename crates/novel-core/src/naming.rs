@@ -158,6 +158,14 @@ pub fn staging_edits(n: u32) -> String {
     format!("staging/logs/{}-edits.md", chapter_stem(n))
 }
 
+/// The packet of `agent` for chapter `n` as the stage before it left it
+/// (`staging/logs/chapter-NNN-<agent>-context.md`: the refiner's after `stage drafted` or a
+/// polish verdict, the judge's after `stage refined`): what the agent reads when the
+/// SubagentStart hook could not hand it over. Dropped at commit.
+pub fn staging_context(n: u32, agent: &str) -> String {
+    format!("staging/logs/{}-{agent}-context.md", chapter_stem(n))
+}
+
 /// The draft as `novel chapter stage drafted` found it (`staging/logs/chapter-NNN-draft.md`):
 /// what `stage refined` measures StyleRefiner's changes against; dropped at commit.
 pub fn staging_draft(n: u32) -> String {

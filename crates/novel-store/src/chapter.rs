@@ -246,6 +246,8 @@ pub fn plan_archive(project: &Project, n: u32, round: u32) -> Result<Archive, St
         // StyleRefiner's change lists describe the round sent back.
         layout::staging_changes(n),
         layout::staging_edits(n),
+        layout::staging_context(n, "style-refiner"),
+        layout::staging_context(n, "quality-judge"),
     ];
     for (rel, _) in staged_evaluation_names(project, n) {
         files.push(rel);
@@ -1418,7 +1420,12 @@ fn plan_pipeline_log(
     );
     // The draft kept for `stage refined`'s measure has served its purpose; a change list never
     // applied (the author accepted the text as it was) goes with it.
-    for rel in [layout::staging_draft(n), layout::staging_edits(n)] {
+    for rel in [
+        layout::staging_draft(n),
+        layout::staging_edits(n),
+        layout::staging_context(n, "style-refiner"),
+        layout::staging_context(n, "quality-judge"),
+    ] {
         if fs::symlink_metadata(project.path(&rel)).is_ok() {
             plan.remove.push(rel);
         }

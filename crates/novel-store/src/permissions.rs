@@ -30,9 +30,19 @@ pub struct Rules {
     pub missing: Vec<String>,
     /// The tools of `permissions::SWITCHED_OFF` the file does not deny yet.
     pub not_off: Vec<String>,
-    /// The model the file would get for the session (`novel.json` `models.main`), when it
-    /// names none yet ([`permissions::model_unset`]).
-    pub model: Option<String>,
+    /// The session settings the file would get ([`permissions::session_defaults`]: the book's
+    /// model, the client's coding memory off), those it has no key for yet.
+    pub session: Vec<(String, serde_json::Value)>,
+}
+
+impl Rules {
+    /// The model the file gets for the session, if it names none yet.
+    pub fn model(&self) -> Option<&str> {
+        self.session
+            .iter()
+            .find(|(k, _)| k == "model")
+            .and_then(|(_, v)| v.as_str())
+    }
 }
 
 /// The settings file of `dir`.
@@ -66,15 +76,13 @@ pub fn check(
     };
     let missing = permissions::missing(settings.as_ref(), &wanted).map_err(shape)?;
     let not_off = permissions::not_switched_off(settings.as_ref()).map_err(shape)?;
-    let model = model
-        .filter(|_| permissions::model_unset(settings.as_ref()))
-        .map(str::to_string);
+    let session = permissions::unset(settings.as_ref(), permissions::session_defaults(model));
     Ok(Rules {
         file,
         wanted,
         missing,
         not_off,
-        model,
+        session,
     })
 }
 
@@ -88,7 +96,7 @@ pub fn write(
     model: Option<&str>,
 ) -> Result<Rules, PermissionsError> {
     let rules = check(dir, plugin_root, model)?;
-    if rules.missing.is_empty() && rules.not_off.is_empty() && rules.model.is_none() {
+    if rules.missing.is_empty() && rules.not_off.is_empty() && rules.session.is_empty() {
         return Ok(rules);
     }
     let settings = load(&rules.file)?;
@@ -96,7 +104,7 @@ pub fn write(
         settings.as_ref(),
         &rules.missing,
         &rules.not_off,
-        rules.model.as_deref(),
+        &rules.session,
     )
     .map_err(|shape| PermissionsError::Shape {
         path: rules.file.clone(),

@@ -607,6 +607,11 @@ pub fn advance(
     let mut journal = Journal::files(n, String::new(), writes, JournalKind::Stage);
     journal.remove = remove;
     crate::chapter::commit(project, journal)?;
+    // The paragraphs that changed most explain a refusal; on the way through only the figures
+    // go back to the main conversation, which keeps every answer it reads.
+    if let Some(r) = edit_ratio.as_mut() {
+        r.worst.clear();
+    }
     Ok(Moved {
         chapter: n,
         from,

@@ -3,6 +3,7 @@
 use novel_store::stage::{CommitFigures, StageFigures};
 use serde::Serialize;
 
+use novel_core::context::Agent;
 use novel_core::diagnostic::Diagnostic;
 use novel_core::gate::KeyReason;
 use novel_core::model::checkpoint::ErrorRecord;
@@ -30,21 +31,7 @@ struct BeginData<'a> {
     orchestrator_state: OrchestratorState,
     recovered_error: &'a Option<ErrorRecord>,
     paths: StagingPaths,
-    /// The model of each dispatch of the chapter (`novel.json` `models`): the writer's first
-    /// draft, a revision or rewrite (`chapter-rewriter`), the Summarizer, the refiner, the
-    /// judge, a key chapter's second judge (`quality-judge-key`).
-    models: indexmap::IndexMap<&'static str, String>,
 }
-
-/// The dispatches of a chapter, by the `novel.json` `models` key each is run with.
-const CHAPTER_DISPATCHES: [&str; 6] = [
-    "chapter-writer",
-    "chapter-rewriter",
-    "summarizer",
-    "style-refiner",
-    "quality-judge",
-    "quality-judge-key",
-];
 
 /// The in-flight chapter's staging files.
 #[derive(Serialize)]
@@ -203,13 +190,6 @@ fn begin(project: &Project, n: u32, owner: Option<u32>) -> Result<Report, CliErr
             delta: layout::staging_delta(n),
             evaluation: layout::staging_evaluation(n),
         },
-        models: {
-            let mix = super::models::of_project(project);
-            CHAPTER_DISPATCHES
-                .iter()
-                .map(|k| (*k, mix.models.get(*k).cloned().unwrap_or_default()))
-                .collect()
-        },
     };
     Report::new(&data, human)
 }
@@ -266,6 +246,11 @@ fn stage(project: &Project, a: &ChapterStageArgs) -> Result<Report, CliError> {
     };
     let moved = novel_store::stage::advance(project, to, &a.token, &figures, &text_tools())
         .map_err(|e| chapter_error(e, 0))?;
+    match moved.stage {
+        PipelineStage::Drafted => keep_packet(project, moved.chapter, Agent::StyleRefiner),
+        PipelineStage::Refined => keep_packet(project, moved.chapter, Agent::QualityJudge),
+        _ => {}
+    }
     let mut human = format!(
         "第 {} 章：{} → {}（修订次数 {}）。\n",
         moved.chapter,
@@ -291,6 +276,17 @@ fn stage(project: &Project, a: &ChapterStageArgs) -> Result<Report, CliError> {
     Report::new(&moved, human)
 }
 
+/// The packet of the agent the stage just reached dispatches (the refiner after `drafted` or a
+/// polish verdict, the judge after `refined`), kept in `staging/logs/` for the agent to read
+/// when the SubagentStart hook could not hand it over (those agents have Read, not Bash).
+/// Best effort: a packet that cannot be assembled is the hook's to report.
+fn keep_packet(project: &Project, n: u32, agent: Agent) {
+    if let Ok((_, text)) = super::context::packet_text(project, agent, Some(n), None, None) {
+        let rel = layout::staging_context(n, agent.name());
+        let _ = novel_store::io::write_atomic(&project.path(&rel), text.as_bytes());
+    }
+}
+
 /// What the stages need of `novel-text`: the normalisation of the judge's quotes, the
 /// segmentation of the edit measure.
 fn text_tools() -> novel_store::stage::TextTools<'static> {
@@ -308,6 +304,9 @@ fn gate_cmd(project: &Project, n: u32, token: &str, then_commit: bool) -> Result
     let result = novel_store::stage::gate(project, n, token, &novel_text::normalize::normalize_str)
         .map_err(|e| chapter_error(e, n))?;
     let passed = result.decision == novel_core::model::common::GateDecision::Pass;
+    if result.decision == novel_core::model::common::GateDecision::Polish {
+        keep_packet(project, n, Agent::StyleRefiner);
+    }
     let mut human = format!(
         "第 {n} 章门控：{}（总分 {}{}）\n",
         result.decision.label(),
@@ -348,6 +347,9 @@ fn gate_cmd(project: &Project, n: u32, token: &str, then_commit: bool) -> Result
             },
         )?;
         data["commit"] = committed.data;
+        // Done: the ways on from the verdict (a commit) are spent, and the main conversation
+        // keeps every answer it reads (issue 38: nothing it does not need).
+        data["moves"] = serde_json::json!([]);
         human.push_str(&committed.human);
     }
     Ok(Report { data, human })

@@ -586,9 +586,16 @@ fn subagent_context(global: &GlobalArgs, part: u32) -> Option<String> {
     };
     let parts = split_parts(&text, PART_CHARS);
     if parts.len() > PARTS {
+        // The refiner and the judge have no Bash: the stage before them kept their packet.
+        let kept = novel_store::layout::staging_context(n, agent.name());
+        let how = if matches!(agent, Agent::StyleRefiner | Agent::QualityJudge) {
+            format!("用 Read 读 {}", project.path(&kept).display())
+        } else {
+            format!("运行 `{fetch}` 取全文")
+        };
         return (part == 1).then(|| {
             format!(
-                "【novel 资料包】第 {n} 章 {} 的资料包有 {} 段，钩子只送得下 {PARTS} 段：运行 `{fetch}` 取全文。",
+                "【novel 资料包】第 {n} 章 {} 的资料包有 {} 段，钩子只送得下 {PARTS} 段：{how}。",
                 agent.label(),
                 parts.len()
             )
@@ -674,7 +681,7 @@ fn split_parts(text: &str, max: usize) -> Vec<String> {
 /// measured for it: QualityJudge's and StyleRefiner's the lint, style metrics (and for the judge
 /// the leak check) of the staged text (`judge_checks`), Summarizer's the leak check
 /// (`summarizer_checks`) — so each can write its files in its first message.
-fn packet_text(
+pub(crate) fn packet_text(
     project: &Project,
     agent: Agent,
     chapter: Option<u32>,

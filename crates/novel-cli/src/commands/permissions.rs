@@ -145,7 +145,7 @@ pub fn run(global: &GlobalArgs, args: PermissionsArgs) -> Result<Report, CliErro
         None => None,
     };
     let written = args.write
-        && !(before.missing.is_empty() && before.not_off.is_empty() && before.model.is_none());
+        && !(before.missing.is_empty() && before.not_off.is_empty() && before.session.is_empty());
     let off_added: &[String] = if args.write { &before.not_off } else { &[] };
     let (missing, added): (&[String], &[String]) = if args.write {
         (&[], &before.missing)
@@ -163,7 +163,7 @@ pub fn run(global: &GlobalArgs, args: PermissionsArgs) -> Result<Report, CliErro
         off_added,
         written,
         plugin_root: root.as_deref().map(novel_core::permissions::read_root),
-        model_set: before.model.clone().filter(|_| args.write),
+        model_set: before.model().map(str::to_string).filter(|_| args.write),
         session_file: session_file.clone(),
     };
     let mut human = if written {
@@ -178,10 +178,15 @@ pub fn run(global: &GlobalArgs, args: PermissionsArgs) -> Result<Report, CliErro
                 off_added.join("、")
             ));
         }
-        if let Some(m) = before.model.as_deref() {
+        if let Some(m) = before.model() {
             line.push_str(&format!(
                 "；这本书的对话默认用 {m}（model，下次启动 Claude Code 时生效；想换就改这一行）"
             ));
+        }
+        if before.session.iter().any(|(k, _)| k == "autoMemoryEnabled") {
+            line.push_str(
+                "；关掉客户端为写代码准备的自动记忆（autoMemoryEnabled，书的记忆归 novel prefs）",
+            );
         }
         line.push_str("。\n");
         if let Some(f) = &session_file {
