@@ -23,7 +23,7 @@ use crate::meter::{chapter_cost, metered, token_table};
 use crate::support::*;
 use crate::test_client::repo;
 use crate::test_e2e::{E2e, chapter_one_project, say};
-use crate::test_e2e_paths::{Book, chapter_two_project, gates_of, token_of, usage_flags};
+use crate::test_e2e_paths::{Book, chapter_two_project, gates_of, token_of};
 
 /// The book's folder trusted by the client (its HOME kept across runs) and the plugin's
 /// settings written there by the binary, as `/novel:start`'s 放行设置 does.

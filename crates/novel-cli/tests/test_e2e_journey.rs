@@ -1498,22 +1498,56 @@ fn journey(sdk: bool) {
     eprintln!("{table}");
     let costs = journey_costs(&j, what);
     eprintln!("{costs}");
+    // Issue 38: the PRD's model mix everywhere — every request of the conversation on Sonnet
+    // (the skills', and the answers given in plain words, through the session's model the
+    // 放行设置 wrote); the quick start at most $3, the whole journey at most $9.
+    let reqs = journey_requests(&j);
+    let off: Vec<&str> = reqs
+        .iter()
+        .filter(|r| r.who == "main" && !r.model.contains("sonnet"))
+        .map(|r| r.model.as_str())
+        .collect();
+    assert!(
+        off.is_empty(),
+        "main requests not on Sonnet: {off:?}\n{costs}"
+    );
+    let quick = crate::meter::phase_cost(&reqs, "quick start");
+    assert!(
+        quick.billed <= 3.0,
+        "quick start ${:.2}\n{costs}",
+        quick.billed
+    );
+    let all: f64 = reqs.iter().map(crate::meter::Metered::billed).sum();
+    assert!(all <= 9.0, "the journey ${all:.2}\n{costs}");
     if sdk {
         assert!(asked >= 8, "{table}");
     }
 }
 
-/// The cost table of the journey, per phase (`meter::phase_table`).
-fn journey_costs(j: &Journey, what: &str) -> String {
-    let mut groups: Vec<(&str, Vec<&Run>)> = Vec::new();
+/// The journey's runs grouped by phase, in order.
+fn phase_groups(j: &Journey) -> Vec<(&'static str, Vec<&Run>)> {
+    let mut groups: Vec<(&'static str, Vec<&Run>)> = Vec::new();
     for (run, phase) in j.runs.iter().zip(&j.phases) {
         match groups.last_mut() {
             Some((p, runs)) if p == phase => runs.push(run),
             _ => groups.push((phase, vec![run])),
         }
     }
+    groups
+}
+
+/// The cost table of the journey, per phase (`meter::phase_table`).
+fn journey_costs(j: &Journey, what: &str) -> String {
+    let groups = phase_groups(j);
     let phases: Vec<(&str, &[&Run])> = groups.iter().map(|(p, r)| (*p, &r[..])).collect();
     crate::meter::phase_table(&format!("the journey, {what}"), &phases)
+}
+
+/// Every request of the journey, measured, by phase.
+fn journey_requests(j: &Journey) -> Vec<crate::meter::Metered> {
+    let groups = phase_groups(j);
+    let phases: Vec<(&str, &[&Run])> = groups.iter().map(|(p, r)| (*p, &r[..])).collect();
+    crate::meter::metered_phases(&phases)
 }
 
 #[test]

@@ -349,13 +349,6 @@ impl Book {
         tool("Read", json!({"file_path": self.path(rel)}))
     }
 
-    pub(crate) fn edit(&self, rel: &str, old: &str, new: &str) -> Value {
-        tool(
-            "Edit",
-            json!({"file_path": self.path(rel), "old_string": old, "new_string": new}),
-        )
-    }
-
     /// ChapterWriter with its packet handed over by the SubagentStart hook, in one message
     /// (chapter-writer.md 第 4 步): its return, then the whole text written — 初稿 and 重写 a
     /// new text, 修订 the text of the round sent back (the packet's `chapter_text`, archived by
