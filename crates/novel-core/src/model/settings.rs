@@ -31,6 +31,9 @@ pub struct Settings {
     pub gate: GateThresholds,
     #[serde(default)]
     pub lint: LintThresholds,
+    /// 章法检查（`novel check craft`）的门槛。
+    #[serde(default)]
+    pub craft: CraftThresholds,
     #[serde(default)]
     pub style_drift: DriftThresholds,
     #[serde(default)]
@@ -62,6 +65,7 @@ impl Default for Settings {
             revision_policy: RevisionPolicy::default(),
             gate: GateThresholds::default(),
             lint: LintThresholds::default(),
+            craft: CraftThresholds::default(),
             style_drift: DriftThresholds::default(),
             refine: RefineSettings::default(),
             context_budgets: ContextBudgets::default(),
@@ -255,6 +259,65 @@ impl Default for LintThresholds {
             blacklist_per_1000: 3.0,
             repetition_window: 5,
             repetition_max: 2,
+            extra: Extra::new(),
+        }
+    }
+}
+
+/// 章法检查（`novel check craft`）: where the opening, the ending and the take-up of the last
+/// hook are read, how many chapters the variety checks look back, and the caps of the rhythm
+/// tells. A cap is per 3,000 字 and scales with the chapter's 字数, and one use is always
+/// allowed (a short chapter never fails on a single 仿佛).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct CraftThresholds {
+    /// 开篇看前多少字：这些字里要有本章的问题（有人想要什么、有什么不对）。
+    #[schemars(range(min = 50, max = 5000))]
+    pub opening_chars: u32,
+    /// 开篇在有人动起来、开口之前，景物与时间最多写多少字。
+    #[schemars(range(min = 0, max = 5000))]
+    pub opening_scenery_chars: u32,
+    /// 章末看最后多少字：钩子在不在、是哪一类。
+    #[schemars(range(min = 20, max = 2000))]
+    pub ending_chars: u32,
+    /// 上一章的钩子要在本章前多少字里接住。
+    #[schemars(range(min = 100, max = 10000))]
+    pub takeup_chars: u32,
+    /// 钩子类型看最近几章（含本章）：全是同一类时提示。
+    #[schemars(range(min = 2, max = 20))]
+    pub hook_variety_window: u32,
+    /// 同一意象看最近几章（含本章）：每章都是它时提示。
+    #[schemars(range(min = 2, max = 20))]
+    pub image_window: u32,
+    /// 惊讶标记（仿佛、忽然、突然、竟然、猛地、不禁、宛如……，叙述中）上限，次/3000 字。
+    #[schemars(range(min = 0, max = 1000))]
+    pub surprise_per_3000: f64,
+    /// 比喻（像、仿佛、如同、宛如、犹如、似的……，叙述中）上限，次/3000 字。
+    #[schemars(range(min = 0, max = 1000))]
+    pub simile_per_3000: f64,
+    /// 叠字修饰（微微、缓缓、淡淡、轻轻、静静、默默……，叙述中）上限，次/3000 字。
+    #[schemars(range(min = 0, max = 1000))]
+    pub modifier_per_3000: f64,
+    /// 「他知道，」「他想，」这类替人物总结心理的句首上限，次/3000 字。
+    #[schemars(range(min = 0, max = 1000))]
+    pub thought_opener_per_3000: f64,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+impl Default for CraftThresholds {
+    fn default() -> Self {
+        CraftThresholds {
+            opening_chars: 300,
+            opening_scenery_chars: 200,
+            ending_chars: 200,
+            takeup_chars: 1000,
+            hook_variety_window: 4,
+            image_window: 4,
+            surprise_per_3000: 20.0,
+            simile_per_3000: 18.0,
+            modifier_per_3000: 10.0,
+            thought_opener_per_3000: 2.0,
             extra: Extra::new(),
         }
     }
