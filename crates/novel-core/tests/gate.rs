@@ -400,9 +400,13 @@ fn craft_findings_send_a_passing_chapter_back() {
     input.craft = Some(&hook);
     let r = decide(&input).unwrap();
     assert_eq!(r.decision, GateDecision::Revise, "{:?}", r.reasons);
-    assert_eq!(r.required_fixes.len(), 1);
-    assert_eq!(r.required_fixes[0].target, "最后一两段");
-    assert!(r.required_fixes[0].blocking);
+    let craft: Vec<_> = r
+        .required_fixes
+        .iter()
+        .filter(|f| f.target == "最后一两段")
+        .collect();
+    assert_eq!(craft.len(), 1, "{:?}", r.required_fixes);
+    assert!(craft[0].blocking);
     assert!(r.reasons.iter().any(|x| x.contains("novel check craft")));
     // Both findings: two fixes, the opening first.
     let both = novel_core::gate::CraftCheck {
@@ -412,13 +416,17 @@ fn craft_findings_send_a_passing_chapter_back() {
     input.craft = Some(&both);
     let r = decide(&input).unwrap();
     let targets: Vec<&str> = r.required_fixes.iter().map(|f| f.target.as_str()).collect();
-    assert_eq!(targets, ["开篇前 300 字", "最后一两段"]);
+    assert!(targets.ends_with(&["开篇前 300 字", "最后一两段"]), "{targets:?}");
     // Revisions exhausted: the score decides, the finding is reported.
     input.revision_count = t.max_revisions;
     input.craft = Some(&hook);
     let r = decide(&input).unwrap();
     assert_eq!(r.decision, GateDecision::Pass);
-    assert!(r.reasons.iter().any(|x| x.contains("修订已用完")), "{:?}", r.reasons);
+    assert!(
+        r.reasons.iter().any(|x| x.contains("修订已用完")),
+        "{:?}",
+        r.reasons
+    );
     // A clean craft check changes nothing.
     input.revision_count = 0;
     let clean = novel_core::gate::CraftCheck::default();

@@ -176,540 +176,106 @@ enum Kind {
     Time,
 }
 
+#[rustfmt::skip]
 const WANT: &[&str] = &[
-    "想要",
-    "要去",
-    "要把",
-    "要找",
-    "要让",
-    "要给",
-    "要做",
-    "必须",
-    "不得不",
-    "非得",
-    "只好",
-    "只能",
-    "打算",
-    "决定",
-    "务必",
-    "一定要",
-    "求",
-    "救",
-    "逃",
-    "追",
-    "找",
-    "寻",
-    "等着",
-    "赶",
-    "抢",
-    "夺",
-    "偷",
-    "报仇",
-    "赌",
-    "争",
-    "拼",
-    "试试",
-    "盼",
-    "希望",
-    "答应",
-    "约",
-    "请",
-    "问",
-    "该",
-    "得去",
-    "得在",
-    "赶在",
-    "之前把",
-    "准备",
-    "计划",
-    "目标",
-    "任务",
-    "考",
-    "比试",
-    "交",
-    "还钱",
-    "借",
+    "想要", "要去", "要把", "要找", "要让", "要给", "要做", "必须", "不得不", "非得", "只好", "只能", "打算", "决定", "务必",
+    "一定要", "求", "救", "逃", "追", "找", "寻", "等着", "赶", "抢", "夺", "偷", "报仇", "赌", "争", "拼", "试试",
+    "盼", "希望", "答应", "约", "请", "问", "该", "得去", "得在", "赶在", "之前把", "准备", "计划", "目标", "任务", "考试",
+    "比试", "交出", "还钱", "借",
 ];
 
+#[rustfmt::skip]
 const TROUBLE: &[&str] = &[
-    "不对",
-    "不好",
-    "糟",
-    "完了",
-    "坏了",
-    "出事",
-    "死",
-    "尸",
-    "血",
-    "伤",
-    "痛",
-    "疼",
-    "病",
-    "饿",
-    "怪",
-    "诡",
-    "奇怪",
-    "异常",
-    "失踪",
-    "不见",
-    "丢",
-    "少了",
-    "危险",
-    "怕",
-    "慌",
-    "急",
-    "吓",
-    "惊",
-    "骂",
-    "打",
-    "逼",
-    "欠",
-    "债",
-    "输",
-    "废物",
-    "嘲",
-    "讥",
-    "退婚",
-    "麻烦",
-    "威胁",
-    "敌",
-    "仇",
-    "罪",
-    "案",
-    "凶",
-    "哭",
-    "泪",
-    "怒",
-    "恨",
-    "冷笑",
-    "瞪",
-    "吼",
-    "喊",
-    "叫",
-    "咬牙",
-    "穷",
-    "没钱",
-    "谁",
-    "为什么",
-    "怎么",
-    "难道",
-    "竟",
-    "却",
-    "可是",
-    "但是",
-    "然而",
-    "不肯",
-    "不能",
-    "不敢",
-    "不许",
-    "拒绝",
-    "赶出",
-    "开除",
-    "辞退",
-    "追杀",
-    "通缉",
-    "陷害",
-    "冤",
-    "绑",
-    "毒",
-    "抓",
-    "围",
-    "闯",
-    "撞",
-    "摔",
-    "砸",
-    "烧",
-    "炸",
-    "枪",
-    "刀",
-    "剑",
-    "杀",
-    "斗",
-    "战",
-    "争吵",
-    "吵",
-    "闹",
-    "羞",
-    "辱",
-    "笑话",
-    "嫌",
-    "愁",
-    "苦",
-    "难",
-    "累",
-    "疑",
-    "秘密",
-    "梦",
+    "不对", "不好", "糟", "完了", "坏了", "出事", "死", "尸", "血", "伤", "痛", "疼", "病", "饿", "怪", "诡", "奇怪",
+    "异常", "失踪", "不见", "丢", "少了", "危险", "怕", "慌", "急", "吓", "惊", "骂", "打", "逼", "欠", "债", "输",
+    "废物", "嘲", "讥", "退婚", "麻烦", "威胁", "敌", "仇", "罪", "案", "凶", "哭", "泪", "怒", "恨", "冷笑", "瞪",
+    "吼", "喊", "叫", "咬牙", "穷", "没钱", "谁", "为什么", "怎么", "难道", "竟", "却", "可是", "但是", "然而", "不肯",
+    "不能", "不敢", "不许", "拒绝", "赶出", "开除", "辞退", "追杀", "通缉", "陷害", "冤", "绑", "毒", "抓", "围", "闯",
+    "撞", "摔", "砸", "烧", "炸", "枪", "刀", "剑", "杀", "斗", "战", "争吵", "吵", "闹", "羞", "辱", "笑话", "嫌",
+    "愁", "苦", "难", "累", "疑", "秘密", "梦",
 ];
 
 /// Longer words that contain a cue without being one.
+#[rustfmt::skip]
 const MASK: &[&str] = &[
-    "可怕",
-    "静得可怕",
-    "惊艳",
-    "惊喜",
-    "难得",
-    "难怪",
-    "打量",
-    "打扮",
-    "打扫",
-    "打开",
-    "打算盘",
-    "怪不得",
-    "死寂",
-    "血色的夕阳",
-    "请柬",
-    "苦笑",
-    "问道",
-    "叫做",
-    "名叫",
-    "叫作",
-    "赶紧",
-    "赶忙",
-    "找到了",
-    "却说",
-    "尸骨无存",
-    "办完了",
-    "做完了",
-    "吃完了",
-    "说完了",
-    "写完了",
-    "忙完了",
-    "看完了",
-    "听完了",
-    "用完了",
-    "讲完了",
-    "收拾完了",
+    "可怕", "静得可怕", "惊艳", "惊喜", "难得", "难怪", "打量", "打扮", "打扫", "打开", "打算盘", "怪不得", "死寂", "血色的夕阳",
+    "请柬", "苦笑", "问道", "叫做", "名叫", "叫作", "赶紧", "赶忙", "找到了", "却说", "尸骨无存", "办完了", "做完了", "吃完了",
+    "说完了", "写完了", "忙完了", "看完了", "听完了", "用完了", "讲完了", "收拾完了",
 ];
 
+#[rustfmt::skip]
 const SUMMARY: &[&str] = &[
-    "才刚刚开始",
-    "才刚开始",
-    "还在后头",
-    "还在后面",
-    "注定",
-    "新的篇章",
-    "新的征程",
-    "新的旅程",
-    "新的开始",
-    "命运的齿轮",
-    "命运之轮",
-    "命运",
-    "悄然改变",
-    "发生了改变",
-    "未来的路",
-    "前路漫漫",
-    "一切都将",
-    "一切才",
-    "这一夜",
-    "那一夜",
-    "传奇",
-    "心中暗暗发誓",
-    "暗暗发誓",
-    "在心中发誓",
-    "默默发誓",
-    "暗下决心",
-    "成长",
-    "终于明白",
-    "他明白了",
-    "她明白了",
-    "他知道",
-    "她知道",
-    "人生",
-    "岁月",
-    "属于他的",
-    "属于她的",
-    "这就是",
-    "这，就是",
-    "这,就是",
-    "不再是从前",
-    "再也不是",
-    "新生",
-    "希望的种子",
-    "希望之光",
-    "曙光",
-    "光明的未来",
-    "翻开了",
-    "拉开了序幕",
-    "拉开序幕",
-    "缓缓拉开",
-    "落下帷幕",
-    "画上了句号",
-    "心中充满",
-    "充满了希望",
-    "充满了期待",
-    "充满了力量",
-    "嘴角微微上扬",
-    "嘴角上扬",
-    "嘴角勾起",
-    "露出了笑容",
-    "露出了一丝微笑",
-    "露出一丝微笑",
-    "会心的微笑",
-    "欣慰",
-    "释然",
+    "才刚刚开始", "才刚开始", "还在后头", "还在后面", "注定", "新的篇章", "新的征程", "新的旅程", "新的开始", "命运的齿轮", "命运之轮",
+    "命运", "悄然改变", "发生了改变", "未来的路", "前路漫漫", "一切都将", "一切才", "这一夜", "那一夜", "传奇", "心中暗暗发誓", "暗暗发誓",
+    "在心中发誓", "默默发誓", "暗下决心", "成长", "终于明白", "他明白了", "她明白了", "他知道", "她知道", "人生", "岁月", "属于他的",
+    "属于她的", "这就是", "这，就是", "这,就是", "不再是从前", "再也不是", "新生", "希望的种子", "希望之光", "曙光", "光明的未来", "翻开了",
+    "拉开了序幕", "拉开序幕", "缓缓拉开", "落下帷幕", "画上了句号", "心中充满", "充满了希望", "充满了期待", "充满了力量", "嘴角微微上扬",
+    "嘴角上扬", "嘴角勾起", "露出了笑容", "露出了一丝微笑", "露出一丝微笑", "会心的微笑", "欣慰", "释然",
 ];
 
+#[rustfmt::skip]
 const CLOSURE: &[&str] = &[
-    "沉沉睡去",
-    "进入了梦乡",
-    "进入梦乡",
-    "睡着了",
-    "一夜无话",
-    "一宿无话",
-    "一夜无事",
-    "安然入睡",
-    "沉沉地睡",
-    "终于安静",
-    "恢复了平静",
-    "归于平静",
-    "平静了下来",
-    "风平浪静",
-    "圆满",
-    "大团圆",
-    "满意地",
-    "心满意足",
-    "踏实",
-    "松了一口气",
-    "舒了一口气",
-    "长舒一口气",
-    "长出了一口气",
-    "相视一笑",
-    "结束了",
-    "告一段落",
-    "过去了",
+    "沉沉睡去", "进入了梦乡", "进入梦乡", "睡着了", "一夜无话", "一宿无话", "一夜无事", "安然入睡", "沉沉地睡", "终于安静", "恢复了平静",
+    "归于平静", "平静了下来", "风平浪静", "圆满", "大团圆", "满意地", "心满意足", "踏实", "松了一口气", "舒了一口气", "长舒一口气",
+    "长出了一口气", "相视一笑", "结束了", "告一段落", "过去了",
 ];
 
+#[rustfmt::skip]
 const SUSPENSE: &[&str] = &[
-    "究竟",
-    "到底",
-    "为何",
-    "为什么",
-    "怎么回事",
-    "秘密",
-    "真相",
-    "不知道",
-    "谜",
-    "谁",
-    "什么",
-    "怎么会",
-    "难道",
-    "是谁",
-    "哪里",
-    "去向",
-    "下落",
-    "不明",
-    "看不清",
-    "听不清",
-    "看不见",
-    "无人知道",
-    "没有人知道",
-    "没人知道",
-    "答案",
-    "不见了",
+    "究竟", "到底", "为何", "为什么", "怎么回事", "秘密", "真相", "不知道", "谜", "谁", "什么", "怎么会", "难道", "是谁", "哪里",
+    "去向", "下落", "不明", "看不清", "听不清", "看不见", "无人知道", "没有人知道", "没人知道", "答案", "不见了",
 ];
 
+#[rustfmt::skip]
 const CRISIS: &[&str] = &[
-    "杀",
-    "死",
-    "血",
-    "刀",
-    "剑",
-    "枪",
-    "危险",
-    "不好",
-    "糟",
-    "快跑",
-    "快走",
-    "逃",
-    "逼近",
-    "包围",
-    "追兵",
-    "埋伏",
-    "陷阱",
-    "倒计时",
-    "来不及",
-    "毒",
-    "尸",
-    "吼",
-    "爆",
-    "炸",
-    "塌",
-    "崩",
-    "偷袭",
-    "冲了过来",
-    "扑",
-    "袭",
-    "完了",
-    "救命",
-    "小心",
-    "火光",
-    "惨叫",
-    "尖叫",
-    "脚步声",
-    "敲门",
-    "砸门",
-    "警报",
-    "抓住",
-    "掐住",
-    "按住",
-    "断了",
-    "碎了",
-    "裂开",
-    "黑影",
-    "影子",
-    "阴影",
+    "杀", "死", "血", "刀", "剑", "枪", "危险", "不好", "糟", "快跑", "快走", "逃", "逼近", "包围", "追兵", "埋伏",
+    "陷阱", "倒计时", "来不及", "毒", "尸", "吼", "爆", "炸", "塌", "崩", "偷袭", "冲了过来", "扑", "袭", "完了", "救命",
+    "小心", "火光", "惨叫", "尖叫", "脚步声", "敲门", "砸门", "警报", "抓住", "掐住", "按住", "断了", "碎了", "裂开", "黑影",
+    "影子", "阴影",
 ];
 
+#[rustfmt::skip]
 const TWIST: &[&str] = &[
-    "竟然",
-    "竟是",
-    "居然",
-    "原来",
-    "没想到",
-    "想不到",
-    "却是",
-    "赫然",
-    "正是",
-    "根本不是",
-    "假的",
-    "不是他",
-    "不是她",
-    "变成了",
-    "其实是",
-    "才是",
-    "竟",
-    "却发现",
-    "这才发现",
-    "认出",
+    "竟然", "竟是", "居然", "原来", "没想到", "想不到", "却是", "赫然", "正是", "根本不是", "假的", "不是他", "不是她", "变成了",
+    "其实是", "才是", "竟", "却发现", "这才发现", "认出",
 ];
 
+#[rustfmt::skip]
 const PROMISE: &[&str] = &[
-    "明天",
-    "明日",
-    "明早",
-    "明晚",
-    "三天后",
-    "三日后",
-    "后天",
-    "下个月",
-    "约",
-    "等着",
-    "即将",
-    "就要",
-    "要去",
-    "出发",
-    "决战",
-    "大比",
-    "赌约",
-    "比试",
-    "较量",
-    "拭目以待",
-    "到时候",
-    "一定会",
-    "等我",
-    "走着瞧",
-    "不会放过",
-    "下次",
-    "再来",
-    "来日",
-    "回来",
+    "明天", "明日", "明早", "明晚", "三天后", "三日后", "后天", "下个月", "约", "等着", "即将", "就要", "要去", "出发", "决战",
+    "大比", "赌约", "比试", "较量", "拭目以待", "到时候", "一定会", "等我", "走着瞧", "不会放过", "下次", "再来", "来日", "回来",
 ];
 
+#[rustfmt::skip]
 const EMOTION: &[&str] = &[
-    "泪",
-    "哭",
-    "心里一",
-    "心头一",
-    "心口",
-    "怒",
-    "恨",
-    "颤",
-    "抖",
-    "抱住",
-    "抱紧",
-    "吻",
-    "握住",
-    "攥紧",
-    "咬住",
-    "发不出声",
-    "说不出话",
-    "喉咙",
-    "鼻子一酸",
-    "眼眶",
+    "泪", "哭", "心里一", "心头一", "心口", "怒", "恨", "颤", "抖", "抱住", "抱紧", "吻", "握住", "攥紧", "咬住", "发不出声",
+    "说不出话", "喉咙", "鼻子一酸", "眼眶",
 ];
 
 /// Surprise markers (InkOS' list, with their kin); counted in narration.
+#[rustfmt::skip]
 const SURPRISE: &[&str] = &[
-    "仿佛",
-    "忽然",
-    "突然",
-    "竟然",
-    "居然",
-    "猛地",
-    "猛然",
-    "不禁",
-    "宛如",
-    "骤然",
-    "陡然",
-    "蓦地",
-    "蓦然",
-    "霎时",
-    "顿时间",
+    "仿佛", "忽然", "突然", "竟然", "居然", "猛地", "猛然", "不禁", "宛如", "骤然", "陡然", "蓦地", "蓦然", "霎时", "顿时间",
 ];
 
 /// Soft reduplicated adverbs that pad a gesture (微微一笑, 缓缓开口, 淡淡地说): the modifier a model
 /// reaches for; counted in narration.
+#[rustfmt::skip]
 const MODIFIER: &[&str] = &[
-    "微微", "缓缓", "淡淡", "轻轻", "静静", "默默", "深深", "悄悄", "隐隐", "暗暗", "渐渐", "慢慢",
-    "紧紧", "死死",
+    "微微", "缓缓", "淡淡", "轻轻", "静静", "默默", "深深", "悄悄", "隐隐", "暗暗", "渐渐", "慢慢", "紧紧", "死死",
 ];
 
 /// Simile openers; counted in narration. 好像 (it seems) and the nouns in 图像, 画像, 偶像 …
 /// are not comparisons and are masked (see [`SIMILE_MASK`]).
+#[rustfmt::skip]
 const SIMILE: &[&str] = &[
-    "像",
-    "仿佛",
-    "宛如",
-    "犹如",
-    "如同",
-    "好似",
-    "恍若",
-    "宛若",
-    "似的",
-    "一般的",
-    "般的",
+    "像", "仿佛", "宛如", "犹如", "如同", "好似", "恍若", "宛若", "似的", "一般的", "般的",
 ];
 
+#[rustfmt::skip]
 const SIMILE_MASK: &[&str] = &[
-    "好像",
-    "图像",
-    "画像",
-    "偶像",
-    "影像",
-    "录像",
-    "像素",
-    "肖像",
-    "想像",
-    "佛像",
-    "雕像",
-    "神像",
-    "石像",
-    "头像",
-    "镜像",
-    "像样",
-    "人像",
-    "遗像",
-    "塑像",
-    "铜像",
-    "像是在说",
-    "一般的人",
-    "一般的事",
-    "一般的东西",
-    "非同一般",
-    "不同一般",
-    "非一般",
-    "像话",
+    "好像", "图像", "画像", "偶像", "影像", "录像", "像素", "肖像", "想像", "佛像", "雕像", "神像", "石像", "头像", "镜像",
+    "像样", "人像", "遗像", "塑像", "铜像", "像是在说", "一般的人", "一般的事", "一般的东西", "非同一般", "不同一般", "非一般", "像话",
 ];
 
 /// Image fields: one chapter steeped in moonlight is a mood, every chapter is a tic.
@@ -745,64 +311,27 @@ pub const IMAGE_FIELDS: &[(&str, &[&str])] = &[
 ];
 
 /// Scenery words: two characters or more, so a name (花荣, 清风镇) is not a landscape.
+#[rustfmt::skip]
 const SCENERY: &[&str] = &[
-    "天空", "云层", "云雾", "白云", "乌云", "云海", "寒风", "微风", "夜风", "秋风", "山风", "风声",
-    "雨丝", "雨水", "细雨", "大雨", "暴雨", "雨幕", "雪花", "大雪", "雾气", "薄雾", "浓雾", "月光",
-    "月色", "星光", "星空", "阳光", "夕阳", "晚霞", "余晖", "山峦", "群山", "远山", "山谷", "山脊",
-    "山林", "树林", "林间", "树影", "树叶", "落叶", "花瓣", "花香", "草地", "河面", "湖面", "水面",
-    "海面", "海浪", "波光", "青石", "石板", "灯光", "灯火", "夜色", "黄昏", "天边", "远处", "空气",
-    "寂静", "宁静", "光芒", "光晕", "街道", "屋檐", "窗外", "天色", "蝉鸣", "鸟鸣", "虫鸣", "炊烟",
-    "露珠", "涟漪", "轮廓",
+    "天空", "云层", "云雾", "白云", "乌云", "云海", "寒风", "微风", "夜风", "秋风", "山风", "风声", "雨丝", "雨水", "细雨",
+    "大雨", "暴雨", "雨幕", "雪花", "大雪", "雾气", "薄雾", "浓雾", "月光", "月色", "星光", "星空", "阳光", "夕阳", "晚霞",
+    "余晖", "山峦", "群山", "远山", "山谷", "山脊", "山林", "树林", "林间", "树影", "树叶", "落叶", "花瓣", "花香", "草地",
+    "河面", "湖面", "水面", "海面", "海浪", "波光", "青石", "石板", "灯光", "灯火", "夜色", "黄昏", "天边", "远处", "空气",
+    "寂静", "宁静", "光芒", "光晕", "街道", "屋檐", "窗外", "天色", "蝉鸣", "鸟鸣", "虫鸣", "炊烟", "露珠", "涟漪", "轮廓",
 ];
 
 /// Time stamps an opening may lead with.
+#[rustfmt::skip]
 const TIME: &[&str] = &[
-    "清晨",
-    "早晨",
-    "黄昏",
-    "傍晚",
-    "深夜",
-    "夜深",
-    "正午",
-    "午后",
-    "拂晓",
-    "黎明",
-    "天亮",
-    "天黑",
-    "夜幕降临",
-    "夜幕",
-    "次日",
-    "翌日",
-    "第二天",
-    "三天后",
-    "三日后",
-    "数日后",
-    "半月后",
-    "一个月后",
-    "万籁俱寂",
-    "入夜",
-    "初秋",
-    "深秋",
-    "初春",
-    "盛夏",
-    "寒冬",
-    "凌晨",
-    "日暮",
+    "清晨", "早晨", "黄昏", "傍晚", "深夜", "夜深", "正午", "午后", "拂晓", "黎明", "天亮", "天黑", "夜幕降临", "夜幕", "次日",
+    "翌日", "第二天", "三天后", "三日后", "数日后", "半月后", "一个月后", "万籁俱寂", "入夜", "初秋", "深秋", "初春", "盛夏", "寒冬",
+    "凌晨", "日暮",
 ];
 
 /// The 章回 formula that ends a 回 on its open question.
+#[rustfmt::skip]
 const CHAPTER_FORMULA: &[&str] = &[
-    "下回分解",
-    "下回便见",
-    "下回便知",
-    "下文分解",
-    "下回再说",
-    "下回交代",
-    "下回表白",
-    "且听下回",
-    "下回书",
-    "下回详",
-    "再看下回",
+    "下回分解", "下回便见", "下回便知", "下文分解", "下回再说", "下回交代", "下回表白", "且听下回", "下回书", "下回详", "再看下回",
     "看官听说",
 ];
 
@@ -994,7 +523,8 @@ fn opening_cues(doc: &Document, all: &[Hit], window: Span) -> Vec<String> {
     if (window.start..window.end).any(|i| doc.in_dialogue(i)) {
         cues.push("对话".to_string());
     }
-    cues.dedup();
+    let mut seen = HashSet::new();
+    cues.retain(|c| seen.insert(c.clone()));
     cues
 }
 
@@ -1162,9 +692,16 @@ pub fn trace(doc: &Document, t: &CraftThresholds) -> Trace {
 
 fn trace_of(doc: &Document, all: &[Hit], t: &CraftThresholds) -> Trace {
     let end = ending_of(doc, all, t.ending_chars as usize);
+    // The ending's own words: pairs the rest of the chapter hardly uses (the lantern, the man
+    // in the rain), not the names every chapter carries.
+    let text = doc.text();
+    let ending_terms = content_pairs(doc, tail(doc, t.ending_chars as usize))
+        .into_iter()
+        .filter(|p| text.matches(p.as_str()).count() <= 2)
+        .collect();
     Trace {
         hook: end.kind.filter(|_| end.hook),
-        ending_terms: content_pairs(doc, tail(doc, t.ending_chars as usize)),
+        ending_terms,
         image: image_field(all, doc.word_count()),
         storyline: None,
     }
@@ -1488,6 +1025,16 @@ fn is_verse(doc: &Document, p: Span) -> bool {
     clauses.len() >= 4 && (4..=7).contains(&clauses[0]) && clauses.iter().all(|n| *n == clauses[0])
 }
 
+/// One rhythm tell of a chapter: its rule, where it is used, which word each time, its cap.
+struct Tell {
+    id: &'static str,
+    name: &'static str,
+    spans: Vec<Span>,
+    words: Vec<String>,
+    cap: f64,
+    hint: &'static str,
+}
+
 /// The rhythm tells, each against its cap; an error finding at the first hit over the cap.
 fn rhythm(
     doc: &Document,
@@ -1497,97 +1044,95 @@ fn rhythm(
     findings: &mut Vec<Diagnostic>,
     failures: &mut Vec<String>,
 ) -> Vec<RhythmCount> {
-    let narration = |h: &&Hit| !doc.in_dialogue(h.span.start);
-    let surprise: Vec<&Hit> = all
-        .iter()
-        .filter(|h| kind_of(h) == Kind::Surprise)
-        .filter(narration)
-        .collect();
-    let simile: Vec<&Hit> = all
-        .iter()
-        .filter(|h| kind_of(h) == Kind::Simile)
-        .filter(narration)
-        .collect();
-    let modifier: Vec<&Hit> = all
-        .iter()
-        .filter(|h| kind_of(h) == Kind::Modifier)
-        .filter(narration)
-        .collect();
-    let thought = thought_openers(doc);
-    let rules: [(
-        &'static str,
-        &'static str,
-        Vec<Span>,
-        Vec<String>,
-        f64,
-        &str,
-    ); 4] = [
-        (
-            "craft/surprise",
-            "惊讶标记（仿佛、忽然、突然、竟然、猛地、不禁……）",
-            surprise.iter().map(|h| h.span).collect(),
-            surprise.iter().map(|h| word_of(h).to_string()).collect(),
-            t.surprise_per_3000,
-            "删掉大半：事情本身够突然就不用写「突然」，把反应写成动作",
-        ),
-        (
-            "craft/simile",
-            "比喻（像、仿佛、如同、宛如、犹如、似的……）",
-            simile.iter().map(|h| h.span).collect(),
-            simile.iter().map(|h| word_of(h).to_string()).collect(),
-            t.simile_per_3000,
-            "只留人物自己会想到的那一两个比喻，其余直接写东西本身",
-        ),
-        (
-            "craft/modifier",
-            "叠字修饰（微微、缓缓、淡淡、轻轻、静静、默默……）",
-            modifier.iter().map(|h| h.span).collect(),
-            modifier.iter().map(|h| word_of(h).to_string()).collect(),
-            t.modifier_per_3000,
-            "删去大半：「微微一笑」就是「笑了」，「缓缓开口」就是「说」；留下的要真有慢、轻的意思",
-        ),
-        (
-            "craft/thought-opener",
-            "「他知道，」「他想，」式句首",
-            thought.iter().map(|(s, _)| *s).collect(),
-            thought.into_iter().map(|(_, w)| w).collect(),
-            t.thought_opener_per_3000,
-            "别替人物总结心理：改成他接下来做的决定、动作或一句台词",
-        ),
+    let of = |kind: Kind| -> (Vec<Span>, Vec<String>) {
+        all.iter()
+            .filter(|h| kind_of(h) == kind && !doc.in_dialogue(h.span.start))
+            .map(|h| (h.span, word_of(h).to_string()))
+            .unzip()
+    };
+    let (surprise, surprise_words) = of(Kind::Surprise);
+    let (simile, simile_words) = of(Kind::Simile);
+    let (modifier, modifier_words) = of(Kind::Modifier);
+    let (thought, thought_words): (Vec<Span>, Vec<String>) =
+        thought_openers(doc).into_iter().unzip();
+    let tells = [
+        Tell {
+            id: "craft/surprise",
+            name: "惊讶标记（仿佛、忽然、突然、竟然、猛地、不禁……）",
+            spans: surprise,
+            words: surprise_words,
+            cap: t.surprise_per_3000,
+            hint: "删掉大半：事情本身够突然就不用写「突然」，把反应写成动作",
+        },
+        Tell {
+            id: "craft/simile",
+            name: "比喻（像、仿佛、如同、宛如、犹如、似的……）",
+            spans: simile,
+            words: simile_words,
+            cap: t.simile_per_3000,
+            hint: "只留人物自己会想到的那一两个比喻，其余直接写东西本身",
+        },
+        Tell {
+            id: "craft/modifier",
+            name: "叠字修饰（微微、缓缓、淡淡、轻轻、静静、默默……）",
+            spans: modifier,
+            words: modifier_words,
+            cap: t.modifier_per_3000,
+            hint: "删去大半：「微微一笑」就是「笑了」，「缓缓开口」就是「说」；留下的要真有慢、轻的意思",
+        },
+        Tell {
+            id: "craft/thought-opener",
+            name: "「他知道，」「他想，」式句首",
+            spans: thought,
+            words: thought_words,
+            cap: t.thought_opener_per_3000,
+            hint: "别替人物总结心理：改成他接下来做的决定、动作或一句台词",
+        },
     ];
-    rules
+    tells
         .into_iter()
-        .map(|(id, name, spans, words, cap, hint)| {
-            let allowed = allowed(cap, chars);
-            let pass = spans.len() <= allowed;
-            let top = top_words(&words);
-            if !pass {
-                let listed: Vec<String> = top.iter().map(|(w, n)| format!("{w}×{n}")).collect();
-                let msg = format!(
-                    "{name} {} 次，本章 {chars} 字最多 {allowed} 次（{cap} 次/3000 字）：{}",
-                    spans.len(),
-                    listed.join("、")
-                );
-                failures.push(msg.clone());
-                let first = spans[allowed];
-                let (line, col) = doc.position(first.start);
-                findings.push(
-                    Diagnostic::new(id, Severity::Error, "", msg, hint)
-                        .at(line, col)
-                        .with_excerpt(doc.excerpt(first, EXCERPT_CONTEXT)),
-                );
-            }
-            RhythmCount {
-                id,
-                name,
-                hits: spans.len(),
-                allowed,
-                per_3000: round2(spans.len() as f64 * 3000.0 / chars.max(1) as f64),
-                pass,
-                top,
-            }
-        })
+        .map(|tell| rhythm_count(doc, chars, tell, findings, failures))
         .collect()
+}
+
+/// One tell against its cap, with its finding and failure when over it.
+fn rhythm_count(
+    doc: &Document,
+    chars: usize,
+    tell: Tell,
+    findings: &mut Vec<Diagnostic>,
+    failures: &mut Vec<String>,
+) -> RhythmCount {
+    let allowed = allowed(tell.cap, chars);
+    let pass = tell.spans.len() <= allowed;
+    let top = top_words(&tell.words);
+    if !pass {
+        let listed: Vec<String> = top.iter().map(|(w, n)| format!("{w}×{n}")).collect();
+        let msg = format!(
+            "{} {} 次，本章 {chars} 字最多 {allowed} 次（{} 次/3000 字）：{}",
+            tell.name,
+            tell.spans.len(),
+            tell.cap,
+            listed.join("、")
+        );
+        failures.push(msg.clone());
+        let first = tell.spans[allowed];
+        let (line, col) = doc.position(first.start);
+        findings.push(
+            Diagnostic::new(tell.id, Severity::Error, "", msg, tell.hint)
+                .at(line, col)
+                .with_excerpt(doc.excerpt(first, EXCERPT_CONTEXT)),
+        );
+    }
+    RhythmCount {
+        id: tell.id,
+        name: tell.name,
+        hits: tell.spans.len(),
+        allowed,
+        per_3000: round2(tell.spans.len() as f64 * 3000.0 / chars.max(1) as f64),
+        pass,
+        top,
+    }
 }
 
 fn round2(x: f64) -> f64 {

@@ -220,9 +220,14 @@ pub(crate) fn craft_one(project: &Project, n: u32, text: &str, shown: &str) -> S
 }
 
 /// What the gate acts on of a staged text's craft check: the opening and the hook, as the
-/// failed rules' messages (`novel_core::gate::CraftCheck`).
+/// failed rules' messages (`novel_core::gate::CraftCheck`) — for a chapter of at least
+/// `craft.gate_min_chars` 字 (in a shorter draft the opening and the ending windows overlap).
 pub(crate) fn gate_check(text: &str, t: &CraftThresholds) -> novel_core::gate::CraftCheck {
-    let report = craft::check(&Document::new(text), &History::default(), t);
+    let doc = Document::new(text);
+    if doc.word_count() < t.gate_min_chars as usize {
+        return novel_core::gate::CraftCheck::default();
+    }
+    let report = craft::check(&doc, &History::default(), t);
     let failed = |code: &str| {
         report
             .findings

@@ -2517,7 +2517,7 @@ fn ranked_entries(b: &AiBlacklist) -> Vec<&BlacklistEntry> {
     entries
 }
 
-/// Blacklist phrases that share a way of fixing (their `replacements`), in list order.
+/// Blacklist phrases that share a way of fixing (their first replacement), in list order.
 struct HintGroup<'a> {
     hint: String,
     entries: Vec<&'a BlacklistEntry>,
@@ -2544,16 +2544,16 @@ impl HintGroup<'_> {
     }
 }
 
-/// The entries grouped by their replacements (the group of the first entry first), the most
-/// numerous group first among equals of rank.
+/// The entries grouped by their way of fixing, in the order the groups first appear.
 fn hint_groups<'a>(entries: &[&'a BlacklistEntry]) -> Vec<HintGroup<'a>> {
     let mut groups: Vec<HintGroup<'a>> = Vec::new();
     for e in entries {
-        let hint = if e.replacements.is_empty() {
-            "删去，或换成具体的动作、细节".to_string()
-        } else {
-            e.replacements.join("；")
-        };
+        // The first replacement is the direction; the others only vary it.
+        let hint = e
+            .replacements
+            .first()
+            .map_or("删去，或换成具体的动作、细节", String::as_str)
+            .to_string();
         match groups.iter_mut().find(|g| g.hint == hint) {
             Some(g) => g.entries.push(e),
             None => groups.push(HintGroup {
