@@ -224,10 +224,21 @@ fn the_refiners_packet_carries_the_whole_blacklist() {
         .filter(|p| !body.contains(p))
         .collect();
     assert!(missing.is_empty(), "missing from the packet: {missing:?}");
-    assert!(body.contains(&format!("全部 {} 条", entries.len())), "{body}");
+    assert!(
+        body.contains(&format!("全部 {} 条", entries.len())),
+        "{body}"
+    );
     // Grouped: a way of fixing heads each line, its phrases after it.
-    assert!(body.contains("- 笑了笑：嘴角勾起一抹*、勾起一抹弧度*"), "{body}");
-    assert_eq!(doc["data"]["cut"], serde_json::json!([]), "{}", doc["data"]["cut"]);
+    assert!(
+        body.contains("- 笑了笑：嘴角勾起一抹*、勾起一抹弧度*"),
+        "{body}"
+    );
+    assert_eq!(
+        doc["data"]["cut"],
+        serde_json::json!([]),
+        "{}",
+        doc["data"]["cut"]
+    );
 }
 
 /// 字数 as the platforms count it, without the binary: Han characters and full-width marks.

@@ -416,7 +416,10 @@ fn craft_findings_send_a_passing_chapter_back() {
     input.craft = Some(&both);
     let r = decide(&input).unwrap();
     let targets: Vec<&str> = r.required_fixes.iter().map(|f| f.target.as_str()).collect();
-    assert!(targets.ends_with(&["开篇前 300 字", "最后一两段"]), "{targets:?}");
+    assert!(
+        targets.ends_with(&["开篇前 300 字", "最后一两段"]),
+        "{targets:?}"
+    );
     // Revisions exhausted: the score decides, the finding is reported.
     input.revision_count = t.max_revisions;
     input.craft = Some(&hook);

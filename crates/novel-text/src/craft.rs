@@ -136,6 +136,9 @@ pub struct CraftSummary {
 pub struct CraftReport {
     pub findings: Vec<Diagnostic>,
     pub summary: CraftSummary,
+    /// What the next chapter needs of this one ([`trace`], computed once with the check).
+    #[serde(skip)]
+    pub trace: Trace,
 }
 
 /// Hits allowed for a cap of `per_3000` in a chapter of `chars` 字: the cap scaled to the
@@ -649,20 +652,23 @@ fn open_marks(doc: &Document, window: Span, last_para: Span) -> Vec<String> {
 }
 
 /// Function characters: a word pair with one of them is no content word.
-const FUNCTION_CHARS: &str = "的了是在不我他她你它们这那一有也就都着个和与及或而把被让给对向从到里上下中来去又再还很太更最得地之其所以为于已没么呢吗吧啊呀哦嘛么说道看想会能要可自己样些么点过后前时候";
+static FUNCTION_CHARS: LazyLock<HashSet<char>> = LazyLock::new(|| {
+    "的了是在不我他她你它们这那一有也就都着个和与及或而把被让给对向从到里上下中来去又再还很太更最得地之其所以为于已没么呢吗吧啊呀哦嘛说道看想会能要可自己样些点过后前时候"
+        .chars()
+        .collect()
+});
 
-/// Content word pairs (two Han characters, neither a function character) of a range.
+/// Content word pairs (two Han characters, neither a function character) of a range, each
+/// once, in order.
 fn content_pairs(doc: &Document, s: Span) -> Vec<String> {
     let chars = doc.chars();
     let mut out: Vec<String> = Vec::new();
-    let ok = |c: char| crate::count::is_han(c) && !FUNCTION_CHARS.contains(c);
+    let mut seen: HashSet<[char; 2]> = HashSet::new();
+    let ok = |c: char| crate::count::is_han(c) && !FUNCTION_CHARS.contains(&c);
     for i in s.start..s.end.saturating_sub(1) {
         let (a, b) = (chars[i], chars[i + 1]);
-        if ok(a) && ok(b) && !doc.is_markup(i) {
-            let p: String = [a, b].iter().collect();
-            if !out.contains(&p) {
-                out.push(p);
-            }
+        if ok(a) && ok(b) && !doc.is_markup(i) && seen.insert([a, b]) {
+            out.push([a, b].iter().collect());
         }
     }
     out
@@ -759,6 +765,7 @@ pub fn check(doc: &Document, history: &History<'_>, t: &CraftThresholds) -> Craf
     image_variety(doc, history, &this, t, &mut findings);
     findings.sort();
     CraftReport {
+        trace: this.clone(),
         findings,
         summary: CraftSummary {
             pass: failures.is_empty(),

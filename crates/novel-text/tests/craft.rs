@@ -168,7 +168,7 @@ fn measure(name: &str, files: &[PathBuf], in_order: bool) -> Row {
         for r in &r.summary.rhythm {
             row.rates.entry(r.id).or_default().push(r.per_3000);
         }
-        traces.push(craft::trace(&doc, &t));
+        traces.push(r.trace.clone());
     }
     row
 }

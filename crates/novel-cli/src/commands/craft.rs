@@ -135,7 +135,7 @@ fn check_one(
             *f = f.clone().for_chapter(n);
         }
     }
-    let trace = with_storyline(craft::trace(&doc, hist.t), line);
+    let trace = with_storyline(report.trace.clone(), line);
     (n, report, trace)
 }
 
