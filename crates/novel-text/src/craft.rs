@@ -1025,7 +1025,7 @@ fn is_verse(doc: &Document, p: Span) -> bool {
         return true;
     }
     let clauses: Vec<usize> = t
-        .split(|c: char| matches!(c, ',' | '，' | '。' | ';' | '；' | '!' | '?' | '、'))
+        .split([',', '，', '。', ';', '；', '!', '?', '、'])
         .map(|c| c.chars().filter(|ch| crate::count::is_han(*ch)).count())
         .filter(|n| *n > 0)
         .collect();

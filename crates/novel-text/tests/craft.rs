@@ -83,6 +83,7 @@ impl Row {
 
     fn line(&self) -> String {
         let rule = |c: &str| self.rules.get(c).copied().unwrap_or(0);
+        let typed = format!("{}/{}", self.typed_hooks, self.hooks);
         format!(
             "| {} | {} | {} ({:.1} %) | {} ({:.1} %) | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             self.name,
@@ -100,7 +101,7 @@ impl Row {
             rule("craft/takeup"),
             rule("craft/hook-variety"),
             rule("craft/padding"),
-            format!("{}/{}", self.typed_hooks, self.hooks),
+            typed,
         )
     }
 }
