@@ -285,6 +285,21 @@ const NOT_NAMES: &[&str] = &[
     "夏夜",
     // Money and common words that start with a surname (万元, 马克; 万福金安, 云云).
     "万元",
+    // Armies (宋军 is the Song army, 马军 cavalry), not people.
+    "宋军",
+    "马军",
+    "步军",
+    "水军",
+    "金军",
+    "辽军",
+    "唐军",
+    "汉军",
+    "秦军",
+    "楚军",
+    "魏军",
+    "吴军",
+    "蜀军",
+    "明军",
     "万两",
     "马克",
     "金币",
@@ -397,6 +412,10 @@ struct Context {
     /// or a verb that takes a person before it with the clause ending right after it
     /// (问林桦。) — stricter than `person`, which also takes 是林立的 and 到了林海。
     acts: bool,
+    /// A title right before or after it (师兄林凡, 林凡师兄).
+    titled: bool,
+    /// Its start is a boundary: punctuation or a preposition before it (not 火裙朱服).
+    left: bool,
 }
 
 fn starts_with_at(chars: &[char], at: usize, word: &str) -> bool {
@@ -430,6 +449,8 @@ fn context(chars: &[char], s: usize, e: usize) -> Context {
         || title_after
         || (person_verb_before && open_after);
     Context {
+        titled: title_before || title_after,
+        left: open_before || prep_before,
         boundary: open_before || prep_before || open_after || follower_after,
         person: speech_after
             || gesture_after
@@ -781,7 +802,7 @@ impl NameIndex {
         // it is (古长歌 for 顾长歌).
         if let Some(slen) = surname_len(key).filter(|_| self.has_surname[k])
             && p < slen
-            && len < 3
+            && (len < 3 || address_after_surname(key, slen))
             && surname_at(window, 0) != Some(slen)
             && !looks_alike(key[p], window[p])
         {
@@ -928,6 +949,7 @@ impl NameIndex {
             let Some(why) = self.near_miss(chars, i, k) else {
                 continue;
             };
+            let key_last = self.keys[k][len - 1];
             let name: String = chars[i..i + len].iter().collect();
             if self.known.contains(&name) {
                 continue;
@@ -943,9 +965,30 @@ impl NameIndex {
             // title (杨制使 is 杨 + 制使), and one that is itself a word of the dictionary
             // (燕京, 奏明) needs a person standing there.
             let words = Words::around(chars, i, i + len);
-            if words.crosses(i)
-                || (len < 3 && words.crosses_from(i, i + len))
-                || words.function_at(i)
+            // A person doing something there (叫阵达把…, “……”秦朋便道) is read as one even
+            // when the segmenter glues the variant to the word before (叫阵) or after (朋便).
+            let doing = person_doing(chars, i, i + len);
+            // A two-character variant glued on its left (火裙朱服, 家余庆) needs a person there;
+            // a surname with a clan's word (蔡府, 林家) is a house, not a person.
+            if len == 2 && !(ctx.left || ctx.person || doing) {
+                continue;
+            }
+            if CLAN_SUFFIXES.contains(chars[i + len - 1]) && !CLAN_SUFFIXES.contains(key_last) {
+                continue;
+            }
+            if !doing
+                && (words.crosses(i)
+                    || (len < 3 && words.crosses_from(i, i + len))
+                    || words.function_at(i))
+            {
+                continue;
+            }
+            // A function word (或者, 而且, 这个) is never a name's variant, nor is a word of
+            // the dictionary that varies an alias without a surname (记者, 作者 for 愚者):
+            // the alias is a word itself, its neighbours are words too.
+            if !ctx.titled
+                && (words.is_function_word(i, i + len)
+                    || (!self.has_surname[k] && words.is_common_word(i, i + len, &name)))
             {
                 continue;
             }
@@ -960,7 +1003,7 @@ impl NameIndex {
             {
                 continue;
             }
-            let acts = ctx.acts || words.subject(chars, i, i + len);
+            let acts = ctx.acts || doing || words.subject(chars, i, i + len);
             if words.is_common_word(i, i + len, &name) && !acts {
                 continue;
             }
@@ -1123,6 +1166,14 @@ impl Words {
             .any(|(s, e, tag)| *s == at && *e == at + 1 && FUNCTION_TAGS.contains(&tag.as_str()))
     }
 
+    /// Whether `[s, e)` is a word the segmenter tags as a function word (或者: c, 这个: r,
+    /// 已经: d), or the start of one (或者说).
+    fn is_function_word(&self, s: usize, e: usize) -> bool {
+        self.words
+            .iter()
+            .any(|(ws, we, tag)| *ws == s && *we >= e && FUNCTION_TAGS.contains(&tag.as_str()))
+    }
+
     /// Whether `[s, e)` is one word the dictionary knows and does not tag as a person's name
     /// (燕京, 金刚, 云云, 奏明).
     fn is_common_word(&self, s: usize, e: usize, text: &str) -> bool {
@@ -1147,6 +1198,29 @@ impl Words {
                 || (chars.get(e) == Some(&'一')
                     && chars.get(e + 1).is_some_and(|c| STRIKES.contains(*c))))
     }
+}
+
+/// Before a name: a verb that takes a person (叫 宋江 来, 见 宋江 把手一招, 令 宋江 领兵) or a
+/// preposition of company (和/与/同/跟 宋江 商议) — a segmenter often glues the verb to the
+/// name's first character (叫阵, 见奏), which says nothing against the name.
+const PERSON_LEADS: &str = "叫见令教和与同跟随让请派命唤差遣被把替帮陪问找等";
+
+/// After a name: what a person does next — a particle or adverb that opens a predicate, a
+/// disposal or passive marker, a speech verb.
+const DOING: &str = "把将便就也都又却才已正并只忙急连遂乃亦再先当说道问答笑喊叫骂哼叹吼看望听见拿取走站坐跑抬低转皱点摇挺拍领引带";
+
+/// Whether a person does something at `[s, e)`: after a verb that takes a person or at the
+/// head of a clause (a sentence mark or a closing quotation mark before it), and before what a
+/// person does next (把, 便, 道, 一拳 …).
+fn person_doing(chars: &[char], s: usize, e: usize) -> bool {
+    let before = s.checked_sub(1).map(|b| chars[b]);
+    let lead = before.is_some_and(|c| PERSON_LEADS.contains(c));
+    let clause_start = before.is_none_or(|c| "。！？；：，、”」』）\n".contains(c));
+    let after = chars.get(e).copied();
+    let does = after.is_some_and(|c| DOING.contains(c))
+        || GESTURES.iter().any(|g| starts_with_at(chars, e, g))
+        || (after == Some('一') && chars.get(e + 1).is_some_and(|c| STRIKES.contains(*c)));
+    (lead || clause_start) && does
 }
 
 /// Titles and forms of address that, right after a surname, make the text an address and not
