@@ -341,7 +341,7 @@ fn names_are_judged_by_evidence_both_ways() {
     ]);
     let found = names_found(
         &root,
-        "# 第1章\n\n　　或者说，这只是一场梦。或者说，他早就知道。记者问道：“真的？”作者说过，读者笑了。\n　　或者，愚者本就不在这里。\n",
+        "# 第1章\n\n　　或者说，这只是一场梦。或者说，他早就知道。记者问道：“真的？”作者说过，读者笑了。\n　　或者，愚者本就不在这里。你最后一次见到韦尔奇先生或者娜娅女士是什么时候？\n",
     );
     assert!(found.is_empty(), "function and dictionary words: {found:?}");
     let found = names_found(

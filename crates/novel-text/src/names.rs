@@ -412,10 +412,10 @@ struct Context {
     /// or a verb that takes a person before it with the clause ending right after it
     /// (问林桦。) — stricter than `person`, which also takes 是林立的 and 到了林海。
     acts: bool,
-    /// A title right before or after it (师兄林凡, 林凡师兄).
-    titled: bool,
     /// Its start is a boundary: punctuation or a preposition before it (not 火裙朱服).
     left: bool,
+    /// Its end is a boundary: punctuation, or a verb or particle after it.
+    right: bool,
 }
 
 fn starts_with_at(chars: &[char], at: usize, word: &str) -> bool {
@@ -449,8 +449,8 @@ fn context(chars: &[char], s: usize, e: usize) -> Context {
         || title_after
         || (person_verb_before && open_after);
     Context {
-        titled: title_before || title_after,
         left: open_before || prep_before,
+        right: open_after || follower_after,
         boundary: open_before || prep_before || open_after || follower_after,
         person: speech_after
             || gesture_after
@@ -782,7 +782,9 @@ impl NameIndex {
     }
 
     /// The known near miss at `[i, i + key.len())`, if the text there is one.
-    fn near_miss(&self, chars: &[char], i: usize, k: usize) -> Option<&'static str> {
+    /// `acting`: a person clearly does something there (see [`person_doing`]), which lets a
+    /// changed surname through even when it is no surname (污松把左手… for 武松).
+    fn near_miss(&self, chars: &[char], i: usize, k: usize, acting: bool) -> Option<&'static str> {
         let key = &self.keys[k];
         let len = key.len();
         let window = &chars[i..i + len];
@@ -803,6 +805,7 @@ impl NameIndex {
         if let Some(slen) = surname_len(key).filter(|_| self.has_surname[k])
             && p < slen
             && (len < 3 || address_after_surname(key, slen))
+            && !acting
             && surname_at(window, 0) != Some(slen)
             && !looks_alike(key[p], window[p])
         {
@@ -945,8 +948,11 @@ impl NameIndex {
         candidates: &[usize],
     ) -> Option<(String, usize, &'static str, bool)> {
         let chars = scan.chars;
+        // A person doing something there (叫阵达把…, “……”秦朋便道) is read as one even when
+        // the segmenter glues the variant to the word before (叫阵) or after (朋便).
+        let maybe_doing = person_doing(chars, i, i + len);
         for &k in candidates {
-            let Some(why) = self.near_miss(chars, i, k) else {
+            let Some(why) = self.near_miss(chars, i, k, maybe_doing) else {
                 continue;
             };
             let key_last = self.keys[k][len - 1];
@@ -957,20 +963,39 @@ impl NameIndex {
             // A variant that spells an ordinary word, or of a name without a surname (an
             // alias such as 天宇), needs a person standing there; any other, a boundary.
             let ctx = context(chars, i, i + len);
-            let wordlike = NOT_NAMES.contains(&name.as_str()) || !self.has_surname[k];
-            if !(ctx.person || (ctx.boundary && !wordlike)) {
+            let mut doing = maybe_doing;
+            // A foreign name of three characters or more (克莱恩) spells no word when varied.
+            let wordlike = NOT_NAMES.contains(&name.as_str()) || (!self.has_surname[k] && len < 3);
+            if !(ctx.person || doing || (ctx.boundary && !wordlike)) {
+                continue;
+            }
+            // A two-character alias without a surname (小哥, 愚者) is a word of the language:
+            // its variant (不是小个的东西) needs a person acting there, not only standing.
+            if len == 2 && !self.has_surname[k] && !(ctx.acts || doing) {
                 continue;
             }
             // The words around it: a variant is not cut out of a word (行李里, 不觉大笑) nor a
             // title (杨制使 is 杨 + 制使), and one that is itself a word of the dictionary
             // (燕京, 奏明) needs a person standing there.
             let words = Words::around(chars, i, i + len);
-            // A person doing something there (叫阵达把…, “……”秦朋便道) is read as one even
-            // when the segmenter glues the variant to the word before (叫阵) or after (朋便).
-            let doing = person_doing(chars, i, i + len);
-            // A two-character variant glued on its left (火裙朱服, 家余庆) needs a person there;
+            // The verb before is the end of a longer word (革命片子看…): no person is taken.
+            if doing && i > 0 && is_han(chars[i - 1]) && words.crosses(i - 1) {
+                doing = false;
+                if self.near_miss(chars, i, k, false).is_none() {
+                    continue;
+                }
+            }
+            // A nickname (no surname: 一枝花, 没面目) varied inside a phrase (使一枝画杆, 也无
+            // 面目回去) is the phrase: it needs a boundary both sides or a person there.
+            let nickname = !self.has_surname[k] && self.names[k].name != self.names[k].display;
+            if nickname && !(ctx.left && ctx.right || ctx.person || doing) {
+                continue;
+            }
+            // A two-character variant glued on its left (火裙朱服, 家余庆) needs a person there
+            // (or a registered name right before it: 黑旋风李匮);
             // a surname with a clan's word (蔡府, 林家) is a house, not a person.
-            if len == 2 && !(ctx.left || ctx.person || doing) {
+            let after_name = i > 0 && scan.covered[i - 1];
+            if len == 2 && !(ctx.left || ctx.person || doing || after_name) {
                 continue;
             }
             if CLAN_SUFFIXES.contains(chars[i + len - 1]) && !CLAN_SUFFIXES.contains(key_last) {
@@ -983,12 +1008,12 @@ impl NameIndex {
             {
                 continue;
             }
-            // A function word (或者, 而且, 这个) is never a name's variant, nor is a word of
-            // the dictionary that varies an alias without a surname (记者, 作者 for 愚者):
-            // the alias is a word itself, its neighbours are words too.
-            if !ctx.titled
-                && (words.is_function_word(i, i + len)
-                    || (!self.has_surname[k] && words.is_common_word(i, i + len, &name)))
+            // A function word (或者, 而且, 这个) is never a name's variant — not even next to a
+            // title, which is the neighbour's (韦尔奇先生或者娜娅女士) —, nor is a word of the
+            // dictionary that varies an alias without a surname (记者, 作者 for 愚者): the
+            // alias is a word itself, its neighbours are words too.
+            if words.is_function_word(i, i + len)
+                || (!self.has_surname[k] && words.is_common_word(i, i + len, &name))
             {
                 continue;
             }
@@ -1234,7 +1259,22 @@ const ADDRESS_WORDS: &[&str] = &[
 ];
 /// A rank before an address (薛大姑娘, 公孙二先生, 宋三郎).
 const RANKS: &str = "大二三四五六七八九十小老";
-const RANKED_ADDRESS: &[&str] = &["郎", "娘", "姑", "嫂", "叔", "伯", "爷", "哥", "姐", "官人"];
+const RANKED_ADDRESS: &[&str] = &[
+    "郎",
+    "娘",
+    "姑",
+    "嫂",
+    "叔",
+    "伯",
+    "爷",
+    "哥",
+    "姐",
+    "官人",
+    "少爷",
+    "侄",
+    "小姐",
+    "少奶奶",
+];
 
 /// Whether the text at `g0` (right after a surname) is a title or a form of address.
 fn address_after_surname(chars: &[char], g0: usize) -> bool {
