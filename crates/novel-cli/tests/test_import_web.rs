@@ -355,3 +355,203 @@ fn names_are_judged_by_evidence_both_ways() {
         );
     }
 }
+
+/// A whole book of `NOVEL_BOOKS_DIR` for the opt-in test below: its file, what the import of
+/// the edition as published says (`None`: imports), the edits of the one or two lines that
+/// refusal names (applied to a copy), the flags, the chapters imported, and the names check's
+/// cast and verdicts (`tests/fixtures/precision/names/`) with the precision it must reach.
+struct WebBook {
+    file: &'static str,
+    refused: Option<(&'static str, &'static [usize])>,
+    edits: &'static [(&'static str, &'static str)],
+    flags: &'static [&'static str],
+    chapters: usize,
+    cast: &'static str,
+    precision: f64,
+}
+
+const WEB_BOOKS: &[WebBook] = &[
+    // 水浒传 (public domain), the OCR edition of tennessine/corpus.
+    WebBook {
+        file: "tc-水浒传.txt",
+        refused: None,
+        edits: &[],
+        flags: &[],
+        chapters: 120,
+        cast: "shuihu",
+        precision: 0.95,
+    },
+    // 诡秘之主 第一部 (爱潜水的乌贼, 2018; copyrighted: not committed), GBK Markdown.
+    WebBook {
+        file: "web-诡秘之主-第一部.md",
+        refused: Some(("E_IMPORT_VOLUME", &[37167])),
+        edits: &[("\n 第一部总结兼请假", "\n 总结兼请假")],
+        flags: &[],
+        chapters: 213,
+        cast: "web/gmzz",
+        precision: 0.9,
+    },
+    // 盗墓笔记 (南派三叔, 2006–; copyrighted: not committed), GBK, numbered anew in each 卷.
+    WebBook {
+        file: "web-盗墓笔记.txt",
+        refused: Some(("E_IMPORT_ORDER", &[])),
+        edits: &[],
+        flags: &["--renumber"],
+        chapters: 522,
+        cast: "web/dmbj",
+        precision: 0.9,
+    },
+    // 鬼吹灯 (天下霸唱, 2006; copyrighted: not committed), UTF-8, three headings misnumbered.
+    WebBook {
+        file: "web-鬼吹灯.txt",
+        refused: Some(("E_IMPORT_HEADING", &[7080, 7298, 7329])),
+        edits: &[
+            ("第一百七五章", "第一百七十五章"),
+            ("第一八十二章", "第一百八十二章"),
+            ("第一八十三章", "第一百八十三章"),
+        ],
+        flags: &["--renumber"],
+        chapters: 215,
+        cast: "web/gcd",
+        precision: 0.8,
+    },
+];
+
+/// Distinct (name, kind) of `novel check names --all` in `root` with `cast` registered.
+fn book_names(root: &Path, cast: &Path) -> std::collections::BTreeSet<(String, String)> {
+    let cast: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(cast).unwrap()).unwrap();
+    for c in &cast {
+        write_json(
+            &root.join(format!(
+                "characters/active/{}.json",
+                c["id"].as_str().unwrap()
+            )),
+            c,
+        );
+    }
+    let doc = json(&novel(root, &["--json", "check", "names", "--all"]));
+    doc["data"]["findings"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{doc}"))
+        .iter()
+        .map(|f| {
+            (
+                f["name"].as_str().unwrap().to_string(),
+                f["kind"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Whole books (`NOVEL_BOOKS_DIR`, see `tests/fixtures/import/README.md`): a classic OCR
+/// edition and three modern web novels import as the README's table says, and the names
+/// check with each book's cast finds only what its verdicts file judges, at the precision
+/// given (near misses, same-surname and unregistered names alike). Prints the figures.
+#[test]
+fn whole_books_import_and_names_by_their_verdicts() {
+    let Some(dir) = std::env::var_os("NOVEL_BOOKS_DIR").map(std::path::PathBuf::from) else {
+        eprintln!("whole_books_import_and_names_by_their_verdicts: set NOVEL_BOOKS_DIR to run it");
+        return;
+    };
+    let names_dir =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/precision/names");
+    for book in WEB_BOOKS {
+        let src = dir.join(book.file);
+        if !src.exists() {
+            eprintln!("{}: not in NOVEL_BOOKS_DIR, skipped", book.file);
+            continue;
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let (c, doc) = import_json(
+            tmp.path(),
+            &[src.to_str().unwrap(), "--into", "x", "--dry-run"],
+        );
+        let mut source = src.clone();
+        if let Some((refusal, lines)) = book.refused {
+            assert_eq!(
+                (c, doc["error"]["code"].as_str()),
+                (1, Some(refusal)),
+                "{}",
+                book.file
+            );
+            let named: Vec<u64> = doc["data"]["problems"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|p| p["code"] == refusal)
+                .map(|p| p["line"].as_u64().unwrap())
+                .collect();
+            for l in lines.iter() {
+                assert!(
+                    named.contains(&(*l as u64)),
+                    "{}: line {l} in {named:?}",
+                    book.file
+                );
+            }
+            let bytes = std::fs::read(&src).unwrap();
+            let mut text = match std::str::from_utf8(&bytes) {
+                Ok(t) => t.to_string(),
+                Err(_) => encoding_rs::GB18030.decode(&bytes).0.into_owned(),
+            };
+            for (from, to) in book.edits {
+                assert!(text.contains(from), "{}: {from}", book.file);
+                text = text.replacen(from, to, 1);
+            }
+            source = tmp.path().join(book.file.replace(".md", ".txt"));
+            std::fs::write(&source, text).unwrap();
+        }
+        let mut args = vec![source.to_str().unwrap(), "--into", "book"];
+        args.extend_from_slice(book.flags);
+        let (c, doc) = import_json(tmp.path(), &args);
+        assert_eq!(c, 0, "{}: {}", book.file, doc["error"]);
+        assert_eq!(
+            doc["data"]["imported"].as_array().unwrap().len(),
+            book.chapters,
+            "{}",
+            book.file
+        );
+        let found = book_names(
+            &tmp.path().join("book"),
+            &names_dir.join(format!("{}-cast.json", book.cast)),
+        );
+        let verdicts: std::collections::BTreeMap<(String, String), bool> =
+            std::fs::read_to_string(names_dir.join(format!("{}-verdicts.tsv", book.cast)))
+                .unwrap()
+                .lines()
+                .filter(|l| !l.starts_with('#'))
+                .map(|l| {
+                    let f: Vec<&str> = l.split('\t').collect();
+                    ((f[0].to_string(), f[1].to_string()), f[2] == "true")
+                })
+                .collect();
+        let unjudged: Vec<_> = found
+            .iter()
+            .filter(|f| !verdicts.contains_key(*f))
+            .collect();
+        assert!(
+            unjudged.is_empty(),
+            "{}: judge these: {unjudged:?}",
+            book.file
+        );
+        let gone: Vec<_> = verdicts
+            .iter()
+            .filter(|(k, v)| **v && !found.contains(*k))
+            .map(|(k, _)| k)
+            .collect();
+        assert!(
+            gone.is_empty(),
+            "{}: true findings no longer found: {gone:?}",
+            book.file
+        );
+        let right = found.iter().filter(|f| verdicts[*f]).count();
+        let precision = right as f64 / found.len().max(1) as f64;
+        eprintln!(
+            "{}: {} chapters; names: {} findings, {right} true, precision {:.1} %",
+            book.file,
+            book.chapters,
+            found.len(),
+            precision * 100.0
+        );
+        assert!(precision >= book.precision, "{}: {precision}", book.file);
+    }
+}
