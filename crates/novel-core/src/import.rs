@@ -864,6 +864,11 @@ fn content_problems(
     target: &Target,
 ) -> Vec<Problem> {
     let mut out = Vec::new();
+    // Not one chapter with text: a table of contents, not a book.
+    let none_written = sections
+        .iter()
+        .zip(chars)
+        .all(|(s, &c)| s.kind != SectionKind::Chapter || c == 0);
     for (i, (s, &c)) in sections.iter().zip(chars).enumerate() {
         if s.kind != SectionKind::Chapter || c != 0 || copies[i].is_some() {
             continue;
@@ -880,6 +885,15 @@ fn content_problems(
                 format!(
                     "{n}「{}」没有正文，第 {} 行又是{n}：目录被当成了章节",
                     s.title, later.line
+                ),
+            )),
+            None if none_written => out.push(problem(
+                ProblemKind::Empty,
+                "E_IMPORT_EMPTY",
+                s,
+                format!(
+                    "{n}「{}」没有正文：书稿里没有一章有正文，多半只是一份目录",
+                    s.title
                 ),
             )),
             None => {

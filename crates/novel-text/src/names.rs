@@ -971,7 +971,10 @@ impl NameIndex {
             }
             // A two-character alias without a surname (小哥, 愚者) is a word of the language:
             // its variant (不是小个的东西) needs a person acting there, not only standing.
-            if len == 2 && !self.has_surname[k] && !(ctx.acts || doing) {
+            if len == 2
+                && !self.has_surname[k]
+                && !(ctx.acts || doing || led(chars, i) && ctx.right)
+            {
                 continue;
             }
             // The words around it: a variant is not cut out of a word (行李里, 不觉大笑) nor a
@@ -1233,6 +1236,17 @@ const PERSON_LEADS: &str = "叫见令教和与同跟随让请派命唤差遣被�
 /// After a name: what a person does next — a particle or adverb that opens a predicate, a
 /// disposal or passive marker, a speech verb.
 const DOING: &str = "把将便就也都又却才已正并只忙急连遂乃亦再先当说道问答笑喊叫骂哼叹吼看望听见拿取走站坐跑抬低转皱点摇挺拍领引带";
+
+/// Whether a verb that takes a person stands right before `s`, or before an aspect particle
+/// there (见了风姐).
+fn led(chars: &[char], s: usize) -> bool {
+    let lead = |k: usize| PERSON_LEADS.contains(chars[k]);
+    match s {
+        0 => false,
+        1 => lead(0),
+        _ => lead(s - 1) || ("了着过".contains(chars[s - 1]) && lead(s - 2)),
+    }
+}
 
 /// Whether a person does something at `[s, e)`: after a verb that takes a person or at the
 /// head of a clause (a sentence mark or a closing quotation mark before it), and before what a

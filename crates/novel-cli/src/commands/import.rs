@@ -525,11 +525,11 @@ fn refusal(code: &'static str, plan: &Plan, args: &ImportArgs) -> CliError {
             format!("书稿的章号有 {n} 处问题（缺章、重号或顺序颠倒），没有导入任何内容"),
             if args.renumber {
                 "检查书稿：补上缺的章节，或删去重复的章节".to_string()
-            } else if let Some(p) = plan
-                .problems
-                .iter()
-                .find(|p| p.finding.code == code && !p.finding.hint.is_empty())
-            {
+            } else if let Some(p) = plan.problems.iter().find(|p| {
+                p.finding.code == code
+                    && (p.finding.hint.contains("全书的后一部分时加 --start")
+                        || p.kind == novel_core::import::ProblemKind::Duplicate)
+            }) {
                 p.finding.hint.clone()
             } else {
                 "核对上面的列表：修正书稿里的章号后重新导入，或加 --renumber 按出现顺序重新编号"
@@ -592,6 +592,7 @@ fn plan_data<'a>(
 
 fn row_label(r: &Row) -> String {
     match (r.kind, r.chapter) {
+        (SectionKind::Chapter, None) => format!("第{}章", r.source_number.unwrap_or(0)),
         (SectionKind::Chapter, Some(n)) if r.source_number == Some(n) => format!("第{n}章"),
         (SectionKind::Chapter, Some(n)) => match r.source_number {
             Some(s) => format!("第{n}章（原第{s}章）"),
