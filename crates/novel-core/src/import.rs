@@ -409,29 +409,8 @@ pub fn plan(
     let mut extra_index = 0;
     let mut last_chapter: Option<u32> = None;
     for (((s, &c), n), copy) in sections.iter().zip(chars).zip(&numbers).zip(&copies) {
-        let (target_file, skip_reason) = match (s.kind, n, copy) {
-            (_, _, Some(k)) => (
-                String::new(),
-                Some(format!(
-                    "与第 {} 行的{}一字不差，只导入那一份",
-                    sections[*k].line,
-                    chapter_name(&sections[*k])
-                )),
-            ),
-            (SectionKind::Chapter, Some(n), _) => {
-                (crate::naming::chapter_file(*n), chapter_skip(*n, target))
-            }
-            _ => {
-                extra_index += 1;
-                let file = extra_target(extra_index, &s.name);
-                let exists = file
-                    .rsplit('/')
-                    .next()
-                    .is_some_and(|f| target.extra_files.contains(f));
-                let why = exists.then(|| format!("{file} 已存在"));
-                (file, why)
-            }
-        };
+        let copy_of = copy.map(|k| &sections[k]);
+        let (target_file, skip_reason) = landing(s, *n, copy_of, target, &mut extra_index);
         let after_chapter = match s.kind {
             SectionKind::Chapter => None,
             _ => Some(last_chapter.unwrap_or_else(|| first.map_or(base, |f| f.saturating_sub(1)))),
@@ -478,6 +457,40 @@ pub fn plan(
         source_chars: chars.iter().sum(),
         rows,
         project_last: target.last_completed,
+    }
+}
+
+/// Where a section lands (its file) and why it is not imported, if it is not: a copy of
+/// `copy_of`, a chapter the project has, an extra whose file exists.
+fn landing(
+    s: &Section,
+    n: Option<u32>,
+    copy_of: Option<&Section>,
+    target: &Target,
+    extra_index: &mut usize,
+) -> (String, Option<String>) {
+    match (s.kind, n, copy_of) {
+        (_, _, Some(first)) => (
+            String::new(),
+            Some(format!(
+                "与第 {} 行的{}一字不差，只导入那一份",
+                first.line,
+                chapter_name(first)
+            )),
+        ),
+        (SectionKind::Chapter, Some(n), _) => {
+            (crate::naming::chapter_file(n), chapter_skip(n, target))
+        }
+        _ => {
+            *extra_index += 1;
+            let file = extra_target(*extra_index, &s.name);
+            let exists = file
+                .rsplit('/')
+                .next()
+                .is_some_and(|f| target.extra_files.contains(f));
+            let why = exists.then(|| format!("{file} 已存在"));
+            (file, why)
+        }
     }
 }
 
@@ -853,16 +866,10 @@ fn continuation_problem(
 }
 
 /// Empty chapters: one whose number comes again later (a table of contents taken for
-/// chapters) refuses the import, any other is imported empty with a warning (the chapter keeps
-/// its number; `validate` lists it until it is written). Volumes going backwards; and, into an
-/// existing project, chapters of a volume before its current one.
-fn content_problems(
-    sections: &[Section],
-    chars: &[usize],
-    copies: &[Option<usize>],
-    volumes: &[VolumeHeading],
-    target: &Target,
-) -> Vec<Problem> {
+/// chapters) refuses the import, and so does every one when no chapter has text; any other is
+/// imported empty with a warning (the chapter keeps its number; `validate` lists it until it is
+/// written).
+fn empty_chapters(sections: &[Section], chars: &[usize], copies: &[Option<usize>]) -> Vec<Problem> {
     let mut out = Vec::new();
     // Not one chapter with text: a table of contents, not a book.
     let none_written = sections
@@ -877,25 +884,17 @@ fn content_problems(
         let again = sections[i + 1..]
             .iter()
             .find(|l| l.kind == SectionKind::Chapter && l.number == s.number);
-        match again {
-            Some(later) => out.push(problem(
-                ProblemKind::Empty,
-                "E_IMPORT_EMPTY",
-                s,
-                format!(
-                    "{n}「{}」没有正文，第 {} 行又是{n}：目录被当成了章节",
-                    s.title, later.line
-                ),
-            )),
-            None if none_written => out.push(problem(
-                ProblemKind::Empty,
-                "E_IMPORT_EMPTY",
-                s,
+        let refusal = match again {
+            Some(later) => format!(
+                "{n}「{}」没有正文，第 {} 行又是{n}：目录被当成了章节",
+                s.title, later.line
+            ),
+            None if none_written => {
                 format!(
                     "{n}「{}」没有正文：书稿里没有一章有正文，多半只是一份目录",
                     s.title
-                ),
-            )),
+                )
+            }
             None => {
                 let mut p = Problem::warning(
                     ProblemKind::Empty,
@@ -906,9 +905,24 @@ fn content_problems(
                 );
                 p.finding.chapter = s.number;
                 out.push(p);
+                continue;
             }
-        }
+        };
+        out.push(problem(ProblemKind::Empty, "E_IMPORT_EMPTY", s, refusal));
     }
+    out
+}
+
+/// Empty chapters ([`empty_chapters`]); volumes going backwards; and, into an existing project,
+/// chapters of a volume before its current one.
+fn content_problems(
+    sections: &[Section],
+    chars: &[usize],
+    copies: &[Option<usize>],
+    volumes: &[VolumeHeading],
+    target: &Target,
+) -> Vec<Problem> {
+    let mut out = empty_chapters(sections, chars, copies);
     for w in volumes.windows(2) {
         if w[1].volume <= w[0].volume {
             out.push(Problem::error(

@@ -973,17 +973,7 @@ pub fn split_file(text: &str, file: &str, stem: &str, options: Options) -> Split
         line = i + 1;
         lines.remove(i);
     }
-    let cut: Vec<String> = lines
-        .iter()
-        .filter_map(|l| match furniture::find(l) {
-            _ if !options.strip_furniture => Some(l.to_string()),
-            None => Some(l.to_string()),
-            Some(furniture::Found::Line(_)) => None,
-            Some(furniture::Found::Inline(pieces)) => Some(furniture::cut(l, &pieces)),
-        })
-        .collect();
-    let kept: Vec<&str> = cut.iter().map(String::as_str).collect();
-    let body = trim_blank_lines(&kept);
+    let body = stripped_body(&lines, options.strip_furniture);
     let pick = |t: String| {
         if md_title.is_empty() {
             t
@@ -1050,6 +1040,22 @@ pub fn split_file(text: &str, file: &str, stem: &str, options: Options) -> Split
         furniture,
         suspects: own.suspects,
     }
+}
+
+/// The lines as a body: with `strip`, furniture lines left out and furniture pieces cut out of
+/// the lines of the story.
+fn stripped_body(lines: &[&str], strip: bool) -> String {
+    let cut: Vec<String> = lines
+        .iter()
+        .filter_map(|l| match furniture::find(l) {
+            _ if !strip => Some(l.to_string()),
+            None => Some(l.to_string()),
+            Some(furniture::Found::Line(_)) => None,
+            Some(furniture::Found::Inline(pieces)) => Some(furniture::cut(l, &pieces)),
+        })
+        .collect();
+    let kept: Vec<&str> = cut.iter().map(String::as_str).collect();
+    trim_blank_lines(&kept)
 }
 
 /// Where a folder's file goes in the book, by its name: 序章/楔子/引子 first, then by number,

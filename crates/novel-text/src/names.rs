@@ -955,90 +955,120 @@ impl NameIndex {
             let Some(why) = self.near_miss(chars, i, k, maybe_doing) else {
                 continue;
             };
-            let key_last = self.keys[k][len - 1];
             let name: String = chars[i..i + len].iter().collect();
             if self.known.contains(&name) {
                 continue;
             }
-            // A variant that spells an ordinary word, or of a name without a surname (an
-            // alias such as 天宇), needs a person standing there; any other, a boundary.
             let ctx = context(chars, i, i + len);
-            let mut doing = maybe_doing;
-            // A foreign name of three characters or more (克莱恩) spells no word when varied.
-            let wordlike = NOT_NAMES.contains(&name.as_str()) || (!self.has_surname[k] && len < 3);
-            if !(ctx.person || doing || (ctx.boundary && !wordlike)) {
+            if !self.stands_as_name(scan, i, k, &name, &ctx, maybe_doing) {
                 continue;
             }
-            // A two-character alias without a surname (小哥, 愚者) is a word of the language:
-            // its variant (不是小个的东西) needs a person acting there, not only standing.
-            if len == 2
-                && !self.has_surname[k]
-                && !(ctx.acts || doing || led(chars, i) && ctx.right)
-            {
-                continue;
-            }
-            // The words around it: a variant is not cut out of a word (行李里, 不觉大笑) nor a
-            // title (杨制使 is 杨 + 制使), and one that is itself a word of the dictionary
-            // (燕京, 奏明) needs a person standing there.
+            // The words around it (the segmenter, only for what got this far).
             let words = Words::around(chars, i, i + len);
             // The verb before is the end of a longer word (革命片子看…): no person is taken.
-            if doing && i > 0 && is_han(chars[i - 1]) && words.crosses(i - 1) {
-                doing = false;
-                if self.near_miss(chars, i, k, false).is_none() {
-                    continue;
-                }
-            }
-            // A nickname (no surname: 一枝花, 没面目) varied inside a phrase (使一枝画杆, 也无
-            // 面目回去) is the phrase: it needs a boundary both sides or a person there.
-            let nickname = !self.has_surname[k] && self.names[k].name != self.names[k].display;
-            if nickname && !(ctx.left && ctx.right || ctx.person || doing) {
-                continue;
-            }
-            // A two-character variant glued on its left (火裙朱服, 家余庆) needs a person there
-            // (or a registered name right before it: 黑旋风李匮);
-            // a surname with a clan's word (蔡府, 林家) is a house, not a person.
-            let after_name = i > 0 && scan.covered[i - 1];
-            if len == 2 && !(ctx.left || ctx.person || doing || after_name) {
-                continue;
-            }
-            if CLAN_SUFFIXES.contains(chars[i + len - 1]) && !CLAN_SUFFIXES.contains(key_last) {
-                continue;
-            }
-            if !doing
-                && (words.crosses(i)
-                    || (len < 3 && words.crosses_from(i, i + len))
-                    || words.function_at(i))
+            let doing = maybe_doing && !(i > 0 && is_han(chars[i - 1]) && words.crosses(i - 1));
+            if doing != maybe_doing
+                && (self.near_miss(chars, i, k, false).is_none()
+                    || !self.stands_as_name(scan, i, k, &name, &ctx, false))
             {
                 continue;
             }
-            // A function word (或者, 而且, 这个) is never a name's variant — not even next to a
-            // title, which is the neighbour's (韦尔奇先生或者娜娅女士) —, nor is a word of the
-            // dictionary that varies an alias without a surname (记者, 作者 for 愚者): the
-            // alias is a word itself, its neighbours are words too.
-            if words.is_function_word(i, i + len)
-                || (!self.has_surname[k] && words.is_common_word(i, i + len, &name))
-            {
+            let Some(acts) = self.words_allow(scan, i, k, &ctx, &words, doing) else {
                 continue;
-            }
-            // Right before a registered name it says who that is (宋将关胜): not a name.
-            if scan.covered.get(i + len) == Some(&true) {
-                continue;
-            }
-            let key = &self.keys[k];
-            if let Some(sl) = surname_len(&chars[i..i + len])
-                && address_after_surname(chars, i + sl)
-                && !address_after_surname(key, sl)
-            {
-                continue;
-            }
-            let acts = ctx.acts || doing || words.subject(chars, i, i + len);
-            if words.is_common_word(i, i + len, &name) && !acts {
-                continue;
-            }
-            let person = ctx.person || acts;
-            return Some((name, k, why, person));
+            };
+            return Some((name, k, why, ctx.person || acts));
         }
         None
+    }
+
+    /// Whether the variant `name` of key `k` at `i` stands where a name stands, by its
+    /// neighbours alone (`doing`: a person does something there).
+    fn stands_as_name(
+        &self,
+        scan: &Scan<'_>,
+        i: usize,
+        k: usize,
+        name: &str,
+        ctx: &Context,
+        doing: bool,
+    ) -> bool {
+        let chars = scan.chars;
+        let len = self.keys[k].len();
+        // A variant that spells an ordinary word, or of a two-character name without a
+        // surname (an alias such as 天宇), needs a person standing there; any other, a
+        // boundary (a foreign name of three characters, 克莱恩, spells no word when varied).
+        let wordlike = NOT_NAMES.contains(&name) || (!self.has_surname[k] && len < 3);
+        if !(ctx.person || doing || (ctx.boundary && !wordlike)) {
+            return false;
+        }
+        // A two-character alias without a surname (小哥, 愚者) is a word of the language: its
+        // variant (不是小个的东西) needs a person acting there, or a verb that takes one.
+        if len == 2 && !self.has_surname[k] && !(ctx.acts || doing || led(chars, i) && ctx.right) {
+            return false;
+        }
+        // A nickname (no surname: 一枝花, 没面目) varied inside a phrase (使一枝画杆, 也无面目
+        // 回去) is the phrase: it needs a boundary both sides or a person there.
+        let nickname = !self.has_surname[k] && self.names[k].name != self.names[k].display;
+        if nickname && !(ctx.left && ctx.right || ctx.person || doing) {
+            return false;
+        }
+        // A two-character variant glued on its left (火裙朱服, 家余庆) needs a person there (or
+        // a registered name right before it: 黑旋风李匮); a surname with a clan's word (蔡府,
+        // 林家) is a house, not a person.
+        let after_name = i > 0 && scan.covered[i - 1];
+        if len == 2 && !(ctx.left || ctx.person || doing || after_name) {
+            return false;
+        }
+        let key_last = self.keys[k][len - 1];
+        !(CLAN_SUFFIXES.contains(chars[i + len - 1]) && !CLAN_SUFFIXES.contains(key_last))
+    }
+
+    /// What the segmenter's words say of the variant `name` of key `k` at `i`: `None` when it
+    /// is no name — cut out of a word (行李里, 不觉大笑), a title (杨制使 is 杨 + 制使), a
+    /// function word (或者), a word of the dictionary with no person acting there (燕京) —,
+    /// else whether a person acts there.
+    fn words_allow(
+        &self,
+        scan: &Scan<'_>,
+        i: usize,
+        k: usize,
+        ctx: &Context,
+        words: &Words,
+        doing: bool,
+    ) -> Option<bool> {
+        let chars = scan.chars;
+        let len = self.keys[k].len();
+        let name: String = chars[i..i + len].iter().collect();
+        let name = name.as_str();
+        if !doing
+            && (words.crosses(i)
+                || (len < 3 && words.crosses_from(i, i + len))
+                || words.function_at(i))
+        {
+            return None;
+        }
+        // A function word (或者, 而且, 这个) is never a name's variant — not even next to a
+        // title, which is the neighbour's (韦尔奇先生或者娜娅女士) —, nor is a word of the
+        // dictionary that varies an alias without a surname (记者, 作者 for 愚者): the alias is
+        // a word itself, its neighbours are words too.
+        if words.is_function_word(i, i + len)
+            || (!self.has_surname[k] && words.is_common_word(i, i + len, name))
+        {
+            return None;
+        }
+        // Right before a registered name it says who that is (宋将关胜): not a name.
+        if scan.covered.get(i + len) == Some(&true) {
+            return None;
+        }
+        let key = &self.keys[k];
+        if let Some(sl) = surname_len(&chars[i..i + len])
+            && address_after_surname(chars, i + sl)
+            && !address_after_surname(key, sl)
+        {
+            return None;
+        }
+        let acts = ctx.acts || doing || words.subject(chars, i, i + len);
+        (acts || !words.is_common_word(i, i + len, name)).then_some(acts)
     }
 
     /// Files each person-like name that is neither registered nor already found: as a
