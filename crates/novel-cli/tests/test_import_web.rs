@@ -309,12 +309,8 @@ fn cast_project(cast: &[(&str, &str, &[&str])]) -> (tempfile::TempDir, std::path
     (t, root)
 }
 
-fn names_found(root: &Path, text: &str) -> Vec<(String, String)> {
-    std::fs::write(root.join("chapters/chapter-001.md"), text).unwrap();
-    let doc = json(&novel(
-        root,
-        &["--json", "check", "names", "--chapter", "1"],
-    ));
+/// (name, kind) of each finding of a `check names --json` answer.
+fn findings<T: FromIterator<(String, String)>>(doc: &Value) -> T {
     doc["data"]["findings"]
         .as_array()
         .unwrap_or_else(|| panic!("{doc}"))
@@ -326,6 +322,15 @@ fn names_found(root: &Path, text: &str) -> Vec<(String, String)> {
             )
         })
         .collect()
+}
+
+fn names_found(root: &Path, text: &str) -> Vec<(String, String)> {
+    std::fs::write(root.join("chapters/chapter-001.md"), text).unwrap();
+    let doc = json(&novel(
+        root,
+        &["--json", "check", "names", "--chapter", "1"],
+    ));
+    findings(&doc)
 }
 
 /// Names by evidence, both ways: a function or dictionary word is no variant of an alias (或者,
@@ -430,17 +435,7 @@ fn book_names(root: &Path, cast: &Path) -> std::collections::BTreeSet<(String, S
         );
     }
     let doc = json(&novel(root, &["--json", "check", "names", "--all"]));
-    doc["data"]["findings"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{doc}"))
-        .iter()
-        .map(|f| {
-            (
-                f["name"].as_str().unwrap().to_string(),
-                f["kind"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
+    findings(&doc)
 }
 
 /// Whole books (`NOVEL_BOOKS_DIR`, see `tests/fixtures/import/README.md`): a classic OCR

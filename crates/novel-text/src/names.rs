@@ -1020,7 +1020,7 @@ impl NameIndex {
             return false;
         }
         let key_last = self.keys[k][len - 1];
-        !(CLAN_SUFFIXES.contains(chars[i + len - 1]) && !CLAN_SUFFIXES.contains(key_last))
+        !CLAN_SUFFIXES.contains(chars[i + len - 1]) || CLAN_SUFFIXES.contains(key_last)
     }
 
     /// What the segmenter's words say of the variant `name` of key `k` at `i`: `None` when it
