@@ -1195,7 +1195,9 @@ mod tests {
 
     #[test]
     fn gap_duplicate_and_order_are_reported_not_guessed() {
-        let s = [ch(1, None), ch(3, None), ch(3, None), ch(2, None)];
+        let mut other = ch(3, None);
+        other.body = "另一章的正文".into();
+        let s = [ch(1, None), ch(3, None), other, ch(2, None)];
         let p = run(&s, &new_project(), false);
         let kinds: Vec<_> = p
             .problems
@@ -1278,7 +1280,14 @@ mod tests {
         };
         let p = plan(&s, &[0, 3], &found, &new_project(), numbering);
         let codes: Vec<_> = p.problems.iter().map(|p| p.finding.code.as_ref()).collect();
-        assert_eq!(codes, ["E_IMPORT_EMPTY", "E_IMPORT_VOLUME"]);
+        // One empty chapter, not repeated: imported empty under its number, with a warning.
+        assert_eq!(codes, ["import/empty", "E_IMPORT_VOLUME"]);
+        // An empty chapter whose number comes again (a table of contents) refuses, renumbered
+        // or not.
+        let mut toc = [ch(1, None), ch(1, None)];
+        toc[0].body = String::new();
+        let q = plan(&toc, &[0, 3], &Found::default(), &new_project(), numbering);
+        assert_eq!(q.refusal(), Some("E_IMPORT_EMPTY"));
         assert_eq!(p.refusal(), Some("E_IMPORT_VOLUME"));
         assert_eq!(
             p.volumes,

@@ -412,6 +412,8 @@ struct Context {
     /// or a verb that takes a person before it with the clause ending right after it
     /// (问林桦。) — stricter than `person`, which also takes 是林立的 and 到了林海。
     acts: bool,
+    /// A title right before or after it (师兄林凡, 一明师兄).
+    titled: bool,
     /// Its start is a boundary: punctuation or a preposition before it (not 火裙朱服).
     left: bool,
     /// Its end is a boundary: punctuation, or a verb or particle after it.
@@ -449,7 +451,8 @@ fn context(chars: &[char], s: usize, e: usize) -> Context {
         || title_after
         || (person_verb_before && open_after);
     Context {
-        left: open_before || prep_before,
+        titled: title_before || title_after,
+        left: open_before || prep_before || s > 0 && "了着过".contains(chars[s - 1]),
         right: open_after || follower_after,
         boundary: open_before || prep_before || open_after || follower_after,
         person: speech_after
@@ -1050,9 +1053,10 @@ impl NameIndex {
         // A function word (或者, 而且, 这个) is never a name's variant — not even next to a
         // title, which is the neighbour's (韦尔奇先生或者娜娅女士) —, nor is a word of the
         // dictionary that varies an alias without a surname (记者, 作者 for 愚者): the alias is
-        // a word itself, its neighbours are words too.
+        // a word itself, its neighbours are words too — unless a title names a person there
+        // (一明师兄).
         if words.is_function_word(i, i + len)
-            || (!self.has_surname[k] && words.is_common_word(i, i + len, name))
+            || (!self.has_surname[k] && !ctx.titled && words.is_common_word(i, i + len, name))
         {
             return None;
         }
@@ -1907,11 +1911,9 @@ mod tests {
                 &[("方圆", "同音:方源")],
                 "常用词写在人名位置",
             ),
-            (
-                "小鱼笑着跑开。",
-                &[("小鱼", "同音:苏小雨")],
-                "别名的变体后接动作",
-            ),
+            // A word of the dictionary varying an alias without a surname is that word (记者,
+            // 作者 for 愚者; 小鱼 for 小雨), even before an action (issue 43).
+            ("小鱼笑着跑开。", &[], "别名的变体是常用词"),
             ("一明师兄来了。", &[("一明", "同音:江一鸣")], "称谓在后"),
             (
                 "林天羽冷笑一声。",
