@@ -27,6 +27,7 @@ mod test_hook;
 mod test_import;
 mod test_import_books;
 mod test_import_hostile;
+mod test_import_web;
 mod test_init;
 mod test_install;
 mod test_integrity;

@@ -267,6 +267,10 @@ pub struct Written {
 
 /// `# 第一回 标题` (the heading as the plan keeps it) and the body: a committed chapter's text.
 pub fn chapter_text(heading: &str, body: &str) -> String {
+    if body.is_empty() {
+        // An empty chapter keeps its number and heading (`validate` lists it until written).
+        return format!("# {heading}\n");
+    }
     format!("# {heading}\n\n{body}\n")
 }
 
@@ -340,7 +344,7 @@ pub fn write(
         return Err(ImportError::InFlight { chapter: n });
     }
     let Some(&last) = plan.imported.last() else {
-        if plan.rows.iter().all(|r| r.action == Action::Skip) {
+        if plan.rows.iter().all(|r| r.action != Action::Import) {
             return Ok(None);
         }
         return write_extras_only(project, plan, sections, stripped, held, on_file);
@@ -429,7 +433,11 @@ fn furniture_text(stripped: &[Furniture]) -> String {
     let mut out =
         String::from("# novel import --strip-furniture 从书稿中拿掉的行（文件:行、种类、原文）\n");
     for f in stripped {
-        out.push_str(&format!("{}:{}\t{}\t{}\n", f.file, f.line, f.label, f.text));
+        let inside = if f.inline { "（段内）" } else { "" };
+        out.push_str(&format!(
+            "{}:{}\t{}{inside}\t{}\n",
+            f.file, f.line, f.label, f.text
+        ));
     }
     out
 }
