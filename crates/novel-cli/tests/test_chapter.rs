@@ -91,13 +91,8 @@ const QUOTED: [&str; 8] = [
 /// A judge's evaluation of chapter `n` at `score` on every dimension, with the recommendation
 /// the score gives under the default gate and, when it sends the chapter back, one fix.
 pub(crate) fn eval_doc(n: u32, score: f64) -> Value {
-    let recommendation = match score {
-        s if s >= 4.0 => "pass",
-        s if s >= 3.5 => "polish",
-        s if s >= 3.0 => "revise",
-        s if s >= 2.0 => "pause",
-        _ => "rewrite",
-    };
+    // What quality-judge.md derives from the score under the default gate (`E_EVAL_VERDICT`).
+    let recommendation = novel_core::gate::band(score, &Default::default());
     let mut scores = json!({});
     for (i, (name, w)) in novel_core::model::evaluation::DIMENSIONS.iter().enumerate() {
         scores[*name] =

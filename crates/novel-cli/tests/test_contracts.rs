@@ -171,31 +171,25 @@ fn each_broken_promise_of_the_judge_is_refused_with_its_own_code() {
         "{doc}"
     );
 
-    // The guard hook tells the judge as it writes (PostToolUse), before `stage judged` does.
-    let mut e = good_eval(4.2);
-    e["scores"]["pacing"]["evidence"] = json!("「陆尘一掌拍碎了桌子」");
-    write_json(&eval_path(&root), &e);
-    let block = novel_hook(
-        &root,
-        "post-tool-use",
-        "staging/evaluations/chapter-002-eval.json",
-    );
-    assert!(
-        block.contains("\"decision\":\"block\"") && block.contains("E_EVAL_QUOTE"),
-        "{block}"
-    );
-    let mut e = good_eval(4.2);
-    e["scores"]["pacing"]["evidence"] = json!("「陆尘」");
-    write_json(&eval_path(&root), &e);
-    let block = novel_hook(
-        &root,
-        "post-tool-use",
-        "staging/evaluations/chapter-002-eval.json",
-    );
-    assert!(
-        block.contains("\"decision\":\"block\"") && block.contains("E_EVAL_FRAGMENT"),
-        "{block}"
-    );
+    // The guard hook tells the judge as it writes (PostToolUse), before `stage judged` does: a
+    // quote not in the chapter, a name for a quote.
+    for (evidence, code) in [
+        ("「陆尘一掌拍碎了桌子」", "E_EVAL_QUOTE"),
+        ("「陆尘」", "E_EVAL_FRAGMENT"),
+    ] {
+        let mut e = good_eval(4.2);
+        e["scores"]["pacing"]["evidence"] = json!(evidence);
+        write_json(&eval_path(&root), &e);
+        let block = novel_hook(
+            &root,
+            "post-tool-use",
+            "staging/evaluations/chapter-002-eval.json",
+        );
+        assert!(
+            block.contains("\"decision\":\"block\"") && block.contains(code),
+            "{block}"
+        );
+    }
     write_json(&eval_path(&root), &good_eval(4.2));
     let quiet = novel_hook(
         &root,

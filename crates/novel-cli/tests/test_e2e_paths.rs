@@ -105,13 +105,8 @@ const EVIDENCE: [&str; 8] = [
 /// round wrote (the previous round's text did not have it): the evidence that its one fix (F1)
 /// was partly done (`E_EVAL_FIX_REVIEW`, `E_EVAL_STALE`).
 pub(crate) fn evaluation(n: u32, score: f64, fresh: Option<&str>) -> String {
-    let recommendation = match score {
-        s if s >= 4.0 => "pass",
-        s if s >= 3.5 => "polish",
-        s if s >= 3.0 => "revise",
-        s if s >= 2.0 => "pause",
-        _ => "rewrite",
-    };
+    // What quality-judge.md derives from the score under the default gate (`E_EVAL_VERDICT`).
+    let recommendation = novel_core::gate::band(score, &Default::default());
     let mut scores = json!({});
     for (i, (name, w)) in DIMENSIONS.iter().enumerate() {
         scores[*name] = json!({"score": score, "weight": w, "reason": "跟踪的人出场太晚",
@@ -624,13 +619,25 @@ impl Book {
         refine: (&str, &str),
         score: f64,
     ) {
+        self.steps_3_to_judges(tag, summarizer_req, opus, refine);
+        self.judges_and_gate(tag, score);
+    }
+
+    /// [`Book::steps_3_to_9`] up to the judge(s) dispatched: their turns are the caller's.
+    pub(crate) fn steps_3_to_judges(
+        &mut self,
+        tag: &str,
+        summarizer_req: Option<&str>,
+        opus: bool,
+        refine: (&str, &str),
+    ) {
         let d = self.dispatch("summarizer", "摘要", summarizer_req, false);
         self.capture_next(usage_capture("w"));
         self.main(&format!("{tag}-dispatch-summarizer"), vec![d]);
         self.summarizer(tag, false);
         self.capture_next(usage_capture("s"));
         let usage = usage_flags("w+s", opus);
-        self.steps_5_to_9(tag, &usage, refine, score);
+        self.steps_5_to_judges(tag, &usage, refine);
     }
 
     /// SKILL.md §二 steps 3–5: `ops validate` + `stage drafted` (with `drafted_usage`) and the
@@ -644,6 +651,12 @@ impl Book {
         refine: (&str, &str),
         score: f64,
     ) {
+        self.steps_5_to_judges(tag, drafted_usage, refine);
+        self.judges_and_gate(tag, score);
+    }
+
+    /// [`Book::steps_5_to_9`] up to the judge(s) dispatched.
+    fn steps_5_to_judges(&mut self, tag: &str, drafted_usage: &str, refine: (&str, &str)) {
         let drafted = self.drafted_line(drafted_usage);
         let d = self.dispatch("style-refiner", "润色", None, false);
         self.main(
@@ -664,11 +677,16 @@ impl Book {
                 &format!("{tag}-refined-judges"),
                 vec![bash(&refined.run), d, second],
             );
-            self.judge(tag, score);
-            self.judge_as("第二裁判", tag, score);
         } else {
             self.main(&format!("{tag}-refined-judge"), vec![bash(&refined.run), d]);
-            self.judge(tag, score);
+        }
+    }
+
+    /// The judge(s) at `score`, then step 5's line (`stage judged` + the gate).
+    fn judges_and_gate(&mut self, tag: &str, score: f64) {
+        self.judge(tag, score);
+        if self.key {
+            self.judge_as("第二裁判", tag, score);
         }
         // The judges' usage: the first result's figures (two judges: the first of each).
         self.capture_next(usage_capture("j"));
@@ -1926,33 +1944,7 @@ fn a_refused_refinement_and_a_refused_evaluation_go_back_and_the_loop_recovers()
     // The judge quotes a sentence the chapter does not have.
     let mut made_up: Value = serde_json::from_str(&evaluation(2, 4.2, None)).unwrap();
     made_up["scores"]["plot_logic"]["evidence"] = json!("「陆尘拔刀劈开了门」");
-    let write = b.write(eval, &serde_json::to_string_pretty(&made_up).unwrap());
-    b.agent_turn("quality-judge", "评审", "made-up-write", vec![write]);
-    let done = b.done("quality-judge", &[eval]);
-    b.agent_turn("quality-judge", "评审", "made-up-done", vec![done]);
-    b.capture_next(usage_capture("j"));
-    let gate = b.gate_line(&usage_flags("j", false));
-    b.main("r0-gate", vec![bash(&gate.run)]);
-    b.capture_next(json!({"ptr": field("pointer"),
-        "fmsg": "\"chapter\":2,\"message\":\"((?:[^\"\\\\]|\\\\.)*)\"",
-        "fhint": "\"chapter\":2,\"message\":\"(?:[^\"\\\\]|\\\\.)*\",\"hint\":\"((?:[^\"\\\\]|\\\\.)*)\""}));
-    let d = b.dispatch(
-        "quality-judge",
-        "评审",
-        Some("评估被程序退回，逐条改评估文件：\n{{ptr}}：{{fmsg}}；{{fhint}}"),
-        false,
-    );
-    b.main("r0-dispatch-judge-again", vec![d]);
-    let read = b.read(eval);
-    b.agent_turn("quality-judge", "评审", "fix-read", vec![read]);
-    let write = b.write(eval, &evaluation(2, 4.2, None));
-    b.agent_turn("quality-judge", "评审", "fix-write", vec![write]);
-    let done = b.done("quality-judge", &[eval]);
-    b.agent_turn("quality-judge", "评审", "fix-done", vec![done]);
-    b.capture_next(usage_capture("j"));
-    b.main("r0-gate-again", vec![bash(&gate.run)]);
-    b.capture_next(json!({"s0": "\"overall_text\":\"([0-9.]+)\"", "chars": "\"chars\":([0-9]+)"}));
-    b.end("report", "第2章 {{chars}}字 {{s0}} ✅");
+    let gate = judged_refused_then_redone(&mut b, &made_up, false);
 
     let script = b.script();
     let run = e2e.run(&dir, "/novel:continue 1", &script);
@@ -2059,55 +2051,13 @@ fn a_judge_quoting_a_name_is_sent_back_and_the_loop_recovers() {
         GATE_LOOP,
         "第 5 步 `stage judged` 报 `E_EVALUATION`：重派 `novel:quality-judge`（同一个 `任务：`），`要求：` 写「评估被程序退回，逐条改评估文件：」，再把 `data.findings` 每条的 `pointer`、`message`、`hint` 抄成一行；然后重跑第 5 步那一行。",
     );
-    let eval = "staging/evaluations/chapter-002-eval.json";
-    let field = |key: &str| format!("\"{key}\":\"((?:[^\"\\\\]|\\\\.)*)\"");
 
     b.opening();
-    let d = b.dispatch("summarizer", "摘要", None, false);
-    b.capture_next(usage_capture("w"));
-    b.main("r0-dispatch-summarizer", vec![d]);
-    b.summarizer("r0", false);
-    b.capture_next(usage_capture("s"));
-    let drafted = b.drafted_line(&usage_flags("w+s", false));
-    let d = b.dispatch("style-refiner", "润色", None, false);
-    b.main("r0-drafted-refiner", vec![bash(&drafted.run), d]);
-    b.refiner("r0", "屋里一灯如豆", "屋里只点着一盏油灯");
-    let refined = b.refined_line(&usage_flags("r", false));
-    b.capture_next(usage_capture("r"));
-    let d = b.dispatch("quality-judge", "评审", None, false);
-    b.main("r0-refined-judge", vec![bash(&refined.run), d]);
+    b.steps_3_to_judges("r0", None, false, ("屋里一灯如豆", "屋里只点着一盏油灯"));
     // The lazy judge: a name for the plot.
     let mut lazy: Value = serde_json::from_str(&evaluation(2, 4.2, None)).unwrap();
     lazy["scores"]["plot_logic"]["evidence"] = json!("「陆尘」");
-    let write = b.write(eval, &serde_json::to_string_pretty(&lazy).unwrap());
-    b.agent_turn("quality-judge", "评审", "lazy-write", vec![write]);
-    let done = b.done("quality-judge", &[eval]);
-    b.agent_turn("quality-judge", "评审", "lazy-done", vec![done]);
-    b.capture_next(usage_capture("j"));
-    let gate = b.gate_line(&usage_flags("j", false));
-    b.main("r0-gate", vec![bash(&gate.run)]);
-    // Refused: gate-loop.md says what to hand back.
-    b.capture_next(json!({"ptr": field("pointer"),
-        "fmsg": "\"chapter\":2,\"message\":\"((?:[^\"\\\\]|\\\\.)*)\"",
-        "fhint": "\"chapter\":2,\"message\":\"(?:[^\"\\\\]|\\\\.)*\",\"hint\":\"((?:[^\"\\\\]|\\\\.)*)\""}));
-    b.main("r0-read-gate-loop", vec![read_ref(GATE_LOOP)]);
-    let d = b.dispatch(
-        "quality-judge",
-        "评审",
-        Some("评估被程序退回，逐条改评估文件：\n{{ptr}}：{{fmsg}}；{{fhint}}"),
-        false,
-    );
-    b.main("r0-dispatch-judge-again", vec![d]);
-    let read = b.read(eval);
-    b.agent_turn("quality-judge", "评审", "fix-read", vec![read]);
-    let write = b.write(eval, &evaluation(2, 4.2, None));
-    b.agent_turn("quality-judge", "评审", "fix-write", vec![write]);
-    let done = b.done("quality-judge", &[eval]);
-    b.agent_turn("quality-judge", "评审", "fix-done", vec![done]);
-    b.capture_next(usage_capture("j"));
-    b.main("r0-gate-again", vec![bash(&gate.run)]);
-    b.capture_next(json!({"s0": "\"overall_text\":\"([0-9.]+)\"", "chars": "\"chars\":([0-9]+)"}));
-    b.end("report", "第2章 {{chars}}字 {{s0}} ✅");
+    let gate = judged_refused_then_redone(&mut b, &lazy, true);
 
     let script = b.script();
     let run = e2e.run(&dir, "/novel:continue 1", &script);
@@ -2156,4 +2106,45 @@ fn a_judge_quoting_a_name_is_sent_back_and_the_loop_recovers() {
             &[&run]
         )
     );
+}
+
+/// Chapter 2's judge writes `wrong` and returns; step 5 (`stage judged` + the gate) is refused;
+/// the skill (after reading gate-loop.md when `read_gate_loop`) sends the judge back with the
+/// first finding's pointer, message and hint; the judge reads its file, writes a good
+/// evaluation, and step 5 runs again and commits; the report line ends the turn. Returns step
+/// 5's line.
+fn judged_refused_then_redone(b: &mut Book, wrong: &Value, read_gate_loop: bool) -> Line {
+    let eval = "staging/evaluations/chapter-002-eval.json";
+    let field = |key: &str| format!("\"{key}\":\"((?:[^\"\\\\]|\\\\.)*)\"");
+    let write = b.write(eval, &serde_json::to_string_pretty(wrong).unwrap());
+    b.agent_turn("quality-judge", "评审", "wrong-write", vec![write]);
+    let done = b.done("quality-judge", &[eval]);
+    b.agent_turn("quality-judge", "评审", "wrong-done", vec![done]);
+    b.capture_next(usage_capture("j"));
+    let gate = b.gate_line(&usage_flags("j", false));
+    b.main("r0-gate", vec![bash(&gate.run)]);
+    b.capture_next(json!({"ptr": field("pointer"),
+        "fmsg": "\"chapter\":2,\"message\":\"((?:[^\"\\\\]|\\\\.)*)\"",
+        "fhint": "\"chapter\":2,\"message\":\"(?:[^\"\\\\]|\\\\.)*\",\"hint\":\"((?:[^\"\\\\]|\\\\.)*)\""}));
+    if read_gate_loop {
+        b.main("r0-read-gate-loop", vec![read_ref(GATE_LOOP)]);
+    }
+    let d = b.dispatch(
+        "quality-judge",
+        "评审",
+        Some("评估被程序退回，逐条改评估文件：\n{{ptr}}：{{fmsg}}；{{fhint}}"),
+        false,
+    );
+    b.main("r0-dispatch-judge-again", vec![d]);
+    let read = b.read(eval);
+    b.agent_turn("quality-judge", "评审", "fix-read", vec![read]);
+    let write = b.write(eval, &evaluation(2, 4.2, None));
+    b.agent_turn("quality-judge", "评审", "fix-write", vec![write]);
+    let done = b.done("quality-judge", &[eval]);
+    b.agent_turn("quality-judge", "评审", "fix-done", vec![done]);
+    b.capture_next(usage_capture("j"));
+    b.main("r0-gate-again", vec![bash(&gate.run)]);
+    b.capture_next(json!({"s0": "\"overall_text\":\"([0-9.]+)\"", "chars": "\"chars\":([0-9]+)"}));
+    b.end("report", "第2章 {{chars}}字 {{s0}} ✅");
+    gate
 }

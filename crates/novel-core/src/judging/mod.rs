@@ -728,34 +728,31 @@ mod tests {
         serde_json::from_value(v).unwrap()
     }
 
-    fn all_quote(e: &mut Evaluation, evidence: &str) {
+    fn each_dimension(
+        e: &mut Evaluation,
+        f: impl Fn(&mut crate::model::evaluation::DimensionScore),
+    ) {
+        let s = &mut e.scores;
         for d in [
-            &mut e.scores.plot_logic,
-            &mut e.scores.character,
-            &mut e.scores.immersion,
-            &mut e.scores.foreshadowing,
-            &mut e.scores.pacing,
-            &mut e.scores.style_naturalness,
-            &mut e.scores.emotional_impact,
-            &mut e.scores.storyline_coherence,
+            &mut s.plot_logic,
+            &mut s.character,
+            &mut s.immersion,
+            &mut s.foreshadowing,
+            &mut s.pacing,
+            &mut s.style_naturalness,
+            &mut s.emotional_impact,
+            &mut s.storyline_coherence,
         ] {
-            d.evidence = evidence.to_string();
+            f(d);
         }
     }
 
+    fn all_quote(e: &mut Evaluation, evidence: &str) {
+        each_dimension(e, |d| d.evidence = evidence.to_string());
+    }
+
     fn set_scores(e: &mut Evaluation, score: f64) {
-        for d in [
-            &mut e.scores.plot_logic,
-            &mut e.scores.character,
-            &mut e.scores.immersion,
-            &mut e.scores.foreshadowing,
-            &mut e.scores.pacing,
-            &mut e.scores.style_naturalness,
-            &mut e.scores.emotional_impact,
-            &mut e.scores.storyline_coherence,
-        ] {
-            d.score = score;
-        }
+        each_dimension(e, |d| d.score = score);
     }
 
     #[derive(Default)]
