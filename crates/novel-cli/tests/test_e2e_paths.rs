@@ -1890,7 +1890,6 @@ fn a_refused_refinement_and_a_refused_evaluation_go_back_and_the_loop_recovers()
     );
     let chapter = "staging/chapters/chapter-002.md";
     let kept = "staging/logs/chapter-002-draft.md";
-    let eval = "staging/evaluations/chapter-002-eval.json";
     let rewritten = "巷子里的积水漫过了鞋面，他贴着墙根一步一步往前挪，檐角的铁马被风吹得叮当乱响，远处打更的梆子敲了两下又停了，像是被谁捂住了嘴。";
     // Escape-aware: the messages carry `\n` and quoted JSON.
     let field = |key: &str| format!("\"{key}\":\"((?:[^\"\\\\]|\\\\.)*)\"");
