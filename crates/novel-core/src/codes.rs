@@ -219,7 +219,7 @@ pub const CODES: &[CodeDoc] = &[
     ),
     e(
         "E_EVALUATION",
-        "评估没有守住评审的约定：引文不在正文里、高置信违规没进 violations、必须目标没有核查行、退回却没有修订指令，或修订轮没有逐条判定上一轮的指令（data.findings 逐条列出）。",
+        "评估没有守住评审的约定：引文不在正文里或只是几个字、一句引文撑几个维度、修订位置引错、建议与分数不符、高置信违规没进 violations、必须目标没有核查行、退回却没有修订指令，或修订轮没有逐条判定上一轮的指令、拿没改过的句子证明改过（data.findings 逐条列出）。",
         "把 data.findings 原样交回 QualityJudge 改评估文件，再 novel chapter stage judged。",
     ),
     e(
@@ -740,6 +740,31 @@ pub const CODES: &[CodeDoc] = &[
         "E_EVAL_FIX_REVIEW",
         "修订后的一轮评审没有逐条判定上一轮的修订指令（F1、F2…），或判为做到却没引正文。",
         "fix_review 每条写 {fix, status: done|partly|not_done, evidence}。",
+    ),
+    f(
+        "E_EVAL_FRAGMENT",
+        "评估的引文只是几个字（人名、词语），不足 gate.quote_min_chars（默认 8）字又不是正文里完整的一句；或某个维度没有引正文。",
+        "引出包含它的整句，或至少 gate.quote_min_chars 个字的一段原文。",
+    ),
+    f(
+        "E_EVAL_REUSED",
+        "同一段引文是三个或更多维度的证据。",
+        "每个维度引它自己的依据。",
+    ),
+    f(
+        "E_EVAL_TARGET",
+        "修订指令的 target 里引号中的字在正文里找不到。",
+        "target 里的引文从正文原样复制；说不出原文就只写段落号。",
+    ),
+    f(
+        "E_EVAL_VERDICT",
+        "评估的建议（recommendation）与按项目权重重算的总分、门控门槛对不上（或有高置信违规却建议通过）。",
+        "按 gate 的门槛从分数推出建议：有高置信违规写 revise；分数与判断不符就改分数的依据，不改门槛。",
+    ),
+    f(
+        "E_EVAL_STALE",
+        "修订轮里判为做到（done/partly）的修订指令，引的原文上一轮被退回的稿子里原样就有：证明不了改过。",
+        "引这一轮改出来的句子；找不到就判 not_done。",
     ),
     f(
         "E_STYLE_EXEMPLARS",

@@ -464,7 +464,7 @@ fn load_round(
             if i.evaluations.is_empty() {
                 i.evaluations = evaluations_in(project, staging, chapter, w);
             }
-            let draft = format!("{dir}/{}.md", layout::chapter_stem(chapter));
+            let draft = layout::revision_text(chapter, round);
             if pass == Pass::Rewrite && project.path(&draft).is_file() {
                 i.archived_draft = Some(draft);
             }

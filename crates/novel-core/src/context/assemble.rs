@@ -59,6 +59,7 @@ use crate::model::{
     Relationships, Settings, StorylineSchedule, StorylineSpec, Storylines, StyleDrift,
     StyleProfile, VolumeForeshadowing, WorldRules,
 };
+use crate::spec::names::{NameMatch, NameSet, in_text};
 
 const R_OVERVIEW: u16 = 90;
 const R_BRIEF: u16 = 85;
@@ -186,7 +187,12 @@ pub const MEMORY_LAST: usize = 3;
 /// The characters the packet puts in play (§8.5, `select_characters`): whose memory the
 /// store loads.
 pub fn cast_ids(inputs: &Inputs) -> Vec<String> {
-    select_characters(inputs)
+    let block = inputs
+        .outline
+        .as_deref()
+        .and_then(|t| outline::parse(t).ok())
+        .and_then(|o| o.block(inputs.chapter).cloned());
+    select_characters(inputs, block.as_ref())
         .members
         .iter()
         .map(|(c, _)| c.id.clone())
@@ -269,6 +275,7 @@ const WRITER_NEEDS: Needs = Needs {
     schedule: true,
     continuity: true,
     author_memory: true,
+    retired: true,
     ..NO_NEEDS
 };
 
@@ -308,6 +315,7 @@ const JUDGE_NEEDS: Needs = Needs {
     storylines: true,
     schedule: true,
     spec: true,
+    retired: true,
     ..NO_NEEDS
 };
 
@@ -558,7 +566,7 @@ pub fn assemble(agent: Agent, inputs: &Inputs) -> Result<Packet, ContextError> {
         plan: &plan,
         block: block.as_ref(),
         overview: overview.as_deref(),
-        cast: select_characters(inputs),
+        cast: select_characters(inputs, block.as_ref()),
     };
     let mut tags = sections_for(agent, pass(agent, inputs));
     if agent == Agent::QualityJudge
@@ -689,46 +697,69 @@ fn names_of(c: &Character) -> impl Iterator<Item = &str> {
         .chain(c.aliases.iter().map(String::as_str))
 }
 
-/// §8.5: the characters the contract names (display name, alias or slug in the pre- and
-/// postconditions, or one of their L2 contract ids cited in the contract's texts); without
-/// any, the active characters most recently seen, at most 15.
-fn select_characters(inputs: &Inputs) -> Cast<'_> {
+/// The registered characters a text of the plan names (display name or alias, the longest
+/// registered name at each place: 苏婉 inside 苏婉儿 is 苏婉儿), in the order of `characters`.
+fn named_in<'a>(characters: &'a [Character], texts: &[&str]) -> Vec<&'a Character> {
+    let all: Vec<&Character> = characters.iter().collect();
+    characters
+        .iter()
+        .filter(|c| {
+            let me = NameSet::of(c);
+            let others = NameSet::others(&c.id, &all);
+            texts
+                .iter()
+                .any(|t| matches!(in_text(t, &me, &others), NameMatch::Certain { .. }))
+        })
+        .collect()
+}
+
+/// §8.5, and what the plan names: the characters of the contract's pre- and postconditions
+/// (display name, alias or slug), the registered characters the outline block, the objectives
+/// or the acceptance criteria name, and those whose L2 contract ids the contract's texts cite;
+/// without any, the active characters most recently seen, at most 15.
+fn select_characters<'a>(inputs: &'a Inputs, block: Option<&ChapterBlock>) -> Cast<'a> {
     let mut named: Vec<&Character> = Vec::new();
+    let mut add = |ch: &'a Character| {
+        if !named.iter().any(|x| x.id == ch.id) {
+            named.push(ch);
+        }
+    };
+    let mut texts: Vec<&str> = block.map(|b| b.text.as_str()).into_iter().collect();
     if let Some(c) = &inputs.contract {
-        let mut mentions: Vec<&str> = Vec::new();
-        mentions.extend(c.preconditions.character_states.keys().map(String::as_str));
-        mentions.extend(c.postconditions.state_changes.keys().map(String::as_str));
+        let mentions = c
+            .preconditions
+            .character_states
+            .keys()
+            .chain(c.postconditions.state_changes.keys());
         for m in mentions {
             if let Some(ch) = inputs
                 .characters
                 .iter()
-                .find(|ch| names_of(ch).any(|n| n == m))
-                && !named.iter().any(|x| x.id == ch.id)
+                .find(|ch| names_of(ch).any(|n| n == m.as_str()))
             {
-                named.push(ch);
+                add(ch);
             }
         }
-        let texts: Vec<&str> = c
-            .acceptance_criteria
-            .iter()
-            .map(String::as_str)
-            .chain(c.objectives.iter().map(|o| o.description.as_str()))
-            .collect();
+        texts.extend(c.objectives.iter().map(|o| o.description.as_str()));
+        texts.extend(c.acceptance_criteria.iter().map(String::as_str));
         for ch in &inputs.characters {
             let cited = ch
                 .contracts
                 .iter()
                 .any(|k| texts.iter().any(|t| t.contains(k.id.as_str())));
-            if cited && !named.iter().any(|x| x.id == ch.id) {
-                named.push(ch);
+            if cited {
+                add(ch);
             }
         }
+    }
+    for ch in named_in(&inputs.characters, &texts) {
+        add(ch);
     }
     if !named.is_empty() {
         let n = named.len();
         return Cast {
             members: named.into_iter().map(|c| (c, true)).collect(),
-            note: format!("本章在场角色由章节契约指定（{n} 位）。"),
+            note: format!("本章在场角色由章节契约与本章大纲点名（{n} 位）。"),
         };
     }
     let mut all: Vec<&Character> = inputs.characters.iter().collect();
@@ -739,14 +770,38 @@ fn select_characters(inputs: &Inputs) -> Cast<'_> {
     Cast {
         note: if total > all.len() {
             format!(
-                "章节契约没有指定角色：按最近出场取前 {} 位（共 {total} 位活跃角色）。",
+                "章节契约与大纲没有点名角色：按最近出场取前 {} 位（共 {total} 位活跃角色）。",
                 all.len()
             )
         } else {
-            format!("章节契约没有指定角色：列出全部 {total} 位活跃角色，最近出场的在前。")
+            format!("章节契约与大纲没有点名角色：列出全部 {total} 位活跃角色，最近出场的在前。")
         },
         members: all.into_iter().map(|c| (c, false)).collect(),
     }
+}
+
+/// The people rule — registered people by name, the others by a description, new ones reported
+/// once in the return for CharacterWeaver — is written once, in the novel-writing skill between
+/// its markers, and put as it is at the head of the writer's, the planner's and the judge's
+/// `characters` and of the Summarizer's `entity_map`.
+pub fn people_rule() -> &'static str {
+    const SKILL: &str = include_str!("../../../../skills/novel-writing/SKILL.md");
+    SKILL
+        .split_once("<!-- novel:people-rule -->")
+        .and_then(|(_, rest)| rest.split_once("<!-- /novel:people-rule -->"))
+        .map_or("", |(rule, _)| rule.trim())
+}
+
+/// Every registered character as `- 名字 / 别名 → slug`, one a line.
+fn roster(characters: &[Character]) -> Vec<String> {
+    characters
+        .iter()
+        .map(|c| {
+            let mut names = vec![c.display_name.clone()];
+            names.extend(c.aliases.iter().cloned());
+            format!("- {} → {}", names.join(" / "), c.id)
+        })
+        .collect()
 }
 
 /// The character-file fields that hold a character's 语癖 (CharacterWeaver writes
@@ -1516,6 +1571,7 @@ impl Assembler<'_> {
         let n = self.inputs.chapter;
         match self.agent {
             Agent::PlotArchitect => {
+                s.required(people_rule());
                 if self.inputs.characters.is_empty() {
                     s.required("（还没有活跃角色）");
                 }
@@ -1552,6 +1608,8 @@ impl Assembler<'_> {
             }
             _ => {}
         }
+        s.required(people_rule());
+        s.required(self.registered());
         if self.cast.members.is_empty() {
             s.required("（还没有活跃角色）");
             return s;
@@ -1582,6 +1640,28 @@ impl Assembler<'_> {
             }
         }
         s
+    }
+
+    /// Who is registered (writer and judge): every active character's names → slug, and the
+    /// retired ones.
+    fn registered(&self) -> String {
+        let mut lines = vec!["已登记的人（正文里的名字 / 别名 → slug）：".to_string()];
+        lines.extend(roster(&self.inputs.characters));
+        if self.inputs.characters.is_empty() {
+            lines.push("（还没有）".into());
+        }
+        if !self.inputs.retired.is_empty() {
+            lines.push(format!(
+                "已退场：{}",
+                self.inputs
+                    .retired
+                    .iter()
+                    .map(|c| format!("{}（{}）", c.display_name, c.id))
+                    .collect::<Vec<_>>()
+                    .join("、")
+            ));
+        }
+        lines.join("\n")
     }
 
     /// `004`: what each character in play did lately (its memory's last actions, after its
@@ -1864,12 +1944,11 @@ impl Assembler<'_> {
 
     fn entity_map(&self) -> Section {
         let mut s = Section::new("entity_map", "实体 id 对照");
-        let mut lines = vec!["角色（正文中的名字 → state 路径用的 slug）：".to_string()];
-        for c in &self.inputs.characters {
-            let mut names = vec![c.display_name.clone()];
-            names.extend(c.aliases.iter().cloned());
-            lines.push(format!("- {} → {}", names.join(" / "), c.id));
-        }
+        let mut lines = vec![
+            people_rule().to_string(),
+            "角色（正文中的名字 → state 路径用的 slug）：".to_string(),
+        ];
+        lines.extend(roster(&self.inputs.characters));
         if self.inputs.characters.is_empty() {
             lines.push("（还没有角色档案）".into());
         }
