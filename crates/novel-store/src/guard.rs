@@ -21,11 +21,10 @@ use std::path::{Component, Path, PathBuf};
 use novel_core::FileKind;
 
 use novel_core::diagnostic::{Diagnostic, Severity};
-use novel_core::validate::{ProjectView, check_alone};
 use serde_json::Value;
 
 use crate::layout;
-use crate::load::load_file;
+use crate::load::check_file_alone;
 use crate::project::{Project, absolute};
 use crate::shell::Reach;
 use crate::state::{Trust, load_delta_inputs};
@@ -569,7 +568,7 @@ fn judge(
 }
 
 /// `path` as the refusal shows it: project-relative inside a project, else as it is.
-fn shown(path: &Path) -> String {
+pub fn shown(path: &Path) -> String {
     let abs = absolute(path);
     Project::discover(&abs)
         .ok()
@@ -733,6 +732,39 @@ fn wildcard(pattern: &[char], name: &[char]) -> bool {
     }
 }
 
+/// Why the binary must not write one of its outputs (`export -o`, `dashboard -o`) at `path`,
+/// if it must not: a directory, a file the binary owns (under any reading of the path, as
+/// [`before_write`] judges it), a file of the book's layout (`novel.json`, `brief.md`, …), or
+/// anything in the book's data directories (`chapters/`, `state/`, `volumes/`, …). Outputs go
+/// to the project root, `export/`, or outside the project. The one check every output path of
+/// the binary goes through (`crate::export::write`).
+pub fn output_refusal(path: &Path) -> Option<String> {
+    if path.is_dir() {
+        return Some("这是一个目录".into());
+    }
+    if let Before::Deny { rel, owned } = before_write(path, None) {
+        return Some(format!("{rel} 是{}，由 novel 程序维护", owned.what));
+    }
+    for l in locate(path, None) {
+        let top = l.rel.split('/').next().unwrap_or_default();
+        let data_dir = l.rel.contains('/')
+            && (top == "memory"
+                || layout::DIRS
+                    .iter()
+                    .any(|d| d.split('/').next() == Some(top)));
+        if data_dir {
+            return Some(format!(
+                "{} 在本书的资料目录 {top}/ 里，输出会混进书的文件",
+                l.rel
+            ));
+        }
+        if l.rel == layout::BRIEF || !matches!(layout::classify(&l.rel), layout::Entry::Other) {
+            return Some(format!("{} 是本书的文件，输出会把它覆盖", l.rel));
+        }
+    }
+    None
+}
+
 /// What `PreToolUse` answers when the hook's input could not be read at all: inside a novel
 /// project (the hook's working directory, or `CLAUDE_PROJECT_DIR`) the write is refused with
 /// the reason — a guard that cannot see the file must not let it through silently; elsewhere
@@ -757,23 +789,24 @@ pub fn written(file: &Path, cwd: Option<&Path>) -> Vec<Diagnostic> {
     if !l.path.is_file() {
         return Vec::new(); // nothing was written there after all
     }
-    let mut view = ProjectView::default();
-    load_file(&l.project.root, &l.rel, &mut view);
-    let delta = view
-        .docs
-        .iter()
-        .find(|d| d.kind == FileKind::StateDelta)
-        .map(|d| d.value.clone());
-    let mut findings: Vec<Diagnostic> = check_alone(view)
-        .into_iter()
-        .filter(|f| f.severity == Severity::Error)
-        .collect();
-    if findings.is_empty()
-        && let Some(delta) = delta
-    {
-        findings.extend(delta_findings(&l.project, &l.rel, &delta));
+    let findings = check_file_alone(&l.project, &l.rel);
+    let is_delta = matches!(
+        layout::classify(&l.rel),
+        layout::Entry::Json {
+            kind: FileKind::StateDelta,
+            ..
+        }
+    );
+    if !findings.is_empty() || !is_delta {
+        return findings;
     }
-    findings
+    let delta = crate::io::read_text(&l.path)
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(novel_core::validate::strip_bom(&t)).ok());
+    match delta {
+        Some(delta) => delta_findings(&l.project, &l.rel, &delta),
+        None => findings,
+    }
 }
 
 /// [`written`], and for a staged evaluation of the chapter in flight that passes its schema,

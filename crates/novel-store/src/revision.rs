@@ -679,6 +679,7 @@ fn apply_committed(
         && let Some(obj) = log.as_object_mut()
     {
         obj.insert(crate::status::LOG_CHARS.into(), serde_json::json!(chars));
+        crate::chapter::record_committed(obj, &[(file.as_str(), rec.candidate.as_str())]);
         writes.push(JournalWrite {
             path: log_rel,
             content: to_json_text(&log),
