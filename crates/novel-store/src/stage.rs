@@ -114,7 +114,7 @@ impl ChapterError {
                 | ChapterError::Gate { .. }
                 | ChapterError::Evaluation { .. }
                 | ChapterError::EditRatio { .. }
-        ) || matches!(self, ChapterError::Refused(r) if r.code == "E_STAGING")
+        ) || matches!(self, ChapterError::Refused(r) if r.code == "E_STAGING" || r.code == "E_CHAPTER_PLAN")
     }
 
     pub fn is_conflict(&self) -> bool {
@@ -125,6 +125,7 @@ impl ChapterError {
                     | ChapterError::Plan(crate::chapter::PlanError::Store(_))
                     | ChapterError::Plan(crate::chapter::PlanError::Ops(_))
             )
+            && !matches!(self, ChapterError::Refused(r) if r.code == "E_STATE_MISSING")
     }
 
     /// How to fix it; `n` is the chapter of the command. Empty for the lock and the ops,
@@ -782,6 +783,8 @@ pub fn begin(
             }
             Err(e) => return Err(e.into()),
         };
+    // The lock is placed, the journal not yet written (`NOVEL_FAILPOINT=begin:0`).
+    crate::io::failpoint("begin", 0);
     let started = start_locked(project, n).inspect_err(|_| {
         if took {
             let _ = lock::release(project, &got.info.token);
