@@ -748,8 +748,11 @@ pub fn check_chapter_plan(
     let Ok(parsed) = outline::parse(&text) else {
         return Ok(());
     };
+    // A chapter past the outline's last is writing past the plan (allowed, as before); one
+    // the outline plans around without a block is a hole.
+    let last = parsed.chapters.iter().map(|b| b.chapter).max();
     match parsed.block(n) {
-        None => Err(refuse(format!(
+        None if last.is_some_and(|last| n <= last) => Err(refuse(format!(
             "{outline_rel} 里没有第 {n} 章（大纲里有：{}）",
             parsed.ranges()
         ))),
@@ -759,6 +762,6 @@ pub fn check_chapter_plan(
                 b.line
             )))
         }
-        Some(_) => Ok(()),
+        _ => Ok(()),
     }
 }
