@@ -396,6 +396,8 @@ pub enum JournalKind {
     Blacklist,
     /// `novel spec propagate`: the pending action in the checkpoint, the snapshot removed.
     Propagation,
+    /// `novel style preset`: the profile's backup and the preset.
+    StylePreset,
 }
 
 impl Journal {
@@ -455,6 +457,7 @@ impl Journal {
             (None, Some(JournalKind::Propagation)) => {
                 "设定变更传播的记录（spec propagate）".to_string()
             }
+            (None, Some(JournalKind::StylePreset)) => "风格预设的写入（style preset）".to_string(),
             (None, None) => format!("第 {} 章的提交", self.chapter),
         }
     }
