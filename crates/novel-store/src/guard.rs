@@ -440,7 +440,7 @@ fn same_file_as_owned(path: &Path, projects: &[Project]) -> Option<Before> {
         }
         let id = (meta.dev(), meta.ino());
         for project in projects {
-            for (rel, o) in owned_files(project, "") {
+            for (rel, o) in owned_files(project, "", usize::MAX) {
                 if std::fs::metadata(project.path(&rel)).is_ok_and(|m| (m.dev(), m.ino()) == id) {
                     return Some(Before::Deny { rel, owned: o });
                 }
@@ -455,45 +455,47 @@ fn same_file_as_owned(path: &Path, projects: &[Project]) -> Option<Before> {
     }
 }
 
-/// Every owned file that exists in `project` within `within` (project-relative; empty: the
-/// whole project), with its entry of [`OWNED`].
-fn owned_files(project: &Project, within: &str) -> Vec<(String, &'static Owned)> {
+/// The owned files that exist in `project` within `within` (project-relative; empty: the
+/// whole project), with their entries of [`OWNED`]; at most `limit` of them.
+fn owned_files(project: &Project, within: &str, limit: usize) -> Vec<(String, &'static Owned)> {
     let mut out = Vec::new();
-    let mut under = |dir: &str, o: &'static Owned| {
-        for e in walkdir::WalkDir::new(project.path(dir))
-            .into_iter()
-            .filter_map(Result::ok)
-            .filter(|e| e.file_type().is_file())
-        {
-            if let Some(rel) = project.relative(e.path())
-                && layout::within(&rel, within)
-            {
-                out.push((rel, o));
-            }
-        }
-    };
     for o in &OWNED {
         let home = o.pattern.home();
         // Only the tables whose files could lie within `within`.
         if !(layout::within(home, within) || layout::within(within, home)) {
             continue;
         }
-        match o.pattern {
-            Pattern::File(f) => under(f, o),
-            Pattern::Under(d) => under(d, o),
+        let tops: Vec<String> = match o.pattern {
+            Pattern::File(f) | Pattern::Under(f) => vec![f.to_string()],
             Pattern::Prefix(_) | Pattern::Suffix(..) | Pattern::Chapter(..) => {
                 let Ok(read) = std::fs::read_dir(project.path(home)) else {
                     continue;
                 };
-                for e in read.filter_map(Result::ok) {
-                    let name = e.file_name().to_string_lossy().into_owned();
-                    let rel = if home.is_empty() {
-                        name
-                    } else {
-                        format!("{home}/{name}")
-                    };
-                    if o.pattern.matches(&rel) {
-                        under(&rel, o);
+                read.filter_map(Result::ok)
+                    .map(|e| {
+                        let name = e.file_name().to_string_lossy().into_owned();
+                        if home.is_empty() {
+                            name
+                        } else {
+                            format!("{home}/{name}")
+                        }
+                    })
+                    .filter(|rel| o.pattern.matches(rel))
+                    .collect()
+            }
+        };
+        for top in tops {
+            for e in walkdir::WalkDir::new(project.path(&top))
+                .into_iter()
+                .filter_map(Result::ok)
+                .filter(|e| e.file_type().is_file())
+            {
+                if let Some(rel) = project.relative(e.path())
+                    && layout::within(&rel, within)
+                {
+                    out.push((rel, o));
+                    if out.len() >= limit {
+                        return out;
                     }
                 }
             }
@@ -592,13 +594,16 @@ fn holds_owned(dir: &Path, here: Option<&Project>) -> Option<(String, &'static O
     {
         if let Ok(project) = Project::discover(&reading)
             && let Some(rel) = project.relative(&reading)
-            && let Some((file, o)) = owned_files(&project, &rel).into_iter().next()
+            && let Some((file, o)) = owned_files(&project, &rel, 1).into_iter().next()
         {
             return Some((file, o));
         }
-        let mut roots: Vec<PathBuf> = here.map(|p| p.root.clone()).into_iter().collect();
-        roots.extend(projects_below(&reading));
-        if let Some(root) = roots.into_iter().find(|r| r.starts_with(&reading)) {
+        // The hook's own project first; a search below only when it is not in there.
+        let root = here
+            .map(|p| p.root.clone())
+            .filter(|r| r.starts_with(&reading))
+            .or_else(|| projects_below(&reading).into_iter().next());
+        if let Some(root) = root {
             let o = owned(layout::CHECKPOINT)?;
             return Some((root.join(layout::CHECKPOINT).display().to_string(), o));
         }
