@@ -4,7 +4,6 @@
 //! committed chapters changed outside `novel`.
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::{Value, json};
 
@@ -12,6 +11,7 @@ use crate::support::*;
 use crate::test_chapter::{
     copy_dir, diff_trees, ok, ready_to_commit, tree, up_to_gate, writing_project,
 };
+use crate::test_lock::dead_pid;
 
 fn run_env(root: &Path, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
     crate::test_integrity::run_env(root, args, env)
@@ -136,14 +136,6 @@ fn a_rebuild_never_wipes_the_state_from_a_lost_changelog() {
     let (_t, fresh) = writing_project();
     let out = run(&fresh, &["--json", "state", "rebuild", "--write"]);
     assert_eq!(code(&out), 0, "{}", stdout(&out));
-}
-
-/// A pid that ran and is gone.
-fn dead_pid() -> u32 {
-    let mut child = Command::new("true").spawn().unwrap();
-    let pid = child.id();
-    child.wait().unwrap();
-    pid
 }
 
 /// N7: the build directory of a killed `init`/`import` (`.novel-init-<pid>-…`) is swept by

@@ -129,25 +129,7 @@ fn syntax(file: &str, e: &JsonSyntaxError) -> Diagnostic {
 /// Reads every file of the project that the engine interprets.
 pub fn load_project(project: &Project) -> ProjectView {
     let mut view = ProjectView::default();
-    if project.path(layout::JOURNAL).exists() {
-        // A half-applied commit (or retirement, ops apply, rebuild): the files on disk are
-        // between two consistent states until it is rolled forward — by its writer, when it
-        // is still at work (as `novel next` says), else by `novel chapter recover`.
-        view.preexisting.push(match crate::lock::busy_writer(project) {
-            Some(writer) => finding(
-                layout::JOURNAL,
-                "E_WRITER_BUSY",
-                Severity::Warning,
-                format!("另一个 novel 命令正在写入这本书（{writer}），还没有写完，项目文件暂时处于半完成状态：稍等几秒再运行 novel validate，不要运行 recover"),
-            ),
-            None => finding(
-                layout::JOURNAL,
-                "E_JOURNAL",
-                Severity::Error,
-                "有一次没有完成的写入（提交日志仍在），项目文件处于半完成状态：运行 novel chapter recover 补完它".to_string(),
-            ),
-        });
-    }
+    view.preexisting.extend(journal_finding(project));
     let walker = WalkDir::new(&project.root)
         .sort_by_file_name()
         .into_iter()
@@ -266,6 +248,29 @@ fn committed_edited(project: &Project) -> Vec<Diagnostic> {
         }
     }
     out
+}
+
+/// The finding of a journal on disk: a half-applied commit (or retirement, ops apply,
+/// rebuild) leaves the files between two consistent states until it is rolled forward — by its
+/// writer, when it is still at work (as `novel next` says), else by `novel chapter recover`.
+fn journal_finding(project: &Project) -> Option<Diagnostic> {
+    if !project.path(layout::JOURNAL).exists() {
+        return None;
+    }
+    Some(match crate::lock::busy_writer(project) {
+        Some(writer) => finding(
+            layout::JOURNAL,
+            "E_WRITER_BUSY",
+            Severity::Warning,
+            format!("另一个 novel 命令正在写入这本书（{writer}），还没有写完，项目文件暂时处于半完成状态：稍等几秒再运行 novel validate，不要运行 recover"),
+        ),
+        None => finding(
+            layout::JOURNAL,
+            "E_JOURNAL",
+            Severity::Error,
+            "有一次没有完成的写入（提交日志仍在），项目文件处于半完成状态：运行 novel chapter recover 补完它".to_string(),
+        ),
+    })
 }
 
 /// The state file is not the one the binary last wrote: the changelog's last line records the

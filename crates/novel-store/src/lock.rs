@@ -818,6 +818,26 @@ pub fn acquire_for(
             info: Box::new(info),
         });
     }
+    let placed = place(project, &info);
+    if !placed? {
+        let info = winner_info(project);
+        return Err(LockError::Held {
+            holder: describe(&info),
+            info: Box::new(info),
+        });
+    }
+    crate::io::sync_dir(&project.root)?;
+    Ok(Acquired {
+        info,
+        broke_stale: broke,
+    })
+}
+
+/// Puts the lock directory in place with `info` inside: built under a temporary name, then
+/// renamed (refused when a lock is there: `false`). A temporary directory left by a failure
+/// is removed; one left by a killed process is swept by `chapter recover`.
+fn place(project: &Project, info: &LockInfo) -> Result<bool, StoreError> {
+    let dir = lock_dir(project);
     let tmp = project.path(&format!(
         ".novel.lock.tmp-{}-{}",
         std::process::id(),
@@ -826,7 +846,7 @@ pub fn acquire_for(
     fs::create_dir(&tmp).map_err(|e| StoreError::io(&tmp, e))?;
     let placed = write_atomic(
         &tmp.join("info.json"),
-        crate::io::to_json_text(&info).as_bytes(),
+        crate::io::to_json_text(info).as_bytes(),
     )
     .and_then(|()| match fs::rename(&tmp, &dir) {
         Ok(()) => Ok(true),
@@ -843,18 +863,7 @@ pub fn acquire_for(
     if !matches!(placed, Ok(true)) {
         let _ = fs::remove_dir_all(&tmp);
     }
-    if !placed? {
-        let info = winner_info(project);
-        return Err(LockError::Held {
-            holder: describe(&info),
-            info: Box::new(info),
-        });
-    }
-    crate::io::sync_dir(&project.root)?;
-    Ok(Acquired {
-        info,
-        broke_stale: broke,
-    })
+    placed
 }
 
 /// The holder of a lock someone else just created: its `info.json` may lag the `mkdir` by a

@@ -674,45 +674,6 @@ fn add_new(findings: &mut Vec<Diagnostic>, more: Vec<Diagnostic>) {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::synth::{SynthOptions, synth_project};
-
-    #[test]
-    fn the_replay_reading_of_the_changelog_rebuilds_what_the_full_one_does() {
-        let dir = tempfile::tempdir().unwrap();
-        let r = synth_project(
-            &dir.path().join("book"),
-            &SynthOptions {
-                chapters: 12,
-                ..SynthOptions::default()
-            },
-        )
-        .unwrap();
-        let project = Project { root: r.root };
-        let full = crate::state::load_changelog(&project).unwrap();
-        let light = replay_log(&project).unwrap();
-        let names = NameIndex::default();
-        let ctx = Context {
-            names: &names,
-            plan: &[],
-        };
-        let keep = |_: u32, s: &Value| s.clone();
-        assert_eq!(
-            ops::states_before(&full, &[5, 13], ctx, keep).unwrap(),
-            ops::states_before(&light, &[5, 13], ctx, keep).unwrap()
-        );
-        // A line the replay reading cannot take is reported as load_changelog reports it.
-        let path = project.path(layout::CHANGELOG);
-        let mut text = std::fs::read_to_string(&path).unwrap();
-        text.push_str("{\"chapter\": \"x\"}\n");
-        std::fs::write(&path, text).unwrap();
-        let e = replay_log(&project).unwrap_err().to_string();
-        assert!(e.contains("第 14 行"), "{e}");
-    }
-}
-
 /// `chapter begin`'s look at the chapter's plan: the volume's outline, when there is one,
 /// reads (UTF-8, every heading, no chapter twice) and gives the chapter a block with content;
 /// the chapter's contract, when there is one, passes the checks `novel validate` runs on it
@@ -763,5 +724,44 @@ pub fn check_chapter_plan(
             )))
         }
         _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::synth::{SynthOptions, synth_project};
+
+    #[test]
+    fn the_replay_reading_of_the_changelog_rebuilds_what_the_full_one_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = synth_project(
+            &dir.path().join("book"),
+            &SynthOptions {
+                chapters: 12,
+                ..SynthOptions::default()
+            },
+        )
+        .unwrap();
+        let project = Project { root: r.root };
+        let full = crate::state::load_changelog(&project).unwrap();
+        let light = replay_log(&project).unwrap();
+        let names = NameIndex::default();
+        let ctx = Context {
+            names: &names,
+            plan: &[],
+        };
+        let keep = |_: u32, s: &Value| s.clone();
+        assert_eq!(
+            ops::states_before(&full, &[5, 13], ctx, keep).unwrap(),
+            ops::states_before(&light, &[5, 13], ctx, keep).unwrap()
+        );
+        // A line the replay reading cannot take is reported as load_changelog reports it.
+        let path = project.path(layout::CHANGELOG);
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str("{\"chapter\": \"x\"}\n");
+        std::fs::write(&path, text).unwrap();
+        let e = replay_log(&project).unwrap_err().to_string();
+        assert!(e.contains("第 14 行"), "{e}");
     }
 }

@@ -126,21 +126,7 @@ fn run(args: &Args, stdin: Option<&str>, out: &mut Vec<Effect>) {
         "chmod" | "chown" | "chgrp" | "chattr" | "setfacl" => modes(rest, &program, out),
         "cp" | "install" | "mv" | "ln" => destination(rest, &program, out),
         "rsync" => rsync(rest, out),
-        "dd" => {
-            for a in rest.iter().flatten() {
-                if let Some(path) = a.text.strip_prefix("of=") {
-                    push(
-                        out,
-                        &Field {
-                            text: path.into(),
-                            glob: a.glob,
-                        },
-                        "dd of=",
-                        Reach::File,
-                    );
-                }
-            }
-        }
+        "dd" => dd(rest, out),
         "sed" | "gsed" | "perl" => in_place(rest, &program, out),
         "find" => find(rest, out),
         "git" => git(rest, out),
@@ -148,21 +134,36 @@ fn run(args: &Args, stdin: Option<&str>, out: &mut Vec<Effect>) {
         "sort" => valued_output(rest, &["-o", "--output"], "sort -o", out),
         "curl" => valued_output(rest, &["-o", "--output"], "curl -o", out),
         "wget" => valued_output(rest, &["-O", "--output-document"], "wget -O", out),
-        "gzip" | "gunzip" | "bzip2" | "bunzip2" | "xz" | "unxz" => {
-            let keeps = rest.iter().flatten().any(|a| {
-                a.text.starts_with('-')
-                    && !a.text.starts_with("--")
-                    && a.text.contains(['c', 'k', 'l', 't'])
-                    || matches!(
-                        a.text.as_str(),
-                        "--stdout" | "--keep" | "--to-stdout" | "--list" | "--test"
-                    )
-            });
-            if !keeps {
-                write_all(rest, &["-S", "--suffix"], &program, Reach::File, out);
-            }
-        }
+        "gzip" | "gunzip" | "bzip2" | "bunzip2" | "xz" | "unxz" => compressor(rest, &program, out),
         _ => {}
+    }
+}
+
+/// `dd of=FILE`.
+fn dd(args: &Args, out: &mut Vec<Effect>) {
+    for a in args.iter().flatten() {
+        if let Some(path) = a.text.strip_prefix("of=") {
+            let file = Field {
+                text: path.into(),
+                glob: a.glob,
+            };
+            push(out, &file, "dd of=", Reach::File);
+        }
+    }
+}
+
+/// `gzip FILE` and its kin replace FILE (unless told to keep it, write to stdout, list or test).
+fn compressor(args: &Args, program: &str, out: &mut Vec<Effect>) {
+    let keeps = args.iter().flatten().any(|a| {
+        let t = a.text.as_str();
+        t.starts_with('-') && !t.starts_with("--") && t.contains(['c', 'k', 'l', 't'])
+            || matches!(
+                t,
+                "--stdout" | "--keep" | "--to-stdout" | "--list" | "--test"
+            )
+    });
+    if !keeps {
+        write_all(args, &["-S", "--suffix"], program, Reach::File, out);
     }
 }
 
@@ -727,10 +728,11 @@ fn archive(program: &str, args: &Args, out: &mut Vec<Effect>) {
                 || texts.iter().any(|t| {
                     t.starts_with('-') && !t.starts_with("--") && t.contains(['c', 'r', 'u'])
                 });
-            if create && !extract {
-                if let Some(file) = value_after(&["-f", "--file"]).or_else(|| glued("--file=")) {
-                    push(out, &file, "tar 打包的目标", Reach::File);
-                }
+            if create
+                && !extract
+                && let Some(file) = value_after(&["-f", "--file"]).or_else(|| glued("--file="))
+            {
+                push(out, &file, "tar 打包的目标", Reach::File);
             }
             (
                 extract,

@@ -150,6 +150,15 @@ const RESERVED: [&str; 21] = [
     "select", "in", "function", "{", "}", "[[", "!", "time", "coproc",
 ];
 
+/// What ends an expansion's inside.
+#[derive(Clone, Copy)]
+enum Closer {
+    /// `${…}`
+    Brace,
+    /// `((…))`, `$((…))`
+    Parens,
+}
+
 /// A here-document whose body starts after the next newline.
 struct PendingDoc {
     delimiter: String,
@@ -1123,69 +1132,56 @@ impl Parser {
     /// After `${`: up to the matching `}`, with the commands of any `$(…)` / `` `…` `` inside
     /// (`${x:-$(cmd)}` runs `cmd`).
     fn braced(&mut self) -> Result<Vec<List>, SyntaxError> {
-        let mut runs = Vec::new();
-        loop {
-            match self.peek() {
-                None => return Err(self.error("unterminated ${")),
-                Some('}') => {
-                    self.i += 1;
-                    return Ok(runs);
-                }
-                Some('\\') => self.i += 2,
-                Some('\'') => {
-                    self.i += 1;
-                    self.until('\'')?;
-                }
-                Some('"') => {
-                    self.i += 1;
-                    runs.extend(self.double_quoted()?.iter().flat_map(runs_of_part));
-                }
-                Some('$') => runs.extend(self.dollar(false)?.iter().flat_map(runs_of_part)),
-                Some('`') => {
-                    self.i += 1;
-                    runs.extend(self.backquoted()?);
-                }
-                Some(_) => self.i += 1,
-            }
-        }
+        self.expansion_body(Closer::Brace)
     }
 
     /// After `((` or `$((`: up to the matching `))`, with the commands of any substitution.
     fn arithmetic(&mut self) -> Result<Vec<List>, SyntaxError> {
+        self.expansion_body(Closer::Parens)
+    }
+
+    /// The inside of `${…}` or `((…))`: quotes skipped, the commands of substitutions kept, up
+    /// to the closer (`}`; `))` outside nested parentheses).
+    fn expansion_body(&mut self, closer: Closer) -> Result<Vec<List>, SyntaxError> {
         let mut runs = Vec::new();
         let mut depth = 0usize;
         loop {
-            match self.peek() {
-                None => return Err(self.error("unterminated arithmetic")),
-                Some(')') if depth == 0 => {
+            match (self.peek(), closer) {
+                (None, _) => return Err(self.error("unterminated expansion")),
+                (Some('}'), Closer::Brace) => {
+                    self.i += 1;
+                    return Ok(runs);
+                }
+                (Some(')'), Closer::Parens) if depth == 0 => {
                     if self.peek_at(1) != Some(')') {
                         return Err(self.error("bad arithmetic"));
                     }
                     self.i += 2;
                     return Ok(runs);
                 }
-                Some(')') => {
+                (Some(')'), Closer::Parens) => {
                     depth -= 1;
                     self.i += 1;
                 }
-                Some('(') => {
+                (Some('('), Closer::Parens) => {
                     depth += 1;
                     self.i += 1;
                 }
-                Some('$') => runs.extend(self.dollar(false)?.iter().flat_map(runs_of_part)),
-                Some('`') => {
-                    self.i += 1;
-                    runs.extend(self.backquoted()?);
-                }
-                Some('\'') => {
+                (Some('\\'), Closer::Brace) => self.i += 2,
+                (Some('\''), _) => {
                     self.i += 1;
                     self.until('\'')?;
                 }
-                Some('"') => {
+                (Some('"'), _) => {
                     self.i += 1;
                     runs.extend(self.double_quoted()?.iter().flat_map(runs_of_part));
                 }
-                Some(_) => self.i += 1,
+                (Some('$'), _) => runs.extend(self.dollar(false)?.iter().flat_map(runs_of_part)),
+                (Some('`'), _) => {
+                    self.i += 1;
+                    runs.extend(self.backquoted()?);
+                }
+                (Some(_), _) => self.i += 1,
             }
         }
     }
