@@ -1,9 +1,9 @@
 //! Which files a shell command line writes, as far as its text shows (the Bash guard hook,
 //! `docs/orchestration.md` §9). The line is parsed with a bash grammar of our own
-//! ([`syntax`]: every construct bash has, `<<<`, `|&`, `<(…)`, `${x,,}`, `${a[@]}`, `;&` and
+//! (`shell::syntax`: every construct bash has, `<<<`, `|&`, `<(…)`, `${x,,}`, `${a[@]}`, `;&` and
 //! here-documents included), never matched with patterns, and walked: every place a file is
 //! written that the syntax makes visible is listed — output redirections (`>`, `>>`, `>|`,
-//! `<>`, `>&FILE`, `&>`), and the files the programs of [`programs`] write, move or remove
+//! `<>`, `>&FILE`, `&>`), and the files the programs of `shell::programs` write, move or remove
 //! (`tee`, `cp`, `mv`, `ln`, `install`, `rsync`, `rm`, `rmdir`, `mkdir`, `touch`, `truncate`,
 //! `chmod`, `dd of=`, `sed -i`, `perl -i`, `find -delete`, `git checkout` …), also inside
 //! compound commands, pipelines, command and process substitutions, `eval`, `bash -c '…'` at
