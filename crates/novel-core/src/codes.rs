@@ -461,6 +461,11 @@ pub const CODES: &[CodeDoc] = &[
         "按 文件:行:列 逐条改写（StyleRefiner 可据此润色）；确认无误的短语用 novel blacklist whitelist 加入白名单。",
     ),
     e(
+        "E_CRAFT",
+        "有章节没过章法检查：开篇前 300 字没有问题、章末没有钩子，或惊讶标记、比喻、「他知道，」超过上限。",
+        "按 文件:行:列 逐条改：开篇让人物带着问题出场，章末停在没落地的事上，删掉多余的「忽然」「仿佛」；门槛在 novel.json 的 craft 里。",
+    ),
+    e(
         "E_LENGTH",
         "有章节的字数不在目标区间内。",
         "偏短的补写场景与动作，偏长的删减描写与重复对话；目标区间可在 novel.json 的 chapter_length 中调整。",
