@@ -184,6 +184,8 @@ fn run(args: Vec<OsString>) -> i32 {
         return 0;
     }
     injected_panic();
+    // A writer that waits for another one says so on stderr (stdout stays the answer).
+    novel_store::lock::set_wait_notice(output::err);
     let json_mode = cli.global.json;
     let Some(command) = cli.command else {
         let text = localize_help(&Cli::command().render_help().to_string());

@@ -37,6 +37,7 @@ mod test_lint;
 mod test_lock;
 mod test_md_commands;
 mod test_menu;
+mod test_no_dead_ends;
 mod test_permissions;
 mod test_plugin;
 mod test_race;

@@ -715,7 +715,7 @@ fn stale_lock_breaking_races_and_recover() {
     std::fs::create_dir(root.join(".novel.lock")).unwrap();
     write_json(
         &root.join(".novel.lock/info.json"),
-        &json!({"pid": 1, "started": "2026-01-01T00:00:00Z", "chapter": 1, "host": "elsewhere", "token": "t", "heartbeat": 1000u64, "started_epoch": 1000u64}),
+        &json!({"pid": 424242, "started": "2026-01-01T00:00:00Z", "chapter": 1, "host": "elsewhere", "token": "t", "heartbeat": 1000u64, "started_epoch": 1000u64}),
     );
     let rec = ok(&root, &["chapter", "recover"]);
     assert!(

@@ -674,8 +674,9 @@ fn hook_never_fails_and_stays_under_the_cap() {
 #[test]
 fn hook_reports_locks_journals_and_spec_propagation() {
     let (_t, root) = synth(30);
-    // A lock held by a live process that is not this session (pid 1 on this host).
+    // A lock held by a live process that is not this session.
     std::fs::create_dir(root.join(".novel.lock")).unwrap();
+    let alive = Alive::new();
     let host = novel_store::lock::host_name();
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -683,7 +684,7 @@ fn hook_reports_locks_journals_and_spec_propagation() {
         .as_secs();
     write_json(
         &root.join(".novel.lock/info.json"),
-        &json!({"pid": 1, "started": "2026-01-01T00:00:00Z", "chapter": 31, "host": host,
+        &json!({"pid": alive.pid(), "started": "2026-01-01T00:00:00Z", "chapter": 31, "host": host,
                 "token": "t0", "heartbeat": now, "started_epoch": now}),
     );
     let text = stdout(&novel(&root, &["context", "session-start"]));
@@ -692,7 +693,7 @@ fn hook_reports_locks_journals_and_spec_propagation() {
     // Stale: no heartbeat for hours.
     write_json(
         &root.join(".novel.lock/info.json"),
-        &json!({"pid": 1, "started": "2026-01-01T00:00:00Z", "chapter": 31, "host": "elsewhere",
+        &json!({"pid": 424242, "started": "2026-01-01T00:00:00Z", "chapter": 31, "host": "elsewhere",
                 "token": "t0", "heartbeat": 1000, "started_epoch": 1000}),
     );
     let text = stdout(&novel(&root, &["context", "session-start"]));

@@ -543,17 +543,18 @@ fn next_puts_recovery_first_after_a_crash_or_a_stale_lock() {
     std::fs::create_dir(root.join(".novel.lock")).unwrap();
     write_json(
         &root.join(".novel.lock/info.json"),
-        &json!({"pid": 1, "started": "2026-01-01T00:00:00Z", "chapter": 4, "host": "elsewhere",
+        &json!({"pid": 424242, "started": "2026-01-01T00:00:00Z", "chapter": 4, "host": "elsewhere",
                 "token": "t0", "heartbeat": 1000, "started_epoch": 1000}),
     );
     let d = next(&root);
     assert_eq!(ids(&d), ["recover", "show_status"]);
     assert!(first(&d)["why"].as_str().unwrap().contains("项目锁已失效"));
 
-    // Held by another live process on this host (pid 1): wait, recover only if it is gone.
+    // Held by another live process on this host: wait, recover only if it is gone.
+    let alive = Alive::new();
     write_json(
         &root.join(".novel.lock/info.json"),
-        &json!({"pid": 1, "started": "2026-01-01T00:00:00Z", "chapter": 4, "host": host(),
+        &json!({"pid": alive.pid(), "started": "2026-01-01T00:00:00Z", "chapter": 4, "host": host(),
                 "token": "t0", "heartbeat": epoch(), "started_epoch": epoch()}),
     );
     let d = next(&root);
@@ -576,7 +577,7 @@ fn a_chapter_paused_in_a_session_now_gone_is_decided_directly() {
     std::fs::create_dir(root.join(".novel.lock")).unwrap();
     write_json(
         &root.join(".novel.lock/info.json"),
-        &json!({"pid": 1, "started": "2026-01-01T00:00:00Z", "chapter": 4, "host": "elsewhere",
+        &json!({"pid": 424242, "started": "2026-01-01T00:00:00Z", "chapter": 4, "host": "elsewhere",
                 "token": "t0", "heartbeat": 1000, "started_epoch": 1000}),
     );
     let d = next(&root);
@@ -612,7 +613,7 @@ fn a_chapter_paused_in_a_session_now_gone_is_decided_directly() {
     std::fs::create_dir(other.join(".novel.lock")).unwrap();
     write_json(
         &other.join(".novel.lock/info.json"),
-        &json!({"pid": 1, "started": "2026-01-01T00:00:00Z", "chapter": 4, "host": "elsewhere",
+        &json!({"pid": 424242, "started": "2026-01-01T00:00:00Z", "chapter": 4, "host": "elsewhere",
                 "token": "t0", "heartbeat": 1000, "started_epoch": 1000}),
     );
     assert_eq!(ids(&next(&other)), ["recover", "show_status"]);
@@ -848,9 +849,10 @@ fn quickstart_marks_need_their_evidence_and_confirm_needs_every_step() {
 fn quickstart_marks_wait_for_another_sessions_lock() {
     let (_t, root) = new_project();
     std::fs::create_dir(root.join(".novel.lock")).unwrap();
+    let alive = Alive::new();
     write_json(
         &root.join(".novel.lock/info.json"),
-        &json!({"pid": 1, "started": "2026-01-01T00:00:00Z", "chapter": null, "host": host(),
+        &json!({"pid": alive.pid(), "started": "2026-01-01T00:00:00Z", "chapter": null, "host": host(),
                 "token": "t0", "heartbeat": epoch(), "started_epoch": epoch()}),
     );
     refused(&root, &["quickstart", "done", "storylines"], 3, "E_LOCKED");

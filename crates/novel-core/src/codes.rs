@@ -172,6 +172,11 @@ pub const CODES: &[CodeDoc] = &[
         "上一次提交或状态写入被打断，提交日志还在，任何写入都会被拒绝。",
         "先运行 novel chapter recover 补完它。",
     ),
+    f(
+        "E_WRITER_BUSY",
+        "另一个 novel 命令正在写入这本书（提交日志在，写它的命令还在运行），项目文件暂时处于半完成状态。",
+        "稍等几秒再看；它写完就会结束，不要运行 recover 或 lock clear。",
+    ),
     e(
         "E_STATE",
         "编排状态不允许这一步（如章节在出错待重试、卷还没开）。",
@@ -206,6 +211,21 @@ pub const CODES: &[CodeDoc] = &[
         "E_CHANGELOG_SHRANK",
         "state/changelog.jsonl 比中断的写入记下的长度还短：它在中断之后被改动过，程序不会补齐它。",
         "从 state/backups/ 或版本库恢复这个文件的原样，再运行 novel chapter recover。",
+    ),
+    e(
+        "E_CHANGELOG_LOST",
+        "变更日志不存在或是空的，而状态文件或断点记着已经记录过章节：按空日志重建会把状态清空。",
+        "从 state/backups/ 或版本库找回 state/changelog.jsonl 再重建；找不回时不要用 --write，把状态文件从备份放回。",
+    ),
+    e(
+        "E_STATE_MISSING",
+        "状态文件 state/current-state.json 不存在，不能开始新的一章。",
+        "从 state/backups/ 或版本库找回 state/；只丢了状态文件而变更日志还在时，运行 novel state rebuild --write。",
+    ),
+    e(
+        "E_OUTPUT_TARGET",
+        "输出文件（export -o、dashboard -o）会落在书的文件上：程序维护的文件、书的资料文件、资料目录里，或是一个目录。",
+        "换一个文件名：放在项目目录下（不在 chapters/、state/ 等资料目录里）、项目的 export/ 里或项目之外。",
     ),
     e(
         "E_STAGING_CHANGED",
@@ -251,6 +271,11 @@ pub const CODES: &[CodeDoc] = &[
         "E_STATE_EDITED",
         "状态文件不是程序最后一次写下的那一份（在 novel 之外被改过，或放回了旧备份）。",
         "运行 novel state rebuild 查看与变更日志的差异；确认是误改就 novel state rebuild --write，有意的修改请写成增量用 novel ops apply --manual 记下。",
+    ),
+    f(
+        "E_CHAPTER_EDITED",
+        "已提交的章节正文或评估与提交时写下的不同（在 novel 之外被改过），或者不见了。",
+        "作者自己改的可以保留；改动涉及事实（人物去向、生死、道具、伏笔）时，写一份手动增量用 novel ops apply --manual 记下，让状态跟上正文。",
     ),
     e(
         "E_CHAPTER_AHEAD",
@@ -403,6 +428,16 @@ pub const CODES: &[CodeDoc] = &[
         "E_OUTLINE_MISSING",
         "这一卷还没有大纲文件。",
         "先由 PlotArchitect 写出 volumes/vol-NN/outline.md。",
+    ),
+    e(
+        "E_OUTLINE_UNREADABLE",
+        "这一卷的大纲文件在，但读不出来（多半不是 UTF-8 编码）。",
+        "把 volumes/vol-NN/outline.md 另存为 UTF-8 再重试。",
+    ),
+    e(
+        "E_CHAPTER_PLAN",
+        "要开始的这一章的计划有问题（大纲读不了、没有这一章或只有标题，或章节契约不合格式），chapter begin 拒绝开始。",
+        "按消息里的文件与行改好（/novel:start → 调整大纲），novel validate 列出全部问题，再 chapter begin。",
     ),
     e(
         "E_OUTLINE_CHAPTER",
@@ -775,6 +810,11 @@ pub const CODES: &[CodeDoc] = &[
         "E_OUTLINE",
         "卷大纲有一行读不了。",
         "按 docs/context-packets.md 的大纲格式修正该行。",
+    ),
+    f(
+        "E_OUTLINE_EMPTY",
+        "卷大纲里没有任何章节块。",
+        "让 PlotArchitect 按「## 第48章 标题」的格式写出本卷各章。",
     ),
 ];
 

@@ -309,7 +309,19 @@ fn load_plan(project: &Project, needs: &Needs, p: &Paths, i: &mut Inputs, w: &mu
         i.schedule = json_opt::<StorylineSchedule>(project, &rel, w);
     }
     if needs.outline {
-        i.outline = text_opt(project, &p.outline, w);
+        match read_text(&project.path(&p.outline)) {
+            Ok(t) => i.outline = Some(t),
+            Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            }
+            Err(e) => {
+                let why = match e {
+                    StoreError::NotUtf8 { .. } => "不是合法的 UTF-8 文本".to_string(),
+                    other => other.to_string(),
+                };
+                w.push(format!("{}：{why}", p.outline));
+                i.outline_unreadable = Some(why);
+            }
+        }
     }
     if needs.contract {
         i.contract = json_opt(project, &p.contract, w);

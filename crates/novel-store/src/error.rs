@@ -71,6 +71,13 @@ pub enum StoreError {
     /// function (another writer at work, a journal pending): the lock's own error.
     #[error(transparent)]
     Lock(Box<crate::lock::LockError>),
+    /// An output (`export -o`, `dashboard -o`) would land on a file of the book.
+    #[error("不能输出到 {shown}：{why}")]
+    OutputTarget {
+        path: PathBuf,
+        shown: String,
+        why: String,
+    },
     #[error(
         "{path} 比未完成的写入记录的长度短（应至少 {expected} 字节，实际 {actual} 字节）：它在中断之后被改动过"
     )]
@@ -105,6 +112,7 @@ impl StoreError {
             | StoreError::NotUtf8 { path }
             | StoreError::Model { path, .. }
             | StoreError::NotARegularFile { path }
+            | StoreError::OutputTarget { path, .. }
             | StoreError::Shrank { path, .. } => Some(at(path)),
             StoreError::Json { path, error } => Some(Place {
                 line: Some(error.line),
@@ -163,6 +171,7 @@ impl StoreError {
             StoreError::NotARegularFile { .. } => "E_NOT_REGULAR_FILE",
             StoreError::PipelineLog { .. } => "E_PIPELINE_LOG",
             StoreError::Shrank { .. } => "E_CHANGELOG_SHRANK",
+            StoreError::OutputTarget { .. } => "E_OUTPUT_TARGET",
             StoreError::Storylines { .. } => "E_STORYLINES",
             StoreError::Lock(e) => e.code(),
         }
@@ -198,6 +207,9 @@ impl StoreError {
             }
             StoreError::Shrank { .. } => {
                 "从 state/backups/ 或版本库恢复这个文件的原样，再运行 novel chapter recover".into()
+            }
+            StoreError::OutputTarget { .. } => {
+                "换一个文件名：放在项目目录下（不在 chapters/、state/ 等资料目录里）、项目的 export/ 里或项目之外；不写 -o 时输出到默认位置".into()
             }
             StoreError::Storylines { source } => format!(
                 "{}；修好后重试（novel validate 可列出全部问题）",

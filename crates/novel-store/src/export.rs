@@ -426,6 +426,13 @@ pub fn file_safe(title: &str) -> String {
 
 /// Writes an export atomically, creating its directory.
 pub fn write(path: &std::path::Path, bytes: &[u8]) -> Result<(), StoreError> {
+    if let Some(why) = crate::guard::output_refusal(path) {
+        return Err(StoreError::OutputTarget {
+            path: path.to_path_buf(),
+            shown: crate::guard::shown(path),
+            why,
+        });
+    }
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         io::create_dir_all(dir)?;
     }

@@ -276,6 +276,19 @@ fn top_level_names(files: &[(String, String)]) -> Vec<String> {
 /// Creates a new project in `dir` (created if missing). Refuses if anything it would create
 /// already exists there, or if `dir` is already inside a project.
 pub fn init_project(dir: &Path, opts: &InitOptions) -> Result<InitReport, StoreError> {
+    init_then(dir, opts, |_| Ok::<(), StoreError>(())).map(|(report, ())| report)
+}
+
+/// [`init_project`], with `fill` run on the new project while it is still private — built in
+/// `.novel-init-<pid>-…` beside `dir` — so the book appears with everything `fill` wrote, or
+/// not at all (`novel import` into a new directory). A writer killed before the move leaves
+/// only that build directory, which `novel chapter recover` sweeps
+/// (`crate::chapter::sweep_build_dirs`).
+pub fn init_then<T, E: From<StoreError>>(
+    dir: &Path,
+    opts: &InitOptions,
+    fill: impl FnOnce(&crate::project::Project) -> Result<T, E>,
+) -> Result<(InitReport, T), E> {
     let root = crate::project::absolute(dir);
     if let Some(name) = &opts.style
         && style_preset(name).is_none()
@@ -283,29 +296,12 @@ pub fn init_project(dir: &Path, opts: &InitOptions) -> Result<InitReport, StoreE
         return Err(StoreError::UnknownPreset {
             name: name.clone(),
             known: STYLE_PRESETS.iter().map(|(n, _)| n.to_string()).collect(),
-        });
+        }
+        .into());
     }
     let now = now_iso();
     let files = project_files(opts, &now);
-    let names = top_level_names(&files);
-
-    let mut conflicts: Vec<String> = names
-        .iter()
-        .filter(|n| root.join(n).symlink_metadata().is_ok())
-        .cloned()
-        .collect();
-    if conflicts.is_empty()
-        && let Ok(outer) = crate::project::Project::discover(&root)
-    {
-        conflicts.push(format!("上级目录已是项目：{}", outer.root.display()));
-    }
-    if !conflicts.is_empty() {
-        return Err(StoreError::ProjectExists {
-            dir: root,
-            conflicts,
-        });
-    }
-
+    refuse_conflicts(&root, &top_level_names(&files))?;
     let parent = root.parent().unwrap_or(&root).to_path_buf();
     create_dir_all(&parent)?;
     let tmp = parent.join(format!(
@@ -313,20 +309,59 @@ pub fn init_project(dir: &Path, opts: &InitOptions) -> Result<InitReport, StoreE
         std::process::id(),
         now.replace([':', '-'], "")
     ));
-    let built = build_tree(&tmp, &files);
-    let moved = built.and_then(|()| move_into_place(&tmp, &root, &names));
+    let filled = build_tree(&tmp, &files)
+        .map_err(E::from)
+        .and_then(|()| fill(&crate::project::Project { root: tmp.clone() }));
+    let moved = filled.and_then(|t| {
+        let names = entries(&tmp).map_err(E::from)?;
+        move_into_place(&tmp, &root, &names).map_err(E::from)?;
+        Ok(t)
+    });
     if tmp.exists() {
         let _ = fs::remove_dir_all(&tmp);
     }
-    moved?;
+    let filled = moved?;
     let mut dirs: Vec<String> = project_dirs().map(str::to_string).collect();
     dirs.sort();
-    Ok(InitReport {
+    let report = InitReport {
         root,
         orchestrator_state: initial_checkpoint("").orchestrator_state,
         files: files.into_iter().map(|(p, _)| p).collect(),
         dirs,
+    };
+    Ok((report, filled))
+}
+
+/// Refuses a new project where one of `names` exists already, or inside a project.
+fn refuse_conflicts(root: &Path, names: &[String]) -> Result<(), StoreError> {
+    let mut conflicts: Vec<String> = names
+        .iter()
+        .filter(|n| root.join(n).symlink_metadata().is_ok())
+        .cloned()
+        .collect();
+    if conflicts.is_empty()
+        && let Ok(outer) = crate::project::Project::discover(root)
+    {
+        conflicts.push(format!("上级目录已是项目：{}", outer.root.display()));
+    }
+    if conflicts.is_empty() {
+        return Ok(());
+    }
+    Err(StoreError::ProjectExists {
+        dir: root.to_path_buf(),
+        conflicts,
     })
+}
+
+/// The names directly in `dir`, sorted.
+fn entries(dir: &Path) -> Result<Vec<String>, StoreError> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .map_err(|e| StoreError::io(dir, e))?
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    Ok(names)
 }
 
 fn build_tree(tmp: &Path, files: &[(String, String)]) -> Result<(), StoreError> {

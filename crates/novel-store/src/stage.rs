@@ -114,7 +114,7 @@ impl ChapterError {
                 | ChapterError::Gate { .. }
                 | ChapterError::Evaluation { .. }
                 | ChapterError::EditRatio { .. }
-        ) || matches!(self, ChapterError::Refused(r) if r.code == "E_STAGING")
+        ) || matches!(self, ChapterError::Refused(r) if r.code == "E_STAGING" || r.code == "E_CHAPTER_PLAN")
     }
 
     pub fn is_conflict(&self) -> bool {
@@ -125,6 +125,7 @@ impl ChapterError {
                     | ChapterError::Plan(crate::chapter::PlanError::Store(_))
                     | ChapterError::Plan(crate::chapter::PlanError::Ops(_))
             )
+            && !matches!(self, ChapterError::Refused(r) if r.code == "E_STATE_MISSING")
     }
 
     /// How to fix it; `n` is the chapter of the command. Empty for the lock and the ops,
@@ -766,21 +767,33 @@ pub fn begin(
     lock::ensure_no_journal(project)?;
     let before = load_checkpoint(project)?;
     pipeline::check_begin(&before, n).map_err(ChapterError::Refused)?;
-    let (got, took) = match lock::acquire(project, Some(n), owner, stale_after) {
-        Ok(got) => (got, true),
-        Err(LockError::Held { info, .. })
-            if info.pid == owner
-                && info.host == lock::host_name()
-                && before.inflight_chapter == Some(n) =>
-        {
-            let acquired = lock::Acquired {
-                info: *info,
-                broke_stale: None,
-            };
-            (acquired, false)
-        }
-        Err(e) => return Err(e.into()),
-    };
+    if before.inflight_chapter != Some(n) {
+        state_present(project)?;
+        crate::plan::check_chapter_plan(project, n, before.current_volume)
+            .map_err(ChapterError::Refused)?;
+    }
+    let (got, took) =
+        match lock::acquire_for(project, Some(n), owner, stale_after, Some(lock::BEGIN)) {
+            Ok(got) => (got, true),
+            // This session's own lock for the chapter: the chapter is in flight, or an earlier
+            // begin of it was killed before its journal.
+            Err(LockError::Held { info, .. })
+                if info.pid == owner
+                    && info.host == lock::host_name()
+                    && (before.inflight_chapter == Some(n)
+                        || info.chapter == Some(n)
+                            && info.command.as_deref() == Some(lock::BEGIN)) =>
+            {
+                let acquired = lock::Acquired {
+                    info: *info,
+                    broke_stale: None,
+                };
+                (acquired, false)
+            }
+            Err(e) => return Err(e.into()),
+        };
+    // The lock is placed, the journal not yet written (`NOVEL_FAILPOINT=begin:0`).
+    crate::io::failpoint("begin", 0);
     let started = start_locked(project, n).inspect_err(|_| {
         if took {
             let _ = lock::release(project, &got.info.token);
@@ -797,6 +810,20 @@ pub fn begin(
         recovered: started.recovered,
         key_reasons,
     })
+}
+
+/// A new chapter starts only on a state file: its delta is checked and merged against it (a
+/// book whose `state/` was removed must get it back first — from a backup, or rebuilt from its
+/// changelog).
+fn state_present(project: &Project) -> Result<(), ChapterError> {
+    if std::fs::symlink_metadata(project.path(crate::layout::CURRENT_STATE)).is_ok() {
+        return Ok(());
+    }
+    Err(ChapterError::Refused(pipeline::StageRefusal {
+        code: "E_STATE_MISSING",
+        reason: format!("状态文件 {} 不存在，不能开始新的一章", crate::layout::CURRENT_STATE),
+        hint: "从 state/backups/ 或版本库找回 state/ 目录；只丢了状态文件而变更日志还在时，运行 novel state rebuild --write 按变更日志重建".into(),
+    }))
 }
 
 /// What the locked part of `begin` did.
@@ -924,6 +951,13 @@ pub fn recover(project: &Project, stale: std::time::Duration) -> Result<Recovere
             Some(info) => format!("清除了僵尸锁（{}）：{}", b.why, lock::describe(info)),
             None => format!("清除了僵尸锁（{}）", b.why),
         });
+    }
+    let inflight = load_checkpoint(project)?.inflight_chapter;
+    if let Some(info) = lock::break_unused_begin(project, inflight, stale)? {
+        actions.push(format!(
+            "清除了没有开始成功的 chapter begin 留下的锁（它在写下断点之前被打断）：{}",
+            lock::describe(&info)
+        ));
     }
     let lock_note = match lock::status(project, stale) {
         lock::LockState::Held { info, .. } => Some(format!(

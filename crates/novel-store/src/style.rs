@@ -82,12 +82,33 @@ pub fn apply_preset(
             Err(_) => {}
         }
     }
-    // Whatever the author had is kept (the template's placeholder included).
+    // Whatever the author had is kept (the template's placeholder included): the backup and
+    // the preset together, or neither.
+    let mut writes = Vec::new();
     let backup = match &current {
-        Some(t) if t != text => crate::state::backup(project, layout::STYLE_PROFILE, now)?,
+        Some(t) if t != text => {
+            crate::state::backup_write(project, layout::STYLE_PROFILE, now, &[])?.map(|(b, w)| {
+                writes.extend(w);
+                b
+            })
+        }
         _ => None,
     };
-    write_atomic(&path, text.as_bytes())?;
+    writes.push(crate::chapter::JournalWrite {
+        path: layout::STYLE_PROFILE.to_string(),
+        content: text.to_string(),
+    });
+    if writes.len() == 1 {
+        write_atomic(&path, text.as_bytes())?;
+    } else {
+        let journal = crate::chapter::Journal::files(
+            0,
+            String::new(),
+            writes,
+            crate::chapter::JournalKind::StylePreset,
+        );
+        crate::chapter::commit(project, journal)?;
+    }
     let preset_name = serde_json::from_str::<Value>(text)
         .ok()
         .and_then(|v| v.get("name").and_then(Value::as_str).map(str::to_string));

@@ -77,7 +77,11 @@ pub fn command_name(cmd: &ChapterCommand) -> &'static str {
 }
 
 pub fn run(global: &GlobalArgs, cmd: ChapterCommand) -> Result<Report, CliError> {
-    let project = super::project(global)?;
+    let project = match super::project(global) {
+        Ok(p) => p,
+        Err(e) if matches!(cmd, ChapterCommand::Recover) => return recover_unbuilt(global, e),
+        Err(e) => return Err(e),
+    };
     match cmd {
         ChapterCommand::Begin(a) => begin(&project, a.chapter, a.owner_pid),
         ChapterCommand::Stage(a) => stage(&project, &a),
@@ -390,6 +394,46 @@ fn fail(project: &Project, a: &ChapterFailArgs) -> Result<Report, CliError> {
             pipeline::stage_name(cp.pipeline_stage)
         ),
     )
+}
+
+/// `chapter recover` where there is no project (yet): the build directories a killed `novel
+/// init`/`import` left in the directory (`--project DIR`: beside DIR, and in it) are removed;
+/// with none, the directory is simply not a project (`not_a_project`).
+fn recover_unbuilt(global: &GlobalArgs, not_a_project: CliError) -> Result<Report, CliError> {
+    let here = std::env::current_dir().unwrap_or_default();
+    let dirs: Vec<std::path::PathBuf> = match &global.project {
+        Some(d) => {
+            let d = novel_store::project::absolute(d);
+            d.parent()
+                .map(|p| p.to_path_buf())
+                .into_iter()
+                .chain([d])
+                .collect()
+        }
+        None => vec![here],
+    };
+    let mut actions = Vec::new();
+    for d in &dirs {
+        for name in novel_store::chapter::sweep_build_dirs(d) {
+            actions.push(format!(
+                "清理了中断的 novel init/import 留下的临时目录 {}",
+                d.join(name).display()
+            ));
+        }
+    }
+    if actions.is_empty() {
+        return Err(not_a_project);
+    }
+    let mut human: String = actions.iter().map(|a| format!("{a}。\n")).collect();
+    human.push_str("这里还没有小说项目：重新运行中断的那条 novel init 或 novel import 即可。\n");
+    let data = serde_json::json!({
+        "actions": actions,
+        "lock": null,
+        "resume": null,
+        "staging": null,
+        "last_completed_chapter": 0,
+    });
+    Report::new(&data, human)
 }
 
 fn recover(project: &Project) -> Result<Report, CliError> {

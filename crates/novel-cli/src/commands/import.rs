@@ -435,48 +435,67 @@ fn import(global: &GlobalArgs, args: &ImportArgs) -> Result<Report, CliError> {
         ));
         return Report::new(&data, human);
     }
-    let project = match existing {
-        Some(p) => p,
-        None => create_project(&dir, &source, args)?,
-    };
     let bar = progress(global, &plan);
-    let stale = super::stale_after(&project)?;
     let stripped: Vec<Furniture> = if args.strip_furniture {
         m.furniture.clone()
     } else {
         Vec::new()
     };
-    let written = novel_store::import::write(
-        &project,
-        &plan,
-        &m.sections,
-        &stripped,
-        data.new_project,
-        stale,
-        &|| bar.inc(1),
-    );
+    let new_project = data.new_project;
+    let write = |project: &Project| {
+        let stale = super::stale_after(project)?;
+        novel_store::import::write(
+            project,
+            &plan,
+            &m.sections,
+            &stripped,
+            new_project,
+            stale,
+            &|| bar.inc(1),
+        )
+        .map_err(import_error)
+    };
+    // Into a new directory, the book appears whole once everything is written, or not at all.
+    let (root, written) = match existing {
+        Some(p) => {
+            let written = write(&p);
+            (p.root, written)
+        }
+        None => match create_project(&dir, &source, args, write) {
+            Ok((root, written)) => (root, Ok(written)),
+            Err(e) => (dir.clone(), Err(e)),
+        },
+    };
     bar.finish_and_clear();
-    let written = written.map_err(import_error)?;
-    data.project = Some(project.root.display().to_string());
+    let written = written?;
+    data.project = Some(root.display().to_string());
     let side = (!stripped.is_empty()).then(|| novel_store::import::furniture_file(&plan));
     let human = human + &written_human(&plan, written.as_ref(), side, &mut data);
     Report::new(&data, human)
 }
 
-fn create_project(dir: &Path, source: &Path, args: &ImportArgs) -> Result<Project, CliError> {
+/// A new book in `dir` with the manuscript `write`n into it while it is still private: it
+/// appears whole, or not at all. Its root and what `write` returned.
+fn create_project<T>(
+    dir: &Path,
+    source: &Path,
+    args: &ImportArgs,
+    write: impl FnOnce(&Project) -> Result<T, CliError>,
+) -> Result<(std::path::PathBuf, T), CliError> {
     let stem = source
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .filter(|s| !s.is_empty() && s != ".");
-    novel_store::init::init_project(
+    let (report, written) = novel_store::init::init_then(
         dir,
         &novel_store::init::InitOptions {
             title: args.title.clone().or(stem),
             genre: args.genre.clone(),
             style: None,
         },
+        write,
     )?;
-    Ok(Project::open(dir)?)
+    Ok((report.root, written))
 }
 
 /// A bar on stderr while the files are prepared and written; hidden with `--json` or when

@@ -146,6 +146,8 @@ pub struct Inputs {
     pub schedule: Option<StorylineSchedule>,
     /// The volume outline's text (`paths.outline`).
     pub outline: Option<String>,
+    /// Why the outline file is there but could not be read (not UTF-8, …).
+    pub outline_unreadable: Option<String>,
     pub contract: Option<ChapterContract>,
     /// Storyline id → `storylines/<id>/memory.md`.
     pub memories: BTreeMap<String, String>,
@@ -512,6 +514,13 @@ fn outline_of(
 ) -> Result<(Option<ChapterBlock>, Option<String>), ContextError> {
     let path = inputs.paths.outline.clone();
     let Some(text) = &inputs.outline else {
+        if let (Some(why), true) = (&inputs.outline_unreadable, required) {
+            return Err(ContextError::OutlineUnreadable {
+                chapter: inputs.chapter,
+                path,
+                why: why.clone(),
+            });
+        }
         if required {
             return Err(ContextError::OutlineMissing {
                 volume: inputs.volume,
