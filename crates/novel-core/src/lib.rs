@@ -19,6 +19,7 @@ pub mod codes;
 pub mod context;
 pub mod cost;
 pub mod diagnostic;
+pub mod drift;
 pub mod edits;
 pub mod frontmatter;
 pub mod gate;

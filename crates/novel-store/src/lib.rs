@@ -21,6 +21,7 @@ pub mod dashboard;
 pub mod epub;
 pub mod error;
 pub mod export;
+pub mod figures;
 pub mod guard;
 pub mod import;
 pub mod init;
@@ -54,6 +55,7 @@ pub mod style;
 pub mod synth;
 pub mod time;
 pub mod volume;
+pub mod volumes;
 
 pub use error::StoreError;
 pub use project::Project;
