@@ -148,7 +148,9 @@ svg.chart .member.retired .member-label { fill: #5f5f5f; }
 .sw-prd { --sw: #222; } .sw-cumulative { --sw: #e15759; }
 .sw-sentence { --sw: #4e79a7; } .sw-dialogue { --sw: #b85c00; } .sw-drifted { --sw: #c0161b; }
 footer { color: #555; font-size: 13px; text-align: center; }
+.scroll-hint { display: none; margin: 4px 0; color: #555; font-size: 13px; }
 @media (max-width: 700px) {
+  .scroll-hint { display: block; }
   body { padding: 10px; }
   section { padding: 12px; }
   .chart-scroll > svg.chart { width: MINWpx; max-width: none; }
@@ -226,6 +228,11 @@ fn section(out: &mut String, data: &DashboardData, s: Section, drawn: &Drawn) {
     }
     for line in &drawn.summary {
         let _ = writeln!(out, "<p class=\"summary\">{}</p>", esc(line));
+    }
+    if !drawn.svgs.is_empty() {
+        out.push_str(
+            "<p class=\"scroll-hint\">图表比屏幕宽：左右滑动查看，数字在下面的表里。</p>\n",
+        );
     }
     for svg in &drawn.svgs {
         let _ = writeln!(out, "<div class=\"chart-scroll\">{svg}</div>");
