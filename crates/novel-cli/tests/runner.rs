@@ -23,6 +23,7 @@ mod test_e2e_paths;
 mod test_envelope;
 mod test_evidence;
 mod test_export;
+mod test_figures;
 mod test_gate_loop;
 mod test_hook;
 mod test_import;

@@ -3,118 +3,16 @@
 //! standing. Tolerant and schema-free like the hook path: a file that cannot be read is a
 //! listed problem, never a failure.
 
-use novel_core::context::outline;
+use crate::context::session_facts;
+use crate::layout;
+use crate::project::Project;
 use novel_core::context::session::SessionFacts;
 use novel_core::menu::{ReviewDue, ReviewKind, reviews_wanted};
 use novel_core::model::Checkpoint;
-use novel_core::plan;
 use novel_core::quickstart::{self, QuickStartStatus};
-use serde::Deserialize;
 
-use crate::context::session_facts;
-use crate::error::StoreError;
-use crate::io::read_text;
-use crate::layout;
-use crate::project::Project;
-
+pub use crate::volumes::{contract_chapters, volume_span};
 pub use novel_core::plan::VolumeSpan;
-
-#[derive(Deserialize)]
-struct RangeOnly {
-    #[serde(default)]
-    chapter_range: Option<[u32; 2]>,
-}
-
-/// Reads a text file: `None` when absent; a problem when unreadable.
-fn text_opt(project: &Project, rel: &str, problems: &mut Vec<String>) -> Option<String> {
-    match read_text(&project.path(rel)) {
-        Ok(t) => Some(t),
-        Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => {
-            problems.push(format!("{rel}：{e}"));
-            None
-        }
-    }
-}
-
-/// Chapter numbers of the contract files `volumes/vol-NN/chapter-contracts/chapter-NNN.json`
-/// (canonical names only), sorted.
-pub fn contract_chapters(project: &Project, v: u32) -> Vec<u32> {
-    let dir = novel_core::naming::contracts_dir(v);
-    let mut out: Vec<u32> = std::fs::read_dir(project.path(&dir))
-        .map(|r| {
-            r.filter_map(|e| e.ok())
-                .filter_map(|e| {
-                    let name = e.file_name().to_string_lossy().into_owned();
-                    match layout::classify(&format!("{dir}/{name}")) {
-                        layout::Entry::Json {
-                            chapter: Some(n), ..
-                        } => Some(n),
-                        _ => None,
-                    }
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    out.sort_unstable();
-    out
-}
-
-/// Where volume `v` ends (`docs/orchestration.md` §5) — the one place every command asks
-/// (commit, next, status, the hook, the gate, reviews, context, volume check): the first of the
-/// volume's `storyline-schedule.json` `chapter_range`; the chapter blocks of its `outline.md`
-/// (min..max); its contract files (min..max); `novel.json` `chapters_per_volume`, the first
-/// chapter following the previous volume's end. A file that cannot be read or parsed is pushed
-/// to `problems` and the next source is tried.
-pub fn volume_span(project: &Project, v: u32, problems: &mut Vec<String>) -> Option<VolumeSpan> {
-    let vdir = layout::volume_dir(v);
-    let found = |range: [u32; 2], range_source| {
-        Some(VolumeSpan {
-            range,
-            range_source,
-        })
-    };
-    let rel = format!("{vdir}/storyline-schedule.json");
-    if let Some(text) = text_opt(project, &rel, problems) {
-        match serde_json::from_str::<RangeOnly>(&text) {
-            Ok(r) => {
-                if let Some(range) = r.chapter_range.filter(|[a, b]| a <= b) {
-                    return found(range, plan::SOURCE_SCHEDULE);
-                }
-            }
-            Err(e) => problems.push(format!("{rel} 无法解析（{e}），已忽略")),
-        }
-    }
-    let rel = format!("{vdir}/outline.md");
-    if let Some(text) = text_opt(project, &rel, problems) {
-        match outline::parse(&text) {
-            Ok(o) => {
-                if let Some(range) = plan::span_of(o.chapters.iter().map(|b| b.chapter)) {
-                    return found(range, plan::SOURCE_OUTLINE);
-                }
-            }
-            Err(e) => problems.push(format!("{rel}：{e}")),
-        }
-    }
-    if let Some(range) = plan::span_of(contract_chapters(project, v)) {
-        return found(range, plan::SOURCE_CONTRACTS);
-    }
-    let per_volume = match crate::settings::load(project) {
-        Ok(s) => s.chapters_per_volume?,
-        Err(e) => {
-            problems.push(e.to_string());
-            return None;
-        }
-    };
-    let previous_end = match v {
-        0 | 1 => 0,
-        _ => volume_span(project, v - 1, problems)?.range[1],
-    };
-    found(
-        plan::settings_span(previous_end, per_volume)?,
-        plan::SOURCE_SETTINGS,
-    )
-}
 
 /// The reviews the checkpoint calls for whose report does not exist yet (§8), in the order
 /// brief, consistency, volume.

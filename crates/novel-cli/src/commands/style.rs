@@ -6,13 +6,13 @@
 use clap::{Args, Subcommand};
 use serde::Serialize;
 
+use novel_core::drift::{DriftAssessment, DriftStatus};
 use novel_core::model::style::DriftMetric;
 use novel_store::io;
-use novel_text::drift::{DriftAssessment, DriftStatus};
 use novel_text::metrics::StyleMetrics;
 use novel_text::segment::Document;
 
-use super::{DriftCheck, resolve_inputs};
+use super::resolve_inputs;
 use crate::cli::{ChapterSelection, GlobalArgs, HELP_TEMPLATE};
 use crate::output::{CliError, Exit, Report};
 
@@ -156,13 +156,19 @@ fn metrics(global: &GlobalArgs, args: MetricsArgs) -> Result<Report, CliError> {
 
 fn drift(global: &GlobalArgs, args: DriftArgs) -> Result<Report, CliError> {
     let proj = super::project(global)?;
-    let DriftCheck {
-        assessment,
-        current,
+    let novel_store::figures::drift::DriftCheck {
+        sources,
         chapters,
         window,
-        existing,
+        assessment,
     } = super::drift_check(&proj)?;
+    let docs: Vec<Document> = sources
+        .chapters
+        .iter()
+        .map(|(_, t)| Document::new(t))
+        .collect();
+    let current = StyleMetrics::of(&docs.iter().collect::<Vec<_>>());
+    let existing = sources.existing;
     let action = if args.dry_run {
         "none"
     } else {
@@ -200,11 +206,7 @@ fn drift(global: &GlobalArgs, args: DriftArgs) -> Result<Report, CliError> {
 fn drift_lines(assessment: &DriftAssessment, action: &str, dry_run: bool) -> String {
     let mut human = String::new();
     for m in &assessment.metrics {
-        let name = match m.name.as_str() {
-            "avg_sentence_length" => "平均句长",
-            "dialogue_ratio" => "对话占比",
-            other => other,
-        };
+        let name = novel_store::figures::drift::metric_label(&m.name);
         human.push_str(&format!(
             "  {name}：当前 {:.3}，基线 {}，偏离 {:.1}%{}\n",
             m.current,
