@@ -142,7 +142,7 @@ impl DriftError {
 }
 
 /// How to give the drift check a baseline.
-pub const NO_BASELINE_HINT: &str = "先用 novel style metrics 分析风格样章，由 StyleAnalyzer 把 avg_sentence_length 与 dialogue_ratio 写入 style-profile.json";
+pub const NO_BASELINE_HINT: &str = "先用 novel style metrics 分析风格样章，由文风分析员把 avg_sentence_length 与 dialogue_ratio 写入 style-profile.json";
 
 /// What recording a drift check did to `style-drift.json`: `written`, `removed`, `kept` (an
 /// earlier file left as it is) or `none`.

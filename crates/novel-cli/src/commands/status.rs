@@ -290,7 +290,7 @@ fn push_cost(out: &mut String, s: &Status) {
             let mut note = format!("（{} 章有阶段费用没记下", p.chapters_without_cost);
             if p.estimated_usd > 0.0 {
                 note.push_str(&format!(
-                    "，按记下的 token 与 PRD 的价格估算约 ${:.2}",
+                    "，按记下的 token 与模型价格估算约 ${:.2}",
                     p.estimated_usd
                 ));
             }

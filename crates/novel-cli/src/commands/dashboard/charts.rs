@@ -238,7 +238,7 @@ pub fn quality(b: &Book<'_>) -> Drawn {
         .count();
     if scored == 0 {
         out.summary
-            .push("还没有评分：QualityJudge 评完的章节会在这里画出总分与八个维度。".to_string());
+            .push("还没有评分：评审评完的章节会在这里画出总分与八个维度。".to_string());
     } else {
         out.svgs.push(score_chart(d, axis));
         let scores: Vec<f64> = d.chapters.iter().filter_map(|r| r.score).collect();
