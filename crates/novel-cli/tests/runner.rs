@@ -15,6 +15,7 @@ mod test_context;
 mod test_continuity;
 mod test_contracts;
 mod test_count;
+mod test_craft;
 mod test_dashboard;
 mod test_e2e;
 mod test_e2e_cost;

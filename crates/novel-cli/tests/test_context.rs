@@ -284,7 +284,7 @@ fn packet_sections_carry_token_estimates_that_add_up() {
         p.section("style")
             .unwrap()
             .body()
-            .contains("【禁用的 AI 高频用语（前 10 条）】")
+            .contains("【禁用的 AI 高频用语（10 类各举一例")
     );
 }
 
@@ -360,7 +360,7 @@ fn every_agent_packet_assembles_for_a_chapter_in_flight() {
         r.section("style")
             .unwrap()
             .body()
-            .contains("下面列出的一律替换")
+            .contains("按改法分组，命中的一律照改法替换")
     );
     let pa = packet(&root, Agent::PlotArchitect, None);
     assert!(
@@ -368,6 +368,13 @@ fn every_agent_packet_assembles_for_a_chapter_in_flight() {
             .unwrap()
             .body()
             .contains("## 第48章 章节标题")
+    );
+    // The planner gets the book's 黄金三章 (the synthetic book is 玄幻).
+    assert!(
+        pa.section("outline_format")
+            .unwrap()
+            .body()
+            .contains("【黄金三章 · 玄幻】")
     );
 }
 

@@ -198,6 +198,7 @@ fn steps() -> Vec<Step> {
         step("style-drift", "style drift"),
         step("check-names", "check names --chapters 1..3"),
         step("check-continuity", "check continuity"),
+        step("check-craft", "check craft --all"),
         step("context-budget", "context budget"),
         Step {
             stdin: Some(r#"{"cwd":"<BOOK>","source":"startup","hook_event_name":"SessionStart"}"#),

@@ -118,9 +118,12 @@ fn author_files(opts: &InitOptions, title: &str, genre: &str, now: &str) -> Vec<
         created_at: Some(now.to_string()),
         ..Settings::default()
     };
+    // The 题材预设 the genre chooses, written out so the author sees it and can change it.
+    let preset = novel_core::genre::preset_for_book(None, Some(genre)).name;
     let brief = BRIEF_TEMPLATE
         .replace("{{title}}", title)
-        .replace("{{genre}}", genre);
+        .replace("{{genre}}", genre)
+        .replace("{{preset}}", preset);
     let style = opts
         .style
         .as_deref()

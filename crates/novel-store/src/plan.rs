@@ -600,6 +600,7 @@ pub fn volume_check(project: &Project, v: u32) -> Result<VolumeCheckReport, Plan
     let names: NameIndex = crate::state::load_names(project);
     let contract_file = |c: u32| layout::chapter_contract_file(v, c);
     let settings_genre = crate::settings::load(project).ok().and_then(|s| s.genre);
+    let brief = crate::io::read_text(&project.path(layout::BRIEF)).ok();
     findings.extend(vcheck::check(&VolumeInputs {
         volume: v,
         span: span.as_ref(),
@@ -616,6 +617,7 @@ pub fn volume_check(project: &Project, v: u32) -> Result<VolumeCheckReport, Plan
         world_rule_ids: ids.rules.as_deref(),
         foreshadowing_ids: ids.foreshadowing.as_deref(),
         genre: settings_genre.as_deref(),
+        brief: brief.as_deref(),
     }));
     if span.is_some() {
         add_new(

@@ -615,6 +615,11 @@ pub fn commit(
     })
 }
 
+/// The craft check of a staged text with the project's thresholds (`novel_text::craft`, which
+/// the store does not know: the CLI hands it in, as it hands in the normaliser).
+pub type CraftFn =
+    dyn Fn(&str, &novel_core::model::settings::CraftThresholds) -> novel_core::gate::CraftCheck;
+
 /// `novel chapter gate N`: the gate's verdict on the in-flight chapter's evaluations (with
 /// the project's thresholds and weights, the key-chapter rule, the storyline spec and the
 /// leak check of the current text), recorded in the checkpoint with the digests of the staged
@@ -624,6 +629,7 @@ pub fn gate(
     n: u32,
     token: &str,
     normalize: &dyn Fn(&str) -> String,
+    craft: &CraftFn,
 ) -> Result<novel_core::gate::GateResult, ChapterError> {
     let _guard = lock::guard(project)?;
     let mut cp = load_checkpoint(project)?;
@@ -662,6 +668,8 @@ pub fn gate(
     .ok();
     let leak = crate::chapter::leak_result(project, n)?;
     let facts = staging_facts(project, n, Facts::Full);
+    let text = crate::io::read_text(&project.path(&novel_core::naming::staging_chapter(n)))?;
+    let craft_check = craft(&text, &settings.craft);
     let input = novel_core::gate::GateInput {
         chapter: n,
         evaluations: evals.iter().map(|(_, e)| e).collect(),
@@ -671,6 +679,7 @@ pub fn gate(
         storyline_spec: spec.as_ref(),
         leak: leak.as_ref().filter(|l| l.text_digest == facts.text_digest),
         previous_fixes: &previous_fixes,
+        craft: Some(&craft_check),
     };
     let mut result = novel_core::gate::decide(&input)?;
     result

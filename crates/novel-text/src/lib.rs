@@ -40,6 +40,7 @@
 pub mod blacklist;
 pub mod chapters;
 pub mod count;
+pub mod craft;
 pub mod decode;
 pub mod drift;
 pub mod export;

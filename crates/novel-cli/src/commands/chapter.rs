@@ -287,8 +287,14 @@ fn segment(text: &str) -> novel_core::edits::Segmented {
 }
 
 fn gate_cmd(project: &Project, n: u32, token: &str, then_commit: bool) -> Result<Report, CliError> {
-    let result = novel_store::stage::gate(project, n, token, &novel_text::normalize::normalize_str)
-        .map_err(|e| chapter_error(e, n))?;
+    let result = novel_store::stage::gate(
+        project,
+        n,
+        token,
+        &novel_text::normalize::normalize_str,
+        &super::craft::gate_check,
+    )
+    .map_err(|e| chapter_error(e, n))?;
     let passed = result.decision == novel_core::model::common::GateDecision::Pass;
     let mut human = format!(
         "第 {n} 章门控：{}（总分 {}{}）\n",

@@ -694,7 +694,8 @@ fn packet_text(
 }
 
 /// The measurements QualityJudge scores with, taken by the program on the staged chapter: the
-/// lint summary and its findings, the style metrics, and the leak check when it was run.
+/// lint summary and its findings, the craft check (opening, hook, rhythm), the style metrics,
+/// and the leak check when it was run.
 fn judge_checks(project: &Project, n: u32) -> String {
     // The staged text of the chapter in flight, else the committed one (a packet asked for by
     // chapter number).
@@ -712,6 +713,7 @@ fn judge_checks(project: &Project, n: u32) -> String {
                 Ok(lines) => out.push_str(&lines),
                 Err(e) => out.push_str(&format!("lint 没有完成：{}\n", e.message)),
             }
+            out.push_str(&super::craft::craft_one(project, n, &text, &rel));
             out.push_str(&super::style::describe(
                 "风格数字",
                 &novel_text::metrics::StyleMetrics::of(&[&novel_text::segment::Document::new(

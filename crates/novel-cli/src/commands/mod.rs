@@ -10,6 +10,7 @@ pub mod chapter;
 pub mod check;
 pub mod context;
 pub mod count;
+pub mod craft;
 pub mod dashboard;
 pub mod demo;
 pub mod export;

@@ -26,7 +26,7 @@
 //! | 62 | character memory (`004`), last cast member first |
 //! | 60 | character profile details (beyond name, state, speech, contracts), least recently seen first |
 //! | 55 | whole characters NOT named by the chapter contract, least recently seen first |
-//! | 50 | blacklist phrases beyond the first five (ten for StyleRefiner), last first |
+//! | 50 | blacklist examples beyond the first five (StyleRefiner gets the whole list, required) |
 //! | 46 | open threads of the chapter's lines not yet in their resolve range |
 //! | 45 | soft world rules the contract does not require |
 //! | 40 | one-sentence states of frozen lines |
@@ -829,6 +829,15 @@ impl Assembler<'_> {
             "outline_format" => {
                 let mut s = Section::new("outline_format", "大纲格式");
                 s.required(OUTLINE_FORMAT_TEXT);
+                // The trial chapters are planned by the book's 黄金三章 (`crate::genre`).
+                let g = crate::genre::preset_for_book(
+                    self.inputs.brief.as_deref(),
+                    self.inputs.settings.genre.as_deref(),
+                );
+                s.required(format!(
+                    "第 1–3 章（试写）照这本书的黄金三章排：\n{}",
+                    crate::genre::golden_three_lines(g)
+                ));
                 s
             }
             other => {
@@ -1242,18 +1251,21 @@ impl Assembler<'_> {
         {
             out.push(format!("大纲写的爽点：{v}"));
         }
-        if let Some(g) = crate::genre::preset_for(i.settings.genre.as_deref()) {
-            let gap = g.payoff_gap.map_or(String::new(), |k| {
-                format!("；连续 {k} 章没有兑现读者就会走")
-            });
+        let g = crate::genre::preset_for_book(i.brief.as_deref(), i.settings.genre.as_deref());
+        let gap = g.payoff_gap.map_or(String::new(), |k| {
+            format!("；连续 {k} 章没有兑现读者就会走")
+        });
+        out.push(format!(
+            "题材预设「{}」的读者追的爽点：{}{gap}。",
+            g.name,
+            g.payoff_types.join("、")
+        ));
+        if (1..=3).contains(&n) {
             out.push(format!(
-                "题材「{}」的读者追的爽点：{}{gap}。",
+                "【黄金三章 · {}】{}",
                 g.name,
-                g.payoff_types.join("、")
+                g.golden_three[(n - 1) as usize]
             ));
-            if (1..=3).contains(&n) {
-                out.push(format!("【黄金三章】{}", g.golden_three[(n - 1) as usize]));
-            }
         }
         if judge {
             out.push("评审：有兑现的，看它有没有先蓄压、落没落到具体的人和反应上（emotional_impact）；没兑现或兑现落空，l3 记 violation 并进 risk_flags payoff_missing。注水（车轱辘话、重复交代已知信息、与冲突无关的景物和心理独白）在 pacing 扣分，risk_flags 记 padding，required_fixes 点出段落。".to_string());
@@ -2011,10 +2023,12 @@ impl Assembler<'_> {
                     None => format!("{}. {}", k + 1, x.text.trim()),
                 })
                 .collect();
-            lines.push(format!(
-                "【作者原文示例：照它的语气、节奏和句法写；里面的人名、情节、设定是作者旧稿的，不搬进本书】\n{}",
-                shots.join("\n")
-            ));
+            let head = if p.source_type == Some(StyleSource::Template) {
+                "【预设文风示例：照它的语气、节奏和句法写；这是示范段落，里面的人名、情节不搬进本书】"
+            } else {
+                "【作者原文示例：照它的语气、节奏和句法写；里面的人名、情节、设定是作者旧稿的，不搬进本书】"
+            };
+            lines.push(format!("{head}\n{}", shots.join("\n")));
         }
         if lines.is_empty() {
             lines.push("（风格指纹还是空的）".into());
@@ -2037,44 +2051,42 @@ impl Assembler<'_> {
             return;
         }
         let entries = ranked_entries(b);
-        let refiner = self.agent == Agent::StyleRefiner;
-        let (top, required_n) = if refiner {
-            (entries.len(), BLACKLIST_TOP)
+        let groups = hint_groups(&entries);
+        if self.agent == Agent::StyleRefiner {
+            // The refiner replaces every hit, so it gets the whole list: one line per way of
+            // fixing, never trimmed (a 3,000-字 chapter's packet carries all of it).
+            let lines: Vec<String> = groups.iter().map(|g| g.line()).collect();
+            s.required(format!(
+                "【AI 用语黑名单：全部 {} 条，按改法分组，命中的一律照改法替换（* 只在叙述中算，^ 只在段首算；改法是方向，不是标准答案）】\n{}",
+                entries.len(),
+                lines.join("\n")
+            ));
         } else {
-            (BLACKLIST_TOP.min(entries.len()), 5)
-        };
-        let head = if refiner {
-            format!(
-                "【AI 用语黑名单：下面列出的一律替换（项目共 {} 条，按常见程度排序，篇幅不够时只列前面的；没列出的由 novel lint 查出命中后同样替换）】",
-                entries.len()
-            )
-        } else {
-            format!("【禁用的 AI 高频用语（前 {top} 条）】")
-        };
-        let req: Vec<String> = entries
-            .iter()
-            .take(required_n.min(top))
-            .map(|e| blacklist_phrase(e, refiner))
-            .collect();
-        s.required(format!("{head}\n{}", req.join("、")));
-        let rest: Vec<&&BlacklistEntry> =
-            entries.iter().take(top).skip(required_n.min(top)).collect();
-        // StyleRefiner's long tail goes in chunks of 30; the others' five extra phrases are one unit.
-        let chunk = if refiner { 30 } else { rest.len().max(1) };
-        for (ci, group) in rest.chunks(chunk).enumerate() {
-            let text = group
+            // The others see one phrase of each way of fixing, the most common ways first: the
+            // spread of the list, not ten variants of one smile.
+            let firsts: Vec<&BlacklistEntry> = groups.iter().map(|g| g.entries[0]).collect();
+            let top = BLACKLIST_TOP.min(firsts.len());
+            let req: Vec<String> = firsts
                 .iter()
-                .map(|e| blacklist_phrase(e, refiner))
-                .collect::<Vec<_>>()
-                .join("、");
-            s.optional(
-                text,
-                R_BLACKLIST_TAIL,
-                ci as u32,
-                format!("黑名单：{}", cut_chars(&group[0].phrase, 12)),
-            );
+                .take(5.min(top))
+                .map(|e| blacklist_phrase(e))
+                .collect();
+            s.required(format!(
+                "【禁用的 AI 高频用语（{top} 类各举一例，共 {} 条，由 novel lint 全部检查）】\n{}",
+                entries.len(),
+                req.join("、")
+            ));
+            let rest: Vec<String> = firsts
+                .iter()
+                .take(top)
+                .skip(5.min(top))
+                .map(|e| blacklist_phrase(e))
+                .collect();
+            if !rest.is_empty() {
+                s.optional(rest.join("、"), R_BLACKLIST_TAIL, 0, "黑名单：其余各类");
+            }
         }
-        if refiner && !b.patterns.is_empty() {
+        if self.agent == Agent::StyleRefiner && !b.patterns.is_empty() {
             s.required(blacklist_patterns(b));
         }
     }
@@ -2505,17 +2517,62 @@ fn ranked_entries(b: &AiBlacklist) -> Vec<&BlacklistEntry> {
     entries
 }
 
-/// A blacklist phrase with where it applies and, `with_fix`, its first replacement.
-fn blacklist_phrase(e: &BlacklistEntry, with_fix: bool) -> String {
+/// Blacklist phrases that share a way of fixing (their first replacement), in list order.
+struct HintGroup<'a> {
+    hint: String,
+    entries: Vec<&'a BlacklistEntry>,
+}
+
+impl HintGroup<'_> {
+    /// `改法：短语*、短语^、短语`.
+    fn line(&self) -> String {
+        let phrases: Vec<String> = self
+            .entries
+            .iter()
+            .map(|e| {
+                let mut t = e.phrase.clone();
+                if e.narration_only {
+                    t.push('*');
+                }
+                if e.paragraph_start_only {
+                    t.push('^');
+                }
+                t
+            })
+            .collect();
+        format!("- {}：{}", self.hint, phrases.join("、"))
+    }
+}
+
+/// The entries grouped by their way of fixing, in the order the groups first appear.
+fn hint_groups<'a>(entries: &[&'a BlacklistEntry]) -> Vec<HintGroup<'a>> {
+    let mut groups: Vec<HintGroup<'a>> = Vec::new();
+    for e in entries {
+        // The first replacement is the direction; the others only vary it.
+        let hint = e
+            .replacements
+            .first()
+            .map_or("删去，或换成具体的动作、细节", String::as_str)
+            .to_string();
+        match groups.iter_mut().find(|g| g.hint == hint) {
+            Some(g) => g.entries.push(e),
+            None => groups.push(HintGroup {
+                hint,
+                entries: vec![e],
+            }),
+        }
+    }
+    groups
+}
+
+/// A blacklist phrase with where it applies.
+fn blacklist_phrase(e: &BlacklistEntry) -> String {
     let mut t = e.phrase.clone();
     if e.narration_only {
         t.push_str("（叙述中）");
     }
     if e.paragraph_start_only {
         t.push_str("（段首）");
-    }
-    if with_fix && let Some(r) = e.replacements.first() {
-        t.push_str(&format!(" → {r}"));
     }
     t
 }

@@ -70,8 +70,10 @@ pub struct VolumeInputs<'a> {
     pub world_rule_ids: Option<&'a [String]>,
     /// Foreshadowing ids of `foreshadowing/global.json` and every volume plan.
     pub foreshadowing_ids: Option<&'a [String]>,
-    /// The project's genre (`novel.json`): its preset says how long readers wait for a payoff.
+    /// The project's genre (`novel.json`) and brief (its `题材预设` line): their preset
+    /// ([`crate::genre::preset_for_book`]) says how long readers wait for a payoff.
     pub genre: Option<&'a str>,
+    pub brief: Option<&'a str>,
 }
 
 /// Runs the volume's own rules.
@@ -319,13 +321,11 @@ fn payoff_rules(i: &VolumeInputs<'_>, span: &VolumeSpan, out: &mut Vec<Diagnosti
         .contracts
         .values()
         .any(|lc| in_range(span, lc.chapter) && lc.contract.payoff.is_some());
-    let Some(gap) = crate::genre::preset_for(i.genre)
-        .and_then(|g| g.payoff_gap)
-        .filter(|_| planned)
-    else {
+    let g = crate::genre::preset_for_book(i.brief, i.genre);
+    let Some(gap) = g.payoff_gap.filter(|_| planned) else {
         return;
     };
-    let preset = crate::genre::preset_for(i.genre).map_or("", |g| g.name);
+    let preset = g.name;
     let mut run_start = span.range[0];
     for c in span.range[0]..=span.range[1] + 1 {
         if c <= span.range[1] && !delivered.contains(&c) {
