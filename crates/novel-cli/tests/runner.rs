@@ -4,6 +4,7 @@
 #![allow(clippy::disallowed_macros)]
 
 mod support;
+mod test_author_words;
 mod test_blacklist;
 mod test_chapter;
 mod test_check;

@@ -341,7 +341,7 @@ fn out_of_order_attempts_are_refused() {
         doc["error"]["message"]
             .as_str()
             .unwrap()
-            .contains("drafting")
+            .contains("初稿生成中")
     );
     fail(&root, &["chapter", "begin", "2"], 3, "E_INFLIGHT");
     // Stages in order only, and only with their files.

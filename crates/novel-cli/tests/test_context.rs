@@ -581,7 +581,7 @@ fn hook_in_a_project_with_a_chapter_in_flight() {
         text.chars().count()
     );
     assert!(text.contains("⚠ 第 61 章写到一半"), "{text}");
-    assert!(text.contains("从 Summarizer 继续"), "{text}");
+    assert!(text.contains("从摘要员继续"), "{text}");
     assert!(
         text.contains("novel chapter begin 61"),
         "lock was released: {text}"

@@ -596,7 +596,7 @@ const COMMAND: &str = "novel";
 const CLIENT_MARKER: &str = "\"${CLAUDE_PLUGIN_ROOT}/scripts/novel\"";
 
 /// The placeholder vocabulary of `docs/orchestration.md` §10 and the sample value each gets.
-pub(crate) const PLACEHOLDERS: [(&str, &str); 16] = [
+pub(crate) const PLACEHOLDERS: [(&str, &str); 17] = [
     ("<N>", "12"),
     ("<V>", "1"),
     ("<TOKEN>", "abc"),
@@ -611,6 +611,7 @@ pub(crate) const PLACEHOLDERS: [(&str, &str); 16] = [
     ("<RANGE>", "1..3"),
     ("<PHRASE>", "眸底"),
     ("<KIND>", "character"),
+    ("<URL>", "https://mirror.example/novel/v{version}"),
     ("<USAGE>", "--tokens 1200 --duration-ms 3400 --model opus"),
     ("$ARGUMENTS", "1"),
 ];

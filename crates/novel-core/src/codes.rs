@@ -84,7 +84,7 @@ pub const CODES: &[CodeDoc] = &[
     e(
         "E_NO_BINARY",
         "插件找不到自己的 novel 程序（从 marketplace 安装后还没安装）。",
-        "运行插件目录下的 scripts/install（通常几秒钟下载完成，下载不了时才用 Rust 编译），或在 /novel:start 里让它代为运行。",
+        "运行插件目录下的 scripts/install（有预编译的程序时下载，几秒钟；没有时用本机的 Rust 编译；要从镜像下载时加 --mirror <地址>，只需一次），或在 /novel:start 里让它代为运行。",
     ),
     e(
         "E_NOT_PROJECT",
@@ -95,6 +95,11 @@ pub const CODES: &[CodeDoc] = &[
         "E_PROJECT_EXISTS",
         "目标目录里已经有项目或同名文件，拒绝覆盖。",
         "换一个新目录，或先把旧内容移走。",
+    ),
+    e(
+        "E_FOLDER_NOT_EMPTY",
+        "要建新书的目录里已经有作者自己的文件：新书的十几个文件和目录不往别人的文件中间散放。",
+        "给新书一个子目录（novel init <书名> --title …，会新建这个目录），或换一个空目录。",
     ),
     e(
         "E_IO",
@@ -240,17 +245,17 @@ pub const CODES: &[CodeDoc] = &[
     e(
         "E_EVALUATION",
         "评估没有守住评审的约定：引文不在正文里或只是几个字、一句引文撑几个维度、修订位置引错、建议与分数不符、高置信违规没进 violations、必须目标没有核查行、退回却没有修订指令，或修订轮没有逐条判定上一轮的指令、拿没改过的句子证明改过（data.findings 逐条列出）。",
-        "把 data.findings 原样交回 QualityJudge 改评估文件，再 novel chapter stage judged。",
+        "把 data.findings 原样交回评审改评估文件，再 novel chapter stage judged。",
     ),
     e(
         "E_EDIT_RATIO",
-        "StyleRefiner 对初稿的改动（叙述或对话，按字计）超过了 novel.json 的 refine.max_edit_ratio（默认 15%）。",
+        "润色编辑对初稿的改动（叙述或对话，按字计）超过了 novel.json 的 refine.max_edit_ratio（默认 15%）。",
         "把改动最多的段落改回初稿（staging/logs/chapter-NNN-draft.md）的说法，再 novel chapter stage refined。",
     ),
     e(
         "E_NO_EVALUATION",
         "staging 里没有这一章的评估文件。",
-        "先派 QualityJudge 写出 chapter-NNN-eval.json。",
+        "先派评审写出 chapter-NNN-eval.json。",
     ),
     e(
         "E_SECOND_JUDGE",
@@ -286,17 +291,17 @@ pub const CODES: &[CodeDoc] = &[
     e(
         "E_DELTA",
         "状态增量文件本身不合法（章节号、故事线、字段缺失）。",
-        "把错误交给 Summarizer 重写增量；仍不行就 novel ops skip。",
+        "把错误交给摘要员重写增量；仍不行就 novel ops skip。",
     ),
     e(
         "E_OPS_REJECTED",
         "状态增量里有 op 被拒绝（全部被拒时什么也不写）。",
-        "把 rejected 列表（原因与修正提示）交给 Summarizer 重写这些 op。",
+        "把 rejected 列表（原因与修正提示）交给摘要员重写这些 op。",
     ),
     e(
         "E_STATE_VERSION",
         "增量基于的状态版本不是当前版本。",
-        "用当前状态重新生成增量（Summarizer 的资料包里有当前版本）。",
+        "用当前状态重新生成增量（摘要员的资料包里有当前版本）。",
     ),
     e(
         "E_SETTINGS_LOCAL",
@@ -427,7 +432,7 @@ pub const CODES: &[CodeDoc] = &[
     e(
         "E_OUTLINE_MISSING",
         "这一卷还没有大纲文件。",
-        "先由 PlotArchitect 写出 volumes/vol-NN/outline.md。",
+        "先由大纲策划写出 volumes/vol-NN/outline.md。",
     ),
     e(
         "E_OUTLINE_UNREADABLE",
@@ -458,7 +463,7 @@ pub const CODES: &[CodeDoc] = &[
     e(
         "E_LINT",
         "有文件未通过 AI 痕迹检查（黑名单、句式、重复超过阈值）。",
-        "按 文件:行:列 逐条改写（StyleRefiner 可据此润色）；确认无误的短语用 novel blacklist whitelist 加入白名单。",
+        "按 文件:行:列 逐条改写（润色编辑可据此修改）；确认无误的短语用 novel blacklist whitelist 加入白名单。",
     ),
     e(
         "E_CRAFT",
@@ -493,7 +498,7 @@ pub const CODES: &[CodeDoc] = &[
     e(
         "E_NO_BASELINE",
         "没有可比较的风格基线。",
-        "先用 novel style metrics 分析风格样章，由 StyleAnalyzer 写入 style-profile.json。",
+        "先用 novel style metrics 分析风格样章，由文风分析员写入 style-profile.json。",
     ),
     e(
         "E_NO_CHAPTER",
@@ -544,7 +549,7 @@ pub const CODES: &[CodeDoc] = &[
     e(
         "E_VOLUME_CHECK",
         "卷规划检查发现错误，不能开卷或收卷。",
-        "按每条的处理建议让 PlotArchitect 修改大纲、调度、伏笔计划或契约，再重新检查。",
+        "按每条的处理建议让大纲策划修改大纲、调度、伏笔计划或契约，再重新检查。",
     ),
     e(
         "E_VOLUME_RANGE",

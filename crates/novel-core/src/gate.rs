@@ -665,7 +665,7 @@ fn score_verdict(input: &GateInput<'_>, overall: f64, exhausted: bool) -> Verdic
         GateDecision::Polish => plain(
             GateDecision::Polish,
             format!(
-                "{s} 在 {}–{}：StyleRefiner 二次润色后通过",
+                "{s} 在 {}–{}：润色编辑二次润色后通过",
                 th(t.polish),
                 th(t.pass)
             ),

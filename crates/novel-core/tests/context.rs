@@ -1015,10 +1015,10 @@ fn hook_text_warns_about_a_chapter_in_flight_and_stays_under_the_cap() {
     const { assert!(HOOK_MAX_CHARS < 10_000) };
     assert!(n <= HOOK_MAX_CHARS, "{n}");
     assert!(
-        text.contains("⚠ 第 48 章写到一半，处于阶段 drafting"),
+        text.contains("⚠ 第 48 章写到一半，处于阶段 drafting（初稿生成中）"),
         "{text}"
     );
-    assert!(text.contains("从 Summarizer 继续"), "{text}");
+    assert!(text.contains("从摘要员继续"), "{text}");
     assert!(text.contains("锁令牌 tok"), "{text}");
     assert!(
         text.contains("第 47 章：") && text.contains("第 45 章："),

@@ -94,7 +94,7 @@ impl ImportError {
                 format!("按顺序补全：先补第 {next} 章（novel import backfill 查看）")
             }
             ImportError::NotDone { chapter, .. } => format!(
-                "Summarizer 写出 summaries/ 下的摘要，状态增量用 novel ops apply 合并（解析不了时 novel ops skip --chapter {chapter} --reason …），再标记"
+                "摘要员写出 summaries/ 下的摘要，状态增量用 novel ops apply 合并（解析不了时 novel ops skip --chapter {chapter} --reason …），再标记"
             ),
         }
     }
@@ -580,7 +580,7 @@ fn step(project: &Project, n: u32) -> Result<BackfillStep, ImportError> {
     }
     if !state_recorded {
         missing.push(format!(
-            "变更日志中没有第 {n} 章（状态增量未用 ops apply 合并，也未用 ops skip 记为跳过）"
+            "变更日志中没有第 {n} 章（状态增量未用 novel ops apply 合并，也未用 novel ops skip 记为跳过）"
         ));
     }
     Ok(BackfillStep {

@@ -325,7 +325,9 @@ fn read_error(e: &StoreError) -> String {
         StoreError::NotUtf8 { .. } => {
             "不是合法的 UTF-8 文本，无法读取（请另存为 UTF-8 编码）".into()
         }
-        StoreError::Io { source, .. } => format!("无法读取：{source}"),
+        StoreError::Io { source, .. } => {
+            format!("无法读取：{}", crate::error::io_reason(source))
+        }
         other => other.to_string(),
     }
 }

@@ -172,7 +172,7 @@ impl LockError {
     pub fn hint(&self) -> String {
         match self {
             LockError::Held { .. } => "等它完成；若确认那个会话已经不在，运行 novel chapter recover（僵尸锁会被自动清除）或 novel lock clear".into(),
-            LockError::NotOwner => "使用 chapter begin / lock acquire 返回的 token；novel lock status 可查看持有者".into(),
+            LockError::NotOwner => "使用 novel chapter begin 或 novel lock acquire 给出的锁令牌；novel lock status 可查看持有者".into(),
             LockError::NotHeld => "无需释放".into(),
             LockError::Busy { .. } => format!("等它结束后重试同一条命令；要等得更久，设环境变量 {TIMEOUT_VAR}=秒数（默认 30）"),
             LockError::DeadOwner { .. } => "省略 --owner-pid（默认取当前会话的进程），或给出一个正在运行的进程号".into(),

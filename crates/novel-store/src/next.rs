@@ -56,15 +56,41 @@ pub struct NextView {
     pub reviews_due: Vec<ReviewDue>,
     /// The current volume's span, when known.
     pub volume: Option<VolumeSpan>,
-    /// The current volume has an outline file.
-    pub volume_outline: bool,
+    /// How far the current volume's outline is written, when it has one.
+    pub volume_outline: Option<novel_core::menu::OutlineCover>,
+}
+
+/// How much of volume `v` its outline covers: the chapter blocks inside the volume's span, and
+/// the chapters it plans when the span comes from something other than the outline itself.
+/// None when there is no outline (an unreadable one was reported with the hook's facts).
+fn outline_cover(
+    project: &Project,
+    v: u32,
+    span: Option<&VolumeSpan>,
+) -> Option<novel_core::menu::OutlineCover> {
+    let text = read_text(&project.path(&format!("{}/outline.md", layout::volume_dir(v)))).ok()?;
+    let blocks = outline::parse(&text).map_or(0, |o| {
+        o.chapters
+            .iter()
+            .filter(|b| span.is_none_or(|s| (s.range[0]..=s.range[1]).contains(&b.chapter)))
+            .count() as u32
+    });
+    // A span read off the outline itself says nothing of how long the volume should be: then
+    // only `chapters_per_volume` does.
+    let planned = match span {
+        Some(s) if s.range_source != plan::SOURCE_OUTLINE => Some(s.range[1] + 1 - s.range[0]),
+        _ => crate::settings::load(project)
+            .ok()
+            .and_then(|s| s.chapters_per_volume),
+    };
+    Some(novel_core::menu::OutlineCover { blocks, planned })
 }
 
 /// Gathers what `novel next` needs (the hook's facts plus the menu's).
 pub fn next_view(project: &Project) -> NextView {
     let facts = session_facts(project, None);
     let (mut quick_start, mut reviews, mut volume, mut volume_outline) =
-        (None, Vec::new(), None, false);
+        (None, Vec::new(), None, None);
     if let Some(cp) = facts.checkpoint.clone() {
         if cp.orchestrator_state.in_quick_start() {
             quick_start = Some(quickstart::status(&cp, &crate::quickstart::files(project)));
@@ -73,9 +99,7 @@ pub fn next_view(project: &Project) -> NextView {
         let v = cp.volume();
         // The hook facts already reported an unreadable schedule.
         volume = volume_span(project, v, &mut Vec::new());
-        volume_outline = project
-            .path(&format!("{}/outline.md", layout::volume_dir(v)))
-            .is_file();
+        volume_outline = outline_cover(project, v, volume.as_ref());
     }
     NextView {
         facts,

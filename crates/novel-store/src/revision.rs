@@ -113,7 +113,7 @@ impl RevisionError {
                 "novel revision notes --chapter {chapter} 列出这一轮的修订意见；作者自己要改的地方用 --note \"改什么\" 写明再保存；都没有就照常继续"
             ),
             RevisionError::Same { .. } => {
-                "候选应是按修订意见改过的整章；确认 ChapterWriter 写出的是修订稿".to_string()
+                "候选应是按修订意见改过的整章；确认写手写出的是修订稿".to_string()
             }
             RevisionError::NoCandidate { chapter, .. } => {
                 format!("先按意见生成修订稿，再 novel revision save --chapter {chapter} 文件")
@@ -624,7 +624,7 @@ fn apply_staged(
             return Err(RevisionError::StageOrder {
                 chapter: n,
                 stage: novel_core::pipeline::stage_name(cp.pipeline_stage),
-                wanted: "在写章节的修订候选只能在评审与门控之后（judged）采纳",
+                wanted: "在写章节的修订候选只能在评审与门控之后采纳",
             });
         }
     }
@@ -655,7 +655,7 @@ fn rebuild_steps(n: u32, last: u32) -> Vec<String> {
     let summary = layout::summary_file(n);
     if n == last {
         vec![
-            format!("Summarizer 按新正文重写 {summary}，并写出第 {n} 章的状态增量"),
+            format!("摘要员按新正文重写 {summary}，并写出第 {n} 章的状态增量"),
             format!(
                 "novel state rebuild --until-chapter {} --write（退回第 {n} 章之前的状态）",
                 n - 1
@@ -665,7 +665,7 @@ fn rebuild_steps(n: u32, last: u32) -> Vec<String> {
         ]
     } else {
         vec![
-            format!("Summarizer 按新正文重写 {summary}"),
+            format!("摘要员按新正文重写 {summary}"),
             format!(
                 "新正文改变了人物、物品、地点或伏笔时：把差异写成一份第 {last} 章的修正增量，novel ops apply --manual <文件>（后面各章的状态不动）"
             ),

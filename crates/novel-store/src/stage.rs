@@ -46,10 +46,13 @@ pub enum ChapterError {
         last: u32,
     },
     #[error(
-        "第 {chapter} 章处于 {stage}，只有 judged 且门控通过（或 polish 后已二次润色）才能提交"
+        "第 {chapter} 章现在是「{stage}」，只有评估完成且门控通过（或门控判二次润色、已润色完）才能提交"
     )]
     CommitStage { chapter: u32, stage: &'static str },
-    #[error("门控需要第 {chapter} 章处于 judged 阶段（当前在写 {inflight:?}，阶段 {stage}）")]
+    #[error(
+        "门控需要第 {chapter} 章评估完成（现在{}，阶段「{stage}」）",
+        inflight.map_or("没有在写的章节".to_string(), |n| format!("在写第 {n} 章"))
+    )]
     GateStage {
         chapter: u32,
         inflight: Option<u32>,
@@ -149,9 +152,9 @@ impl ChapterError {
                 "按顺序：novel chapter begin N → … → novel chapter commit N".into()
             }
             ChapterError::CommitStage { .. } => "novel chapter recover 会告诉你从哪一步继续".into(),
-            ChapterError::GateStage { .. } => "先完成 QualityJudge 并 novel chapter stage judged".into(),
+            ChapterError::GateStage { .. } => "先完成评审并 novel chapter stage judged".into(),
             ChapterError::JournalHeld { .. } => "让持有锁的会话自己运行 novel chapter recover；确认那个会话已经不在后，先运行 novel lock clear，再运行 novel chapter recover".into(),
-            ChapterError::Evaluation { .. } => "把 data.findings 逐条（位置、说明、处理）交回 QualityJudge 改评估文件，再运行 novel chapter stage judged".into(),
+            ChapterError::Evaluation { .. } => "把 data.findings 逐条（位置、说明、处理）交回评审改评估文件，再运行 novel chapter stage judged".into(),
             ChapterError::EditRatio { chapter, .. } => format!(
                 "初稿在 {}：把上面这些段落改回初稿的说法，只留黑名单与句式的必要替换（修改清单同步删掉撤回的条目），再运行 novel chapter stage refined",
                 novel_core::naming::staging_draft(*chapter)
@@ -166,13 +169,13 @@ impl ChapterError {
             ChapterError::Decide(G::Thresholds { .. }) => {
                 "在 novel.json 的 gate 中按 pass ≥ polish ≥ revise ≥ pause 设置阈值".into()
             }
-            ChapterError::Decide(_) => "让 QualityJudge 按 8 个维度与规定权重重新评估".into(),
+            ChapterError::Decide(_) => "让评审按 8 个维度与规定权重重新评估".into(),
             ChapterError::Gate { chapter, gate } => match gate.as_ref().map(|g| g.decision) {
                 Some(D::Pause) => "作者决定接受时用 --accept；作者决定按意见修订或重写时 novel chapter stage revising|drafting --by-author".into(),
                 Some(D::Revise) => format!(
                     "按意见修订：novel chapter stage revising；作者决定按现稿接受时用 --accept（manual_confirm 下先处理修订候选：novel revision notes --chapter {chapter}）"
                 ),
-                Some(D::Polish) => "StyleRefiner 二次润色后 novel chapter stage polished；作者要按现稿提交时用 --accept".into(),
+                Some(D::Polish) => "润色编辑二次润色后 novel chapter stage polished；作者要按现稿提交时用 --accept".into(),
                 _ => format!("运行 novel chapter gate {chapter}，按结论处理"),
             },
         }

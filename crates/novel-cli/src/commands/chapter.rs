@@ -152,10 +152,10 @@ fn begin(project: &Project, n: u32, owner: Option<u32>) -> Result<Report, CliErr
             pipeline::stage_name(cp.pipeline_stage)
         )
     } else {
-        format!("开始第 {n} 章：阶段 drafting，已取得项目锁。\n")
+        format!("开始第 {n} 章：写初稿，已取得项目锁。\n")
     };
     human.push_str(&format!(
-        "锁令牌：{}（后续 stage/commit 需要 --token）\n",
+        "锁令牌：{}（之后推进阶段、提交都要用它）\n",
         got.info.token
     ));
     if let Some(b) = &got.broke_stale {
@@ -229,7 +229,10 @@ fn parse_stage(s: &str) -> Result<PipelineStage, CliError> {
             CliError::new(
                 "E_USAGE",
                 format!("没有这个阶段：{s}"),
-                format!("可选：{}（提交用 novel chapter commit）", names.join("、")),
+                format!(
+                    "可选的阶段：novel chapter stage {} （提交用 novel chapter commit）",
+                    names.join(" | ")
+                ),
                 Exit::Usage,
             )
         })

@@ -139,7 +139,7 @@ pub fn run(global: &GlobalArgs, cmd: RevisionCommand) -> Result<Report, CliError
                     }
                 }
                 None => human.push_str(
-                    "候选成为修订稿：接着运行 Summarizer，再 novel chapter stage drafted（之后照常润色、评审、门控）。\n",
+                    "候选成为修订稿：接着运行摘要员，再 novel chapter stage drafted（之后照常润色、评审、门控）。\n",
                 ),
             }
             Report::new(&applied, human)

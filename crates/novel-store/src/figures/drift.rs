@@ -70,7 +70,7 @@ impl DriftError {
 }
 
 /// How to give the drift check a baseline.
-pub const NO_BASELINE_HINT: &str = "先用 novel style metrics 分析风格样章，由 StyleAnalyzer 把 avg_sentence_length 与 dialogue_ratio 写入 style-profile.json";
+pub const NO_BASELINE_HINT: &str = "先用 novel style metrics 分析风格样章，由文风分析员把 avg_sentence_length 与 dialogue_ratio 写入 style-profile.json";
 
 /// The last committed chapters, the baseline and the thresholds of the drift check.
 pub fn drift_sources(proj: &Project) -> Result<DriftSources, DriftError> {
