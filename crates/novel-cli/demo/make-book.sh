@@ -15,6 +15,7 @@ python3 - <<'PY'
 import json
 b=open('brief.md').read()
 b=b.replace('## 一句话卖点','## 一句话卖点\n能听见旧物最后一任主人说话的当铺学徒，替死人讨债。',1)
+b=b.replace('**题材预设**：都市','**题材预设**：悬疑',1)
 open('brief.md','w').write(b)
 json.dump({"rules":[
  {"id":"W-001","category":"magic_system","rule":"沈砚每天最多听物三次，第四次必昏厥","constraint_type":"hard","exceptions":[],"introduced_chapter":1},

@@ -191,6 +191,8 @@ fn run(args: Vec<OsString>) -> i32 {
     {
         session::remember(&p.root);
     }
+    // A writer that waits for another one says so on stderr (stdout stays the answer).
+    novel_store::lock::set_wait_notice(output::err);
     let json_mode = cli.global.json;
     let Some(command) = cli.command else {
         let text = localize_help(&Cli::command().render_help().to_string());

@@ -85,9 +85,11 @@ pub(crate) fn chapter_two_project() -> (tempfile::TempDir, PathBuf) {
 }
 
 /// The evaluation a judge writes for chapter `n` at `score` on every dimension
-/// (`texts::evaluation`, a full one with quotes every draft has).
-pub(crate) fn evaluation(n: u32, score: f64) -> String {
-    crate::texts::evaluation(n, score, "primary")
+/// (`texts::evaluation`, a full one with quotes every draft has). After a round the gate sent
+/// back, `fresh` is a sentence this round wrote (the previous round's text did not have it): the
+/// evidence that its one fix (F1) was partly done (`E_EVAL_FIX_REVIEW`, `E_EVAL_STALE`).
+pub(crate) fn evaluation(n: u32, score: f64, fresh: Option<&str>) -> String {
+    crate::texts::evaluation(n, score, "primary", fresh)
 }
 
 /// The book, and the scripted model's part of one chapter: the commands copied from the
@@ -111,6 +113,10 @@ pub(crate) struct Book {
     pub(crate) text: String,
     /// The book is on the economy mix (every agent on Sonnet).
     pub(crate) economy: bool,
+    /// The writer revised or rewrote the text in this round (the judge then reviews F1).
+    revised: bool,
+    /// What the refiner last wrote: text the round before did not have.
+    fresh: String,
 }
 
 /// The commands of SKILL.md §二, as written there.
@@ -180,6 +186,8 @@ impl Book {
             capture: None,
             text: String::new(),
             economy: false,
+            revised: false,
+            fresh: String::new(),
         }
     }
 
@@ -357,6 +365,7 @@ impl Book {
     pub(crate) fn writer(&mut self, task: &str, tag: &str, round: usize) {
         let chapter = &format!("staging/chapters/chapter-{}.md", self.nnn());
         says("agents/chapter-writer.md", "**一条消息交稿。**");
+        self.revised = task != "初稿";
         let text = match task {
             "初稿" | "重写" => self.draft(if task == "初稿" { DRAFT } else { REWRITE }),
             "修订" => {
@@ -456,6 +465,9 @@ impl Book {
                 .iter()
                 .map(|(a, b)| (*a, *b, "黑名单")),
         );
+        if let Some((_, new)) = pairs.first() {
+            self.fresh = new.to_string();
+        }
         for (from, to, why) in all {
             if text.matches(from).count() == 1 {
                 list.push_str(&format!("- 原：{from}\n  改：{to}\n  因：{why}\n"));
@@ -485,7 +497,8 @@ impl Book {
             )
         };
         // A second judge's own evaluation (a copy of the first is refused).
-        let mut text = evaluation(self.n, score);
+        let fresh = self.revised.then_some(self.fresh.as_str());
+        let mut text = evaluation(self.n, score, fresh);
         if task == "第二裁判" {
             text = text.replace("\"judge\": \"primary\"", "\"judge\": \"secondary\"");
         }
@@ -545,13 +558,25 @@ impl Book {
         refine: (&str, &str),
         score: f64,
     ) {
+        self.steps_3_to_judges(tag, summarizer_req, opus, refine);
+        self.judges_and_gate(tag, score);
+    }
+
+    /// [`Book::steps_3_to_9`] up to the judge(s) dispatched: their turns are the caller's.
+    pub(crate) fn steps_3_to_judges(
+        &mut self,
+        tag: &str,
+        summarizer_req: Option<&str>,
+        opus: bool,
+        refine: (&str, &str),
+    ) {
         let d = self.dispatch("summarizer", "摘要", summarizer_req, false);
         self.capture_next(usage_capture("w"));
         self.main(&format!("{tag}-dispatch-summarizer"), vec![d]);
         self.summarizer(tag, false);
         self.capture_next(usage_capture("s"));
         let usage = usage_flags("w+s", opus);
-        self.steps_5_to_9(tag, &usage, refine, score);
+        self.steps_5_to_judges(tag, &usage, refine);
     }
 
     /// SKILL.md §二 steps 3–5: `ops validate` + `stage drafted` (with `drafted_usage`) and the
@@ -565,6 +590,12 @@ impl Book {
         refine: (&str, &str),
         score: f64,
     ) {
+        self.steps_5_to_judges(tag, drafted_usage, refine);
+        self.judges_and_gate(tag, score);
+    }
+
+    /// [`Book::steps_5_to_9`] up to the judge(s) dispatched.
+    fn steps_5_to_judges(&mut self, tag: &str, drafted_usage: &str, refine: (&str, &str)) {
         let drafted = self.drafted_line(drafted_usage);
         let d = self.dispatch("style-refiner", "润色", None, false);
         self.main(
@@ -585,11 +616,16 @@ impl Book {
                 &format!("{tag}-refined-judges"),
                 vec![bash(&refined.run), d, second],
             );
-            self.judge(tag, score);
-            self.judge_as("第二裁判", tag, score);
         } else {
             self.main(&format!("{tag}-refined-judge"), vec![bash(&refined.run), d]);
-            self.judge(tag, score);
+        }
+    }
+
+    /// The judge(s) at `score`, then step 5's line (`stage judged` + the gate).
+    fn judges_and_gate(&mut self, tag: &str, score: f64) {
+        self.judge(tag, score);
+        if self.key {
+            self.judge_as("第二裁判", tag, score);
         }
         // The judges' usage: the first result's figures (two judges: the first of each).
         self.capture_next(usage_capture("j"));
@@ -1854,7 +1890,7 @@ fn a_refused_refinement_and_a_refused_evaluation_go_back_and_the_loop_recovers()
     b.main("r0-refined-judge-again", vec![bash(&refined.run), d]);
     // The judge quotes a sentence the chapter does not have; the hook hands it back; a sloppy
     // judge returns anyway.
-    let mut made_up: Value = serde_json::from_str(&evaluation(2, 4.2)).unwrap();
+    let mut made_up: Value = serde_json::from_str(&evaluation(2, 4.2, None)).unwrap();
     made_up["scores"]["plot_logic"]["evidence"] = json!("「陆尘拔刀劈开了门」");
     let write = b.write(eval, &serde_json::to_string_pretty(&made_up).unwrap());
     let done = b.done("quality-judge", &[eval]);
@@ -1879,7 +1915,7 @@ fn a_refused_refinement_and_a_refused_evaluation_go_back_and_the_loop_recovers()
     );
     b.main("r0-dispatch-judge-again", vec![d]);
     // Sent back: the refused evaluation was moved out of staging; a new one, no Read.
-    let write = b.write(eval, &evaluation(2, 4.2));
+    let write = b.write(eval, &evaluation(2, 4.2, None));
     b.agent_turn("quality-judge", "评审", "fix-0", vec![done, write]);
     b.capture_next(usage_capture("j"));
     b.main("r0-gate-again", vec![bash(&gate.run)]);
@@ -1981,4 +2017,119 @@ fn a_refused_refinement_and_a_refused_evaluation_go_back_and_the_loop_recovers()
             &[&run]
         )
     );
+}
+
+/// Issue 40: the judge quotes a name — 「陆尘」, two 字 that occur in the chapter — as the
+/// evidence of a dimension. `stage judged` refuses (`E_EVALUATION`, `E_EVAL_FRAGMENT` at its
+/// pointer) where it used to accept any fragment found in the text; the skill reads
+/// gate-loop.md and sends the judge back with the finding; the judge quotes a sentence, and the
+/// gate passes and commits. Fails on a binary that takes a name for evidence, and on Markdown
+/// that loses the way back.
+#[test]
+fn a_judge_quoting_a_name_is_sent_back_and_the_loop_recovers() {
+    let Some(mut e2e) = E2e::new("/novel:continue: a two-字 quote refused, recovered") else {
+        return;
+    };
+    let (_t, dir) = chapter_two_project();
+    let mut b = Book::new(&dir);
+    says(
+        GATE_LOOP,
+        "第 5 步 `stage judged` 报 `E_EVALUATION`：重派 `novel:quality-judge`（同一个 `任务：`），`要求：` 写「评估被程序退回，逐条改评估文件：」，再把 `data.findings` 每条的 `pointer`、`message`、`hint` 抄成一行；然后重跑第 5 步那一行。",
+    );
+
+    b.opening();
+    b.steps_3_to_judges("r0", None, false, ("屋里一灯如豆", "屋里只点着一盏油灯"));
+    // The lazy judge: a name for the plot.
+    let mut lazy: Value = serde_json::from_str(&evaluation(2, 4.2, None)).unwrap();
+    lazy["scores"]["plot_logic"]["evidence"] = json!("「陆尘」");
+    let gate = judged_refused_then_redone(&mut b, &lazy, true);
+
+    let script = b.script();
+    let run = e2e.run(&dir, "/novel:continue 1", &script);
+    run.assert_all_turns_played(&script);
+    let token = token_of(&run, &b);
+    let gate_cmd = gate.run.replace("{{token}}", &token);
+    assert_no_failures(&run, &|cmd| same_command(&gate_cmd, cmd));
+    assert_read(&run, GATE_LOOP, &[]);
+
+    let refused = answer(&run, &gate, &token, 0);
+    assert_eq!(refused["error"]["code"], "E_EVALUATION", "{refused}");
+    let findings = refused["data"]["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{refused}");
+    assert_eq!(findings[0]["code"], "E_EVAL_FRAGMENT", "{refused}");
+    assert_eq!(
+        findings[0]["pointer"], "/scores/plot_logic/evidence",
+        "{refused}"
+    );
+    let g = answer(&run, &gate, &token, 1);
+    assert_eq!(g["data"]["decision"], "pass", "{g}");
+    assert_eq!(g["data"]["commit"]["last_completed_chapter"], 2, "{g}");
+
+    let calls = run.tool_calls();
+    let judge_again = calls
+        .iter()
+        .filter(|c| c.name == "Agent")
+        .filter_map(|c| c.input["prompt"].as_str())
+        .find(|p| p.contains("评估被程序退回"))
+        .expect("the judge sent back");
+    assert!(
+        judge_again.contains("/scores/plot_logic/evidence")
+            && judge_again.contains("「陆尘」")
+            && judge_again.contains("整句"),
+        "{judge_again}"
+    );
+    let chars = g["data"]["commit"]["chars"].as_u64().unwrap();
+    assert_eq!(
+        run.result()["result"].as_str().unwrap(),
+        format!("第2章 {chars}字 4.2 ✅")
+    );
+    b.assert_valid();
+    eprintln!(
+        "{}",
+        token_table(
+            "chapter 2: evaluation refused (a two-字 name as evidence), redone, 4.2 pass",
+            &[&run]
+        )
+    );
+}
+
+/// Chapter 2's judge writes `wrong` and returns; step 5 (`stage judged` + the gate) is refused;
+/// the skill (after reading gate-loop.md when `read_gate_loop`) sends the judge back with the
+/// first finding's pointer, message and hint; the judge reads its file, writes a good
+/// evaluation, and step 5 runs again and commits; the report line ends the turn. Returns step
+/// 5's line.
+fn judged_refused_then_redone(b: &mut Book, wrong: &Value, read_gate_loop: bool) -> Line {
+    let eval = "staging/evaluations/chapter-002-eval.json";
+    let field = |key: &str| format!("\"{key}\":\"((?:[^\"\\\\]|\\\\.)*)\"");
+    let write = b.write(eval, &serde_json::to_string_pretty(wrong).unwrap());
+    b.agent_turn("quality-judge", "评审", "wrong-write", vec![write]);
+    let done = b.done("quality-judge", &[eval]);
+    b.agent_turn("quality-judge", "评审", "wrong-done", vec![done]);
+    b.capture_next(usage_capture("j"));
+    let gate = b.gate_line(&usage_flags("j", false));
+    b.main("r0-gate", vec![bash(&gate.run)]);
+    b.capture_next(json!({"ptr": field("pointer"),
+        "fmsg": "\"chapter\":2,\"message\":\"((?:[^\"\\\\]|\\\\.)*)\"",
+        "fhint": "\"chapter\":2,\"message\":\"(?:[^\"\\\\]|\\\\.)*\",\"hint\":\"((?:[^\"\\\\]|\\\\.)*)\""}));
+    if read_gate_loop {
+        b.main("r0-read-gate-loop", vec![read_ref(GATE_LOOP)]);
+    }
+    let d = b.dispatch(
+        "quality-judge",
+        "评审",
+        Some("评估被程序退回，逐条改评估文件：\n{{ptr}}：{{fmsg}}；{{fhint}}"),
+        false,
+    );
+    b.main("r0-dispatch-judge-again", vec![d]);
+    let read = b.read(eval);
+    b.agent_turn("quality-judge", "评审", "fix-read", vec![read]);
+    let write = b.write(eval, &evaluation(2, 4.2, None));
+    b.agent_turn("quality-judge", "评审", "fix-write", vec![write]);
+    let done = b.done("quality-judge", &[eval]);
+    b.agent_turn("quality-judge", "评审", "fix-done", vec![done]);
+    b.capture_next(usage_capture("j"));
+    b.main("r0-gate-again", vec![bash(&gate.run)]);
+    b.capture_next(json!({"s0": "\"overall_text\":\"([0-9.]+)\"", "chars": "\"chars\":([0-9]+)"}));
+    b.end("report", "第2章 {{chars}}字 {{s0}} ✅");
+    gate
 }

@@ -698,7 +698,7 @@ const COMMAND: &str = "novel";
 const CLIENT_MARKER: &str = "\"${CLAUDE_PLUGIN_ROOT}/scripts/novel\"";
 
 /// The placeholder vocabulary of `docs/orchestration.md` §10 and the sample value each gets.
-pub(crate) const PLACEHOLDERS: [(&str, &str); 16] = [
+pub(crate) const PLACEHOLDERS: [(&str, &str); 17] = [
     ("<N>", "12"),
     ("<V>", "1"),
     ("<TOKEN>", "abc"),
@@ -713,6 +713,7 @@ pub(crate) const PLACEHOLDERS: [(&str, &str); 16] = [
     ("<RANGE>", "1..3"),
     ("<PHRASE>", "眸底"),
     ("<KIND>", "character"),
+    ("<URL>", "https://mirror.example/novel/v{version}"),
     ("<USAGE>", "--tokens 1200 --duration-ms 3400 --model opus"),
     ("$ARGUMENTS", "1"),
 ];
@@ -1112,6 +1113,17 @@ fn agent_return_problems(v: &Value) -> Vec<String> {
                     && !n.is_u64()
                 {
                     out.push(format!("`{k}` is a non-negative integer"));
+                }
+            }
+            // The people rule's report (skills/novel-writing/SKILL.md).
+            if let Some(names) = obj.get("new_names") {
+                let entry_ok = |e: &Value| {
+                    ["name", "role_hint", "evidence"]
+                        .iter()
+                        .all(|k| e.get(*k).and_then(Value::as_str).is_some_and(|s| !s.is_empty()))
+                };
+                if !names.as_array().is_some_and(|a| a.iter().all(entry_ok)) {
+                    out.push("`new_names` is a list of {name, role_hint, evidence}".into());
                 }
             }
         }
@@ -1746,5 +1758,69 @@ fn the_flows_hand_over_ask_and_own_their_steps_once() {
         "an agent merges a delta",
     ] {
         assert!(p.iter().any(|l| l.contains(want)), "{want}: {p:#?}");
+    }
+}
+
+/// Issue 40: who may be named and who registers a new person is one rule, written once — in the
+/// novel-writing skill, between its markers — and handed as it is to the writer, the planner,
+/// the judge and the Summarizer in their packets (`novel_core::context::assemble::people_rule`).
+/// No agent or skill says it again in its own words: a line that tells how to write a person
+/// who is not registered (「用……称呼」) or who registers one (「由 CharacterWeaver 建档」,
+/// 「由调度去建档」, 「建档由作者决定」: the three owners the bodies used to name) is a
+/// restatement. The agents that need the rule point to it by name.
+#[test]
+fn the_new_person_rule_is_written_once() {
+    let person = regex::Regex::new(
+        "有名有姓|没登记|未登记|没有登记|没建档|档案里没有|新登场|新人物|临时人物",
+    )
+    .unwrap();
+    let described = regex::Regex::new("用[^。；]*称呼").unwrap();
+    let registers = regex::Regex::new("CharacterWeaver\\s*建档|由调度去?建档|建档由").unwrap();
+    let (open, close) = ("<!-- novel:people-rule -->", "<!-- /novel:people-rule -->");
+    let mut rule_at = Vec::new();
+    let mut restated = Vec::new();
+    for doc in plugin_docs(&repo()) {
+        let mut inside = false;
+        for (i, line) in doc.text.lines().enumerate() {
+            let at = format!("{}:{}", doc.rel, i + 1);
+            if line.contains(open) {
+                rule_at.push(at);
+                inside = true;
+            } else if line.contains(close) {
+                inside = false;
+            } else if !inside
+                && ((person.is_match(line) && described.is_match(line)) || registers.is_match(line))
+            {
+                restated.push(format!("{at}: {line}"));
+            }
+        }
+    }
+    assert_eq!(rule_at.len(), 1, "the rule's markers: {rule_at:?}");
+    assert!(
+        rule_at[0].starts_with("skills/novel-writing/SKILL.md:"),
+        "{rule_at:?}"
+    );
+    assert_none(
+        "the new-person rule said again outside its one place",
+        restated,
+    );
+    let rule = novel_core::context::assemble::people_rule();
+    assert!(
+        rule.contains("称呼")
+            && rule.contains("new_names")
+            && rule.contains("CharacterWeaver 建档"),
+        "{rule}"
+    );
+    for agent in [
+        "chapter-writer",
+        "plot-architect",
+        "quality-judge",
+        "summarizer",
+    ] {
+        let text = std::fs::read_to_string(repo().join(format!("agents/{agent}.md"))).unwrap();
+        assert!(
+            text.contains("「人物规则」"),
+            "agents/{agent}.md does not point to the rule"
+        );
     }
 }

@@ -227,36 +227,51 @@ fn dimension(score: f64, weight: f64, reason: &str, evidence: &str) -> Value {
     json!({"score": score, "weight": weight, "reason": reason, "evidence": evidence})
 }
 
+/// Clauses of the paragraph every draft, revision and rewrite has (the e2e books' second
+/// paragraph): the evaluations' evidence, each dimension its own (a quote shorter than a
+/// clause, or one line standing for three dimensions, is refused: `E_EVAL_FRAGMENT`,
+/// `E_EVAL_REUSED`).
+pub(crate) const EVIDENCE: [&str; 8] = [
+    "城北这条巷子他走了三年",
+    "哪块石板松、哪家的狗夜里叫",
+    "今夜巷口那盏灯笼没点",
+    "他闭着眼都数得出来",
+    "整条巷子只剩雨打瓦檐的声音",
+    "城北这条巷子他走了三年……他闭着眼都数得出来",
+    "卖馄饨的老周也没出摊",
+    "哪块石板松、哪家的狗夜里叫……整条巷子只剩雨打瓦檐的声音",
+];
+
 /// A full evaluation of chapter `n` at `score` on every dimension (so the weighted total is
-/// `score`): the check rows, eight dimensions with reasons and quotes (from the parts of the
-/// text every draft, revision and rewrite has), issues and strengths; the recommendation
-/// quality-judge.md derives from the default gate, and fixes whenever it is not a pass.
-pub(crate) fn evaluation(n: u32, score: f64, judge: &str) -> String {
-    let recommendation = match score {
-        s if s >= 4.0 => "pass",
-        s if s >= 3.5 => "polish",
-        s if s >= 3.0 => "revise",
-        s if s >= 2.0 => "pause",
-        _ => "rewrite",
-    };
-    let lane = "哪块石板松、哪家的狗夜里叫，他闭着眼都数得出来";
+/// `score`): the check rows, eight dimensions with reasons and clause quotes ([`EVIDENCE`]),
+/// issues and strengths; the recommendation quality-judge.md derives from the default gate
+/// (`E_EVAL_VERDICT`), and a fix whose target quotes the text whenever it is not a pass. After
+/// a round the gate sent back, `fresh` is a sentence this round wrote (the previous round's text
+/// did not have it): the evidence that its one fix (F1) was partly done (`E_EVAL_FIX_REVIEW`,
+/// `E_EVAL_STALE`).
+pub(crate) fn evaluation(n: u32, score: f64, judge: &str, fresh: Option<&str>) -> String {
+    let recommendation = novel_core::gate::band(score, &Default::default());
     let letter = "信上只有一行字";
     let fixes = if score < 3.5 {
-        json!([{"target": "第 1 段「陆尘推门而入」起", "instruction": "开头就让跟踪的人露一次脚步声，密信的内容保留；跟踪者只给声音，不给样貌，留到下一章再露脸"}])
+        json!([{"target": "第 2 段「城北这条巷子他走了三年」起", "instruction": "开头就让跟踪的人露一次脚步声，密信的内容保留；跟踪者只给声音，不给样貌，留到下一章再露脸"}])
     } else {
         json!([])
     };
-    let scores = json!({
-        "plot_logic": dimension(score, 0.18, "密信引出追查、跟踪者逼近，因果清楚；老周劝他出城的动机只交代了一半，读者会想他为什么怕", letter),
-        "character": dimension(score, 0.18, "陆尘对巷子的熟悉写得像一个在这里讨了三年生活的人，选择天亮前出城合他谨慎的性子", lane),
-        "immersion": dimension(score, 0.15, "雨夜、灯笼没点、馄饨摊没出，几个缺席的细节把不对劲写出来了，没有设定倾倒", "今夜巷口那盏灯笼没点，卖馄饨的老周也没出摊"),
-        "foreshadowing": dimension(score, 0.10, "密信的笔迹、斗笠汉子的木匣都只露一角，没有提前揭底，日后回收有抓手", letter),
-        "pacing": dimension(score, 0.08, "开头接住上一章的密信，中段几次照面略有重复，章末脚步声收得干净", "整条巷子只剩雨打瓦檐的声音"),
-        "style_naturalness": dimension(score, 0.15, "黑名单 2.4 次/千字（lint 通过）；结构句式都在上限内；平均句长与指纹相差不到一成", lane),
-        "emotional_impact": dimension(score, 0.08, "紧张感靠具体的声音和缺席的人撑起来，没有替人物喊情绪", "今夜巷口那盏灯笼没点"),
-        "storyline_coherence": dimension(score, 0.08, "只有主线在场，与上一章的密信一线接得上，没有越界的外线人物", letter),
-    });
-    serde_json::to_string_pretty(&json!({"chapter": n, "judge": judge, "overall": score,
+    let reasons: [(&str, f64, &str); 8] = [
+        ("plot_logic", 0.18, "密信引出追查、跟踪者逼近，因果清楚；老周劝他出城的动机只交代了一半，读者会想他为什么怕"),
+        ("character", 0.18, "陆尘对巷子的熟悉写得像一个在这里讨了三年生活的人，选择天亮前出城合他谨慎的性子"),
+        ("immersion", 0.15, "雨夜、灯笼没点、馄饨摊没出，几个缺席的细节把不对劲写出来了，没有设定倾倒"),
+        ("foreshadowing", 0.10, "密信的笔迹、斗笠汉子的木匣都只露一角，没有提前揭底，日后回收有抓手"),
+        ("pacing", 0.08, "开头接住上一章的密信，中段几次照面略有重复，章末脚步声收得干净"),
+        ("style_naturalness", 0.15, "黑名单 2.4 次/千字（lint 通过）；结构句式都在上限内；平均句长与指纹相差不到一成"),
+        ("emotional_impact", 0.08, "紧张感靠具体的声音和缺席的人撑起来，没有替人物喊情绪"),
+        ("storyline_coherence", 0.08, "只有主线在场，与上一章的密信一线接得上，没有越界的外线人物"),
+    ];
+    let mut scores = json!({});
+    for (i, (name, weight, reason)) in reasons.iter().enumerate() {
+        scores[*name] = dimension(score, *weight, reason, &format!("「{}」", EVIDENCE[i]));
+    }
+    let mut e = json!({"chapter": n, "judge": judge, "overall": score,
         "recommendation": recommendation,
         // The row of the fixtures' one required objective (`E_EVAL_OBJECTIVE`).
         "contract_verification": {
@@ -270,12 +285,12 @@ pub(crate) fn evaluation(n: u32, score: f64, judge: &str) -> String {
             "has_violations": false},
         "scores": scores,
         "violations": [], "risk_flags": [], "required_fixes": fixes,
-        // After a round the gate sent back, its one fix (F1) judged (`E_EVAL_FIX_REVIEW`); on a
-        // first round only a warning.
-        "fix_review": [{"fix": "F1", "status": "partly", "evidence": letter}],
         "issues": ["跟踪的人出场太晚，中段几次照面写法相近，可以并掉一次", "老周劝陆尘出城的理由只说了一半"],
-        "strengths": ["缺席的细节（灯笼没点、馄饨摊没出）写出了不对劲"]}))
-    .unwrap()
+        "strengths": ["缺席的细节（灯笼没点、馄饨摊没出）写出了不对劲"]});
+    if let Some(fresh) = fresh {
+        e["fix_review"] = json!([{"fix": "F1", "status": "partly", "evidence": fresh}]);
+    }
+    serde_json::to_string_pretty(&e).unwrap()
 }
 
 /// WorldBuilder's narrative of the core setting (`world/rules.md`, about 1,100 字).

@@ -13,6 +13,11 @@
 //! A `leak_risk: high` from `novel check leak` (§6.6.7 Layer 3) is a high-confidence LS-005
 //! violation; `low` is reported only.
 //! Scores are compared exactly (after removing float noise below 1e-6): 3.496 is below 3.5.
+//! The craft check of the text (`novel check craft`, [`CraftCheck`]) sends a chapter back for
+//! two things an editor never lets through, whatever the score: an opening without the
+//! chapter's problem and an ending without a hook. They are fixable findings — a blocking fix
+//! each, a revision — and, unlike a contract violation, once revisions are exhausted they are
+//! reported and the score decides.
 
 use serde::Serialize;
 
@@ -130,6 +135,42 @@ pub fn leak_fix() -> RequiredFix {
 /// The LS rule a cross-storyline leak violates.
 pub const LEAK_RULE: &str = "LS-005";
 
+/// The craft check of the text being judged: the message of each failed rule the gate acts
+/// on (`craft/opening`, `craft/hook`), `None` when it holds.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct CraftCheck {
+    pub opening: Option<String>,
+    pub hook: Option<String>,
+}
+
+impl CraftCheck {
+    /// The fixes it asks for, blocking: the opening and the last paragraphs.
+    pub fn fixes(&self) -> Vec<RequiredFix> {
+        let fix = |target: &str, why: &str, what: &str| RequiredFix {
+            target: target.into(),
+            instruction: format!("{why}。{what}"),
+            blocking: true,
+            extra: Default::default(),
+        };
+        let mut out = Vec::new();
+        if let Some(why) = &self.opening {
+            out.push(fix(
+                "开篇前 300 字",
+                why,
+                "让人物带着本章的问题出场（想要什么、被什么逼着、哪里不对劲），并接住上一章的钩子；景物与时间最多一句",
+            ));
+        }
+        if let Some(why) = &self.hook {
+            out.push(fix(
+                "最后一两段",
+                why,
+                "改写最后一两段，停在一件没落地的事上（危险逼近、没揭开的答案、反转、约好的对决、一句让人想翻页的台词），删去总结与升华；前文一字不动",
+            ));
+        }
+        out
+    }
+}
+
 /// Everything the gate decides on.
 #[derive(Debug, Clone)]
 pub struct GateInput<'a> {
@@ -146,6 +187,8 @@ pub struct GateInput<'a> {
     /// The fixes of the round sent back ([`crate::judging::numbered_fixes`]; empty on a first
     /// round): a blocking one the judges mark not done keeps the chapter from passing.
     pub previous_fixes: &'a [crate::judging::NumberedFix],
+    /// The craft check of the text being judged (None: not run).
+    pub craft: Option<&'a CraftCheck>,
 }
 
 /// The gate's verdict with its evidence.
@@ -339,7 +382,16 @@ pub fn decide(input: &GateInput<'_>) -> Result<GateResult, GateError> {
             found.fixes.push(f.fix.clone());
         }
     }
-    let verdict = verdict(input, overall, &found.blocking, &not_done);
+    let craft_fixes = input.craft.map(CraftCheck::fixes).unwrap_or_default();
+    let mut verdict = verdict(input, overall, &found.blocking, &not_done);
+    if !craft_fixes.is_empty() {
+        craft_verdict(input, &mut verdict, &craft_fixes, &mut reasons);
+        for f in craft_fixes {
+            if !found.fixes.contains(&f) {
+                found.fixes.push(f);
+            }
+        }
+    }
     reasons.push(verdict.reason);
     for v in &found.reported {
         reasons.push(format!(
@@ -492,6 +544,34 @@ fn verdict(
     }
 }
 
+/// The craft check sends back a chapter the score would let through (pass, polish) while
+/// revisions are left; once they are exhausted it is reported and the score decides.
+fn craft_verdict(
+    input: &GateInput<'_>,
+    verdict: &mut Verdict,
+    fixes: &[RequiredFix],
+    reasons: &mut Vec<String>,
+) {
+    let what: Vec<&str> = fixes.iter().map(|f| f.target.as_str()).collect();
+    let exhausted = input.revision_count >= input.thresholds.max_revisions;
+    let lets_through = matches!(verdict.decision, GateDecision::Pass | GateDecision::Polish);
+    if lets_through && !exhausted {
+        *verdict = Verdict {
+            decision: GateDecision::Revise,
+            force_passed: false,
+            reason: format!(
+                "章法检查（novel check craft）：{} 不合格，编辑不会放过——不论分数，修订",
+                what.join("、")
+            ),
+        };
+    } else if lets_through {
+        reasons.push(format!(
+            "章法检查：{} 仍不合格，修订已用完，按分数放行",
+            what.join("、")
+        ));
+    }
+}
+
 /// Track 1: a blocking violation forces a revision, or a pause once revisions are exhausted.
 fn blocking_verdict(
     revision_count: u32,
@@ -547,6 +627,25 @@ fn fixes_verdict(
     }
 }
 
+/// The band of a score under the thresholds — pass, polish, revise, pause or rewrite — what the
+/// score alone says, before high violations, the fixes of the round before and exhausted
+/// revisions ([`decide`] adds those). QualityJudge's recommendation is held to it
+/// (`crate::judging`).
+pub fn band(overall: f64, t: &GateThresholds) -> GateDecision {
+    let o = denoise(overall);
+    if o >= t.pass {
+        GateDecision::Pass
+    } else if o >= t.polish {
+        GateDecision::Polish
+    } else if o >= t.revise {
+        GateDecision::Revise
+    } else if o >= t.pause {
+        GateDecision::Pause
+    } else {
+        GateDecision::Rewrite
+    }
+}
+
 /// Track 2: the score's band, with the force pass after exhausted revisions.
 fn score_verdict(input: &GateInput<'_>, overall: f64, exhausted: bool) -> Verdict {
     let t = input.thresholds;
@@ -558,52 +657,46 @@ fn score_verdict(input: &GateInput<'_>, overall: f64, exhausted: bool) -> Verdic
         force_passed: false,
         reason,
     };
-    if overall >= t.pass {
-        plain(
+    match band(overall, t) {
+        GateDecision::Pass => plain(
             GateDecision::Pass,
             format!("{s} ≥ {}：直接通过", th(t.pass)),
-        )
-    } else if overall >= t.polish {
-        plain(
+        ),
+        GateDecision::Polish => plain(
             GateDecision::Polish,
             format!(
-                "{s} 在 {}–{}：StyleRefiner 二次润色后通过",
+                "{s} 在 {}–{}：润色编辑二次润色后通过",
                 th(t.polish),
                 th(t.pass)
             ),
-        )
-    } else if exhausted && overall >= t.force_pass_min {
-        Verdict {
+        ),
+        _ if exhausted && overall >= t.force_pass_min => Verdict {
             decision: GateDecision::Pass,
             force_passed: true,
             reason: format!(
                 "已修订 {n} 次，{s} ≥ {}：强制通过并标记 force_passed",
                 th(t.force_pass_min)
             ),
-        }
-    } else if overall >= t.revise {
-        plain(
+        },
+        GateDecision::Revise => plain(
             GateDecision::Revise,
             format!("{s} 在 {}–{}：自动修订", th(t.revise), th(t.polish)),
-        )
-    } else if exhausted {
-        plain(
+        ),
+        _ if exhausted => plain(
             GateDecision::Pause,
             format!("已修订 {n} 次仍只有 {s}：通知作者，暂停"),
-        )
-    } else if overall >= t.pause {
-        plain(
+        ),
+        GateDecision::Pause => plain(
             GateDecision::Pause,
             format!(
                 "{s} 在 {}–{}：通知作者人工审核，暂停",
                 th(t.pause),
                 th(t.revise)
             ),
-        )
-    } else {
-        plain(
+        ),
+        _ => plain(
             GateDecision::Rewrite,
             format!("{s} < {}：强制全章重写", th(t.pause)),
-        )
+        ),
     }
 }

@@ -1,10 +1,14 @@
 //! Genre presets (题材预设): what a 网文 editor of the genre asks of the first three chapters
 //! (黄金三章), the payoffs (爽点) its readers come for, and how long they wait between two.
-//! Chosen by the project's `genre` (`novel.json`, `novel init --genre`): the first preset whose
-//! keyword the genre names, earliest in the text (`都市玄幻` → 都市).
 //!
-//! The writer's and the judge's packets carry the criteria for chapters 1–3 and the payoff
-//! advice; `novel volume check` warns when a genre that needs payoffs goes
+//! This is the one place the chapter 1–3 rules live: the planner's packet (PlotArchitect plans
+//! the trial chapters by them), the writer's and the judge's packets carry the book's lines.
+//! A book's preset is the one its brief names (`- **题材预设**：悬疑` — so a 都市玄幻 with a
+//! 悬疑 voice chooses 悬疑), else the first preset whose keyword the project's `genre`
+//! (`novel.json`, `novel init --genre`) names, earliest in the text (`都市玄幻` → 都市), else
+//! [`GENERAL`] ([`preset_for_book`]).
+//!
+//! `novel volume check` warns when a genre that needs payoffs goes
 //! [`GenrePreset::payoff_gap`] chapters without one.
 
 /// One genre's preset.
@@ -82,6 +86,57 @@ pub const PRESETS: [GenrePreset; 4] = [
     },
 ];
 
+/// 黄金三章 for a book no preset fits: what every editor asks of chapters 1–3.
+pub const GENERAL: GenrePreset = GenrePreset {
+    name: "通用",
+    keywords: &[],
+    golden_three: [
+        "第1章：前 300 字让主角带着麻烦出场（是谁、处境多糟、想要什么、手里有什么），不用世界观介绍或回忆开场；中段起冲突，章末留一个非解决不可的麻烦。",
+        "第2章：压力升级到要命的程度，主角的本事或金手指露出征兆并第一次被逼着用上，付出代价；旁人的轻视把话说满，给第3章蓄压。",
+        "第3章：兑现第一个爽点或真相的一角（反击落地、谜面揭开一层），写出具体的人怎么变脸，章末抛出更大的敌人、目标或谜。",
+    ],
+    payoff_types: &["反击", "揭秘", "收获", "突破"],
+    payoff_gap: None,
+};
+
+/// The preset a book's brief names on its `题材预设` line (a preset's name or keyword), if any.
+pub fn preset_named_in_brief(brief: &str) -> Option<&'static GenrePreset> {
+    let line = brief.lines().find(|l| l.contains("题材预设"))?;
+    let value = line
+        .split_once(['：', ':'])
+        .map(|(_, v)| v)?
+        .trim()
+        .trim_matches(|c: char| c == '*' || c.is_whitespace());
+    if value.is_empty() {
+        return None;
+    }
+    PRESETS
+        .iter()
+        .find(|p| p.name == value)
+        .or_else(|| preset_for(Some(value)))
+}
+
+/// The book's preset: the brief's `题材预设`, else the genre's keyword, else [`GENERAL`].
+pub fn preset_for_book(brief: Option<&str>, genre: Option<&str>) -> &'static GenrePreset {
+    brief
+        .and_then(preset_named_in_brief)
+        .or_else(|| preset_for(genre))
+        .unwrap_or(&GENERAL)
+}
+
+/// The 黄金三章 lines of a book, one a chapter, headed by the preset they come from.
+pub fn golden_three_lines(p: &GenrePreset) -> String {
+    format!(
+        "【黄金三章 · {}】\n{}",
+        p.name,
+        p.golden_three
+            .iter()
+            .map(|l| format!("- {l}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    )
+}
+
 /// The preset a project's `genre` names, if any.
 pub fn preset_for(genre: Option<&str>) -> Option<&'static GenrePreset> {
     let g = genre?.trim();
@@ -113,5 +168,21 @@ mod tests {
         assert_eq!(preset_for(Some("民国悬疑")).unwrap().name, "悬疑");
         assert!(preset_for(Some("科幻")).is_none());
         assert!(preset_for(None).is_none());
+    }
+
+    #[test]
+    fn the_brief_names_the_preset() {
+        let brief = "- **书名**：雾港夜行\n- **题材**：都市玄幻\n- **题材预设**：悬疑\n";
+        assert_eq!(preset_for_book(Some(brief), Some("都市玄幻")).name, "悬疑");
+        // A keyword works as well as a name; an empty line leaves the genre to choose.
+        let keyword = brief.replace("悬疑", "刑侦");
+        assert_eq!(
+            preset_for_book(Some(&keyword), Some("都市玄幻")).name,
+            "悬疑"
+        );
+        let empty = brief.replace("悬疑", "");
+        assert_eq!(preset_for_book(Some(&empty), Some("都市玄幻")).name, "都市");
+        assert_eq!(preset_for_book(None, Some("科幻")).name, "通用");
+        assert!(golden_three_lines(&GENERAL).starts_with("【黄金三章 · 通用】\n- 第1章："));
     }
 }

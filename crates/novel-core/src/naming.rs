@@ -99,6 +99,12 @@ pub fn revision_dir(n: u32, round: u32) -> String {
     format!("logs/revisions/{}/r{round}", chapter_stem(n))
 }
 
+/// The text of round `round` as the gate sent it back: `logs/revisions/chapter-NNN/rK/
+/// chapter-NNN.md`.
+pub fn revision_text(n: u32, round: u32) -> String {
+    format!("{}/{}.md", revision_dir(n, round), chapter_stem(n))
+}
+
 /// `chapter-048.json`, the L3 contract's name in `volumes/vol-NN/chapter-contracts/`.
 pub fn contract_name(n: u32) -> String {
     format!("{}.json", chapter_stem(n))

@@ -133,6 +133,7 @@ fn the_whole_grid() {
                             storyline_spec: Some(&spec),
                             leak: leak.as_ref(),
                             previous_fixes: &[],
+                            craft: None,
                         };
                         let got = decide(&input).unwrap();
                         let (want, force) = expected(score, *blocking || *leak_blocks, revisions);
@@ -174,6 +175,7 @@ fn thresholds_come_from_settings_and_must_be_ordered() {
         storyline_spec: None,
         leak: None,
         previous_fixes: &[],
+        craft: None,
     };
     assert_eq!(
         decide(&input(&strict)).unwrap().decision,
@@ -203,6 +205,7 @@ fn single<'a>(e: &'a Evaluation, t: &'a GateThresholds) -> GateInput<'a> {
         storyline_spec: None,
         leak: None,
         previous_fixes: &[],
+        craft: None,
     }
 }
 
@@ -312,6 +315,7 @@ fn key_chapters_need_two_judges() {
         storyline_spec: None,
         leak: None,
         previous_fixes: &[],
+        craft: None,
     })
     .unwrap_err();
     assert_eq!(err.code(), "E_SECOND_JUDGE");
@@ -326,6 +330,7 @@ fn key_chapters_need_two_judges() {
         storyline_spec: None,
         leak: None,
         previous_fixes: &[],
+        craft: None,
     })
     .unwrap();
     assert_eq!(got.decision, GateDecision::Revise);
@@ -350,6 +355,7 @@ fn a_blocking_fix_not_done_is_not_force_passed() {
         let input = GateInput {
             revision_count: revisions,
             previous_fixes: &previous,
+            craft: None,
             ..single(&e, &t)
         };
         decide(&input).unwrap()
@@ -376,4 +382,57 @@ fn a_blocking_fix_not_done_is_not_force_passed() {
     assert!(high.required_fixes.iter().any(|f| f.blocking));
     // Partly done is not blocking the pass.
     assert_eq!(round("partly", 4.5, 1).decision, GateDecision::Pass);
+}
+
+/// A chapter whose opening has no problem or whose ending has no hook goes back for a
+/// revision whatever its score, with a blocking fix for each; once revisions are exhausted the
+/// score decides and the craft check is reported.
+#[test]
+fn craft_findings_send_a_passing_chapter_back() {
+    let e = eval(4.5, json!([]));
+    let t = GateThresholds::default();
+    let hook = novel_core::gate::CraftCheck {
+        opening: None,
+        hook: Some("章末是总结或感悟（才刚刚开始），没有留下悬而未决的事".into()),
+    };
+    let mut input = single(&e, &t);
+    assert_eq!(decide(&input).unwrap().decision, GateDecision::Pass);
+    input.craft = Some(&hook);
+    let r = decide(&input).unwrap();
+    assert_eq!(r.decision, GateDecision::Revise, "{:?}", r.reasons);
+    let craft: Vec<_> = r
+        .required_fixes
+        .iter()
+        .filter(|f| f.target == "最后一两段")
+        .collect();
+    assert_eq!(craft.len(), 1, "{:?}", r.required_fixes);
+    assert!(craft[0].blocking);
+    assert!(r.reasons.iter().any(|x| x.contains("novel check craft")));
+    // Both findings: two fixes, the opening first.
+    let both = novel_core::gate::CraftCheck {
+        opening: Some("开篇前 300 字只有景物".into()),
+        ..hook.clone()
+    };
+    input.craft = Some(&both);
+    let r = decide(&input).unwrap();
+    let targets: Vec<&str> = r.required_fixes.iter().map(|f| f.target.as_str()).collect();
+    assert!(
+        targets.ends_with(&["开篇前 300 字", "最后一两段"]),
+        "{targets:?}"
+    );
+    // Revisions exhausted: the score decides, the finding is reported.
+    input.revision_count = t.max_revisions;
+    input.craft = Some(&hook);
+    let r = decide(&input).unwrap();
+    assert_eq!(r.decision, GateDecision::Pass);
+    assert!(
+        r.reasons.iter().any(|x| x.contains("修订已用完")),
+        "{:?}",
+        r.reasons
+    );
+    // A clean craft check changes nothing.
+    input.revision_count = 0;
+    let clean = novel_core::gate::CraftCheck::default();
+    input.craft = Some(&clean);
+    assert_eq!(decide(&input).unwrap().decision, GateDecision::Pass);
 }

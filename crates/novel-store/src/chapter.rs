@@ -394,6 +394,8 @@ pub enum JournalKind {
     Blacklist,
     /// `novel spec propagate`: the pending action in the checkpoint, the snapshot removed.
     Propagation,
+    /// `novel style preset`: the profile's backup and the preset.
+    StylePreset,
 }
 
 impl Journal {
@@ -453,6 +455,7 @@ impl Journal {
             (None, Some(JournalKind::Propagation)) => {
                 "设定变更传播的记录（spec propagate）".to_string()
             }
+            (None, Some(JournalKind::StylePreset)) => "风格预设的写入（style preset）".to_string(),
             (None, None) => format!("第 {} 章的提交", self.chapter),
         }
     }
@@ -863,19 +866,35 @@ pub fn sweep_leftovers(project: &Project) -> Vec<String> {
             removed.push(rel.to_string_lossy().replace('\\', "/"));
         }
     }
-    if let Some(parent) = project.root.parent()
-        && let Ok(read) = fs::read_dir(parent)
-    {
-        for e in read.filter_map(Result::ok) {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let dead = name
-                .strip_prefix(".novel-init-")
-                .and_then(|rest| rest.split('-').next())
-                .and_then(|pid| pid.parse::<u32>().ok())
-                .is_some_and(|pid| !lock::process_alive(pid));
-            if dead && fs::remove_dir_all(e.path()).is_ok() {
-                removed.push(format!("../{name}"));
-            }
+    if let Some(parent) = project.root.parent() {
+        removed.extend(
+            sweep_build_dirs(parent)
+                .into_iter()
+                .map(|n| format!("../{n}")),
+        );
+    }
+    removed.sort();
+    removed
+}
+
+/// Removes the `novel init`/`import` build directories `.novel-init-<pid>-…` directly in
+/// `dir` whose writer is gone (a new project's files are built there and moved into place;
+/// a writer killed before the move leaves it, with no project yet to recover in). Returns the
+/// names removed.
+pub fn sweep_build_dirs(dir: &std::path::Path) -> Vec<String> {
+    let mut removed = Vec::new();
+    let Ok(read) = fs::read_dir(dir) else {
+        return removed;
+    };
+    for e in read.filter_map(Result::ok) {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let dead = name
+            .strip_prefix(".novel-init-")
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok())
+            .is_some_and(|pid| pid != std::process::id() && !lock::process_alive(pid));
+        if dead && fs::remove_dir_all(e.path()).is_ok() {
+            removed.push(name);
         }
     }
     removed.sort();
@@ -1437,6 +1456,13 @@ fn plan_pipeline_log(
         }
         plan.remove.push(leak_rel);
     }
+    let committed: Vec<(&str, &str)> = plan
+        .writes
+        .iter()
+        .filter(|w| w.path == layout::chapter_file(n) || w.path.starts_with("evaluations/"))
+        .map(|w| (w.path.as_str(), w.content.as_str()))
+        .collect();
+    record_committed(&mut plog.extra, &committed);
     plog.revisions = cp.revision_count;
     plog.force_passed = gate.is_some_and(|g| g.force_passed);
     add_totals(&mut plog);
@@ -1445,6 +1471,31 @@ fn plan_pipeline_log(
         content: to_json_text(&plog),
     });
     Ok(())
+}
+
+/// The key of a committed pipeline log that records the digest of each file the commit put
+/// in place for good (the chapter text, its evaluations): `novel validate` names a file that
+/// no longer has it (changed outside `novel`).
+pub const COMMITTED_DIGESTS: &str = "committed_digests";
+
+/// Records `files` (project-relative path, content) in a pipeline log's
+/// [`COMMITTED_DIGESTS`], replacing what it recorded for those paths.
+pub fn record_committed(
+    log: &mut serde_json::Map<String, serde_json::Value>,
+    files: &[(&str, &str)],
+) {
+    let entry = log
+        .entry(COMMITTED_DIGESTS)
+        .or_insert_with(|| serde_json::json!({}));
+    if !entry.is_object() {
+        *entry = serde_json::json!({});
+    }
+    if let Some(map) = entry.as_object_mut() {
+        for (rel, content) in files {
+            let digest = novel_core::pipeline::text_digest(content.as_bytes());
+            map.insert((*rel).to_string(), serde_json::json!(digest));
+        }
+    }
 }
 
 /// The stages' total duration and cost (when every stage has one).

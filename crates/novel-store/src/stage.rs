@@ -46,10 +46,13 @@ pub enum ChapterError {
         last: u32,
     },
     #[error(
-        "第 {chapter} 章处于 {stage}，只有 judged 且门控通过（或 polish 后已二次润色）才能提交"
+        "第 {chapter} 章现在是「{stage}」，只有评估完成且门控通过（或门控判二次润色、已润色完）才能提交"
     )]
     CommitStage { chapter: u32, stage: &'static str },
-    #[error("门控需要第 {chapter} 章处于 judged 阶段（当前在写 {inflight:?}，阶段 {stage}）")]
+    #[error(
+        "门控需要第 {chapter} 章评估完成（现在{}，阶段「{stage}」）",
+        inflight.map_or("没有在写的章节".to_string(), |n| format!("在写第 {n} 章"))
+    )]
     GateStage {
         chapter: u32,
         inflight: Option<u32>,
@@ -77,7 +80,7 @@ pub enum ChapterError {
         cap: f64,
     },
     /// `stage refined|polished`: StyleRefiner's change list does not fit the staged text.
-    #[error("StyleRefiner 的修改清单（{}）有 {} 条套不上正文：\n{}", novel_core::naming::staging_edits(*.chapter), .problems.len(), novel_core::changes::describe(.problems).trim_end())]
+    #[error("润色编辑的修改清单（{}）有 {} 条套不上正文：\n{}", novel_core::naming::staging_edits(*.chapter), .problems.len(), novel_core::changes::describe(.problems).trim_end())]
     ChangeList {
         chapter: u32,
         problems: Vec<novel_core::changes::Problem>,
@@ -122,7 +125,7 @@ impl ChapterError {
                 | ChapterError::Evaluation { .. }
                 | ChapterError::EditRatio { .. }
                 | ChapterError::ChangeList { .. }
-        ) || matches!(self, ChapterError::Refused(r) if r.code == "E_STAGING")
+        ) || matches!(self, ChapterError::Refused(r) if r.code == "E_STAGING" || r.code == "E_CHAPTER_PLAN")
     }
 
     pub fn is_conflict(&self) -> bool {
@@ -133,6 +136,7 @@ impl ChapterError {
                     | ChapterError::Plan(crate::chapter::PlanError::Store(_))
                     | ChapterError::Plan(crate::chapter::PlanError::Ops(_))
             )
+            && !matches!(self, ChapterError::Refused(r) if r.code == "E_STATE_MISSING")
     }
 
     /// How to fix it; `n` is the chapter of the command. Empty for the lock and the ops,
@@ -156,15 +160,15 @@ impl ChapterError {
                 "按顺序：novel chapter begin N → … → novel chapter commit N".into()
             }
             ChapterError::CommitStage { .. } => "novel chapter recover 会告诉你从哪一步继续".into(),
-            ChapterError::GateStage { .. } => "先完成 QualityJudge 并 novel chapter stage judged".into(),
+            ChapterError::GateStage { .. } => "先完成评审并 novel chapter stage judged".into(),
             ChapterError::JournalHeld { .. } => "让持有锁的会话自己运行 novel chapter recover；确认那个会话已经不在后，先运行 novel lock clear，再运行 novel chapter recover".into(),
-            ChapterError::Evaluation { .. } => "把 data.findings 逐条（位置、说明、处理）交回 QualityJudge 重写评估文件（被退回的那份已移到 logs/revisions/ 下，重写不必先读），再运行 novel chapter stage judged".into(),
+            ChapterError::Evaluation { .. } => "把 data.findings 逐条（位置、说明、处理）交回评审重写评估文件（被退回的那份已移到 logs/revisions/ 下，重写不必先读），再运行 novel chapter stage judged".into(),
             ChapterError::EditRatio { chapter, .. } => format!(
                 "初稿在 {}：上面这些段落回到初稿的说法，只留黑名单与句式的必要替换（修改清单撤掉对应的条目；被退回的清单已移走，重写一份即可），再运行 novel chapter stage refined",
                 novel_core::naming::staging_draft(*chapter)
             ),
             ChapterError::ChangeList { chapter, .. } => format!(
-                "把上面每一条交回 StyleRefiner 改好 {}（「原：」从正文一字不改地抄，只对得上一处），再运行同一条 stage 命令",
+                "把上面每一条交回润色编辑改好 {}（「原：」从正文一字不改地抄，只对得上一处），再运行同一条 stage 命令",
                 novel_core::naming::staging_edits(*chapter)
             ),
             ChapterError::CopiedSecondJudge { .. } => {
@@ -177,13 +181,13 @@ impl ChapterError {
             ChapterError::Decide(G::Thresholds { .. }) => {
                 "在 novel.json 的 gate 中按 pass ≥ polish ≥ revise ≥ pause 设置阈值".into()
             }
-            ChapterError::Decide(_) => "让 QualityJudge 按 8 个维度与规定权重重新评估".into(),
+            ChapterError::Decide(_) => "让评审按 8 个维度与规定权重重新评估".into(),
             ChapterError::Gate { chapter, gate } => match gate.as_ref().map(|g| g.decision) {
                 Some(D::Pause) => "作者决定接受时用 --accept；作者决定按意见修订或重写时 novel chapter stage revising|drafting --by-author".into(),
                 Some(D::Revise) => format!(
                     "按意见修订：novel chapter stage revising；作者决定按现稿接受时用 --accept（manual_confirm 下先处理修订候选：novel revision notes --chapter {chapter}）"
                 ),
-                Some(D::Polish) => "StyleRefiner 二次润色后 novel chapter stage polished；作者要按现稿提交时用 --accept".into(),
+                Some(D::Polish) => "润色编辑二次润色后 novel chapter stage polished；作者要按现稿提交时用 --accept".into(),
                 _ => format!("运行 novel chapter gate {chapter}，按结论处理"),
             },
         }
@@ -754,6 +758,11 @@ pub fn commit(
     })
 }
 
+/// The craft check of a staged text with the project's thresholds (`novel_text::craft`, which
+/// the store does not know: the CLI hands it in, as it hands in the normaliser).
+pub type CraftFn =
+    dyn Fn(&str, &novel_core::model::settings::CraftThresholds) -> novel_core::gate::CraftCheck;
+
 /// `novel chapter gate N`: the gate's verdict on the in-flight chapter's evaluations (with
 /// the project's thresholds and weights, the key-chapter rule, the storyline spec and the
 /// leak check of the current text), recorded in the checkpoint with the digests of the staged
@@ -763,6 +772,7 @@ pub fn gate(
     n: u32,
     token: &str,
     normalize: &dyn Fn(&str) -> String,
+    craft: &CraftFn,
 ) -> Result<novel_core::gate::GateResult, ChapterError> {
     let _guard = lock::guard(project)?;
     let mut cp = load_checkpoint(project)?;
@@ -801,6 +811,8 @@ pub fn gate(
     .ok();
     let leak = crate::chapter::leak_result(project, n)?;
     let facts = staging_facts(project, n, Facts::Full);
+    let text = crate::io::read_text(&project.path(&novel_core::naming::staging_chapter(n)))?;
+    let craft_check = craft(&text, &settings.craft);
     let input = novel_core::gate::GateInput {
         chapter: n,
         evaluations: evals.iter().map(|(_, e)| e).collect(),
@@ -810,6 +822,7 @@ pub fn gate(
         storyline_spec: spec.as_ref(),
         leak: leak.as_ref().filter(|l| l.text_digest == facts.text_digest),
         previous_fixes: &previous_fixes,
+        craft: Some(&craft_check),
     };
     let mut result = novel_core::gate::decide(&input)?;
     result
@@ -899,21 +912,33 @@ pub fn begin(
     lock::ensure_no_journal(project)?;
     let before = load_checkpoint(project)?;
     pipeline::check_begin(&before, n).map_err(ChapterError::Refused)?;
-    let (got, took) = match lock::acquire(project, Some(n), owner, stale_after) {
-        Ok(got) => (got, true),
-        Err(LockError::Held { info, .. })
-            if info.pid == owner
-                && info.host == lock::host_name()
-                && before.inflight_chapter == Some(n) =>
-        {
-            let acquired = lock::Acquired {
-                info: *info,
-                broke_stale: None,
-            };
-            (acquired, false)
-        }
-        Err(e) => return Err(e.into()),
-    };
+    if before.inflight_chapter != Some(n) {
+        state_present(project)?;
+        crate::plan::check_chapter_plan(project, n, before.current_volume)
+            .map_err(ChapterError::Refused)?;
+    }
+    let (got, took) =
+        match lock::acquire_for(project, Some(n), owner, stale_after, Some(lock::BEGIN)) {
+            Ok(got) => (got, true),
+            // This session's own lock for the chapter: the chapter is in flight, or an earlier
+            // begin of it was killed before its journal.
+            Err(LockError::Held { info, .. })
+                if info.pid == owner
+                    && info.host == lock::host_name()
+                    && (before.inflight_chapter == Some(n)
+                        || info.chapter == Some(n)
+                            && info.command.as_deref() == Some(lock::BEGIN)) =>
+            {
+                let acquired = lock::Acquired {
+                    info: *info,
+                    broke_stale: None,
+                };
+                (acquired, false)
+            }
+            Err(e) => return Err(e.into()),
+        };
+    // The lock is placed, the journal not yet written (`NOVEL_FAILPOINT=begin:0`).
+    crate::io::failpoint("begin", 0);
     let started = start_locked(project, n).inspect_err(|_| {
         if took {
             let _ = lock::release(project, &got.info.token);
@@ -930,6 +955,20 @@ pub fn begin(
         recovered: started.recovered,
         key_reasons,
     })
+}
+
+/// A new chapter starts only on a state file: its delta is checked and merged against it (a
+/// book whose `state/` was removed must get it back first — from a backup, or rebuilt from its
+/// changelog).
+fn state_present(project: &Project) -> Result<(), ChapterError> {
+    if std::fs::symlink_metadata(project.path(crate::layout::CURRENT_STATE)).is_ok() {
+        return Ok(());
+    }
+    Err(ChapterError::Refused(pipeline::StageRefusal {
+        code: "E_STATE_MISSING",
+        reason: format!("状态文件 {} 不存在，不能开始新的一章", crate::layout::CURRENT_STATE),
+        hint: "从 state/backups/ 或版本库找回 state/ 目录；只丢了状态文件而变更日志还在时，运行 novel state rebuild --write 按变更日志重建".into(),
+    }))
 }
 
 /// What the locked part of `begin` did.
@@ -1057,6 +1096,13 @@ pub fn recover(project: &Project, stale: std::time::Duration) -> Result<Recovere
             Some(info) => format!("清除了僵尸锁（{}）：{}", b.why, lock::describe(info)),
             None => format!("清除了僵尸锁（{}）", b.why),
         });
+    }
+    let inflight = load_checkpoint(project)?.inflight_chapter;
+    if let Some(info) = lock::break_unused_begin(project, inflight, stale)? {
+        actions.push(format!(
+            "清除了没有开始成功的 chapter begin 留下的锁（它在写下断点之前被打断）：{}",
+            lock::describe(&info)
+        ));
     }
     let lock_note = match lock::status(project, stale) {
         lock::LockState::Held { info, .. } => Some(format!(

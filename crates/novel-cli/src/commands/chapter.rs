@@ -78,7 +78,11 @@ pub fn command_name(cmd: &ChapterCommand) -> &'static str {
 }
 
 pub fn run(global: &GlobalArgs, cmd: ChapterCommand) -> Result<Report, CliError> {
-    let project = super::project(global)?;
+    let project = match super::project(global) {
+        Ok(p) => p,
+        Err(e) if matches!(cmd, ChapterCommand::Recover) => return recover_unbuilt(global, e),
+        Err(e) => return Err(e),
+    };
     match cmd {
         ChapterCommand::Begin(a) => begin(&project, a.chapter, a.owner_pid),
         ChapterCommand::Stage(a) => stage(&project, &a),
@@ -149,10 +153,10 @@ fn begin(project: &Project, n: u32, owner: Option<u32>) -> Result<Report, CliErr
             pipeline::stage_name(cp.pipeline_stage)
         )
     } else {
-        format!("开始第 {n} 章：阶段 drafting，已取得项目锁。\n")
+        format!("开始第 {n} 章：写初稿，已取得项目锁。\n")
     };
     human.push_str(&format!(
-        "锁令牌：{}（后续 stage/commit 需要 --token）\n",
+        "锁令牌：{}（之后推进阶段、提交都要用它）\n",
         got.info.token
     ));
     if let Some(b) = &got.broke_stale {
@@ -226,7 +230,10 @@ fn parse_stage(s: &str) -> Result<PipelineStage, CliError> {
             CliError::new(
                 "E_USAGE",
                 format!("没有这个阶段：{s}"),
-                format!("可选：{}（提交用 novel chapter commit）", names.join("、")),
+                format!(
+                    "可选的阶段：novel chapter stage {} （提交用 novel chapter commit）",
+                    names.join(" | ")
+                ),
                 Exit::Usage,
             )
         })
@@ -301,8 +308,14 @@ fn segment(text: &str) -> novel_core::edits::Segmented {
 }
 
 fn gate_cmd(project: &Project, n: u32, token: &str, then_commit: bool) -> Result<Report, CliError> {
-    let result = novel_store::stage::gate(project, n, token, &novel_text::normalize::normalize_str)
-        .map_err(|e| chapter_error(e, n))?;
+    let result = novel_store::stage::gate(
+        project,
+        n,
+        token,
+        &novel_text::normalize::normalize_str,
+        &super::craft::gate_check,
+    )
+    .map_err(|e| chapter_error(e, n))?;
     let passed = result.decision == novel_core::model::common::GateDecision::Pass;
     if result.decision == novel_core::model::common::GateDecision::Polish {
         keep_packet(project, n, Agent::StyleRefiner);
@@ -407,6 +420,46 @@ fn fail(project: &Project, a: &ChapterFailArgs) -> Result<Report, CliError> {
             pipeline::stage_name(cp.pipeline_stage)
         ),
     )
+}
+
+/// `chapter recover` where there is no project (yet): the build directories a killed `novel
+/// init`/`import` left in the directory (`--project DIR`: beside DIR, and in it) are removed;
+/// with none, the directory is simply not a project (`not_a_project`).
+fn recover_unbuilt(global: &GlobalArgs, not_a_project: CliError) -> Result<Report, CliError> {
+    let here = std::env::current_dir().unwrap_or_default();
+    let dirs: Vec<std::path::PathBuf> = match &global.project {
+        Some(d) => {
+            let d = novel_store::project::absolute(d);
+            d.parent()
+                .map(|p| p.to_path_buf())
+                .into_iter()
+                .chain([d])
+                .collect()
+        }
+        None => vec![here],
+    };
+    let mut actions = Vec::new();
+    for d in &dirs {
+        for name in novel_store::chapter::sweep_build_dirs(d) {
+            actions.push(format!(
+                "清理了中断的 novel init/import 留下的临时目录 {}",
+                d.join(name).display()
+            ));
+        }
+    }
+    if actions.is_empty() {
+        return Err(not_a_project);
+    }
+    let mut human: String = actions.iter().map(|a| format!("{a}。\n")).collect();
+    human.push_str("这里还没有小说项目：重新运行中断的那条 novel init 或 novel import 即可。\n");
+    let data = serde_json::json!({
+        "actions": actions,
+        "lock": null,
+        "resume": null,
+        "staging": null,
+        "last_completed_chapter": 0,
+    });
+    Report::new(&data, human)
 }
 
 fn recover(project: &Project) -> Result<Report, CliError> {

@@ -11,6 +11,8 @@
 //! `novel_store::leak` and `novel_store::select`; what is a suspicious name or a leak is
 //! `novel_text::names` and `novel_text::leak::assess`. This module wires them and renders.
 //!
+//! `novel check craft`: the craft of a chapter (`super::craft`).
+//!
 //! `novel check continuity [--chapter N | --volume V]`: the L3 contracts against the replayed
 //! state, against each other and against retirements (`novel_core::plan::continuity`); exit 1
 //! when a finding is an error.
@@ -40,6 +42,9 @@ pub enum CheckCommand {
     /// 章节契约的衔接：前置条件对照回放到上一章的状态、上一章契约的后置条件，已提交章节的承诺变化是否记入状态，已退场或已死亡的角色是否被后面的契约用到
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项", after_help = "规则：precondition_vs_state（第 N 章契约的 preconditions.character_states 对照回放到第 N−1 章的状态，只查到已完成章节 + 1）；chain_break（第 N−1 章契约的 postconditions.state_changes 对照第 N 章的 preconditions.character_states）；unrecorded_change（已提交章节的契约承诺了地点、状态或持有物的变化，但这一章没有任何已应用的 op 记录它）；retired_required（已退场或状态为死亡的角色出现在后面章节的契约里）。契约里的显示名、别名经 characters/ 中的档案对应到 slug；字段按同名比较，地点/状态/持有物也认中文键（位置、状态、持有……）。状态里没有的字段不算矛盾。每条发现给出契约文件与 JSON 指针，以及对照的另一个文件（上一章契约、变更日志中设置该值的那一行——指针把 state/changelog.jsonl 看作按行的数组——或退场角色的档案）。未写的章节为 error，已提交的为 warning；有 error 时退出码 1。不带参数时检查下一章所在的卷。")]
     Continuity(ContinuityArgs),
+    /// 章法：开篇前 300 字有没有本章的问题、章末有没有钩子及其类型、上一章的钩子接没接、钩子类型有没有变化、注水段落、惊讶标记/比喻/「他知道，」是否超过上限
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
+    Craft(super::craft::CraftArgs),
 }
 
 #[derive(Debug, Args)]
@@ -77,6 +82,7 @@ pub fn command_name(command: &CheckCommand) -> &'static str {
         CheckCommand::Names(_) => "check names",
         CheckCommand::Leak(_) => "check leak",
         CheckCommand::Continuity(_) => "check continuity",
+        CheckCommand::Craft(_) => "check craft",
     }
 }
 
@@ -85,6 +91,7 @@ pub fn run(global: &GlobalArgs, command: CheckCommand) -> Result<Report, CliErro
         CheckCommand::Names(a) => names(global, a),
         CheckCommand::Leak(a) => leak(global, a),
         CheckCommand::Continuity(a) => continuity(global, &a),
+        CheckCommand::Craft(a) => super::craft::run(global, a),
     }
 }
 

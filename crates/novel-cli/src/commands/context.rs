@@ -40,28 +40,28 @@ pub enum ContextCommand {
     /// 列出每个 agent 资料包各段的估算 token、预算与裁剪结果
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Budget(BudgetArgs),
-    /// ChapterWriter 的资料包：当前故事线记忆在前，本章大纲、L3 契约、L1 禁止项、在场角色的 L2 契约、伏笔任务、近 3 章摘要、状态、风格与黑名单、作者偏好
+    /// 写手（chapter-writer）的资料包：当前故事线记忆在前，本章大纲、L3 契约、L1 禁止项、在场角色的 L2 契约、伏笔任务、近 3 章摘要、状态、风格与黑名单、作者偏好
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     ChapterWriter(PacketArgs),
-    /// Summarizer 的资料包：本线记忆、章节正文、实体 id 对照、伏笔任务、在场角色的当前状态与 state_version
+    /// 摘要员（summarizer）的资料包：本线记忆、章节正文、实体 id 对照、伏笔任务、在场角色的当前状态与 state_version
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Summarizer(PacketArgs),
-    /// StyleRefiner 的资料包：初稿、风格指纹、漂移纠偏指令、完整的 AI 用语黑名单
+    /// 润色编辑（style-refiner）的资料包：初稿、风格指纹、漂移纠偏指令、完整的 AI 用语黑名单
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     StyleRefiner(PacketArgs),
-    /// QualityJudge 的资料包：正文、本章大纲、L1/L2/L3 与 LS 规范、本卷调度、前一章摘要、风格
+    /// 评审（quality-judge）的资料包：正文、本章大纲、L1/L2/L3 与 LS 规范、本卷调度、前一章摘要、风格
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     QualityJudge(PacketArgs),
-    /// PlotArchitect 的资料包：大纲格式、创作纲领、故事线、全局伏笔、上卷回顾、世界观与角色
+    /// 大纲策划（plot-architect）的资料包：大纲格式、创作纲领、故事线、全局伏笔、上卷回顾、世界观与角色
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     PlotArchitect(PacketArgs),
-    /// WorldBuilder 的资料包：创作纲领、L1 规则、世界观文档、故事线、研究资料清单
+    /// 世界观设定师（world-builder）的资料包：创作纲领、L1 规则、世界观文档、故事线、研究资料清单
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     WorldBuilder(PacketArgs),
-    /// CharacterWeaver 的资料包：世界观、全部活跃角色档案、关系、已退场角色、故事线
+    /// 角色设定师（character-weaver）的资料包：世界观、全部活跃角色档案、关系、已退场角色、故事线
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     CharacterWeaver(PacketArgs),
-    /// StyleAnalyzer 的资料包：现有风格指纹、黑名单类别、创作纲领
+    /// 文风分析员（style-analyzer）的资料包：现有风格指纹、黑名单类别、创作纲领
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     StyleAnalyzer(PacketArgs),
     /// （开发用）生成一个 N 章的合成项目
@@ -161,6 +161,9 @@ struct SynthData<'a> {
 struct SessionData<'a> {
     project: &'a Path,
     text: &'a str,
+    /// What the author is shown at launch (the hook's `systemMessage`), when the book was left
+    /// unfinished.
+    author_line: Option<&'a str>,
     recommendation: &'a Option<Recommendation>,
     facts: &'a SessionFacts,
 }
@@ -441,21 +444,33 @@ fn session_start_guarded(global: &GlobalArgs) -> Report {
         Ok(r) => r,
         Err(_) => failure("内部错误"),
     };
-    match crate::installed::version_mismatch() {
-        Some(m) => tell_the_author(report, &m),
-        None => report,
+    let mismatch = crate::installed::version_mismatch();
+    let line = report.data["author_line"].as_str().map(str::to_string);
+    if mismatch.is_none() && line.is_none() {
+        return report;
     }
+    tell_the_author(report, mismatch.as_ref(), line)
 }
 
 /// The hook's output when the author must be told something: a `systemMessage` shown to the
-/// author, the facts for the model as `additionalContext` (Claude Code's hook JSON).
-fn tell_the_author(report: Report, m: &VersionMismatch) -> Report {
-    let message = format!("{}，或输入 /novel:start 让我来运行。", m.sentence());
+/// author (a version mismatch, a chapter left unfinished), the facts for the model as
+/// `additionalContext` (Claude Code's hook JSON).
+fn tell_the_author(report: Report, m: Option<&VersionMismatch>, line: Option<String>) -> Report {
+    let mut message: Vec<String> = line.into_iter().collect();
     let mut context = report.human.clone();
-    context.push_str(&format!(
-        "\n【novel】程序版本 {} 与插件版本 {} 不一致：结果可能与技能说明不符，先请作者更新程序。",
-        m.binary, m.plugin
-    ));
+    let mut data = report.data;
+    if let Some(m) = m {
+        message.push(format!(
+            "{}，或输入 /novel:start 让我来运行。",
+            m.sentence()
+        ));
+        context.push_str(&format!(
+            "\n【novel】程序版本 {} 与插件版本 {} 不一致：结果可能与技能说明不符，先请作者更新程序。",
+            m.binary, m.plugin
+        ));
+        data["version_mismatch"] = infallible(m);
+    }
+    let message = message.join("\n");
     let out = HookOutput {
         system_message: &message,
         hook_specific_output: HookSpecificOutput {
@@ -463,8 +478,6 @@ fn tell_the_author(report: Report, m: &VersionMismatch) -> Report {
             additional_context: context.trim(),
         },
     };
-    let mut data = report.data;
-    data["version_mismatch"] = infallible(m);
     Report {
         data,
         human: serde_json::to_string(&out).unwrap_or_default(),
@@ -480,9 +493,11 @@ fn session_start_inner(global: &GlobalArgs) -> Report {
         Err(e) => return failure(&e.to_string()),
     };
     let s = session_start(&project, source);
+    let author_line = session::author_line(&s.facts, s.recommendation.as_ref());
     let data = SessionData {
         project: &project.root,
         text: &s.text,
+        author_line: author_line.as_deref(),
         recommendation: &s.recommendation,
         facts: &s.facts,
     };
@@ -731,7 +746,8 @@ fn summarizer_checks(project: &Project, n: u32) -> String {
 }
 
 /// The measurements QualityJudge scores with (and StyleRefiner works from), taken by the program
-/// on the staged chapter: the lint summary and its findings, the style metrics, the 字数, and
+/// on the staged chapter: the lint summary and its findings, the craft check (opening, hook,
+/// rhythm), the style metrics, the 字数, and
 /// for the judge (`leak`) the leak check when it was run.
 fn judge_checks(project: &Project, n: u32, leak: bool) -> String {
     // The staged text of the chapter in flight, else the committed one (a packet asked for by
@@ -750,6 +766,7 @@ fn judge_checks(project: &Project, n: u32, leak: bool) -> String {
                 Ok(lines) => out.push_str(&lines),
                 Err(e) => out.push_str(&format!("lint 没有完成：{}\n", e.message)),
             }
+            out.push_str(&super::craft::craft_one(project, n, &text, &rel));
             out.push_str(&super::style::describe(
                 "风格数字",
                 &novel_text::metrics::StyleMetrics::of(&[&novel_text::segment::Document::new(

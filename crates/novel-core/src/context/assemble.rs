@@ -26,7 +26,7 @@
 //! | 62 | character memory (`004`), last cast member first |
 //! | 60 | character profile details (beyond name, state, speech, contracts), least recently seen first |
 //! | 55 | whole characters NOT named by the chapter contract, least recently seen first |
-//! | 50 | blacklist phrases beyond the first five (ten for StyleRefiner), last first |
+//! | 50 | blacklist examples beyond the first five (StyleRefiner gets the whole list, required) |
 //! | 46 | open threads of the chapter's lines not yet in their resolve range |
 //! | 45 | soft world rules the contract does not require |
 //! | 40 | one-sentence states of frozen lines |
@@ -59,6 +59,7 @@ use crate::model::{
     Relationships, Settings, StorylineSchedule, StorylineSpec, Storylines, StyleDrift,
     StyleProfile, VolumeForeshadowing, WorldRules,
 };
+use crate::spec::names::{NameMatch, NameSet, in_text};
 
 const R_OVERVIEW: u16 = 90;
 const R_BRIEF: u16 = 85;
@@ -145,6 +146,8 @@ pub struct Inputs {
     pub schedule: Option<StorylineSchedule>,
     /// The volume outline's text (`paths.outline`).
     pub outline: Option<String>,
+    /// Why the outline file is there but could not be read (not UTF-8, …).
+    pub outline_unreadable: Option<String>,
     pub contract: Option<ChapterContract>,
     /// Storyline id → `storylines/<id>/memory.md`.
     pub memories: BTreeMap<String, String>,
@@ -186,7 +189,12 @@ pub const MEMORY_LAST: usize = 3;
 /// The characters the packet puts in play (§8.5, `select_characters`): whose memory the
 /// store loads.
 pub fn cast_ids(inputs: &Inputs) -> Vec<String> {
-    select_characters(inputs)
+    let block = inputs
+        .outline
+        .as_deref()
+        .and_then(|t| outline::parse(t).ok())
+        .and_then(|o| o.block(inputs.chapter).cloned());
+    select_characters(inputs, block.as_ref())
         .members
         .iter()
         .map(|(c, _)| c.id.clone())
@@ -269,6 +277,7 @@ const WRITER_NEEDS: Needs = Needs {
     schedule: true,
     continuity: true,
     author_memory: true,
+    retired: true,
     ..NO_NEEDS
 };
 
@@ -308,6 +317,7 @@ const JUDGE_NEEDS: Needs = Needs {
     storylines: true,
     schedule: true,
     spec: true,
+    retired: true,
     ..NO_NEEDS
 };
 
@@ -504,6 +514,13 @@ fn outline_of(
 ) -> Result<(Option<ChapterBlock>, Option<String>), ContextError> {
     let path = inputs.paths.outline.clone();
     let Some(text) = &inputs.outline else {
+        if let (Some(why), true) = (&inputs.outline_unreadable, required) {
+            return Err(ContextError::OutlineUnreadable {
+                chapter: inputs.chapter,
+                path,
+                why: why.clone(),
+            });
+        }
         if required {
             return Err(ContextError::OutlineMissing {
                 volume: inputs.volume,
@@ -558,7 +575,7 @@ pub fn assemble(agent: Agent, inputs: &Inputs) -> Result<Packet, ContextError> {
         plan: &plan,
         block: block.as_ref(),
         overview: overview.as_deref(),
-        cast: select_characters(inputs),
+        cast: select_characters(inputs, block.as_ref()),
     };
     let mut tags = sections_for(agent, pass(agent, inputs));
     if agent == Agent::QualityJudge
@@ -689,46 +706,69 @@ fn names_of(c: &Character) -> impl Iterator<Item = &str> {
         .chain(c.aliases.iter().map(String::as_str))
 }
 
-/// §8.5: the characters the contract names (display name, alias or slug in the pre- and
-/// postconditions, or one of their L2 contract ids cited in the contract's texts); without
-/// any, the active characters most recently seen, at most 15.
-fn select_characters(inputs: &Inputs) -> Cast<'_> {
+/// The registered characters a text of the plan names (display name or alias, the longest
+/// registered name at each place: 苏婉 inside 苏婉儿 is 苏婉儿), in the order of `characters`.
+fn named_in<'a>(characters: &'a [Character], texts: &[&str]) -> Vec<&'a Character> {
+    let all: Vec<&Character> = characters.iter().collect();
+    characters
+        .iter()
+        .filter(|c| {
+            let me = NameSet::of(c);
+            let others = NameSet::others(&c.id, &all);
+            texts
+                .iter()
+                .any(|t| matches!(in_text(t, &me, &others), NameMatch::Certain { .. }))
+        })
+        .collect()
+}
+
+/// §8.5, and what the plan names: the characters of the contract's pre- and postconditions
+/// (display name, alias or slug), the registered characters the outline block, the objectives
+/// or the acceptance criteria name, and those whose L2 contract ids the contract's texts cite;
+/// without any, the active characters most recently seen, at most 15.
+fn select_characters<'a>(inputs: &'a Inputs, block: Option<&ChapterBlock>) -> Cast<'a> {
     let mut named: Vec<&Character> = Vec::new();
+    let mut add = |ch: &'a Character| {
+        if !named.iter().any(|x| x.id == ch.id) {
+            named.push(ch);
+        }
+    };
+    let mut texts: Vec<&str> = block.map(|b| b.text.as_str()).into_iter().collect();
     if let Some(c) = &inputs.contract {
-        let mut mentions: Vec<&str> = Vec::new();
-        mentions.extend(c.preconditions.character_states.keys().map(String::as_str));
-        mentions.extend(c.postconditions.state_changes.keys().map(String::as_str));
+        let mentions = c
+            .preconditions
+            .character_states
+            .keys()
+            .chain(c.postconditions.state_changes.keys());
         for m in mentions {
             if let Some(ch) = inputs
                 .characters
                 .iter()
-                .find(|ch| names_of(ch).any(|n| n == m))
-                && !named.iter().any(|x| x.id == ch.id)
+                .find(|ch| names_of(ch).any(|n| n == m.as_str()))
             {
-                named.push(ch);
+                add(ch);
             }
         }
-        let texts: Vec<&str> = c
-            .acceptance_criteria
-            .iter()
-            .map(String::as_str)
-            .chain(c.objectives.iter().map(|o| o.description.as_str()))
-            .collect();
+        texts.extend(c.objectives.iter().map(|o| o.description.as_str()));
+        texts.extend(c.acceptance_criteria.iter().map(String::as_str));
         for ch in &inputs.characters {
             let cited = ch
                 .contracts
                 .iter()
                 .any(|k| texts.iter().any(|t| t.contains(k.id.as_str())));
-            if cited && !named.iter().any(|x| x.id == ch.id) {
-                named.push(ch);
+            if cited {
+                add(ch);
             }
         }
+    }
+    for ch in named_in(&inputs.characters, &texts) {
+        add(ch);
     }
     if !named.is_empty() {
         let n = named.len();
         return Cast {
             members: named.into_iter().map(|c| (c, true)).collect(),
-            note: format!("本章在场角色由章节契约指定（{n} 位）。"),
+            note: format!("本章在场角色由章节契约与本章大纲点名（{n} 位）。"),
         };
     }
     let mut all: Vec<&Character> = inputs.characters.iter().collect();
@@ -739,14 +779,38 @@ fn select_characters(inputs: &Inputs) -> Cast<'_> {
     Cast {
         note: if total > all.len() {
             format!(
-                "章节契约没有指定角色：按最近出场取前 {} 位（共 {total} 位活跃角色）。",
+                "章节契约与大纲没有点名角色：按最近出场取前 {} 位（共 {total} 位活跃角色）。",
                 all.len()
             )
         } else {
-            format!("章节契约没有指定角色：列出全部 {total} 位活跃角色，最近出场的在前。")
+            format!("章节契约与大纲没有点名角色：列出全部 {total} 位活跃角色，最近出场的在前。")
         },
         members: all.into_iter().map(|c| (c, false)).collect(),
     }
+}
+
+/// The people rule — registered people by name, the others by a description, new ones reported
+/// once in the return for CharacterWeaver — is written once, in the novel-writing skill between
+/// its markers, and put as it is at the head of the writer's, the planner's and the judge's
+/// `characters` and of the Summarizer's `entity_map`.
+pub fn people_rule() -> &'static str {
+    const SKILL: &str = include_str!("../../../../skills/novel-writing/SKILL.md");
+    SKILL
+        .split_once("<!-- novel:people-rule -->")
+        .and_then(|(_, rest)| rest.split_once("<!-- /novel:people-rule -->"))
+        .map_or("", |(rule, _)| rule.trim())
+}
+
+/// Every registered character as `- 名字 / 别名 → slug`, one a line.
+fn roster(characters: &[Character]) -> Vec<String> {
+    characters
+        .iter()
+        .map(|c| {
+            let mut names = vec![c.display_name.clone()];
+            names.extend(c.aliases.iter().cloned());
+            format!("- {} → {}", names.join(" / "), c.id)
+        })
+        .collect()
 }
 
 /// The character-file fields that hold a character's 语癖 (CharacterWeaver writes
@@ -829,6 +893,15 @@ impl Assembler<'_> {
             "outline_format" => {
                 let mut s = Section::new("outline_format", "大纲格式");
                 s.required(OUTLINE_FORMAT_TEXT);
+                // The trial chapters are planned by the book's 黄金三章 (`crate::genre`).
+                let g = crate::genre::preset_for_book(
+                    self.inputs.brief.as_deref(),
+                    self.inputs.settings.genre.as_deref(),
+                );
+                s.required(format!(
+                    "第 1–3 章（试写）照这本书的黄金三章排：\n{}",
+                    crate::genre::golden_three_lines(g)
+                ));
                 s
             }
             other => {
@@ -1250,18 +1323,21 @@ impl Assembler<'_> {
         {
             out.push(format!("大纲写的爽点：{v}"));
         }
-        if let Some(g) = crate::genre::preset_for(i.settings.genre.as_deref()) {
-            let gap = g.payoff_gap.map_or(String::new(), |k| {
-                format!("；连续 {k} 章没有兑现读者就会走")
-            });
+        let g = crate::genre::preset_for_book(i.brief.as_deref(), i.settings.genre.as_deref());
+        let gap = g.payoff_gap.map_or(String::new(), |k| {
+            format!("；连续 {k} 章没有兑现读者就会走")
+        });
+        out.push(format!(
+            "题材预设「{}」的读者追的爽点：{}{gap}。",
+            g.name,
+            g.payoff_types.join("、")
+        ));
+        if (1..=3).contains(&n) {
             out.push(format!(
-                "题材「{}」的读者追的爽点：{}{gap}。",
+                "【黄金三章 · {}】{}",
                 g.name,
-                g.payoff_types.join("、")
+                g.golden_three[(n - 1) as usize]
             ));
-            if (1..=3).contains(&n) {
-                out.push(format!("【黄金三章】{}", g.golden_three[(n - 1) as usize]));
-            }
         }
         if judge {
             out.push("评审：有兑现的，看它有没有先蓄压、落没落到具体的人和反应上（emotional_impact）；没兑现或兑现落空，l3 记 violation 并进 risk_flags payoff_missing。注水（车轱辘话、重复交代已知信息、与冲突无关的景物和心理独白）在 pacing 扣分，risk_flags 记 padding，required_fixes 点出段落。".to_string());
@@ -1512,6 +1588,7 @@ impl Assembler<'_> {
         let n = self.inputs.chapter;
         match self.agent {
             Agent::PlotArchitect => {
+                s.required(people_rule());
                 if self.inputs.characters.is_empty() {
                     s.required("（还没有活跃角色）");
                 }
@@ -1548,6 +1625,8 @@ impl Assembler<'_> {
             }
             _ => {}
         }
+        s.required(people_rule());
+        s.required(self.registered());
         if self.cast.members.is_empty() {
             s.required("（还没有活跃角色）");
             return s;
@@ -1578,6 +1657,28 @@ impl Assembler<'_> {
             }
         }
         s
+    }
+
+    /// Who is registered (writer and judge): every active character's names → slug, and the
+    /// retired ones.
+    fn registered(&self) -> String {
+        let mut lines = vec!["已登记的人（正文里的名字 / 别名 → slug）：".to_string()];
+        lines.extend(roster(&self.inputs.characters));
+        if self.inputs.characters.is_empty() {
+            lines.push("（还没有）".into());
+        }
+        if !self.inputs.retired.is_empty() {
+            lines.push(format!(
+                "已退场：{}",
+                self.inputs
+                    .retired
+                    .iter()
+                    .map(|c| format!("{}（{}）", c.display_name, c.id))
+                    .collect::<Vec<_>>()
+                    .join("、")
+            ));
+        }
+        lines.join("\n")
     }
 
     /// `004`: what each character in play did lately (its memory's last actions, after its
@@ -1860,12 +1961,11 @@ impl Assembler<'_> {
 
     fn entity_map(&self) -> Section {
         let mut s = Section::new("entity_map", "实体 id 对照");
-        let mut lines = vec!["角色（正文中的名字 → state 路径用的 slug）：".to_string()];
-        for c in &self.inputs.characters {
-            let mut names = vec![c.display_name.clone()];
-            names.extend(c.aliases.iter().cloned());
-            lines.push(format!("- {} → {}", names.join(" / "), c.id));
-        }
+        let mut lines = vec![
+            people_rule().to_string(),
+            "角色（正文中的名字 → state 路径用的 slug）：".to_string(),
+        ];
+        lines.extend(roster(&self.inputs.characters));
         if self.inputs.characters.is_empty() {
             lines.push("（还没有角色档案）".into());
         }
@@ -2019,10 +2119,12 @@ impl Assembler<'_> {
                     None => format!("{}. {}", k + 1, x.text.trim()),
                 })
                 .collect();
-            lines.push(format!(
-                "【作者原文示例：照它的语气、节奏和句法写；里面的人名、情节、设定是作者旧稿的，不搬进本书】\n{}",
-                shots.join("\n")
-            ));
+            let head = if p.source_type == Some(StyleSource::Template) {
+                "【预设文风示例：照它的语气、节奏和句法写；这是示范段落，里面的人名、情节不搬进本书】"
+            } else {
+                "【作者原文示例：照它的语气、节奏和句法写；里面的人名、情节、设定是作者旧稿的，不搬进本书】"
+            };
+            lines.push(format!("{head}\n{}", shots.join("\n")));
         }
         if lines.is_empty() {
             lines.push("（风格指纹还是空的）".into());
@@ -2045,44 +2147,42 @@ impl Assembler<'_> {
             return;
         }
         let entries = ranked_entries(b);
-        let refiner = self.agent == Agent::StyleRefiner;
-        let (top, required_n) = if refiner {
-            (entries.len(), BLACKLIST_TOP)
+        let groups = hint_groups(&entries);
+        if self.agent == Agent::StyleRefiner {
+            // The refiner replaces every hit, so it gets the whole list: one line per way of
+            // fixing, never trimmed (a 3,000-字 chapter's packet carries all of it).
+            let lines: Vec<String> = groups.iter().map(|g| g.line()).collect();
+            s.required(format!(
+                "【AI 用语黑名单：全部 {} 条，按改法分组，命中的一律照改法替换（* 只在叙述中算，^ 只在段首算；改法是方向，不是标准答案）】\n{}",
+                entries.len(),
+                lines.join("\n")
+            ));
         } else {
-            (BLACKLIST_TOP.min(entries.len()), 5)
-        };
-        let head = if refiner {
-            format!(
-                "【AI 用语黑名单：下面列出的一律替换（项目共 {} 条，按常见程度排序，篇幅不够时只列前面的；没列出的由 novel lint 查出命中后同样替换）】",
-                entries.len()
-            )
-        } else {
-            format!("【禁用的 AI 高频用语（前 {top} 条）】")
-        };
-        let req: Vec<String> = entries
-            .iter()
-            .take(required_n.min(top))
-            .map(|e| blacklist_phrase(e, refiner))
-            .collect();
-        s.required(format!("{head}\n{}", req.join("、")));
-        let rest: Vec<&&BlacklistEntry> =
-            entries.iter().take(top).skip(required_n.min(top)).collect();
-        // StyleRefiner's long tail goes in chunks of 30; the others' five extra phrases are one unit.
-        let chunk = if refiner { 30 } else { rest.len().max(1) };
-        for (ci, group) in rest.chunks(chunk).enumerate() {
-            let text = group
+            // The others see one phrase of each way of fixing, the most common ways first: the
+            // spread of the list, not ten variants of one smile.
+            let firsts: Vec<&BlacklistEntry> = groups.iter().map(|g| g.entries[0]).collect();
+            let top = BLACKLIST_TOP.min(firsts.len());
+            let req: Vec<String> = firsts
                 .iter()
-                .map(|e| blacklist_phrase(e, refiner))
-                .collect::<Vec<_>>()
-                .join("、");
-            s.optional(
-                text,
-                R_BLACKLIST_TAIL,
-                ci as u32,
-                format!("黑名单：{}", cut_chars(&group[0].phrase, 12)),
-            );
+                .take(5.min(top))
+                .map(|e| blacklist_phrase(e))
+                .collect();
+            s.required(format!(
+                "【禁用的 AI 高频用语（{top} 类各举一例，共 {} 条，由 novel lint 全部检查）】\n{}",
+                entries.len(),
+                req.join("、")
+            ));
+            let rest: Vec<String> = firsts
+                .iter()
+                .take(top)
+                .skip(5.min(top))
+                .map(|e| blacklist_phrase(e))
+                .collect();
+            if !rest.is_empty() {
+                s.optional(rest.join("、"), R_BLACKLIST_TAIL, 0, "黑名单：其余各类");
+            }
         }
-        if refiner && !b.patterns.is_empty() {
+        if self.agent == Agent::StyleRefiner && !b.patterns.is_empty() {
             s.required(blacklist_patterns(b));
         }
     }
@@ -2513,17 +2613,62 @@ fn ranked_entries(b: &AiBlacklist) -> Vec<&BlacklistEntry> {
     entries
 }
 
-/// A blacklist phrase with where it applies and, `with_fix`, its first replacement.
-fn blacklist_phrase(e: &BlacklistEntry, with_fix: bool) -> String {
+/// Blacklist phrases that share a way of fixing (their first replacement), in list order.
+struct HintGroup<'a> {
+    hint: String,
+    entries: Vec<&'a BlacklistEntry>,
+}
+
+impl HintGroup<'_> {
+    /// `改法：短语*、短语^、短语`.
+    fn line(&self) -> String {
+        let phrases: Vec<String> = self
+            .entries
+            .iter()
+            .map(|e| {
+                let mut t = e.phrase.clone();
+                if e.narration_only {
+                    t.push('*');
+                }
+                if e.paragraph_start_only {
+                    t.push('^');
+                }
+                t
+            })
+            .collect();
+        format!("- {}：{}", self.hint, phrases.join("、"))
+    }
+}
+
+/// The entries grouped by their way of fixing, in the order the groups first appear.
+fn hint_groups<'a>(entries: &[&'a BlacklistEntry]) -> Vec<HintGroup<'a>> {
+    let mut groups: Vec<HintGroup<'a>> = Vec::new();
+    for e in entries {
+        // The first replacement is the direction; the others only vary it.
+        let hint = e
+            .replacements
+            .first()
+            .map_or("删去，或换成具体的动作、细节", String::as_str)
+            .to_string();
+        match groups.iter_mut().find(|g| g.hint == hint) {
+            Some(g) => g.entries.push(e),
+            None => groups.push(HintGroup {
+                hint,
+                entries: vec![e],
+            }),
+        }
+    }
+    groups
+}
+
+/// A blacklist phrase with where it applies.
+fn blacklist_phrase(e: &BlacklistEntry) -> String {
     let mut t = e.phrase.clone();
     if e.narration_only {
         t.push_str("（叙述中）");
     }
     if e.paragraph_start_only {
         t.push_str("（段首）");
-    }
-    if with_fix && let Some(r) = e.replacements.first() {
-        t.push_str(&format!(" → {r}"));
     }
     t
 }

@@ -31,6 +31,9 @@ pub struct Settings {
     pub gate: GateThresholds,
     #[serde(default)]
     pub lint: LintThresholds,
+    /// 章法检查（`novel check craft`）的门槛。
+    #[serde(default)]
+    pub craft: CraftThresholds,
     #[serde(default)]
     pub style_drift: DriftThresholds,
     #[serde(default)]
@@ -62,6 +65,7 @@ impl Default for Settings {
             revision_policy: RevisionPolicy::default(),
             gate: GateThresholds::default(),
             lint: LintThresholds::default(),
+            craft: CraftThresholds::default(),
             style_drift: DriftThresholds::default(),
             refine: RefineSettings::default(),
             context_budgets: ContextBudgets::default(),
@@ -150,6 +154,9 @@ pub struct GateThresholds {
     pub force_pass_min: f64,
     /// 八个维度的权重（和为 1）：门控按它们重算总分，不采用评估文件里写的权重。
     pub weights: DimensionWeights,
+    /// 评审引文每一段至少几个字（汉字、字母、数字）；更短的必须是正文里完整的一句，否则不算证据。
+    #[schemars(range(min = 1, max = 60))]
+    pub quote_min_chars: u32,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -165,6 +172,7 @@ impl Default for GateThresholds {
             max_author_revisions: 3,
             force_pass_min: 3.0,
             weights: DimensionWeights::default(),
+            quote_min_chars: 8,
             extra: Extra::new(),
         }
     }
@@ -261,6 +269,69 @@ impl Default for LintThresholds {
     }
 }
 
+/// 章法检查（`novel check craft`）: where the opening, the ending and the take-up of the last
+/// hook are read, how many chapters the variety checks look back, and the caps of the rhythm
+/// tells. A cap is per 3,000 字 and scales with the chapter's 字数, and one use is always
+/// allowed (a short chapter never fails on a single 仿佛).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct CraftThresholds {
+    /// 开篇看前多少字：这些字里要有本章的问题（有人想要什么、有什么不对）。
+    #[schemars(range(min = 50, max = 5000))]
+    pub opening_chars: u32,
+    /// 开篇在有人动起来、开口之前，景物与时间最多写多少字。
+    #[schemars(range(min = 0, max = 5000))]
+    pub opening_scenery_chars: u32,
+    /// 章末看最后多少字：钩子在不在、是哪一类。
+    #[schemars(range(min = 20, max = 2000))]
+    pub ending_chars: u32,
+    /// 上一章的钩子要在本章前多少字里接住。
+    #[schemars(range(min = 100, max = 10000))]
+    pub takeup_chars: u32,
+    /// 钩子类型看最近几章（含本章）：全是同一类时提示。
+    #[schemars(range(min = 2, max = 20))]
+    pub hook_variety_window: u32,
+    /// 同一意象看最近几章（含本章）：每章都是它时提示。
+    #[schemars(range(min = 2, max = 20))]
+    pub image_window: u32,
+    /// 门控只对不少于这么多字的章节按章法退回（开篇 300 字与章末 200 字在更短的稿子里重叠，量不出章法）。
+    #[schemars(range(min = 0, max = 100000))]
+    pub gate_min_chars: u32,
+    /// 惊讶标记（仿佛、忽然、突然、竟然、猛地、不禁、宛如……，叙述中）上限，次/3000 字。
+    #[schemars(range(min = 0, max = 1000))]
+    pub surprise_per_3000: f64,
+    /// 比喻（像、仿佛、如同、宛如、犹如、似的……，叙述中）上限，次/3000 字。
+    #[schemars(range(min = 0, max = 1000))]
+    pub simile_per_3000: f64,
+    /// 叠字修饰（微微、缓缓、淡淡、轻轻、静静、默默……，叙述中）上限，次/3000 字。
+    #[schemars(range(min = 0, max = 1000))]
+    pub modifier_per_3000: f64,
+    /// 「他知道，」「他想，」这类替人物总结心理的句首上限，次/3000 字。
+    #[schemars(range(min = 0, max = 1000))]
+    pub thought_opener_per_3000: f64,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+impl Default for CraftThresholds {
+    fn default() -> Self {
+        CraftThresholds {
+            opening_chars: 300,
+            opening_scenery_chars: 200,
+            ending_chars: 200,
+            takeup_chars: 1000,
+            hook_variety_window: 4,
+            image_window: 4,
+            gate_min_chars: 1000,
+            surprise_per_3000: 20.0,
+            simile_per_3000: 18.0,
+            modifier_per_3000: 10.0,
+            thought_opener_per_3000: 2.0,
+            extra: Extra::new(),
+        }
+    }
+}
+
 /// Style-drift thresholds (relative deviation from the profile baseline).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default)]
@@ -332,13 +403,14 @@ pub struct ContextBudgets {
 
 impl Default for ContextBudgets {
     /// The packet limits of `003` §8.4 (22K, 28K, 10.5K, 8.5K, 14K) plus each agent's measured
-    /// prompt (`novel_core::context::Agent::prompt_allowance`).
+    /// prompt (`novel_core::context::Agent::prompt_allowance`); StyleRefiner's 11K, not 8.5K,
+    /// because it carries the whole blacklist beside a 3,000-字 chapter (issue 39).
     fn default() -> Self {
         ContextBudgets {
             chapter_writer: 29_500,
             chapter_writer_convergence: 35_500,
             summarizer: 17_000,
-            style_refiner: 13_500,
+            style_refiner: 16_000,
             quality_judge: 24_000,
             extra: Extra::new(),
         }
@@ -349,10 +421,12 @@ impl Default for ContextBudgets {
 /// at one of them gets today's default for it (the same packet room), not a packet squeezed by
 /// the larger reserve.
 const LEGACY_BUDGETS: [u32; 5] = [24_000, 30_000, 12_000, 8_000, 16_000];
+/// StyleRefiner's default before it carried the whole blacklist.
+const LEGACY_REFINER: u32 = 13_500;
 
 impl ContextBudgets {
     /// The budgets in force: each still at the default an older `novel init` wrote (24000,
-    /// 30000, 12000, 8000, 16000) read as today's.
+    /// 30000, 12000, 8000 or 13500, 16000) read as today's.
     pub fn current(&self) -> ContextBudgets {
         let now = ContextBudgets::default();
         let pick = |value: u32, legacy: u32, current: u32| {
@@ -366,7 +440,11 @@ impl ContextBudgets {
                 now.chapter_writer_convergence,
             ),
             summarizer: pick(self.summarizer, LEGACY_BUDGETS[2], now.summarizer),
-            style_refiner: pick(self.style_refiner, LEGACY_BUDGETS[3], now.style_refiner),
+            style_refiner: pick(
+                pick(self.style_refiner, LEGACY_REFINER, now.style_refiner),
+                LEGACY_BUDGETS[3],
+                now.style_refiner,
+            ),
             quality_judge: pick(self.quality_judge, LEGACY_BUDGETS[4], now.quality_judge),
             extra: self.extra.clone(),
         }
