@@ -287,7 +287,7 @@ mod tests {
                 Some(&json!({"permissions": {"allow": "x"}})),
                 &[],
                 &[],
-                None
+                &[]
             )
             .unwrap_err(),
             SettingsShape::AllowNotList
