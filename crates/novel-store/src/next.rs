@@ -4,11 +4,14 @@
 //! listed problem, never a failure.
 
 use crate::context::session_facts;
+use crate::io::read_text;
 use crate::layout;
 use crate::project::Project;
+use novel_core::context::outline;
 use novel_core::context::session::SessionFacts;
 use novel_core::menu::{ReviewDue, ReviewKind, reviews_wanted};
 use novel_core::model::Checkpoint;
+use novel_core::plan;
 use novel_core::quickstart::{self, QuickStartStatus};
 
 pub use crate::volumes::{contract_chapters, volume_span};

@@ -406,6 +406,7 @@ pub fn save(
                 source: AUTHOR_NOTE.to_string(),
                 target: String::new(),
                 instruction: t.trim().to_string(),
+                blocking: false,
                 extra: Default::default(),
             }),
     );

@@ -1334,6 +1334,25 @@ mod tests {
             "x=1 y=$(date) env",
             "exec {fd}>out; echo >&$fd hi",
             "echo ok &>/dev/null; echo &>> log",
+            "echo \"$(cat <<'X'\nfoo\nX\n)\"",
+            "[[ a < b ]] && echo yes",
+            "case x in (a) ;; esac",
+            "if ! grep -q x f; then :; fi",
+            "echo ${x//\\//-} $((1<<2)); a=$((x+1))",
+            "time (ls)",
+            "{ ls; } 2>&1 | tee /tmp/log",
+            "while IFS= read -r line; do echo \"$line\"; done < <(find . -name '*.md')",
+            "export A=1 B=2; declare -A m=([a]=1); local x",
+            "printf '%s\\n' \"${arr[@]}\"; ls **/*.md; echo {a..c} \\$HOME # done",
+            "cat <<EOF\nno newline at the end\nEOF",
+            "select x in a b; do break; done",
+            "coproc cat; echo hi >&${COPROC[1]}",
+            "echo $'it\\'s' \"a\\\"b\" 'c'\\''d'",
+            "until false; do break; done",
+            "f=$(basename \"$(pwd)\"); echo \"${f%.*}\"",
+            "ls -la | grep -v '^d' | awk '{print $9}' | sort -r | head -n 3",
+            "trap 'rm -f /tmp/x' EXIT; mktemp",
+            "a=1; [ \"$a\" = 1 ] && echo one || echo other",
         ] {
             assert!(parses(src), "{src}: {:?}", parse(src).err());
         }
@@ -1359,6 +1378,45 @@ mod tests {
         ] {
             assert!(!parses(src), "{src}");
         }
+    }
+
+    /// Measurement (not run by default): how much of a corpus of real bash scripts the grammar
+    /// reads — `NOVEL_BASH_CORPUS=DIR cargo test -p novel-store --lib bash_corpus -- --ignored
+    /// --nocapture` (every `*.sh` / `*.bash` file below DIR, parsed whole).
+    #[test]
+    #[ignore]
+    fn bash_corpus() {
+        let dir = std::env::var("NOVEL_BASH_CORPUS").expect("NOVEL_BASH_CORPUS");
+        let mut files = Vec::new();
+        let mut stack = vec![std::path::PathBuf::from(dir)];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.extension().is_some_and(|x| x == "sh" || x == "bash") {
+                    files.push(p);
+                }
+            }
+        }
+        files.sort();
+        let mut failed = Vec::new();
+        for f in &files {
+            let Ok(text) = std::fs::read_to_string(f) else {
+                continue;
+            };
+            if let Err(e) = parse(&text) {
+                let line = text.chars().take(e.at).filter(|c| *c == '\n').count() + 1;
+                failed.push(format!("{}:{line}: {}", f.display(), e.what));
+            }
+        }
+        eprintln!(
+            "{} files, {} parsed, {} not:\n{}",
+            files.len(),
+            files.len() - failed.len(),
+            failed.len(),
+            failed.join("\n")
+        );
     }
 
     #[test]
