@@ -1238,9 +1238,16 @@ fn status_sums_the_pipeline_logs_and_keeps_unknowns_unknown() {
     assert_eq!(p["input_tokens"], 2 * (21000 + 7000));
     assert_eq!(p["output_tokens"], 2 * 4200);
     assert_eq!(p["duration_ms"], 2 * 90000);
-    assert!((p["cost_usd"].as_f64().unwrap() - 0.42).abs() < 1e-9, "{p}");
-    // Only chapter 1's drafting cost is known: the sum is a lower bound, and both chapters
-    // are counted as having unknown costs (their logs' totals stay null, never guessed).
+    // Only chapter 1's drafting cost is logged ($0.42); the other stages with tokens are priced
+    // at list prices (chapter 2's Opus draft $0.63, each refinement's 7,000 input tokens $0.105):
+    // the estimate is reported apart, the sum is still a lower bound (the stages without any
+    // usage), and the logs' totals stay null, never guessed.
+    assert!((p["cost_usd"].as_f64().unwrap() - 1.26).abs() < 1e-9, "{p}");
+    assert!(
+        (p["estimated_usd"].as_f64().unwrap() - 0.84).abs() < 1e-9,
+        "{p}"
+    );
+    assert_eq!(p["chapters_estimated"], 2, "{p}");
     assert_eq!(p["chapters_without_cost"], 2, "{p}");
     for n in 1..=2 {
         let log = read_json(&root.join(format!("logs/chapter-{n:03}-log.json")));

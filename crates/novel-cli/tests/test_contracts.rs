@@ -546,7 +546,7 @@ fn payoffs_are_planned_data_and_the_writer_gets_them() {
         &root,
         &["context", "chapter-writer", "--chapter", "1"],
     ));
-    assert!(first.contains("【黄金三章】第1章"), "{first}");
+    assert!(first.contains("【黄金三章 · 玄幻】第1章"), "{first}");
 }
 
 #[test]
