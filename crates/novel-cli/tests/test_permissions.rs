@@ -275,3 +275,165 @@ fn a_cached_plugin_is_read_across_versions() {
     assert_eq!(w["data"]["dir"], other.to_str().unwrap());
     assert!(other.join(".claude/settings.local.json").is_file());
 }
+
+/// `novel ARGS` in `cwd` as a tool of a client session runs it (`CLAUDECODE` set, the client's
+/// config under `home`), the session's client being `client`: the command's nearest ancestor
+/// that is not a shell. `prefix` is a shell line run first (in `cwd`).
+fn in_client(cwd: &Path, home: &Path, prefix: &str, args: &[&str]) -> Value {
+    // xargs (not a shell, so the session's process) starts, runs `sh -c` (a wrapper) which runs
+    // the prefix, then novel.
+    let line = format!("{prefix} exec \"$0\" \"$@\"");
+    let mut all = vec!["sh".to_string(), "-c".to_string(), line];
+    all.push(bin().to_string_lossy().into_owned());
+    all.extend(args.iter().map(|a| a.to_string()));
+    let out = Command::new("xargs")
+        .args(&all)
+        .current_dir(cwd)
+        .stdin(std::process::Stdio::null())
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", home)
+        .env("CLAUDECODE", "1")
+        .env("NOVEL_PLUGIN_ROOT", PLUGIN)
+        .output()
+        .expect("run novel in a client");
+    assert_eq!(code(&out), 0, "{args:?}: {}{}", stdout(&out), stderr(&out));
+    json(&out)
+}
+
+fn trust(home: &Path, dir: &Path) {
+    let key = dir.to_string_lossy().into_owned();
+    std::fs::create_dir_all(home).unwrap();
+    write_json(
+        &home.join(".claude.json"),
+        &json!({"projects": {key: {"hasTrustDialogAccepted": true}}}),
+    );
+}
+
+/// Issue 45: the 放行设置 work only in a folder the client trusts, and only when its `.claude/`
+/// was there when the client started (measured with 2.1.197: rules written into a `.claude/`
+/// made mid-session asked at every step until `claude --continue`). `next --json` says which.
+#[test]
+fn next_says_whether_the_rules_are_in_force_for_the_session() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let dir = tmp.path().join("book");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    let standing = |v: &Value| v["data"]["permissions"].clone();
+
+    // Outside a client nothing is known but what the file holds.
+    let outside = ok(&dir, PLUGIN, &["next", "--json"]);
+    let p = standing(&outside);
+    assert_eq!(p["in_force"], false, "{p}");
+    assert_eq!(p["blocker"], "not_written", "{p}");
+    assert_eq!(p["trusted"], Value::Null, "{p}");
+
+    // Written, in a folder nobody trusted and no repository: the client drops the rules.
+    ok(&dir, PLUGIN, &["permissions", "--write", "--json"]);
+    let p = standing(&in_client(&dir, &home, "", &["next", "--json"]));
+    assert_eq!(p["trusted"], false, "{p}");
+    assert_eq!(p["blocker"], "untrusted", "{p}");
+    assert_eq!(p["in_force"], false, "{p}");
+    assert_eq!(p["session_dir"], dir.to_string_lossy().as_ref(), "{p}");
+
+    // Trusted, and `.claude/` older than the client: in force.
+    trust(&home, &dir);
+    let p = standing(&in_client(&dir, &home, "", &["next", "--json"]));
+    assert_eq!(p["trusted"], true, "{p}");
+    if std::fs::metadata(dir.join(".claude")).and_then(|m| m.created()).is_err() {
+        eprintln!("no creation times on this filesystem: the watch is not measured");
+        assert_eq!(p["watched"], Value::Null, "{p}");
+        return;
+    }
+    assert_eq!(p["watched"], true, "{p}");
+    assert_eq!(p["in_force"], true, "{p}");
+    assert_eq!(p["blocker"], Value::Null, "{p}");
+
+    // A `.claude/` made after the client started (two seconds into its life) is not watched.
+    std::fs::remove_dir_all(dir.join(".claude")).unwrap();
+    let p = standing(&in_client(
+        &dir,
+        &home,
+        &format!(
+            "sleep 2.2; \"{}\" permissions --write --json >/dev/null;",
+            bin().display()
+        ),
+        &["next", "--json"],
+    ));
+    assert_eq!(p["watched"], false, "{p}");
+    assert_eq!(p["blocker"], "not_watched", "{p}");
+    assert_eq!(p["in_force"], false, "{p}");
+}
+
+/// A git work tree that does not track the settings file needs no trust dialog (the client
+/// takes its local settings), and the trust dialog counts for the repository's root.
+#[test]
+fn a_repository_needs_no_trust_dialog() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let repo = tmp.path().join("repo");
+    let dir = repo.join("book");
+    std::fs::create_dir_all(dir.join(".claude")).unwrap();
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    ok(&dir, PLUGIN, &["permissions", "--write", "--json"]);
+    let p = in_client(&dir, &home, "", &["next", "--json"])["data"]["permissions"].clone();
+    assert_eq!(p["trusted"], true, "{p}");
+    // `.claude/` as a repository of its own is the one the client refuses.
+    std::fs::create_dir_all(dir.join(".claude/.git")).unwrap();
+    let p = in_client(&dir, &home, "", &["next", "--json"])["data"]["permissions"].clone();
+    assert_eq!(p["trusted"], false, "{p}");
+    trust(&home, &repo);
+    let p = in_client(&dir, &home, "", &["next", "--json"])["data"]["permissions"].clone();
+    assert_eq!(p["trusted"], true, "{p}");
+}
+
+/// The SessionStart hook at the client's launch makes the `.claude/` the client then watches —
+/// in a book, in a folder holding a book, in an empty folder — and nowhere else, and not after
+/// `/clear` or a compaction (too late to be watched).
+#[test]
+fn the_launch_hook_prepares_the_settings_folder_of_a_book_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let hook = |cwd: &Path, source: &str| {
+        let mut child = Command::new(bin())
+            .args(["context", "session-start"])
+            .current_dir(tmp.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write as _;
+        let input = json!({"cwd": cwd, "source": source, "hook_event_name": "SessionStart"});
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.to_string().as_bytes())
+            .unwrap();
+        assert!(child.wait_with_output().unwrap().status.success());
+        cwd.join(".claude").is_dir()
+    };
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    assert!(!hook(&empty, "clear"), "after /clear nothing is made");
+    assert!(hook(&empty, "startup"), "an empty folder made for a book");
+
+    let code_dir = tmp.path().join("code");
+    std::fs::create_dir_all(&code_dir).unwrap();
+    std::fs::write(code_dir.join("main.rs"), "fn main() {}\n").unwrap();
+    assert!(!hook(&code_dir, "startup"), "someone's code is left alone");
+
+    let shelf = tmp.path().join("shelf");
+    let init = novel(
+        tmp.path(),
+        &["init", shelf.join("雾港").to_str().unwrap(), "--json"],
+    );
+    assert_eq!(code(&init), 0, "{}", stderr(&init));
+    std::fs::write(shelf.join("notes.txt"), "作者的笔记\n").unwrap();
+    assert!(hook(&shelf, "resume"), "a folder holding a book");
+    let book = shelf.join("雾港");
+    assert!(hook(&book, "startup"), "the book itself");
+    // Nothing else was written: the folders hold what they held, plus `.claude/`.
+    assert_eq!(std::fs::read_dir(empty.join(".claude")).unwrap().count(), 0);
+}

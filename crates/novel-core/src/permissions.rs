@@ -27,6 +27,90 @@
 
 use serde_json::{Map, Value};
 
+/// Whether a folder's `.claude/settings.local.json` allow rules are in force for the session
+/// (the client 2.1.197 drops them otherwise), and why not. `None` where this machine cannot
+/// tell (no client around the command, a filesystem without creation times).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct InForce {
+    /// The rules are in the file (`missing` is empty).
+    pub written: bool,
+    /// The client takes the folder's local settings: the author accepted the trust dialog for
+    /// it (for its git root, inside a repository), or it is inside a git repository that does
+    /// not track the settings file.
+    pub trusted: Option<bool>,
+    /// The client has watched the folder's `.claude/` since it started: it existed when the
+    /// session's client was launched. A `.claude/` made later is not watched, and rules written
+    /// into it take effect only from the next launch (`claude --continue`).
+    pub watched: Option<bool>,
+}
+
+impl InForce {
+    /// Every condition holds (an unknown one counts as holding).
+    pub fn in_force(&self) -> bool {
+        self.written && self.trusted != Some(false) && self.watched != Some(false)
+    }
+
+    /// The one thing that keeps the rules out, in the order the author can fix them.
+    pub fn blocker(&self) -> Option<Blocker> {
+        if !self.written {
+            Some(Blocker::NotWritten)
+        } else if self.trusted == Some(false) {
+            Some(Blocker::Untrusted)
+        } else if self.watched == Some(false) {
+            Some(Blocker::NotWatched)
+        } else {
+            None
+        }
+    }
+}
+
+impl Blocker {
+    /// What the author is told: the one way that works now (the skills relay it as it is).
+    pub fn advice(self) -> &'static str {
+        match self {
+            Blocker::NotWritten => {
+                "放行设置还没写：回答我的问题时请输入 /novel:start 加上你的回答（斜杠命令那一轮不用逐条确认）。"
+            }
+            Blocker::Untrusted => {
+                "这个目录 Claude Code 还没信任过，放行设置不生效：回答我的问题时请输入 /novel:start 加上你的回答（斜杠命令那一轮不用逐条确认）。想以后直接回话：退出后在这个目录交互启动一次 claude，接受信任提示。"
+            }
+            Blocker::NotWatched => {
+                "放行设置要等 Claude Code 重新启动才生效：现在输入 /exit，再在这个目录运行 claude --continue 接着聊（之后直接回话就行）；不想重启的话，回答时请输入 /novel:start 加上你的回答。"
+            }
+        }
+    }
+}
+
+/// Why the rules are not in force ([`InForce::blocker`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Blocker {
+    /// `novel permissions --write` has not run (or the author declined).
+    NotWritten,
+    /// The folder is not trusted: every answer typed in plain words is refused or asked about.
+    Untrusted,
+    /// `.claude/` appeared after the client started: in force from the next launch.
+    NotWatched,
+}
+
+/// Whether the client's global config (`~/.claude.json`) records the trust dialog as accepted
+/// for `key` (the folder's git root inside a repository, else the folder), as the client
+/// looks it up: `projects[key].hasTrustDialogAccepted === true`, the key exactly.
+pub fn trust_recorded(config: Option<&Value>, key: &str) -> bool {
+    config
+        .and_then(|c| c.get("projects"))
+        .and_then(|p| p.get(key))
+        .and_then(|p| p.get("hasTrustDialogAccepted"))
+        .and_then(Value::as_bool)
+        == Some(true)
+}
+
+/// Whether `.claude/` (created at `created`, Unix seconds) was there when the client started at
+/// `client_started` (with the clocks' one-second granularity and the OS's start-time jitter).
+pub fn watched_since_launch(created: u64, client_started: u64) -> bool {
+    created <= client_started.saturating_add(1)
+}
+
 /// The settings file, relative to the book's directory.
 pub const SETTINGS_LOCAL: &str = ".claude/settings.local.json";
 
@@ -297,4 +381,51 @@ mod tests {
             SettingsShape::DenyNotList
         );
     }
+
+    #[test]
+    fn trust_is_read_for_the_exact_key() {
+        let config = json!({"projects": {"/home/a/books": {"hasTrustDialogAccepted": true},
+            "/home/a/other": {"hasTrustDialogAccepted": false}}});
+        assert!(trust_recorded(Some(&config), "/home/a/books"));
+        assert!(!trust_recorded(Some(&config), "/home/a/books/novel"));
+        assert!(!trust_recorded(Some(&config), "/home/a/other"));
+        assert!(!trust_recorded(None, "/home/a/books"));
+        assert!(!trust_recorded(Some(&json!({"projects": []})), "/home/a/books"));
+    }
+
+    #[test]
+    fn rules_are_in_force_only_written_trusted_and_watched() {
+        let all = InForce {
+            written: true,
+            trusted: Some(true),
+            watched: Some(true),
+        };
+        assert!(all.in_force());
+        assert_eq!(all.blocker(), None);
+        let unknown = InForce {
+            trusted: None,
+            watched: None,
+            ..all
+        };
+        assert!(unknown.in_force());
+        let late = InForce {
+            watched: Some(false),
+            ..all
+        };
+        assert_eq!(late.blocker(), Some(Blocker::NotWatched));
+        let untrusted_and_late = InForce {
+            trusted: Some(false),
+            ..late
+        };
+        assert_eq!(untrusted_and_late.blocker(), Some(Blocker::Untrusted));
+        let none = InForce {
+            written: false,
+            ..untrusted_and_late
+        };
+        assert_eq!(none.blocker(), Some(Blocker::NotWritten));
+        assert!(!none.in_force());
+        assert!(watched_since_launch(100, 100) && watched_since_launch(101, 100));
+        assert!(!watched_since_launch(102, 100));
+    }
+
 }

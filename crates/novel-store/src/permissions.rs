@@ -116,3 +116,108 @@ pub fn write(
     io::write_json(&rules.file, &merged)?;
     Ok(rules)
 }
+
+/// The client that runs this command, when there is one: its start (Unix seconds). Only inside
+/// Claude Code (`CLAUDECODE` set for its tools and hooks); the client is the session's process
+/// ([`crate::lock::session_pid`]).
+fn client_started() -> Option<u64> {
+    std::env::var_os("CLAUDECODE").filter(|v| !v.is_empty())?;
+    crate::lock::process_start(crate::lock::session_pid())
+}
+
+/// The client's global config: `$CLAUDE_CONFIG_DIR/.claude.json`, else `~/.claude.json`.
+fn client_config() -> Option<Value> {
+    let file = std::env::var_os("CLAUDE_CONFIG_DIR")
+        .filter(|d| !d.is_empty())
+        .map(|d| Path::new(&d).join(".claude.json"))
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(|h| Path::new(&h).join(".claude.json"))
+        })?;
+    io::read_json_value(&file).ok()
+}
+
+/// The git work tree `dir` is in (the folder holding `.git`), if any.
+fn git_root(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors()
+        .find(|d| d.join(".git").symlink_metadata().is_ok())
+        .map(Path::to_path_buf)
+}
+
+/// Whether the client takes `dir`'s local settings (as 2.1.197 decides): the trust dialog
+/// accepted for the folder (its git root inside a repository), or a git work tree whose
+/// `.claude/` is neither a link nor a repository of its own (a tracked settings file is not
+/// looked for: the plugin writes it, nobody commits it).
+fn trusted(dir: &Path) -> bool {
+    let root = git_root(dir);
+    let key = root.as_deref().unwrap_or(dir);
+    let config = client_config();
+    let recorded = |p: &Path| permissions::trust_recorded(config.as_ref(), &p.to_string_lossy());
+    if recorded(key) || std::fs::canonicalize(key).is_ok_and(|c| recorded(&c)) {
+        return true;
+    }
+    let claude = dir.join(".claude");
+    let linked = |p: &Path| p.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink());
+    root.is_some()
+        && !linked(&claude)
+        && !linked(&settings_file(dir))
+        && claude.join(".git").symlink_metadata().is_err()
+}
+
+/// When `dir/.claude` was created (Unix seconds), where the filesystem records it.
+fn claude_dir_created(dir: &Path) -> Option<u64> {
+    let created = std::fs::metadata(dir.join(".claude")).ok()?.created().ok()?;
+    created
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()
+        .map(|d| d.as_secs())
+}
+
+/// Whether `dir`'s allow rules are in force for the client this command runs in
+/// ([`permissions::InForce`]); `written` says the file has every rule. Outside a client the
+/// trust and the watch are unknown.
+pub fn standing(dir: &Path, written: bool) -> permissions::InForce {
+    let started = client_started();
+    let watched = started.and_then(|s| {
+        if !dir.join(".claude").is_dir() {
+            return Some(false);
+        }
+        claude_dir_created(dir).map(|c| permissions::watched_since_launch(c, s))
+    });
+    permissions::InForce {
+        written,
+        trusted: started.map(|_| trusted(dir)),
+        watched,
+    }
+}
+
+/// The SessionStart hook's preparation (at the client's launch): a `.claude/` in the session's
+/// folder when that folder is a book, holds a book, or is empty (a folder made for a new book),
+/// so the client watches it from the start and the 放行设置 written later in the session take
+/// effect at once. Best effort, never an error; nothing anywhere else.
+pub fn prepare_session_dir(cwd: &Path) {
+    let claude = cwd.join(".claude");
+    if claude.symlink_metadata().is_ok() {
+        return;
+    }
+    let book = |d: &Path| d.join(crate::layout::CHECKPOINT).is_file();
+    let Ok(entries) = std::fs::read_dir(cwd) else {
+        return;
+    };
+    let mut empty = true;
+    let mut holds_book = book(cwd);
+    for e in entries.flatten() {
+        let name = e.file_name();
+        if name.to_string_lossy().starts_with('.') {
+            continue;
+        }
+        empty = false;
+        if !holds_book && e.file_type().is_ok_and(|t| t.is_dir()) && book(&e.path()) {
+            holds_book = true;
+        }
+    }
+    if empty || holds_book || crate::project::Project::discover(cwd).is_ok() {
+        let _ = std::fs::create_dir(&claude);
+    }
+}

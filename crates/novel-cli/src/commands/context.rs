@@ -486,6 +486,12 @@ fn tell_the_author(report: Report, m: Option<&VersionMismatch>, line: Option<Str
 
 fn session_start_inner(global: &GlobalArgs) -> Report {
     let (cwd, source) = hook_stdin();
+    // At the client's launch, a `.claude/` it will watch for the 放行设置 written later.
+    if let Some(dir) = &cwd
+        && matches!(source.as_deref(), Some("startup" | "resume"))
+    {
+        novel_store::permissions::prepare_session_dir(dir);
+    }
     let input = cwd.map_or(Value::Null, |c| serde_json::json!({ "cwd": c }));
     let project = match hook_project(global, &input) {
         Ok(p) => p,

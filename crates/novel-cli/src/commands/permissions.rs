@@ -7,12 +7,14 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use serde::Serialize;
+use serde_json::Value;
 
+use novel_core::permissions::Blocker;
 use novel_store::permissions::{self, PermissionsError, Rules};
 use novel_store::{Project, StoreError};
 
 use crate::cli::GlobalArgs;
-use crate::output::{CliError, Exit, Report};
+use crate::output::{CliError, Exit, Report, to_data};
 
 #[derive(Debug, Args)]
 pub struct PermissionsArgs {
@@ -166,7 +168,37 @@ pub fn run(global: &GlobalArgs, args: PermissionsArgs) -> Result<Report, CliErro
         model_set: before.model().map(str::to_string).filter(|_| args.write),
         session_file: session_file.clone(),
     };
-    let mut human = if written {
+    let standing = standing();
+    let human = human_text(&before, &data, standing.blocker());
+    let mut data = to_data(&data)?;
+    data["in_force"] = Value::Bool(standing.in_force());
+    data["blocker"] = to_data(&standing.blocker())?;
+    data["advice"] = to_data(&standing.blocker().map(Blocker::advice))?;
+    Ok(Report { data, human })
+}
+
+/// The folder the client session runs in: `CLAUDE_PROJECT_DIR` (set for hooks and tools), else
+/// the working directory.
+pub(crate) fn session_dir() -> PathBuf {
+    std::env::var_os("CLAUDE_PROJECT_DIR")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::current_dir().ok())
+        .map_or_else(|| PathBuf::from("."), |d| novel_store::project::absolute(&d))
+}
+
+/// Whether the rules are in force for the session after this call (its folder's file read
+/// again: the book's, or the parent folder's written alongside).
+fn standing() -> novel_core::permissions::InForce {
+    let session = session_dir();
+    let written = missing_rules(&session).is_ok_and(|r| r.missing.is_empty());
+    novel_store::permissions::standing(&session, written)
+}
+
+/// The human answer: what was written (or is missing), then what keeps the rules out.
+fn human_text(before: &Rules, data: &PermissionsData<'_>, blocker: Option<Blocker>) -> String {
+    let (file, added, off_added, missing) = (&data.file, data.added, data.off_added, data.missing);
+    let mut human = if data.written {
         let mut line = format!("已写入 {file}");
         if !added.is_empty() {
             line.push_str(&format!("：放行 {}", added.join("、")));
@@ -189,11 +221,11 @@ pub fn run(global: &GlobalArgs, args: PermissionsArgs) -> Result<Report, CliErro
             );
         }
         line.push_str("。\n");
-        if let Some(f) = &session_file {
+        if let Some(f) = &data.session_file {
             line.push_str(&format!("同样写入了会话所在目录的 {f}。\n"));
         }
         line
-    } else if args.write || missing.is_empty() {
+    } else if missing.is_empty() {
         format!("{file} 已有全部放行规则，无需改动。\n")
     } else {
         format!(
@@ -201,8 +233,15 @@ pub fn run(global: &GlobalArgs, args: PermissionsArgs) -> Result<Report, CliErro
             missing.join("、")
         )
     };
-    human.push_str(
-        "这些规则只在作者信任过的工作区生效：在这个目录交互启动一次 Claude Code 并接受信任提示（或者它是 git 仓库）。\n",
-    );
-    Report::new(&data, human)
+    match blocker {
+        Some(b) if b != Blocker::NotWritten || data.written => {
+            human.push_str(b.advice());
+            human.push('\n');
+        }
+        None if data.written => human.push_str("这一次对话里就生效。\n"),
+        _ => human.push_str(
+            "这些规则只在作者信任过的工作区生效：在这个目录交互启动一次 Claude Code 并接受信任提示（或者它是 git 仓库）。\n",
+        ),
+    }
+    human
 }
