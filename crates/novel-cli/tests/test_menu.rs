@@ -1106,3 +1106,46 @@ fn a_failed_chapter_resumes_and_its_commit_records_the_count() {
         "WRITING"
     );
 }
+
+/// Issue 45: a book made in 「当前目录/书名」 is found from the folder the session runs in —
+/// `next` outside a project lists the books in the direct subfolders (and only those) — and
+/// start/SKILL.md tells the author to name the book in the slash commands they type there.
+#[test]
+fn a_book_in_a_subfolder_is_found_from_the_folder_above() {
+    let tmp = tempfile::tempdir().unwrap();
+    let shelf = tmp.path().join("shelf");
+    std::fs::create_dir_all(shelf.join("notes/deeper")).unwrap();
+    let book = shelf.join("雾港夜行");
+    let init = novel(tmp.path(), &["init", book.to_str().unwrap(), "--json"]);
+    assert_eq!(code(&init), 0, "{}", stderr(&init));
+    // A book two levels down is not "here".
+    let deep = shelf.join("notes/deeper/旧稿");
+    let init = novel(tmp.path(), &["init", deep.to_str().unwrap(), "--json"]);
+    assert_eq!(code(&init), 0, "{}", stderr(&init));
+
+    let d = json(&novel(&shelf, &["next", "--json"]));
+    assert_eq!(d["data"]["project"], Value::Null, "{d}");
+    assert_eq!(
+        d["data"]["books_below"],
+        json!([book.to_string_lossy()]),
+        "{d}"
+    );
+    // Inside the book, the book is the project and nothing is "below".
+    let d = json(&novel(&book, &["next", "--json"]));
+    assert_eq!(d["data"]["books_below"], json!([]), "{d}");
+
+    let skill =
+        std::fs::read_to_string(crate::test_client::repo().join("skills/start/SKILL.md")).unwrap();
+    assert!(
+        skill.contains("`books_below` 不为空时") && skill.contains("` 项目：<DIR>`"),
+        "start/SKILL.md reads books_below and names the book in typed slash commands"
+    );
+    let quick = std::fs::read_to_string(
+        crate::test_client::repo().join("skills/start/references/quick-start.md"),
+    )
+    .unwrap();
+    assert!(
+        !quick.contains("在 `<DIR>` 里先输入 `/clear`"),
+        "the trial offer no longer sends a subfolder's author to /clear alone"
+    );
+}

@@ -341,7 +341,10 @@ fn next_says_whether_the_rules_are_in_force_for_the_session() {
     trust(&home, &dir);
     let p = standing(&in_client(&dir, &home, "", &["next", "--json"]));
     assert_eq!(p["trusted"], true, "{p}");
-    if std::fs::metadata(dir.join(".claude")).and_then(|m| m.created()).is_err() {
+    if std::fs::metadata(dir.join(".claude"))
+        .and_then(|m| m.created())
+        .is_err()
+    {
         eprintln!("no creation times on this filesystem: the watch is not measured");
         assert_eq!(p["watched"], Value::Null, "{p}");
         return;

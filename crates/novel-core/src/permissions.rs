@@ -367,13 +367,7 @@ mod tests {
             SettingsShape::NotObject
         );
         assert_eq!(
-            merged(
-                Some(&json!({"permissions": {"allow": "x"}})),
-                &[],
-                &[],
-                &[]
-            )
-            .unwrap_err(),
+            merged(Some(&json!({"permissions": {"allow": "x"}})), &[], &[], &[]).unwrap_err(),
             SettingsShape::AllowNotList
         );
         assert_eq!(
@@ -390,7 +384,10 @@ mod tests {
         assert!(!trust_recorded(Some(&config), "/home/a/books/novel"));
         assert!(!trust_recorded(Some(&config), "/home/a/other"));
         assert!(!trust_recorded(None, "/home/a/books"));
-        assert!(!trust_recorded(Some(&json!({"projects": []})), "/home/a/books"));
+        assert!(!trust_recorded(
+            Some(&json!({"projects": []})),
+            "/home/a/books"
+        ));
     }
 
     #[test]
@@ -427,5 +424,4 @@ mod tests {
         assert!(watched_since_launch(100, 100) && watched_since_launch(101, 100));
         assert!(!watched_since_launch(102, 100));
     }
-
 }

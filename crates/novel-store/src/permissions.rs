@@ -158,7 +158,10 @@ fn trusted(dir: &Path) -> bool {
         return true;
     }
     let claude = dir.join(".claude");
-    let linked = |p: &Path| p.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink());
+    let linked = |p: &Path| {
+        p.symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink())
+    };
     root.is_some()
         && !linked(&claude)
         && !linked(&settings_file(dir))
@@ -167,7 +170,10 @@ fn trusted(dir: &Path) -> bool {
 
 /// When `dir/.claude` was created (Unix seconds), where the filesystem records it.
 fn claude_dir_created(dir: &Path) -> Option<u64> {
-    let created = std::fs::metadata(dir.join(".claude")).ok()?.created().ok()?;
+    let created = std::fs::metadata(dir.join(".claude"))
+        .ok()?
+        .created()
+        .ok()?;
     created
         .duration_since(std::time::UNIX_EPOCH)
         .ok()

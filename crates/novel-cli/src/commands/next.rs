@@ -37,11 +37,29 @@ struct NextData<'a> {
     /// a folder made for a new book, which `novel init` can take as the book's directory.
     cwd: String,
     cwd_empty: bool,
+    /// Outside a project: the books in the working directory's direct subfolders (a book made
+    /// in 「当前目录/书名」), so a session started one folder up still finds it.
+    books_below: Vec<String>,
     /// The plugin was updated and this binary was not (null when they agree).
     version_mismatch: Option<&'a VersionMismatch>,
     /// The model of every part of the book (`novel models`; null outside a project): each
     /// agent is dispatched with its own.
     models: Option<indexmap::IndexMap<String, String>>,
+}
+
+/// The direct subfolders of `dir` that are books (hold `.checkpoint.json`), sorted.
+fn books_below(dir: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut books: Vec<String> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.join(novel_store::layout::CHECKPOINT).is_file())
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    books.sort();
+    books
 }
 
 /// Nothing in `dir` but entries whose names start with a dot.
@@ -104,7 +122,9 @@ fn permissions_state(dir: &Path) -> PermissionsState {
         trusted: standing.trusted,
         watched: standing.watched,
         blocker: standing.blocker(),
-        advice: standing.blocker().map(novel_core::permissions::Blocker::advice),
+        advice: standing
+            .blocker()
+            .map(novel_core::permissions::Blocker::advice),
     }
 }
 
@@ -163,6 +183,7 @@ fn no_project(cwd: &Path, mismatch: Option<&VersionMismatch>) -> Result<Report, 
         permissions: permissions_state(cwd),
         cwd: cwd.to_string_lossy().into_owned(),
         cwd_empty: only_dot_entries(cwd),
+        books_below: books_below(cwd),
         version_mismatch: mismatch,
         models: None,
     };
@@ -232,6 +253,7 @@ pub fn run(global: &GlobalArgs) -> Result<Report, CliError> {
         permissions: permissions_state(&project.root),
         cwd: cwd.to_string_lossy().into_owned(),
         cwd_empty: only_dot_entries(&cwd),
+        books_below: Vec::new(),
         version_mismatch: mismatch.as_ref(),
         models: Some(super::models::of_project(&project).models),
     };

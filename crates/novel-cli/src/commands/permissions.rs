@@ -184,7 +184,10 @@ pub(crate) fn session_dir() -> PathBuf {
         .filter(|d| !d.is_empty())
         .map(PathBuf::from)
         .or_else(|| std::env::current_dir().ok())
-        .map_or_else(|| PathBuf::from("."), |d| novel_store::project::absolute(&d))
+        .map_or_else(
+            || PathBuf::from("."),
+            |d| novel_store::project::absolute(&d),
+        )
 }
 
 /// Whether the rules are in force for the session after this call (its folder's file read
