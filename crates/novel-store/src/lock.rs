@@ -318,7 +318,7 @@ pub fn status(project: &Project, stale_after: Duration) -> LockState {
         // No session runs as the kernel's or the system's first processes: a lock naming one
         // (written by hand or by another tool) never had a live holder.
         Some(info) if info.pid <= 2 => LockState::Stale {
-            why: format!("锁记录的进程号 {} 是系统进程，不可能是写作会话", info.pid),
+            why: "锁里记的不是一个写作会话".to_string(),
             info: Some(info),
         },
         Some(info) => {
@@ -333,7 +333,7 @@ pub fn status(project: &Project, stale_after: Duration) -> LockState {
             let idle = now.saturating_sub(beat);
             match holder_alive_here(&info) {
                 Some(false) => LockState::Stale {
-                    why: format!("持有进程 {} 已不在运行", info.pid),
+                    why: "拿着锁的那个会话已经结束".to_string(),
                     info: Some(info),
                 },
                 // A live holder on this host is never stale, however long since its last
@@ -343,7 +343,7 @@ pub fn status(project: &Project, stale_after: Duration) -> LockState {
                     info,
                 },
                 None if idle > stale_after.as_secs() => LockState::Stale {
-                    why: format!("已 {} 分钟没有心跳", idle / 60),
+                    why: format!("已经 {} 分钟没有动静", idle / 60),
                     info: Some(info),
                 },
                 None => LockState::Held {
