@@ -11,10 +11,6 @@
 //! written or read only costs the agent a fetch of its packet.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
-
-/// How long a note is kept.
-const KEEP: Duration = Duration::from_secs(7 * 24 * 3600);
 
 /// The session's id as the client gives it, when it is one (letters, digits, dashes).
 fn valid(id: &str) -> Option<&str> {
@@ -24,15 +20,7 @@ fn valid(id: &str) -> Option<&str> {
 }
 
 fn notes_dir() -> Option<PathBuf> {
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .filter(|h| !h.is_empty())
-                .map(|h| Path::new(&h).join(".cache"))
-        })?;
-    Some(cache.join("novel").join("sessions"))
+    novel_store::cache::dir("sessions")
 }
 
 /// Notes `root` as the book of the session this command runs in (none outside a session), when
@@ -52,14 +40,7 @@ pub fn remember(root: &Path) {
     if std::fs::read_to_string(&file).is_ok_and(|t| t.trim_end() == line) {
         return;
     }
-    if std::fs::create_dir_all(&dir).is_err() {
-        return;
-    }
-    prune(&dir);
-    let tmp = dir.join(format!(".{id}.tmp"));
-    if std::fs::write(&tmp, format!("{line}\n")).is_ok() {
-        let _ = std::fs::rename(&tmp, &file);
-    }
+    novel_store::cache::write(&dir, &id, &format!("{line}\n"));
 }
 
 /// The book noted for session `id`.
@@ -68,20 +49,4 @@ pub fn recall(id: &str) -> Option<PathBuf> {
     let text = std::fs::read_to_string(file).ok()?;
     let root = PathBuf::from(text.trim_end());
     root.is_dir().then_some(root)
-}
-
-fn prune(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let now = SystemTime::now();
-    for e in entries.flatten() {
-        let old = e
-            .metadata()
-            .and_then(|m| m.modified())
-            .is_ok_and(|t| now.duration_since(t).is_ok_and(|age| age > KEEP));
-        if old {
-            let _ = std::fs::remove_file(e.path());
-        }
-    }
 }

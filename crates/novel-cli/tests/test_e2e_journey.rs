@@ -1634,10 +1634,107 @@ fn the_allow_rules_carry_a_turn_answered_in_plain_words() {
         .find(|c| c.name == "Bash")
         .expect("the novel call");
     assert!(next.result.contains("\"ok\":true"), "{}", next.result);
+    // Issue 45: `next` run by the client knows the rules are in force for this session (the
+    // folder trusted, `.claude/` there before the client started).
+    assert!(
+        next.result.contains("\"in_force\":true") && next.result.contains("\"blocker\":null"),
+        "{}",
+        next.result
+    );
 
     // A folder never trusted: the client ignores the same rules.
     let s = script(&untrusted);
     let run = e2e.run(&untrusted, words, &s);
     run.assert_all_turns_played(&s);
     assert_eq!(denied(&run), ["Bash", "Read", "Write"], "{}", run.report());
+
+    // The one way that works there, as `next` tells it (answer as `/novel:start <回答>`): the
+    // slash command's turn runs the program, which says why the rules are out.
+    let d = untrusted.to_str().unwrap();
+    let slash = json!({"turns": [
+        turn("calls", json!({"first_user": "<command-name>/novel:start</command-name>"}), vec![
+            bash(&format!("novel --project \"{d}\" next --json")),
+        ]),
+        turn("done", json!({"first_user": "<command-name>/novel:start</command-name>"}), vec![say("好的。")]),
+    ]});
+    let run = e2e.run(&untrusted, &format!("/novel:start {words}"), &slash);
+    run.assert_all_turns_played(&slash);
+    assert_eq!(denied(&run), Vec::<String>::new(), "{}", run.report());
+    let next = run
+        .tool_calls()
+        .into_iter()
+        .find(|c| c.name == "Bash")
+        .expect("the novel call");
+    assert!(
+        next.result.contains("\"blocker\":\"untrusted\"")
+            && next.result.contains("/novel:start 加上你的回答"),
+        "{}",
+        next.result
+    );
+}
+
+/// Issue 45 (measured with 2.1.197, interactive: 34 permission prompts in the first interview
+/// turn): rules written into a `.claude/` made after the client started are not read until it
+/// restarts. The SessionStart hook makes `.claude/` at launch in an empty folder, so the rules
+/// the first turn writes count at once; in a folder where it was not made, `next` says
+/// `not_watched` and how to go on.
+#[test]
+fn rules_written_in_the_first_session_count_when_the_launch_prepared_the_folder() {
+    let Some(mut e2e) = E2e::new("rules in force") else {
+        return;
+    };
+    let fresh = trusted_folder(&mut e2e);
+    let when = json!({"first_user": "<command-name>/novel:start</command-name>"});
+    let script = json!({"turns": [
+        turn("calls", when.clone(), vec![
+            bash("novel permissions --write --json >/dev/null && novel next --json"),
+        ]),
+        turn("done", when, vec![say("好的。")]),
+    ]});
+    let run = e2e.run(&fresh, "/novel:start 开新书", &script);
+    run.assert_all_turns_played(&script);
+    assert!(
+        fresh.join(".claude").is_dir(),
+        "the launch hook made .claude/ in the empty folder"
+    );
+    let call = run
+        .tool_calls()
+        .into_iter()
+        .find(|c| c.name == "Bash")
+        .expect("the novel call");
+    assert!(
+        call.result.contains("\"in_force\":true"),
+        "rules written mid-session count when .claude/ was there at launch: {}",
+        call.result
+    );
+
+    // A folder holding the author's other files (no book): the hook leaves it alone, the rules
+    // written mid-session are read from the next launch, and `next` says so and how to go on.
+    let other = e2e.path().join("杂物");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("购物清单.txt"), "米、面\n").unwrap();
+    let home = e2e.path().join("home");
+    let mut known = read_json(&home.join(".claude.json"));
+    known["projects"][other.to_str().unwrap()] = json!({"hasTrustDialogAccepted": true});
+    write_json(&home.join(".claude.json"), &known);
+    // The client started a moment before the rules are written (creation times count seconds).
+    let script = json!({"turns": [
+        turn("calls", json!({"first_user": "<command-name>/novel:start</command-name>"}), vec![
+            bash("sleep 2.2; novel permissions --write --json >/dev/null && novel next --json"),
+        ]),
+        turn("done", json!({"first_user": "<command-name>/novel:start</command-name>"}), vec![say("好的。")]),
+    ]});
+    let run = e2e.run(&other, "/novel:start 开新书", &script);
+    run.assert_all_turns_played(&script);
+    let call = run
+        .tool_calls()
+        .into_iter()
+        .find(|c| c.name == "Bash")
+        .expect("the novel call");
+    assert!(
+        call.result.contains("\"blocker\":\"not_watched\"")
+            && call.result.contains("claude --continue"),
+        "{}",
+        call.result
+    );
 }

@@ -402,6 +402,9 @@ fn the_launch_hook_prepares_the_settings_folder_of_a_book_only() {
         let mut child = Command::new(bin())
             .args(["context", "session-start"])
             .current_dir(tmp.path())
+            // The launch note goes to this home's cache, not the developer's.
+            .env("HOME", tmp.path())
+            .env_remove("XDG_CACHE_HOME")
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .spawn()

@@ -19,6 +19,7 @@
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod blacklist;
+pub mod cache;
 pub mod chapter;
 pub mod context;
 pub mod dashboard;

@@ -117,12 +117,27 @@ pub fn write(
     Ok(rules)
 }
 
-/// The client that runs this command, when there is one: its start (Unix seconds). Only inside
-/// Claude Code (`CLAUDECODE` set for its tools and hooks); the client is the session's process
+/// The client that runs this command (its pid and start, Unix seconds): only inside Claude
+/// Code (`CLAUDECODE` is set for its tools; hooks are found the same way), the session's process
 /// ([`crate::lock::session_pid`]).
-fn client_started() -> Option<u64> {
-    std::env::var_os("CLAUDECODE").filter(|v| !v.is_empty())?;
-    crate::lock::process_start(crate::lock::session_pid())
+fn client() -> Option<(u32, u64)> {
+    let pid = crate::lock::session_pid();
+    crate::lock::process_start(pid).map(|start| (pid, start))
+}
+
+/// The note of a client's launch: written by the SessionStart hook at `startup`/`resume`
+/// ([`prepare_session_dir`]); its time is when the launch looked at the folder.
+fn launch_note(client: (u32, u64)) -> Option<PathBuf> {
+    Some(crate::cache::dir("launches")?.join(format!("{}-{}", client.0, client.1)))
+}
+
+/// When the client this command runs in started its session (Unix seconds): the launch hook's
+/// note, else the process's start.
+fn launched(client: (u32, u64)) -> u64 {
+    launch_note(client)
+        .and_then(|f| std::fs::metadata(f).ok()?.modified().ok())
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(client.1, |d| d.as_secs())
 }
 
 /// The client's global config: `$CLAUDE_CONFIG_DIR/.claude.json`, else `~/.claude.json`.
@@ -184,7 +199,10 @@ fn claude_dir_created(dir: &Path) -> Option<u64> {
 /// ([`permissions::InForce`]); `written` says the file has every rule. Outside a client the
 /// trust and the watch are unknown.
 pub fn standing(dir: &Path, written: bool) -> permissions::InForce {
-    let started = client_started();
+    let started = std::env::var_os("CLAUDECODE")
+        .filter(|v| !v.is_empty())
+        .and_then(|_| client())
+        .map(launched);
     let watched = started.and_then(|s| {
         if !dir.join(".claude").is_dir() {
             return Some(false);
@@ -205,10 +223,12 @@ pub fn standing(dir: &Path, written: bool) -> permissions::InForce {
 pub fn prepare_session_dir(cwd: &Path) {
     let claude = cwd.join(".claude");
     if claude.symlink_metadata().is_ok() {
+        note_launch(cwd);
         return;
     }
     let book = |d: &Path| d.join(crate::layout::CHECKPOINT).is_file();
     let Ok(entries) = std::fs::read_dir(cwd) else {
+        note_launch(cwd);
         return;
     };
     let mut empty = true;
@@ -225,5 +245,21 @@ pub fn prepare_session_dir(cwd: &Path) {
     }
     if empty || holds_book || crate::project::Project::discover(cwd).is_ok() {
         let _ = std::fs::create_dir(&claude);
+    }
+    note_launch(cwd);
+}
+
+/// Notes this client's launch (after `.claude/` was made): what `.claude/` existed by then is
+/// watched.
+fn note_launch(cwd: &Path) {
+    let Some(note) = client().and_then(launch_note) else {
+        return;
+    };
+    if let (Some(dir), Some(name)) = (note.parent(), note.file_name()) {
+        crate::cache::write(
+            dir,
+            &name.to_string_lossy(),
+            &format!("{}\n", cwd.display()),
+        );
     }
 }
