@@ -169,7 +169,7 @@ pub fn run(global: &GlobalArgs, args: PermissionsArgs) -> Result<Report, CliErro
         session_file: session_file.clone(),
     };
     let standing = standing();
-    let human = human_text(&before, &data, standing.blocker());
+    let human = human_text(&before, &data, &standing);
     let mut data = to_data(&data)?;
     data["in_force"] = Value::Bool(standing.in_force());
     data["blocker"] = to_data(&standing.blocker())?;
@@ -199,7 +199,12 @@ fn standing() -> novel_core::permissions::InForce {
 }
 
 /// The human answer: what was written (or is missing), then what keeps the rules out.
-fn human_text(before: &Rules, data: &PermissionsData<'_>, blocker: Option<Blocker>) -> String {
+fn human_text(
+    before: &Rules,
+    data: &PermissionsData<'_>,
+    standing: &novel_core::permissions::InForce,
+) -> String {
+    let blocker = standing.blocker();
     let (file, added, off_added, missing) = (&data.file, data.added, data.off_added, data.missing);
     let mut human = if data.written {
         let mut line = format!("已写入 {file}");
@@ -241,7 +246,10 @@ fn human_text(before: &Rules, data: &PermissionsData<'_>, blocker: Option<Blocke
             human.push_str(b.advice());
             human.push('\n');
         }
-        None if data.written => human.push_str("这一次对话里就生效。\n"),
+        // Known only inside a client: outside one the trust rule is all there is to say.
+        None if data.written && standing.trusted.is_some() => {
+            human.push_str("这一次对话里就生效。\n");
+        }
         _ => human.push_str(
             "这些规则只在作者信任过的工作区生效：在这个目录交互启动一次 Claude Code 并接受信任提示（或者它是 git 仓库）。\n",
         ),
