@@ -1833,7 +1833,6 @@ fn a_refused_refinement_and_a_refused_evaluation_go_back_and_the_loop_recovers()
     );
     let kept = "staging/logs/chapter-002-draft.md";
     let edits = "staging/logs/chapter-002-edits.md";
-    let eval = "staging/evaluations/chapter-002-eval.json";
     let rewritten = "巷子里的积水漫过了鞋面，他贴着墙根一步一步往前挪，檐角的铁马被风吹得叮当乱响，远处打更的梆子敲了两下又停了，像是被谁捂住了嘴。";
     // Escape-aware: the messages carry `\n` and quoted JSON.
     let field = |key: &str| format!("\"{key}\":\"((?:[^\"\\\\]|\\\\.)*)\"");
@@ -1889,35 +1888,7 @@ fn a_refused_refinement_and_a_refused_evaluation_go_back_and_the_loop_recovers()
     // judge returns anyway.
     let mut made_up: Value = serde_json::from_str(&evaluation(2, 4.2, None)).unwrap();
     made_up["scores"]["plot_logic"]["evidence"] = json!("「陆尘拔刀劈开了门」");
-    let write = b.write(eval, &serde_json::to_string_pretty(&made_up).unwrap());
-    let done = b.done("quality-judge", &[eval]);
-    b.agent_turn(
-        "quality-judge",
-        "评审",
-        "made-up-0",
-        vec![done.clone(), write],
-    );
-    b.agent_turn("quality-judge", "评审", "made-up-1", vec![done.clone()]);
-    b.capture_next(usage_capture("j"));
-    let gate = b.gate_line(&usage_flags("j", false));
-    b.main("r0-gate", vec![bash(&gate.run)]);
-    b.capture_next(json!({"ptr": field("pointer"),
-        "fmsg": "\"chapter\":2,\"message\":\"((?:[^\"\\\\]|\\\\.)*)\"",
-        "fhint": "\"chapter\":2,\"message\":\"(?:[^\"\\\\]|\\\\.)*\",\"hint\":\"((?:[^\"\\\\]|\\\\.)*)\""}));
-    let d = b.dispatch(
-        "quality-judge",
-        "评审",
-        Some("评估被程序退回（退回的那份已移走），照下列各条重写评估文件：\n{{ptr}}：{{fmsg}}；{{fhint}}"),
-        false,
-    );
-    b.main("r0-dispatch-judge-again", vec![d]);
-    // Sent back: the refused evaluation was moved out of staging; a new one, no Read.
-    let write = b.write(eval, &evaluation(2, 4.2, None));
-    b.agent_turn("quality-judge", "评审", "fix-0", vec![done, write]);
-    b.capture_next(usage_capture("j"));
-    b.main("r0-gate-again", vec![bash(&gate.run)]);
-    b.capture_next(json!({"s0": "\"overall_text\":\"([0-9.]+)\"", "chars": "\"chars\":([0-9]+)"}));
-    b.end("report", "第2章 {{chars}}字 {{s0}} ✅");
+    let gate = judged_refused_then_redone(&mut b, &made_up, false);
 
     let script = b.script();
     let run = e2e.run(&dir, "/novel:continue 1", &script);
