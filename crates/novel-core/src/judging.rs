@@ -214,7 +214,7 @@ fn quotes(
     normalize: &dyn Fn(&str) -> String,
     out: &mut Vec<Diagnostic>,
 ) {
-    let text = canon(j.text, normalize);
+    let text = j.text;
     let mut places: Vec<(String, &str)> = Vec::new();
     for (name, d) in e.scores.dimensions() {
         places.push((format!("/scores/{name}/evidence"), d.evidence.as_str()));
@@ -236,29 +236,44 @@ fn quotes(
         ));
     }
     for (pointer, evidence) in places {
-        let missing: Vec<String> = fragments(evidence)
-            .into_iter()
-            .filter(|f| !text.contains(&canon(f, normalize)))
-            .collect();
-        if missing.is_empty() {
-            continue;
+        let missing = missing_quotes(evidence, &text, normalize);
+        if !missing.is_empty() {
+            out.push(quote_finding(j.file, &missing, j.text_file, &pointer));
         }
-        let shown: Vec<String> = missing
-            .iter()
-            .map(|f| format!("「{}」", cut(f, 30)))
-            .collect();
-        out.push(Diagnostic::new(
-            QUOTE,
-            Severity::Error,
-            j.file,
-            format!(
-                "引文 {} 在被评的正文（{}）里找不到：evidence 必须一字不改地摘自正文",
-                shown.join("、"),
-                j.text_file
-            ),
-            "从正文复制原句（多处用「……」隔开，每处原样）；引不出原文的判断写进 reason 或 detail，不写进 evidence",
-        ).at_pointer(pointer));
     }
+}
+
+/// The fragments of `evidence` ([`fragments`]) that do not occur in `text` (whitespace and
+/// quotation marks ignored, after `normalize`).
+pub fn missing_quotes(
+    evidence: &str,
+    text: &str,
+    normalize: &dyn Fn(&str) -> String,
+) -> Vec<String> {
+    let text = canon(text, normalize);
+    fragments(evidence)
+        .into_iter()
+        .filter(|f| !text.contains(&canon(f, normalize)))
+        .collect()
+}
+
+/// The `E_EVAL_QUOTE` finding of `file` at `pointer`: `missing` fragments are not in `what`.
+pub fn quote_finding(file: &str, missing: &[String], what: &str, pointer: &str) -> Diagnostic {
+    let shown: Vec<String> = missing
+        .iter()
+        .map(|f| format!("「{}」", cut(f, 30)))
+        .collect();
+    Diagnostic::new(
+        QUOTE,
+        Severity::Error,
+        file,
+        format!(
+            "引文 {} 在被评的正文（{what}）里找不到：evidence 必须一字不改地摘自正文",
+            shown.join("、"),
+        ),
+        "从正文复制原句（多处用「……」隔开，每处原样）；引不出原文的判断写进 reason 或 detail，不写进 evidence",
+    )
+    .at_pointer(pointer)
 }
 
 fn layer_label(array: &str) -> &'static str {

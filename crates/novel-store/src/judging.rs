@@ -13,10 +13,15 @@ use crate::project::Project;
 
 /// The fixes of round `revision_count` (the round the gate sent back last), numbered as the
 /// judge's packet shows them, with the blocking fixes of earlier rounds still not done
-/// (`novel_core::judging::carried`); empty on a first round.
+/// (`novel_core::judging::carried`); empty on a first round. A local repair round
+/// (`novel_core::repair`) archives no evaluation — they stay in staging, still about the text
+/// outside the repaired paragraphs — so it hands on the fixes of the round before it.
 pub fn previous_fixes(project: &Project, n: u32, revision_count: u32) -> Vec<NumberedFix> {
     let mut fixes = Vec::new();
     for round in 1..=revision_count {
+        if project.path(&layout::repair_record(n, round)).is_file() {
+            continue;
+        }
         let dir = layout::revision_dir(n, round);
         let evals = crate::context::evaluations_in(project, &dir, n, &mut Vec::new());
         let refs: Vec<&novel_core::model::Evaluation> = evals.iter().map(|(_, e)| e).collect();
@@ -39,7 +44,9 @@ pub fn contract_of(project: &Project, n: u32, current_volume: u32) -> Option<Cha
 
 /// Every finding about the staged evaluations of chapter `n` (each file that reads as an
 /// evaluation; schema problems are `validate`'s and `stage judged`'s own). Nothing when the
-/// staged text is missing: there is nothing to hold the quotes against.
+/// staged text is missing: there is nothing to hold the quotes against. In a local repair
+/// round the evaluations are held to the text they judged (the round's archived base), and the
+/// judge's review of the repair to its contract (`novel_core::repair::check_review`).
 pub fn check_staged(
     project: &Project,
     cp: &Checkpoint,
@@ -72,12 +79,20 @@ pub fn check_staged(
         });
     let evals = crate::context::evaluations_in(project, "staging/evaluations", n, &mut Vec::new());
     let mut out = Vec::new();
+    let repair = crate::repair::current(project, cp, n)?;
+    let (judged_file, judged_text) = match &repair {
+        Some(r) => (r.base.clone(), crate::repair::base(project, r)?),
+        None => (text_file.clone(), text.clone()),
+    };
+    if let Some(r) = &repair {
+        out.extend(crate::repair::check_review(project, n, r, normalize)?);
+    }
     for (file, e) in &evals {
         let j = Judged {
             file,
             chapter: n,
-            text_file: &text_file,
-            text: &text,
+            text_file: &judged_file,
+            text: &judged_text,
             contract: contract.as_ref(),
             previous_fixes: &previous,
             thresholds: &settings.gate,
