@@ -100,7 +100,7 @@ pub enum Command {
     /// 校验整个项目或指定文件：格式、必填字段、编号与引用
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Validate(ValidateArgs),
-    /// 状态增量：逐条校验、合并、记录跳过（Summarizer 的输出由它落盘）
+    /// 状态增量：逐条校验、合并、记录跳过（摘要员的输出由它落盘）
     #[command(subcommand, help_template = HELP_TEMPLATE, subcommand_help_heading = "命令", subcommand_value_name = "命令")]
     Ops(OpsCommand),
     /// 全局状态：从变更日志重建、查看某章时的状态、查看某个实体的变更史
@@ -142,6 +142,9 @@ pub enum Command {
     /// 放行设置：插件在本书 .claude/settings.local.json 里需要的放行规则（缺哪些；--write 经作者同意后写入）
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项", after_help = "规则：Bash(novel:*)（运行 novel 命令）、Read(//<插件目录>/**)（读插件的流程文件与模板）、Edit(/**)（在书的目录里写文件）、Skill(novel:*)（技能之间转交）。技能的 allowed-tools 只管输入斜杠命令的那一轮；作者用一句话接着答时，没有这些规则每一步都要确认（无头模式下被拒）。客户端只在作者信任过的工作区（交互启动时接受信任提示）或 git 仓库里采用这个文件。--write 保留文件里已有的设置，原子写入；文件不是合法的设置时不改动它（E_SETTINGS_LOCAL）。")]
     Permissions(crate::commands::permissions::PermissionsArgs),
+    /// 模型组合：每个环节用哪个模型（novel.json 的 models）；--set 换成标准（PRD 组合）或经济（全部 Sonnet）
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项", after_help = "标准：设定三件（世界观、角色、大纲）、润色、修订与重写、关键章复核用 Opus，其余用 Sonnet。经济：全部 Sonnet，每章约省一半，代价是润色去 AI 味没那么细、关键章复核不再换一个模型、修订不用 Opus。主对话（main）的模型由放行设置写进 .claude/settings.local.json 的 model，下次启动 Claude Code 时生效。")]
+    Models(crate::commands::models::ModelsArgs),
     /// 角色记忆：建档记录与逐章行为（章节提交时追加）
     #[command(subcommand, help_template = HELP_TEMPLATE, subcommand_help_heading = "命令", subcommand_value_name = "命令")]
     Memory(crate::commands::memory::MemoryCommand),
@@ -175,7 +178,7 @@ pub enum Command {
     /// 导入已有书稿（一个 txt/md 文件或章节文件夹）：识别编码与章节，先试运行核对，再写成已提交的章节
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Import(crate::commands::import::ImportArgs),
-    /// 示例：把随程序附带的示例书写到一个目录，演示 status、next、lint、check names 与写作资料包
+    /// 示例：把随程序附带的示例书写到一个目录，演示状态、下一步、AI 痕迹检查、人名检查与写作资料包
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Demo(crate::commands::demo::DemoArgs),
     /// 显示某个命令的说明
@@ -272,7 +275,7 @@ pub fn localize_command(cmd: ClapCommand) -> ClapCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum OpsCommand {
-    /// 逐条校验 Summarizer 的状态增量（不写任何文件）；有被拒的 op 时退出码 1
+    /// 逐条校验摘要员的状态增量（不写任何文件）；有被拒的 op 时退出码 1
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Validate(OpsFileArgs),
     /// 合并状态增量：校验版本、应用通过的 op、合并伏笔、state_version +1、追加一行变更日志
@@ -358,10 +361,10 @@ pub struct StateHistoryArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum ChapterCommand {
-    /// 开始（或恢复）第 N 章：只能是下一章或在写的章节；取得项目锁，阶段设为 drafting
+    /// 开始（或恢复）第 N 章：只能是下一章或在写的章节；取得项目锁，进入写初稿阶段
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Begin(ChapterBeginArgs),
-    /// 推进流水线阶段（drafted | refined | judged | polished | revising | drafting），先检查 staging 文件
+    /// 推进流水线阶段（初稿完成、润色完成、评估完成、二次润色完成，或转入修订、重写），先检查 staging 文件
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Stage(ChapterStageArgs),
     /// 质量门控：按权重重算总分，双轨判定 pass/polish/revise/pause/rewrite
@@ -373,7 +376,7 @@ pub enum ChapterCommand {
     /// 中断后恢复：补完未完成的提交、清理僵尸锁，并说明从哪一步继续
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Recover,
-    /// 在写的章节出错：记下原因，进入 ERROR_RETRY 并释放锁（staging 不动）；之后 chapter begin N 从出错处继续
+    /// 在写的章节出错：记下原因，进入「出错待重试」并释放锁（staging 不动）；之后 novel chapter begin N 从出错处继续
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Fail(ChapterFailArgs),
 }
@@ -386,7 +389,7 @@ pub struct ChapterFailArgs {
     /// chapter begin 给出的锁令牌
     #[arg(long, value_name = "令牌")]
     pub token: String,
-    /// 出错原因（作者可读，如「StyleRefiner 两次超时」）
+    /// 出错原因（作者可读，如「润色编辑两次超时」）
     #[arg(long, value_name = "原因", value_parser = reason_text)]
     pub reason: String,
 }
@@ -510,7 +513,7 @@ pub(crate) fn chapter_number(s: &str) -> Result<u32, String> {
 /// A reason the author will read later (`chapter fail`, `ops skip`): not blank, trimmed.
 pub(crate) fn reason_text(s: &str) -> Result<String, String> {
     match s.trim() {
-        "" => Err("原因不能为空：写明出了什么错，如「StyleRefiner 两次超时」".to_string()),
+        "" => Err("原因不能为空：写明出了什么错，如「润色编辑两次超时」".to_string()),
         t => Ok(t.to_string()),
     }
 }

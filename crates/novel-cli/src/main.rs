@@ -10,6 +10,7 @@ mod cli;
 mod commands;
 mod installed;
 mod output;
+mod session;
 
 use std::ffi::OsString;
 use std::panic::AssertUnwindSafe;
@@ -184,6 +185,14 @@ fn run(args: Vec<OsString>) -> i32 {
         return 0;
     }
     injected_panic();
+    if let Some(dir) = &cli.global.project
+        && !matches!(cli.command, Some(Command::Hook(_)))
+        && let Ok(p) = novel_store::Project::open(dir)
+    {
+        session::remember(&p.root);
+    }
+    // A writer that waits for another one says so on stderr (stdout stays the answer).
+    novel_store::lock::set_wait_notice(output::err);
     let json_mode = cli.global.json;
     let Some(command) = cli.command else {
         let text = localize_help(&Cli::command().render_help().to_string());
@@ -286,6 +295,7 @@ fn dispatch(global: &GlobalArgs, command: Command) -> Ran {
         Command::Revision(c) => (revision::command_name(&c), revision::run(global, c)),
         Command::Prefs(c) => (prefs::command_name(&c), prefs::run(global, c)),
         Command::Permissions(a) => ("permissions", permissions::run(global, a)),
+        Command::Models(a) => ("models", models::run(global, a)),
         Command::Memory(c) => (memory::command_name(&c), memory::run(global, c)),
         Command::Retire(c) => (retire::command_name(&c), retire::run(global, c)),
         Command::Context(c) => (c.name(), context::run(global, c)),

@@ -3,7 +3,9 @@
 // (crates/novel-cli/clippy.toml disallows them for the binary).
 #![allow(clippy::disallowed_macros)]
 
+mod meter;
 mod support;
+mod test_author_words;
 mod test_blacklist;
 mod test_chapter;
 mod test_check;
@@ -21,12 +23,15 @@ mod test_e2e_cost;
 mod test_e2e_journey;
 mod test_e2e_paths;
 mod test_envelope;
+mod test_evidence;
 mod test_export;
+mod test_figures;
 mod test_gate_loop;
 mod test_hook;
 mod test_import;
 mod test_import_books;
 mod test_import_hostile;
+mod test_import_web;
 mod test_init;
 mod test_install;
 mod test_integrity;
@@ -35,6 +40,8 @@ mod test_lint;
 mod test_lock;
 mod test_md_commands;
 mod test_menu;
+mod test_no_dead_ends;
+mod test_one_request;
 mod test_permissions;
 mod test_plugin;
 mod test_race;
@@ -51,3 +58,4 @@ mod test_style;
 mod test_validate;
 mod test_volume;
 mod test_wrapper;
+mod texts;

@@ -32,20 +32,17 @@ fn chapter_two(root: &Path) -> String {
     token
 }
 
-/// An evaluation of chapter 2 that keeps its contract: verbatim evidence, the objective's row.
+/// An evaluation of chapter 2 that keeps its contract: verbatim evidence (a clause of its own
+/// for each dimension), the objective's row, a blocking fix when it sends the chapter back.
 fn good_eval(score: f64) -> Value {
-    let d = |w: f64| json!({"score": score, "weight": w, "reason": "开门见山", "evidence": "「陆尘推门而入」……屋里一灯如豆"});
-    json!({"chapter": 2, "overall": score, "recommendation": if score >= 4.0 { "pass" } else { "revise" },
-        "contract_verification": {"l3_checks": [
-            {"id": "OBJ-002-1", "status": "pass", "confidence": "high", "detail": "「陆尘推门而入」"}]},
-        "scores": {"plot_logic": d(0.18), "character": d(0.18), "immersion": d(0.15),
-            "foreshadowing": d(0.10), "pacing": d(0.08), "style_naturalness": d(0.15),
-            "emotional_impact": d(0.08), "storyline_coherence": d(0.08)},
-        "violations": [], "risk_flags": [],
-        "required_fixes": if score < 3.5 {
-            json!([{"target": "第 1 段「陆尘推门而入」起", "instruction": "先交代屋里的人是谁派来的", "blocking": true}])
-        } else { json!([]) },
-        "issues": []})
+    let mut e = crate::test_chapter::eval_doc(2, score);
+    e["contract_verification"]["l3_checks"] = json!([
+        {"id": "OBJ-002-1", "status": "pass", "confidence": "high", "detail": "「陆尘推门而入」"}]);
+    if score < 3.5 {
+        e["required_fixes"] = json!([{"target": "第 1 段「陆尘推门而入」起",
+            "instruction": "先交代屋里的人是谁派来的", "blocking": true}]);
+    }
+    e
 }
 
 fn eval_path(root: &Path) -> PathBuf {
@@ -53,9 +50,21 @@ fn eval_path(root: &Path) -> PathBuf {
 }
 
 /// `stage judged` refuses `eval` with exactly the finding codes `codes`; `validate` on the file
-/// reports the same; nothing moved.
+/// reports the same; the stage does not move, and the refused evaluation is set aside (the judge
+/// sent back writes a new one).
 fn refused(root: &Path, token: &str, eval: &Value, codes: &[&str]) -> Value {
     write_json(&eval_path(root), eval);
+    let (rc, v) = run_json(root, &["validate", eval_path(root).to_str().unwrap()]);
+    assert_eq!(rc, 1, "{v}");
+    let found: Vec<&str> = v["data"]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap())
+        .collect();
+    for c in codes {
+        assert!(found.contains(c), "validate misses {c}: {v}");
+    }
     let doc = fail(
         root,
         &["chapter", "stage", "judged", "--token", token],
@@ -70,17 +79,10 @@ fn refused(root: &Path, token: &str, eval: &Value, codes: &[&str]) -> Value {
         .map(|f| f["code"].as_str().unwrap())
         .collect();
     assert_eq!(got, codes, "{doc}");
-    let (rc, v) = run_json(root, &["validate", eval_path(root).to_str().unwrap()]);
-    assert_eq!(rc, 1, "{v}");
-    let found: Vec<&str> = v["data"]["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["code"].as_str().unwrap())
-        .collect();
-    for c in codes {
-        assert!(found.contains(c), "validate misses {c}: {v}");
-    }
+    assert!(
+        !eval_path(root).exists(),
+        "the refused evaluation left staging"
+    );
     assert_eq!(
         read_json(&root.join(".checkpoint.json"))["pipeline_stage"],
         "refined"
@@ -105,6 +107,48 @@ fn each_broken_promise_of_the_judge_is_refused_with_its_own_code() {
             .unwrap()
             .contains("「陆尘一掌拍碎了桌子」"),
         "{f}"
+    );
+
+    // Issue 40: a name found in the chapter passed as the evidence of all eight dimensions.
+    let mut e = good_eval(4.2);
+    for dim in e["scores"].as_object_mut().unwrap().values_mut() {
+        dim["evidence"] = json!("「陆尘」");
+    }
+    let mut codes = vec!["E_EVAL_FRAGMENT"; 8];
+    codes.push("E_EVAL_REUSED");
+    let doc = refused(&root, &token, &e, &codes);
+    let f = &doc["data"]["findings"][0];
+    assert_eq!(f["pointer"], "/scores/plot_logic/evidence", "{f}");
+    assert!(f["message"].as_str().unwrap().contains("「陆尘」"), "{f}");
+    // A clause of six 字 is no sentence either; the whole sentence is.
+    let mut e = good_eval(4.2);
+    e["scores"]["pacing"]["evidence"] = json!("屋里一灯如豆");
+    refused(&root, &token, &e, &["E_EVAL_FRAGMENT"]);
+    // One sentence for three dimensions.
+    let mut e = good_eval(4.2);
+    for dim in ["plot_logic", "character", "immersion"] {
+        e["scores"][dim]["evidence"] = json!("桌上摊着一封没拆的信，火漆还是湿的。");
+    }
+    refused(&root, &token, &e, &["E_EVAL_REUSED"]);
+    // Issue 40: 3.0 with a pass and one fix 「全章｜改好一点」.
+    let mut e = good_eval(3.0);
+    e["recommendation"] = json!("pass");
+    e["required_fixes"] = json!([{"target": "全章", "instruction": "改好一点"}]);
+    let doc = refused(&root, &token, &e, &["E_EVAL_VERDICT"]);
+    assert!(
+        doc["data"]["findings"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("3.0"),
+        "{doc}"
+    );
+    // A fix whose place quotes words the chapter does not have.
+    let mut e = good_eval(3.2);
+    e["required_fixes"][0]["target"] = json!("第 1 段「陆尘破门而入」起");
+    let doc = refused(&root, &token, &e, &["E_EVAL_TARGET"]);
+    assert_eq!(
+        doc["data"]["findings"][0]["pointer"],
+        "/required_fixes/0/target"
     );
 
     // A high violation kept out of `violations` (the only list the gate reads).
@@ -132,19 +176,25 @@ fn each_broken_promise_of_the_judge_is_refused_with_its_own_code() {
         "{doc}"
     );
 
-    // The guard hook tells the judge as it writes (PostToolUse), before `stage judged` does.
-    let mut e = good_eval(4.2);
-    e["scores"]["pacing"]["evidence"] = json!("「陆尘一掌拍碎了桌子」");
-    write_json(&eval_path(&root), &e);
-    let block = novel_hook(
-        &root,
-        "post-tool-use",
-        "staging/evaluations/chapter-002-eval.json",
-    );
-    assert!(
-        block.contains("\"decision\":\"block\"") && block.contains("E_EVAL_QUOTE"),
-        "{block}"
-    );
+    // The guard hook tells the judge as it writes (PostToolUse), before `stage judged` does: a
+    // quote not in the chapter, a name for a quote.
+    for (evidence, code) in [
+        ("「陆尘一掌拍碎了桌子」", "E_EVAL_QUOTE"),
+        ("「陆尘」", "E_EVAL_FRAGMENT"),
+    ] {
+        let mut e = good_eval(4.2);
+        e["scores"]["pacing"]["evidence"] = json!(evidence);
+        write_json(&eval_path(&root), &e);
+        let block = novel_hook(
+            &root,
+            "post-tool-use",
+            "staging/evaluations/chapter-002-eval.json",
+        );
+        assert!(
+            block.contains("\"decision\":\"block\"") && block.contains(code),
+            "{block}"
+        );
+    }
     write_json(&eval_path(&root), &good_eval(4.2));
     let quiet = novel_hook(
         &root,
@@ -193,8 +243,10 @@ fn a_blocking_fix_not_done_is_never_force_passed() {
     let gate = ok(&root, &["chapter", "gate", "2", "--token", &token]);
     assert_eq!(gate["data"]["decision"], "revise", "{gate}");
     ok(&root, &["chapter", "stage", "revising", "--token", &token]);
+    // The revising writer writes the round's text anew (the old one was archived).
     let draft = root.join("staging/chapters/chapter-002.md");
-    let text = std::fs::read_to_string(&draft).unwrap();
+    let text =
+        std::fs::read_to_string(root.join("logs/revisions/chapter-002/r1/chapter-002.md")).unwrap();
     std::fs::write(&draft, format!("{text}\n门后的人没有回头。\n")).unwrap();
     stage_drafts_keeping_text(&root, 2);
     ok(&root, &["chapter", "stage", "drafted", "--token", &token]);
@@ -216,9 +268,19 @@ fn a_blocking_fix_not_done_is_never_force_passed() {
 
     // Not judged fix by fix: refused.
     refused(&root, &token, &good_eval(3.2), &["E_EVAL_FIX_REVIEW"]);
+    // Issue 40: judged done with the very sentence the round sent back already had.
+    let mut e = good_eval(3.2);
+    e["fix_review"] =
+        json!([{"fix": "F1", "status": "done", "evidence": "「陆尘推门而入，屋里一灯如豆。」"}]);
+    let doc = refused(&root, &token, &e, &["E_EVAL_STALE"]);
+    assert_eq!(
+        doc["data"]["findings"][0]["pointer"],
+        "/fix_review/0/evidence"
+    );
     // Judged not done: accepted, but the gate does not force the pass.
     let mut e = good_eval(3.2);
-    e["fix_review"] = json!([{"fix": "F1", "status": "not_done", "evidence": "陆尘推门而入"}]);
+    e["fix_review"] =
+        json!([{"fix": "F1", "status": "not_done", "evidence": "陆尘推门而入，屋里一灯如豆"}]);
     write_json(&eval_path(&root), &e);
     ok(&root, &["chapter", "stage", "judged", "--token", &token]);
     let gate = ok(&root, &["chapter", "gate", "2", "--token", &token]);
@@ -349,8 +411,16 @@ fn a_refinement_changing_too_much_of_the_draft_is_refused_with_the_worst_paragra
 
     // Through the gate and commit: `status` shows it; the draft kept is gone.
     let mut e = good_eval(4.2);
-    for dim in e["scores"].as_object_mut().unwrap().values_mut() {
-        dim["evidence"] = json!("他数着步子到了第4个垛口");
+    for (i, dim) in e["scores"]
+        .as_object_mut()
+        .unwrap()
+        .values_mut()
+        .enumerate()
+    {
+        dim["evidence"] = json!(match i + 1 {
+            4 => "他数着步子到了第4个垛口".to_string(),
+            k => format!("他数着步子走到第{k}个垛口"),
+        });
     }
     write_json(&root.join("staging/evaluations/chapter-002-eval.json"), &e);
     ok(&root, &["chapter", "stage", "judged", "--token", &token]);
@@ -476,7 +546,7 @@ fn payoffs_are_planned_data_and_the_writer_gets_them() {
         &root,
         &["context", "chapter-writer", "--chapter", "1"],
     ));
-    assert!(first.contains("【黄金三章】第1章"), "{first}");
+    assert!(first.contains("【黄金三章 · 玄幻】第1章"), "{first}");
 }
 
 #[test]

@@ -119,6 +119,10 @@ struct Journey {
     runs: Vec<Run>,
     times: Vec<Timed>,
     turn_no: usize,
+    /// The phase of the journey the runs being played belong to (the cost table's lines), and
+    /// each played run's.
+    phase: &'static str,
+    phases: Vec<&'static str>,
 }
 
 impl Journey {
@@ -136,6 +140,8 @@ impl Journey {
             runs: Vec::new(),
             times: Vec::new(),
             turn_no: 0,
+            phase: "quick start",
+            phases: Vec::new(),
         }
     }
 
@@ -238,6 +244,7 @@ impl Journey {
         });
         self.session = Some(run.session_id());
         self.runs.push(run);
+        self.phases.push(self.phase);
         self.runs.last().unwrap()
     }
 
@@ -324,11 +331,15 @@ fn rules_json() -> String {
 
 fn character(id: &str, name: &str, role: &str, contract: &str) -> String {
     let cid = format!("C-{}-001", id.replace('-', "").to_uppercase());
-    serde_json::to_string_pretty(&json!({"id": id, "display_name": name, "aliases": [], "role": role,
+    let mut v = json!({"id": id, "display_name": name, "aliases": [], "role": role,
         "speech_patterns": "话少，回话只两三个字", "goal": "查清密信是谁写的", "motivation": "信上有父亲的笔迹",
         "inner_conflict": "想活命，又放不下旧案",
-        "contracts": [{"id": cid, "type": "personality", "rule": contract, "valid_from_chapter": 1, "valid_until": null}]}))
-    .unwrap()
+        "contracts": [{"id": cid, "type": "personality", "rule": contract, "valid_from_chapter": 1, "valid_until": null}]});
+    // A real profile's length (`texts::character_detail`).
+    for (k, x) in crate::texts::character_detail(name).as_object().unwrap() {
+        v[k] = x.clone();
+    }
+    serde_json::to_string_pretty(&v).unwrap()
 }
 
 /// A character's opening state at chapter `at`, based on the state version the scripted
@@ -346,9 +357,9 @@ fn outline(v: u32, chapters: std::ops::RangeInclusive<u32>) -> String {
     let mut t = format!("# 第 {v} 卷 · 灯下\n\n本卷主题：陆尘一封一封读完密信，查出写信的人。\n");
     for n in chapters {
         t.push_str(&format!(
-            "\n## 第{n}章 灯下{n}\n- 故事线：main_arc\n- POV：陆尘\n- 地点：城北废墟\n\
-             - 冲突：陆尘夜探废墟，巡夜人逼近，他得在被抓前读完第{n}封密信\n\
-             - 弧光：陆尘从躲事变成查事\n- 伏笔：无\n- 状态变化：陆尘 拿到第{n}封密信\n"
+            "\n## 第{n}章 灯下{n}\n- 故事线：main_arc\n- POV：陆尘\n- 地点：城北废墟\n{}\
+             - 伏笔：无\n- 状态变化：陆尘 拿到第{n}封密信\n",
+            crate::texts::outline_lines(n)
         ));
     }
     t.push_str("\n## 卷末钩子\n最后一封密信上写着陆尘自己的名字。\n");
@@ -356,11 +367,20 @@ fn outline(v: u32, chapters: std::ops::RangeInclusive<u32>) -> String {
 }
 
 fn contract(n: u32) -> String {
-    serde_json::to_string_pretty(&json!({"chapter": n, "storyline_id": "main_arc",
+    let mut v = json!({"chapter": n, "storyline_id": "main_arc",
         "objectives": [{"id": format!("OBJ-{n:03}-1"), "type": "plot", "required": true,
             "description": format!("陆尘夜探城北废墟，在巡夜人来之前读完第{n}封密信")}],
-        "acceptance_criteria": [format!("OBJ-{n:03}-1 在正文中明确体现"), "不违反 W-002".to_string()]}))
-    .unwrap()
+        "acceptance_criteria": [format!("OBJ-{n:03}-1 在正文中明确体现"), "不违反 W-002".to_string()]});
+    // A real contract's length (`texts::contract_detail`).
+    for (k, x) in crate::texts::contract_detail(n).as_object().unwrap() {
+        match (k.as_str(), v[k].as_array_mut()) {
+            ("objectives", Some(objectives)) => {
+                objectives.extend(x.as_array().into_iter().flatten().cloned());
+            }
+            _ => v[k] = x.clone(),
+        }
+    }
+    serde_json::to_string_pretty(&v).unwrap()
 }
 
 fn schedule(v: u32, range: [u32; 2]) -> String {
@@ -378,8 +398,6 @@ fn schedule(v: u32, range: [u32; 2]) -> String {
 fn foreshadowing(v: u32) -> String {
     serde_json::to_string_pretty(&json!({"volume": v, "foreshadowing": []})).unwrap()
 }
-
-const REVIEW_MD: &str = "# 第 1 卷回顾 · 灯下\n\n## 一句话\n陆尘读完八封密信，知道了写信的人就在城里。\n\n## 数据\n第 1–8 章；强制通过 0 章。\n\n## 立住了的\n第 3 章灯下读信的那场戏。\n\n## 塌了或松了的\n第 7 章开头太慢（已按作者意见改过）：下卷开头直接进戏。\n\n## 没收的线（带入下卷）\n无。\n\n## 下卷铺垫建议\n- 卷首让写信的人露一次面（main_arc，陆尘）。\n\n## 作者批注\n";
 
 // ---- the journey ----------------------------------------------------------------------------------
 
@@ -495,10 +513,7 @@ fn quick_start(j: &mut Journey) {
         vec![bash(&wb_context)],
     );
     let mut writes = j.rewrite("world/rules.json", &rules_json());
-    writes.extend(j.rewrite(
-        "world/rules.md",
-        "# 规则\n\n## W-002 灯下显字\n逼陆尘每夜只能冒一次险。\n",
-    ));
+    writes.extend(j.rewrite("world/rules.md", &crate::texts::world_doc()));
     j.agent("world-builder", "轻量", "wb-write", writes);
     let wb_validate = j.cmd(wb, r#"novel --project "<DIR>" validate "<DIR>/world/rules.json" "<DIR>/storylines/storylines.json" --json"#, &[]);
     j.agent(
@@ -740,6 +755,7 @@ fn quick_start(j: &mut Journey) {
     j.end("ask-outline", "第1章 灯下1｜陆尘夜探废墟，巡夜人逼近\n第2章 灯下2｜……\n第3章 灯下3｜……\n有要改的地方请直接说。");
 
     // 5. The outline accepted: the trial handed to /novel:continue with the book's directory.
+    j.phase = "trial (chapters 1-3)";
     j.reply("大纲可以，开始试写。");
     j.run("quickstart-outline", &qs);
     says(QUICK, "参数写章数和书的目录：`3 项目：<DIR>`");
@@ -755,7 +771,6 @@ fn quick_start(j: &mut Journey) {
     for (n, key) in [(1, true), (2, false), (3, false)] {
         chapter(j, n, key, Gate::Pass);
     }
-    j.run("continue-next-after", &cont_next);
     let status = j.cmd(QUICK, r#"novel --project "<DIR>" status --json"#, &[]);
     j.run("trial-status", &status);
     let confirm = Question::new(QUICK, "试写确认", "试写的三章怎么样？")
@@ -1215,8 +1230,8 @@ fn plan_volume(j: &mut Journey, v: u32, range: [u32; 2], from_menu: bool) {
 /// volume's last chapter.
 fn write_volume_one(j: &mut Journey) {
     j.session("/novel:continue 5", "continue");
+    // The skill's `!` line ran `next` as it loaded (SKILL.md §一): no Bash call for it.
     let next = j.cmd(CONTINUE, "novel next --json", &[]);
-    j.run("c-next", &next);
     chapter(j, 4, false, Gate::Pass);
     chapter(j, 5, false, Gate::Revise);
     // §五: the 5-chapter brief.
@@ -1235,7 +1250,7 @@ fn write_volume_one(j: &mut Journey) {
     chapter(j, 6, false, Gate::Pass);
     chapter(j, 7, false, Gate::Pause);
     let paused = j.runs.last().unwrap();
-    let n = answer(paused, &next, "", 0);
+    let n = crate::test_e2e_paths::skill_next(paused);
     assert_eq!(
         n["data"]["recommendation"]["action"], "write_next_chapter",
         "{n}"
@@ -1288,9 +1303,8 @@ fn write_volume_one(j: &mut Journey) {
         ("他又读了一遍，认出了笔迹。", "他又读了一遍，认得这笔迹。"),
         4.2,
     );
-    // The pass is committed by the gate's own call.
-    let next_dir = j.cmd(CONTINUE, r#"novel --project "<DIR>" next --json"#, &[]);
-    j.run("a-next-after", &next_dir);
+    // The pass is committed by the gate's own call; the batch (one chapter: the answer to a
+    // question) is done (SKILL.md §四).
     j.end(
         "a-report",
         "第7章 已提交 ✅。本批到此，还剩 1 章：运行 /novel:continue 接着写。",
@@ -1307,9 +1321,8 @@ fn write_volume_one(j: &mut Journey) {
 
     // 9. The volume's last chapter: two judges; VOL_REVIEW.
     j.session("/novel:continue", "continue");
-    j.run("v-next", &next);
     chapter(j, 8, true, Gate::Pass);
-    j.run("v-next-after", &next_dir);
+    // SKILL.md §四: the batch is done; the commit's own result says VOL_REVIEW.
     j.end(
         "v-report",
         "第 1 卷计划的章节已全部写完，请运行 /novel:start 做卷末回顾。",
@@ -1342,7 +1355,7 @@ fn review_volume(j: &mut Journey) {
     j.run("r-status", &status);
     j.main(
         "r-write",
-        vec![j.b.write("volumes/vol-01/review.md", REVIEW_MD)],
+        vec![j.b.write("volumes/vol-01/review.md", &crate::texts::review_doc())],
     );
     let step4 = Question::new(REVIEW, "下一步", "回顾写好了，接下来？")
         .option("现在规划第 V+1 卷（推荐）", false)
@@ -1448,16 +1461,16 @@ fn journey(sdk: bool) {
     let folder = trusted_folder(&mut e2e);
     let mut j = Journey::new(e2e, &folder, sdk);
     quick_start(&mut j);
+    j.phase = "volume planning";
     j.session("/novel:start", "start");
     plan_volume(&mut j, 1, [1, 8], true);
+    j.phase = "batch (chapters 4-8)";
     write_volume_one(&mut j);
+    j.phase = "volume review (and volume 2 planned)";
     review_volume(&mut j);
+    j.phase = "volume 2, chapter 9";
     j.session("/novel:continue", "continue");
-    let next = j.cmd(CONTINUE, "novel next --json", &[]);
-    j.run("w-next", &next);
     chapter(&mut j, 9, true, Gate::Pass);
-    let next_dir = j.cmd(CONTINUE, r#"novel --project "<DIR>" next --json"#, &[]);
-    j.run("w-next-after", &next_dir);
     j.end("w-report", "第9章 已提交 ✅");
     assert_book(&folder);
 
@@ -1483,9 +1496,58 @@ fn journey(sdk: bool) {
     let asked: usize = j.runs.iter().map(|r| r.questions.len()).sum();
     table.push_str(&format!("AskUserQuestion questions answered: {asked}\n"));
     eprintln!("{table}");
+    let costs = journey_costs(&j, what);
+    eprintln!("{costs}");
+    // Issue 38: the PRD's model mix everywhere — every request of the conversation on Sonnet
+    // (the skills', and the answers given in plain words, through the session's model the
+    // 放行设置 wrote); the quick start at most $3, the whole journey at most $9.
+    let reqs = journey_requests(&j);
+    let off: Vec<&str> = reqs
+        .iter()
+        .filter(|r| r.who == "main" && !r.model.contains("sonnet"))
+        .map(|r| r.model.as_str())
+        .collect();
+    assert!(
+        off.is_empty(),
+        "main requests not on Sonnet: {off:?}\n{costs}"
+    );
+    let quick = crate::meter::phase_cost(&reqs, "quick start");
+    assert!(
+        quick.billed <= 3.0,
+        "quick start ${:.2}\n{costs}",
+        quick.billed
+    );
+    let all: f64 = reqs.iter().map(crate::meter::Metered::billed).sum();
+    assert!(all <= 9.0, "the journey ${all:.2}\n{costs}");
     if sdk {
         assert!(asked >= 8, "{table}");
     }
+}
+
+/// The journey's runs grouped by phase, in order.
+fn phase_groups(j: &Journey) -> Vec<(&'static str, Vec<&Run>)> {
+    let mut groups: Vec<(&'static str, Vec<&Run>)> = Vec::new();
+    for (run, phase) in j.runs.iter().zip(&j.phases) {
+        match groups.last_mut() {
+            Some((p, runs)) if p == phase => runs.push(run),
+            _ => groups.push((phase, vec![run])),
+        }
+    }
+    groups
+}
+
+/// The cost table of the journey, per phase (`meter::phase_table`).
+fn journey_costs(j: &Journey, what: &str) -> String {
+    let groups = phase_groups(j);
+    let phases: Vec<(&str, &[&Run])> = groups.iter().map(|(p, r)| (*p, &r[..])).collect();
+    crate::meter::phase_table(&format!("the journey, {what}"), &phases)
+}
+
+/// Every request of the journey, measured, by phase.
+fn journey_requests(j: &Journey) -> Vec<crate::meter::Metered> {
+    let groups = phase_groups(j);
+    let phases: Vec<(&str, &[&Run])> = groups.iter().map(|(p, r)| (*p, &r[..])).collect();
+    crate::meter::metered_phases(&phases)
 }
 
 #[test]

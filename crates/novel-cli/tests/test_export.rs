@@ -656,3 +656,68 @@ fn a_txt_round_trip_keeps_three_volumes_and_the_headings_as_written() {
         "# 第一回 房租\n\n　　房东的消息：房租涨五百。\n"
     );
 }
+
+/// N19: an output never lands on a file of the book. `export -o` and `dashboard -o` onto an
+/// owned file (under any spelling: `..`, a symlink), a layout file, a data
+/// directory or a directory are refused (exit 2, `E_OUTPUT_TARGET`) and the file is untouched;
+/// the project root, `export/` and paths outside the project stay open.
+#[test]
+fn outputs_never_overwrite_the_book() {
+    let (tmp, root) = small_book();
+    std::os::unix::fs::symlink(root.join("state"), tmp.path().join("st")).unwrap();
+    if !root.join("state/changelog.jsonl").exists() {
+        std::fs::write(root.join("state/changelog.jsonl"), "").unwrap();
+    }
+    let link = tmp.path().join("log-link.jsonl");
+    std::fs::hard_link(root.join("state/changelog.jsonl"), &link).unwrap();
+    let refused = [
+        root.join(".checkpoint.json"),
+        root.join("state/current-state.json"),
+        root.join("state/changelog.jsonl"),
+        root.join("chapters/../state/current-state.json"),
+        tmp.path().join("st/current-state.json"),
+        root.join("chapters/chapter-001.md"),
+        root.join("chapters/全书.txt"),
+        root.join("novel.json"),
+        root.join("brief.md"),
+        root.join("volumes/vol-01/outline.md"),
+        root.join(".novel.lock/x.html"),
+        root.join("state"),
+    ];
+    for target in &refused {
+        let before = std::fs::read(target).ok();
+        for args in [
+            vec!["--json", "export", "-o", target.to_str().unwrap()],
+            vec!["--json", "dashboard", "-o", target.to_str().unwrap()],
+        ] {
+            let out = novel(&root, &args);
+            assert_eq!(code(&out), 2, "{args:?}: {}", stdout(&out));
+            let doc = json(&out);
+            assert_eq!(doc["error"]["code"], "E_OUTPUT_TARGET", "{doc}");
+            assert_eq!(std::fs::read(target).ok(), before, "{args:?}");
+        }
+    }
+    for target in [
+        root.join("全书.txt"),
+        root.join("export/全书.txt"),
+        tmp.path().join("全书.txt"),
+    ] {
+        let out = novel(&root, &["export", "-o", target.to_str().unwrap()]);
+        assert_eq!(code(&out), 0, "{}: {}", target.display(), stderr(&out));
+        assert!(target.is_file());
+    }
+    let out = novel(&root, &["dashboard", "-o", "看板.html"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // A hard link's name is replaced (a new file), never written through.
+    let log = std::fs::read(root.join("state/changelog.jsonl")).unwrap();
+    let out = novel(&root, &["export", "-o", link.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read(root.join("state/changelog.jsonl")).unwrap(),
+        log
+    );
+    // A second export to the same file replaces the earlier export.
+    let again = root.join("全书.txt");
+    let out = novel(&root, &["export", "-o", again.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+}

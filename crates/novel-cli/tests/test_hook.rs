@@ -164,9 +164,14 @@ fn pre_tool_use_refuses_exactly_the_owned_files() {
         allow("staging/evaluations/chapter-001-eval.json"),
         allow("staging/summaries/chapter-001-summary.md"),
         allow("staging/storylines/main_arc/memory.md"),
+        // Committed chapters and their evaluations: the revision-candidate flow changes them.
+        deny("chapters/chapter-001.md"),
+        deny("chapters/chapter-120.md"),
+        deny("evaluations/chapter-001-eval.json"),
+        deny("evaluations/chapter-001-eval-secondary.json"),
         allow("brief.md"),
         allow("chapters/brief.md"),
-        allow("chapters/chapter-001.md"),
+        allow("chapters/notes.md"),
         allow("world/rules.json"),
         allow("characters/active/lin-feng.json"),
         allow("volumes/vol-01/outline.md"),
@@ -611,4 +616,276 @@ fn bash_command_lines_that_write_owned_files_are_refused() {
     }
     // Outside any project nothing is decided.
     assert_eq!(bash("echo x > state/current-state.json", tmp.path()), None);
+}
+
+/// Runs the Bash guard on `command` from `cwd`: the refusal, or `None`.
+fn bash_guard(command: &str, cwd: &Path) -> Option<String> {
+    let input = json!({"cwd": cwd, "hook_event_name": "PreToolUse", "tool_name": "Bash",
+        "tool_input": {"command": command, "description": "x"}})
+    .to_string();
+    denied(&run_raw("PreToolUse", &input))
+}
+
+/// `bash -c '…'` around `line`, `depth` times.
+fn nested_bash(line: &str, depth: usize) -> String {
+    let mut line = line.to_string();
+    for _ in 0..depth {
+        line = format!("bash -c '{}'", line.replace('\'', "'\\''"));
+    }
+    line
+}
+
+/// The campaign of issue 42 (N13–N15): bash-only syntax, directories that hold owned files,
+/// every way of changing directory, nesting, the lock directory — each line refused, naming the
+/// owned file; a line the guard cannot parse is refused when it names one, allowed otherwise.
+#[test]
+fn the_bash_guard_cannot_be_walked_around() {
+    let (tmp, root) = new_project();
+    std::fs::create_dir_all(tmp.path().join("x/state")).unwrap();
+    let deep = nested_bash("echo x > state/current-state.json", 6);
+    let lines: Vec<(&str, &str)> = vec![
+        // N13: one bash-only construct used to turn the guard off for the whole line.
+        (
+            "echo x > state/current-state.json; cat <<< y",
+            "state/current-state.json",
+        ),
+        (
+            "echo x |& tee state/changelog.jsonl",
+            "state/changelog.jsonl",
+        ),
+        (
+            "diff <(ls) <(ls chapters) > .checkpoint.json",
+            ".checkpoint.json",
+        ),
+        (
+            "x=A; echo ${x,,} > state/current-state.json",
+            "state/current-state.json",
+        ),
+        (
+            "a=(1 2); echo ${a[@]} >> state/changelog.jsonl",
+            "state/changelog.jsonl",
+        ),
+        (
+            "case y in y) echo > foreshadowing/global.json ;& n) true ;; esac",
+            "foreshadowing/global.json",
+        ),
+        ("echo ${#a[@]}; rm -f .checkpoint.json", ".checkpoint.json"),
+        (
+            "echo x > >(tee memory/preferences.json)",
+            "memory/preferences.json",
+        ),
+        (
+            "[[ $(wc -l < state/changelog.jsonl) -gt 0 ]] && : > state/changelog.jsonl",
+            "state/changelog.jsonl",
+        ),
+        // N14: directory operands that hold owned files.
+        ("rm -rf state", "state/"),
+        ("rm -r memory", "memory/"),
+        ("mv state /tmp/novel-guard-test-state", "state/"),
+        ("cp -r ../x/state .", "state/"),
+        ("rm -rf *", "chapters/"),
+        ("find . -delete", ".checkpoint.json"),
+        ("find state -name '*.json' -exec rm -f {} +", "state/"),
+        ("rm -rf ../book", ".checkpoint.json"),
+        ("rsync -a --delete /tmp/ ./", ".checkpoint.json"),
+        ("git checkout -- state", "state/"),
+        // N15: directory changes, nesting, the lock directory.
+        (
+            "cd -P state && echo x > current-state.json",
+            "state/current-state.json",
+        ),
+        (
+            "cd -- state; echo x > current-state.json",
+            "state/current-state.json",
+        ),
+        (
+            "pushd state >/dev/null; echo x > current-state.json",
+            "state/current-state.json",
+        ),
+        (
+            "pushd chapters; popd; echo x > .checkpoint.json",
+            ".checkpoint.json",
+        ),
+        (
+            "test -d state && cd state; truncate -s 0 changelog.jsonl",
+            "state/changelog.jsonl",
+        ),
+        (&deep, "state/current-state.json"),
+        ("eval 'echo x > .checkpoint.json'", ".checkpoint.json"),
+        (
+            "bash <<'EOF'\necho x > .checkpoint.json\nEOF",
+            ".checkpoint.json",
+        ),
+        ("mkdir .novel.lock", ".novel.lock"),
+        ("mkdir -p .novel.lock && sleep 60", ".novel.lock"),
+        (
+            "touch .novel-commit-journal.json",
+            ".novel-commit-journal.json",
+        ),
+        (
+            "echo > state/{current-state.json,x.json}",
+            "state/current-state.json",
+        ),
+        // Committed chapters and evaluations.
+        (
+            "sed -i 's/林峰/林枫/' chapters/chapter-001.md",
+            "chapters/chapter-001.md",
+        ),
+        ("rm evaluations/*.json", "evaluations/"),
+        // Lines the guard cannot parse, naming an owned file or a directory holding one.
+        (
+            "echo 'x > state/current-state.json",
+            "state/current-state.json",
+        ),
+        ("rm -rf state \"", "state/"),
+        ("cat <(echo) > .checkpoint.json )", ".checkpoint.json"),
+    ];
+    std::fs::write(root.join("chapters/chapter-001.md"), "# 第1章\n").unwrap();
+    std::fs::create_dir_all(root.join("memory/characters")).unwrap();
+    std::fs::write(root.join("memory/characters/lin-feng.jsonl"), "").unwrap();
+    std::fs::create_dir_all(root.join("evaluations")).unwrap();
+    std::fs::write(root.join("evaluations/chapter-001-eval.json"), "{}").unwrap();
+    let mut failures = Vec::new();
+    for (line, names) in &lines {
+        match bash_guard(line, &root) {
+            None => failures.push(format!("allowed: {line}")),
+            Some(r) if !r.contains(names.trim_end_matches('/')) || !r.contains("novel") => {
+                failures.push(format!("{line}: the refusal does not name {names}: {r}"))
+            }
+            Some(_) => {}
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let blind = bash_guard("echo 'x > state/current-state.json", &root).unwrap();
+    assert!(
+        blind.contains("解析不了") && blind.contains("novel"),
+        "{blind}"
+    );
+    let dir = bash_guard("rm -rf state", &root).unwrap();
+    assert!(dir.contains("目录 state"), "{dir}");
+    // Nothing was written by the checks themselves.
+    assert!(!root.join(".novel.lock").exists());
+    // From the directory above the project, the project itself is a directory holding them.
+    assert!(bash_guard("rm -rf book", tmp.path()).is_some());
+    assert!(bash_guard("mv book book2", tmp.path()).is_some());
+}
+
+/// What the guard must keep allowing: `novel` calls, reads, writes outside the project and in
+/// staging, lines it cannot parse that name nothing owned — and every shell line our own agents
+/// and skills write in their Markdown.
+#[test]
+fn ordinary_lines_stay_allowed() {
+    let (tmp, root) = new_project();
+    std::fs::write(root.join("chapters/chapter-001.md"), "# 第1章\n").unwrap();
+    let outside = tmp.path().join("别处");
+    std::fs::create_dir_all(&outside).unwrap();
+    let mut lines: Vec<String> = [
+        "novel --project . chapter commit 3 --token abc --json",
+        "novel export -o state/current-state.json",
+        "cat state/current-state.json | jq '.characters | keys'",
+        "grep -rn 林枫 chapters/ | head -n 20",
+        "wc -m chapters/*.md",
+        "ls -la state/ .novel.lock 2>/dev/null || true",
+        "head -c 2000 chapters/chapter-001.md",
+        "find . -name '*.md' -newer brief.md | sort",
+        "find chapters -maxdepth 1 -name 'chapter-*.md' | wc -l",
+        "diff <(ls chapters) <(ls summaries)",
+        "cat <<< \"$(jq -r .title novel.json)\"",
+        "for f in chapters/*.md; do wc -m \"$f\"; done",
+        "x=${1,,}; echo ${x:-none}",
+        "git status --short && git diff --stat",
+        "git log --oneline -5 -- state/changelog.jsonl",
+        "cp state/current-state.json /tmp/look.json",
+        "cp -r state /tmp/state-copy",
+        "jq . state/current-state.json > /tmp/pretty.json",
+        "echo x > staging/chapters/chapter-002.md",
+        "mkdir -p staging/candidates && cp chapters/chapter-001.md staging/candidates/chapter-001.md",
+        "rm -f staging/candidates/chapter-001.md",
+        "mv staging/summaries/a.md staging/summaries/b.md",
+        "cd staging && rm -rf candidates",
+        "tar -czf /tmp/backup.tgz .",
+        "rm -rf /tmp/novel-guard-test-nothing",
+        "echo x > $TARGET",
+        "if [[ -f x ]]; then echo; fi",
+        "echo 'unterminated quote about the plot",
+        "python3 -c 'print(1)' | tee /tmp/out.txt",
+        "stat -c %s .checkpoint.json",
+        "du -sh state evaluations chapters",
+        "sort -u chapters/chapter-001.md | wc -l",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    lines.push(format!(
+        "echo x > {}",
+        outside.join("state/current-state.json").display()
+    ));
+    lines.push(format!("rm -rf {}", outside.display()));
+    // Every shell line of the agents' and skills' Markdown.
+    let md = markdown_shell_lines(&root);
+    assert!(md.len() > 100, "{}", md.len());
+    let total = lines.len() + md.len();
+    lines.extend(md);
+    let refused: Vec<String> = lines
+        .iter()
+        .filter_map(|l| bash_guard(l, &root).map(|r| format!("{l}\n  → {r}")))
+        .collect();
+    assert!(
+        refused.is_empty(),
+        "{} of {total} refused:\n{}",
+        refused.len(),
+        refused.join("\n")
+    );
+}
+
+/// The shell lines of `skills/` and `agents/` Markdown: the fenced `bash` blocks and the inline
+/// `` `novel …` `` spans, placeholders filled in for `root`.
+fn markdown_shell_lines(root: &Path) -> Vec<String> {
+    fn md_files(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                md_files(&p, out);
+            } else if p.extension().is_some_and(|x| x == "md") {
+                out.push(p);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    for dir in ["skills", "agents"] {
+        md_files(&repo().join(dir), &mut files);
+    }
+    let fill = |l: &str| {
+        let mut out = l.replace("<DIR>", &root.display().to_string());
+        while let (Some(a), Some(b)) = (out.find('<'), out.find('>')) {
+            if b <= a || out[a + 1..b].contains(' ') {
+                break;
+            }
+            out.replace_range(a..=b, "3");
+        }
+        out
+    };
+    let mut lines = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let mut in_block = false;
+        for l in text.lines() {
+            let t = l.trim();
+            if t.starts_with("```") {
+                in_block = !in_block && (t == "```bash" || t == "```sh");
+                continue;
+            }
+            if in_block && !t.is_empty() && !t.starts_with('#') {
+                lines.push(fill(t));
+            }
+            for span in t.split('`').skip(1).step_by(2) {
+                if span.starts_with("novel ") {
+                    lines.push(fill(span));
+                }
+            }
+        }
+    }
+    lines.sort();
+    lines.dedup();
+    lines
 }

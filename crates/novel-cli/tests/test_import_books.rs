@@ -72,8 +72,15 @@ fn independent_count(text: &str) -> usize {
             }
             continue;
         }
-        let joiner = matches!(c, '\'' | '’' | '-' | '.' | ',' | '_');
-        if in_run && joiner && chars.get(i + 1).is_some_and(|n| alnum(*n)) {
+        // Half-width joiners only (3.14, 1,000); ’ between letters (don’t).
+        let next = chars.get(i + 1).copied();
+        let joins = matches!(c, '\'' | '-' | '.' | ',' | '_') && next.is_some_and(alnum)
+            || c == '’'
+                && i > 0
+                && chars[i - 1].is_alphabetic()
+                && !han(chars[i - 1])
+                && next.is_some_and(|n| n.is_alphabetic() && !han(n));
+        if in_run && joins {
             continue;
         }
         in_run = false;

@@ -141,23 +141,101 @@ fn init_never_overwrites_an_authors_file() {
     assert!(!tmp.path().join(".checkpoint.json").exists());
 }
 
+/// The files of the folder (names, and each file's bytes), to compare before and after.
+fn tree(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for e in walk(dir) {
+        let rel = e.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+        out.push((rel, std::fs::read(&e).unwrap_or_default()));
+    }
+    out.sort();
+    out
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = vec![dir.to_path_buf()];
+    if dir.is_dir() {
+        for e in std::fs::read_dir(dir).unwrap() {
+            out.extend(walk(&e.unwrap().path()));
+        }
+    }
+    out
+}
+
 #[test]
-fn init_into_a_folder_with_other_files_keeps_them() {
+fn init_into_a_folder_with_the_authors_own_files_asks_for_a_subfolder() {
     let tmp = tempfile::tempdir().unwrap();
-    std::fs::write(tmp.path().join("样章.md"), "第一章 样章").unwrap();
-    let out = novel(tmp.path(), &["init", "--title", "样书"]);
+    let mine = tmp.path().join("我的文件夹");
+    std::fs::create_dir(&mine).unwrap();
+    std::fs::write(mine.join("样章.md"), "第一章 样章").unwrap();
+    std::fs::create_dir(mine.join("照片")).unwrap();
+    let before = tree(&mine);
+    for args in [vec!["init", "--title", "样书"], vec!["init", "."]] {
+        let out = novel(&mine, &args);
+        assert_eq!(code(&out), 2, "{args:?}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains("E_FOLDER_NOT_EMPTY"), "{err}");
+        assert!(err.contains("样章.md") && err.contains("照片"), "{err}");
+        assert!(
+            err.contains("子目录") && err.contains("novel init"),
+            "{err}"
+        );
+        assert_eq!(tree(&mine), before, "{args:?} changed the author's folder");
+    }
+    let out = novel(&mine, &["--json", "init"]);
+    assert_eq!(json(&out)["error"]["code"], "E_FOLDER_NOT_EMPTY");
+    // The subfolder the hint names works, and leaves the author's files where they were.
+    let out = novel(&mine, &["init", "青云志异", "--title", "青云志异"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(mine.join("青云志异/.checkpoint.json").is_file());
+    assert!(!mine.join(".checkpoint.json").exists());
     assert_eq!(
-        std::fs::read_to_string(tmp.path().join("样章.md")).unwrap(),
+        std::fs::read_to_string(mine.join("样章.md")).unwrap(),
         "第一章 样章"
     );
-    assert_eq!(code(&novel(tmp.path(), &["validate"])), 0);
-    let leftovers: Vec<_> = std::fs::read_dir(tmp.path().parent().unwrap())
+    let leftovers: Vec<_> = std::fs::read_dir(&mine)
         .unwrap()
         .filter_map(|e| e.ok())
         .filter(|e| e.file_name().to_string_lossy().starts_with(".novel-init"))
         .collect();
     assert!(leftovers.is_empty());
+}
+
+#[test]
+fn init_dot_fills_the_folder_the_author_stands_in() {
+    use std::os::unix::fs::MetadataExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let here = tmp.path().join("新书");
+    std::fs::create_dir(&here).unwrap();
+    // What `novel permissions --write` and git leave before the book exists does not count.
+    std::fs::create_dir_all(here.join(".claude")).unwrap();
+    std::fs::write(here.join(".claude/settings.local.json"), "{}").unwrap();
+    std::fs::create_dir(here.join(".git")).unwrap();
+    let inode = std::fs::metadata(&here).unwrap().ino();
+    // The author's shell stands in the folder: after `novel init .` it still sees the book.
+    let out = std::process::Command::new("/bin/sh")
+        .args(["-c", "\"$0\" init . --title 新书 >/dev/null && ls -A"])
+        .arg(bin())
+        .current_dir(&here)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("LANG", "C.UTF-8")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let listed = stdout(&out);
+    assert!(listed.lines().any(|l| l == ".checkpoint.json"), "{listed}");
+    assert!(listed.lines().any(|l| l == "chapters"), "{listed}");
+    assert_eq!(
+        std::fs::metadata(&here).unwrap().ino(),
+        inode,
+        "the folder was replaced"
+    );
+    assert_eq!(
+        std::fs::read_to_string(here.join(".claude/settings.local.json")).unwrap(),
+        "{}"
+    );
+    assert_eq!(code(&novel(&here, &["validate"])), 0);
 }
 
 #[test]

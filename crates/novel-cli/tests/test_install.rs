@@ -361,11 +361,145 @@ fn install_downloads_from_the_github_release_of_the_marketplace() {
     .unwrap();
     let out = install(&c, "/usr/bin:/bin", &[]);
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    let said = text(&out.stderr);
     assert!(
-        text(&out.stderr).contains("不知道从哪里下载"),
+        said.contains("没有可下载的预编译程序") && said.contains("不在 GitHub 上"),
         "{}",
         show(&out)
     );
+    // The log keeps what the author was told.
+    let log = std::fs::read_to_string(c.data.join("install.log")).unwrap();
+    assert!(log.contains("不在 GitHub 上"), "{log}");
+}
+
+/// The hook's message to the author (its `systemMessage`) in a session with this cached copy.
+fn first_message(c: &Cached, path: &str) -> String {
+    use std::io::Write;
+    let mut child = Command::new(c.root.join("scripts/novel"))
+        .args(["context", "session-start"])
+        .current_dir(&c.home)
+        .env_clear()
+        .env("PATH", path)
+        .env("HOME", &c.home)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(br#"{"session_id":"s","hook_event_name":"SessionStart","source":"startup"}"#)
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    doc["systemMessage"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn the_first_message_promises_only_what_the_install_can_do() {
+    let not_on_github = r#"{"novel-marketplace": {"source": {"source": "git", "url": "https://git.example.org/novel.git"}}}"#;
+    // No release to download and no cargo: no promise of seconds, and the two ways out.
+    let c = cached_plugin(VERSION);
+    std::fs::write(
+        c.home.join(".claude/plugins/known_marketplaces.json"),
+        not_on_github,
+    )
+    .unwrap();
+    let said = first_message(&c, "/usr/bin:/bin");
+    assert!(!said.contains("几秒"), "{said}");
+    assert!(
+        said.contains("不在 GitHub 上") && said.contains("--mirror"),
+        "{said}"
+    );
+    assert!(said.contains("rustup.rs"), "{said}");
+    // The same words when a command is run without the binary.
+    let out = run(
+        &c.root.join("scripts/novel"),
+        &["--json", "status"],
+        &c.home,
+        &[("HOME", &c.home)],
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let message = doc["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("不在 GitHub 上") && !message.contains("几秒"),
+        "{message}"
+    );
+
+    // With cargo where rustup puts it: a build, with its time, and no promise of seconds.
+    stand_in_cargo(&c.home.join(".cargo/bin/cargo"), &c.home);
+    let said = first_message(&c, "/usr/bin:/bin");
+    assert!(
+        !said.contains("几秒") && said.contains("编译") && said.contains("分钟"),
+        "{said}"
+    );
+
+    // From GitHub: the download, in seconds.
+    let c = cached_plugin(VERSION);
+    std::fs::write(
+        c.home.join(".claude/plugins/known_marketplaces.json"),
+        r#"{"novel-marketplace": {"source": {"source": "github", "repo": "writer/novel-plugin"}}}"#,
+    )
+    .unwrap();
+    let said = first_message(&c, "/usr/bin:/bin");
+    assert!(
+        said.contains("几秒") && !said.contains("Rust 编译"),
+        "{said}"
+    );
+}
+
+#[test]
+fn a_mirror_named_once_is_remembered_for_every_later_install() {
+    let c = cached_plugin(VERSION);
+    std::fs::write(
+        c.home.join(".claude/plugins/known_marketplaces.json"),
+        r#"{"novel-marketplace": {"source": {"source": "git", "url": "https://git.example.org/novel.git"}}}"#,
+    )
+    .unwrap();
+    let served = c.home.join("served");
+    release(&served, VERSION, &binary(), None);
+    let server = FileServer::start(&served);
+    let url = format!("{}/v{{version}}", server.url());
+    // Named once, on the command line (as /novel:start runs it).
+    let mut cmd = Command::new(c.root.join("scripts/install"));
+    let out = cmd
+        .args(["--mirror", &url])
+        .current_dir(&c.home)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", &c.home)
+        .env("LANG", "C.UTF-8")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(
+        text(&out.stderr).contains("已记住镜像地址"),
+        "{}",
+        show(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(c.data.join("release-url")).unwrap(),
+        format!("{url}\n")
+    );
+    // The next session's message and the next install use it without being told again.
+    std::fs::remove_file(c.data.join("bin/novel")).unwrap();
+    let said = first_message(&c, "/usr/bin:/bin");
+    assert!(said.contains("几秒"), "{said}");
+    let out = install(&c, "/usr/bin:/bin", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(c.data.join("bin/novel").is_file());
+    let asked = server.requests();
+    assert_eq!(asked.len(), 4, "{asked:?}");
+    assert!(
+        asked
+            .iter()
+            .all(|r| r.starts_with(&format!("/v{VERSION}/"))),
+        "{asked:?}"
+    );
+    assert_nothing_left(&c);
 }
 
 #[test]

@@ -413,7 +413,7 @@ fn commit_refuses_staged_files_changed_after_the_gate() {
     std::fs::remove_file(&chapter).unwrap();
     std::fs::write(&chapter, &judged).unwrap();
     let done = ok(&root, &["chapter", "commit", "1", "--token", &token]);
-    assert_eq!(done["data"]["chars"], json!(14), "{done}");
+    assert_eq!(done["data"]["chars"], json!(71), "{done}");
     assert_eq!(done["data"]["gate_overall"], json!(4.2), "{done}");
     assert_eq!(done["data"]["gate_decision"], "pass", "{done}");
     assert_eq!(done["data"]["revisions"], json!(0), "{done}");

@@ -6,7 +6,12 @@
 //!
 //! The project lock is compared apart: a writer run inside its session's lock (a chapter in
 //! flight) leaves the lock with that session, which is alive; a writer that took the lock for
-//! itself and was killed leaves a lock that `recover` clears.
+//! itself and was killed leaves a lock that `recover` clears. `chapter begin` takes the
+//! session's lock: recovered to its end, the lock is there; to its start, it is gone.
+//!
+//! `novel init` and `novel import --into` a new directory are run in a work directory and
+//! judged there: the new book is all there or not there at all, and no build directory
+//! (`.novel-init-*`) is left once `recover` has run.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -26,21 +31,50 @@ fn run_in(root: &Path, args: &[String], env: &[(&str, &str)]) -> Output {
     crate::test_integrity::run_env(root, &args, env)
 }
 
-/// The project's files, the lock directory left out when `with_lock` is false.
+/// The project's files, the lock directory left out when `with_lock` is false. A spec snapshot's
+/// `id` is random by design: it is left out too.
 fn files(root: &Path, with_lock: bool) -> Tree {
     tree(root)
         .into_iter()
         .filter(|(k, _)| with_lock || !k.starts_with(".novel.lock"))
+        .map(|(k, v)| {
+            if !k.ends_with(".spec-snapshot.json") {
+                return (k, v);
+            }
+            let v = v.map(
+                |bytes| match serde_json::from_slice::<serde_json::Value>(&bytes) {
+                    Ok(mut doc) => {
+                        doc["id"] = serde_json::Value::Null;
+                        doc.to_string().into_bytes()
+                    }
+                    Err(_) => bytes,
+                },
+            );
+            (k, v)
+        })
         .collect()
 }
 
-fn recover(root: &Path, what: &str) {
-    let out = run_in(
-        root,
-        &["--json".into(), "chapter".into(), "recover".into()],
-        &[],
+/// `novel chapter recover` for case `c` in its copy `dir`: in the book, or — for a writer of
+/// a new book — for the book it was making (not there yet: its build directories are swept).
+fn recover(dir: &Path, c: &Case) {
+    let mut args: Vec<String> = vec!["--json".into()];
+    if let Some(new) = c.new_book {
+        args.extend([
+            "--project".into(),
+            dir.join(new).to_string_lossy().into_owned(),
+        ]);
+    }
+    args.extend(["chapter".into(), "recover".into()]);
+    let out = run_in(dir, &args, &[]);
+    let nothing_there =
+        c.new_book.is_some() && code(&out) == 2 && json(&out)["error"]["code"] == "E_NOT_PROJECT";
+    assert!(
+        code(&out) == 0 || nothing_there,
+        "{}: recover: {}",
+        c.name,
+        stdout(&out)
     );
-    assert_eq!(code(&out), 0, "{what}: recover: {}", stdout(&out));
 }
 
 /// One writer on one prepared book.
@@ -50,6 +84,12 @@ struct Case {
     args: Vec<String>,
     /// The session holds the chapter lock on this book: the lock is not compared.
     session_lock: bool,
+    /// The writer takes the session's lock (`chapter begin`): after it, the lock is there.
+    lock_follows: bool,
+    /// More fail points than the journal's steps (`begin:0`).
+    failpoints: Vec<&'static str>,
+    /// The writer makes a new book in this directory of `book` (a work directory).
+    new_book: Option<&'static str>,
 }
 
 fn case(name: &'static str, book: &Path, args: &[&str], session_lock: bool) -> Case {
@@ -58,7 +98,38 @@ fn case(name: &'static str, book: &Path, args: &[&str], session_lock: bool) -> C
         book: book.to_path_buf(),
         args: args.iter().map(|a| a.to_string()).collect(),
         session_lock,
+        lock_follows: false,
+        failpoints: Vec::new(),
+        new_book: None,
     }
+}
+
+/// Checks a recovered tree `have` is the one before or after the writer, and that the lock
+/// follows (for `chapter begin`). Returns `true` for after.
+fn before_or_after(
+    c: &Case,
+    dir: &Path,
+    have: &Tree,
+    (before, after): (&Tree, &Tree),
+    when: &str,
+) -> bool {
+    let is_after = have == after;
+    assert!(
+        is_after || have == before,
+        "{} {when}: neither before ({:?}) nor after ({:?})",
+        c.name,
+        diff_trees(before, have),
+        diff_trees(after, have)
+    );
+    if c.lock_follows {
+        assert_eq!(
+            dir.join(".novel.lock").exists(),
+            is_after,
+            "{} {when}: the lock does not follow the book",
+            c.name
+        );
+    }
+    is_after
 }
 
 /// The trees before and after `c` runs undisturbed, and how long it took.
@@ -84,8 +155,8 @@ fn before_after(tmp: &Path, c: &Case) -> (Tree, Tree, Duration) {
 }
 
 /// Killed after each step of its journal: recover finishes it to the bytes of an undisturbed
-/// run. Returns the number of steps.
-fn killed_at_every_step(tmp: &Path, c: &Case, after: &Tree) -> usize {
+/// run (a new book: to no book at all). Returns the number of steps.
+fn killed_at_every_step(tmp: &Path, c: &Case, (before, after): (&Tree, &Tree)) -> usize {
     for step in 0.. {
         let dir = tmp.join(format!("{}-step-{step}", c.name)).join("book");
         copy_dir(&c.book, &dir);
@@ -100,18 +171,31 @@ fn killed_at_every_step(tmp: &Path, c: &Case, after: &Tree) -> usize {
             return step;
         }
         assert_eq!(code(&out), 99, "{} step {step}: {}", c.name, stdout(&out));
-        recover(&dir, c.name);
+        recover(&dir, c);
         let have = files(&dir, !c.session_lock);
-        assert_eq!(
-            diff_trees(after, &have),
-            Vec::<String>::new(),
-            "{} killed after journal step {step}: not the finished state",
-            c.name
-        );
+        // A new book's journal runs in its private build directory: killed there, the book
+        // never appeared. Anywhere else the journal is rolled forward to the end.
+        let want = if c.new_book.is_some() { before } else { after };
+        before_or_after(c, &dir, &have, (want, after), &format!("step {step}"));
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(step < 200, "{}", c.name);
     }
     unreachable!()
+}
+
+/// Killed at each of the case's own fail points (before its journal): recover leaves the tree
+/// as it was before, or as it is after.
+fn killed_at_fail_points(tmp: &Path, c: &Case, trees: (&Tree, &Tree)) {
+    for point in &c.failpoints {
+        let dir = tmp.join(format!("{}-{point}", c.name)).join("book");
+        copy_dir(&c.book, &dir);
+        let out = run_in(&dir, &c.args, &[("NOVEL_FAILPOINT", point)]);
+        assert_eq!(code(&out), 99, "{} {point}: {}", c.name, stdout(&out));
+        recover(&dir, c);
+        let have = files(&dir, !c.session_lock);
+        before_or_after(c, &dir, &have, trees, point);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
 
 /// SIGKILL at `kills` moments spread over the writer's run time: recover leaves the tree as it
@@ -146,19 +230,18 @@ fn killed_at_random(
         std::thread::sleep(delay);
         let _ = child.kill();
         let _ = child.wait();
-        recover(&dir, c.name);
+        recover(&dir, c);
         let have = files(&dir, !c.session_lock);
-        if have == *before {
-            seen.0 += 1;
-        } else if have == *after {
+        if before_or_after(
+            c,
+            &dir,
+            &have,
+            (before, after),
+            &format!("killed after {delay:?}"),
+        ) {
             seen.1 += 1;
         } else {
-            panic!(
-                "{} killed after {delay:?}: neither before ({:?}) nor after ({:?})",
-                c.name,
-                diff_trees(before, &have),
-                diff_trees(after, &have)
-            );
+            seen.0 += 1;
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -176,6 +259,7 @@ struct Books {
     lost_memory: PathBuf,
     edited: PathBuf,
     newcomer: PathBuf,
+    work: PathBuf,
 }
 
 fn books() -> Books {
@@ -209,6 +293,13 @@ fn books() -> Books {
     edit_json(&edited.join("state/current-state.json"), |s| {
         s["characters"]["lu-chen"]["location"] = json!("手改的地点");
     });
+    // A work directory with a manuscript, where a new book is made.
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let manuscript: String = (1..=6)
+        .map(|n| format!("第{n}章 江城{n}\n　　第{n}章的正文，雨一直下。\n"))
+        .collect();
+    std::fs::write(work.join("江城.txt"), manuscript).unwrap();
     let newcomer = tmp.path().join("newcomer");
     copy_dir(&idle, &newcomer);
     write_json(
@@ -223,6 +314,7 @@ fn books() -> Books {
         lost_memory,
         edited,
         newcomer,
+        work,
     }
 }
 
@@ -296,6 +388,52 @@ fn every_writer_killed_anywhere_is_recovered_to_before_or_after() {
             &["state", "rebuild", "--write"],
             false,
         ),
+        Case {
+            lock_follows: true,
+            failpoints: vec!["begin:0"],
+            ..case("begin", &b.idle, &["chapter", "begin", "4"], true)
+        },
+        case(
+            "fail",
+            &b.busy,
+            &[
+                "chapter", "fail", "3", "--token", &b.token, "--reason", "断网",
+            ],
+            true,
+        ),
+        case(
+            "snapshot",
+            &b.idle,
+            &["spec", "snapshot", "--replace"],
+            false,
+        ),
+        case(
+            "blacklist-remove",
+            &b.idle,
+            &["blacklist", "remove", "一抹弧度"],
+            false,
+        ),
+        case(
+            "style-preset",
+            &b.idle,
+            &["style", "preset", "rexue-shaonian", "--force"],
+            false,
+        ),
+        case("export", &b.idle, &["export", "-o", "全书.txt"], false),
+        case("dashboard", &b.idle, &["dashboard"], false),
+        Case {
+            new_book: Some("new"),
+            ..case("init", &b.work, &["init", "new", "--title", "新书"], false)
+        },
+        Case {
+            new_book: Some("new"),
+            ..case(
+                "import",
+                &b.work,
+                &["import", "江城.txt", "--into", "new"],
+                false,
+            )
+        },
     ];
     let tmp = tempfile::tempdir().unwrap();
     let mut seed: u64 = std::time::SystemTime::now()
@@ -310,7 +448,8 @@ fn every_writer_killed_anywhere_is_recovered_to_before_or_after() {
     let mut report = Vec::new();
     for c in &cases {
         let (before, after, took) = before_after(tmp.path(), c);
-        let steps = killed_at_every_step(tmp.path(), c, &after);
+        let steps = killed_at_every_step(tmp.path(), c, (&before, &after));
+        killed_at_fail_points(tmp.path(), c, (&before, &after));
         let seen = killed_at_random(tmp.path(), c, (&before, &after), took, kills, &mut seed);
         report.push(format!(
             "{}: {steps} steps, {kills} kills → {} before / {} after",
@@ -344,7 +483,7 @@ fn a_killed_commit_keeps_its_memory_line() {
         }
         assert_eq!(code(&out), 99, "step {step}");
         killed += 1;
-        recover(&dir, "commit");
+        recover(&dir, &case("commit", &b.busy, &[], true));
         let memory = std::fs::read_to_string(dir.join("memory/characters/lu-chen.jsonl")).unwrap();
         assert_eq!(
             memory.matches("第3章里陆尘做的事").count(),

@@ -246,7 +246,7 @@ fn a_lock_written_before_pid_started_keeps_its_live_holder() {
     assert_eq!(lock_state(&root), "stale", "the holder is gone");
 }
 
-fn dead_pid() -> u32 {
+pub(crate) fn dead_pid() -> u32 {
     let mut dead = Command::new("true").spawn().unwrap();
     let pid = dead.id();
     dead.wait().unwrap();

@@ -260,14 +260,29 @@ fn next_while_planning_a_volume() {
     assert_eq!(first(&d)["label"], "规划第 1 卷");
     assert_eq!(first(&d)["flow"], "vol-planning");
     assert!(
-        first(&d)["why"].as_str().unwrap().contains("PlotArchitect"),
+        first(&d)["why"].as_str().unwrap().contains("大纲策划"),
         "{d}"
     );
-    // Planned but not yet checked and opened: the reason says what is left.
+    // An outline with no other plan: how long the volume is is not decided yet.
     std::fs::write(root.join("volumes/vol-01/outline.md"), outline(1..=10)).unwrap();
     let d = next(&root);
     assert_eq!(d["recommended"], "plan_volume");
-    let why = first(&d)["why"].as_str().unwrap();
+    let why = first(&d)["why"].as_str().unwrap().to_string();
+    assert!(why.contains("写多少章还没定"), "{why}");
+    assert!(!why.contains("检查通过后开卷（novel volume check"), "{why}");
+    // The settings plan 40 chapters a volume and the outline holds the trial's 3: not ready.
+    let settings = root.join("novel.json");
+    let mut set = read_json(&settings);
+    set["chapters_per_volume"] = json!(40);
+    write_json(&settings, &set);
+    std::fs::write(root.join("volumes/vol-01/outline.md"), outline(1..=3)).unwrap();
+    let why = first(&next(&root))["why"].as_str().unwrap().to_string();
+    assert!(why.contains("只写了 3 章（本卷计划 40 章）"), "{why}");
+    assert!(!why.contains("novel volume open"), "{why}");
+    // Planned whole, not yet checked and opened: the reason says what is left.
+    std::fs::write(root.join("volumes/vol-01/outline.md"), outline(1..=40)).unwrap();
+    let why = first(&next(&root))["why"].as_str().unwrap().to_string();
+    assert!(why.contains("已写好 40 章"), "{why}");
     assert!(why.contains("novel volume check 1"), "{why}");
 }
 
@@ -504,9 +519,34 @@ fn next_with_a_chapter_in_flight_at_each_stage() {
             "{stage}"
         );
         assert_eq!(first(&d)["label"], "继续第 4 章", "{stage}");
+        let word = match stage {
+            "drafting" => "初稿生成中",
+            "drafted" => "初稿与摘要已生成",
+            "refined" => "润色完成",
+            "judged" => "评估完成",
+            "revising" => "修订中",
+            _ => "二次润色完成",
+        };
         assert!(
-            first(&d)["why"].as_str().unwrap().contains(stage),
+            first(&d)["why"].as_str().unwrap().contains(word),
             "{stage}: {d}"
+        );
+        // The author sees one line at launch, not only the model.
+        let hook: Value = serde_json::from_str(&stdout(&run(&root, &["context", "session-start"])))
+            .unwrap_or_else(|e| panic!("{stage}: the hook printed no JSON ({e})"));
+        let said = hook["systemMessage"].as_str().unwrap();
+        assert!(
+            said.contains("第 4 章上次写到一半")
+                && said.contains(word)
+                && said.contains("/novel:continue"),
+            "{stage}: {said}"
+        );
+        assert!(
+            hook["hookSpecificOutput"]["additionalContext"]
+                .as_str()
+                .unwrap()
+                .contains("第 4 章写到一半"),
+            "{hook}"
         );
     }
     // The gate paused it: the author decides.
@@ -523,6 +563,22 @@ fn next_with_a_chapter_in_flight_at_each_stage() {
     assert_eq!(first(&d)["flow"], "pause-decision");
     assert!(first(&d)["why"].as_str().unwrap().contains("2.5）"), "{d}");
     assert_eq!(d["recommendation"]["action"], "ask_author", "{d}");
+    let hook: Value =
+        serde_json::from_str(&stdout(&run(&root, &["context", "session-start"]))).unwrap();
+    let said = hook["systemMessage"].as_str().unwrap();
+    assert!(
+        said.contains("被质量门控暂停") && said.contains("/novel:start"),
+        "{said}"
+    );
+    // Nothing left unfinished: the model alone is told, in plain text; after a compaction the
+    // author is not interrupted either.
+    set_cp(&root, |cp| {
+        cp["inflight_chapter"] = json!(null);
+        cp["pipeline_stage"] = json!(null);
+        cp.as_object_mut().unwrap().remove("gate");
+    });
+    let text = stdout(&run(&root, &["context", "session-start"]));
+    assert!(serde_json::from_str::<Value>(&text).is_err(), "{text}");
 }
 
 #[test]
@@ -543,17 +599,18 @@ fn next_puts_recovery_first_after_a_crash_or_a_stale_lock() {
     std::fs::create_dir(root.join(".novel.lock")).unwrap();
     write_json(
         &root.join(".novel.lock/info.json"),
-        &json!({"pid": 1, "started": "2026-01-01T00:00:00Z", "chapter": 4, "host": "elsewhere",
+        &json!({"pid": 424242, "started": "2026-01-01T00:00:00Z", "chapter": 4, "host": "elsewhere",
                 "token": "t0", "heartbeat": 1000, "started_epoch": 1000}),
     );
     let d = next(&root);
     assert_eq!(ids(&d), ["recover", "show_status"]);
     assert!(first(&d)["why"].as_str().unwrap().contains("项目锁已失效"));
 
-    // Held by another live process on this host (pid 1): wait, recover only if it is gone.
+    // Held by another live process on this host: wait, recover only if it is gone.
+    let alive = Alive::new();
     write_json(
         &root.join(".novel.lock/info.json"),
-        &json!({"pid": 1, "started": "2026-01-01T00:00:00Z", "chapter": 4, "host": host(),
+        &json!({"pid": alive.pid(), "started": "2026-01-01T00:00:00Z", "chapter": 4, "host": host(),
                 "token": "t0", "heartbeat": epoch(), "started_epoch": epoch()}),
     );
     let d = next(&root);
@@ -576,7 +633,7 @@ fn a_chapter_paused_in_a_session_now_gone_is_decided_directly() {
     std::fs::create_dir(root.join(".novel.lock")).unwrap();
     write_json(
         &root.join(".novel.lock/info.json"),
-        &json!({"pid": 1, "started": "2026-01-01T00:00:00Z", "chapter": 4, "host": "elsewhere",
+        &json!({"pid": 424242, "started": "2026-01-01T00:00:00Z", "chapter": 4, "host": "elsewhere",
                 "token": "t0", "heartbeat": 1000, "started_epoch": 1000}),
     );
     let d = next(&root);
@@ -612,7 +669,7 @@ fn a_chapter_paused_in_a_session_now_gone_is_decided_directly() {
     std::fs::create_dir(other.join(".novel.lock")).unwrap();
     write_json(
         &other.join(".novel.lock/info.json"),
-        &json!({"pid": 1, "started": "2026-01-01T00:00:00Z", "chapter": 4, "host": "elsewhere",
+        &json!({"pid": 424242, "started": "2026-01-01T00:00:00Z", "chapter": 4, "host": "elsewhere",
                 "token": "t0", "heartbeat": 1000, "started_epoch": 1000}),
     );
     assert_eq!(ids(&next(&other)), ["recover", "show_status"]);
@@ -848,9 +905,10 @@ fn quickstart_marks_need_their_evidence_and_confirm_needs_every_step() {
 fn quickstart_marks_wait_for_another_sessions_lock() {
     let (_t, root) = new_project();
     std::fs::create_dir(root.join(".novel.lock")).unwrap();
+    let alive = Alive::new();
     write_json(
         &root.join(".novel.lock/info.json"),
-        &json!({"pid": 1, "started": "2026-01-01T00:00:00Z", "chapter": null, "host": host(),
+        &json!({"pid": alive.pid(), "started": "2026-01-01T00:00:00Z", "chapter": null, "host": host(),
                 "token": "t0", "heartbeat": epoch(), "started_epoch": epoch()}),
     );
     refused(&root, &["quickstart", "done", "storylines"], 3, "E_LOCKED");
@@ -938,7 +996,7 @@ fn chapter_fail_keeps_staging_releases_the_lock_and_begin_resumes() {
     assert!(hook.contains("StyleRefiner 两次超时"), "{hook}");
     let s = ok(&root, &["status"])["data"].clone();
     assert_eq!(s["state"], "ERROR_RETRY");
-    assert_eq!(s["state_label"], "ERROR_RETRY（出错待重试）");
+    assert_eq!(s["state_label"], "出错待重试");
     assert_eq!(s["error"]["reason"], "StyleRefiner 两次超时");
     // Only the failed chapter can be begun; begin resumes and restores the state.
     refused(&root, &["chapter", "begin", "5"], 3, "E_INFLIGHT");
@@ -1000,7 +1058,7 @@ fn writing_past_the_plan_goes_from_vol_review_back_to_writing() {
         doc["error"]["message"]
             .as_str()
             .unwrap()
-            .contains("VOL_PLANNING（卷规划）"),
+            .contains("「卷规划」"),
         "{doc}"
     );
 }

@@ -77,9 +77,12 @@ fn rules_are_listed_written_once_and_other_settings_kept() {
     assert_eq!(w["data"]["added"], json!(RULES));
     assert_eq!(w["data"]["missing"], json!([]));
     assert_eq!(w["data"]["off_added"], json!(OFF));
+    // The book's conversation on Sonnet (the PRD's mix): the author had chosen no model.
+    assert_eq!(w["data"]["model_set"], "sonnet", "{w}");
     assert_eq!(
         read_json(&file),
-        json!({"permissions": {"allow": RULES, "deny": OFF}})
+        json!({"permissions": {"allow": RULES, "deny": OFF}, "model": "sonnet",
+            "autoMemoryEnabled": false})
     );
     // A dot entry does not make the folder "not empty"; the project made there finds them.
     let next = ok(&folder, PLUGIN, &["--json", "next"]);
@@ -124,7 +127,7 @@ fn rules_are_listed_written_once_and_other_settings_kept() {
         read_json(&file),
         json!({"model": "opus", "permissions": {"allow": ["Bash(git status)", "Edit(/**)",
             "Bash(novel:*)", "Read(//opt/plugins/novel/**)", "Skill(novel:*)"],
-            "deny": deny}})
+            "deny": deny}, "autoMemoryEnabled": false})
     );
     // A tool the author took back (its deny line deleted) is switched off again only by another
     // `--write`; the allow rules alone decide `missing`.
@@ -133,6 +136,70 @@ fn rules_are_listed_written_once_and_other_settings_kept() {
     write_json(&file, &settings);
     let check = ok(&folder, PLUGIN, &["--json", "permissions"]);
     assert_eq!(check["data"]["missing"], json!([]), "{check}");
+}
+
+/// Issue 38: the session's model. The book's own (`novel.json` `models.main`, `novel models`)
+/// goes into a settings file that names none; a model the author chose for every session
+/// (`~/.claude/settings.json`) stands. A session started in the folder above the book (the book
+/// opened from its parent) reads that folder's settings: `--write` writes the same there.
+#[test]
+fn the_session_gets_the_books_model_and_its_parent_folder_the_same_settings() {
+    let (_t, root) = new_project();
+    let home = tempfile::tempdir().unwrap();
+    let write = |cwd: &Path| {
+        let out = Command::new(bin())
+            .args([
+                "--project",
+                root.to_str().unwrap(),
+                "--json",
+                "permissions",
+                "--write",
+            ])
+            .current_dir(cwd)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("HOME", home.path())
+            .env("NOVEL_PLUGIN_ROOT", PLUGIN)
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 0, "{}", stdout(&out));
+        json(&out)
+    };
+    // The economy mix: the conversation on Sonnet too; from the parent folder, both files.
+    crate::test_chapter::ok(&root, &["models", "--set", "economy"]);
+    edit_json(&root.join("novel.json"), |s| {
+        s["models"]["main"] = json!("haiku")
+    });
+    let parent = root.parent().unwrap();
+    let w = write(parent);
+    assert_eq!(w["data"]["model_set"], "haiku", "{w}");
+    let session = parent.join(".claude/settings.local.json");
+    assert_eq!(w["data"]["session_file"], session.to_str().unwrap(), "{w}");
+    for f in [root.join(".claude/settings.local.json"), session.clone()] {
+        let v = read_json(&f);
+        assert_eq!(v["model"], "haiku", "{}", f.display());
+        assert_eq!(v["permissions"]["deny"], json!(OFF), "{}", f.display());
+    }
+    // From the book's own folder: only the book's file (the parent is not the session's).
+    std::fs::remove_file(&session).unwrap();
+    std::fs::remove_file(root.join(".claude/settings.local.json")).unwrap();
+    let w = write(&root);
+    assert_eq!(w["data"]["session_file"], Value::Null, "{w}");
+    assert!(!session.exists());
+    // The author's own model for every session stands.
+    std::fs::remove_file(root.join(".claude/settings.local.json")).unwrap();
+    std::fs::create_dir_all(home.path().join(".claude")).unwrap();
+    write_json(
+        &home.path().join(".claude/settings.json"),
+        &json!({"model": "opus"}),
+    );
+    let w = write(&root);
+    assert_eq!(w["data"]["model_set"], Value::Null, "{w}");
+    assert!(
+        read_json(&root.join(".claude/settings.local.json"))
+            .get("model")
+            .is_none()
+    );
 }
 
 #[test]

@@ -547,6 +547,108 @@ fn plugin_frontmatter_is_valid() {
     assert_none("frontmatter", frontmatter_problems(&repo()));
 }
 
+/// The tools an agent body can tell it to use, as the body names them.
+const BODY_TOOLS: [&str; 10] = [
+    "Bash",
+    "Edit",
+    "Glob",
+    "Grep",
+    "MultiEdit",
+    "NotebookEdit",
+    "Read",
+    "WebFetch",
+    "WebSearch",
+    "Write",
+];
+/// The chapter pipeline's agents: each is dispatched for every chapter, so a tool in its
+/// `tools:` that its body never uses is a schema sent on every request for nothing.
+const PIPELINE_AGENTS: [&str; 4] = [
+    "chapter-writer",
+    "summarizer",
+    "style-refiner",
+    "quality-judge",
+];
+
+/// Whether `word` stands alone in `text` (no ASCII letter or digit on either side).
+fn names_word(text: &str, word: &str) -> bool {
+    text.match_indices(word).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + word.len()..].chars().next();
+        !before.is_some_and(|c| c.is_ascii_alphanumeric())
+            && !after.is_some_and(|c| c.is_ascii_alphanumeric())
+    })
+}
+
+/// What an agent body against its `tools:` is wrong about: a tool the body tells it to use
+/// that `tools:` lacks (the client answers "No such tool available" and the request is lost);
+/// for a pipeline agent, a tool in `tools:` the body never uses. A ```` ```bash ```` fence or a
+/// `novel …` command counts as Bash.
+fn body_tool_problems(rel: &str, stem: &str, text: &str) -> Vec<String> {
+    let (fm, lines) = match frontmatter(text) {
+        Ok(x) => x,
+        Err(e) => return vec![format!("{rel}: {e}")],
+    };
+    let body = &text.lines().skip(lines).collect::<Vec<_>>().join("\n");
+    let listed: Vec<String> = fm
+        .iter()
+        .find(|(k, _)| k == "tools")
+        .and_then(|(_, v)| tools(v).ok())
+        .unwrap_or_default();
+    let mut used: Vec<&str> = BODY_TOOLS
+        .iter()
+        .copied()
+        .filter(|t| names_word(body, t))
+        .collect();
+    if !used.contains(&"Bash") && (body.contains("```bash") || body.contains("`novel ")) {
+        used.push("Bash");
+    }
+    let mut out = Vec::new();
+    for t in &used {
+        if !listed.iter().any(|l| l == t) {
+            out.push(format!(
+                "{rel}: the body tells the agent to use {t}, its tools: ({}) lacks it",
+                listed.join(", ")
+            ));
+        }
+    }
+    if PIPELINE_AGENTS.contains(&stem) {
+        for t in &listed {
+            if !used.contains(&t.as_str()) {
+                out.push(format!(
+                    "{rel}: {t} is in tools: but the body never uses it (its schema goes with every request)"
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn agent_bodies_use_the_tools_they_have() {
+    let root = repo();
+    let mut problems = Vec::new();
+    for a in AGENTS {
+        let rel = format!("agents/{a}.md");
+        let text = std::fs::read_to_string(root.join(&rel)).unwrap();
+        problems.extend(body_tool_problems(&rel, a, &text));
+    }
+    assert_none("agent bodies against their tools", problems);
+    // The check itself: the refiner body of issue 38 (a change list written with Write, no
+    // Write in tools) and a pipeline agent with a tool it never uses.
+    let missing = "---\nname: style-refiner\ntools: Read, Edit, Bash\n---\n用 Read 读文件，用 Edit 改，清单用 Write 写。\n";
+    let p = body_tool_problems("x.md", "style-refiner", missing);
+    assert!(p.iter().any(|m| m.contains("use Write")), "{p:?}");
+    assert!(p.iter().any(|m| m.contains("Bash is in tools")), "{p:?}");
+    let fine = "---\nname: world-builder\ntools: Read, Write, Bash\n---\n用 Write 写。\n```bash\nnovel validate\n```\n";
+    assert_eq!(
+        body_tool_problems("y.md", "world-builder", fine),
+        Vec::<String>::new()
+    );
+    // A word inside a longer one is not a tool ("Reader", "Bashful").
+    assert!(!names_word("Reader Bashful", "Read"));
+    assert!(names_word("用 Read 读", "Read"));
+}
+
 /// The entry skills, the shared knowledge skill and the agents of the product (issue 11).
 const SKILLS: [&str; 4] = ["start", "continue", "status", "novel-writing"];
 const AGENTS: [&str; 8] = [
@@ -596,7 +698,7 @@ const COMMAND: &str = "novel";
 const CLIENT_MARKER: &str = "\"${CLAUDE_PLUGIN_ROOT}/scripts/novel\"";
 
 /// The placeholder vocabulary of `docs/orchestration.md` §10 and the sample value each gets.
-pub(crate) const PLACEHOLDERS: [(&str, &str); 16] = [
+pub(crate) const PLACEHOLDERS: [(&str, &str); 17] = [
     ("<N>", "12"),
     ("<V>", "1"),
     ("<TOKEN>", "abc"),
@@ -611,6 +713,7 @@ pub(crate) const PLACEHOLDERS: [(&str, &str); 16] = [
     ("<RANGE>", "1..3"),
     ("<PHRASE>", "眸底"),
     ("<KIND>", "character"),
+    ("<URL>", "https://mirror.example/novel/v{version}"),
     ("<USAGE>", "--tokens 1200 --duration-ms 3400 --model opus"),
     ("$ARGUMENTS", "1"),
 ];
@@ -1010,6 +1113,17 @@ fn agent_return_problems(v: &Value) -> Vec<String> {
                     && !n.is_u64()
                 {
                     out.push(format!("`{k}` is a non-negative integer"));
+                }
+            }
+            // The people rule's report (skills/novel-writing/SKILL.md).
+            if let Some(names) = obj.get("new_names") {
+                let entry_ok = |e: &Value| {
+                    ["name", "role_hint", "evidence"]
+                        .iter()
+                        .all(|k| e.get(*k).and_then(Value::as_str).is_some_and(|s| !s.is_empty()))
+                };
+                if !names.as_array().is_some_and(|a| a.iter().all(entry_ok)) {
+                    out.push("`new_names` is a list of {name, role_hint, evidence}".into());
                 }
             }
         }
@@ -1644,5 +1758,69 @@ fn the_flows_hand_over_ask_and_own_their_steps_once() {
         "an agent merges a delta",
     ] {
         assert!(p.iter().any(|l| l.contains(want)), "{want}: {p:#?}");
+    }
+}
+
+/// Issue 40: who may be named and who registers a new person is one rule, written once — in the
+/// novel-writing skill, between its markers — and handed as it is to the writer, the planner,
+/// the judge and the Summarizer in their packets (`novel_core::context::assemble::people_rule`).
+/// No agent or skill says it again in its own words: a line that tells how to write a person
+/// who is not registered (「用……称呼」) or who registers one (「由 CharacterWeaver 建档」,
+/// 「由调度去建档」, 「建档由作者决定」: the three owners the bodies used to name) is a
+/// restatement. The agents that need the rule point to it by name.
+#[test]
+fn the_new_person_rule_is_written_once() {
+    let person = regex::Regex::new(
+        "有名有姓|没登记|未登记|没有登记|没建档|档案里没有|新登场|新人物|临时人物",
+    )
+    .unwrap();
+    let described = regex::Regex::new("用[^。；]*称呼").unwrap();
+    let registers = regex::Regex::new("CharacterWeaver\\s*建档|由调度去?建档|建档由").unwrap();
+    let (open, close) = ("<!-- novel:people-rule -->", "<!-- /novel:people-rule -->");
+    let mut rule_at = Vec::new();
+    let mut restated = Vec::new();
+    for doc in plugin_docs(&repo()) {
+        let mut inside = false;
+        for (i, line) in doc.text.lines().enumerate() {
+            let at = format!("{}:{}", doc.rel, i + 1);
+            if line.contains(open) {
+                rule_at.push(at);
+                inside = true;
+            } else if line.contains(close) {
+                inside = false;
+            } else if !inside
+                && ((person.is_match(line) && described.is_match(line)) || registers.is_match(line))
+            {
+                restated.push(format!("{at}: {line}"));
+            }
+        }
+    }
+    assert_eq!(rule_at.len(), 1, "the rule's markers: {rule_at:?}");
+    assert!(
+        rule_at[0].starts_with("skills/novel-writing/SKILL.md:"),
+        "{rule_at:?}"
+    );
+    assert_none(
+        "the new-person rule said again outside its one place",
+        restated,
+    );
+    let rule = novel_core::context::assemble::people_rule();
+    assert!(
+        rule.contains("称呼")
+            && rule.contains("new_names")
+            && rule.contains("CharacterWeaver 建档"),
+        "{rule}"
+    );
+    for agent in [
+        "chapter-writer",
+        "plot-architect",
+        "quality-judge",
+        "summarizer",
+    ] {
+        let text = std::fs::read_to_string(repo().join(format!("agents/{agent}.md"))).unwrap();
+        assert!(
+            text.contains("「人物规则」"),
+            "agents/{agent}.md does not point to the rule"
+        );
     }
 }

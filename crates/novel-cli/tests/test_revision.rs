@@ -23,6 +23,9 @@ fn eval_with(root: &Path, n: u32, score: f64, fixes: &[(&str, &str)]) {
     if n == 1 {
         let mut second = crate::test_chapter::eval_doc(n, 4.2);
         second["judge"] = json!("secondary");
+        if let Some(r) = crate::test_chapter::fix_review(root, n) {
+            second["fix_review"] = r;
+        }
         write_json(
             &root.join(format!(
                 "staging/evaluations/chapter-{n:03}-eval-secondary.json"

@@ -104,10 +104,22 @@ fn step(name: &'static str, args: &str) -> Step {
     }
 }
 
+/// The judge's evaluation of chapter 4 ([`steps`]' text): each dimension quotes its own line.
 fn eval(score: f64) -> String {
-    let d = |w: f64| {
+    let quotes = [
+        "沈砚把账簿拍在林府的八仙桌上",
+        "「三千两，七月十五。」",
+        "你爹欠的，你来还",
+        "林晚舟没有看账簿，只看他手里那只怀表",
+        "只看他手里那只怀表",
+        "林晚舟没有看账簿",
+        "沈砚把账簿拍在林府的八仙桌上……你爹欠的，你来还",
+        "「三千两，七月十五。」……只看他手里那只怀表",
+    ];
+    let d = |i: usize, w: f64| {
         format!(
-            r#"{{"score": {score}, "weight": {w}, "reason": "冲突落地，林府对峙有来有回", "evidence": "「三千两，七月十五。」"}}"#
+            r#"{{"score": {score}, "weight": {w}, "reason": "冲突落地，林府对峙有来有回", "evidence": "{}"}}"#,
+            quotes[i]
         )
     };
     format!(
@@ -116,14 +128,14 @@ fn eval(score: f64) -> String {
     "style_naturalness": {}, "emotional_impact": {}, "storyline_coherence": {}}},
   "violations": [], "risk_flags": [], "required_fixes": [], "issues": []}}
 "#,
-        d(0.18),
-        d(0.18),
-        d(0.15),
-        d(0.10),
-        d(0.08),
-        d(0.15),
-        d(0.08),
-        d(0.08)
+        d(0, 0.18),
+        d(1, 0.18),
+        d(2, 0.15),
+        d(3, 0.10),
+        d(4, 0.08),
+        d(5, 0.15),
+        d(6, 0.08),
+        d(7, 0.08)
     )
 }
 
@@ -290,7 +302,7 @@ fn steps() -> Vec<Step> {
                 "evaluations/chapter-004-eval.json",
                 eval(4.3).replace(
                     r#""required_fixes": []"#,
-                    r#""required_fixes": [{"target": "第 3 段", "instruction": "林晚舟先开口，沈砚后拍账簿"}]"#,
+                    r#""required_fixes": [{"target": "第 3 段", "instruction": "林晚舟先开口，沈砚后拍账簿", "blocking": true}]"#,
                 ),
             )],
             ..step("revision-notes", "revision notes --chapter 4")
@@ -322,6 +334,8 @@ fn steps() -> Vec<Step> {
         },
         step("import", "import manuscript.txt --into <BOOK>-imported"),
         step("import-backfill", "import backfill --project <BOOK>-imported"),
+        step("models", "models"),
+        step("models-set", "models --set 经济"),
         step("permissions", "permissions"),
         step("permissions-write", "permissions --write"),
         step("init", "init <BOOK>-new --title 新书 --genre 玄幻"),

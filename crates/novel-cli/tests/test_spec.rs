@@ -68,7 +68,7 @@ fn propagate_human_summary_recommends_vol_planning() {
     let out = novel(&root, &["spec", "propagate"]);
     assert_eq!(code(&out), 0);
     let text = stdout(&out);
-    assert!(text.contains("VOL_PLANNING"), "{text}");
+    assert!(text.contains("回到卷规划"), "{text}");
     assert!(text.contains("第 35 章"), "{text}");
 }
 

@@ -338,8 +338,15 @@ fn state_ahead_of_changelog_is_refused() {
     let out = novel(&root, &["--json", "ops", "apply", &rel]);
     assert_eq!(code(&out), 3);
     assert_eq!(json(&out)["error"]["code"], "E_STATE_DIVERGED");
+    // An empty changelog against a state that says version 2: no rebuild wipes it (N18); with
+    // the mistaken state file moved away, the book's nothing-recorded state is written.
     let out = novel(&root, &["--json", "state", "rebuild", "--write"]);
-    assert_eq!(code(&out), 0);
+    assert_eq!(code(&out), 2);
+    assert_eq!(json(&out)["error"]["code"], "E_CHANGELOG_LOST");
+    assert_eq!(read_json(&path)["state_version"], 2);
+    std::fs::rename(&path, root.join("state-mistaken.json")).unwrap();
+    let out = novel(&root, &["--json", "state", "rebuild", "--write"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
     assert_eq!(read_json(&path)["state_version"], 0);
 }
 

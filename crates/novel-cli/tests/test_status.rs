@@ -164,9 +164,9 @@ fn status_json_has_the_contract_fields() {
         "第1卷 第5/10章 总2100字 均分3.66 未回收伏笔2个"
     );
     assert_eq!(d["state"], "WRITING");
-    assert_eq!(d["state_label"], "WRITING（卷内写作）");
+    assert_eq!(d["state_label"], "卷内写作");
     assert_eq!(d["stage"], "committed");
-    assert_eq!(d["stage_label"], "committed（已提交）");
+    assert_eq!(d["stage_label"], "已提交");
     assert_eq!(
         d["volume"],
         json!({"current": 1, "range": [1, 10], "range_source": "schedule", "over_plan": false})

@@ -84,7 +84,7 @@ pub const CODES: &[CodeDoc] = &[
     e(
         "E_NO_BINARY",
         "插件找不到自己的 novel 程序（从 marketplace 安装后还没安装）。",
-        "运行插件目录下的 scripts/install（通常几秒钟下载完成，下载不了时才用 Rust 编译），或在 /novel:start 里让它代为运行。",
+        "运行插件目录下的 scripts/install（有预编译的程序时下载，几秒钟；没有时用本机的 Rust 编译；要从镜像下载时加 --mirror <地址>，只需一次），或在 /novel:start 里让它代为运行。",
     ),
     e(
         "E_NOT_PROJECT",
@@ -95,6 +95,11 @@ pub const CODES: &[CodeDoc] = &[
         "E_PROJECT_EXISTS",
         "目标目录里已经有项目或同名文件，拒绝覆盖。",
         "换一个新目录，或先把旧内容移走。",
+    ),
+    e(
+        "E_FOLDER_NOT_EMPTY",
+        "要建新书的目录里已经有作者自己的文件：新书的十几个文件和目录不往别人的文件中间散放。",
+        "给新书一个子目录（novel init <书名> --title …，会新建这个目录），或换一个空目录。",
     ),
     e(
         "E_IO",
@@ -172,6 +177,11 @@ pub const CODES: &[CodeDoc] = &[
         "上一次提交或状态写入被打断，提交日志还在，任何写入都会被拒绝。",
         "先运行 novel chapter recover 补完它。",
     ),
+    f(
+        "E_WRITER_BUSY",
+        "另一个 novel 命令正在写入这本书（提交日志在，写它的命令还在运行），项目文件暂时处于半完成状态。",
+        "稍等几秒再看；它写完就会结束，不要运行 recover 或 lock clear。",
+    ),
     e(
         "E_STATE",
         "编排状态不允许这一步（如章节在出错待重试、卷还没开）。",
@@ -208,6 +218,21 @@ pub const CODES: &[CodeDoc] = &[
         "从 state/backups/ 或版本库恢复这个文件的原样，再运行 novel chapter recover。",
     ),
     e(
+        "E_CHANGELOG_LOST",
+        "变更日志不存在或是空的，而状态文件或断点记着已经记录过章节：按空日志重建会把状态清空。",
+        "从 state/backups/ 或版本库找回 state/changelog.jsonl 再重建；找不回时不要用 --write，把状态文件从备份放回。",
+    ),
+    e(
+        "E_STATE_MISSING",
+        "状态文件 state/current-state.json 不存在，不能开始新的一章。",
+        "从 state/backups/ 或版本库找回 state/；只丢了状态文件而变更日志还在时，运行 novel state rebuild --write。",
+    ),
+    e(
+        "E_OUTPUT_TARGET",
+        "输出文件（export -o、dashboard -o）会落在书的文件上：程序维护的文件、书的资料文件、资料目录里，或是一个目录。",
+        "换一个文件名：放在项目目录下（不在 chapters/、state/ 等资料目录里）、项目的 export/ 里或项目之外。",
+    ),
+    e(
         "E_STAGING_CHANGED",
         "评审之后 staging 里的稿件又被改过，提交的不再是评审过的稿件。",
         "改动是有意的就重新 chapter stage judged 并重新评审、门控；否则恢复这些文件。",
@@ -219,18 +244,23 @@ pub const CODES: &[CodeDoc] = &[
     ),
     e(
         "E_EVALUATION",
-        "评估没有守住评审的约定：引文不在正文里、高置信违规没进 violations、必须目标没有核查行、退回却没有修订指令，或修订轮没有逐条判定上一轮的指令（data.findings 逐条列出）。",
-        "把 data.findings 原样交回 QualityJudge 改评估文件，再 novel chapter stage judged。",
+        "评估没有守住评审的约定：引文不在正文里或只是几个字、一句引文撑几个维度、修订位置引错、建议与分数不符、高置信违规没进 violations、必须目标没有核查行、退回却没有修订指令，或修订轮没有逐条判定上一轮的指令、拿没改过的句子证明改过（data.findings 逐条列出）。",
+        "把 data.findings 原样交回评审改评估文件，再 novel chapter stage judged。",
     ),
     e(
         "E_EDIT_RATIO",
-        "StyleRefiner 对初稿的改动（叙述或对话，按字计）超过了 novel.json 的 refine.max_edit_ratio（默认 15%）。",
-        "把改动最多的段落改回初稿（staging/logs/chapter-NNN-draft.md）的说法，再 novel chapter stage refined。",
+        "润色编辑对初稿的改动（叙述或对话，按字计）超过了 novel.json 的 refine.max_edit_ratio（默认 15%）。",
+        "改动最多的段落回到初稿（staging/logs/chapter-NNN-draft.md）的说法（修改清单撤掉对应的条目，被退回的清单已移走），再 novel chapter stage refined。",
+    ),
+    e(
+        "E_CHANGE_LIST",
+        "润色编辑的修改清单（staging/logs/chapter-NNN-edits.md）有条目套不上正文：「原：」在正文里找不到、不止一处、两条改同一段，或缺了「改：」。",
+        "按 data 里逐条的说明改好清单（「原：」从正文一字不改地抄），再 novel chapter stage refined（二次润色：stage polished）。",
     ),
     e(
         "E_NO_EVALUATION",
         "staging 里没有这一章的评估文件。",
-        "先派 QualityJudge 写出 chapter-NNN-eval.json。",
+        "先派评审写出 chapter-NNN-eval.json。",
     ),
     e(
         "E_SECOND_JUDGE",
@@ -252,6 +282,11 @@ pub const CODES: &[CodeDoc] = &[
         "状态文件不是程序最后一次写下的那一份（在 novel 之外被改过，或放回了旧备份）。",
         "运行 novel state rebuild 查看与变更日志的差异；确认是误改就 novel state rebuild --write，有意的修改请写成增量用 novel ops apply --manual 记下。",
     ),
+    f(
+        "E_CHAPTER_EDITED",
+        "已提交的章节正文或评估与提交时写下的不同（在 novel 之外被改过），或者不见了。",
+        "作者自己改的可以保留；改动涉及事实（人物去向、生死、道具、伏笔）时，写一份手动增量用 novel ops apply --manual 记下，让状态跟上正文。",
+    ),
     e(
         "E_CHAPTER_AHEAD",
         "增量或跳过记录的章节号超过了这本书的下一章：先记下它，之后每一章真实的增量都会被章节顺序挡住。",
@@ -261,17 +296,17 @@ pub const CODES: &[CodeDoc] = &[
     e(
         "E_DELTA",
         "状态增量文件本身不合法（章节号、故事线、字段缺失）。",
-        "把错误交给 Summarizer 重写增量；仍不行就 novel ops skip。",
+        "把错误交给摘要员重写增量；仍不行就 novel ops skip。",
     ),
     e(
         "E_OPS_REJECTED",
         "状态增量里有 op 被拒绝（全部被拒时什么也不写）。",
-        "把 rejected 列表（原因与修正提示）交给 Summarizer 重写这些 op。",
+        "把 rejected 列表（原因与修正提示）交给摘要员重写这些 op。",
     ),
     e(
         "E_STATE_VERSION",
         "增量基于的状态版本不是当前版本。",
-        "用当前状态重新生成增量（Summarizer 的资料包里有当前版本）。",
+        "用当前状态重新生成增量（摘要员的资料包里有当前版本）。",
     ),
     e(
         "E_SETTINGS_LOCAL",
@@ -402,7 +437,17 @@ pub const CODES: &[CodeDoc] = &[
     e(
         "E_OUTLINE_MISSING",
         "这一卷还没有大纲文件。",
-        "先由 PlotArchitect 写出 volumes/vol-NN/outline.md。",
+        "先由大纲策划写出 volumes/vol-NN/outline.md。",
+    ),
+    e(
+        "E_OUTLINE_UNREADABLE",
+        "这一卷的大纲文件在，但读不出来（多半不是 UTF-8 编码）。",
+        "把 volumes/vol-NN/outline.md 另存为 UTF-8 再重试。",
+    ),
+    e(
+        "E_CHAPTER_PLAN",
+        "要开始的这一章的计划有问题（大纲读不了、没有这一章或只有标题，或章节契约不合格式），chapter begin 拒绝开始。",
+        "按消息里的文件与行改好（/novel:start → 调整大纲），novel validate 列出全部问题，再 chapter begin。",
     ),
     e(
         "E_OUTLINE_CHAPTER",
@@ -423,7 +468,7 @@ pub const CODES: &[CodeDoc] = &[
     e(
         "E_LINT",
         "有文件未通过 AI 痕迹检查（黑名单、句式、重复超过阈值）。",
-        "按 文件:行:列 逐条改写（StyleRefiner 可据此润色）；确认无误的短语用 novel blacklist whitelist 加入白名单。",
+        "按 文件:行:列 逐条改写（润色编辑可据此修改）；确认无误的短语用 novel blacklist whitelist 加入白名单。",
     ),
     e(
         "E_CRAFT",
@@ -458,7 +503,7 @@ pub const CODES: &[CodeDoc] = &[
     e(
         "E_NO_BASELINE",
         "没有可比较的风格基线。",
-        "先用 novel style metrics 分析风格样章，由 StyleAnalyzer 写入 style-profile.json。",
+        "先用 novel style metrics 分析风格样章，由文风分析员写入 style-profile.json。",
     ),
     e(
         "E_NO_CHAPTER",
@@ -509,7 +554,7 @@ pub const CODES: &[CodeDoc] = &[
     e(
         "E_VOLUME_CHECK",
         "卷规划检查发现错误，不能开卷或收卷。",
-        "按每条的处理建议让 PlotArchitect 修改大纲、调度、伏笔计划或契约，再重新检查。",
+        "按每条的处理建议让大纲策划修改大纲、调度、伏笔计划或契约，再重新检查。",
     ),
     e(
         "E_VOLUME_RANGE",
@@ -602,8 +647,13 @@ pub const CODES: &[CodeDoc] = &[
     ),
     e(
         "E_IMPORT_EMPTY",
-        "书稿中有没有正文的章节，没有导入任何内容（开头的目录和同一章的分页会自动识别，不算空章）。",
-        "检查这些章节：补上正文，或删去多余的标题后重新导入。",
+        "书稿中有没有正文、后面又出现一次的章节：常见于开头的目录被当成了章节，没有导入任何内容（只空着一章、不重复的，照样导入为空章并给出警告）。",
+        "删去书稿开头的目录（或目录前后的书名、简介行）后重新导入。",
+    ),
+    f(
+        "E_CHAPTER_EMPTY",
+        "这一章没有正文（导入时就是空的），章号保留着。",
+        "补写这一章（改 chapters/ 下的文件），写好后这条提示就不再出现。",
     ),
     e(
         "E_IMPORT_VOLUME",
@@ -737,6 +787,31 @@ pub const CODES: &[CodeDoc] = &[
         "fix_review 每条写 {fix, status: done|partly|not_done, evidence}。",
     ),
     f(
+        "E_EVAL_FRAGMENT",
+        "评估的引文只是几个字（人名、词语），不足 gate.quote_min_chars（默认 8）字又不是正文里完整的一句；或某个维度没有引正文。",
+        "引出包含它的整句，或至少 gate.quote_min_chars 个字的一段原文。",
+    ),
+    f(
+        "E_EVAL_REUSED",
+        "同一段引文是三个或更多维度的证据。",
+        "每个维度引它自己的依据。",
+    ),
+    f(
+        "E_EVAL_TARGET",
+        "修订指令的 target 里引号中的字在正文里找不到。",
+        "target 里的引文从正文原样复制；说不出原文就只写段落号。",
+    ),
+    f(
+        "E_EVAL_VERDICT",
+        "评估的建议（recommendation）与按项目权重重算的总分、门控门槛对不上（或有高置信违规却建议通过）。",
+        "按 gate 的门槛从分数推出建议：有高置信违规写 revise；分数与判断不符就改分数的依据，不改门槛。",
+    ),
+    f(
+        "E_EVAL_STALE",
+        "修订轮里判为做到（done/partly）的修订指令，引的原文上一轮被退回的稿子里原样就有：证明不了改过。",
+        "引这一轮改出来的句子；找不到就判 not_done。",
+    ),
+    f(
         "E_STYLE_EXEMPLARS",
         "风格指纹的作者原文示例（voice_exemplars）超过 5 段或合计超过 2000 token。",
         "留 3–5 段最有代表性的，每段一两百字。",
@@ -745,6 +820,11 @@ pub const CODES: &[CodeDoc] = &[
         "E_OUTLINE",
         "卷大纲有一行读不了。",
         "按 docs/context-packets.md 的大纲格式修正该行。",
+    ),
+    f(
+        "E_OUTLINE_EMPTY",
+        "卷大纲里没有任何章节块。",
+        "让 PlotArchitect 按「## 第48章 标题」的格式写出本卷各章。",
     ),
 ];
 

@@ -95,6 +95,77 @@ pub fn default_model(agent: &str) -> Model {
     }
 }
 
+/// The model mixes the author chooses between at set-up (`novel models --set`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mix {
+    /// The PRD's mix (§4.3): the planners, the refiner, rewrites and the key chapters' second
+    /// judge on Opus, the rest on Sonnet — the settings' default `models`.
+    Standard,
+    /// Everything on Sonnet: about half the price of a chapter, at the cost of the Opus
+    /// refiner's finer de-AI pass, the second judge's independent model on key chapters and
+    /// Opus rewrites.
+    Economy,
+}
+
+impl Mix {
+    /// `standard`, `economy` (what `novel models --set` takes, besides 标准 / 经济).
+    pub fn name(self) -> &'static str {
+        match self {
+            Mix::Standard => "standard",
+            Mix::Economy => "economy",
+        }
+    }
+
+    /// The label the author reads.
+    pub fn label(self) -> &'static str {
+        match self {
+            Mix::Standard => "标准（PRD 组合：设定、润色、重写、关键章复核用 Opus）",
+            Mix::Economy => "经济（全部 Sonnet）",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Mix> {
+        match name.trim() {
+            "standard" | "标准" => Some(Mix::Standard),
+            "economy" | "经济" => Some(Mix::Economy),
+            _ => None,
+        }
+    }
+
+    /// `novel.json` `models` of this mix.
+    pub fn models(self) -> indexmap::IndexMap<String, String> {
+        let mut m = crate::model::settings::default_models();
+        if self == Mix::Economy {
+            for v in m.values_mut() {
+                *v = Model::Sonnet.name().to_string();
+            }
+        }
+        m
+    }
+
+    /// The mix `models` is, if it is one (the keys a mix does not name are read as its
+    /// defaults).
+    pub fn of(models: &indexmap::IndexMap<String, String>) -> Option<Mix> {
+        [Mix::Standard, Mix::Economy].into_iter().find(|mix| {
+            let want = mix.models();
+            models
+                .iter()
+                .all(|(k, v)| want.get(k).is_none_or(|w| w == v))
+                && want
+                    .iter()
+                    .all(|(k, w)| models.get(k).is_none_or(|v| v == w))
+        })
+    }
+}
+
+/// The model `agent` runs on in a project with `models` (`novel.json`): its own entry, else
+/// the default ([`default_model`]'s name).
+pub fn model_for<'a>(models: &'a indexmap::IndexMap<String, String>, agent: &str) -> &'a str {
+    models
+        .get(agent)
+        .map_or(default_model(agent).name(), String::as_str)
+}
+
 /// The PRD §12.1 row of an agent: (input, output) tokens of one run. Agents without a row get
 /// the table's total (31K in, 11K out), the mix of a whole chapter.
 pub fn prd_usage(agent: &str) -> (u64, u64) {
@@ -201,6 +272,27 @@ mod tests {
             estimate_usd(Model::Haiku, 10, 0, 10)
         );
         assert_eq!(estimate_usd(Model::Opus, 0, 1_000_000, 0), 75.0);
+    }
+
+    #[test]
+    fn the_mixes_are_the_defaults_and_all_sonnet() {
+        let standard = Mix::Standard.models();
+        assert_eq!(standard, crate::model::Settings::default().models);
+        assert_eq!(Mix::of(&standard), Some(Mix::Standard));
+        let economy = Mix::Economy.models();
+        assert!(economy.values().all(|m| m == "sonnet"));
+        assert_eq!(Mix::of(&economy), Some(Mix::Economy));
+        // A project that changed one agent has its own mix; one that names fewer agents is read
+        // with the defaults for the rest.
+        let mut own = standard.clone();
+        own.insert("style-refiner".into(), "sonnet".into());
+        assert_eq!(Mix::of(&own), None);
+        let mut fewer = standard.clone();
+        fewer.shift_remove("main");
+        assert_eq!(Mix::of(&fewer), Some(Mix::Standard));
+        assert_eq!(model_for(&fewer, "main"), "sonnet");
+        assert_eq!(model_for(&own, "style-refiner"), "sonnet");
+        assert_eq!(Mix::from_name("经济"), Some(Mix::Economy));
     }
 
     #[test]

@@ -686,6 +686,25 @@ fn fixes_verdict(
     }
 }
 
+/// The band of a score under the thresholds — pass, polish, revise, pause or rewrite — what the
+/// score alone says, before high violations, the fixes of the round before and exhausted
+/// revisions ([`decide`] adds those). QualityJudge's recommendation is held to it
+/// (`crate::judging`).
+pub fn band(overall: f64, t: &GateThresholds) -> GateDecision {
+    let o = denoise(overall);
+    if o >= t.pass {
+        GateDecision::Pass
+    } else if o >= t.polish {
+        GateDecision::Polish
+    } else if o >= t.revise {
+        GateDecision::Revise
+    } else if o >= t.pause {
+        GateDecision::Pause
+    } else {
+        GateDecision::Rewrite
+    }
+}
+
 /// Track 2: the score's band, with the force pass after exhausted revisions.
 fn score_verdict(input: &GateInput<'_>, overall: f64, exhausted: bool) -> Verdict {
     let t = input.thresholds;
@@ -697,52 +716,46 @@ fn score_verdict(input: &GateInput<'_>, overall: f64, exhausted: bool) -> Verdic
         force_passed: false,
         reason,
     };
-    if overall >= t.pass {
-        plain(
+    match band(overall, t) {
+        GateDecision::Pass => plain(
             GateDecision::Pass,
             format!("{s} ≥ {}：直接通过", th(t.pass)),
-        )
-    } else if overall >= t.polish {
-        plain(
+        ),
+        GateDecision::Polish => plain(
             GateDecision::Polish,
             format!(
-                "{s} 在 {}–{}：StyleRefiner 二次润色后通过",
+                "{s} 在 {}–{}：润色编辑二次润色后通过",
                 th(t.polish),
                 th(t.pass)
             ),
-        )
-    } else if exhausted && overall >= t.force_pass_min {
-        Verdict {
+        ),
+        _ if exhausted && overall >= t.force_pass_min => Verdict {
             decision: GateDecision::Pass,
             force_passed: true,
             reason: format!(
                 "已修订 {n} 次，{s} ≥ {}：强制通过并标记 force_passed",
                 th(t.force_pass_min)
             ),
-        }
-    } else if overall >= t.revise {
-        plain(
+        },
+        GateDecision::Revise => plain(
             GateDecision::Revise,
             format!("{s} 在 {}–{}：自动修订", th(t.revise), th(t.polish)),
-        )
-    } else if exhausted {
-        plain(
+        ),
+        _ if exhausted => plain(
             GateDecision::Pause,
             format!("已修订 {n} 次仍只有 {s}：通知作者，暂停"),
-        )
-    } else if overall >= t.pause {
-        plain(
+        ),
+        GateDecision::Pause => plain(
             GateDecision::Pause,
             format!(
                 "{s} 在 {}–{}：通知作者人工审核，暂停",
                 th(t.pause),
                 th(t.revise)
             ),
-        )
-    } else {
-        plain(
+        ),
+        _ => plain(
             GateDecision::Rewrite,
             format!("{s} < {}：强制全章重写", th(t.pause)),
-        )
+        ),
     }
 }

@@ -82,6 +82,9 @@ pub struct Furniture {
     /// The kind in Chinese.
     pub label: &'static str,
     pub text: String,
+    /// A piece inside a paragraph of the story (an inline link, 「（本章完）」 after the last
+    /// sentence): `--strip-furniture` cuts it out of the line and keeps the prose.
+    pub inline: bool,
 }
 
 /// A line that starts like chapter `number`'s heading but reads as prose (第三回合，…): kept as
@@ -118,6 +121,9 @@ pub enum ProblemKind {
     NumberRange,
     /// A chapter far longer than the others: a heading may not have been read (a warning).
     LongChapter,
+    /// Characters of Unicode's private-use areas (a site's scrambled font): no text anyone can
+    /// read, not counted in 字数 (a warning).
+    PrivateUse,
 }
 
 /// One problem, with where it is: its kind, and the finding (`E_IMPORT_ORDER` — fixed by
@@ -156,6 +162,9 @@ impl Problem {
         let code = match kind {
             ProblemKind::NameMismatch => "import/name_mismatch",
             ProblemKind::LongChapter => "import/long_chapter",
+            ProblemKind::Duplicate => "import/duplicate",
+            ProblemKind::Empty => "import/empty",
+            ProblemKind::PrivateUse => "import/private_use",
             _ => "import/unnumbered",
         };
         let finding = Diagnostic::new(code, Severity::Warning, file, message, hint).at_line(line);
@@ -230,6 +239,9 @@ pub enum Action {
     Import,
     /// Already in the project (at or below its last completed chapter, or the file exists).
     Skip,
+    /// A second copy of a chapter, word for word the same as an earlier one: not imported (a
+    /// warning names both lines).
+    Duplicate,
 }
 
 /// One row of the table (`--dry-run` prints it; the import writes the `import` rows).
@@ -377,33 +389,28 @@ pub fn plan(
     if !sections.iter().any(|s| s.kind == SectionKind::Chapter) {
         problems.push(no_chapters(found));
     }
-    problems.extend(content_problems(sections, chars, found.volumes, target));
+    let copies = identical_copies(sections);
+    problems.extend(copy_notices(sections, &copies));
+    problems.extend(content_problems(
+        sections,
+        chars,
+        &copies,
+        found.volumes,
+        target,
+    ));
     if !renumber {
-        problems.extend(numbering_problems(sections, found.suspects));
+        problems.extend(numbering_problems(sections, &copies, found.suspects));
     }
-    let numbers = numbers(sections, base, renumber);
+    let numbers = numbers(sections, &copies, base, renumber);
     problems.extend(range_problem(sections, &numbers));
     problems.extend(long_chapters(sections, chars, found.suspects));
     let first = numbers.iter().flatten().next().copied();
     let mut rows = Vec::with_capacity(sections.len());
     let mut extra_index = 0;
     let mut last_chapter: Option<u32> = None;
-    for ((s, &c), n) in sections.iter().zip(chars).zip(&numbers) {
-        let (target_file, skip_reason) = match (s.kind, n) {
-            (SectionKind::Chapter, Some(n)) => {
-                (crate::naming::chapter_file(*n), chapter_skip(*n, target))
-            }
-            _ => {
-                extra_index += 1;
-                let file = extra_target(extra_index, &s.name);
-                let exists = file
-                    .rsplit('/')
-                    .next()
-                    .is_some_and(|f| target.extra_files.contains(f));
-                let why = exists.then(|| format!("{file} 已存在"));
-                (file, why)
-            }
-        };
+    for (((s, &c), n), copy) in sections.iter().zip(chars).zip(&numbers).zip(&copies) {
+        let copy_of = copy.map(|k| &sections[k]);
+        let (target_file, skip_reason) = landing(s, *n, copy_of, target, &mut extra_index);
         let after_chapter = match s.kind {
             SectionKind::Chapter => None,
             _ => Some(last_chapter.unwrap_or_else(|| first.map_or(base, |f| f.saturating_sub(1)))),
@@ -424,10 +431,10 @@ pub fn plan(
             heading: row_heading(s, *n),
             merged: s.merged.clone(),
             after_chapter,
-            action: if skip_reason.is_some() {
-                Action::Skip
-            } else {
-                Action::Import
+            action: match (copy, &skip_reason) {
+                (Some(_), _) => Action::Duplicate,
+                (None, Some(_)) => Action::Skip,
+                (None, None) => Action::Import,
             },
             target: target_file,
             reason: skip_reason.unwrap_or_default(),
@@ -450,6 +457,40 @@ pub fn plan(
         source_chars: chars.iter().sum(),
         rows,
         project_last: target.last_completed,
+    }
+}
+
+/// Where a section lands (its file) and why it is not imported, if it is not: a copy of
+/// `copy_of`, a chapter the project has, an extra whose file exists.
+fn landing(
+    s: &Section,
+    n: Option<u32>,
+    copy_of: Option<&Section>,
+    target: &Target,
+    extra_index: &mut usize,
+) -> (String, Option<String>) {
+    match (s.kind, n, copy_of) {
+        (_, _, Some(first)) => (
+            String::new(),
+            Some(format!(
+                "与第 {} 行的{}一字不差，只导入那一份",
+                first.line,
+                chapter_name(first)
+            )),
+        ),
+        (SectionKind::Chapter, Some(n), _) => {
+            (crate::naming::chapter_file(n), chapter_skip(n, target))
+        }
+        _ => {
+            *extra_index += 1;
+            let file = extra_target(*extra_index, &s.name);
+            let exists = file
+                .rsplit('/')
+                .next()
+                .is_some_and(|f| target.extra_files.contains(f));
+            let why = exists.then(|| format!("{file} 已存在"));
+            (file, why)
+        }
     }
 }
 
@@ -589,12 +630,20 @@ fn chapter_skip(n: u32, target: &Target) -> Option<String> {
 }
 
 /// The number each section lands as: the source's, or (`--renumber`) the order of appearance
-/// after `base` (the project's last chapter, or the one before `--start`).
-fn numbers(sections: &[Section], base: u32, renumber: bool) -> Vec<Option<u32>> {
+/// after `base` (the project's last chapter, or the one before `--start`). A word-for-word copy
+/// of an earlier chapter lands nowhere.
+fn numbers(
+    sections: &[Section],
+    copies: &[Option<usize>],
+    base: u32,
+    renumber: bool,
+) -> Vec<Option<u32>> {
     let mut next = base;
     sections
         .iter()
-        .map(|s| match s.kind {
+        .zip(copies)
+        .map(|(s, copy)| match s.kind {
+            _ if copy.is_some() => None,
             SectionKind::Chapter if renumber => {
                 next = next.saturating_add(1);
                 Some(next)
@@ -605,27 +654,107 @@ fn numbers(sections: &[Section], base: u32, renumber: bool) -> Vec<Option<u32>> 
         .collect()
 }
 
+/// 「第 35 章「标题」」 as the author wrote it (the heading when there is one).
+fn chapter_name(s: &Section) -> String {
+    if s.heading.is_empty() {
+        format!("第 {} 章", s.number.unwrap_or(0))
+    } else {
+        format!("「{}」", s.heading)
+    }
+}
+
+/// For each chapter that repeats an earlier chapter's number with the same text (spaces aside),
+/// the index of that earlier section: an edition that prints a chapter twice.
+pub fn identical_copies(sections: &[Section]) -> Vec<Option<usize>> {
+    use std::collections::HashMap;
+    let squeeze = |t: &str| -> String { t.chars().filter(|c| !c.is_whitespace()).collect() };
+    let mut first: HashMap<(u32, String), usize> = HashMap::new();
+    sections
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let n = s.number.filter(|_| s.kind == SectionKind::Chapter)?;
+            let body = squeeze(&s.body);
+            if body.is_empty() {
+                return None;
+            }
+            match first.entry((n, body)) {
+                std::collections::hash_map::Entry::Occupied(e) => Some(*e.get()),
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(i);
+                    None
+                }
+            }
+        })
+        .collect()
+}
+
+/// A notice for each word-for-word copy dropped, naming both lines.
+fn copy_notices(sections: &[Section], copies: &[Option<usize>]) -> Vec<Problem> {
+    sections
+        .iter()
+        .zip(copies)
+        .filter_map(|(s, copy)| {
+            let first = &sections[(*copy)?];
+            let mut p = Problem::warning(
+                ProblemKind::Duplicate,
+                &s.file,
+                s.line,
+                format!(
+                    "第 {} 行的{}与第 {} 行的{}一字不差：是同一章印了两次，只导入第 {} 行那一份",
+                    s.line,
+                    chapter_name(s),
+                    first.line,
+                    chapter_name(first),
+                    first.line
+                ),
+                "不是重复的话，检查这两处的章号",
+            );
+            p.finding.chapter = s.number;
+            Some(p)
+        })
+        .collect()
+}
+
 fn problem(kind: ProblemKind, code: &'static str, s: &Section, message: String) -> Problem {
     Problem::error(kind, code, &s.file, s.line, s.number, message)
 }
 
-/// Gaps, duplicates and numbers going backwards, in the manuscript itself. A gap names the
-/// prose lines that start like a missing chapter's heading.
-fn numbering_problems(sections: &[Section], suspects: &[Suspect]) -> Vec<Problem> {
+/// Gaps, duplicates and numbers going backwards, in the manuscript itself (word-for-word
+/// copies aside: they are dropped). A duplicate names both lines; a gap names the prose lines
+/// that start like a missing chapter's heading.
+fn numbering_problems(
+    sections: &[Section],
+    copies: &[Option<usize>],
+    suspects: &[Suspect],
+) -> Vec<Problem> {
     let mut out = Vec::new();
-    let mut seen: BTreeSet<u32> = BTreeSet::new();
+    let mut seen: std::collections::BTreeMap<u32, &Section> = Default::default();
     let mut max: Option<u32> = None;
-    for s in sections.iter().filter(|s| s.kind == SectionKind::Chapter) {
+    for (s, _) in sections
+        .iter()
+        .zip(copies)
+        .filter(|(s, copy)| s.kind == SectionKind::Chapter && copy.is_none())
+    {
         let Some(n) = s.number else { continue };
-        if !seen.insert(n) {
-            out.push(problem(
+        if let Some(first) = seen.get(&n) {
+            let mut p = problem(
                 ProblemKind::Duplicate,
                 "E_IMPORT_ORDER",
                 s,
-                format!("第 {n} 章重复出现"),
-            ));
+                format!(
+                    "第 {n} 章出现了两次，内容不同：第 {} 行的{}与第 {} 行的{}",
+                    first.line,
+                    chapter_name(first),
+                    s.line,
+                    chapter_name(s)
+                ),
+            );
+            p.finding.hint = "是两章就改正其中一个的章号，或加 --renumber 按出现顺序编号；是同一章的两页，就在后一个标题后加「（二）」".into();
+            out.push(p);
             continue;
         }
+        seen.insert(n, s);
         match max {
             Some(m) if n < m => out.push(problem(
                 ProblemKind::OutOfOrder,
@@ -736,26 +865,64 @@ fn continuation_problem(
     None
 }
 
-/// Empty chapters; volumes going backwards; and, into an existing project, chapters of a volume
-/// before its current one.
+/// Empty chapters: one whose number comes again later (a table of contents taken for
+/// chapters) refuses the import, and so does every one when no chapter has text; any other is
+/// imported empty with a warning (the chapter keeps its number; `validate` lists it until it is
+/// written).
+fn empty_chapters(sections: &[Section], chars: &[usize], copies: &[Option<usize>]) -> Vec<Problem> {
+    let mut out = Vec::new();
+    // Not one chapter with text: a table of contents, not a book.
+    let none_written = sections
+        .iter()
+        .zip(chars)
+        .all(|(s, &c)| s.kind != SectionKind::Chapter || c == 0);
+    for (i, (s, &c)) in sections.iter().zip(chars).enumerate() {
+        if s.kind != SectionKind::Chapter || c != 0 || copies[i].is_some() {
+            continue;
+        }
+        let n = s.number.map(|n| format!("第 {n} 章")).unwrap_or_default();
+        let again = sections[i + 1..]
+            .iter()
+            .find(|l| l.kind == SectionKind::Chapter && l.number == s.number);
+        let refusal = match again {
+            Some(later) => format!(
+                "{n}「{}」没有正文，第 {} 行又是{n}：目录被当成了章节",
+                s.title, later.line
+            ),
+            None if none_written => {
+                format!(
+                    "{n}「{}」没有正文：书稿里没有一章有正文，多半只是一份目录",
+                    s.title
+                )
+            }
+            None => {
+                let mut p = Problem::warning(
+                    ProblemKind::Empty,
+                    &s.file,
+                    s.line,
+                    format!("{n}「{}」没有正文：照样导入为空章，章号不变", s.title),
+                    "之后补写这一章（novel validate 会一直列出它），或在书稿里删去这个标题重新导入",
+                );
+                p.finding.chapter = s.number;
+                out.push(p);
+                continue;
+            }
+        };
+        out.push(problem(ProblemKind::Empty, "E_IMPORT_EMPTY", s, refusal));
+    }
+    out
+}
+
+/// Empty chapters ([`empty_chapters`]); volumes going backwards; and, into an existing project,
+/// chapters of a volume before its current one.
 fn content_problems(
     sections: &[Section],
     chars: &[usize],
+    copies: &[Option<usize>],
     volumes: &[VolumeHeading],
     target: &Target,
 ) -> Vec<Problem> {
-    let mut out = Vec::new();
-    for (s, &c) in sections.iter().zip(chars) {
-        if s.kind == SectionKind::Chapter && c == 0 {
-            let n = s.number.map(|n| format!("第 {n} 章")).unwrap_or_default();
-            out.push(problem(
-                ProblemKind::Empty,
-                "E_IMPORT_EMPTY",
-                s,
-                format!("{n}「{}」没有正文", s.title),
-            ));
-        }
-    }
+    let mut out = empty_chapters(sections, chars, copies);
     for w in volumes.windows(2) {
         if w[1].volume <= w[0].volume {
             out.push(Problem::error(
@@ -1028,7 +1195,9 @@ mod tests {
 
     #[test]
     fn gap_duplicate_and_order_are_reported_not_guessed() {
-        let s = [ch(1, None), ch(3, None), ch(3, None), ch(2, None)];
+        let mut other = ch(3, None);
+        other.body = "另一章的正文".into();
+        let s = [ch(1, None), ch(3, None), other, ch(2, None)];
         let p = run(&s, &new_project(), false);
         let kinds: Vec<_> = p
             .problems
@@ -1111,7 +1280,14 @@ mod tests {
         };
         let p = plan(&s, &[0, 3], &found, &new_project(), numbering);
         let codes: Vec<_> = p.problems.iter().map(|p| p.finding.code.as_ref()).collect();
-        assert_eq!(codes, ["E_IMPORT_EMPTY", "E_IMPORT_VOLUME"]);
+        // One empty chapter, not repeated: imported empty under its number, with a warning.
+        assert_eq!(codes, ["import/empty", "E_IMPORT_VOLUME"]);
+        // An empty chapter whose number comes again (a table of contents) refuses, renumbered
+        // or not.
+        let mut toc = [ch(1, None), ch(1, None)];
+        toc[0].body = String::new();
+        let q = plan(&toc, &[0, 3], &Found::default(), &new_project(), numbering);
+        assert_eq!(q.refusal(), Some("E_IMPORT_EMPTY"));
         assert_eq!(p.refusal(), Some("E_IMPORT_VOLUME"));
         assert_eq!(
             p.volumes,

@@ -5,7 +5,8 @@
 //! ops engine, gate, spec diff, retirement protection and context selection as they land.
 //! Every decision takes values and returns values with evidence.
 //! The names of project files (`chapter-NNN`, `vol-NN`, summaries, evaluations, deltas,
-//! contracts) are spelled in one place, [`naming`].
+//! contracts) are spelled in one place, [`naming`]. The style drift verdict (风格校准) is
+//! [`drift`]: a window's figures (measured by `novel-text`) against the profile's baseline.
 //!
 //! What it is not: it never touches the file system and never prints. Reading, writing and
 //! locking live in `novel-store`; rendering lives in `novel-cli`. It segments no Chinese text:
@@ -15,10 +16,12 @@
 
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod changes;
 pub mod codes;
 pub mod context;
 pub mod cost;
 pub mod diagnostic;
+pub mod drift;
 pub mod edits;
 pub mod frontmatter;
 pub mod gate;

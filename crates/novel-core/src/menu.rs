@@ -252,10 +252,20 @@ pub struct MenuFacts<'a> {
     pub quick_start: Option<&'a QuickStartStatus>,
     /// Reviews due (their reports missing).
     pub reviews_due: &'a [ReviewDue],
-    /// The current volume has an outline (`volumes/vol-NN/outline.md`).
-    pub volume_outline: bool,
+    /// How far the current volume's outline (`volumes/vol-NN/outline.md`) is written, when it
+    /// exists.
+    pub volume_outline: Option<OutlineCover>,
     /// The first chapter of the current volume, when known (its end is `disk.volume_end`).
     pub volume_start: Option<u32>,
+}
+
+/// How much of a volume the outline covers: its chapter blocks, and the chapters the volume
+/// plans when a plan other than the outline itself says (the schedule's range, the contracts,
+/// `chapters_per_volume`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutlineCover {
+    pub blocks: u32,
+    pub planned: Option<u32>,
 }
 
 fn opt(id: OptionId, why: impl Into<String>) -> MenuOption {
@@ -702,12 +712,26 @@ fn state_menu(f: &MenuFacts<'_>) -> Menu {
 /// Planning the current volume: check and open its outline when there is one.
 fn vol_planning_menu(f: &MenuFacts<'_>) -> Menu {
     let v = f.checkpoint.current_volume;
-    let why = if f.volume_outline {
-        format!(
-            "第 {v} 卷大纲已有：检查通过后开卷（novel volume check {v}，再 novel volume open {v}）"
-        )
-    } else {
-        format!("PlotArchitect 规划第 {v} 卷：大纲、故事线节奏、伏笔与章节契约")
+    let why = match f.volume_outline {
+        None => format!("大纲策划规划第 {v} 卷：大纲、故事线节奏、伏笔与章节契约"),
+        Some(OutlineCover {
+            blocks,
+            planned: Some(p),
+        }) if blocks >= p => format!(
+            "第 {v} 卷大纲已写好 {blocks} 章：检查通过后开卷（novel volume check {v}，再 novel volume open {v}）"
+        ),
+        Some(OutlineCover {
+            blocks,
+            planned: Some(p),
+        }) => format!(
+            "第 {v} 卷大纲只写了 {blocks} 章（本卷计划 {p} 章）：大纲策划补全大纲、故事线节奏、伏笔与章节契约，检查通过后开卷"
+        ),
+        Some(OutlineCover {
+            blocks,
+            planned: None,
+        }) => format!(
+            "第 {v} 卷大纲有 {blocks} 章，本卷写多少章还没定：大纲策划排出全卷大纲、故事线节奏、伏笔与章节契约，检查通过后开卷"
+        ),
     };
     build(vec![
         labelled(OptionId::PlanVolume, format!("规划第 {v} 卷"), why),
@@ -922,7 +946,7 @@ mod tests {
                         disk,
                         quick_start: None,
                         reviews_due: reviews,
-                        volume_outline: false,
+                        volume_outline: None,
                         volume_start: Some(31),
                     });
                     // One answer: `next`'s recommendation is the menu's recommended option.

@@ -99,6 +99,12 @@ pub fn revision_dir(n: u32, round: u32) -> String {
     format!("logs/revisions/{}/r{round}", chapter_stem(n))
 }
 
+/// The text of round `round` as the gate sent it back: `logs/revisions/chapter-NNN/rK/
+/// chapter-NNN.md`.
+pub fn revision_text(n: u32, round: u32) -> String {
+    format!("{}/{}.md", revision_dir(n, round), chapter_stem(n))
+}
+
 /// `chapter-048.json`, the L3 contract's name in `volumes/vol-NN/chapter-contracts/`.
 pub fn contract_name(n: u32) -> String {
     format!("{}.json", chapter_stem(n))
@@ -144,10 +150,26 @@ pub fn staging_log(n: u32) -> String {
     format!("staging/logs/{}-log.json", chapter_stem(n))
 }
 
-/// StyleRefiner's list of what it changed in chapter `n` (`staging/logs/chapter-NNN-changes.md`):
-/// written by the agent, kept with the chapter at commit ([`changes_file`]).
+/// The record of what StyleRefiner changed in chapter `n` (`staging/logs/chapter-NNN-changes.md`):
+/// each change list `stage refined|polished` applied ([`staging_edits`]), kept with the chapter
+/// at commit ([`changes_file`]).
 pub fn staging_changes(n: u32) -> String {
     format!("staging/logs/{}-changes.md", chapter_stem(n))
+}
+
+/// StyleRefiner's change list for chapter `n` (`staging/logs/chapter-NNN-edits.md`,
+/// [`crate::changes`]): written by the agent, applied to the staged text by `novel chapter stage
+/// refined|polished`, which then moves it into [`staging_changes`].
+pub fn staging_edits(n: u32) -> String {
+    format!("staging/logs/{}-edits.md", chapter_stem(n))
+}
+
+/// The packet of `agent` for chapter `n` as the stage before it left it
+/// (`staging/logs/chapter-NNN-<agent>-context.md`: the refiner's after `stage drafted` or a
+/// polish verdict, the judge's after `stage refined`): what the agent reads when the
+/// SubagentStart hook could not hand it over. Dropped at commit.
+pub fn staging_context(n: u32, agent: &str) -> String {
+    format!("staging/logs/{}-{agent}-context.md", chapter_stem(n))
 }
 
 /// The draft as `novel chapter stage drafted` found it (`staging/logs/chapter-NNN-draft.md`):
@@ -189,12 +211,6 @@ pub fn repair_review_file(n: u32) -> String {
 /// (`crate::repair::RepairRecord`).
 pub fn repair_record(n: u32, round: u32) -> String {
     format!("{}/repair.json", revision_dir(n, round))
-}
-
-/// `logs/revisions/chapter-048/rK/chapter-048.md`: a round's archived text (the judged text a
-/// repair starts from; a revision's or rewrite's text before it).
-pub fn archived_text(n: u32, round: u32) -> String {
-    format!("{}/{}.md", revision_dir(n, round), chapter_stem(n))
 }
 
 /// `staging/storylines/<id>/memory.md` (the store checks `id` is a slug before using it as

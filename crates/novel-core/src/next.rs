@@ -271,29 +271,30 @@ fn step_then(cp: &Checkpoint, step: &ResumeStep, n: u32) -> String {
     use crate::naming::{staging_chapter, staging_delta, staging_evaluation, staging_summary};
     match step {
         ResumeStep::RunChapterWriter | ResumeStep::Idle => format!(
-            "把资料包交给 ChapterWriter，写入 {}；再运行 Summarizer",
+            "把资料包交给写手，写入 {}；再运行摘要员",
             staging_chapter(n)
         ),
         ResumeStep::RunSummarizer => format!(
-            "Summarizer 写 {}、{}、staging/storylines/<id>/memory.md，然后 novel chapter stage drafted --token <令牌>",
+            "摘要员写 {}、{}、staging/storylines/<id>/memory.md，然后 novel chapter stage drafted --token <令牌>",
             staging_summary(n),
             staging_delta(n)
         ),
-        ResumeStep::MarkDrafted => "然后运行 StyleRefiner".to_string(),
+        ResumeStep::MarkDrafted => "然后运行润色编辑".to_string(),
         ResumeStep::RunStyleRefiner => {
-            "StyleRefiner 覆盖写回润色稿，然后 novel chapter stage refined --token <令牌>".to_string()
+            "润色编辑覆盖写回润色稿，然后 novel chapter stage refined --token <令牌>".to_string()
         }
         ResumeStep::RunQualityJudge => format!(
-            "QualityJudge 写 {}，然后 novel chapter stage judged --token <令牌>",
+            "评审写 {}，然后 novel chapter stage judged --token <令牌>",
             staging_evaluation(n)
         ),
         ResumeStep::RunGate => "按门控结论提交、润色或修订".to_string(),
         ResumeStep::Commit => "提交后写下一章".to_string(),
         ResumeStep::PolishThenCommit => format!(
-            "StyleRefiner 二次润色后 novel chapter stage polished --token <令牌>，再 novel chapter commit {n} --token <令牌>"
+            "润色编辑二次润色后 novel chapter stage polished --token <令牌>，再 novel chapter commit {n} --token <令牌>"
         ),
         ResumeStep::ReviseWithFixes => {
-            "ChapterWriter 按 required_fixes 修订，再运行 Summarizer 并 novel chapter stage drafted --token <令牌>".to_string()
+            "写手按 required_fixes 修订，再运行摘要员并 novel chapter stage drafted --token <令牌>"
+                .to_string()
         }
         ResumeStep::RepairWithFixes => format!(
             "ChapterWriter 只重写门控指出的开篇或最后一两段，写到 {}/，然后 novel chapter stage repaired --token <令牌>",
@@ -324,7 +325,7 @@ pub fn recommend(cp: &Checkpoint, facts: &DiskFacts) -> Recommendation {
                     .map_or(String::new(), |n| format!("（第 {n} 章）")),
                 e.reason
             ),
-            None => "编排状态为 ERROR_RETRY（出错待重试）".to_string(),
+            None => "上次出错了，但没有记下原因".to_string(),
         });
     }
     if let Some(advice) = crate::ops::rebuild_advice(&facts.skipped_deltas) {
@@ -395,7 +396,7 @@ fn decide(cp: &Checkpoint, facts: &DiskFacts) -> Recommendation {
             Some(n),
             format!("导入的章节还有 {left} 章没有摘要与状态（下一章第 {n} 章）"),
             "/novel:start",
-            "Summarizer 逐章补全摘要、状态增量与故事线记忆（novel import backfill 查看下一章缺什么）",
+            "摘要员逐章补全摘要、状态增量与故事线记忆（novel import backfill 查看下一章缺什么）",
         );
     }
     by_state(cp, facts)
@@ -504,7 +505,7 @@ fn by_state(cp: &Checkpoint, facts: &DiskFacts) -> Recommendation {
             None,
             format!("第 {v} 卷待规划"),
             "/novel:start",
-            format!("PlotArchitect 规划第 {v} 卷（novel context plot-architect）"),
+            format!("大纲策划规划第 {v} 卷（novel context plot-architect）"),
         ),
         OrchestratorState::VolReview => rec(
             NextAction::ReviewVolume,
@@ -555,7 +556,7 @@ fn writing(cp: &Checkpoint, facts: &DiskFacts) -> Recommendation {
     rec(
         NextAction::WriteNextChapter,
         Some(next),
-        format!("空闲：已完成 {last} 章"),
+        format!("可以写第 {next} 章了（已完成 {last} 章，没有在写的章节）"),
         "/novel:continue",
         format!("写第 {next} 章，从 novel chapter begin {next} 开始"),
     )

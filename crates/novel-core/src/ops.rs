@@ -88,7 +88,7 @@ impl OpsError {
                 "增量需要 chapter（整数）、base_state_version（整数）、storyline_id（slug）和 ops（数组）".into()
             }
             OpsError::StateVersion { .. } => {
-                "让 Summarizer 以当前 state_version 重新生成增量；若状态文件本身有问题，运行 novel state rebuild".into()
+                "让摘要员以当前 state_version 重新生成增量；若状态文件本身有问题，运行 novel state rebuild".into()
             }
             OpsError::Strict { .. } => "按 rejected 列表修正这些 op 后重试，或去掉 --strict".into(),
             OpsError::Replay { .. } => {

@@ -149,12 +149,37 @@ fn listed(
     }
 }
 
-/// `settings` with the `missing` rules appended to `permissions.allow` and the `off` tools to
-/// `permissions.deny`; every other key, and the rules already there, kept in their order.
+/// The session settings the book wants, each set only where the file has no such key (a value
+/// already there is the author's choice and is never replaced): `model`, the book's model for
+/// its conversation (`novel.json` `models.main`, Sonnet unless the author chose otherwise; none
+/// when `model` is `None`), and `autoMemoryEnabled: false` — the client's own memory of coding
+/// sessions, which a book does not use (its preferences are `novel prefs`), adds its several
+/// thousand tokens of instructions to every request of the conversation.
+pub fn session_defaults(model: Option<&str>) -> Vec<(String, Value)> {
+    let mut out = Vec::new();
+    if let Some(m) = model {
+        out.push(("model".to_string(), Value::String(m.to_string())));
+    }
+    out.push(("autoMemoryEnabled".to_string(), Value::Bool(false)));
+    out
+}
+
+/// The `defaults` `settings` does not set yet.
+pub fn unset(settings: Option<&Value>, defaults: Vec<(String, Value)>) -> Vec<(String, Value)> {
+    defaults
+        .into_iter()
+        .filter(|(k, _)| settings.is_none_or(|s| s.get(k).is_none()))
+        .collect()
+}
+
+/// `settings` with the `missing` rules appended to `permissions.allow`, the `off` tools to
+/// `permissions.deny`, and the `session` keys ([`session_defaults`]) set where absent; every
+/// other key, and the rules already there, kept in their order.
 pub fn merged(
     settings: Option<&Value>,
     missing: &[String],
     off: &[String],
+    session: &[(String, Value)],
 ) -> Result<Value, SettingsShape> {
     allowed(settings)?;
     listed(settings, "deny", SettingsShape::DenyNotList)?;
@@ -180,6 +205,9 @@ pub fn merged(
             .or_insert_with(|| Value::Array(Vec::new()));
         let deny = deny.as_array_mut().ok_or(SettingsShape::DenyNotList)?;
         deny.extend(off.iter().cloned().map(Value::String));
+    }
+    for (k, v) in session {
+        obj.entry(k.clone()).or_insert_with(|| v.clone());
     }
     Ok(Value::Object(obj))
 }
@@ -220,7 +248,10 @@ mod tests {
         assert_eq!(miss, ["Bash(novel:*)", "Read(//p/**)", "Skill(novel:*)"]);
         let off = not_switched_off(Some(&have)).unwrap();
         assert_eq!(off.len(), SWITCHED_OFF.len());
-        let out = merged(Some(&have), &miss, &off[..2]).unwrap();
+        // The author's model stays (the book's is offered only where none is set).
+        let session = unset(Some(&have), session_defaults(Some("sonnet")));
+        assert_eq!(session, [("autoMemoryEnabled".to_string(), json!(false))]);
+        let out = merged(Some(&have), &miss, &off[..2], &[]).unwrap();
         assert_eq!(
             out,
             json!({"model": "opus", "permissions": {"deny": ["Read(./.env)", "Workflow", "CronCreate"],
@@ -230,8 +261,18 @@ mod tests {
         assert!(missing(Some(&out), &want).unwrap().is_empty());
         assert_eq!(not_switched_off(Some(&out)).unwrap(), off[2..]);
         assert_eq!(
-            merged(None, &want, &[]).unwrap(),
+            merged(None, &want, &[], &[]).unwrap(),
             json!({"permissions": {"allow": want}})
+        );
+        assert_eq!(
+            merged(
+                None,
+                &want,
+                &[],
+                &unset(None, session_defaults(Some("sonnet")))
+            )
+            .unwrap(),
+            json!({"permissions": {"allow": want}, "model": "sonnet", "autoMemoryEnabled": false})
         );
     }
 
@@ -242,7 +283,13 @@ mod tests {
             SettingsShape::NotObject
         );
         assert_eq!(
-            merged(Some(&json!({"permissions": {"allow": "x"}})), &[], &[]).unwrap_err(),
+            merged(
+                Some(&json!({"permissions": {"allow": "x"}})),
+                &[],
+                &[],
+                &[]
+            )
+            .unwrap_err(),
             SettingsShape::AllowNotList
         );
         assert_eq!(

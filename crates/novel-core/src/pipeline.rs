@@ -149,18 +149,28 @@ fn refuse(code: &'static str, reason: String, hint: &str) -> StageRefusal {
     }
 }
 
+/// The stage as the author reads it (「润色完成」; 「空闲」 when no chapter is in flight).
 pub fn stage_name(s: Option<PipelineStage>) -> &'static str {
     match s {
         None => "空闲",
-        Some(PipelineStage::Drafting) => "drafting（初稿生成中）",
-        Some(PipelineStage::Drafted) => "drafted（初稿与摘要已生成）",
-        Some(PipelineStage::Refined) => "refined（润色完成）",
-        Some(PipelineStage::Judged) => "judged（评估完成）",
-        Some(PipelineStage::Revising) => "revising（修订中）",
-        Some(PipelineStage::Polished) => "polished（二次润色完成）",
-        Some(PipelineStage::Committed) => "committed（已提交）",
-        Some(PipelineStage::Repairing) => "repairing（局部修补中）",
-        Some(PipelineStage::Repaired) => "repaired（局部修补完成）",
+        Some(PipelineStage::Drafting) => "初稿生成中",
+        Some(PipelineStage::Drafted) => "初稿与摘要已生成",
+        Some(PipelineStage::Refined) => "润色完成",
+        Some(PipelineStage::Judged) => "评估完成",
+        Some(PipelineStage::Revising) => "修订中",
+        Some(PipelineStage::Polished) => "二次润色完成",
+        Some(PipelineStage::Committed) => "已提交",
+        Some(PipelineStage::Repairing) => "局部修补中",
+        Some(PipelineStage::Repaired) => "局部修补完成",
+    }
+}
+
+/// The stage as the model reads it in the session text: the checkpoint's code, which
+/// `novel chapter stage` takes, and the author's word (「refined（润色完成）」).
+pub fn stage_code_name(s: Option<PipelineStage>) -> String {
+    match s {
+        None => stage_name(None).to_string(),
+        Some(stage) => format!("{}（{}）", stage.name(), stage_name(s)),
     }
 }
 
@@ -230,7 +240,7 @@ pub fn check_begin(cp: &Checkpoint, n: u32) -> Result<(), StageRefusal> {
         return Err(refuse(
             "E_STATE",
             format!(
-                "当前状态是 {}，不能写章节",
+                "这本书现在处于「{}」，不能写章节",
                 crate::context::session::state_name(cp.orchestrator_state)
             ),
             "用 /novel:start 完成快速起步或卷规划后再续写",
@@ -484,7 +494,7 @@ fn transition_refusal(
     use PipelineStage as S;
     let who = if by_author { "（作者决定）" } else { "" };
     match to {
-        S::Committed => "committed 只能由 novel chapter commit 设置".to_string(),
+        S::Committed => "「已提交」只能由 novel chapter commit 设置".to_string(),
         S::Revising if repair && !by_author && from == Some(S::Judged) => {
             "门控只因开篇或章末退回，要的是局部修补（repairing），不是整章修订".to_string()
         }
@@ -499,7 +509,7 @@ fn transition_refusal(
             gate_name(gate)
         ),
         S::Drafting => format!(
-            "只有门控结论为 rewrite，或门控没有放行后作者决定重写时才能回到 drafting{who}（当前阶段 {}，门控 {}）",
+            "只有门控结论为 rewrite，或门控没有放行后作者决定重写时才能回到初稿阶段{who}（当前阶段 {}，门控 {}）",
             stage_name(from),
             gate_name(gate)
         ),
@@ -578,7 +588,7 @@ fn unchanged_text(
         PipelineStage::Polished => {
             let judged = current_gate(cp, n).and_then(|g| g.text_digest.as_deref());
             (judged.is_some() && staged == judged)
-                .then(|| format!("{draft} 与门控评估时的稿子完全相同：StyleRefiner 还没有二次润色"))
+                .then(|| format!("{draft} 与门控评估时的稿子完全相同：润色编辑还没有二次润色"))
         }
         PipelineStage::Drafted => {
             let rejected = rejected_digest(cp, n);
@@ -699,18 +709,18 @@ impl Staged {
             Some(S::Drafted) if drafts_lost => self.drafting_step(stage),
             Some(S::Drafted) => step(
                 R::RunStyleRefiner,
-                "初稿与摘要已就绪：从 StyleRefiner 继续，然后 novel chapter stage refined",
+                "初稿与摘要已就绪：从润色编辑继续，然后 novel chapter stage refined",
             ),
             Some(S::Refined) if drafts_lost => self.drafting_step(stage),
             Some(S::Refined) => step(
                 R::RunQualityJudge,
-                "润色已完成：从 QualityJudge 继续，然后 novel chapter stage judged",
+                "润色已完成：从评审继续，然后 novel chapter stage judged",
             ),
             Some(S::Judged) => self.judged_step(cp, n),
             Some(S::Polished) if self.no_text => back(
                 S::Judged,
                 R::PolishThenCommit,
-                "二次润色稿不在 staging：重新运行 StyleRefiner，再 novel chapter stage polished",
+                "二次润色稿不在 staging：重新运行润色编辑，再 novel chapter stage polished",
             ),
             Some(S::Polished) => (
                 R::Commit,
@@ -741,19 +751,19 @@ impl Staged {
         if self.no_text || self.text_rejected {
             (
                 R::RunChapterWriter,
-                "还没有（新的）初稿：重新运行 ChapterWriter 写整章".to_string(),
+                "还没有（新的）初稿：重新运行写手写整章".to_string(),
                 rewind,
             )
         } else if !self.summarized {
             (
                 R::RunSummarizer,
-                "初稿已在 staging：从 Summarizer 继续（摘要、状态增量、故事线记忆），然后 novel chapter stage drafted".to_string(),
+                "初稿已在 staging：从摘要员继续（摘要、状态增量、故事线记忆），然后 novel chapter stage drafted".to_string(),
                 rewind,
             )
         } else {
             (
                 R::MarkDrafted,
-                "初稿与 Summarizer 的产出都已就绪：运行 novel chapter stage drafted".to_string(),
+                "初稿与摘要员的产出都已就绪：运行 novel chapter stage drafted".to_string(),
                 rewind,
             )
         }
@@ -764,12 +774,12 @@ impl Staged {
         if self.no_text || self.text_rejected {
             step(
                 R::ReviseWithFixes,
-                "修订中，staging 里还是被退回的稿子：按 required_fixes 运行 ChapterWriter 修订",
+                "修订中，staging 里还是被退回的稿子：按 required_fixes 运行写手修订",
             )
         } else if !self.summarized {
             step(
                 R::RunSummarizer,
-                "修订稿已在 staging：重新运行 Summarizer，然后 novel chapter stage drafted",
+                "修订稿已在 staging：重新运行摘要员，然后 novel chapter stage drafted",
             )
         } else {
             step(
@@ -794,7 +804,7 @@ impl Staged {
             return back(
                 PipelineStage::Refined,
                 R::RunQualityJudge,
-                "评估结果不在 staging：重新运行 QualityJudge，然后 novel chapter stage judged",
+                "评估结果不在 staging：重新运行评审，然后 novel chapter stage judged",
             );
         }
         if gate.is_none() && self.repair.is_some_and(|(_, review)| !review) {
@@ -813,7 +823,7 @@ impl Staged {
             Some(g) if g.decision == GateDecision::Polish && !g.accepted_by_author => (
                 R::PolishThenCommit,
                 format!(
-                    "门控结论 polish：StyleRefiner 二次润色，novel chapter stage polished，再 novel chapter commit {n}"
+                    "门控判二次润色：润色编辑二次润色，novel chapter stage polished，再 novel chapter commit {n}"
                 ),
                 None,
             ),
@@ -834,7 +844,7 @@ fn verdict_step(cp: &Checkpoint, n: u32, g: &GateRecord) -> Option<Step> {
     if revise && crate::revision::pending_candidate(cp) == Some(n) {
         return Some(step(
             R::AskAuthor,
-            "门控结论 revise，修订候选已保存（manual_confirm）：请作者决定（采纳：novel revision apply，候选成为修订稿；拒绝：novel revision reject，再按现稿 commit --accept 或 stage revising --by-author 重新修订）",
+            "门控判修订，修订候选已保存：等作者决定采纳（候选成为修订稿）还是拒绝（再按现稿提交，或照意见重新修订）",
         ));
     }
     if revise && !g.repair.is_empty() {
@@ -846,13 +856,13 @@ fn verdict_step(cp: &Checkpoint, n: u32, g: &GateRecord) -> Option<Step> {
     if revise {
         return Some(step(
             R::ReviseWithFixes,
-            "门控结论 revise：novel chapter stage revising，再按 required_fixes 修订（manual_confirm 时先生成修订候选：novel revision notes）",
+            "门控判修订：novel chapter stage revising，再按评审的修订指令修订（作者要先过目修订稿时，先用 novel revision notes 生成修订候选）",
         ));
     }
     if matches!(g.decision, GateDecision::Pause | GateDecision::Rewrite) && !g.accepted_by_author {
         return Some(step(
             R::AskAuthor,
-            "门控暂停：请作者决定（接受 commit --accept，按意见修订 stage revising --by-author，或 stage drafting --by-author 重写）",
+            "门控暂停：等作者决定接受现稿、按意见修订还是重写",
         ));
     }
     None
@@ -875,7 +885,7 @@ mod tests {
     fn error(previous: OrchestratorState) -> Option<ErrorRecord> {
         Some(ErrorRecord {
             previous_state: previous,
-            reason: "ChapterWriter 超时".into(),
+            reason: "写手超时".into(),
             at: None,
             chapter: Some(5),
             extra: Default::default(),
@@ -1004,14 +1014,14 @@ mod tests {
         let e = check_stage(&judged(G::Pause), 5, S::Revising, &facts, capped).unwrap_err();
         assert_eq!(e.code, "E_REVISION_LIMIT", "{e:?}");
         assert!(e.reason.contains("gate.max_author_revisions"), "{e:?}");
-        // The pause's message names all three ways on.
+        // The pause's message names all three ways on, in the author's words (the commands
+        // are in the recommendation's `then`).
         let resume = resume_point(&judged(G::Pause), &facts);
         assert_eq!(resume.step, ResumeStep::AskAuthor);
-        assert!(
-            resume.message.contains("stage revising"),
-            "{}",
-            resume.message
-        );
+        for way in ["接受现稿", "按意见修订", "重写"] {
+            assert!(resume.message.contains(way), "{}", resume.message);
+        }
+        assert!(!resume.message.contains("--"), "{}", resume.message);
     }
 
     #[test]

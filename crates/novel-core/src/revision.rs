@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 use crate::gate::{LeakCheck, LeakRisk, leak_fix};
-use crate::model::evaluation::Evaluation;
+use crate::model::evaluation::{Evaluation, RequiredFix};
 use serde_json::Value;
 
 use crate::model::Character;
@@ -43,35 +43,38 @@ pub enum NotesAction {
 /// The revision notes of a round: each evaluation's `required_fixes` (source `judge:<name>`,
 /// the primary judge being `primary`), then the leak check's fix when it found a high risk in
 /// the text being judged. Instructions that are empty after trimming are ignored; the same
-/// (target, instruction) is kept once, from its first source.
+/// (target, instruction) is kept once, from its first source, blocking when any copy is.
 pub fn collect(evaluations: &[(&str, &Evaluation)], leak: Option<&LeakCheck>) -> Vec<RevisionNote> {
     let mut out: Vec<RevisionNote> = Vec::new();
-    let mut push = |source: String, target: &str, instruction: &str| {
-        let (target, instruction) = (target.trim(), instruction.trim());
-        if instruction.is_empty()
-            || out
-                .iter()
-                .any(|n| n.target == target && n.instruction == instruction)
+    let mut push = |source: String, f: &RequiredFix| {
+        let (target, instruction) = (f.target.trim(), f.instruction.trim());
+        if instruction.is_empty() {
+            return;
+        }
+        if let Some(n) = out
+            .iter_mut()
+            .find(|n| n.target == target && n.instruction == instruction)
         {
+            n.blocking |= f.blocking;
             return;
         }
         out.push(RevisionNote {
             source,
             target: target.to_string(),
             instruction: instruction.to_string(),
+            blocking: f.blocking,
             extra: Default::default(),
         });
     };
     for (judge, e) in evaluations {
         for f in &e.required_fixes {
-            push(format!("judge:{judge}"), &f.target, &f.instruction);
+            push(format!("judge:{judge}"), f);
         }
     }
     if let Some(l) = leak
         && l.leak_risk == LeakRisk::High
     {
-        let f = leak_fix();
-        push("leak".to_string(), &f.target, &f.instruction);
+        push("leak".to_string(), &leak_fix());
     }
     out
 }
@@ -85,16 +88,18 @@ pub fn action(policy: RevisionPolicy, notes: &[RevisionNote]) -> NotesAction {
     }
 }
 
-/// The notes as one block of text, numbered (what the reviser is handed, `004` revision_notes).
+/// The notes as one block of text, numbered (what the reviser is handed, `004` revision_notes);
+/// a blocking note ends with 「（阻断）」, as the writer's and the judge's packets mark it.
 pub fn render(notes: &[RevisionNote]) -> String {
     notes
         .iter()
         .enumerate()
         .map(|(i, n)| {
+            let blocking = if n.blocking { "（阻断）" } else { "" };
             if n.target.is_empty() {
-                format!("{}. {}", i + 1, n.instruction)
+                format!("{}. {}{blocking}", i + 1, n.instruction)
             } else {
-                format!("{}. 【{}】{}", i + 1, n.target, n.instruction)
+                format!("{}. 【{}】{}{blocking}", i + 1, n.target, n.instruction)
             }
         })
         .collect::<Vec<_>>()
@@ -154,7 +159,6 @@ fn text_of(v: &Value) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::evaluation::RequiredFix;
 
     fn eval(fixes: &[(&str, &str)]) -> Evaluation {
         let mut v: serde_json::Value = serde_json::from_str(
@@ -237,5 +241,25 @@ mod tests {
         let notes = collect(&[("primary", &a)], Some(&leak(LeakRisk::High)));
         assert_eq!(notes.len(), 1);
         assert_eq!(notes[0].source, "leak");
+        assert!(notes[0].blocking);
+    }
+
+    #[test]
+    fn a_blocking_fix_stays_blocking_in_the_notes() {
+        // Issue 40: 「阻断」 was dropped, and the notes are what a revision candidate is given.
+        let mut a = eval(&[("第 7 段「怀里那只怀表」起", "写明沈砚这一次没有听怀表")]);
+        a.required_fixes[0].blocking = true;
+        let b = eval(&[
+            ("第 7 段「怀里那只怀表」起", "写明沈砚这一次没有听怀表"),
+            ("第 1 段", "门房一段只留一个动作"),
+        ]);
+        let notes = collect(&[("secondary", &b), ("primary", &a)], None);
+        assert_eq!(notes.len(), 2);
+        assert!(notes[0].blocking, "blocking when any judge marks it");
+        assert!(!notes[1].blocking);
+        assert_eq!(
+            render(&notes),
+            "1. 【第 7 段「怀里那只怀表」起】写明沈砚这一次没有听怀表（阻断）\n2. 【第 1 段】门房一段只留一个动作"
+        );
     }
 }

@@ -8,8 +8,8 @@ use novel_core::context::session::{self, HOOK_MAX_CHARS, SessionFacts};
 use novel_core::context::tokens::estimate;
 use novel_core::context::{self, Agent, ContextError};
 use novel_core::model::{
-    ChapterContract, Checkpoint, Evaluation, OrchestratorState, PendingAction, PipelineStage,
-    StorylineSchedule, Storylines,
+    ChapterContract, Character, Checkpoint, Evaluation, OrchestratorState, PendingAction,
+    PipelineStage, StorylineSchedule, Storylines,
 };
 use novel_core::next::{self, DiskFacts, LockFact, NextAction};
 use novel_core::pipeline::{FileFact, StagingFacts};
@@ -455,15 +455,97 @@ fn characters_named_by_the_contract_else_the_most_recently_seen() {
     let p = context::assemble(Agent::ChapterWriter, &inputs(31, "main_arc", None)).unwrap();
     let c = p.section("characters").unwrap().body();
     assert!(
-        c.contains("由章节契约指定（1 位）") && c.contains("陆尘") && !c.contains("苏婉"),
+        c.contains("由章节契约与本章大纲点名（1 位）")
+            && c.contains("### 陆尘")
+            && !c.contains("### 苏婉"),
         "{c}"
     );
     let mut i = inputs(31, "main_arc", None);
     i.contract = None;
+    i.outline = Some(outline_text().replace("- POV：陆尘\n", ""));
     i.last_seen = [("su-wan".to_string(), 30), ("lu-chen".to_string(), 12)].into();
     let p = context::assemble(Agent::ChapterWriter, &i).unwrap();
     let c = p.section("characters").unwrap().body();
-    assert!(c.find("苏婉").unwrap() < c.find("陆尘").unwrap(), "{c}");
+    assert!(c.contains("没有点名角色"), "{c}");
+    assert!(
+        c.find("### 苏婉").unwrap() < c.find("### 陆尘").unwrap(),
+        "{c}"
+    );
+}
+
+/// Issue 40: the cast was taken from the contract's preconditions only, so a registered
+/// character the plan names elsewhere — in an objective, an acceptance criterion, the outline
+/// block — came without his 语癖 and L2 limits. Now every registered character the plan names
+/// is in the writer's and the judge's cast; the longest registered name counts (苏婉儿, not
+/// 苏婉 inside it); both packets carry the people rule and the registered names → slugs.
+#[test]
+fn every_registered_character_the_plan_names_is_in_the_cast() {
+    let mut i = inputs(31, "main_arc", None);
+    let extra: Vec<Character> = serde_json::from_value(json!([
+        {"id": "zhao-qian", "display_name": "赵乾", "speech_patterns": ["开口先报价", "爱说「规矩」"],
+         "contracts": [{"id": "C-ZHAOQIAN-001", "type": "behavior", "rule": "只在密室中与人交易"}]},
+        {"id": "su-wan-er", "display_name": "苏婉儿", "speech_patterns": "说话带笑"},
+        {"id": "qian-lao", "display_name": "钱老", "aliases": ["钱长老"], "speech_patterns": "爱咳嗽"},
+        {"id": "li-si", "display_name": "李四"}
+    ]))
+    .unwrap();
+    i.characters.extend(extra);
+    i.retired = serde_json::from_value(json!([{"id": "wang-wu", "display_name": "王五"}])).unwrap();
+    let mut c = contract(31, "main_arc", None);
+    c.objectives[0].description = "陆尘在密室里从赵乾手上买下密信".into();
+    c.acceptance_criteria.push("苏婉儿只在门外出现".into());
+    i.contract = Some(c);
+    i.outline = Some(outline_text().replace(
+        "## 第31章 标题31\n- 故事线：main_arc\n- POV：陆尘\n",
+        "## 第31章 标题31\n- 故事线：main_arc\n- POV：陆尘\n- 冲突：钱长老在拍卖行压价\n",
+    ));
+    for agent in [Agent::ChapterWriter, Agent::QualityJudge] {
+        let i = if agent == Agent::QualityJudge {
+            with_text(i.clone())
+        } else {
+            i.clone()
+        };
+        let p = context::assemble(agent, &i).unwrap();
+        let body = p.section("characters").unwrap().body();
+        for (who, speech) in [
+            ("### 赵乾（zhao-qian）", "语癖：开口先报价；爱说「规矩」"),
+            ("### 苏婉儿（su-wan-er）", "语癖：说话带笑"),
+            ("### 钱老（qian-lao）", "语癖：爱咳嗽"),
+        ] {
+            assert!(body.contains(who), "{agent:?} misses {who}: {body}");
+            assert!(body.contains(speech), "{agent:?} misses {speech}: {body}");
+        }
+        assert!(
+            body.contains("C-ZHAOQIAN-001〔behavior〕只在密室中与人交易"),
+            "{body}"
+        );
+        assert!(
+            !body.contains("### 苏婉（") && !body.contains("### 李四"),
+            "{agent:?}: {body}"
+        );
+        assert!(body.contains("点名（4 位）"), "{body}");
+        // Who is registered, and the rule.
+        for line in [
+            "- 苏婉 → su-wan",
+            "- 钱老 / 钱长老 → qian-lao",
+            "- 李四 → li-si",
+            "已退场：王五（wang-wu）",
+        ] {
+            assert!(body.contains(line), "{agent:?} misses {line}: {body}");
+        }
+        assert!(
+            body.contains(context::assemble::people_rule()),
+            "{agent:?}: {body}"
+        );
+    }
+    // The same rule, word for word, for the planner and the Summarizer.
+    assert!(context::assemble::people_rule().starts_with("人物规则"));
+    let p = context::assemble(Agent::PlotArchitect, &i).unwrap();
+    let body = p.section("characters").unwrap().body();
+    assert!(body.contains(context::assemble::people_rule()), "{body}");
+    let p = context::assemble(Agent::Summarizer, &with_text(i.clone())).unwrap();
+    let body = p.section("entity_map").unwrap().body();
+    assert!(body.contains(context::assemble::people_rule()), "{body}");
 }
 
 /// The inputs with the chapter's text (QualityJudge, Summarizer and StyleRefiner need it).
@@ -933,10 +1015,10 @@ fn hook_text_warns_about_a_chapter_in_flight_and_stays_under_the_cap() {
     const { assert!(HOOK_MAX_CHARS < 10_000) };
     assert!(n <= HOOK_MAX_CHARS, "{n}");
     assert!(
-        text.contains("⚠ 第 48 章写到一半，处于阶段 drafting"),
+        text.contains("⚠ 第 48 章写到一半，处于阶段 drafting（初稿生成中）"),
         "{text}"
     );
-    assert!(text.contains("从 Summarizer 继续"), "{text}");
+    assert!(text.contains("从摘要员继续"), "{text}");
     assert!(text.contains("锁令牌 tok"), "{text}");
     assert!(
         text.contains("第 47 章：") && text.contains("第 45 章："),

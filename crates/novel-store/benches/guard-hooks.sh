@@ -11,13 +11,18 @@
 # Needs hyperfine (`cargo install hyperfine@1.20.0 --locked`). Each case is first checked to give the expected
 # answer (deny / block / silence), then timed with `hyperfine -N` (no shell: wrapper + binary).
 # The last case adds the `sh -c` Claude Code itself wraps a hook command in.
+#
+# NOVEL_BENCH_VALGRIND=1 counts instructions instead (valgrind's callgrind, the binary alone, no
+# hyperfine needed): a figure that does not move with the machine's load, to compare two builds
+# (NOVEL_BENCH_BIN) case by case.
 set -euo pipefail
 
 ROOT=$(cd -P -- "$(dirname -- "$0")/../../.." && pwd)
 NOVEL="$ROOT/scripts/novel"
 RUNS=${1:-300}
 
-command -v hyperfine >/dev/null 2>&1 || {
+VALGRIND=${NOVEL_BENCH_VALGRIND:-}
+[ -n "$VALGRIND" ] || command -v hyperfine >/dev/null 2>&1 || {
   echo "需要 hyperfine 1.16 或更新：cargo install hyperfine@1.20.0 --locked（hyperfine 2 要求更新的 Rust；Debian 自带的 1.15 缺 --input）" >&2
   exit 2
 }
@@ -76,6 +81,12 @@ bash_input() {
 }
 bash_input pre-bash-novel 'novel --project \"$BOOK\" chapter stage drafted --token abc --tokens 1200 --json'
 bash_input pre-bash-owned 'echo x > state/current-state.json'
+# Bash-only syntax, a directory holding owned files, a line that does not parse, a long line.
+bash_input pre-bash-bashisms 'diff <(ls chapters) <(ls summaries) |& tee /tmp/d.txt; x=${1,,}; a=(1 2); cat <<< ${a[@]}'
+bash_input pre-bash-tree 'rm -rf chapters'
+bash_input pre-bash-unparsable "echo 'x > state/current-state.json"
+long=$(for i in $(seq 1 60); do printf 'grep -c x chapters/chapter-%03d.md && ' "$i"; done)
+bash_input pre-bash-long "${long}true"
 
 printf '{"session_id":"bench","transcript_path":"/tmp/t.jsonl","cwd":"%s","hook_event_name":"SessionStart","source":"startup"}\n' \
   "$BOOK" >"$WORK/session-start.json"
@@ -95,14 +106,23 @@ row() {
 
 # case NAME COMMAND EXPECT(deny|block|silent|context) LABEL
 bench() {
-  local name=$1 sub=$2 expect=$3 label=$4 out
+  local name=$1 sub=$2 expect=$3 label=$4 out ir
   out=$("$NOVEL" $sub <"$WORK/$name.json")
+  local as_expected=yes
   case $expect in
     deny) [[ $out == *'"permissionDecision":"deny"'* ]] ;;
     block) [[ $out == *'"decision":"block"'* ]] ;;
     silent) [ -z "$out" ] ;;
     context) [[ $out == *'【novel 小说项目】'* ]] ;;
-  esac || {
+  esac || as_expected=no
+  if [ -n "$VALGRIND" ]; then
+    # Another build may answer otherwise (that is what is being compared): said, not fatal.
+    ir=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "$BIN" $sub <"$WORK/$name.json" 2>&1 >/dev/null |
+      sed -n 's/.*Collected : \([0-9]*\).*/\1/p')
+    printf '| %s | %s | %s |\n' "$label" "$ir" "$as_expected" >>"$REPORT"
+    return
+  fi
+  [ "$as_expected" = yes ] || {
     echo "$label：应为 $expect，实际输出：$out" >&2
     exit 1
   }
@@ -116,12 +136,25 @@ bench pre-staging "hook pre-tool-use" silent "pre: staging chapter (allow)"
 bench pre-outside "hook pre-tool-use" silent "pre: outside any project"
 bench pre-bash-novel "hook pre-tool-use" silent "pre: Bash, a novel command (allow)"
 bench pre-bash-owned "hook pre-tool-use" deny "pre: Bash, > state/current-state.json (deny)"
+bench pre-bash-bashisms "hook pre-tool-use" silent "pre: Bash, bash-only syntax (<(…), pipe-and, \${x,,}, <<<; allow)"
+bench pre-bash-tree "hook pre-tool-use" deny "pre: Bash, rm -rf chapters (500 owned files; deny)"
+bench pre-bash-unparsable "hook pre-tool-use" deny "pre: Bash, unparsable line naming the state (deny)"
+bench pre-bash-long "hook pre-tool-use" silent "pre: Bash, 60 commands joined by && (allow)"
 bench post-delta "hook post-tool-use" silent "post: valid delta (schema + ops check)"
 bench post-bad-delta "hook post-tool-use" block "post: delta with a rejected op (block)"
 bench post-eval "hook post-tool-use" silent "post: valid evaluation"
 bench post-character "hook post-tool-use" silent "post: valid character"
 bench post-chapter "hook post-tool-use" silent "post: chapter draft (not schema'd)"
 bench session-start "context session-start" context "SessionStart (once per session)"
+
+if [ -n "$VALGRIND" ]; then
+  echo "Guard hooks, instructions executed (valgrind callgrind; $BIN), synthetic project of 500 chapters:"
+  echo
+  echo "| Case | Instructions | Expected answer |"
+  echo "|:---|---:|:---|"
+  cat "$REPORT"
+  exit 0
+fi
 
 # As Claude Code runs it: `sh -c '"${CLAUDE_PLUGIN_ROOT}/scripts/novel" hook …'`.
 hyperfine -N --style basic --warmup 20 --runs "$RUNS" --input "$WORK/post-delta.json" \

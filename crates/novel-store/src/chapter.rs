@@ -230,51 +230,38 @@ pub fn staging_facts(project: &Project, n: u32, mode: Facts) -> StagingFacts {
     }
 }
 
-/// What a repair round of chapter `n` has staged (`None` when the round it is in — read from
-/// the checkpoint — is no repair).
-fn repair_facts(project: &Project, n: u32, mode: Facts) -> Option<novel_core::pipeline::RepairFacts> {
-    let cp = load_checkpoint(project).ok()?;
-    let record = crate::repair::current(project, &cp, n).ok().flatten()?;
-    let rel = layout::staging_repair_review(n);
-    let review = match mode {
-        Facts::Light => text_fact(project, &rel),
-        Facts::Full => json_fact(project, &rel, FileKind::RepairReview, n).0,
-    };
-    Some(crate::repair::facts(project, n, &record, review))
-}
-
-/// The files of a round the gate sent back (`revise`, `rewrite`, or the author's rewrite after
-/// `pause`) go to `logs/revisions/chapter-NNN/rK/`: the evaluations and the Summarizer's
-/// outputs always (they describe the old text), the chapter text too for a rewrite — for a
-/// revision it is copied, since ChapterWriter revises it in place. Planned here, written by the
-/// caller's journal: the copies are writes, the staged files that go are removals, so a stage
-/// killed half-way is finished by `recover` and nothing is deleted before its copy is durable.
-pub fn plan_archive(
-    project: &Project,
-    n: u32,
-    round: u32,
-    keep_text: bool,
-) -> Result<Archive, StoreError> {
+/// The files of a round the gate sent back (`revise`, `rewrite`, or the author's round after
+/// `pause`) go to `logs/revisions/chapter-NNN/rK/`: the text, the evaluations, the Summarizer's
+/// outputs and the refiner's change lists. Staging is left without them, so every agent of the
+/// next round writes new files (which the client lets it do without reading the old ones
+/// first); a revision's packet carries the archived text (`context::load_chapter_text`).
+/// Planned here, written by the caller's journal: the copies are writes, the staged files that
+/// go are removals, so a stage killed half-way is finished by `recover` and nothing is deleted
+/// before its copy is durable.
+pub fn plan_archive(project: &Project, n: u32, round: u32) -> Result<Archive, StoreError> {
     let dir = layout::revision_dir(n, round);
-    let mut files: Vec<(String, bool)> = vec![
-        (layout::staging_chapter(n), keep_text),
-        (layout::staging_summary(n), false),
-        (layout::staging_delta(n), false),
-        // StyleRefiner's change list describes the round sent back.
-        (layout::staging_changes(n), false),
+    let mut files: Vec<String> = vec![
+        layout::staging_chapter(n),
+        layout::staging_summary(n),
+        layout::staging_delta(n),
+        // StyleRefiner's change lists describe the round sent back.
+        layout::staging_changes(n),
+        layout::staging_edits(n),
+        layout::staging_context(n, "style-refiner"),
+        layout::staging_context(n, "quality-judge"),
     ];
     for (rel, _) in staged_evaluation_names(project, n) {
-        files.push((rel, false));
+        files.push(rel);
     }
     // A local repair's review judged the round sent back too.
-    files.push((layout::staging_repair_review(n), false));
+    files.push(layout::staging_repair_review(n));
     for id in staged_memory_ids(project) {
         if let Ok(rel) = layout::staging_memory(&id) {
-            files.push((rel, false));
+            files.push(rel);
         }
     }
     let mut out = Archive::default();
-    for (rel, keep) in files {
+    for rel in files {
         let content = match read_text(&project.path(&rel)) {
             Ok(t) => t,
             Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
@@ -292,9 +279,7 @@ pub fn plan_archive(
             path: to.clone(),
             content,
         });
-        if !keep {
-            out.remove.push(rel);
-        }
+        out.remove.push(rel);
         out.archived.push(to);
     }
     Ok(out)
@@ -412,6 +397,8 @@ pub enum JournalKind {
     Blacklist,
     /// `novel spec propagate`: the pending action in the checkpoint, the snapshot removed.
     Propagation,
+    /// `novel style preset`: the profile's backup and the preset.
+    StylePreset,
 }
 
 impl Journal {
@@ -471,6 +458,7 @@ impl Journal {
             (None, Some(JournalKind::Propagation)) => {
                 "设定变更传播的记录（spec propagate）".to_string()
             }
+            (None, Some(JournalKind::StylePreset)) => "风格预设的写入（style preset）".to_string(),
             (None, None) => format!("第 {} 章的提交", self.chapter),
         }
     }
@@ -881,19 +869,35 @@ pub fn sweep_leftovers(project: &Project) -> Vec<String> {
             removed.push(rel.to_string_lossy().replace('\\', "/"));
         }
     }
-    if let Some(parent) = project.root.parent()
-        && let Ok(read) = fs::read_dir(parent)
-    {
-        for e in read.filter_map(Result::ok) {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let dead = name
-                .strip_prefix(".novel-init-")
-                .and_then(|rest| rest.split('-').next())
-                .and_then(|pid| pid.parse::<u32>().ok())
-                .is_some_and(|pid| !lock::process_alive(pid));
-            if dead && fs::remove_dir_all(e.path()).is_ok() {
-                removed.push(format!("../{name}"));
-            }
+    if let Some(parent) = project.root.parent() {
+        removed.extend(
+            sweep_build_dirs(parent)
+                .into_iter()
+                .map(|n| format!("../{n}")),
+        );
+    }
+    removed.sort();
+    removed
+}
+
+/// Removes the `novel init`/`import` build directories `.novel-init-<pid>-…` directly in
+/// `dir` whose writer is gone (a new project's files are built there and moved into place;
+/// a writer killed before the move leaves it, with no project yet to recover in). Returns the
+/// names removed.
+pub fn sweep_build_dirs(dir: &std::path::Path) -> Vec<String> {
+    let mut removed = Vec::new();
+    let Ok(read) = fs::read_dir(dir) else {
+        return removed;
+    };
+    for e in read.filter_map(Result::ok) {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let dead = name
+            .strip_prefix(".novel-init-")
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok())
+            .is_some_and(|pid| pid != std::process::id() && !lock::process_alive(pid));
+        if dead && fs::remove_dir_all(e.path()).is_ok() {
+            removed.push(name);
         }
     }
     removed.sort();
@@ -1441,10 +1445,17 @@ fn plan_pipeline_log(
         crate::status::LOG_CHARS.into(),
         serde_json::json!(facts.chars),
     );
-    // The draft kept for `stage refined`'s measure has served its purpose.
-    let draft_rel = layout::staging_draft(n);
-    if fs::symlink_metadata(project.path(&draft_rel)).is_ok() {
-        plan.remove.push(draft_rel);
+    // The draft kept for `stage refined`'s measure has served its purpose; a change list never
+    // applied (the author accepted the text as it was) goes with it.
+    for rel in [
+        layout::staging_draft(n),
+        layout::staging_edits(n),
+        layout::staging_context(n, "style-refiner"),
+        layout::staging_context(n, "quality-judge"),
+    ] {
+        if fs::symlink_metadata(project.path(&rel)).is_ok() {
+            plan.remove.push(rel);
+        }
     }
     let leak_rel = layout::staging_leak(n);
     if let Ok(text) = read_text(&project.path(&leak_rel)) {
@@ -1453,6 +1464,13 @@ fn plan_pipeline_log(
         }
         plan.remove.push(leak_rel);
     }
+    let committed: Vec<(&str, &str)> = plan
+        .writes
+        .iter()
+        .filter(|w| w.path == layout::chapter_file(n) || w.path.starts_with("evaluations/"))
+        .map(|w| (w.path.as_str(), w.content.as_str()))
+        .collect();
+    record_committed(&mut plog.extra, &committed);
     plog.revisions = cp.revision_count;
     plog.force_passed = gate.is_some_and(|g| g.force_passed);
     add_totals(&mut plog);
@@ -1461,6 +1479,31 @@ fn plan_pipeline_log(
         content: to_json_text(&plog),
     });
     Ok(())
+}
+
+/// The key of a committed pipeline log that records the digest of each file the commit put
+/// in place for good (the chapter text, its evaluations): `novel validate` names a file that
+/// no longer has it (changed outside `novel`).
+pub const COMMITTED_DIGESTS: &str = "committed_digests";
+
+/// Records `files` (project-relative path, content) in a pipeline log's
+/// [`COMMITTED_DIGESTS`], replacing what it recorded for those paths.
+pub fn record_committed(
+    log: &mut serde_json::Map<String, serde_json::Value>,
+    files: &[(&str, &str)],
+) {
+    let entry = log
+        .entry(COMMITTED_DIGESTS)
+        .or_insert_with(|| serde_json::json!({}));
+    if !entry.is_object() {
+        *entry = serde_json::json!({});
+    }
+    if let Some(map) = entry.as_object_mut() {
+        for (rel, content) in files {
+            let digest = novel_core::pipeline::text_digest(content.as_bytes());
+            map.insert((*rel).to_string(), serde_json::json!(digest));
+        }
+    }
 }
 
 /// The stages' total duration and cost (when every stage has one).

@@ -27,21 +27,10 @@ use crate::io::read_text;
 use crate::layout;
 use crate::lock::{self, LockState};
 use crate::project::Project;
+use crate::volumes::text_opt;
 
 /// How far back to look for summaries on the chapter's storylines.
 pub const SUMMARY_LOOKBACK: u32 = 60;
-
-/// Reads a text file: `None` when absent; a warning when unreadable.
-fn text_opt(project: &Project, rel: &str, warnings: &mut Vec<String>) -> Option<String> {
-    match read_text(&project.path(rel)) {
-        Ok(t) => Some(t),
-        Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => {
-            warnings.push(format!("{rel}：{e}"));
-            None
-        }
-    }
-}
 
 /// Reads and parses a JSON file with serde: `None` when absent; a warning when it does not
 /// parse into `T`.
@@ -75,35 +64,13 @@ fn names_in(project: &Project, dir: &str, suffix: &str) -> Vec<String> {
     names
 }
 
-/// The volume whose span ([`crate::next::volume_span`]) holds `chapter`: the current volume
-/// first, then every `volumes/vol-NN` in order; the current volume when none says.
+/// The volume of `chapter` ([`crate::volumes::Volumes::volume_of`]), `current` being the
+/// checkpoint's volume.
 pub fn volume_of(project: &Project, chapter: u32, current: u32) -> u32 {
-    let holds = |v: u32| {
-        crate::next::volume_span(project, v, &mut Vec::new())
-            .is_some_and(|s| s.range[0] <= chapter && chapter <= s.range[1])
-    };
-    if holds(current) {
-        return current;
-    }
-    volume_numbers(project)
-        .into_iter()
-        .find(|v| holds(*v))
-        .unwrap_or(current)
+    crate::volumes::Volumes::load(project, Some(current), &mut Vec::new()).volume_of(chapter)
 }
 
-/// Volume numbers with a `volumes/vol-NN` directory, sorted.
-pub fn volume_numbers(project: &Project) -> Vec<u32> {
-    let Ok(read) = fs::read_dir(project.path("volumes")) else {
-        return Vec::new();
-    };
-    let mut vols: Vec<u32> = read
-        .filter_map(|e| e.ok())
-        .filter(|e| e.path().is_dir())
-        .filter_map(|e| novel_core::naming::volume_in_name(&e.file_name().to_string_lossy()))
-        .collect();
-    vols.sort_unstable();
-    vols
-}
+pub use crate::volumes::volume_numbers;
 
 #[derive(Deserialize)]
 struct LightOp {
@@ -209,10 +176,11 @@ pub fn load_inputs(
         load_summaries(project, &needs, last, &mut i, &mut w);
     }
     let pass = rounds::pass_of(agent, checkpoint.as_ref(), chapter);
-    if needs.chapter_text || pass == Pass::Revising {
-        load_chapter_text(project, &p, pass == Pass::Revising, &mut i, &mut w);
-    }
     let round = checkpoint.as_ref().map_or(0, |c| c.revision_count);
+    if needs.chapter_text || pass == Pass::Revising {
+        let revising = (pass == Pass::Revising).then_some(round);
+        load_chapter_text(project, &p, revising, &mut i, &mut w);
+    }
     load_round(project, pass, chapter, round, &mut i, &mut w);
     if (agent == Agent::QualityJudge || matches!(pass, Pass::Revising | Pass::Rewrite))
         && checkpoint
@@ -309,7 +277,19 @@ fn load_plan(project: &Project, needs: &Needs, p: &Paths, i: &mut Inputs, w: &mu
         i.schedule = json_opt::<StorylineSchedule>(project, &rel, w);
     }
     if needs.outline {
-        i.outline = text_opt(project, &p.outline, w);
+        match read_text(&project.path(&p.outline)) {
+            Ok(t) => i.outline = Some(t),
+            Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            }
+            Err(e) => {
+                let why = match e {
+                    StoreError::NotUtf8 { .. } => "不是合法的 UTF-8 文本".to_string(),
+                    other => other.to_string(),
+                };
+                w.push(format!("{}：{why}", p.outline));
+                i.outline_unreadable = Some(why);
+            }
+        }
     }
     if needs.contract {
         i.contract = json_opt(project, &p.contract, w);
@@ -402,23 +382,29 @@ fn load_summaries(
     }
 }
 
-/// The chapter's text: the staged draft, else the committed chapter (a revision reads only the
-/// staged draft). Every path tried is recorded.
+/// The chapter's text: the staged draft, else the committed chapter. A revision (`revising`:
+/// its round) reads the staged draft, else the text of the round sent back, which `stage
+/// revising` moved to `logs/revisions/chapter-NNN/rK/` (ChapterWriter writes the revised text
+/// as a new file). Every path tried is recorded.
 fn load_chapter_text(
     project: &Project,
     p: &Paths,
-    revising: bool,
+    revising: Option<u32>,
     i: &mut Inputs,
     w: &mut Vec<String>,
 ) {
-    let committed = layout::chapter_file(i.chapter);
-    for rel in [p.staging_chapter.clone(), committed] {
+    let second = match revising {
+        Some(round) => format!(
+            "{}/{}.md",
+            layout::revision_dir(i.chapter, round),
+            layout::chapter_stem(i.chapter)
+        ),
+        None => layout::chapter_file(i.chapter),
+    };
+    for rel in [p.staging_chapter.clone(), second] {
         i.chapter_text_tried.push(rel.clone());
         if let Some(t) = text_opt(project, &rel, w).filter(|t| !t.trim().is_empty()) {
             i.chapter_text = Some((rel, t));
-            break;
-        }
-        if revising {
             break;
         }
     }
@@ -469,7 +455,7 @@ fn load_round(
             if i.evaluations.is_empty() {
                 i.evaluations = evaluations_in(project, staging, chapter, w);
             }
-            let draft = format!("{dir}/{}.md", layout::chapter_stem(chapter));
+            let draft = layout::revision_text(chapter, round);
             if pass == Pass::Rewrite && project.path(&draft).is_file() {
                 i.archived_draft = Some(draft);
             }

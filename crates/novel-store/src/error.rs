@@ -13,7 +13,11 @@ pub enum StoreError {
         dir: PathBuf,
         conflicts: Vec<String>,
     },
-    #[error("读写 {path} 失败：{source}")]
+    /// `novel init` into a folder that holds the author's own files (hidden entries such as
+    /// `.claude/` and `.git/` do not count).
+    #[error("{dir} 里已经有别的文件（{}），新书的文件不往它们中间散放", entries.join("、"))]
+    FolderNotEmpty { dir: PathBuf, entries: Vec<String> },
+    #[error("读写 {path} 失败：{}", io_reason(source))]
     Io {
         path: PathBuf,
         #[source]
@@ -71,6 +75,13 @@ pub enum StoreError {
     /// function (another writer at work, a journal pending): the lock's own error.
     #[error(transparent)]
     Lock(Box<crate::lock::LockError>),
+    /// An output (`export -o`, `dashboard -o`) would land on a file of the book.
+    #[error("不能输出到 {shown}：{why}")]
+    OutputTarget {
+        path: PathBuf,
+        shown: String,
+        why: String,
+    },
     #[error(
         "{path} 比未完成的写入记录的长度短（应至少 {expected} 字节，实际 {actual} 字节）：它在中断之后被改动过"
     )]
@@ -79,6 +90,39 @@ pub enum StoreError {
         expected: u64,
         actual: u64,
     },
+}
+
+/// An operating system's error in the author's words: its English ("No such file or directory
+/// (os error 2)") never reaches the author; a kind without a name here keeps only its number.
+pub fn io_reason(e: &std::io::Error) -> String {
+    use std::io::ErrorKind as K;
+    let said = match e.kind() {
+        K::NotFound => "文件或目录不存在",
+        K::PermissionDenied => "没有权限",
+        K::AlreadyExists => "同名的文件或目录已经存在",
+        K::IsADirectory => "这是一个目录，不是文件",
+        K::NotADirectory => "路径中有一段不是目录",
+        K::DirectoryNotEmpty => "目录不是空的",
+        K::StorageFull | K::QuotaExceeded => "磁盘空间不足",
+        K::ReadOnlyFilesystem => "所在的磁盘是只读的",
+        K::FileTooLarge => "文件太大",
+        K::InvalidFilename => "文件名不合法（太长或含有不允许的字符）",
+        K::InvalidData => "内容读不出来（不是有效的文本）",
+        K::InvalidInput => "路径或参数无效",
+        K::UnexpectedEof => "文件比应有的短（可能没写完）",
+        K::Interrupted => "操作被中断",
+        K::TimedOut | K::WouldBlock => "等待超时",
+        K::ResourceBusy => "文件正被别的程序占用",
+        K::CrossesDevices => "不能跨磁盘移动",
+        K::BrokenPipe => "接收输出的程序已经退出",
+        _ => {
+            return match e.raw_os_error() {
+                Some(n) => format!("系统报错（错误号 {n}）"),
+                None => "系统报错".to_string(),
+            };
+        }
+    };
+    said.to_string()
 }
 
 /// Where a store error is: the file, and the JSON pointer or the line and column (in
@@ -105,6 +149,7 @@ impl StoreError {
             | StoreError::NotUtf8 { path }
             | StoreError::Model { path, .. }
             | StoreError::NotARegularFile { path }
+            | StoreError::OutputTarget { path, .. }
             | StoreError::Shrank { path, .. } => Some(at(path)),
             StoreError::Json { path, error } => Some(Place {
                 line: Some(error.line),
@@ -132,6 +177,7 @@ impl StoreError {
             StoreError::Lock(_) => None,
             StoreError::NotAProject { .. }
             | StoreError::ProjectExists { .. }
+            | StoreError::FolderNotEmpty { .. }
             | StoreError::UnknownPreset { .. }
             | StoreError::UnsafePath { .. } => None,
         }
@@ -154,6 +200,7 @@ impl StoreError {
         match self {
             StoreError::NotAProject { .. } => "E_NOT_PROJECT",
             StoreError::ProjectExists { .. } => "E_PROJECT_EXISTS",
+            StoreError::FolderNotEmpty { .. } => "E_FOLDER_NOT_EMPTY",
             StoreError::Io { .. } => "E_IO",
             StoreError::NotUtf8 { .. } => "E_NOT_UTF8",
             StoreError::Json { .. } => "E_JSON",
@@ -163,6 +210,7 @@ impl StoreError {
             StoreError::NotARegularFile { .. } => "E_NOT_REGULAR_FILE",
             StoreError::PipelineLog { .. } => "E_PIPELINE_LOG",
             StoreError::Shrank { .. } => "E_CHANGELOG_SHRANK",
+            StoreError::OutputTarget { .. } => "E_OUTPUT_TARGET",
             StoreError::Storylines { .. } => "E_STORYLINES",
             StoreError::Lock(e) => e.code(),
         }
@@ -177,6 +225,10 @@ impl StoreError {
             StoreError::ProjectExists { .. } => {
                 "换一个空目录，或先移走上面列出的文件（novel 从不覆盖已有文件）".into()
             }
+            StoreError::FolderNotEmpty { dir, .. } => format!(
+                "给新书一个子目录：novel init {}/<书名> --title <书名>（会新建这个目录）；或换一个空目录",
+                dir.display()
+            ),
             StoreError::Io { .. } => "检查路径是否存在、权限与磁盘空间".into(),
             StoreError::NotUtf8 { .. } => "请把文件另存为 UTF-8 编码".into(),
             StoreError::Json { .. } => "按提示的行列修正 JSON 语法后重试".into(),
@@ -185,7 +237,7 @@ impl StoreError {
                 "把 {pointer} 改成 schema 要求的类型（templates/schemas/ 中有各文件的 schema 与默认值），或删掉这个键使用默认值；novel validate 列出全部问题"
             ),
             StoreError::UnknownPreset { .. } => {
-                "预设文件在插件的 templates/style-presets/ 中；也可以先不指定，之后由 StyleAnalyzer 从样章提取".into()
+                "预设文件在插件的 templates/style-presets/ 中；也可以先不指定，之后由文风分析员从样章提取".into()
             }
             StoreError::UnsafePath { .. } => {
                 "id 只能用小写英文字母、数字和 - / _（如 lin-feng）".into()
@@ -198,6 +250,9 @@ impl StoreError {
             }
             StoreError::Shrank { .. } => {
                 "从 state/backups/ 或版本库恢复这个文件的原样，再运行 novel chapter recover".into()
+            }
+            StoreError::OutputTarget { .. } => {
+                "换一个文件名：放在项目目录下（不在 chapters/、state/ 等资料目录里）、项目的 export/ 里或项目之外；不写 -o 时输出到默认位置".into()
             }
             StoreError::Storylines { source } => format!(
                 "{}；修好后重试（novel validate 可列出全部问题）",

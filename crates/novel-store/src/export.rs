@@ -198,14 +198,15 @@ pub fn gather(project: &Project, range: Range) -> Result<Gathered, ExportError> 
             _ => ExportError::NoneInRange { range: span, last },
         });
     }
-    let spans = volume_spans(
+    let known = crate::volumes::Volumes::load(
         project,
-        checkpoint.current_volume.max(volume.unwrap_or(1)),
+        Some(checkpoint.current_volume.max(volume.unwrap_or(1))),
         &mut problems,
     );
-    let chapters = read_chapters(project, wanted, &spans)?;
+    let chapters = read_chapters(project, wanted, &known)?;
     let extras = read_extras(project)?;
-    let volumes = spans
+    let volumes = known
+        .spans
         .iter()
         .map(|(v, _)| (*v, volume_facts(project, *v)))
         .collect();
@@ -322,19 +323,17 @@ fn range_span(
     }
 }
 
-/// The text of each wanted chapter, placed in the volume whose span holds it.
+/// The text of each wanted chapter, placed in the volume whose span holds it
+/// ([`crate::volumes::Volumes::holding`]: the one rule of which volume a chapter is in).
 fn read_chapters(
     project: &Project,
     wanted: Vec<(u32, String)>,
-    spans: &[(u32, [u32; 2])],
+    volumes: &crate::volumes::Volumes,
 ) -> Result<Vec<SourceChapter>, ExportError> {
     let mut chapters = Vec::with_capacity(wanted.len());
     for (number, rel) in wanted {
         let text = io::read_text(&project.path(&rel))?;
-        let volume = spans
-            .iter()
-            .find(|(_, r)| (r[0]..=r[1]).contains(&number))
-            .map(|(v, _)| *v);
+        let volume = volumes.holding(number);
         chapters.push(SourceChapter {
             number,
             rel,
@@ -375,13 +374,6 @@ fn book_date(checkpoint: &Checkpoint, settings: &Settings) -> u64 {
     .flatten()
     .find_map(crate::time::parse_iso)
     .unwrap_or(FALLBACK_DATE)
-}
-
-/// The spans of volumes 1..=`up_to` that are known, in order.
-fn volume_spans(project: &Project, up_to: u32, problems: &mut Vec<String>) -> Vec<(u32, [u32; 2])> {
-    (1..=up_to)
-        .filter_map(|v| crate::next::volume_span(project, v, problems).map(|s| (v, s.range)))
-        .collect()
 }
 
 fn project_dir_name(project: &Project) -> String {
@@ -426,6 +418,13 @@ pub fn file_safe(title: &str) -> String {
 
 /// Writes an export atomically, creating its directory.
 pub fn write(path: &std::path::Path, bytes: &[u8]) -> Result<(), StoreError> {
+    if let Some(why) = crate::guard::output_refusal(path) {
+        return Err(StoreError::OutputTarget {
+            path: path.to_path_buf(),
+            shown: crate::guard::shown(path),
+            why,
+        });
+    }
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         io::create_dir_all(dir)?;
     }

@@ -21,12 +21,12 @@ use std::path::{Component, Path, PathBuf};
 use novel_core::FileKind;
 
 use novel_core::diagnostic::{Diagnostic, Severity};
-use novel_core::validate::{ProjectView, check_alone};
 use serde_json::Value;
 
 use crate::layout;
-use crate::load::load_file;
+use crate::load::check_file_alone;
 use crate::project::{Project, absolute};
+use crate::shell::Reach;
 use crate::state::{Trust, load_delta_inputs};
 
 /// The tools whose writes the hooks look at (the `matcher` of `hooks/hooks.json`).
@@ -41,6 +41,9 @@ pub struct ToolCall {
     /// `tool_input.command` of a Bash call.
     pub command: Option<String>,
     pub cwd: Option<PathBuf>,
+    /// `agent_type` when an agent (not the main conversation) made the call: `novel:<agent>`
+    /// for the plugin's agents.
+    pub agent: Option<String>,
 }
 
 /// The keys of a hook's stdin the guards read, in `tool_input` (files, command) or at the top.
@@ -65,6 +68,7 @@ impl ToolCall {
             files,
             command: text(input.and_then(|i| i.get("command"))),
             cwd: text(v.get("cwd")).map(PathBuf::from),
+            agent: text(v.get("agent_type")),
         }
     }
 
@@ -83,6 +87,7 @@ impl ToolCall {
             files,
             command: string_after_key(text, "command"),
             cwd: string_after_key(text, "cwd").map(PathBuf::from),
+            agent: string_after_key(text, "agent_type"),
         }
     }
 
@@ -132,6 +137,8 @@ pub enum Pattern {
     Prefix(&'static str),
     /// A file directly in this directory whose name ends with this suffix.
     Suffix(&'static str, &'static str),
+    /// A chapter's file directly in this directory: `chapter-NNN` and this suffix.
+    Chapter(&'static str, &'static str),
 }
 
 impl Pattern {
@@ -146,6 +153,20 @@ impl Pattern {
                 .strip_prefix(d)
                 .and_then(|r| r.strip_prefix('/'))
                 .is_some_and(|name| !name.contains('/') && name.ends_with(suffix)),
+            Pattern::Chapter(d, suffix) => rel
+                .strip_prefix(d)
+                .and_then(|r| r.strip_prefix('/'))
+                .is_some_and(|name| novel_core::naming::chapter_in_name(name, suffix).is_some()),
+        }
+    }
+
+    /// The directory (project-relative; empty: the project root) the matching files are in,
+    /// or are.
+    fn home(self) -> &'static str {
+        match self {
+            Pattern::File(f) | Pattern::Under(f) => f,
+            Pattern::Prefix(_) => "",
+            Pattern::Suffix(d, _) | Pattern::Chapter(d, _) => d,
         }
     }
 }
@@ -161,7 +182,7 @@ pub struct Owned {
 }
 
 /// Every file the binary owns. A skill or agent never writes these by hand.
-pub const OWNED: [Owned; 15] = [
+pub const OWNED: [Owned; 17] = [
     Owned {
         pattern: Pattern::File(layout::CHECKPOINT),
         what: "断点文件（流水线阶段、进度、待处理事项）",
@@ -216,6 +237,16 @@ pub const OWNED: [Owned; 15] = [
         pattern: Pattern::Suffix("staging/logs", "-draft.md"),
         what: "润色前的初稿（novel chapter stage refined 拿它量润色的改动量）",
         instead: "由 novel chapter stage drafted 写下；要改初稿就改 staging/chapters 里的正文，再重新 novel chapter stage drafted",
+    },
+    Owned {
+        pattern: Pattern::Chapter("chapters", ".md"),
+        what: "已提交的章节正文",
+        instead: "要改已提交的章节，走修订候选：把改好的整章写到 staging/candidates/chapter-NNN.md，运行 novel revision save --chapter N staging/candidates/chapter-NNN.md（作者提出的修改加 --note \"改什么\"），作者同意后 novel revision apply --chapter N；正在写的章节写在 staging/chapters/ 里。作者本人可以直接用编辑器改，novel validate 会指出哪些章节在 novel 之外改过",
+    },
+    Owned {
+        pattern: Pattern::Under("evaluations"),
+        what: "已提交章节的评估",
+        instead: "评估随章节提交由 novel chapter commit 归档，之后不再改写；正在写的章节的评估写在 staging/evaluations/ 里",
     },
     Owned {
         pattern: Pattern::File(layout::PREFERENCES),
@@ -414,7 +445,7 @@ fn same_file_as_owned(path: &Path, projects: &[Project]) -> Option<Before> {
         }
         let id = (meta.dev(), meta.ino());
         for project in projects {
-            for (rel, o) in owned_files(project) {
+            for (rel, o) in owned_files(project, "", usize::MAX) {
                 if std::fs::metadata(project.path(&rel)).is_ok_and(|m| (m.dev(), m.ino()) == id) {
                     return Some(Before::Deny { rel, owned: o });
                 }
@@ -429,41 +460,47 @@ fn same_file_as_owned(path: &Path, projects: &[Project]) -> Option<Before> {
     }
 }
 
-/// Every owned file that exists in `project` (project-relative), with its entry of [`OWNED`].
-fn owned_files(project: &Project) -> Vec<(String, &'static Owned)> {
+/// The owned files that exist in `project` within `within` (project-relative; empty: the
+/// whole project), with their entries of [`OWNED`]; at most `limit` of them.
+fn owned_files(project: &Project, within: &str, limit: usize) -> Vec<(String, &'static Owned)> {
     let mut out = Vec::new();
-    let mut under = |dir: &str, o: &'static Owned| {
-        for e in walkdir::WalkDir::new(project.path(dir))
-            .into_iter()
-            .filter_map(Result::ok)
-            .filter(|e| e.file_type().is_file())
-        {
-            if let Some(rel) = project.relative(e.path()) {
-                out.push((rel, o));
-            }
-        }
-    };
     for o in &OWNED {
-        match o.pattern {
-            Pattern::File(f) => under(f, o),
-            Pattern::Under(d) => under(d, o),
-            Pattern::Prefix(_) | Pattern::Suffix(..) => {
-                let dir = match o.pattern {
-                    Pattern::Suffix(d, _) => d,
-                    _ => "",
-                };
-                let Ok(read) = std::fs::read_dir(project.path(dir)) else {
+        let home = o.pattern.home();
+        // Only the tables whose files could lie within `within`.
+        if !(layout::within(home, within) || layout::within(within, home)) {
+            continue;
+        }
+        let tops: Vec<String> = match o.pattern {
+            Pattern::File(f) | Pattern::Under(f) => vec![f.to_string()],
+            Pattern::Prefix(_) | Pattern::Suffix(..) | Pattern::Chapter(..) => {
+                let Ok(read) = std::fs::read_dir(project.path(home)) else {
                     continue;
                 };
-                for e in read.filter_map(Result::ok) {
-                    let name = e.file_name().to_string_lossy().into_owned();
-                    let rel = if dir.is_empty() {
-                        name
-                    } else {
-                        format!("{dir}/{name}")
-                    };
-                    if o.pattern.matches(&rel) {
-                        under(&rel, o);
+                read.filter_map(Result::ok)
+                    .map(|e| {
+                        let name = e.file_name().to_string_lossy().into_owned();
+                        if home.is_empty() {
+                            name
+                        } else {
+                            format!("{home}/{name}")
+                        }
+                    })
+                    .filter(|rel| o.pattern.matches(rel))
+                    .collect()
+            }
+        };
+        for top in tops {
+            for e in walkdir::WalkDir::new(project.path(&top))
+                .into_iter()
+                .filter_map(Result::ok)
+                .filter(|e| e.file_type().is_file())
+            {
+                if let Some(rel) = project.relative(e.path())
+                    && layout::within(&rel, within)
+                {
+                    out.push((rel, o));
+                    if out.len() >= limit {
+                        return out;
                     }
                 }
             }
@@ -474,33 +511,126 @@ fn owned_files(project: &Project) -> Vec<(String, &'static Owned)> {
 
 /// A Bash command line's writes to owned files ([`crate::shell::writes`]): refused when the
 /// command line visibly writes, removes or moves one (redirections, `tee`, `cp`/`mv`/`ln`/`rm`,
-/// `sed -i`, `truncate`, `dd of=` …); everything it cannot see is allowed. `cwd` is the hook's.
+/// `sed -i`, `truncate`, `dd of=` …), or a directory holding one (`rm -rf state`, `mv`, `cp -r`
+/// into it, `find -delete`), and when a line it cannot parse names one. What it cannot see (a
+/// path made of variables) is allowed. `cwd` is the hook's.
 pub fn before_bash(command: &str, cwd: Option<&Path>) -> Option<BashDenial> {
-    let writes = crate::shell::writes(command)?;
+    let writes = crate::shell::writes(command);
+    if writes.is_empty() {
+        return None;
+    }
     let base = cwd.map_or_else(
         || std::env::current_dir().unwrap_or_default(),
         Path::to_path_buf,
     );
+    let here = Project::discover(&base).ok();
     for w in writes {
         let mut dir = base.clone();
         for d in &w.cd {
             dir.push(d);
         }
-        let mut targets = vec![dir.join(&w.path)];
-        if w.glob {
-            targets = expand_glob(&dir.join(&w.path));
-        }
+        let joined = dir.join(&w.path);
+        let targets = if w.glob {
+            expand_glob(&joined)
+        } else {
+            vec![joined]
+        };
         for t in targets {
-            if let Before::Deny { rel, owned } = before_write(&t, None) {
+            if let Some((rel, owned, inside)) = judge(&t, w.reach, here.as_ref()) {
                 return Some(BashDenial {
                     rel,
                     owned,
                     how: w.how,
+                    inside,
+                    blind: w.blind,
                 });
             }
         }
     }
     None
+}
+
+/// The owned file a write to `target` reaching `reach` lands on, and the directory operand
+/// it lies in when it is below `target`.
+fn judge(
+    target: &Path,
+    reach: Reach,
+    here: Option<&Project>,
+) -> Option<(String, &'static Owned, Option<String>)> {
+    let is_dir = target.is_dir();
+    if reach == Reach::Into && is_dir {
+        return None; // what lands inside is listed apart
+    }
+    if let Before::Deny { rel, owned } = before_write(target, None) {
+        return Some((rel, owned, None));
+    }
+    // A symlink to a directory is removed or moved as a link; `dir/` follows it.
+    let through_link = target.as_os_str().to_string_lossy().ends_with('/');
+    let real_dir = std::fs::symlink_metadata(target).is_ok_and(|m| m.is_dir());
+    if reach != Reach::Tree || !(real_dir || is_dir && through_link) {
+        return None;
+    }
+    let (rel, owned) = holds_owned(target, here)?;
+    Some((rel, owned, Some(shown(target))))
+}
+
+/// `path` as the refusal shows it: project-relative inside a project, else as it is.
+pub fn shown(path: &Path) -> String {
+    let abs = absolute(path);
+    Project::discover(&abs)
+        .ok()
+        .and_then(|p| p.relative(&abs))
+        .filter(|r| !r.is_empty())
+        .unwrap_or_else(|| abs.display().to_string())
+}
+
+/// Directories searched below a directory operand for a novel project, at most.
+const PROJECT_SEARCH_DEPTH: usize = 3;
+/// Entries looked at in that search, at most.
+const PROJECT_SEARCH_ENTRIES: usize = 5_000;
+
+/// An owned file in the directory `dir`, or below it: `dir` lies in a project and holds
+/// owned files, or holds a whole project (the hook's own, or one found a few levels down).
+fn holds_owned(dir: &Path, here: Option<&Project>) -> Option<(String, &'static Owned)> {
+    let lexical = absolute(dir);
+    for reading in [Some(lexical.clone()), physical(&lexical)]
+        .into_iter()
+        .flatten()
+    {
+        if let Ok(project) = Project::discover(&reading)
+            && let Some(rel) = project.relative(&reading)
+            && let Some((file, o)) = owned_files(&project, &rel, 1).into_iter().next()
+        {
+            return Some((file, o));
+        }
+        // The hook's own project first; a search below only when it is not in there.
+        let root = here
+            .map(|p| p.root.clone())
+            .filter(|r| r.starts_with(&reading))
+            .or_else(|| projects_below(&reading).into_iter().next());
+        if let Some(root) = root {
+            let o = owned(layout::CHECKPOINT)?;
+            return Some((root.join(layout::CHECKPOINT).display().to_string(), o));
+        }
+    }
+    None
+}
+
+/// The novel projects a few levels below `dir` (bounded: see [`PROJECT_SEARCH_DEPTH`]).
+fn projects_below(dir: &Path) -> Vec<PathBuf> {
+    walkdir::WalkDir::new(dir)
+        .max_depth(PROJECT_SEARCH_DEPTH + 1)
+        .into_iter()
+        .filter_entry(|e| {
+            e.depth() == 0
+                || !e.file_name().to_string_lossy().starts_with('.')
+                || e.file_name() == layout::CHECKPOINT
+        })
+        .take(PROJECT_SEARCH_ENTRIES)
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name() == layout::CHECKPOINT && e.file_type().is_file())
+        .filter_map(|e| e.path().parent().map(Path::to_path_buf))
+        .collect()
 }
 
 /// A Bash command line refused by [`before_bash`].
@@ -510,40 +640,71 @@ pub struct BashDenial {
     pub owned: &'static Owned,
     /// How the command line writes it (`重定向 >`, `cp 的目标` …).
     pub how: String,
+    /// The directory operand the owned file lies in, when the line reaches it through a
+    /// directory (`rm -rf state`).
+    pub inside: Option<String>,
+    /// The line (or a script in it) does not parse and names this path.
+    pub blind: bool,
 }
 
 impl BashDenial {
     /// The refusal, in Chinese, for the model.
     pub fn reason(&self) -> String {
-        format!(
-            "这条命令会改写 {}（{}），它是{}，由 novel 程序维护，不能用 shell 命令直接写入、移动或删除。{}。",
-            self.rel, self.how, self.owned.what, self.owned.instead
-        )
+        let what = format!("{} 是{}，由 novel 程序维护", self.rel, self.owned.what);
+        if self.blind {
+            return format!(
+                "novel 的守护钩子解析不了这条命令（引号、括号或语法不完整），看不出它会对 {} 做什么；{what}，不能用 shell 命令直接写入、移动或删除。请用 novel 命令完成这一步（{}）；若只是读取，请把命令写完整后重试。",
+                self.inside.as_deref().unwrap_or(&self.rel),
+                self.owned.instead
+            );
+        }
+        match &self.inside {
+            Some(dir) => format!(
+                "这条命令会删除、移动或改写目录 {dir}（{}），其中的 {what}，不能用 shell 命令整个目录地删除或覆盖。{}。",
+                self.how, self.owned.instead
+            ),
+            None => format!(
+                "这条命令会改写 {}（{}），它是{}，由 novel 程序维护，不能用 shell 命令直接写入、移动或删除。{}。",
+                self.rel, self.how, self.owned.what, self.owned.instead
+            ),
+        }
     }
 }
 
-/// The existing files a path with glob characters in its last component matches (`*`, `?`,
-/// `[…]` as the shell reads them); a glob in a directory part matches nothing here.
+/// Paths a glob expands to, at most.
+const MAX_GLOB_MATCHES: usize = 10_000;
+
+/// The existing files a path with glob characters matches (`*`, `?`, `[…]` as the shell reads
+/// them, in any component; an extended glob `@(…)` is taken to match every name).
 fn expand_glob(path: &Path) -> Vec<PathBuf> {
-    let (Some(dir), Some(pattern)) = (path.parent(), path.file_name()) else {
-        return Vec::new();
-    };
-    let pattern: Vec<char> = pattern.to_string_lossy().chars().collect();
-    let Ok(read) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut out: Vec<PathBuf> = read
-        .filter_map(Result::ok)
-        .filter(|e| {
-            let name: Vec<char> = e.file_name().to_string_lossy().chars().collect();
-            // The shell's `*` does not match a leading dot.
-            (name.first() != Some(&'.') || pattern.first() == Some(&'.'))
-                && wildcard(&pattern, &name)
-        })
-        .map(|e| e.path())
-        .collect();
-    out.sort();
-    out
+    let mut found: Vec<PathBuf> = vec![PathBuf::new()];
+    for c in path.components() {
+        let part = c.as_os_str().to_string_lossy();
+        if !part.contains(['*', '?', '[']) {
+            found.iter_mut().for_each(|p| p.push(c.as_os_str()));
+            continue;
+        }
+        let pattern: Vec<char> = part.chars().collect();
+        let everything = part.contains('(');
+        let mut next = Vec::new();
+        for dir in &found {
+            let Ok(read) = std::fs::read_dir(dir) else {
+                continue;
+            };
+            for e in read.filter_map(Result::ok) {
+                let name: Vec<char> = e.file_name().to_string_lossy().chars().collect();
+                // The shell's `*` does not match a leading dot.
+                let dot_ok = name.first() != Some(&'.') || pattern.first() == Some(&'.');
+                if dot_ok && (everything || wildcard(&pattern, &name)) {
+                    next.push(e.path());
+                }
+            }
+        }
+        next.truncate(MAX_GLOB_MATCHES);
+        found = next;
+    }
+    found.sort();
+    found
 }
 
 /// Shell wildcard matching of `name` against `pattern` (`*`, `?`, `[abc]`, `[a-z]`, `[!x]`).
@@ -581,6 +742,39 @@ fn wildcard(pattern: &[char], name: &[char]) -> bool {
     }
 }
 
+/// Why the binary must not write one of its outputs (`export -o`, `dashboard -o`) at `path`,
+/// if it must not: a directory, a file the binary owns (under any reading of the path, as
+/// [`before_write`] judges it), a file of the book's layout (`novel.json`, `brief.md`, …), or
+/// anything in the book's data directories (`chapters/`, `state/`, `volumes/`, …). Outputs go
+/// to the project root, `export/`, or outside the project. The one check every output path of
+/// the binary goes through (`crate::export::write`).
+pub fn output_refusal(path: &Path) -> Option<String> {
+    if path.is_dir() {
+        return Some("这是一个目录".into());
+    }
+    if let Before::Deny { rel, owned } = before_write(path, None) {
+        return Some(format!("{rel} 是{}，由 novel 程序维护", owned.what));
+    }
+    for l in locate(path, None) {
+        let top = l.rel.split('/').next().unwrap_or_default();
+        let data_dir = l.rel.contains('/')
+            && (top == "memory"
+                || layout::DIRS
+                    .iter()
+                    .any(|d| d.split('/').next() == Some(top)));
+        if data_dir {
+            return Some(format!(
+                "{} 在本书的资料目录 {top}/ 里，输出会混进书的文件",
+                l.rel
+            ));
+        }
+        if l.rel == layout::BRIEF || !matches!(layout::classify(&l.rel), layout::Entry::Other) {
+            return Some(format!("{} 是本书的文件，输出会把它覆盖", l.rel));
+        }
+    }
+    None
+}
+
 /// What `PreToolUse` answers when the hook's input could not be read at all: inside a novel
 /// project (the hook's working directory, or `CLAUDE_PROJECT_DIR`) the write is refused with
 /// the reason — a guard that cannot see the file must not let it through silently; elsewhere
@@ -605,23 +799,24 @@ pub fn written(file: &Path, cwd: Option<&Path>) -> Vec<Diagnostic> {
     if !l.path.is_file() {
         return Vec::new(); // nothing was written there after all
     }
-    let mut view = ProjectView::default();
-    load_file(&l.project.root, &l.rel, &mut view);
-    let delta = view
-        .docs
-        .iter()
-        .find(|d| d.kind == FileKind::StateDelta)
-        .map(|d| d.value.clone());
-    let mut findings: Vec<Diagnostic> = check_alone(view)
-        .into_iter()
-        .filter(|f| f.severity == Severity::Error)
-        .collect();
-    if findings.is_empty()
-        && let Some(delta) = delta
-    {
-        findings.extend(delta_findings(&l.project, &l.rel, &delta));
+    let findings = check_file_alone(&l.project, &l.rel);
+    let is_delta = matches!(
+        layout::classify(&l.rel),
+        layout::Entry::Json {
+            kind: FileKind::StateDelta,
+            ..
+        }
+    );
+    if !findings.is_empty() || !is_delta {
+        return findings;
     }
-    findings
+    let delta = crate::io::read_text(&l.path)
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(novel_core::validate::strip_bom(&t)).ok());
+    match delta {
+        Some(delta) => delta_findings(&l.project, &l.rel, &delta),
+        None => findings,
+    }
 }
 
 /// [`written`], and for a staged evaluation of the chapter in flight that passes its schema,

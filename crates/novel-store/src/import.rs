@@ -94,7 +94,7 @@ impl ImportError {
                 format!("按顺序补全：先补第 {next} 章（novel import backfill 查看）")
             }
             ImportError::NotDone { chapter, .. } => format!(
-                "Summarizer 写出 summaries/ 下的摘要，状态增量用 novel ops apply 合并（解析不了时 novel ops skip --chapter {chapter} --reason …），再标记"
+                "摘要员写出 summaries/ 下的摘要，状态增量用 novel ops apply 合并（解析不了时 novel ops skip --chapter {chapter} --reason …），再标记"
             ),
         }
     }
@@ -267,6 +267,10 @@ pub struct Written {
 
 /// `# 第一回 标题` (the heading as the plan keeps it) and the body: a committed chapter's text.
 pub fn chapter_text(heading: &str, body: &str) -> String {
+    if body.is_empty() {
+        // An empty chapter keeps its number and heading (`validate` lists it until written).
+        return format!("# {heading}\n");
+    }
     format!("# {heading}\n\n{body}\n")
 }
 
@@ -340,7 +344,7 @@ pub fn write(
         return Err(ImportError::InFlight { chapter: n });
     }
     let Some(&last) = plan.imported.last() else {
-        if plan.rows.iter().all(|r| r.action == Action::Skip) {
+        if plan.rows.iter().all(|r| r.action != Action::Import) {
             return Ok(None);
         }
         return write_extras_only(project, plan, sections, stripped, held, on_file);
@@ -429,7 +433,11 @@ fn furniture_text(stripped: &[Furniture]) -> String {
     let mut out =
         String::from("# novel import --strip-furniture 从书稿中拿掉的行（文件:行、种类、原文）\n");
     for f in stripped {
-        out.push_str(&format!("{}:{}\t{}\t{}\n", f.file, f.line, f.label, f.text));
+        let inside = if f.inline { "（段内）" } else { "" };
+        out.push_str(&format!(
+            "{}:{}\t{}{inside}\t{}\n",
+            f.file, f.line, f.label, f.text
+        ));
     }
     out
 }
@@ -572,7 +580,7 @@ fn step(project: &Project, n: u32) -> Result<BackfillStep, ImportError> {
     }
     if !state_recorded {
         missing.push(format!(
-            "变更日志中没有第 {n} 章（状态增量未用 ops apply 合并，也未用 ops skip 记为跳过）"
+            "变更日志中没有第 {n} 章（状态增量未用 novel ops apply 合并，也未用 novel ops skip 记为跳过）"
         ));
     }
     Ok(BackfillStep {

@@ -146,11 +146,11 @@ fn world_and_cast_files() -> Vec<(String, String)> {
     vec![
         (
             "world/geography.md".into(),
-            placeholder_doc("地理", "WorldBuilder 维护：地域、势力分布、重要地点"),
+            placeholder_doc("地理", "世界观设定师维护：地域、势力分布、重要地点"),
         ),
         (
             "world/history.md".into(),
-            placeholder_doc("历史", "WorldBuilder 维护：纪年、重大事件、传说"),
+            placeholder_doc("历史", "世界观设定师维护：纪年、重大事件、传说"),
         ),
         (
             "world/rules.md".into(),
@@ -194,7 +194,7 @@ fn storyline_files() -> Vec<(String, String)> {
         ),
         (
             format!("storylines/{MAIN_STORYLINE}/memory.md"),
-            "# 主线 · 故事线记忆\n\n<!-- ≤500 字关键事实，Summarizer 每章更新 -->\n".to_string(),
+            "# 主线 · 故事线记忆\n\n<!-- ≤500 字关键事实，摘要员每章更新 -->\n".to_string(),
         ),
     ]
 }
@@ -273,9 +273,65 @@ fn top_level_names(files: &[(String, String)]) -> Vec<String> {
     names
 }
 
+/// Why `root` cannot take a new project: a name the project needs is taken, `root` is inside a
+/// project already, or `root` holds the author's own files (hidden entries such as `.claude/`,
+/// written by `novel permissions --write` before the book exists, do not count).
+fn refuse_occupied(root: &Path, names: &[String]) -> Result<(), StoreError> {
+    let mut conflicts: Vec<String> = names
+        .iter()
+        .filter(|n| root.join(n).symlink_metadata().is_ok())
+        .cloned()
+        .collect();
+    if conflicts.is_empty()
+        && let Ok(outer) = crate::project::Project::discover(root)
+    {
+        conflicts.push(format!("上级目录已是项目：{}", outer.root.display()));
+    }
+    if !conflicts.is_empty() {
+        return Err(StoreError::ProjectExists {
+            dir: root.to_path_buf(),
+            conflicts,
+        });
+    }
+    let mut own: Vec<String> = match fs::read_dir(root) {
+        Ok(entries) => entries
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.starts_with('.'))
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    if own.is_empty() {
+        return Ok(());
+    }
+    own.sort();
+    let more = own.len().saturating_sub(5);
+    own.truncate(5);
+    if more > 0 {
+        own.push(format!("等共 {} 项", own.len() + more));
+    }
+    Err(StoreError::FolderNotEmpty {
+        dir: root.to_path_buf(),
+        entries: own,
+    })
+}
+
 /// Creates a new project in `dir` (created if missing). Refuses if anything it would create
-/// already exists there, or if `dir` is already inside a project.
+/// already exists there, if `dir` is already inside a project, or if `dir` holds other files.
 pub fn init_project(dir: &Path, opts: &InitOptions) -> Result<InitReport, StoreError> {
+    init_then(dir, opts, |_| Ok::<(), StoreError>(())).map(|(report, ())| report)
+}
+
+/// [`init_project`], with `fill` run on the new project while it is still private — built in
+/// `.novel-init-<pid>-…` beside `dir` — so the book appears with everything `fill` wrote, or
+/// not at all (`novel import` into a new directory). A writer killed before the move leaves
+/// only that build directory, which `novel chapter recover` sweeps
+/// (`crate::chapter::sweep_build_dirs`).
+pub fn init_then<T, E: From<StoreError>>(
+    dir: &Path,
+    opts: &InitOptions,
+    fill: impl FnOnce(&crate::project::Project) -> Result<T, E>,
+) -> Result<(InitReport, T), E> {
     let root = crate::project::absolute(dir);
     if let Some(name) = &opts.style
         && style_preset(name).is_none()
@@ -283,29 +339,12 @@ pub fn init_project(dir: &Path, opts: &InitOptions) -> Result<InitReport, StoreE
         return Err(StoreError::UnknownPreset {
             name: name.clone(),
             known: STYLE_PRESETS.iter().map(|(n, _)| n.to_string()).collect(),
-        });
+        }
+        .into());
     }
     let now = now_iso();
     let files = project_files(opts, &now);
-    let names = top_level_names(&files);
-
-    let mut conflicts: Vec<String> = names
-        .iter()
-        .filter(|n| root.join(n).symlink_metadata().is_ok())
-        .cloned()
-        .collect();
-    if conflicts.is_empty()
-        && let Ok(outer) = crate::project::Project::discover(&root)
-    {
-        conflicts.push(format!("上级目录已是项目：{}", outer.root.display()));
-    }
-    if !conflicts.is_empty() {
-        return Err(StoreError::ProjectExists {
-            dir: root,
-            conflicts,
-        });
-    }
-
+    refuse_occupied(&root, &top_level_names(&files))?;
     let parent = root.parent().unwrap_or(&root).to_path_buf();
     create_dir_all(&parent)?;
     let tmp = parent.join(format!(
@@ -313,20 +352,38 @@ pub fn init_project(dir: &Path, opts: &InitOptions) -> Result<InitReport, StoreE
         std::process::id(),
         now.replace([':', '-'], "")
     ));
-    let built = build_tree(&tmp, &files);
-    let moved = built.and_then(|()| move_into_place(&tmp, &root, &names));
+    let filled = build_tree(&tmp, &files)
+        .map_err(E::from)
+        .and_then(|()| fill(&crate::project::Project { root: tmp.clone() }));
+    let moved = filled.and_then(|t| {
+        let names = entries(&tmp).map_err(E::from)?;
+        move_into_place(&tmp, &root, &names).map_err(E::from)?;
+        Ok(t)
+    });
     if tmp.exists() {
         let _ = fs::remove_dir_all(&tmp);
     }
-    moved?;
+    let filled = moved?;
     let mut dirs: Vec<String> = project_dirs().map(str::to_string).collect();
     dirs.sort();
-    Ok(InitReport {
+    let report = InitReport {
         root,
         orchestrator_state: initial_checkpoint("").orchestrator_state,
         files: files.into_iter().map(|(p, _)| p).collect(),
         dirs,
-    })
+    };
+    Ok((report, filled))
+}
+
+/// The names directly in `dir`, sorted.
+fn entries(dir: &Path) -> Result<Vec<String>, StoreError> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .map_err(|e| StoreError::io(dir, e))?
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    Ok(names)
 }
 
 fn build_tree(tmp: &Path, files: &[(String, String)]) -> Result<(), StoreError> {
@@ -348,28 +405,34 @@ fn build_tree(tmp: &Path, files: &[(String, String)]) -> Result<(), StoreError> 
 }
 
 fn move_into_place(tmp: &Path, root: &Path, names: &[String]) -> Result<(), StoreError> {
-    // A missing or empty target directory is replaced whole in one rename.
-    let empty = match fs::read_dir(root) {
-        Ok(mut it) => it.next().is_none(),
-        Err(_) => !root.exists(),
-    };
-    if empty && fs::rename(tmp, root).is_ok() {
+    // A missing target directory is the whole tree, in one rename. An existing one (empty, or
+    // holding only hidden entries) is kept — the author's shell may stand in it — and filled
+    // entry by entry, the checkpoint last (a folder is a project only once it is there).
+    if !root.exists() && fs::rename(tmp, root).is_ok() {
         return sync_dir(root.parent().unwrap_or(root));
     }
-    // Otherwise move entry by entry, the checkpoint last.
     create_dir_all(root)?;
     let mut ordered: Vec<&String> = names.iter().filter(|n| *n != layout::CHECKPOINT).collect();
     ordered.extend(names.iter().filter(|n| *n == layout::CHECKPOINT));
+    let mut moved: Vec<&String> = Vec::new();
     for name in ordered {
-        let from = tmp.join(name);
-        let to = root.join(name);
-        if to.symlink_metadata().is_ok() {
-            return Err(StoreError::ProjectExists {
+        let (from, to) = (tmp.join(name), root.join(name));
+        let step = if to.symlink_metadata().is_ok() {
+            Err(StoreError::ProjectExists {
                 dir: root.to_path_buf(),
                 conflicts: vec![name.clone()],
-            });
+            })
+        } else {
+            fs::rename(&from, &to).map_err(|e| StoreError::io(&to, e))
+        };
+        if let Err(e) = step {
+            // All or nothing: what was moved goes back, so the folder is as the author left it.
+            for done in moved.iter().rev() {
+                let _ = fs::rename(root.join(done), tmp.join(done));
+            }
+            return Err(e);
         }
-        fs::rename(&from, &to).map_err(|e| StoreError::io(&to, e))?;
+        moved.push(name);
     }
     sync_dir(root)
 }

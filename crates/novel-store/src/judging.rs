@@ -1,6 +1,7 @@
 //! The inputs of the judge's contract check (`novel_core::judging`) as the project holds them:
-//! the staged text the evaluations judged, the chapter's L3 contract, the fixes of the round
-//! the gate sent back (archived under `logs/revisions/chapter-NNN/rK/`), the leak check. Read by
+//! the staged text the evaluations judged, the chapter's L3 contract, the fixes and the text of
+//! the round the gate sent back (archived under `logs/revisions/chapter-NNN/rK/`), the leak
+//! check. Read by
 //! `chapter stage judged`, `chapter gate`, `novel validate` and the judge's packet.
 
 use novel_core::diagnostic::Diagnostic;
@@ -69,6 +70,11 @@ pub fn check_staged(
         0
     };
     let previous = previous_fixes(project, n, revision_count);
+    let previous_text = (revision_count > 0)
+        .then(|| {
+            crate::io::read_text(&project.path(&layout::revision_text(n, revision_count))).ok()
+        })
+        .flatten();
     let digest = novel_core::pipeline::text_digest(text.as_bytes());
     let leak_high = crate::chapter::leak_result(project, n)
         .ok()
@@ -95,6 +101,7 @@ pub fn check_staged(
             text: &judged_text,
             contract: contract.as_ref(),
             previous_fixes: &previous,
+            previous_text: previous_text.as_deref(),
             thresholds: &settings.gate,
             leak_high,
         };

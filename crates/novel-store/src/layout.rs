@@ -55,12 +55,12 @@ pub const DIRS: [&str; 23] = [
 ];
 
 pub use novel_core::naming::{
-    CHARACTER_MEMORY_DIR, EXTRAS_DIR, PREFERENCES, STAGING_REPAIRS, archived_text, changes_file,
-    chapter_contract_file, chapter_file, chapter_stem, character_memory, evaluation_file,
-    log_file, repair_record, repair_review_file, review_chapter_report, review_volume_report,
-    revision_dir, revision_file, staging_changes, staging_chapter, staging_delta, staging_draft,
-    staging_evaluation, staging_leak, staging_log, staging_repair, staging_repair_review,
-    staging_summary, summary_file, volume_dir,
+    CHARACTER_MEMORY_DIR, EXTRAS_DIR, PREFERENCES, STAGING_REPAIRS, changes_file,
+    chapter_contract_file, chapter_file, chapter_stem, character_memory, evaluation_file, log_file,
+    repair_record, repair_review_file, review_chapter_report, review_volume_report, revision_dir,
+    revision_file, revision_text, staging_changes, staging_chapter, staging_context, staging_delta,
+    staging_draft, staging_edits, staging_evaluation, staging_leak, staging_log, staging_repair,
+    staging_repair_review, staging_summary, summary_file, volume_dir,
 };
 
 /// `staging/storylines/<id>/memory.md`, refusing non-slug ids.

@@ -9,6 +9,10 @@
 //! checks it says which files are read (`select`: chapter selections, the blacklist, the style
 //! profile; `names`, `leak`: the sources of the name and leak checks, and the leak record), and
 //! `novel export`'s reading of committed chapters and its EPUB package (`export`, `epub`).
+//! The book's figures are derived facts computed in one place and only read by the views:
+//! `volumes` (where a volume ends, which volume holds a chapter) and `figures` (字数, scores,
+//! cost and tokens, the style drift verdict, the headline), which `status`, `dashboard`,
+//! `review` and `next` show.
 //!
 //! What it is not: it decides nothing about content (that is `novel-core`) and never prints.
 
@@ -21,6 +25,7 @@ pub mod dashboard;
 pub mod epub;
 pub mod error;
 pub mod export;
+pub mod figures;
 pub mod guard;
 pub mod import;
 pub mod init;
@@ -55,6 +60,7 @@ pub mod style;
 pub mod synth;
 pub mod time;
 pub mod volume;
+pub mod volumes;
 
 pub use error::StoreError;
 pub use project::Project;

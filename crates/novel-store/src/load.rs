@@ -129,16 +129,7 @@ fn syntax(file: &str, e: &JsonSyntaxError) -> Diagnostic {
 /// Reads every file of the project that the engine interprets.
 pub fn load_project(project: &Project) -> ProjectView {
     let mut view = ProjectView::default();
-    if project.path(layout::JOURNAL).exists() {
-        // A half-applied commit (or retirement, ops apply, rebuild): the files on disk are
-        // between two consistent states until it is rolled forward.
-        view.preexisting.push(finding(
-            layout::JOURNAL,
-            "E_JOURNAL",
-            Severity::Error,
-            "有一次没有完成的写入（提交日志仍在），项目文件处于半完成状态：运行 novel chapter recover 补完它".to_string(),
-        ));
-    }
+    view.preexisting.extend(journal_finding(project));
     let walker = WalkDir::new(&project.root)
         .sort_by_file_name()
         .into_iter()
@@ -198,7 +189,88 @@ pub fn load_project(project: &Project) -> ProjectView {
     if let Some(f) = state_edited(project) {
         view.preexisting.push(f);
     }
+    view.preexisting.extend(committed_edited(project));
     view
+}
+
+/// Committed chapter texts and evaluations that are not what their commit (or `revision
+/// apply`) put in place: the chapter's pipeline log records each one's digest
+/// (`crate::chapter::COMMITTED_DIGESTS`), and the file now has another, or is gone. Changed
+/// outside `novel` — by the author's own hand most likely, which stays possible: a warning,
+/// as for a hand-edited state.
+fn committed_edited(project: &Project) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let Ok(read) = std::fs::read_dir(project.path("logs")) else {
+        return out;
+    };
+    let mut logs: Vec<(u32, String)> = read
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            novel_core::naming::number_between(&name, "chapter-", "-log.json")
+                .map(|n| (n, format!("logs/{name}")))
+        })
+        .collect();
+    logs.sort();
+    for (n, rel) in logs {
+        let Ok(log) = crate::io::read_json_value(&project.path(&rel)) else {
+            continue; // the log's own problems are reported where it is loaded
+        };
+        let Some(digests) = log
+            .get(crate::chapter::COMMITTED_DIGESTS)
+            .and_then(|d| d.as_object())
+        else {
+            continue;
+        };
+        for (file, digest) in digests {
+            let safe = !file
+                .split('/')
+                .any(|p| p.is_empty() || p == "." || p == "..");
+            if !safe {
+                continue;
+            }
+            let now = std::fs::read(project.path(file))
+                .ok()
+                .map(|b| novel_core::pipeline::text_digest(&b));
+            let message = match now {
+                None => format!("第 {n} 章提交的这个文件不见了（{rel} 记着它提交时的样子）"),
+                Some(d) if Some(d.as_str()) != digest.as_str() => format!(
+                    "与第 {n} 章提交时写下的不同（{rel} 记着它的摘要）：它在 novel 之外被改过"
+                ),
+                Some(_) => continue,
+            };
+            out.push(finding(
+                file,
+                "E_CHAPTER_EDITED",
+                Severity::Warning,
+                message,
+            ));
+        }
+    }
+    out
+}
+
+/// The finding of a journal on disk: a half-applied commit (or retirement, ops apply,
+/// rebuild) leaves the files between two consistent states until it is rolled forward — by its
+/// writer, when it is still at work (as `novel next` says), else by `novel chapter recover`.
+fn journal_finding(project: &Project) -> Option<Diagnostic> {
+    if !project.path(layout::JOURNAL).exists() {
+        return None;
+    }
+    Some(match crate::lock::busy_writer(project) {
+        Some(writer) => finding(
+            layout::JOURNAL,
+            "E_WRITER_BUSY",
+            Severity::Warning,
+            format!("另一个 novel 命令正在写入这本书（{writer}），还没有写完，项目文件暂时处于半完成状态：稍等几秒再运行 novel validate，不要运行 recover"),
+        ),
+        None => finding(
+            layout::JOURNAL,
+            "E_JOURNAL",
+            Severity::Error,
+            "有一次没有完成的写入（提交日志仍在），项目文件处于半完成状态：运行 novel chapter recover 补完它".to_string(),
+        ),
+    })
 }
 
 /// The state file is not the one the binary last wrote: the changelog's last line records the
@@ -253,9 +325,22 @@ fn read_error(e: &StoreError) -> String {
         StoreError::NotUtf8 { .. } => {
             "不是合法的 UTF-8 文本，无法读取（请另存为 UTF-8 编码）".into()
         }
-        StoreError::Io { source, .. } => format!("无法读取：{source}"),
+        StoreError::Io { source, .. } => {
+            format!("无法读取：{}", crate::error::io_reason(source))
+        }
         other => other.to_string(),
     }
+}
+
+/// The errors of one project file checked alone, as `novel validate` checks it (its kind read
+/// off its path, only its own schema compiled, references into other files left unjudged).
+pub fn check_file_alone(project: &Project, rel: &str) -> Vec<Diagnostic> {
+    let mut view = ProjectView::default();
+    load_file(&project.root, rel, &mut view);
+    novel_core::validate::check_alone(view)
+        .into_iter()
+        .filter(|f| f.severity == Severity::Error)
+        .collect()
 }
 
 /// Loads one project-relative file into the view.
@@ -368,6 +453,19 @@ fn load_outline(path: &Path, rel: &str, view: &mut ProjectView) {
         }
     };
     view.outlines.push(rel.to_string());
+    if let Ok(o) = novel_core::context::outline::parse(&text)
+        && o.chapters.is_empty()
+    {
+        view.preexisting.push(finding(
+            rel,
+            "E_OUTLINE_EMPTY",
+            Severity::Error,
+            format!(
+                "大纲里没有任何章节块：写手取不到任何一章的大纲（章节标题格式：{}）",
+                novel_core::context::outline::HEADING_FORMAT
+            ),
+        ));
+    }
     if let Err(e) = novel_core::context::outline::parse(&text) {
         let line = match &e {
             OutlineError::Heading { line, .. } | OutlineError::Duplicate { line, .. } => *line,

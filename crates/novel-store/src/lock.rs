@@ -51,9 +51,32 @@ pub struct LockInfo {
     /// kept when read back, no longer compared or written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid_start: Option<u64>,
+    /// The command that took the lock, when it is one whose work a recovery must know about
+    /// ([`BEGIN`]: a `chapter begin` killed before its journal left only this lock).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
 }
 
+/// [`LockInfo::command`] of the lock `novel chapter begin` takes.
+pub const BEGIN: &str = "chapter begin";
+
 impl LockInfo {
+    /// The stand-in for a lock directory without a readable `info.json`.
+    fn nobody(now: u64) -> LockInfo {
+        LockInfo {
+            pid: 0,
+            started: String::new(),
+            chapter: None,
+            host: String::new(),
+            token: String::new(),
+            heartbeat: now,
+            started_epoch: now,
+            pid_started: None,
+            pid_start: None,
+            command: None,
+        }
+    }
+
     /// The lock as shown to anyone but its holder (`lock status`, `lock clear`, `status`):
     /// without the token, which is never printed to others.
     pub fn redacted(mut self) -> Self {
@@ -149,7 +172,7 @@ impl LockError {
     pub fn hint(&self) -> String {
         match self {
             LockError::Held { .. } => "等它完成；若确认那个会话已经不在，运行 novel chapter recover（僵尸锁会被自动清除）或 novel lock clear".into(),
-            LockError::NotOwner => "使用 chapter begin / lock acquire 返回的 token；novel lock status 可查看持有者".into(),
+            LockError::NotOwner => "使用 novel chapter begin 或 novel lock acquire 给出的锁令牌；novel lock status 可查看持有者".into(),
             LockError::NotHeld => "无需释放".into(),
             LockError::Busy { .. } => format!("等它结束后重试同一条命令；要等得更久，设环境变量 {TIMEOUT_VAR}=秒数（默认 30）"),
             LockError::DeadOwner { .. } => "省略 --owner-pid（默认取当前会话的进程），或给出一个正在运行的进程号".into(),
@@ -287,21 +310,17 @@ pub fn status(project: &Project, stale_after: Duration) -> LockState {
             } else {
                 // Being created right now by someone else.
                 LockState::Held {
-                    info: LockInfo {
-                        pid: 0,
-                        started: String::new(),
-                        chapter: None,
-                        host: String::new(),
-                        token: String::new(),
-                        heartbeat: now,
-                        started_epoch: now,
-                        pid_started: None,
-                        pid_start: None,
-                    },
+                    info: LockInfo::nobody(now),
                     age_secs: age,
                 }
             }
         }
+        // No session runs as the kernel's or the system's first processes: a lock naming one
+        // (written by hand or by another tool) never had a live holder.
+        Some(info) if info.pid <= 2 => LockState::Stale {
+            why: format!("锁记录的进程号 {} 是系统进程，不可能是写作会话", info.pid),
+            info: Some(info),
+        },
         Some(info) => {
             // A §10.7 lock written by another tool has only `{pid, started, chapter}`: its
             // age comes from `started`, else from the directory's modification time.
@@ -345,7 +364,7 @@ fn dir_mtime(meta: &fs::Metadata) -> Option<u64> {
 
 /// Human description of a holder.
 pub fn describe(info: &LockInfo) -> String {
-    if info.pid == 0 && info.token.is_empty() {
+    if info.pid == 0 && info.started.is_empty() && info.host.is_empty() {
         // The lock directory exists but names nobody (yet): its creator is writing info.json
         // right now, or was killed before it could.
         return format!(
@@ -455,9 +474,23 @@ impl Drop for Guard {
     }
 }
 
+/// What a writer says when it has waited [`NOTICE_AFTER`] for another one (set by the binary:
+/// this library never prints).
+static WAIT_NOTICE: std::sync::OnceLock<fn(&str)> = std::sync::OnceLock::new();
+
+/// How long a writer waits for the guard in silence.
+pub const NOTICE_AFTER: Duration = Duration::from_secs(1);
+
+/// Sets how a writer waiting on the guard tells the author ([`NOTICE_AFTER`]); the first call
+/// wins.
+pub fn set_wait_notice(notice: fn(&str)) {
+    let _ = WAIT_NOTICE.set(notice);
+}
+
 /// Takes the writers' guard on `project` (see [`Guard`]), waiting up to `NOVEL_LOCK_TIMEOUT`
-/// seconds (default 30) for a writer that holds it; then [`LockError::Busy`], naming that
-/// writer where the host can tell.
+/// seconds (default 30) for a writer that holds it — saying so, with that writer's command,
+/// after [`NOTICE_AFTER`] — then [`LockError::Busy`], naming that writer where the host can
+/// tell.
 pub fn guard(project: &Project) -> Result<Guard, LockError> {
     let target = guard_target(project);
     let file = open_guard(&target).map_err(|e| LockError::from(StoreError::io(&target, e)))?;
@@ -467,12 +500,18 @@ pub fn guard(project: &Project) -> Result<Guard, LockError> {
         return Ok(Guard { key });
     }
     let wait = guard_wait();
-    let deadline = Instant::now() + wait;
+    let start = Instant::now();
+    let deadline = start + wait;
     let mut pause = Duration::from_millis(2);
+    let mut told = false;
     loop {
         match file.try_lock() {
             Ok(()) => break,
             Err(fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                if !told && start.elapsed() >= NOTICE_AFTER {
+                    told = true;
+                    tell_waiting(&file, deadline);
+                }
                 std::thread::sleep(pause.min(deadline.saturating_duration_since(Instant::now())));
                 pause = (pause * 2).min(Duration::from_millis(50));
             }
@@ -493,6 +532,18 @@ pub fn guard(project: &Project) -> Result<Guard, LockError> {
         depth: 1,
     });
     Ok(Guard { key })
+}
+
+/// Tells the author (through [`set_wait_notice`]'s function) that this command waits for the
+/// writer holding the guard on `file`'s directory.
+fn tell_waiting(file: &fs::File, deadline: Instant) {
+    if let Some(notice) = WAIT_NOTICE.get() {
+        let writer = running_writer(file).unwrap_or_else(|| "本机查不到是哪个进程".into());
+        let left = deadline.saturating_duration_since(Instant::now()).as_secs();
+        notice(&format!(
+            "另一个 novel 命令正在写入这本书（{writer}），等它写完再继续（最多再等 {left} 秒）……\n"
+        ));
+    }
 }
 
 /// Runs `f` while holding the writers' guard ([`guard`]).
@@ -523,6 +574,26 @@ pub fn writer_running(project: &Project) -> bool {
         Ok(()) => false,
         Err(fs::TryLockError::WouldBlock) => true,
         Err(fs::TryLockError::Error(_)) => false,
+    }
+}
+
+/// The writer at work on `project` (holding the guard) other than this process, as
+/// `进程 PID：novel …` where the host tells it, else a plain sentence; `None` when no writer
+/// is at work.
+pub fn busy_writer(project: &Project) -> Option<String> {
+    let target = guard_target(project);
+    let file = open_guard(&target).ok()?;
+    if held_guards()
+        .iter()
+        .any(|h| h.key == guard_key(&target, &file))
+    {
+        return None;
+    }
+    match file.try_lock_shared() {
+        Err(fs::TryLockError::WouldBlock) => {
+            Some(running_writer(&file).unwrap_or_else(|| "另一个 novel 命令".into()))
+        }
+        _ => None,
     }
 }
 
@@ -640,6 +711,32 @@ pub fn break_stale(project: &Project, stale_after: Duration) -> Result<Option<Br
     })
 }
 
+/// Removes a lock a `chapter begin` took and never used: it names a chapter the checkpoint
+/// does not have in flight (`inflight`), and no journal is pending — the begin was killed
+/// between placing the lock and writing its journal (or its journal was rolled back). For
+/// a caller that holds the guard (so no begin is half-way now). The removed lock's holder.
+pub fn break_unused_begin(
+    project: &Project,
+    inflight: Option<u32>,
+    stale_after: Duration,
+) -> Result<Option<LockInfo>, LockError> {
+    let _guard = guard(project)?;
+    if project.path(layout::JOURNAL).exists() {
+        return Ok(None);
+    }
+    match status(project, stale_after) {
+        LockState::Held { info, .. }
+            if info.command.as_deref() == Some(BEGIN)
+                && info.chapter.is_some()
+                && info.chapter != inflight =>
+        {
+            remove_lock(project)?;
+            Ok(Some(info))
+        }
+        _ => Ok(None),
+    }
+}
+
 /// Refuses while a journal is pending (see [`LockError::JournalPending`]). Every path by which
 /// a writer gets the lock — [`acquire`], [`Held::take`], [`heartbeat`] — goes through here, so
 /// no writer can run between a crash and the roll-forward that would overwrite its work.
@@ -663,6 +760,17 @@ pub fn acquire(
     chapter: Option<u32>,
     owner_pid: u32,
     stale_after: Duration,
+) -> Result<Acquired, LockError> {
+    acquire_for(project, chapter, owner_pid, stale_after, None)
+}
+
+/// [`acquire`], recording the `command` that takes the lock ([`LockInfo::command`]).
+pub fn acquire_for(
+    project: &Project,
+    chapter: Option<u32>,
+    owner_pid: u32,
+    stale_after: Duration,
+    command: Option<&str>,
 ) -> Result<Acquired, LockError> {
     let owner = process::lookup(owner_pid);
     if owner_pid == 0 || owner == Lookup::Gone {
@@ -697,6 +805,7 @@ pub fn acquire(
             Lookup::Gone | Lookup::Unknown => None,
         },
         pid_start: None,
+        command: command.map(str::to_string),
     };
     // The lock appears with its info.json already inside: built under a temporary name, then
     // renamed into place (atomic; refused when the lock exists). A process killed half-way
@@ -709,6 +818,26 @@ pub fn acquire(
             info: Box::new(info),
         });
     }
+    let placed = place(project, &info);
+    if !placed? {
+        let info = winner_info(project);
+        return Err(LockError::Held {
+            holder: describe(&info),
+            info: Box::new(info),
+        });
+    }
+    crate::io::sync_dir(&project.root)?;
+    Ok(Acquired {
+        info,
+        broke_stale: broke,
+    })
+}
+
+/// Puts the lock directory in place with `info` inside: built under a temporary name, then
+/// renamed (refused when a lock is there: `false`). A temporary directory left by a failure
+/// is removed; one left by a killed process is swept by `chapter recover`.
+fn place(project: &Project, info: &LockInfo) -> Result<bool, StoreError> {
+    let dir = lock_dir(project);
     let tmp = project.path(&format!(
         ".novel.lock.tmp-{}-{}",
         std::process::id(),
@@ -717,7 +846,7 @@ pub fn acquire(
     fs::create_dir(&tmp).map_err(|e| StoreError::io(&tmp, e))?;
     let placed = write_atomic(
         &tmp.join("info.json"),
-        crate::io::to_json_text(&info).as_bytes(),
+        crate::io::to_json_text(info).as_bytes(),
     )
     .and_then(|()| match fs::rename(&tmp, &dir) {
         Ok(()) => Ok(true),
@@ -734,18 +863,7 @@ pub fn acquire(
     if !matches!(placed, Ok(true)) {
         let _ = fs::remove_dir_all(&tmp);
     }
-    if !placed? {
-        let info = winner_info(project);
-        return Err(LockError::Held {
-            holder: describe(&info),
-            info: Box::new(info),
-        });
-    }
-    crate::io::sync_dir(&project.root)?;
-    Ok(Acquired {
-        info,
-        broke_stale: broke,
-    })
+    placed
 }
 
 /// The holder of a lock someone else just created: its `info.json` may lag the `mkdir` by a
@@ -757,17 +875,7 @@ fn winner_info(project: &Project) -> LockInfo {
             return info;
         }
         if Instant::now() >= deadline || !lock_dir(project).exists() {
-            return LockInfo {
-                pid: 0,
-                started: String::new(),
-                chapter: None,
-                host: String::new(),
-                token: String::new(),
-                heartbeat: 0,
-                started_epoch: 0,
-                pid_started: None,
-                pid_start: None,
-            };
+            return LockInfo::nobody(0);
         }
         std::thread::sleep(Duration::from_millis(5));
     }

@@ -30,6 +30,19 @@ pub struct Rules {
     pub missing: Vec<String>,
     /// The tools of `permissions::SWITCHED_OFF` the file does not deny yet.
     pub not_off: Vec<String>,
+    /// The session settings the file would get ([`permissions::session_defaults`]: the book's
+    /// model, the client's coding memory off), those it has no key for yet.
+    pub session: Vec<(String, serde_json::Value)>,
+}
+
+impl Rules {
+    /// The model the file gets for the session, if it names none yet.
+    pub fn model(&self) -> Option<&str> {
+        self.session
+            .iter()
+            .find(|(k, _)| k == "model")
+            .and_then(|(_, v)| v.as_str())
+    }
 }
 
 /// The settings file of `dir`.
@@ -47,8 +60,13 @@ fn load(file: &Path) -> Result<Option<Value>, StoreError> {
     }
 }
 
-/// The plugin's rules and which of them `dir`'s settings file lacks.
-pub fn check(dir: &Path, plugin_root: Option<&str>) -> Result<Rules, PermissionsError> {
+/// The plugin's rules and which of them `dir`'s settings file lacks; `model` is the book's
+/// model for the session (`None`: not managed).
+pub fn check(
+    dir: &Path,
+    plugin_root: Option<&str>,
+    model: Option<&str>,
+) -> Result<Rules, PermissionsError> {
     let file = settings_file(dir);
     let wanted = permissions::wanted(plugin_root);
     let settings = load(&file)?;
@@ -58,28 +76,40 @@ pub fn check(dir: &Path, plugin_root: Option<&str>) -> Result<Rules, Permissions
     };
     let missing = permissions::missing(settings.as_ref(), &wanted).map_err(shape)?;
     let not_off = permissions::not_switched_off(settings.as_ref()).map_err(shape)?;
+    let session = permissions::unset(settings.as_ref(), permissions::session_defaults(model));
     Ok(Rules {
         file,
         wanted,
         missing,
         not_off,
+        session,
     })
 }
 
-/// Adds the missing rules (and the deny rules of the tools a book never uses) to `dir`'s settings file (created with its `.claude/` directory when
-/// absent); returns the rules as they were before. Writes nothing when none is missing.
-pub fn write(dir: &Path, plugin_root: Option<&str>) -> Result<Rules, PermissionsError> {
-    let rules = check(dir, plugin_root)?;
-    if rules.missing.is_empty() && rules.not_off.is_empty() {
+/// Adds the missing rules (the deny rules of the tools a book never uses, and the session's
+/// model when the file names none) to `dir`'s settings file (created with its `.claude/`
+/// directory when absent); returns the rules as they were before. Writes nothing when none is
+/// missing.
+pub fn write(
+    dir: &Path,
+    plugin_root: Option<&str>,
+    model: Option<&str>,
+) -> Result<Rules, PermissionsError> {
+    let rules = check(dir, plugin_root, model)?;
+    if rules.missing.is_empty() && rules.not_off.is_empty() && rules.session.is_empty() {
         return Ok(rules);
     }
     let settings = load(&rules.file)?;
-    let merged = permissions::merged(settings.as_ref(), &rules.missing, &rules.not_off).map_err(
-        |shape| PermissionsError::Shape {
-            path: rules.file.clone(),
-            shape,
-        },
-    )?;
+    let merged = permissions::merged(
+        settings.as_ref(),
+        &rules.missing,
+        &rules.not_off,
+        &rules.session,
+    )
+    .map_err(|shape| PermissionsError::Shape {
+        path: rules.file.clone(),
+        shape,
+    })?;
     if let Some(parent) = rules.file.parent() {
         std::fs::create_dir_all(parent).map_err(|e| StoreError::io(parent, e))?;
     }

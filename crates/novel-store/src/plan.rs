@@ -676,6 +676,59 @@ fn add_new(findings: &mut Vec<Diagnostic>, more: Vec<Diagnostic>) {
     }
 }
 
+/// `chapter begin`'s look at the chapter's plan: the volume's outline, when there is one,
+/// reads (UTF-8, every heading, no chapter twice) and gives the chapter a block with content;
+/// the chapter's contract, when there is one, passes the checks `novel validate` runs on it
+/// alone (JSON, schema, its chapter number). The first problem, with its file and line, as the
+/// refusal — an agent handed a broken plan writes a broken chapter.
+pub fn check_chapter_plan(
+    project: &Project,
+    n: u32,
+    current_volume: u32,
+) -> Result<(), novel_core::pipeline::StageRefusal> {
+    let v = crate::context::volume_of(project, n, current_volume.max(1));
+    let outline_rel = format!("{}/outline.md", layout::volume_dir(v));
+    let contract_rel = layout::chapter_contract_file(v, n);
+    let refuse = |what: String| {
+        novel_core::pipeline::StageRefusal {
+        code: "E_CHAPTER_PLAN",
+        reason: format!("第 {n} 章的计划有问题，不能开始：{what}"),
+        hint: "先把这一处改好（/novel:start → 调整大纲，或让 PlotArchitect 重写这一章的契约），novel validate 列出全部问题；改好后再 chapter begin".into(),
+    }
+    };
+    for rel in [&outline_rel, &contract_rel] {
+        if fs::symlink_metadata(project.path(rel)).is_err() {
+            continue;
+        }
+        if let Some(f) = crate::load::check_file_alone(project, rel).first() {
+            let first = f.render();
+            return Err(refuse(first.lines().next().unwrap_or_default().to_string()));
+        }
+    }
+    let Ok(text) = read_text(&project.path(&outline_rel)) else {
+        return Ok(());
+    };
+    let Ok(parsed) = outline::parse(&text) else {
+        return Ok(());
+    };
+    // A chapter past the outline's last is writing past the plan (allowed, as before); one
+    // the outline plans around without a block is a hole.
+    let last = parsed.chapters.iter().map(|b| b.chapter).max();
+    match parsed.block(n) {
+        None if last.is_some_and(|last| n <= last) => Err(refuse(format!(
+            "{outline_rel} 里没有第 {n} 章（大纲里有：{}）",
+            parsed.ranges()
+        ))),
+        Some(b) if b.fields.is_empty() && b.text.lines().skip(1).all(|l| l.trim().is_empty()) => {
+            Err(refuse(format!(
+                "{outline_rel} 第 {} 行：第 {n} 章的大纲块只有标题，没有内容",
+                b.line
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -29,6 +29,13 @@ pub enum RebuildError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Ops(#[from] OpsError),
+    /// `--write` from a changelog that is missing or empty while the book says chapters were
+    /// recorded: the replay would be an empty state, wiping everything.
+    #[error(
+        "变更日志 {} 不存在或是空的，而{evidence}：按它重建会把状态清空，拒绝写入",
+        layout::CHANGELOG
+    )]
+    ChangelogLost { evidence: String },
 }
 
 /// What a rebuild found (and did). Field order is the `--json` order.
@@ -159,6 +166,7 @@ pub fn rebuild(
 ) -> Result<RebuildReport, RebuildError> {
     let replay = Replay::load(project, UnusableGlobal::Repair)?;
     let replayed = replay.run(until)?;
+    let disk_version = replay.on_disk().map_or(0, ops::state_version);
     let (log, authored, global_problem) = (&replay.log, &replay.authored, replay.global_problem);
     let (on_disk, state_file, problem) = match &replay.disk {
         StateOnDisk::Valid(v) => (Some(v), "ok", None),
@@ -196,9 +204,24 @@ pub fn rebuild(
         truncate: until.is_some() && replayed.entries_used < log.len(),
     };
     if let (Some(held), true) = (held, report.differs()) {
+        if log.is_empty()
+            && let Some(evidence) = recorded_elsewhere(project, disk_version)
+        {
+            return Err(RebuildError::ChangelogLost { evidence });
+        }
         write(project, &mut report, &replayed, log, held)?;
     }
     Ok(report)
+}
+
+/// What says chapters were recorded when the changelog has no line: the state file's version,
+/// or the checkpoint's completed chapters (the state file may be gone too).
+fn recorded_elsewhere(project: &Project, version: u64) -> Option<String> {
+    if version > 0 {
+        return Some(format!("状态文件记着第 {version} 版"));
+    }
+    let done = crate::chapter::load_checkpoint(project).map_or(0, |cp| cp.last_completed_chapter);
+    (done > 0).then(|| format!("断点记着已完成 {done} 章"))
 }
 
 fn to_value(g: &ForeshadowingGlobal) -> Value {

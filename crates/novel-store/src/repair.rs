@@ -82,7 +82,7 @@ pub fn new_record(
         round,
         parts: parts.to_vec(),
         windows: novel_core::repair::windows(text, &names, craft),
-        base: layout::archived_text(n, round),
+        base: layout::revision_text(n, round),
         base_digest: novel_core::pipeline::text_digest(text.as_bytes()),
     }
 }

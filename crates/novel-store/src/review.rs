@@ -1,12 +1,12 @@
 //! What the periodic reviews read (`docs/orchestration.md` §8) and where their reports go:
-//! the gate figures of a window of chapters ([`crate::status`]'s per-chapter figures), their
+//! the gate figures of a window of chapters ([`crate::figures`]' per-chapter figures, the
+//! same status and the dashboard show), their
 //! evaluations, the foreshadowing inventory, a volume's foreshadowing completion and storyline
 //! appearances. The figures are `novel_core::review`'s; the CLI adds the text checks and writes
 //! the report with [`write_report`].
 
 use std::collections::BTreeMap;
 
-use novel_core::model::settings::DimensionWeights;
 use novel_core::model::{
     Evaluation, ForeshadowingGlobal, Settings, StorylineSchedule, VolumeForeshadowing,
 };
@@ -15,10 +15,11 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::error::StoreError;
+use crate::figures::{ChapterSet, TextRules, Wanted, chapters_of, committed_chapters};
 use crate::io::{create_dir_all, read_text, write_json};
 use crate::layout;
 use crate::project::Project;
-use crate::status::{committed_chapters, figures_of};
+use crate::volumes::Volumes;
 
 /// A file parsed with serde: `None` when absent or unreadable (then a problem is listed).
 fn load<T: DeserializeOwned>(
@@ -58,34 +59,48 @@ pub fn committed_in(project: &Project, range: [u32; 2]) -> Vec<u32> {
         .collect()
 }
 
-/// Scores, chapters under the pass threshold and why, recurring low dimensions over `range`.
-/// `count` is the platform 字数 of a chapter text (only for chapters whose log lacks it).
-pub fn quality(project: &Project, range: [u32; 2], count: &dyn Fn(&str) -> usize) -> QualityPart {
-    let chapters = committed_in(project, range);
+/// The figures of the committed chapters of `range` ([`crate::figures`]), with the settings
+/// they were read with.
+fn figures_in(project: &Project, range: [u32; 2], rules: &TextRules<'_>) -> (Settings, ChapterSet) {
     let mut settings_problem = None;
     let settings = crate::settings::load(project).unwrap_or_else(|e| {
         settings_problem = Some(e.to_string());
         Settings::default()
     });
-    let (figures, mut problems) = figures_of(project, &chapters, count, &settings.gate.weights);
-    problems.extend(settings_problem);
+    let chapters = committed_in(project, range);
+    let volumes = Volumes::load(project, None, &mut Vec::new());
+    let mut set = chapters_of(
+        project,
+        &settings,
+        &volumes,
+        &chapters,
+        rules,
+        Wanted::default(),
+    );
+    set.problems.extend(settings_problem);
+    (settings, set)
+}
+
+/// Scores, chapters under the pass threshold and why, recurring low dimensions over `range`.
+/// `rules` measure a chapter text (only for chapters whose log lacks its 字数).
+pub fn quality(project: &Project, range: [u32; 2], rules: &TextRules<'_>) -> QualityPart {
+    let (settings, set) = figures_in(project, range, rules);
+    let mut problems = set.problems;
     let mut evaluations: BTreeMap<u32, Evaluation> = BTreeMap::new();
-    for &n in &chapters {
+    for n in set.chapters.iter().map(|f| f.chapter) {
         if let Some(e) = load(project, &layout::evaluation_file(n), &mut problems) {
             evaluations.insert(n, e);
         }
     }
-    let scores: Vec<ChapterScore> = chapters
+    let scores: Vec<ChapterScore> = set
+        .chapters
         .iter()
-        .map(|n| {
-            let f = figures.get(n).cloned().unwrap_or_default();
-            ChapterScore {
-                chapter: *n,
-                score: f.score,
-                decision: f.decision,
-                revisions: f.revisions,
-                force_passed: f.force_passed,
-            }
+        .map(|f| ChapterScore {
+            chapter: f.chapter,
+            score: f.score,
+            decision: f.decision,
+            revisions: f.revisions,
+            force_passed: f.force_passed,
         })
         .collect();
     let mut quality = review::quality(range, scores, &evaluations, &settings.gate);
@@ -120,7 +135,7 @@ pub fn volume_part(
     project: &Project,
     v: u32,
     range: [u32; 2],
-    count: &dyn Fn(&str) -> usize,
+    rules: &TextRules<'_>,
     problems: &mut Vec<String>,
 ) -> VolumePart {
     let vdir = layout::volume_dir(v);
@@ -132,13 +147,12 @@ pub fn volume_part(
         &format!("{vdir}/storyline-schedule.json"),
         problems,
     );
-    let chapters = committed_in(project, range);
-    // Only the storylines of the figures are read here: the weights change nothing.
-    let (figures, more) = figures_of(project, &chapters, count, &DimensionWeights::default());
-    problems.extend(more);
-    let appearances: BTreeMap<u32, String> = figures
+    let (_, set) = figures_in(project, range, rules);
+    problems.extend(set.problems);
+    let appearances: BTreeMap<u32, String> = set
+        .chapters
         .into_iter()
-        .filter_map(|(c, f)| f.storyline.map(|l| (c, l)))
+        .filter_map(|f| f.storyline.map(|l| (f.chapter, l)))
         .collect();
     VolumePart {
         foreshadowing_completion: review::completion(plan.as_ref(), global.as_ref(), range[1]),

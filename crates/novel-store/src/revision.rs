@@ -110,10 +110,10 @@ impl RevisionError {
                 "给出已提交或正在写的章节：--chapter N".to_string()
             }
             RevisionError::NoNotes { chapter } => format!(
-                "novel revision notes --chapter {chapter} 列出这一轮的修订意见；没有意见就照常继续"
+                "novel revision notes --chapter {chapter} 列出这一轮的修订意见；作者自己要改的地方用 --note \"改什么\" 写明再保存；都没有就照常继续"
             ),
             RevisionError::Same { .. } => {
-                "候选应是按修订意见改过的整章；确认 ChapterWriter 写出的是修订稿".to_string()
+                "候选应是按修订意见改过的整章；确认写手写出的是修订稿".to_string()
             }
             RevisionError::NoCandidate { chapter, .. } => {
                 format!("先按意见生成修订稿，再 novel revision save --chapter {chapter} 文件")
@@ -378,6 +378,7 @@ pub fn save(
     project: &Project,
     n: u32,
     candidate: &str,
+    author_notes: &[String],
     token: Option<&str>,
     stale_after: Duration,
 ) -> Result<Saved, RevisionError> {
@@ -394,7 +395,21 @@ pub fn save(
             });
         }
     }
-    let (notes, _) = gather_notes(project, place, n)?;
+    let (mut notes, _) = gather_notes(project, place, n)?;
+    // What the author asked for (a misspelt name, a sentence to cut): the candidate's reason
+    // when no judge asked.
+    notes.extend(
+        author_notes
+            .iter()
+            .filter(|t| !t.trim().is_empty())
+            .map(|t| RevisionNote {
+                source: AUTHOR_NOTE.to_string(),
+                target: String::new(),
+                instruction: t.trim().to_string(),
+                blocking: false,
+                extra: Default::default(),
+            }),
+    );
     if notes.is_empty() {
         return Err(RevisionError::NoNotes { chapter: n });
     }
@@ -449,6 +464,9 @@ pub fn save(
     })
 }
 
+/// The `source` of a revision note the author gave (`revision save --note`).
+pub const AUTHOR_NOTE: &str = "author";
+
 /// Where ChapterWriter writes a candidate (`任务：修订候选`): `staging/candidates/chapter-NNN.md`.
 pub fn candidate_draft(n: u32) -> String {
     format!("staging/candidates/{}.md", layout::chapter_stem(n))
@@ -461,12 +479,13 @@ pub fn save_file(
     project: &Project,
     n: u32,
     file: &std::path::Path,
+    author_notes: &[String],
     token: Option<&str>,
     stale_after: Duration,
 ) -> Result<Saved, RevisionError> {
     let _guard = lock::guard(project)?;
     let text = read_text(file)?;
-    let saved = save(project, n, &text, token, stale_after)?;
+    let saved = save(project, n, &text, author_notes, token, stale_after)?;
     let draft = project.path(&candidate_draft(n));
     if let (Ok(a), Ok(b)) = (std::fs::canonicalize(file), std::fs::canonicalize(&draft))
         && a == b
@@ -606,11 +625,27 @@ fn apply_staged(
             return Err(RevisionError::StageOrder {
                 chapter: n,
                 stage: novel_core::pipeline::stage_name(cp.pipeline_stage),
-                wanted: "在写章节的修订候选只能在评审与门控之后（judged）采纳",
+                wanted: "在写章节的修订候选只能在评审与门控之后采纳",
             });
         }
     }
-    rec.original = check_base(project, Place::Staged, n, &rec)?;
+    // `stage revising` moved the round's text to its archive (the writer of a round writes a new
+    // file): the original is read there until the candidate is in place.
+    rec.original = if project.path(&layout::staging_chapter(n)).is_file() {
+        check_base(project, Place::Staged, n, &rec)?
+    } else {
+        let round = load_checkpoint(project)?.revision_count;
+        let file = format!(
+            "{}/{}.md",
+            layout::revision_dir(n, round),
+            layout::chapter_stem(n)
+        );
+        let text = read_text(&project.path(&file))?;
+        if text_digest(text.as_bytes()) != rec.base_digest {
+            return Err(RevisionError::Stale { chapter: n, file });
+        }
+        Some(text)
+    };
     // The original is kept in the revision file before the text is replaced, so a crash in
     // between loses nothing; running apply again finds the candidate in place and finishes.
     io::write_json(&project.path(&layout::revision_file(n)), &rec)?;
@@ -637,7 +672,7 @@ fn rebuild_steps(n: u32, last: u32) -> Vec<String> {
     let summary = layout::summary_file(n);
     if n == last {
         vec![
-            format!("Summarizer 按新正文重写 {summary}，并写出第 {n} 章的状态增量"),
+            format!("摘要员按新正文重写 {summary}，并写出第 {n} 章的状态增量"),
             format!(
                 "novel state rebuild --until-chapter {} --write（退回第 {n} 章之前的状态）",
                 n - 1
@@ -647,7 +682,7 @@ fn rebuild_steps(n: u32, last: u32) -> Vec<String> {
         ]
     } else {
         vec![
-            format!("Summarizer 按新正文重写 {summary}"),
+            format!("摘要员按新正文重写 {summary}"),
             format!(
                 "新正文改变了人物、物品、地点或伏笔时：把差异写成一份第 {last} 章的修正增量，novel ops apply --manual <文件>（后面各章的状态不动）"
             ),
@@ -679,6 +714,7 @@ fn apply_committed(
         && let Some(obj) = log.as_object_mut()
     {
         obj.insert(crate::status::LOG_CHARS.into(), serde_json::json!(chars));
+        crate::chapter::record_committed(obj, &[(file.as_str(), rec.candidate.as_str())]);
         writes.push(JournalWrite {
             path: log_rel,
             content: to_json_text(&log),

@@ -45,7 +45,7 @@ pub enum SelectError {
     NoneCommitted,
     #[error("第 {}–{} 章中没有已提交的章节", range[0], range[1])]
     NoneInRange { range: [u32; 2] },
-    #[error("现在没有正在写的章节（断点中 inflight_chapter 为空）")]
+    #[error("现在没有正在写的章节")]
     NoneInFlight,
     #[error("第 {chapter} 章的暂存稿 {rel} 还不存在")]
     NotDrafted { chapter: u32, rel: String },
@@ -67,7 +67,7 @@ impl SelectError {
             SelectError::NoneInRange { .. } => "检查区间，或不带参数检查正在写的章节",
             SelectError::NoneInFlight => "指定文件，或用 --chapter N、--all 检查已提交的章节",
             SelectError::NotDrafted { .. } => {
-                "等 ChapterWriter 写出初稿后再检查，或用 --chapter N 指定其他章节"
+                "等写手写出初稿后再检查，或用 --chapter N 指定其他章节"
             }
         }
         .into()

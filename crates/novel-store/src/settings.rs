@@ -42,6 +42,28 @@ pub fn load(project: &Project) -> Result<Settings, StoreError> {
     })
 }
 
+/// Writes `models` as `novel.json`'s `models` (the rest of the file kept as it is; the file
+/// created when absent), atomically. The settings must load first: a broken file is not
+/// rewritten.
+pub fn set_models(project: &Project, models: &impl serde::Serialize) -> Result<(), StoreError> {
+    load(project)?;
+    let path = project.path(layout::SETTINGS);
+    let mut value = match crate::io::read_json_value(&path) {
+        Ok(v) => v,
+        Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            serde_json::to_value(Settings::default()).unwrap_or_default()
+        }
+        Err(e) => return Err(e),
+    };
+    if let Some(o) = value.as_object_mut() {
+        o.insert(
+            "models".into(),
+            serde_json::to_value(models).unwrap_or_default(),
+        );
+    }
+    crate::io::write_json(&path, &value)
+}
+
 /// [`load`] inside a project; the defaults outside one (`novel lint FILE` anywhere).
 pub fn load_or_default(project: Option<&Project>) -> Result<Settings, StoreError> {
     project.map_or_else(|| Ok(Settings::default()), load)

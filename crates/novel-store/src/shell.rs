@@ -1,592 +1,405 @@
 //! Which files a shell command line writes, as far as its text shows (the Bash guard hook,
-//! `docs/orchestration.md` §9): the command line is parsed with a POSIX shell grammar
-//! (`conch-parser`), never matched with patterns, and every place a file is written that the
-//! syntax makes visible is listed — output redirections (`>`, `>>`, `>|`, `<>`, `>&FILE`), and
-//! the file operands of the commands that write files (`tee`, `cp`, `mv`, `ln`, `install`,
-//! `rm`, `unlink`, `shred`, `truncate`, `dd of=`, `sed -i`, `perl -i`), also inside compound
-//! commands, pipelines, command substitutions and `bash -c '…'`. A literal `cd DIR` moves the
-//! directory later operands are taken from.
+//! `docs/orchestration.md` §9). The line is parsed with a bash grammar of our own
+//! (`shell::syntax`: every construct bash has, `<<<`, `|&`, `<(…)`, `${x,,}`, `${a[@]}`, `;&` and
+//! here-documents included), never matched with patterns, and walked: every place a file is
+//! written that the syntax makes visible is listed — output redirections (`>`, `>>`, `>|`,
+//! `<>`, `>&FILE`, `&>`), and the files the programs of `shell::programs` write, move or remove
+//! (`tee`, `cp`, `mv`, `ln`, `install`, `rsync`, `rm`, `rmdir`, `mkdir`, `touch`, `truncate`,
+//! `chmod`, `dd of=`, `sed -i`, `perl -i`, `find -delete`, `git checkout` …), also inside
+//! compound commands, pipelines, command and process substitutions, `eval`, `bash -c '…'` at
+//! any depth and a script fed to a shell's stdin. `cd`, `cd -P`, `cd --`, `cd -`, `pushd` and
+//! `popd` move the directory later operands are taken from; where a line may or may not have
+//! moved (a `cd` in a branch, after `&&`), both places are judged.
 //!
-//! What it cannot see it leaves alone: a word built from a variable or a command substitution,
-//! a command line the grammar does not parse (bash-only syntax), a program that writes files
-//! its arguments do not name. The guard denies only what is listed here and allows the rest; a
-//! `novel` command's own arguments are never taken for writes (its redirections still are).
+//! Each write says how far it reaches ([`Reach`]): a file, a directory and everything below it
+//! (`rm -r`, `mv`'s sources), or a destination. A line — or a script inside it — that does
+//! not parse is not allowed blindly: every word of it that could be a path is listed as a
+//! `blind` write, so the guard refuses the line when it names an owned file or a directory
+//! holding one. What stays invisible: a word built from a variable or a command
+//! substitution, a directory entered through one, a program that writes files its arguments
+//! do not name. A `novel` command's own arguments are never taken for writes (the binary
+//! checks its outputs itself); its redirections are.
 
-use conch_parser::ast;
-use conch_parser::lexer::Lexer;
-use conch_parser::parse::DefaultParser;
+mod programs;
+mod syntax;
+mod words;
 
-/// One file a command line writes (or removes).
+pub use programs::Reach;
+use programs::{Cd, Effect};
+use syntax::{AndOr, Command, List, Pipeline, Redirect, RedirectOp, Simple, Word};
+use words::{Field, fields};
+
+/// One file (or directory) a command line writes, moves or removes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShellWrite {
-    /// The operand as the shell would expand it (tilde expanded to `$HOME` when set; glob
-    /// characters kept — see `glob`).
+    /// The operand as the shell would expand it (brace and tilde expanded; glob characters
+    /// kept — see `glob`).
     pub path: String,
-    /// The directory the operand is relative to when it is relative: the literal `cd`s before
-    /// it, in order (empty: the command's working directory).
+    /// The directory the operand is relative to when it is relative: the `cd`s before it, in
+    /// order (empty: the command's working directory).
     pub cd: Vec<String>,
-    /// The operand has unquoted glob characters (`*`, `?`, `[`): it names the files it matches.
+    /// The operand (or a directory in `cd`) has unquoted glob characters: it names the files
+    /// it matches.
     pub glob: bool,
-    /// How it is written, for the refusal (`重定向 >`, `tee`, `cp 的目标` …).
+    /// How it is written, for the refusal (`重定向 >`, `tee`, `rm`, `cp 的目标` …).
     pub how: String,
+    pub reach: Reach,
+    /// The word comes from a line (or a script in it) that does not parse: the guard cannot
+    /// see what is done with it.
+    pub blind: bool,
 }
 
-/// The files `command` writes, as far as its text shows; `None` when it does not parse.
-pub fn writes(command: &str) -> Option<Vec<ShellWrite>> {
-    writes_depth(command, 0)
-}
-
-/// `bash -c '…'` inside `bash -c '…'` is followed this deep.
-const MAX_NESTING: usize = 4;
-
-fn writes_depth(command: &str, depth: usize) -> Option<Vec<ShellWrite>> {
-    let parser = DefaultParser::new(Lexer::new(command.chars()));
-    let mut commands = Vec::new();
-    for c in parser {
-        commands.push(c.ok()?);
-    }
+/// The files `command` writes, as far as its text shows, and the path-like words of whatever
+/// in it does not parse (`blind`).
+pub fn writes(command: &str) -> Vec<ShellWrite> {
+    let home = std::env::var("HOME").ok().filter(|h| !h.is_empty());
     let mut walk = Walk {
-        cd: Vec::new(),
+        places: vec![Place::start()],
         out: Vec::new(),
-        depth,
+        scripts: 0,
+        docs: Vec::new(),
+        home,
     };
-    walk.commands(&commands);
-    Some(walk.out)
+    walk.script(command);
+    walk.out
+}
+
+/// Scripts inside scripts (`bash -c "bash -c '…'"`, `eval`) followed this deep; a deeper one is
+/// judged blind.
+const MAX_SCRIPTS: usize = 32;
+
+/// Places (possible working directories) kept at once; beyond, the first ones.
+const MAX_PLACES: usize = 16;
+
+/// A directory as the line reaches it: the `cd` operands from the start (an absolute one
+/// first when there is one), or `None` where the line does not show it.
+type Dir = Option<Vec<Field>>;
+
+/// Where the shell may be: its directory, `cd -`'s, and the `pushd` stack.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Place {
+    dir: Dir,
+    prev: Dir,
+    stack: Vec<Dir>,
+}
+
+impl Place {
+    fn start() -> Place {
+        Place {
+            dir: Some(Vec::new()),
+            prev: None,
+            stack: Vec::new(),
+        }
+    }
 }
 
 struct Walk {
-    cd: Vec<String>,
+    places: Vec<Place>,
     out: Vec<ShellWrite>,
-    depth: usize,
+    scripts: usize,
+    /// The here-document bodies of the script being walked.
+    docs: Vec<String>,
+    home: Option<String>,
 }
 
-type TopCommand = ast::TopLevelCommand<String>;
-type TopWord = ast::TopLevelWord<String>;
-type ListCommand = ast::DefaultListableCommand;
-type Pipeable = ast::DefaultPipeableCommand;
-
 impl Walk {
-    fn commands(&mut self, commands: &[TopCommand]) {
-        for c in commands {
-            let list = match &c.0 {
-                ast::Command::Job(l) | ast::Command::List(l) => l,
-            };
-            self.listable(&list.first);
-            for next in &list.rest {
-                match next {
-                    ast::AndOr::And(l) | ast::AndOr::Or(l) => self.listable(l),
+    /// Parses and walks one script (the line, a `bash -c` string, an `eval`).
+    fn script(&mut self, text: &str) {
+        self.scripts += 1;
+        let parsed = if self.scripts > MAX_SCRIPTS {
+            None
+        } else {
+            syntax::parse(text).ok()
+        };
+        match parsed {
+            Some(script) => {
+                let docs = std::mem::replace(&mut self.docs, script.docs);
+                self.list(&script.list);
+                for run in &script.doc_runs {
+                    self.subshell(|w| w.list(run));
                 }
+                self.docs = docs;
+            }
+            None => self.blind(text),
+        }
+        self.scripts -= 1;
+    }
+
+    /// Runs `f` in a subshell: nothing it does moves this shell.
+    fn subshell(&mut self, f: impl FnOnce(&mut Walk)) {
+        let saved = self.places.clone();
+        f(self);
+        self.places = saved;
+    }
+
+    fn list(&mut self, list: &List) {
+        for and_or in list {
+            if and_or.background {
+                self.subshell(|w| w.and_or(and_or));
+            } else {
+                self.and_or(and_or);
             }
         }
     }
 
-    fn listable(&mut self, c: &ListCommand) {
+    /// `a && b || c`: each pipeline runs where the ones before it left the shell; afterwards
+    /// the shell may be where any of them left it.
+    fn and_or(&mut self, and_or: &AndOr) {
+        let mut seen = self.places.clone();
+        for p in &and_or.pipelines {
+            self.pipeline(p);
+            remember(&mut seen, &self.places);
+        }
+        if and_or.pipelines.len() > 1 {
+            self.places = seen;
+        }
+    }
+
+    /// Each side of a pipe runs in a subshell; `echo TEXT | bash` feeds TEXT to the shell.
+    fn pipeline(&mut self, p: &Pipeline) {
+        if let [only] = p.commands.as_slice() {
+            return self.command(only, None);
+        }
+        let mut stdin: Option<String> = None;
+        for c in &p.commands {
+            let fed = stdin.take();
+            self.subshell(|w| w.command(c, fed.as_deref()));
+            stdin = self.echoed(c);
+        }
+    }
+
+    /// What `echo WORDS` prints, when the line fixes it.
+    fn echoed(&self, c: &Command) -> Option<String> {
+        let Command::Simple(s) = c else { return None };
+        let args = self.args(&s.words);
+        let (first, rest) = args.split_first()?;
+        if first.as_ref()?.text != "echo" {
+            return None;
+        }
+        let texts: Option<Vec<&str>> = rest
+            .iter()
+            .map(|a| a.as_ref().map(|a| a.text.as_str()))
+            .collect();
+        Some(texts?.join(" "))
+    }
+
+    fn command(&mut self, c: &Command, stdin: Option<&str>) {
         match c {
-            ast::ListableCommand::Single(p) => self.pipeable(p),
-            ast::ListableCommand::Pipe(_, ps) => {
-                // Each side of a pipe runs in a subshell: a `cd` there moves nothing after it.
-                for p in ps {
-                    let saved = self.cd.clone();
-                    self.pipeable(p);
-                    self.cd = saved;
-                }
+            Command::Simple(s) => self.simple(s, stdin),
+            Command::Subshell(body, redirects) => {
+                self.subshell(|w| w.list(body));
+                self.redirects(redirects);
             }
-        }
-    }
-
-    fn pipeable(&mut self, p: &Pipeable) {
-        match p {
-            ast::PipeableCommand::Simple(s) => self.simple(s),
-            ast::PipeableCommand::Compound(c) => self.compound(c),
-            ast::PipeableCommand::FunctionDef(_, body) => self.compound(body),
-        }
-    }
-
-    fn compound(&mut self, c: &ast::DefaultCompoundCommand) {
-        use ast::CompoundCommandKind as K;
-        match &c.kind {
-            K::Brace(body) => self.commands(body),
-            K::Subshell(body) => {
-                let saved = self.cd.clone();
-                self.commands(body);
-                self.cd = saved;
+            Command::Group(body, redirects) => {
+                self.list(body);
+                self.redirects(redirects);
             }
-            K::While(pair) | K::Until(pair) => {
-                self.commands(&pair.guard);
-                self.commands(&pair.body);
-            }
-            K::If {
-                conditionals,
-                else_branch,
+            Command::Compound {
+                words,
+                bodies,
+                redirects,
             } => {
-                for pair in conditionals {
-                    self.commands(&pair.guard);
-                    self.commands(&pair.body);
+                for w in words {
+                    self.expansions(w);
                 }
-                if let Some(body) = else_branch {
-                    self.commands(body);
+                // Each body may run or not: afterwards the shell may be where any left it.
+                let mut seen = self.places.clone();
+                for body in bodies {
+                    self.list(body);
+                    remember(&mut seen, &self.places);
                 }
+                self.places = seen;
+                self.redirects(redirects);
             }
-            K::For { words, body, .. } => {
-                for w in words.iter().flatten() {
-                    self.substitutions(w);
-                }
-                self.commands(body);
-            }
-            K::Case { word, arms } => {
-                self.substitutions(word);
-                for arm in arms {
-                    self.commands(&arm.body);
-                }
-            }
-        }
-        for r in &c.io {
-            self.redirect(r);
+            // A function's body runs where it is called: judged here, as written.
+            Command::Function(body) => self.subshell(|w| w.command(body, None)),
         }
     }
 
-    fn simple(&mut self, s: &ast::DefaultSimpleCommand) {
-        let mut words: Vec<&TopWord> = Vec::new();
-        for r in &s.redirects_or_env_vars {
-            match r {
-                ast::RedirectOrEnvVar::Redirect(r) => self.redirect(r),
-                ast::RedirectOrEnvVar::EnvVar(_, Some(w)) => self.substitutions(w),
-                ast::RedirectOrEnvVar::EnvVar(_, None) => {}
+    fn simple(&mut self, s: &Simple, piped: Option<&str>) {
+        for w in s.assignments.iter().chain(&s.words) {
+            self.expansions(w);
+        }
+        self.redirects(&s.redirects);
+        let mut stdin = piped.map(str::to_string);
+        for r in &s.redirects {
+            match r.op {
+                RedirectOp::HereDoc { doc } => stdin = self.docs.get(doc).cloned(),
+                RedirectOp::HereString => {
+                    stdin = syntax::plain_text(&r.target).or_else(|| Some(String::new()));
+                }
+                _ => {}
             }
         }
-        for r in &s.redirects_or_cmd_words {
-            match r {
-                ast::RedirectOrCmdWord::Redirect(r) => self.redirect(r),
-                ast::RedirectOrCmdWord::CmdWord(w) => {
-                    self.substitutions(w);
-                    words.push(w);
-                }
-            }
-        }
-        let args: Vec<Option<Operand>> = words.iter().map(|w| operand(w)).collect();
-        self.program(&args);
-    }
-
-    /// The writes of one program run with `args` (its name first).
-    fn program(&mut self, args: &[Option<Operand>]) {
-        let Some(Some(name)) = args.first() else {
-            return;
-        };
-        let program = name
-            .text
-            .rsplit('/')
-            .next()
-            .unwrap_or(&name.text)
-            .to_string();
-        let rest = &args[1..];
-        match program.as_str() {
-            "cd" if rest.len() <= 1 => match rest.first() {
-                Some(Some(dir)) if !dir.glob => {
-                    if dir.text.starts_with('/') {
-                        self.cd.clear();
-                    }
-                    self.cd.push(dir.text.clone());
-                }
-                // `cd` alone, `cd -` or a directory it cannot see: the rest is unknown ground.
-                _ => self.cd.push("\u{0}".into()),
-            },
-            // The binary's own commands: their operands are its business.
-            "novel" => {}
-            // Runners of another command: that command's writes.
-            "sudo" => self.program(skip_options_with(
-                rest,
-                &["-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"],
-            )),
-            "nice" => self.program(skip_options_with(rest, &["-n"])),
-            "nohup" | "command" | "exec" | "time" | "stdbuf" => {
-                self.program(skip_options(rest));
-            }
-            "env" => {
-                let inner = skip_options(rest);
-                let at = inner
-                    .iter()
-                    .position(|a| a.as_ref().is_none_or(|a| !a.text.contains('=')))
-                    .unwrap_or(inner.len());
-                self.program(&inner[at..]);
-            }
-            "timeout" => {
-                let inner = skip_options(rest);
-                self.program(inner.get(1..).unwrap_or_default());
-            }
-            "xargs" => self.program(skip_options(rest)),
-            "bash" | "sh" | "dash" | "zsh" => self.shell_c(rest),
-            "tee" => self.all_operands(rest, "tee"),
-            "rm" | "unlink" | "shred" => self.all_operands(rest, &program),
-            "truncate" => {
-                self.operands_after_values(rest, &["-s", "--size", "-r", "--reference"], "truncate")
-            }
-            "cp" | "install" => self.destination(rest, &program, false),
-            "mv" => self.destination(rest, "mv", true),
-            "ln" => self.destination(rest, "ln", false),
-            "dd" => {
-                for a in rest.iter().flatten() {
-                    if let Some(path) = a.text.strip_prefix("of=") {
-                        self.push(
-                            &Operand {
-                                text: path.into(),
-                                glob: a.glob,
-                            },
-                            "dd of=",
-                        );
-                    }
-                }
-            }
-            "sed" | "perl" | "gsed" => self.in_place(rest, &program),
-            _ => {}
+        let args = self.args(&s.words);
+        for effect in programs::effects(&args, stdin.as_deref()) {
+            self.effect(effect);
         }
     }
 
-    /// `bash -c 'SCRIPT'`: the script's writes (followed [`MAX_NESTING`] deep).
-    fn shell_c(&mut self, args: &[Option<Operand>]) {
-        let Some(at) = args.iter().position(|a| {
-            a.as_ref().is_some_and(|a| {
-                a.text.starts_with('-') && a.text.contains('c') && !a.text.starts_with("--")
+    /// The program's arguments: each word's fields, `None` for a word the line does not fix.
+    fn args(&self, words: &[Word]) -> Vec<Option<Field>> {
+        words
+            .iter()
+            .flat_map(|w| match fields(w, self.home.as_deref()) {
+                Some(fs) => fs.into_iter().map(Some).collect(),
+                None => vec![None],
             })
-        }) else {
-            return;
-        };
-        let Some(Some(script)) = args.get(at + 1) else {
-            return;
-        };
-        if self.depth >= MAX_NESTING {
+            .collect()
+    }
+
+    fn effect(&mut self, effect: Effect) {
+        match effect {
+            Effect::Write { path, how, reach } => self.push(&path, &how, reach, false),
+            Effect::Cd(cd) => self.cd(&cd),
+            Effect::Script { text, same_shell } if same_shell => self.script(&text),
+            Effect::Script { text, .. } => self.subshell(|w| w.script(&text)),
+            Effect::Unseen => {}
+        }
+    }
+
+    /// The commands a word's substitutions run (each in a subshell).
+    fn expansions(&mut self, w: &Word) {
+        for run in syntax::runs_of(w) {
+            self.subshell(|walk| walk.list(&run));
+        }
+    }
+
+    fn redirects(&mut self, redirects: &[Redirect]) {
+        for r in redirects {
+            self.expansions(&r.target);
+            let how = match r.op {
+                RedirectOp::Write => "重定向 >",
+                RedirectOp::Append => "重定向 >>",
+                RedirectOp::Clobber => "重定向 >|",
+                RedirectOp::ReadWrite => "重定向 <>",
+                RedirectOp::DupWrite => "重定向 >&",
+                RedirectOp::WriteBoth => "重定向 &>",
+                RedirectOp::AppendBoth => "重定向 &>>",
+                _ => continue,
+            };
+            for f in fields(&r.target, self.home.as_deref()).unwrap_or_default() {
+                // `>&2`, `>&-`: a descriptor, not a file.
+                let descriptor = f.text == "-" || f.text.parse::<u16>().is_ok();
+                if !(r.op == RedirectOp::DupWrite && descriptor) {
+                    self.push(&f, how, Reach::File, false);
+                }
+            }
+        }
+    }
+
+    fn cd(&mut self, cd: &Cd) {
+        let home = self.home.as_ref().map(|h| vec![Field::new(h)]);
+        for p in &mut self.places {
+            match cd {
+                Cd::To(d) => {
+                    let to = join(&p.dir, d);
+                    p.prev = std::mem::replace(&mut p.dir, to);
+                }
+                Cd::Home => p.prev = std::mem::replace(&mut p.dir, home.clone()),
+                Cd::Back => std::mem::swap(&mut p.dir, &mut p.prev),
+                Cd::Push(d) => {
+                    let to = join(&p.dir, d);
+                    p.stack.push(p.dir.clone());
+                    p.prev = std::mem::replace(&mut p.dir, to);
+                }
+                Cd::Swap => {
+                    if let Some(top) = p.stack.pop() {
+                        p.stack.push(p.dir.clone());
+                        p.prev = std::mem::replace(&mut p.dir, top);
+                    }
+                }
+                Cd::Pop => {
+                    if let Some(top) = p.stack.pop() {
+                        p.prev = std::mem::replace(&mut p.dir, top);
+                    }
+                }
+                Cd::StackOnly => {
+                    p.stack.iter_mut().for_each(|d| *d = None);
+                    p.stack.push(None);
+                }
+                Cd::Unknown => p.dir = None,
+            }
+        }
+        let places = std::mem::take(&mut self.places);
+        remember(&mut self.places, &places);
+    }
+
+    /// Lists `path` as written from every place the shell may be.
+    fn push(&mut self, path: &Field, how: &str, reach: Reach, blind: bool) {
+        if path.text.is_empty() || path.text == "-" || path.text.starts_with("/dev/") {
             return;
         }
-        if let Some(inner) = writes_depth(&script.text, self.depth + 1) {
-            for mut w in inner {
-                if !w.path.starts_with('/') {
-                    let mut cd = self.cd.clone();
-                    cd.extend(w.cd);
-                    w.cd = cd;
-                }
+        for p in &self.places {
+            let (cd, glob) = if path.text.starts_with('/') {
+                (Vec::new(), path.glob)
+            } else {
+                let Some(dir) = &p.dir else { continue };
+                let cd: Vec<String> = dir.iter().map(|d| d.text.clone()).collect();
+                (cd, path.glob || dir.iter().any(|d| d.glob))
+            };
+            let w = ShellWrite {
+                path: path.text.clone(),
+                cd,
+                glob,
+                how: how.to_string(),
+                reach,
+                blind,
+            };
+            if !self.out.contains(&w) {
                 self.out.push(w);
             }
         }
     }
 
-    fn all_operands(&mut self, args: &[Option<Operand>], how: &str) {
-        for a in operands(args) {
-            self.push(a, how);
+    /// A script that does not parse: each of its words that could be a path, listed blind.
+    fn blind(&mut self, text: &str) {
+        for word in loose_words(text, self.home.as_deref()) {
+            self.push(&word, "无法解析的命令行", Reach::Tree, true);
         }
-    }
-
-    /// Operands, the values of the options named in `valued` left out.
-    fn operands_after_values(&mut self, args: &[Option<Operand>], valued: &[&str], how: &str) {
-        let mut skip = false;
-        let mut after_dashes = false;
-        for a in args {
-            if skip {
-                skip = false;
-                continue;
-            }
-            let Some(a) = a else { continue };
-            if !after_dashes && a.text == "--" {
-                after_dashes = true;
-                continue;
-            }
-            if !after_dashes && a.text.starts_with('-') {
-                skip = valued.contains(&a.text.as_str());
-                continue;
-            }
-            self.push(a, how);
-        }
-    }
-
-    /// `cp`/`mv`/`ln`/`install`: the destination (`-t DIR` or the last operand) and, when it
-    /// may be a directory, each source's name inside it; `mv` also removes its sources.
-    fn destination(&mut self, args: &[Option<Operand>], program: &str, sources_too: bool) {
-        let mut target_dir: Option<Operand> = None;
-        let mut ops: Vec<&Operand> = Vec::new();
-        let mut after_dashes = false;
-        let mut it = args.iter();
-        while let Some(a) = it.next() {
-            let Some(a) = a else {
-                continue;
-            };
-            if !after_dashes && a.text == "--" {
-                after_dashes = true;
-            } else if !after_dashes && (a.text == "-t" || a.text == "--target-directory") {
-                target_dir = it.next().and_then(Clone::clone);
-            } else if !after_dashes && a.text.starts_with("--target-directory=") {
-                target_dir = Some(Operand {
-                    text: a.text["--target-directory=".len()..].to_string(),
-                    glob: a.glob,
-                });
-            } else if !after_dashes && a.text.starts_with('-') && a.text.len() > 1 {
-                // `-S SUFFIX`, `-m MODE` … take a value; none of them names the destination.
-                if matches!(a.text.as_str(), "-S" | "-m" | "-o" | "-g" | "--suffix") {
-                    it.next();
-                }
-            } else {
-                ops.push(a);
-            }
-        }
-        let (sources, dest): (Vec<&Operand>, Option<Operand>) = match target_dir {
-            Some(d) => (ops, Some(d)),
-            None => match ops.split_last() {
-                Some((last, rest)) if !rest.is_empty() => (rest.to_vec(), Some((*last).clone())),
-                // `ln -s TARGET` alone links into the working directory.
-                Some((only, _)) if program == "ln" => (
-                    vec![*only],
-                    Some(Operand {
-                        text: ".".into(),
-                        glob: false,
-                    }),
-                ),
-                _ => (Vec::new(), None),
-            },
-        };
-        let Some(dest) = dest else {
-            return;
-        };
-        let how = format!("{program} 的目标");
-        self.push(&dest, &how);
-        for s in &sources {
-            if let Some(name) = s
-                .text
-                .trim_end_matches('/')
-                .rsplit('/')
-                .next()
-                .filter(|n| !n.is_empty())
-            {
-                let inside = Operand {
-                    text: format!("{}/{name}", dest.text.trim_end_matches('/')),
-                    glob: dest.glob || s.glob,
-                };
-                self.push(&inside, &how);
-            }
-        }
-        if sources_too {
-            for s in sources {
-                self.push(s, "mv 移走的源文件");
-            }
-        }
-    }
-
-    /// `sed -i` / `perl -i`: the files after the script (which is the first operand unless
-    /// `-e`/`-f` gave it).
-    fn in_place(&mut self, args: &[Option<Operand>], program: &str) {
-        let mut in_place = false;
-        let mut script_given = false;
-        let mut files: Vec<&Operand> = Vec::new();
-        let mut it = args.iter();
-        let mut after_dashes = false;
-        while let Some(a) = it.next() {
-            let Some(a) = a else { continue };
-            let t = a.text.as_str();
-            if !after_dashes && t == "--" {
-                after_dashes = true;
-            } else if !after_dashes && t.starts_with("--") {
-                in_place |= t.starts_with("--in-place");
-                if matches!(t, "--expression" | "--file") {
-                    script_given = true;
-                    it.next();
-                }
-                script_given |= t.starts_with("--expression=") || t.starts_with("--file=");
-            } else if !after_dashes && t.starts_with('-') && t.len() > 1 {
-                let flags = &t[1..];
-                // Bundled flags (`-pi`, `-ni.bak`, `-i`): `i` before any value-taking flag.
-                let i_at = flags.find('i');
-                let e_at = flags
-                    .find(['e', 'f', 'E'])
-                    .filter(|_| program != "sed" || flags.contains(['e', 'f']));
-                if i_at.is_some_and(|i| e_at.is_none_or(|e| i < e)) {
-                    in_place = true;
-                }
-                if let Some(e) = flags.find(['e', 'f']) {
-                    script_given = true;
-                    // `-e SCRIPT` (value in the next word) unless the value is glued on.
-                    if e + 1 == flags.len() {
-                        it.next();
-                    }
-                }
-            } else {
-                files.push(a);
-            }
-        }
-        if !in_place {
-            return;
-        }
-        let files = if script_given {
-            &files[..]
-        } else {
-            files.get(1..).unwrap_or_default()
-        };
-        let how = format!("{program} -i");
-        for f in files {
-            self.push(f, &how);
-        }
-    }
-
-    fn redirect(&mut self, r: &ast::DefaultRedirect) {
-        use ast::Redirect as R;
-        let (word, how) = match r {
-            R::Write(_, w) => (w, "重定向 >"),
-            R::Append(_, w) => (w, "重定向 >>"),
-            R::Clobber(_, w) => (w, "重定向 >|"),
-            R::ReadWrite(_, w) => (w, "重定向 <>"),
-            R::DupWrite(_, w) => (w, "重定向 >&"),
-            R::Read(_, w) | R::DupRead(_, w) | R::Heredoc(_, w) => {
-                self.substitutions(w);
-                return;
-            }
-        };
-        self.substitutions(word);
-        if let Some(op) = operand(word) {
-            // `>&2`, `>&-`: a descriptor, not a file.
-            if matches!(r, R::DupWrite(..)) && (op.text == "-" || op.text.parse::<u16>().is_ok()) {
-                return;
-            }
-            self.push(&op, how);
-        }
-    }
-
-    /// The writes of the command substitutions inside a word (`$(…)`, `` `…` ``).
-    fn substitutions(&mut self, w: &TopWord) {
-        let words = match &w.0 {
-            ast::ComplexWord::Single(w) => std::slice::from_ref(w),
-            ast::ComplexWord::Concat(ws) => ws.as_slice(),
-        };
-        for w in words {
-            let simples: &[ast::DefaultSimpleWord] = match w {
-                ast::Word::Simple(s) => std::slice::from_ref(s),
-                ast::Word::DoubleQuoted(ss) => ss.as_slice(),
-                ast::Word::SingleQuoted(_) => &[],
-            };
-            for s in simples {
-                if let ast::SimpleWord::Subst(sub) = s
-                    && let ast::ParameterSubstitution::Command(cmds) = sub.as_ref()
-                {
-                    let saved = self.cd.clone();
-                    self.commands(cmds);
-                    self.cd = saved;
-                }
-            }
-        }
-    }
-
-    fn push(&mut self, op: &Operand, how: &str) {
-        // `-` is standard output for tee/dd; an unknown `cd` makes relative paths unknowable.
-        if op.text.is_empty() || op.text == "-" || op.text.starts_with("/dev/") {
-            return;
-        }
-        if !op.text.starts_with('/') && self.cd.iter().any(|d| d == "\u{0}") {
-            return;
-        }
-        self.out.push(ShellWrite {
-            path: op.text.clone(),
-            cd: if op.text.starts_with('/') {
-                Vec::new()
-            } else {
-                self.cd.clone()
-            },
-            glob: op.glob,
-            how: how.to_string(),
-        });
     }
 }
 
-/// A word whose text the command line fixes: literals, quotes, escapes, a leading `~`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Operand {
-    text: String,
-    /// Unquoted glob characters in it.
-    glob: bool,
+/// Adds `now` to the places `seen` (each once, at most [`MAX_PLACES`]).
+fn remember(seen: &mut Vec<Place>, now: &[Place]) {
+    for p in now {
+        if !seen.contains(p) && seen.len() < MAX_PLACES {
+            seen.push(p.clone());
+        }
+    }
 }
 
-/// The text of a word, or `None` when it depends on a variable or a substitution.
-fn operand(w: &TopWord) -> Option<Operand> {
-    let words = match &w.0 {
-        ast::ComplexWord::Single(w) => std::slice::from_ref(w),
-        ast::ComplexWord::Concat(ws) => ws.as_slice(),
-    };
-    let mut text = String::new();
-    let mut glob = false;
-    for (i, w) in words.iter().enumerate() {
-        match w {
-            ast::Word::SingleQuoted(s) => text.push_str(s),
-            ast::Word::DoubleQuoted(ss) => {
-                for s in ss {
-                    match s {
-                        ast::SimpleWord::Literal(l) | ast::SimpleWord::Escaped(l) => {
-                            text.push_str(l)
-                        }
-                        ast::SimpleWord::Colon => text.push(':'),
-                        ast::SimpleWord::Star => text.push('*'),
-                        ast::SimpleWord::Question => text.push('?'),
-                        ast::SimpleWord::SquareOpen => text.push('['),
-                        ast::SimpleWord::SquareClose => text.push(']'),
-                        ast::SimpleWord::Tilde => text.push('~'),
-                        ast::SimpleWord::Param(_) | ast::SimpleWord::Subst(_) => return None,
-                    }
-                }
+/// `dir` after `cd d`.
+fn join(dir: &Dir, d: &Option<Field>) -> Dir {
+    let d = d.as_ref()?;
+    if d.text.starts_with('/') {
+        return Some(vec![d.clone()]);
+    }
+    let mut out = dir.clone()?;
+    out.push(d.clone());
+    Some(out)
+}
+
+/// The words of a line that does not parse that could be paths: split at blanks, quotes and
+/// shell punctuation; options left out; a leading `~` expanded.
+fn loose_words(text: &str, home: Option<&str>) -> Vec<Field> {
+    let mut out: Vec<Field> = Vec::new();
+    for raw in text.split(|c: char| c.is_whitespace() || "'\"`;&|<>(){}=,$\\".contains(c)) {
+        if raw.is_empty() || raw.starts_with('-') {
+            continue;
+        }
+        let text = match (raw.strip_prefix('~'), home) {
+            (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
+                format!("{home}{rest}")
             }
-            ast::Word::Simple(s) => match s {
-                ast::SimpleWord::Literal(l) | ast::SimpleWord::Escaped(l) => text.push_str(l),
-                ast::SimpleWord::Colon => text.push(':'),
-                ast::SimpleWord::Star => {
-                    text.push('*');
-                    glob = true;
-                }
-                ast::SimpleWord::Question => {
-                    text.push('?');
-                    glob = true;
-                }
-                ast::SimpleWord::SquareOpen => {
-                    text.push('[');
-                    glob = true;
-                }
-                ast::SimpleWord::SquareClose => text.push(']'),
-                ast::SimpleWord::Tilde if i == 0 => match std::env::var("HOME") {
-                    Ok(home) if !home.is_empty() => text.push_str(&home),
-                    _ => return None,
-                },
-                ast::SimpleWord::Tilde => text.push('~'),
-                ast::SimpleWord::Param(_) | ast::SimpleWord::Subst(_) => return None,
-            },
-        }
-    }
-    Some(Operand { text, glob })
-}
-
-/// The arguments after a runner's own options (`nohup CMD …`: CMD …).
-fn skip_options(args: &[Option<Operand>]) -> &[Option<Operand>] {
-    skip_options_with(args, &[])
-}
-
-/// [`skip_options`] for a runner whose options in `valued` take the next word as their value
-/// (`sudo -u me CMD`).
-fn skip_options_with<'a>(args: &'a [Option<Operand>], valued: &[&str]) -> &'a [Option<Operand>] {
-    let mut at = 0;
-    while let Some(Some(a)) = args.get(at) {
-        if a.text == "--" {
-            return &args[at + 1..];
-        }
-        if !a.text.starts_with('-') {
-            break;
-        }
-        at += if valued.contains(&a.text.as_str()) {
-            2
-        } else {
-            1
+            _ => raw.to_string(),
         };
-    }
-    args.get(at..).unwrap_or_default()
-}
-
-/// The operands of a command (what is not an option; everything after `--`).
-fn operands(args: &[Option<Operand>]) -> Vec<&Operand> {
-    let mut out = Vec::new();
-    let mut after_dashes = false;
-    for a in args.iter().flatten() {
-        if !after_dashes && a.text == "--" {
-            after_dashes = true;
-        } else if after_dashes || !a.text.starts_with('-') || a.text == "-" {
-            out.push(a);
+        let f = Field {
+            glob: text.contains(['*', '?', '[']),
+            text,
+        };
+        if !out.contains(&f) {
+            out.push(f);
         }
     }
     out
@@ -596,9 +409,10 @@ fn operands(args: &[Option<Operand>]) -> Vec<&Operand> {
 mod tests {
     use super::*;
 
+    /// Each write as `cd/…/path`, with its reach (`f` file, `t` tree, `i` destination) and `!`
+    /// when blind.
     fn paths(cmd: &str) -> Vec<String> {
         writes(cmd)
-            .unwrap_or_else(|| panic!("does not parse: {cmd}"))
             .into_iter()
             .map(|w| {
                 let mut p = w.cd.join("/");
@@ -606,7 +420,12 @@ mod tests {
                     p.push('/');
                 }
                 p.push_str(&w.path);
-                p
+                let reach = match w.reach {
+                    Reach::File => "",
+                    Reach::Tree => " t",
+                    Reach::Into => " i",
+                };
+                format!("{p}{reach}{}", if w.blind { "!" } else { "" })
             })
             .collect()
     }
@@ -626,13 +445,20 @@ mod tests {
                 "cat a | tee -a x.json y.json | wc -l",
                 vec!["x.json", "y.json"],
             ),
-            ("cp a.json b.json", vec!["b.json", "b.json/a.json"]),
-            ("cp -t state a b", vec!["state", "state/a", "state/b"]),
+            ("cp a.json b.json", vec!["b.json i", "b.json/a.json"]),
+            ("cp -t state a b", vec!["state i", "state/a", "state/b"]),
             (
                 "mv new.json .checkpoint.json",
-                vec![".checkpoint.json", ".checkpoint.json/new.json", "new.json"],
+                vec![
+                    ".checkpoint.json i",
+                    ".checkpoint.json/new.json t",
+                    "new.json t",
+                ],
             ),
-            ("rm -f .novel.lock/info.json", vec![".novel.lock/info.json"]),
+            (
+                "rm -f .novel.lock/info.json",
+                vec![".novel.lock/info.json t"],
+            ),
             (
                 "sed -i 's/a/b/' state/current-state.json",
                 vec!["state/current-state.json"],
@@ -656,12 +482,12 @@ mod tests {
             ),
             ("if true; then echo x >> log.txt; fi", vec!["log.txt"]),
             ("for f in a b; do echo $f > out; done", vec!["out"]),
-            ("echo $(rm -f secret) ok", vec!["secret"]),
+            ("echo $(rm -f secret) ok", vec!["secret t"]),
             ("sudo -u me tee file", vec!["file"]),
-            ("env A=1 B=2 cp x y", vec!["y", "y/x"]),
+            ("env A=1 B=2 cp x y", vec!["y i", "y/x"]),
             (
                 "ln -sf ../x .checkpoint.json",
-                vec![".checkpoint.json", ".checkpoint.json/x"],
+                vec![".checkpoint.json i", ".checkpoint.json/x"],
             ),
             ("echo 2>&1 >&2 hi 2>/dev/null", vec![]),
             ("cat state/current-state.json | jq .", vec![]),
@@ -681,12 +507,158 @@ mod tests {
         }
     }
 
+    /// N13: one bash-only construct no longer hides the rest of the line.
     #[test]
-    fn globs_are_marked_and_unparsable_lines_are_none() {
-        let w = writes("rm state/*.json").unwrap();
+    fn bash_only_constructs_do_not_hide_writes() {
+        for (cmd, want) in [
+            (
+                "echo x > state/current-state.json; cat <<< y",
+                "state/current-state.json",
+            ),
+            ("ls |& tee state/changelog.jsonl", "state/changelog.jsonl"),
+            (
+                "diff <(sort a) <(sort b) > .checkpoint.json",
+                ".checkpoint.json",
+            ),
+            (
+                "echo ${x,,} > state/current-state.json",
+                "state/current-state.json",
+            ),
+            (
+                "echo ${a[@]} >> state/changelog.jsonl",
+                "state/changelog.jsonl",
+            ),
+            (
+                "case a in a) echo > .checkpoint.json ;& b) : ;; esac",
+                ".checkpoint.json",
+            ),
+            ("cat a > >(tee .checkpoint.json)", ".checkpoint.json"),
+            ("[[ -f x ]] && echo > .checkpoint.json", ".checkpoint.json"),
+            (
+                "for ((i=0;i<1;i++)); do echo > .checkpoint.json; done",
+                ".checkpoint.json",
+            ),
+            ("echo $'\\x41' > .checkpoint.json", ".checkpoint.json"),
+            ("x=(1 2); echo > .checkpoint.json", ".checkpoint.json"),
+            (
+                "echo > state/{current-state.json,x}",
+                "state/current-state.json",
+            ),
+            ("eval 'echo x > .checkpoint.json'", ".checkpoint.json"),
+            (
+                "bash <<'EOF'\necho x > .checkpoint.json\nEOF",
+                ".checkpoint.json",
+            ),
+            ("echo 'rm .checkpoint.json' | sh", ".checkpoint.json t"),
+            ("f() { rm .checkpoint.json; }; f", ".checkpoint.json t"),
+        ] {
+            let got = paths(cmd);
+            assert!(got.iter().any(|p| p == want), "{cmd}: {got:?}");
+        }
+    }
+
+    /// N15: every way of changing directory is followed, `bash -c` at any depth.
+    #[test]
+    fn directory_changes_and_nesting_are_followed() {
+        for (cmd, want) in [
+            (
+                "cd -P state && echo > current-state.json",
+                "state/current-state.json",
+            ),
+            (
+                "cd -- state; echo > current-state.json",
+                "state/current-state.json",
+            ),
+            (
+                "cd -L state; echo > current-state.json",
+                "state/current-state.json",
+            ),
+            (
+                "pushd state; echo > current-state.json",
+                "state/current-state.json",
+            ),
+            (
+                "pushd state; popd; echo > .checkpoint.json",
+                ".checkpoint.json",
+            ),
+            (
+                "cd state; cd -; echo > .checkpoint.json",
+                ".checkpoint.json",
+            ),
+            ("cd /b && cd state && rm x", "/b/state/x t"),
+            (
+                "test -d state && cd state; rm current-state.json",
+                "state/current-state.json t",
+            ),
+            (
+                "if true; then cd state; fi; rm current-state.json",
+                "state/current-state.json t",
+            ),
+            ("mkdir .novel.lock", ".novel.lock"),
+            (
+                "bash -lc 'cd state && rm -f current-state.json'",
+                "state/current-state.json t",
+            ),
+        ] {
+            let got = paths(cmd);
+            assert!(got.iter().any(|p| p == want), "{cmd}: {got:?}");
+        }
+        // `bash -c` inside `bash -c`, eight deep.
+        let mut line = "echo x > .checkpoint.json".to_string();
+        for _ in 0..8 {
+            line = format!("bash -c '{}'", line.replace('\'', "'\\''"));
+        }
+        assert_eq!(paths(&line), [".checkpoint.json"], "{line}");
+        // Both places after an uncertain `cd`: the write is judged in each.
+        assert_eq!(
+            paths("test -d state && cd state; rm current-state.json"),
+            ["current-state.json t", "state/current-state.json t"]
+        );
+    }
+
+    /// N14: what reaches a whole directory says so.
+    #[test]
+    fn directory_operands_reach_everything_below() {
+        for (cmd, want) in [
+            ("rm -rf state", vec!["state t"]),
+            ("rm -r memory", vec!["memory t"]),
+            (
+                "mv state /tmp/x",
+                vec!["/tmp/x i", "/tmp/x/state t", "state t"],
+            ),
+            ("cp -r /tmp/x/state .", vec![". i", "./state t"]),
+            ("rm -rf *", vec!["* t"]),
+            ("find . -delete", vec![". t"]),
+            ("find state -name '*.json' -exec rm {} \\;", vec!["state t"]),
+            ("find state -exec cp {} /tmp/b \\;", vec!["/tmp/b i"]),
+            ("rmdir .novel.lock", vec![".novel.lock t"]),
+            ("git checkout -- state", vec!["state t"]),
+            ("tar -xf backup.tar", vec![". t"]),
+            ("rsync -a --delete /tmp/book/ ./", vec!["./ t", "./ i"]),
+            ("chmod -R 000 state", vec!["state t"]),
+        ] {
+            assert_eq!(paths(cmd), want, "{cmd}");
+        }
+    }
+
+    #[test]
+    fn lines_that_do_not_parse_are_judged_by_their_words() {
+        assert_eq!(
+            paths("echo 'x > state/current-state.json"),
+            ["echo t!", "x t!", "state/current-state.json t!"]
+        );
+        assert_eq!(
+            paths("cd book && bash -c 'rm \"x'"),
+            ["book/rm t!", "book/x t!"]
+        );
+    }
+
+    #[test]
+    fn globs_are_marked() {
+        let w = writes("rm state/*.json");
         assert_eq!(w.len(), 1);
         assert!(w[0].glob);
-        assert!(!writes("rm 'state/*.json'").unwrap()[0].glob);
-        assert!(writes("echo 'unterminated").is_none());
+        assert!(!writes("rm 'state/*.json'")[0].glob);
+        assert!(writes("cd st* && rm x")[0].glob);
     }
 }

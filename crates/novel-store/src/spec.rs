@@ -116,14 +116,14 @@ impl SpecError {
                 "先运行 novel spec propagate 处理上一次更新；若上一次更新已放弃，用 novel spec snapshot --replace 重新拍快照".into()
             }
             SpecError::NoSnapshot => {
-                "顺序是：novel spec snapshot → WorldBuilder / CharacterWeaver 更新 → novel spec propagate".into()
+                "顺序是：novel spec snapshot → 世界观设定师、角色设定师更新 → novel spec propagate".into()
             }
             SpecError::UnknownCharacter { .. } => {
                 "参数是角色的 slug（characters/active/<slug>.json 的文件名），如 lin-feng".into()
             }
             SpecError::AlreadyRetired { .. } => "无需再次退场".into(),
             SpecError::Blocked(_) => {
-                "按证据处理：回收或改写伏笔、调整故事线或交汇事件之后再试；不要调用 CharacterWeaver 退场模式".into()
+                "按证据处理：回收或改写伏笔、调整故事线或交汇事件之后再试；不要调用角色设定师的退场模式".into()
             }
             SpecError::Lock(e) => e.hint(),
             SpecError::ChapterInFlight { chapter } => format!(

@@ -46,10 +46,13 @@ pub enum ChapterError {
         last: u32,
     },
     #[error(
-        "第 {chapter} 章处于 {stage}，只有 judged 且门控通过（或 polish 后已二次润色）才能提交"
+        "第 {chapter} 章现在是「{stage}」，只有评估完成且门控通过（或门控判二次润色、已润色完）才能提交"
     )]
     CommitStage { chapter: u32, stage: &'static str },
-    #[error("门控需要第 {chapter} 章处于 judged 阶段（当前在写 {inflight:?}，阶段 {stage}）")]
+    #[error(
+        "门控需要第 {chapter} 章评估完成（现在{}，阶段「{stage}」）",
+        inflight.map_or("没有在写的章节".to_string(), |n| format!("在写第 {n} 章"))
+    )]
     GateStage {
         chapter: u32,
         inflight: Option<u32>,
@@ -82,6 +85,12 @@ pub enum ChapterError {
         chapter: u32,
         problems: Vec<novel_core::repair::Problem>,
     },
+    /// `stage refined|polished`: StyleRefiner's change list does not fit the staged text.
+    #[error("润色编辑的修改清单（{}）有 {} 条套不上正文：\n{}", novel_core::naming::staging_edits(*.chapter), .problems.len(), novel_core::changes::describe(.problems).trim_end())]
+    ChangeList {
+        chapter: u32,
+        problems: Vec<novel_core::changes::Problem>,
+    },
     /// `recover`: an unfinished journal while another live session holds the lock.
     #[error("{what}没有完成，而项目锁仍被占用：{holder}；它可能正在写入，不能替它补完")]
     JournalHeld { what: String, holder: String },
@@ -107,6 +116,7 @@ impl ChapterError {
             ChapterError::Evaluation { .. } => "E_EVALUATION",
             ChapterError::EditRatio { .. } => "E_EDIT_RATIO",
             ChapterError::Repair { .. } => "E_REPAIR",
+            ChapterError::ChangeList { .. } => "E_CHANGE_LIST",
             ChapterError::JournalHeld { .. } => "E_LOCKED",
         }
     }
@@ -122,7 +132,8 @@ impl ChapterError {
                 | ChapterError::Evaluation { .. }
                 | ChapterError::EditRatio { .. }
                 | ChapterError::Repair { .. }
-        ) || matches!(self, ChapterError::Refused(r) if r.code == "E_STAGING")
+                | ChapterError::ChangeList { .. }
+        ) || matches!(self, ChapterError::Refused(r) if r.code == "E_STAGING" || r.code == "E_CHAPTER_PLAN")
     }
 
     pub fn is_conflict(&self) -> bool {
@@ -133,6 +144,7 @@ impl ChapterError {
                     | ChapterError::Plan(crate::chapter::PlanError::Store(_))
                     | ChapterError::Plan(crate::chapter::PlanError::Ops(_))
             )
+            && !matches!(self, ChapterError::Refused(r) if r.code == "E_STATE_MISSING")
     }
 
     /// How to fix it; `n` is the chapter of the command. Empty for the lock and the ops,
@@ -156,16 +168,20 @@ impl ChapterError {
                 "按顺序：novel chapter begin N → … → novel chapter commit N".into()
             }
             ChapterError::CommitStage { .. } => "novel chapter recover 会告诉你从哪一步继续".into(),
-            ChapterError::GateStage { .. } => "先完成 QualityJudge 并 novel chapter stage judged".into(),
+            ChapterError::GateStage { .. } => "先完成评审并 novel chapter stage judged".into(),
             ChapterError::JournalHeld { .. } => "让持有锁的会话自己运行 novel chapter recover；确认那个会话已经不在后，先运行 novel lock clear，再运行 novel chapter recover".into(),
-            ChapterError::Evaluation { .. } => "把 data.findings 逐条（位置、说明、处理）交回 QualityJudge 改评估文件，再运行 novel chapter stage judged".into(),
+            ChapterError::Evaluation { .. } => "把 data.findings 逐条（位置、说明、处理）交回评审重写评估文件（被退回的那份已移到 logs/revisions/ 下，重写不必先读），再运行 novel chapter stage judged".into(),
             ChapterError::EditRatio { chapter, .. } => format!(
-                "初稿在 {}：把上面这些段落改回初稿的说法，只留黑名单与句式的必要替换（修改清单同步删掉撤回的条目），再运行 novel chapter stage refined",
+                "初稿在 {}：上面这些段落回到初稿的说法，只留黑名单与句式的必要替换（修改清单撤掉对应的条目；被退回的清单已移走，重写一份即可），再运行 novel chapter stage refined",
                 novel_core::naming::staging_draft(*chapter)
             ),
             ChapterError::Repair { .. } => format!(
                 "把上面每一条交回 ChapterWriter（任务：修补）：只重写 {}/ 下的修补稿（正文文件不动），再运行 novel chapter stage repaired",
                 novel_core::naming::STAGING_REPAIRS
+            ),
+            ChapterError::ChangeList { chapter, .. } => format!(
+                "把上面每一条交回润色编辑改好 {}（「原：」从正文一字不改地抄，只对得上一处），再运行同一条 stage 命令",
+                novel_core::naming::staging_edits(*chapter)
             ),
             ChapterError::CopiedSecondJudge { .. } => {
                 "关键章要由另一位裁判（另一个模型或一次独立评估）重新打分".into()
@@ -177,13 +193,13 @@ impl ChapterError {
             ChapterError::Decide(G::Thresholds { .. }) => {
                 "在 novel.json 的 gate 中按 pass ≥ polish ≥ revise ≥ pause 设置阈值".into()
             }
-            ChapterError::Decide(_) => "让 QualityJudge 按 8 个维度与规定权重重新评估".into(),
+            ChapterError::Decide(_) => "让评审按 8 个维度与规定权重重新评估".into(),
             ChapterError::Gate { chapter, gate } => match gate.as_ref().map(|g| g.decision) {
                 Some(D::Pause) => "作者决定接受时用 --accept；作者决定按意见修订或重写时 novel chapter stage revising|drafting --by-author".into(),
                 Some(D::Revise) => format!(
                     "按意见修订：novel chapter stage revising；作者决定按现稿接受时用 --accept（manual_confirm 下先处理修订候选：novel revision notes --chapter {chapter}）"
                 ),
-                Some(D::Polish) => "StyleRefiner 二次润色后 novel chapter stage polished；作者要按现稿提交时用 --accept".into(),
+                Some(D::Polish) => "润色编辑二次润色后 novel chapter stage polished；作者要按现稿提交时用 --accept".into(),
                 _ => format!("运行 novel chapter gate {chapter}，按结论处理"),
             },
         }
@@ -373,6 +389,7 @@ fn measure_refinement(
     project: &Project,
     n: u32,
     tools: &TextTools<'_>,
+    applied: Option<&Applied>,
 ) -> Result<Option<novel_core::edits::EditReport>, ChapterError> {
     let draft_rel = crate::layout::staging_draft(n);
     let draft = match crate::io::read_text(&project.path(&draft_rel)) {
@@ -382,11 +399,93 @@ fn measure_refinement(
         }
         Err(e) => return Err(e.into()),
     };
-    let refined = crate::chapter::read_staged(project, &crate::layout::staging_chapter(n))?;
+    let refined = match applied {
+        Some(a) => a.text.clone(),
+        None => crate::chapter::read_staged(project, &crate::layout::staging_chapter(n))?,
+    };
     Ok(Some(novel_core::edits::measure(
         &(tools.segment)(&draft),
         &(tools.segment)(&refined),
     )))
+}
+
+/// StyleRefiner's change list applied to the staged text (`stage refined|polished`): the new
+/// text, and the record of changes with this list added.
+pub struct Applied {
+    pub text: String,
+    record: String,
+}
+
+/// The staged change list of chapter `n` applied to its staged text (`None`: the refiner wrote
+/// no list — it edited the file itself, or changed nothing).
+pub fn apply_edits(
+    project: &Project,
+    n: u32,
+    to: PipelineStage,
+) -> Result<Option<Applied>, ChapterError> {
+    let rel = crate::layout::staging_edits(n);
+    let list = match crate::io::read_text(&project.path(&rel)) {
+        Ok(t) => t,
+        Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(None);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let refused = |problems| ChapterError::ChangeList {
+        chapter: n,
+        problems,
+    };
+    let changes = novel_core::changes::parse(&list).map_err(refused)?;
+    let staged = crate::chapter::read_staged(project, &crate::layout::staging_chapter(n))?;
+    let text = novel_core::changes::apply(&staged, &changes).map_err(refused)?;
+    let mut record = match crate::io::read_text(&project.path(&crate::layout::staging_changes(n))) {
+        Ok(t) => format!("{}\n\n", t.trim_end()),
+        Err(_) => String::new(),
+    };
+    let pass = if to == PipelineStage::Polished {
+        "二次润色"
+    } else {
+        "润色"
+    };
+    record.push_str(&format!("## {pass}\n\n{}\n", list.trim()));
+    Ok(Some(Applied { text, record }))
+}
+
+/// Moves the staged files `rels` of chapter `n` out of staging, to
+/// `logs/revisions/chapter-NNN/refused-K-<name>` (a refused evaluation or change list: the agent
+/// sent back writes a new file, which the client lets it do without reading the old one
+/// first). Returns where each went.
+fn set_aside(project: &Project, n: u32, rels: &[String]) -> Result<Vec<String>, StoreError> {
+    let dir = format!("logs/revisions/{}", crate::layout::chapter_stem(n));
+    let taken = |k: usize| {
+        rels.iter().any(|rel| {
+            let name = rel.rsplit('/').next().unwrap_or(rel);
+            project.path(&format!("{dir}/refused-{k}-{name}")).exists()
+        })
+    };
+    let k = (1..).find(|k| !taken(*k)).unwrap_or(1);
+    let mut writes = Vec::new();
+    let mut remove = Vec::new();
+    let mut moved = Vec::new();
+    for rel in rels {
+        let Ok(content) = crate::io::read_text(&project.path(rel)) else {
+            continue;
+        };
+        let name = rel.rsplit('/').next().unwrap_or(rel);
+        let to = format!("{dir}/refused-{k}-{name}");
+        writes.push(crate::chapter::JournalWrite {
+            path: to.clone(),
+            content,
+        });
+        remove.push(rel.clone());
+        moved.push(to);
+    }
+    if !writes.is_empty() {
+        let mut journal = Journal::files(n, String::new(), writes, JournalKind::Stage);
+        journal.remove = remove;
+        crate::chapter::commit(project, journal)?;
+    }
+    Ok(moved)
 }
 
 /// Moves the chapter in flight to `to`, the stage's line with `figures` added to the pipeline
@@ -408,20 +507,34 @@ pub fn advance(
     }
     let n = cp.inflight_chapter.ok_or(ChapterError::NothingInFlight)?;
     lock::heartbeat(project, token)?;
-    let facts = staging_facts(project, n, Facts::Full);
+    let mut facts = staging_facts(project, n, Facts::Full);
+    // StyleRefiner's change list, applied (in the journal below) before the stage is checked:
+    // the text it makes is the one the stage judges.
+    let applied = if matches!(to, PipelineStage::Refined | PipelineStage::Polished) {
+        apply_edits(project, n, to)
+    } else {
+        Ok(None)
+    };
+    if let Ok(Some(a)) = &applied {
+        facts.text_digest = Some(novel_core::pipeline::text_digest(a.text.as_bytes()));
+    }
     let choice = pipeline::RoundChoice {
         by_author: figures.by_author,
         author_rounds: author_rounds(project, n)?,
         max_author_rounds: crate::settings::load(project)?.gate.max_author_revisions,
     };
     pipeline::check_stage(&cp, n, to, &facts, choice).map_err(ChapterError::Refused)?;
+    let applied = applied?;
     let settings = crate::settings::load(project)?;
     let mut edit_ratio = None;
     if to == PipelineStage::Refined
-        && let Some(report) = measure_refinement(project, n, tools)?
+        && let Some(report) = measure_refinement(project, n, tools, applied.as_ref())?
     {
         let cap = settings.refine.max_edit_ratio;
         if report.over(cap).is_some() {
+            if applied.is_some() {
+                set_aside(project, n, &[crate::layout::staging_edits(n)])?;
+            }
             return Err(ChapterError::EditRatio {
                 chapter: n,
                 report: Box::new(report),
@@ -436,6 +549,14 @@ pub fn advance(
             .iter()
             .any(novel_core::diagnostic::Diagnostic::is_error)
         {
+            let mut refused: Vec<String> = findings
+                .iter()
+                .filter(|f| f.is_error() && f.file.starts_with("staging/evaluations/"))
+                .map(|f| f.file.clone())
+                .collect();
+            refused.sort();
+            refused.dedup();
+            set_aside(project, n, &refused)?;
             return Err(ChapterError::Evaluation { findings });
         }
     }
@@ -448,8 +569,16 @@ pub fn advance(
     if to == PipelineStage::Polished
         && let Some(g) = cp.gate.as_mut()
     {
-        // The second polish is what gets committed: take its files as the approved ones.
+        // The second polish is what gets committed: take its files as the approved ones (as
+        // the journal below leaves them, with the change list applied).
         g.staged = staged_digests(project, n)?;
+        if let Some(a) = &applied {
+            let digest = |t: &str| novel_core::pipeline::text_digest(t.as_bytes());
+            g.staged
+                .insert(crate::layout::staging_chapter(n), digest(&a.text));
+            g.staged
+                .insert(crate::layout::staging_changes(n), digest(&a.record));
+        }
     }
     cp.pipeline_stage = Some(to);
     cp.last_checkpoint_time = Some(crate::time::now_iso());
@@ -463,6 +592,18 @@ pub fn advance(
         line.insert(REPAIR.into(), r);
     }
     writes.push(crate::chapter::log_with_stage(project, n, entry)?);
+    let mut remove = archive.remove;
+    if let Some(a) = applied {
+        writes.push(crate::chapter::JournalWrite {
+            path: crate::layout::staging_chapter(n),
+            content: a.text,
+        });
+        writes.push(crate::chapter::JournalWrite {
+            path: crate::layout::staging_changes(n),
+            content: a.record,
+        });
+        remove.push(crate::layout::staging_edits(n));
+    }
     if to == PipelineStage::Drafted {
         // The draft StyleRefiner will be measured against.
         writes.push(crate::chapter::JournalWrite {
@@ -472,8 +613,13 @@ pub fn advance(
     }
     writes.push(checkpoint_write(project, &cp));
     let mut journal = Journal::files(n, String::new(), writes, JournalKind::Stage);
-    journal.remove = archive.remove;
+    journal.remove = remove;
     crate::chapter::commit(project, journal)?;
+    // The paragraphs that changed most explain a refusal; on the way through only the figures
+    // go back to the main conversation, which keeps every answer it reads.
+    if let Some(r) = edit_ratio.as_mut() {
+        r.worst.clear();
+    }
     Ok(Moved {
         chapter: n,
         from,
@@ -499,7 +645,7 @@ fn plan_round(
     let round = cp.revision_count + 1;
     let archive = match to {
         PipelineStage::Revising | PipelineStage::Drafting => {
-            crate::chapter::plan_archive(project, n, round, to == PipelineStage::Revising)?
+            crate::chapter::plan_archive(project, n, round)?
         }
         PipelineStage::Repairing => plan_repairing(project, cp, n, round, settings)?,
         PipelineStage::Repaired => return plan_repaired(project, cp, n),
@@ -891,21 +1037,33 @@ pub fn begin(
     lock::ensure_no_journal(project)?;
     let before = load_checkpoint(project)?;
     pipeline::check_begin(&before, n).map_err(ChapterError::Refused)?;
-    let (got, took) = match lock::acquire(project, Some(n), owner, stale_after) {
-        Ok(got) => (got, true),
-        Err(LockError::Held { info, .. })
-            if info.pid == owner
-                && info.host == lock::host_name()
-                && before.inflight_chapter == Some(n) =>
-        {
-            let acquired = lock::Acquired {
-                info: *info,
-                broke_stale: None,
-            };
-            (acquired, false)
-        }
-        Err(e) => return Err(e.into()),
-    };
+    if before.inflight_chapter != Some(n) {
+        state_present(project)?;
+        crate::plan::check_chapter_plan(project, n, before.current_volume)
+            .map_err(ChapterError::Refused)?;
+    }
+    let (got, took) =
+        match lock::acquire_for(project, Some(n), owner, stale_after, Some(lock::BEGIN)) {
+            Ok(got) => (got, true),
+            // This session's own lock for the chapter: the chapter is in flight, or an earlier
+            // begin of it was killed before its journal.
+            Err(LockError::Held { info, .. })
+                if info.pid == owner
+                    && info.host == lock::host_name()
+                    && (before.inflight_chapter == Some(n)
+                        || info.chapter == Some(n)
+                            && info.command.as_deref() == Some(lock::BEGIN)) =>
+            {
+                let acquired = lock::Acquired {
+                    info: *info,
+                    broke_stale: None,
+                };
+                (acquired, false)
+            }
+            Err(e) => return Err(e.into()),
+        };
+    // The lock is placed, the journal not yet written (`NOVEL_FAILPOINT=begin:0`).
+    crate::io::failpoint("begin", 0);
     let started = start_locked(project, n).inspect_err(|_| {
         if took {
             let _ = lock::release(project, &got.info.token);
@@ -922,6 +1080,20 @@ pub fn begin(
         recovered: started.recovered,
         key_reasons,
     })
+}
+
+/// A new chapter starts only on a state file: its delta is checked and merged against it (a
+/// book whose `state/` was removed must get it back first — from a backup, or rebuilt from its
+/// changelog).
+fn state_present(project: &Project) -> Result<(), ChapterError> {
+    if std::fs::symlink_metadata(project.path(crate::layout::CURRENT_STATE)).is_ok() {
+        return Ok(());
+    }
+    Err(ChapterError::Refused(pipeline::StageRefusal {
+        code: "E_STATE_MISSING",
+        reason: format!("状态文件 {} 不存在，不能开始新的一章", crate::layout::CURRENT_STATE),
+        hint: "从 state/backups/ 或版本库找回 state/ 目录；只丢了状态文件而变更日志还在时，运行 novel state rebuild --write 按变更日志重建".into(),
+    }))
 }
 
 /// What the locked part of `begin` did.
@@ -1049,6 +1221,13 @@ pub fn recover(project: &Project, stale: std::time::Duration) -> Result<Recovere
             Some(info) => format!("清除了僵尸锁（{}）：{}", b.why, lock::describe(info)),
             None => format!("清除了僵尸锁（{}）", b.why),
         });
+    }
+    let inflight = load_checkpoint(project)?.inflight_chapter;
+    if let Some(info) = lock::break_unused_begin(project, inflight, stale)? {
+        actions.push(format!(
+            "清除了没有开始成功的 chapter begin 留下的锁（它在写下断点之前被打断）：{}",
+            lock::describe(&info)
+        ));
     }
     let lock_note = match lock::status(project, stale) {
         lock::LockState::Held { info, .. } => Some(format!(

@@ -3,49 +3,40 @@
 //! every disagreement between the checkpoint and the chapters on disk, is a listed problem —
 //! status is what an author runs when something is wrong, so it never stops at the first.
 //!
-//! Fast on a long book: each committed chapter's 字数, score, gate decision and storyline come
-//! from its pipeline log (one small file per chapter, written at commit); only chapters whose
-//! log lacks a figure have their text counted (with the caller's platform counter), their
-//! evaluation read, or the changelog / summary consulted. Files are parsed with serde, no JSON
-//! Schema is compiled.
+//! The book's figures (字数, scores, cost and tokens, foreshadowing counts, the style drift
+//! verdict, the headline) are [`crate::figures`]'s, the same the dashboard, the reviews and
+//! `novel next` read; this module adds what only status shows (the state machine, the lock,
+//! the storyline rhythm, the problems). Files are parsed with serde, no JSON Schema is compiled.
+//!
+//! Layer: a read-only view. It imports the derived facts, never another view.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs;
 
 use novel_core::context::session::state_name;
-use novel_core::context::text::summary_parts;
 use novel_core::menu::ReviewDue;
-use novel_core::model::common::{ForeshadowStatus, GateDecision};
-use novel_core::model::settings::DimensionWeights;
 use novel_core::model::style::StyleDrift;
 use novel_core::model::{
-    Checkpoint, CurrentState, ErrorRecord, Evaluation, ForeshadowingGlobal, PendingAction,
-    PipelineLog, PipelineStage, Settings, StorylineSchedule, Storylines,
+    Checkpoint, CurrentState, ErrorRecord, PendingAction, PipelineStage, Settings,
+    StorylineSchedule, Storylines,
 };
-use novel_core::next::is_overdue;
 use novel_core::pipeline::stage_name;
-use novel_core::status::{StorylineRhythm, Trend, headline, storyline_rhythm, trend};
+use novel_core::status::{StorylineRhythm, storyline_rhythm};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
 
 use crate::chapter as tx;
-use crate::context::volume_numbers;
 use crate::error::StoreError;
+use crate::figures::{self, BookFigures, DriftFigure, TextRules, Wanted};
 use crate::io::read_text;
 use crate::layout;
 use crate::lock::{self, LockState};
-use crate::next::{VolumeSpan, reviews_due, volume_span};
+use crate::next::{VolumeSpan, reviews_due};
 use crate::project::Project;
 
-/// The key of a pipeline log that records the committed chapter's 字数 (written at commit).
-pub const LOG_CHARS: &str = "chars";
-/// The key of a pipeline log with the score the gate counted.
-pub const LOG_GATE_OVERALL: &str = "gate_overall";
-/// The key of a pipeline log that says the author accepted the chapter as it was (`--accept`).
-pub const LOG_ACCEPTED_BY_AUTHOR: &str = "accepted_by_author";
-/// How many recent scores `status` shows (and takes the trend of).
-pub const RECENT_SCORES: usize = 5;
+pub use crate::figures::{
+    Chars, Foreshadowing, LOG_ACCEPTED_BY_AUTHOR, LOG_CHARS, LOG_GATE_OVERALL, PipelineSums,
+    RECENT_SCORES, ScoredChapter, Scores, VolumeChars,
+};
 
 /// The current volume as status sees it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -64,74 +55,6 @@ pub struct Inflight {
     pub stage: Option<PipelineStage>,
     pub stage_label: &'static str,
     pub revision_count: u32,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct VolumeChars {
-    pub volume: u32,
-    pub chapters: usize,
-    pub chars: u64,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Chars {
-    /// Platform 字数 of every committed chapter (the `novel count` rule).
-    pub total: u64,
-    pub per_volume: Vec<VolumeChars>,
-    /// Chapters whose 字数 came from counting their text (their log did not record it).
-    pub counted_from_text: usize,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ScoredChapter {
-    pub chapter: u32,
-    pub score: f64,
-    pub decision: Option<GateDecision>,
-    pub revisions: u32,
-    pub force_passed: bool,
-    /// How much of the draft's narration StyleRefiner changed (its last `stage refined`), when
-    /// measured.
-    pub edit_ratio: Option<f64>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Scores {
-    /// Mean of every committed chapter's counted score.
-    pub average: Option<f64>,
-    pub scored_chapters: usize,
-    /// The last [`RECENT_SCORES`], oldest first.
-    pub recent: Vec<ScoredChapter>,
-    pub trend: Option<Trend>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Foreshadowing {
-    /// Not resolved.
-    pub open: usize,
-    /// Short threads past their range (`novel_core::next::is_overdue`), by id.
-    pub overdue: Vec<String>,
-}
-
-/// The pipeline logs summed; unknown figures stay unknown.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct PipelineSums {
-    pub logs: usize,
-    pub revisions: u32,
-    pub force_passed: usize,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    /// Every stage's tokens: its one total (`chapter stage --tokens`, what an Agent result
-    /// gives), else its input and output added.
-    pub tokens: u64,
-    pub duration_ms: u64,
-    pub cost_usd: f64,
-    /// Chapters with at least one stage whose cost is unknown (the sum is a lower bound).
-    pub chapters_without_cost: usize,
-    /// What the stages that logged tokens but no cost would bill (`dashboard::estimated_stage_usd`:
-    /// PRD prices, a lone total split by the PRD's input:output ratio, no cache reads).
-    pub estimated_usd: f64,
-    /// Of `chapters_without_cost`, those whose every unknown cost was estimated from tokens.
-    pub chapters_estimated: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -161,7 +84,10 @@ pub struct Status {
     /// The lock (`state` free | held | stale), its token removed ([`LockState::redacted`]).
     pub lock: LockState,
     pub interrupted_commit: Option<u32>,
+    /// `style-drift.json` as recorded (the correction the writer follows).
     pub style_drift: Option<StyleDrift>,
+    /// The style drift verdict over the last chapters ([`crate::figures::drift`]).
+    pub drift: DriftFigure,
     pub pipeline: PipelineSums,
     pub reviews: Reviews,
     pub skipped_chapters: Vec<u32>,
@@ -214,22 +140,6 @@ fn load<T: DeserializeOwned>(project: &Project, rel: &str, problems: &mut Proble
     }
 }
 
-/// Chapter numbers of `dir/chapter-NNN<suffix>` files, sorted.
-fn chapter_numbers(project: &Project, dir: &str, suffix: &str) -> Vec<u32> {
-    let mut out: Vec<u32> = fs::read_dir(project.path(dir))
-        .map(|r| {
-            r.filter_map(|e| e.ok())
-                .filter_map(|e| {
-                    let name = e.file_name().to_string_lossy().into_owned();
-                    novel_core::naming::chapter_in_name(&name, suffix)
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    out.sort_unstable();
-    out
-}
-
 /// "第 3、5、7 章" with at most ten numbers shown.
 fn chapter_list(ns: &[u32]) -> String {
     let shown: Vec<String> = ns.iter().take(10).map(u32::to_string).collect();
@@ -240,273 +150,50 @@ fn chapter_list(ns: &[u32]) -> String {
     }
 }
 
-/// What the status (and the reviews) read of one committed chapter.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ChapterFigures {
-    pub chars: Option<u64>,
-    /// The score the gate counted (the pipeline log's `gate_overall`, else the evaluation's
-    /// weighted mean).
-    pub score: Option<f64>,
-    pub decision: Option<GateDecision>,
-    pub revisions: u32,
-    pub force_passed: bool,
-    pub storyline: Option<String>,
-    /// The narration share StyleRefiner changed at its last `stage refined` (the pipeline log's
-    /// `edit_ratio`).
-    pub edit_ratio: Option<f64>,
-}
-
-#[derive(serde::Deserialize)]
-struct LightEntry {
-    chapter: u32,
-    #[serde(default)]
-    storyline_id: Option<String>,
-}
-
-/// Per committed chapter (`committed`, sorted), its figures and the pipeline logs summed.
-pub struct Figures {
-    pub chapters: BTreeMap<u32, ChapterFigures>,
-    pub pipeline: PipelineSums,
-    /// Chapters whose 字数 came from counting their text.
-    pub counted_from_text: usize,
-}
-
-/// The figures the pipeline logs of `chapters` record (a chapter without a log is skipped), and
-/// their sums.
-fn log_figures(
-    project: &Project,
-    chapters: &[u32],
-    problems: &mut Problems,
-    pricing: Option<&Settings>,
-) -> (BTreeMap<u32, ChapterFigures>, PipelineSums) {
-    let mut figures = BTreeMap::new();
-    let mut pipeline = PipelineSums::default();
-    for &n in chapters {
-        let Some(log) = load::<PipelineLog>(project, &layout::log_file(n), problems) else {
-            continue;
-        };
-        pipeline.logs += 1;
-        pipeline.revisions += log.revisions;
-        pipeline.force_passed += usize::from(log.force_passed);
-        let mut cost_known = !log.stages.is_empty();
-        let mut all_estimated = true;
-        for s in &log.stages {
-            pipeline.input_tokens += s.input_tokens.unwrap_or(0);
-            pipeline.output_tokens += s.output_tokens.unwrap_or(0);
-            pipeline.tokens += s
-                .extra
-                .get(crate::stage::TOTAL_TOKENS)
-                .and_then(Value::as_u64)
-                .unwrap_or(s.input_tokens.unwrap_or(0) + s.output_tokens.unwrap_or(0));
-            pipeline.duration_ms += s.duration_ms.unwrap_or(0);
-            match s.extra.get("cost_usd").and_then(Value::as_f64) {
-                Some(c) => pipeline.cost_usd += c,
-                // A step no agent ran (the gate, a round sent back) that logged nothing costs
-                // nothing.
-                None if novel_core::cost::stage_agents(&s.name).is_empty()
-                    && s.input_tokens.is_none()
-                    && s.output_tokens.is_none()
-                    && !s.extra.contains_key(crate::stage::TOTAL_TOKENS) => {}
-                None => {
-                    cost_known = false;
-                    match pricing.and_then(|p| crate::dashboard::estimated_stage_usd(s, p)) {
-                        Some(e) => pipeline.estimated_usd += e,
-                        None => all_estimated = false,
-                    }
-                }
-            }
-        }
-        pipeline.chapters_without_cost += usize::from(!cost_known);
-        pipeline.chapters_estimated += usize::from(!cost_known && all_estimated);
-        figures.insert(
-            n,
-            ChapterFigures {
-                chars: log.extra.get(LOG_CHARS).and_then(Value::as_u64),
-                score: log.extra.get(LOG_GATE_OVERALL).and_then(Value::as_f64),
-                decision: log.gate_decision,
-                revisions: log.revisions,
-                force_passed: log.force_passed,
-                storyline: log.storyline_id.clone(),
-                edit_ratio: log
-                    .stages
-                    .iter()
-                    .rev()
-                    .find_map(|s| s.extra.get(crate::stage::EDIT_RATIO))
-                    .and_then(|r| r.get("narration"))
-                    .and_then(Value::as_f64),
-            },
-        );
-    }
-    (figures, pipeline)
-}
-
-/// Reads each committed chapter's figures: its pipeline log first (written at commit; with
-/// `all_logs` every log is read and summed, else only those of `committed`), then
-/// for what the log lacks the chapter text (`count`: the platform 字数), its evaluation, the
-/// changelog and its summary. Unreadable files become problems.
-fn chapter_figures(
-    project: &Project,
-    committed: &[u32],
-    count: &dyn Fn(&str) -> usize,
-    problems: &mut Problems,
-    all_logs: bool,
-    weights: &DimensionWeights,
-    pricing: Option<&Settings>,
-) -> Figures {
-    let committed_set: BTreeSet<u32> = committed.iter().copied().collect();
-    // The pipeline logs first; status sums every log, a review reads only its chapters'.
-    let logs = if all_logs {
-        chapter_numbers(project, "logs", "-log.json")
-    } else {
-        committed.to_vec()
-    };
-    let (mut figures, pipeline) = log_figures(project, &logs, problems, pricing);
-    let mut counted_from_text = 0usize;
-    // Then, for committed chapters whose log lacks a figure, the files themselves.
-    let mut needs_storyline = Vec::new();
-    for &n in committed {
-        let f = figures.entry(n).or_default();
-        if f.chars.is_none() {
-            match read_text(&project.path(&layout::chapter_file(n))) {
-                Ok(t) => {
-                    f.chars = Some(count(&t) as u64);
-                    counted_from_text += 1;
-                }
-                Err(e) => problems.push(format!("{} 无法读取：{e}", layout::chapter_file(n))),
-            }
-        }
-        if f.score.is_none() {
-            let rel = layout::evaluation_file(n);
-            if let Some(e) = load::<Evaluation>(project, &rel, problems) {
-                f.score = Some(novel_core::gate::weighted_overall(&e, weights));
-            }
-        }
-        if f.storyline.is_none() {
-            needs_storyline.push(n);
-        }
-    }
-    if !needs_storyline.is_empty() {
-        if let Ok(text) = read_text(&project.path(layout::CHANGELOG)) {
-            for line in text.lines().filter(|l| !l.trim().is_empty()) {
-                if let Ok(e) = serde_json::from_str::<LightEntry>(line)
-                    && let Some(f) = figures.get_mut(&e.chapter)
-                    && f.storyline.is_none()
-                    && committed_set.contains(&e.chapter)
-                {
-                    f.storyline = e.storyline_id;
-                }
-            }
-        }
-        for n in needs_storyline {
-            let f = figures.entry(n).or_default();
-            if f.storyline.is_none()
-                && let Ok(t) = read_text(&project.path(&layout::summary_file(n)))
-            {
-                f.storyline = summary_parts(&t).storyline;
-            }
-        }
-    }
-
-    Figures {
-        chapters: figures,
-        pipeline,
-        counted_from_text,
-    }
-}
-
-/// `chapter_figures` for the reviews: the chapters of `committed`, problems listed.
-pub fn figures_of(
-    project: &Project,
-    committed: &[u32],
-    count: &dyn Fn(&str) -> usize,
-    weights: &DimensionWeights,
-) -> (BTreeMap<u32, ChapterFigures>, Vec<String>) {
-    let mut problems = Problems::default();
-    // The reviews read no cost: nothing is priced.
-    let f = chapter_figures(
-        project,
-        committed,
-        count,
-        &mut problems,
-        false,
-        weights,
-        None,
-    );
-    (f.chapters, problems.0)
-}
-
 /// Committed chapter numbers (`chapters/chapter-NNN.md`), sorted.
 pub fn committed_chapters(project: &Project) -> Vec<u32> {
-    chapter_numbers(project, "chapters", ".md")
+    crate::figures::committed_chapters(project)
 }
 
-/// Gathers the status. `count` is the platform 字数 of a chapter's text (`novel_text::count`).
-pub fn gather(project: &Project, count: &dyn Fn(&str) -> usize) -> Status {
+/// Gathers the status; `rules` measure the chapter texts (`novel-text`'s).
+pub fn gather(project: &Project, rules: &TextRules<'_>) -> Status {
     let mut problems = Problems::default();
     let settings = load_settings(project, &mut problems);
     let cp = read_checkpoint(project, &mut problems);
-    let committed = chapter_numbers(project, "chapters", ".md");
     let journal = interrupted_commit(project, &mut problems);
-    let last = cp
-        .as_ref()
-        .map_or(committed.last().copied().unwrap_or(0), |c| {
-            c.last_completed_chapter
-        });
+    let book = figures::gather(project, &settings, cp.as_ref(), rules, Wanted::default());
+    let committed: Vec<u32> = book.chapters.iter().map(|f| f.chapter).collect();
     if let Some(c) = &cp {
         let first = novel_core::import::first_chapter(&settings);
         checkpoint_against_chapters(c, first, &committed, journal.is_some(), &mut problems);
     }
     current_state_check(project, &mut problems);
-    let weights = &settings.gate.weights;
-    let figures = chapter_figures(
-        project,
-        &committed,
-        count,
-        &mut problems,
-        true,
-        weights,
-        Some(&settings),
-    );
+    problems.extend(book.problems.clone());
     let current = cp.as_ref().map(|c| c.volume());
-    let spans = volume_spans(project, current, &mut problems);
-    let span = current.and_then(|v| spans.iter().find(|(w, _)| *w == v).map(|(_, s)| s.clone()));
-    let chars = chars_per_volume(&spans, current, &committed, &figures);
-    let scores = score_summary(&committed, &figures.chapters);
-    let span_start = span.as_ref().map(|s| s.range[0]);
-    let rhythm = storyline_status(
-        project,
-        current,
-        &committed,
-        &figures,
-        last,
-        span_start,
-        &mut problems,
-    );
-    let foreshadowing = foreshadowing_summary(project, last, &mut problems);
+    let span = current.and_then(|v| book.volumes.span(v).cloned());
+    let rhythm = storyline_status(project, current, &book, span.as_ref(), &mut problems);
     let skipped = skipped_chapters(project, &mut problems);
     let lock = lock::status(project, settings.lock.stale_after()).redacted();
     let style_drift = load::<StyleDrift>(project, layout::STYLE_DRIFT, &mut problems);
     let due = cp
         .as_ref()
         .map_or_else(Vec::new, |c| reviews_due(project, c));
-    let span_end = span.as_ref().map(|s| s.range[1]);
-    let open = foreshadowing.open;
     Status {
-        headline: headline(current, last, span_end, chars.total, scores.average, open),
+        headline: book.headline,
         title: settings.title.clone(),
         state: cp.as_ref().map(|c| c.orchestrator_state),
         state_label: cp.as_ref().map(|c| state_name(c.orchestrator_state)),
         stage: cp.as_ref().and_then(|c| c.pipeline_stage),
         stage_label: stage_name(cp.as_ref().and_then(|c| c.pipeline_stage)),
-        volume: volume_status(current, span.as_ref(), last),
+        volume: volume_status(current, span.as_ref(), book.last_completed),
         last_completed_chapter: cp.as_ref().map(|c| c.last_completed_chapter),
         inflight: cp.as_ref().and_then(inflight_of),
         error: cp.as_ref().and_then(|c| c.error.clone()),
-        chars,
-        average_score: scores.average,
-        scores,
+        chars: book.chars,
+        average_score: book.scores.average,
+        scores: book.scores,
         storylines: rhythm,
-        foreshadowing,
+        foreshadowing: book.foreshadowing,
         pending_actions: cp
             .as_ref()
             .map(|c| c.pending_actions.clone())
@@ -514,7 +201,8 @@ pub fn gather(project: &Project, count: &dyn Fn(&str) -> usize) -> Status {
         lock,
         interrupted_commit: journal,
         style_drift,
-        pipeline: figures.pipeline,
+        drift: book.drift,
+        pipeline: book.pipeline,
         reviews: Reviews { due },
         recommend_rebuild: novel_core::ops::recommend_rebuild(&skipped),
         skipped_chapters: skipped,
@@ -612,116 +300,12 @@ fn current_state_check(project: &Project, problems: &mut Problems) {
     }
 }
 
-/// The span of every known volume (and of the `current` one even without a directory), for
-/// the current volume's range and 字数 per volume.
-fn volume_spans(
-    project: &Project,
-    current: Option<u32>,
-    problems: &mut Problems,
-) -> Vec<(u32, VolumeSpan)> {
-    let mut span_problems = Vec::new();
-    let mut spans: Vec<(u32, VolumeSpan)> = Vec::new();
-    let mut vols = volume_numbers(project);
-    if let Some(v) = current
-        && !vols.contains(&v)
-    {
-        vols.push(v);
-        vols.sort_unstable();
-    }
-    for v in vols {
-        if let Some(s) = volume_span(project, v, &mut span_problems) {
-            spans.push((v, s));
-        }
-    }
-    problems.extend(span_problems);
-    spans
-}
-
-/// 字数 in total and per volume (a chapter belongs to the last volume starting at or before
-/// it).
-fn chars_per_volume(
-    spans: &[(u32, VolumeSpan)],
-    current: Option<u32>,
-    committed: &[u32],
-    figures: &Figures,
-) -> Chars {
-    let volume_of = |c: u32| -> u32 {
-        spans
-            .iter()
-            .rev()
-            .find(|(_, s)| s.range[0] <= c)
-            .map(|(v, _)| *v)
-            .unwrap_or(if spans.is_empty() {
-                current.unwrap_or(1)
-            } else {
-                1
-            })
-    };
-    let mut per_volume: BTreeMap<u32, (usize, u64)> = BTreeMap::new();
-    let mut total = 0u64;
-    for &n in committed {
-        let f = &figures.chapters[&n];
-        let chars = f.chars.unwrap_or(0);
-        total += chars;
-        let e = per_volume.entry(volume_of(n)).or_default();
-        e.0 += 1;
-        e.1 += chars;
-    }
-    let per_volume: Vec<VolumeChars> = per_volume
-        .into_iter()
-        .map(|(volume, (chapters, chars))| VolumeChars {
-            volume,
-            chapters,
-            chars,
-        })
-        .collect();
-    Chars {
-        total,
-        per_volume,
-        counted_from_text: figures.counted_from_text,
-    }
-}
-
-/// The scores of the committed chapters: average, the recent ones and their trend.
-fn score_summary(committed: &[u32], figures: &BTreeMap<u32, ChapterFigures>) -> Scores {
-    let scored: Vec<ScoredChapter> = committed
-        .iter()
-        .filter_map(|n| {
-            let f = &figures[n];
-            f.score.map(|score| ScoredChapter {
-                chapter: *n,
-                score,
-                decision: f.decision,
-                revisions: f.revisions,
-                force_passed: f.force_passed,
-                edit_ratio: f.edit_ratio,
-            })
-        })
-        .collect();
-    let average = (!scored.is_empty())
-        .then(|| scored.iter().map(|s| s.score).sum::<f64>() / scored.len() as f64);
-    let recent: Vec<ScoredChapter> = scored
-        .iter()
-        .skip(scored.len().saturating_sub(RECENT_SCORES))
-        .cloned()
-        .collect();
-    Scores {
-        average,
-        scored_chapters: scored.len(),
-        trend: trend(&recent.iter().map(|s| s.score).collect::<Vec<_>>()),
-        recent,
-    }
-}
-
-/// Storylines and their rhythm against the current volume's schedule (`span_start` = the
-/// volume's first chapter).
+/// Storylines and their rhythm against the current volume's schedule (from its first chapter).
 fn storyline_status(
     project: &Project,
     current: Option<u32>,
-    committed: &[u32],
-    figures: &Figures,
-    last: u32,
-    span_start: Option<u32>,
+    book: &BookFigures,
+    span: Option<&VolumeSpan>,
     problems: &mut Problems,
 ) -> Vec<StorylineRhythm> {
     let storylines = load::<Storylines>(project, layout::STORYLINES, problems);
@@ -732,33 +316,20 @@ fn storyline_status(
             problems,
         )
     });
-    let appearances: BTreeMap<u32, String> = committed
+    let appearances: BTreeMap<u32, String> = book
+        .chapters
         .iter()
-        .filter_map(|n| figures.chapters[n].storyline.clone().map(|s| (*n, s)))
+        .filter_map(|f| f.storyline.clone().map(|s| (f.chapter, s)))
         .collect();
     storylines.as_ref().map_or_else(Vec::new, |s| {
-        storyline_rhythm(s, schedule.as_ref(), &appearances, last, span_start)
+        storyline_rhythm(
+            s,
+            schedule.as_ref(),
+            &appearances,
+            book.last_completed,
+            span.map(|s| s.range[0]),
+        )
     })
-}
-
-/// Open foreshadowing, and the ids overdue at chapter `last` (sorted).
-fn foreshadowing_summary(project: &Project, last: u32, problems: &mut Problems) -> Foreshadowing {
-    let mut foreshadowing = Foreshadowing {
-        open: 0,
-        overdue: Vec::new(),
-    };
-    if let Some(g) = load::<ForeshadowingGlobal>(project, layout::FORESHADOWING_GLOBAL, problems) {
-        for f in &g.foreshadowing {
-            if f.status != ForeshadowStatus::Resolved {
-                foreshadowing.open += 1;
-            }
-            if is_overdue(f.scope, f.status, f.target_resolve_range, last) {
-                foreshadowing.overdue.push(f.id.clone());
-            }
-        }
-        foreshadowing.overdue.sort();
-    }
-    foreshadowing
 }
 
 /// The chapters whose deltas were skipped (the changelog says which).

@@ -3,9 +3,8 @@
 //! atomically — never over a profile that already has a `source_type` unless forced. The file
 //! it replaces goes to `state/backups/` first.
 //!
-//! [`drift_sources`]: what `novel style drift` and the reviews compare (风格校准) — the last
-//! committed chapters, the profile baseline, the thresholds and the drift already recorded;
-//! the comparison is `novel_text::drift::assess`.
+//! [`record_drift`]: what `novel style drift` does with the verdict of [`drift_check`] (the
+//! one drift check, [`crate::figures::drift`]): writes or removes `style-drift.json`.
 
 use serde_json::Value;
 
@@ -82,12 +81,33 @@ pub fn apply_preset(
             Err(_) => {}
         }
     }
-    // Whatever the author had is kept (the template's placeholder included).
+    // Whatever the author had is kept (the template's placeholder included): the backup and
+    // the preset together, or neither.
+    let mut writes = Vec::new();
     let backup = match &current {
-        Some(t) if t != text => crate::state::backup(project, layout::STYLE_PROFILE, now)?,
+        Some(t) if t != text => {
+            crate::state::backup_write(project, layout::STYLE_PROFILE, now, &[])?.map(|(b, w)| {
+                writes.extend(w);
+                b
+            })
+        }
         _ => None,
     };
-    write_atomic(&path, text.as_bytes())?;
+    writes.push(crate::chapter::JournalWrite {
+        path: layout::STYLE_PROFILE.to_string(),
+        content: text.to_string(),
+    });
+    if writes.len() == 1 {
+        write_atomic(&path, text.as_bytes())?;
+    } else {
+        let journal = crate::chapter::Journal::files(
+            0,
+            String::new(),
+            writes,
+            crate::chapter::JournalKind::StylePreset,
+        );
+        crate::chapter::commit(project, journal)?;
+    }
     let preset_name = serde_json::from_str::<Value>(text)
         .ok()
         .and_then(|v| v.get("name").and_then(Value::as_str).map(str::to_string));
@@ -100,49 +120,9 @@ pub fn apply_preset(
     })
 }
 
-/// What the style drift check reads.
-#[derive(Debug, Clone)]
-pub struct DriftSources {
-    pub thresholds: novel_core::model::settings::DriftThresholds,
-    /// The committed chapters of the window (the last `style_drift.window` up to the last
-    /// completed one) with their text, in order; never empty.
-    pub chapters: Vec<(u32, String)>,
-    pub profile: novel_core::model::StyleProfile,
-    /// `style-drift.json`, when there is one.
-    pub existing: Option<novel_core::model::StyleDrift>,
-}
-
-/// Why there is nothing to compare.
-#[derive(Debug, thiserror::Error)]
-pub enum DriftError {
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error("还没有已提交的章节，无法检测风格漂移")]
-    NoChapter,
-    #[error("没有可比较的风格基线：没有 style-profile.json")]
-    NoProfile,
-}
-
-impl DriftError {
-    pub fn code(&self) -> &'static str {
-        match self {
-            DriftError::Store(e) => e.code(),
-            DriftError::NoChapter => "E_NO_CHAPTER",
-            DriftError::NoProfile => "E_NO_BASELINE",
-        }
-    }
-
-    pub fn hint(&self) -> String {
-        match self {
-            DriftError::Store(e) => e.hint(),
-            DriftError::NoChapter => "提交章节后再运行（流水线每 5 章运行一次）".into(),
-            DriftError::NoProfile => NO_BASELINE_HINT.into(),
-        }
-    }
-}
-
-/// How to give the drift check a baseline.
-pub const NO_BASELINE_HINT: &str = "先用 novel style metrics 分析风格样章，由 StyleAnalyzer 把 avg_sentence_length 与 dialogue_ratio 写入 style-profile.json";
+pub use crate::figures::drift::{
+    DriftError, DriftSources, NO_BASELINE_HINT, check as drift_check, drift_sources,
+};
 
 /// What recording a drift check did to `style-drift.json`: `written`, `removed`, `kept` (an
 /// earlier file left as it is) or `none`.
@@ -170,37 +150,4 @@ pub fn record_drift(
         return Ok("removed");
     }
     Ok(if existing.is_some() { "kept" } else { "none" })
-}
-
-/// The last committed chapters, the baseline and the thresholds of the drift check.
-pub fn drift_sources(proj: &Project) -> Result<DriftSources, DriftError> {
-    let thresholds = crate::settings::load(proj)?.style_drift.clone();
-    let checkpoint: novel_core::model::Checkpoint =
-        crate::io::read_json(&proj.path(layout::CHECKPOINT), "断点文件")?;
-    let last = checkpoint.last_completed_chapter;
-    let first = last.saturating_sub(thresholds.window.max(1) - 1).max(1);
-    let window: Vec<(u32, String)> = crate::select::committed_chapters(proj)?
-        .into_iter()
-        .filter(|(n, _)| (first..=last).contains(n))
-        .collect();
-    if last == 0 || window.is_empty() {
-        return Err(DriftError::NoChapter);
-    }
-    let profile = crate::select::load_profile(Some(proj))?.ok_or(DriftError::NoProfile)?;
-    let mut chapters = Vec::new();
-    for (n, rel) in window {
-        chapters.push((n, read_text(&proj.path(&rel))?));
-    }
-    let drift_path = proj.path(layout::STYLE_DRIFT);
-    let existing = if drift_path.is_file() {
-        Some(crate::io::read_json(&drift_path, "风格漂移")?)
-    } else {
-        None
-    };
-    Ok(DriftSources {
-        thresholds,
-        chapters,
-        profile,
-        existing,
-    })
 }

@@ -519,7 +519,7 @@ fn write_characters(root: &Path) -> Result<Memories, StoreError> {
                         "id": contract_id(id, 1), "type": "capability",
                         "rule": format!("{name}当前修为：筑基{}期，无法使用金丹期以上法术", pick(&["初", "中", "后"], i as u32)),
                         "valid_from_chapter": 1, "valid_until": null,
-                        "update_requires": "PlotArchitect 在大纲中标注突破事件"
+                        "update_requires": "大纲策划在大纲中标注突破事件"
                     },
                     {
                         "id": contract_id(id, 2), "type": "personality",

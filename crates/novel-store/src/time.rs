@@ -20,6 +20,12 @@ pub fn now_secs() -> u64 {
         .unwrap_or(0)
 }
 
+/// Seconds since the Unix epoch to the minute, for a reader: `2026-12-02 02:48（UTC）`.
+pub fn minute_utc(secs: u64) -> String {
+    let iso = format_utc(secs);
+    format!("{} {}（UTC）", &iso[..10], &iso[11..16])
+}
+
 /// Formats seconds since the Unix epoch as ISO-8601 UTC.
 pub fn format_utc(secs: u64) -> String {
     let days = (secs / 86_400) as i64;

@@ -37,7 +37,7 @@ pub enum VolumeError {
     /// its code and hint).
     #[error(transparent)]
     Lock(LockError),
-    #[error("当前编排状态是 {state}，{command} 只能在 {wanted} 时运行")]
+    #[error("这本书现在处于「{state}」，novel {command} 只能在「{wanted}」时运行")]
     State {
         state: &'static str,
         wanted: &'static str,

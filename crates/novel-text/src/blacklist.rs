@@ -204,6 +204,10 @@ impl Blacklist {
         self.narration_candidates(doc, &mut cands);
         self.dialogue_candidates(doc, &mut cands);
         self.paragraph_start_candidates(doc, &mut cands);
+        // Nothing matched: no whitelist to look up (most chapters of a clean book).
+        if cands.is_empty() {
+            return Vec::new();
+        }
         // Leftmost-longest across the automata, then drop what overlaps the whitelist.
         cands.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
         let white = self.whitelisted(doc);

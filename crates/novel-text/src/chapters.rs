@@ -511,7 +511,7 @@ pub fn split(text: &str, file: &str, options: Options) -> Split {
     let lines: Vec<&str> = text.lines().collect();
     let mut out = Split::default();
     let mut marks: Vec<Mark> = Vec::new();
-    let mut furniture_at: Vec<bool> = vec![false; lines.len()];
+    let mut keep: Vec<Keep> = vec![Keep::Line; lines.len()];
     for (i, raw) in lines.iter().enumerate() {
         let found = line(raw);
         match found {
@@ -539,12 +539,7 @@ pub fn split(text: &str, file: &str, options: Options) -> Split {
                 number,
                 text: raw.trim_matches(is_space).chars().take(30).collect(),
             }),
-            Line::Text => {
-                if let Some(kind) = furniture::kind(raw) {
-                    furniture_at[i] = true;
-                    out.furniture.push(furniture_line(file, i, kind, raw));
-                }
-            }
+            Line::Text => keep[i] = furniture_of(file, i, raw, &mut out.furniture),
         }
     }
     drop_tables_of_contents(&mut marks, &lines);
@@ -564,8 +559,11 @@ pub fn split(text: &str, file: &str, options: Options) -> Split {
     let strip = options.strip_furniture;
     let body = |from: usize, to: usize| -> String {
         let kept: Vec<&str> = (from..to)
-            .filter(|&i| !(strip && furniture_at[i]))
-            .map(|i| lines[i])
+            .filter_map(|i| match &keep[i] {
+                Keep::Nothing if strip => None,
+                Keep::Cut(prose) if strip => Some(prose.as_str()),
+                _ => Some(lines[i]),
+            })
             .collect();
         trim_blank_lines(&kept)
     };
@@ -582,20 +580,13 @@ pub fn split(text: &str, file: &str, options: Options) -> Split {
         // A chapter runs on over the repeated headings of its further pages.
         let mut end_mark = k + 1;
         let mut merged = Vec::new();
-        if let Heading::Chapter { number, title, .. } = &m.heading {
-            while let Some(next) = marks.get(end_mark)
-                && next.volume.is_none()
-                && let Heading::Chapter {
-                    number: n2,
-                    title: t2,
-                    ..
-                } = &next.heading
-                && n2 == number
-                && same_page_title(title, t2)
-            {
-                merged.push(next.at + 1);
-                end_mark += 1;
-            }
+        while let Some(next) = marks.get(end_mark)
+            && is_page_of(&marks[end_mark - 1], next, |i| {
+                lines[i].chars().all(is_space) || keep[i] == Keep::Nothing
+            })
+        {
+            merged.push(next.at + 1);
+            end_mark += 1;
         }
         let to = marks.get(end_mark).map_or(lines.len(), |n| n.at);
         let text_of = |h: &Heading| -> String {
@@ -700,7 +691,36 @@ fn furniture_line(file: &str, i: usize, kind: FurnitureKind, text: &str) -> Furn
         kind: kind_name(kind),
         label: kind.label(),
         text: text.trim_matches(is_space).to_string(),
+        inline: false,
     }
+}
+
+/// The furniture of a text line, listed in `out`; returns what `--strip-furniture` keeps of
+/// the line: nothing (a whole furniture line), the prose with the pieces cut out, or the line.
+fn furniture_of(file: &str, i: usize, raw: &str, out: &mut Vec<Furniture>) -> Keep {
+    match furniture::find(raw) {
+        None => Keep::Line,
+        Some(furniture::Found::Line(kind)) => {
+            out.push(furniture_line(file, i, kind, raw));
+            Keep::Nothing
+        }
+        Some(furniture::Found::Inline(pieces)) => {
+            for p in &pieces {
+                let mut f = furniture_line(file, i, p.kind, &raw[p.start..p.end]);
+                f.inline = true;
+                out.push(f);
+            }
+            Keep::Cut(furniture::cut(raw, &pieces))
+        }
+    }
+}
+
+/// What stripping keeps of a line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Keep {
+    Line,
+    Nothing,
+    Cut(String),
 }
 
 fn kind_name(kind: FurnitureKind) -> &'static str {
@@ -738,14 +758,47 @@ fn push_section(out: &mut Vec<Section>, s: Section) {
     out.push(s);
 }
 
+/// Whether the chapter heading `next` continues the chapter of `prev` (the heading before it)
+/// as a further page: the same number, the same title once page marks are set aside, and
+/// either a page mark on one of them (「第七章 血战（二）」) or nothing of the story between the
+/// two headings (`empty(i)`: line `i` is blank or furniture — a site repeating the heading
+/// under its navigation). The same heading again after text of its own is a second copy or
+/// another chapter under the same number: a duplicate, reported by the plan, never merged.
+fn is_page_of(prev: &Mark, next: &Mark, empty: impl Fn(usize) -> bool) -> bool {
+    let (
+        Heading::Chapter {
+            number: a,
+            title: ta,
+            ..
+        },
+        Heading::Chapter {
+            number: b,
+            title: tb,
+            ..
+        },
+    ) = (&prev.heading, &next.heading)
+    else {
+        return false;
+    };
+    let marked = |t: &str| page_mark(&squeeze(t)).is_some();
+    next.volume.is_none()
+        && a == b
+        && same_page_title(ta, tb)
+        && (marked(ta) || marked(tb) || (prev.at + 1..next.at).all(empty))
+}
+
+/// A title without spaces and dashes (how page titles are compared).
+fn squeeze(t: &str) -> String {
+    t.chars()
+        .filter(|c| !is_space(*c) && !"—–-·・：:、.．_".contains(*c))
+        .collect()
+}
+
 /// Whether two titles of one chapter number are pages of it: the same once page marks
 /// (（一）, (2), 〔三〕, 上/中/下), spaces and dashes are set aside, or the later one has none.
 fn same_page_title(a: &str, b: &str) -> bool {
     let norm = |t: &str| -> String {
-        let mut s: String = t
-            .chars()
-            .filter(|c| !is_space(*c) && !"—–-·・：:、.．_".contains(*c))
-            .collect();
+        let mut s = squeeze(t);
         while let Some(at) = page_mark(&s) {
             s.truncate(at);
         }
@@ -801,9 +854,17 @@ fn drop_tables_of_contents(marks: &mut Vec<Mark>, lines: &[&str]) {
         while j + 1 < marks.len() && blank(marks[j].at + 1, marks[j + 1].at) {
             j += 1;
         }
-        // The run's last heading opens text: that one is a real chapter, not an entry.
+        // The run's last heading opens text: that one is a real chapter, not an entry —
+        // unless its chapter comes again later too (the table of contents is followed by the
+        // book's title, author and blurb lines, which stay text of the section before it).
         let next_at = marks.get(j + 1).map_or(lines.len(), |m| m.at);
-        let end = if blank(marks[j].at + 1, next_at) {
+        let again = |m: &Mark| {
+            number(m).is_some_and(|n| {
+                let in_run = marks[i..=j].iter().filter(|r| number(r) == Some(n)).count();
+                after.get(&n).is_some_and(|c| *c > in_run)
+            })
+        };
+        let end = if blank(marks[j].at + 1, next_at) || (j > i && again(&marks[j])) {
             j + 1
         } else {
             j
@@ -912,12 +973,7 @@ pub fn split_file(text: &str, file: &str, stem: &str, options: Options) -> Split
         line = i + 1;
         lines.remove(i);
     }
-    let kept: Vec<&str> = lines
-        .iter()
-        .copied()
-        .filter(|l| !(options.strip_furniture && furniture::kind(l).is_some()))
-        .collect();
-    let body = trim_blank_lines(&kept);
+    let body = stripped_body(&lines, options.strip_furniture);
     let pick = |t: String| {
         if md_title.is_empty() {
             t
@@ -984,6 +1040,22 @@ pub fn split_file(text: &str, file: &str, stem: &str, options: Options) -> Split
         furniture,
         suspects: own.suspects,
     }
+}
+
+/// The lines as a body: with `strip`, furniture lines left out and furniture pieces cut out of
+/// the lines of the story.
+fn stripped_body(lines: &[&str], strip: bool) -> String {
+    let cut: Vec<String> = lines
+        .iter()
+        .filter_map(|l| match furniture::find(l) {
+            _ if !strip => Some(l.to_string()),
+            None => Some(l.to_string()),
+            Some(furniture::Found::Line(_)) => None,
+            Some(furniture::Found::Inline(pieces)) => Some(furniture::cut(l, &pieces)),
+        })
+        .collect();
+    let kept: Vec<&str> = cut.iter().map(String::as_str).collect();
+    trim_blank_lines(&kept)
 }
 
 /// Where a folder's file goes in the book, by its name: 序章/楔子/引子 first, then by number,

@@ -5,9 +5,11 @@
 //!   and the rest of the CJK-symbol, general-punctuation and full-width-form blocks
 //!   (`……` is two marks, `——` two).
 //! - A run of Latin letters and/or digits counts 1 (`AI` = 1, `2024` = 1, `AK47` = 1, `3.14` = 1,
-//!   `don't` = 1); full-width letters and digits are read as their ASCII forms (`ＡＩ` = 1).
+//!   `1,000` = 1, `don't` = 1); full-width letters and digits are read as their ASCII forms
+//!   (`ＡＩ` = 1). Only a half-width `'` `-` `.` `,` `_` (and `’` between two letters) joins a
+//!   run: a full-width mark between digits is punctuation and counts 1 (`4，5，6，7` = 7).
 //! - Not counted: whitespace (including the full-width space 　), half-width ASCII punctuation
-//!   and symbols, emoji, Markdown syntax (`#`, `**`, `- `, `1. `, `>`, link targets, HTML tags
+//!   and symbols, emoji, private-use characters (a site's scrambled font; the import lists them), Markdown syntax (`#`, `**`, `- `, `1. `, `>`, link targets, HTML tags
 //!   and comments, code), and YAML front matter.
 //! - Heading lines (`# 第一章 …`) are the chapter title, which platforms keep apart from the
 //!   body: their characters are reported as `heading_chars`, not in `chars`.
@@ -76,6 +78,27 @@ pub fn is_han(c: char) -> bool {
         | 0xF900..=0xFAFF
         | 0x20000..=0x2FA1F
         | 0x30000..=0x323AF)
+}
+
+/// A character of Unicode's private-use areas (U+E000–F8FF, planes 15–16): sites that scramble
+/// their text with a font of their own put these in place of Han characters. Nobody else can
+/// read them; they count 0, and the import lists where they are ([`private_use_lines`]).
+pub fn is_private_use(c: char) -> bool {
+    matches!(c as u32, 0xE000..=0xF8FF | 0xF0000..=0xFFFFD | 0x100000..=0x10FFFD)
+}
+
+/// How many private-use characters `text` holds, and the 1-based lines they are on.
+pub fn private_use_lines(text: &str) -> (usize, Vec<usize>) {
+    let mut n = 0;
+    let mut lines = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let here = line.chars().filter(|c| is_private_use(*c)).count();
+        if here > 0 {
+            n += here;
+            lines.push(i + 1);
+        }
+    }
+    (n, lines)
 }
 
 /// Full-width or CJK punctuation (each counts 1).
@@ -158,10 +181,13 @@ impl Tally {
             self.run = Some(self.run.unwrap_or(false) || letter);
             return;
         }
-        // `'`, `-`, `.`, `,`, `_` between two alphanumerics stay inside the run.
-        let joiner = matches!(folded, '\'' | '’' | '-' | '.' | ',' | '_');
+        // A half-width `'`, `-`, `.`, `,`, `_` between two alphanumerics stays inside the run,
+        // and so does `’` between two letters (don’t); a full-width mark never does (4，5).
         let next_alnum = next.is_some_and(|n| !is_han(n) && is_text_char(fold_width(n)));
-        if joiner && self.run.is_some() && next_alnum {
+        let next_letter = next.is_some_and(|n| fold_width(n).is_alphabetic() && !is_han(n));
+        let joiner = matches!(c, '\'' | '-' | '.' | ',' | '_') && next_alnum
+            || c == '’' && self.run == Some(true) && next_letter;
+        if joiner && self.run.is_some() {
             return;
         }
         self.end_run();
@@ -191,6 +217,11 @@ mod tests {
             ("AK47步枪", 3, "字母数字混合串算 1"),
             ("圆周率3.14", 4, "小数算 1"),
             ("don't panic", 2, "撇号连着的是一个词"),
+            ("don’t", 1, "弯撇号夹在字母中间也是一个词"),
+            ("4，5，6，7", 7, "全角逗号是标点，各算 1，数字各算 1"),
+            ("1,000元", 2, "半角千分位逗号连着的是一个数"),
+            ("3．14", 3, "全角句点是标点"),
+            ("‘AI’来了", 5, "引号不连字母"),
             ("半角,标点.不算", 6, "半角标点不计"),
             ("　　缩进 与 空格", 5, "空白不计"),
             ("**加粗**和_斜体_", 5, "强调记号不计"),
@@ -201,6 +232,7 @@ mod tests {
             ("# 第一章 风起\n正文。", 3, "标题另计"),
             ("艾伦·沃克", 5, "间隔号算 1"),
             ("好啊😀", 2, "表情符号不计"),
+            ("他\u{e3a1}了", 2, "私用区字符（网站的防盗字体）不计"),
             ("", 0, "空文本"),
         ];
         for (text, want, why) in cases {

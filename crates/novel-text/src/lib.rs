@@ -17,7 +17,8 @@
 //!   with thresholds in [`lint`]; every finding is a [`novel_core::diagnostic::Diagnostic`].
 //! - [`maintain`]: the maintenance rules of the blacklist (PRD §7 黑名单维护) that
 //!   `novel blacklist` applies to `ai-blacklist.json`.
-//! - [`metrics`]: the numbers of `style-profile.json`; [`drift`]: 风格校准 against them.
+//! - [`metrics`]: the numbers of `style-profile.json`, and a chapter's
+//!   [`novel_core::drift::StyleSample`] for 风格校准 (the rule is `novel_core::drift`).
 //! - [`names`]: near-miss variants of registered names and unregistered person-like names;
 //!   [`leak`]: names of other storylines in a chapter (防串线), the whole check in
 //!   [`leak::assess`] over the sources `novel-store` gathers (`novel_core::text_sources`).
@@ -42,7 +43,6 @@ pub mod chapters;
 pub mod count;
 pub mod craft;
 pub mod decode;
-pub mod drift;
 pub mod export;
 pub mod finding;
 pub mod furniture;

@@ -11,6 +11,7 @@
 
 use std::collections::BTreeMap;
 
+use novel_core::drift::StyleSample;
 use serde::Serialize;
 
 use crate::lint::round2;
@@ -131,6 +132,21 @@ fn ratio(a: usize, b: usize) -> f64 {
     if b == 0 { 0.0 } else { a as f64 / b as f64 }
 }
 
+/// What the drift rule reads of one chapter (`novel_core::drift`): its sentences' text
+/// characters, its sentences, and the text characters inside dialogue — the sums
+/// [`StyleMetrics::of`] divides.
+pub fn sample(doc: &Document) -> StyleSample {
+    let mut out = StyleSample {
+        sentences: doc.sentences().len(),
+        ..StyleSample::default()
+    };
+    for s in doc.sentences() {
+        out.text_chars += s.len;
+        out.dialogue += s.dialogue_len;
+    }
+    out
+}
+
 impl StyleMetrics {
     /// Metrics over several documents taken as one text (e.g. the last five chapters).
     pub fn of(docs: &[&Document]) -> StyleMetrics {
@@ -174,14 +190,20 @@ impl StyleMetrics {
             .collect();
         top.sort_by(|a, b| b.count.cmp(&a.count).then(a.opening.cmp(&b.opening)));
         top.truncate(10);
+        // The two figures the drift rule compares, by its own rounding.
+        let window = StyleSample {
+            text_chars: chars,
+            sentences: sentence_count,
+            dialogue,
+        };
         StyleMetrics {
             chars: words,
             text_chars: chars,
             sentence_count,
-            avg_sentence_length: round2(ratio(chars, sentence_count)),
+            avg_sentence_length: window.avg_sentence_length(),
             sentence_length: distribution(sentence_lens, &SENTENCE_BUCKETS),
             short_sentence_ratio: round2(ratio(short, sentence_count)),
-            dialogue_ratio: (ratio(dialogue, chars) * 1000.0).round() / 1000.0,
+            dialogue_ratio: window.dialogue_ratio(),
             paragraph_count: paragraph_lens.len(),
             paragraph_length: distribution(paragraph_lens, &PARAGRAPH_BUCKETS),
             punctuation_per_1000: Punctuation {

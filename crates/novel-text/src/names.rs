@@ -285,6 +285,21 @@ const NOT_NAMES: &[&str] = &[
     "夏夜",
     // Money and common words that start with a surname (万元, 马克; 万福金安, 云云).
     "万元",
+    // Armies (宋军 is the Song army, 马军 cavalry), not people.
+    "宋军",
+    "马军",
+    "步军",
+    "水军",
+    "金军",
+    "辽军",
+    "唐军",
+    "汉军",
+    "秦军",
+    "楚军",
+    "魏军",
+    "吴军",
+    "蜀军",
+    "明军",
     "万两",
     "马克",
     "金币",
@@ -397,6 +412,12 @@ struct Context {
     /// or a verb that takes a person before it with the clause ending right after it
     /// (问林桦。) — stricter than `person`, which also takes 是林立的 and 到了林海。
     acts: bool,
+    /// A title right before or after it (师兄林凡, 一明师兄).
+    titled: bool,
+    /// Its start is a boundary: punctuation or a preposition before it (not 火裙朱服).
+    left: bool,
+    /// Its end is a boundary: punctuation, or a verb or particle after it.
+    right: bool,
 }
 
 fn starts_with_at(chars: &[char], at: usize, word: &str) -> bool {
@@ -430,6 +451,9 @@ fn context(chars: &[char], s: usize, e: usize) -> Context {
         || title_after
         || (person_verb_before && open_after);
     Context {
+        titled: title_before || title_after,
+        left: open_before || prep_before || s > 0 && "了着过".contains(chars[s - 1]),
+        right: open_after || follower_after,
         boundary: open_before || prep_before || open_after || follower_after,
         person: speech_after
             || gesture_after
@@ -761,7 +785,9 @@ impl NameIndex {
     }
 
     /// The known near miss at `[i, i + key.len())`, if the text there is one.
-    fn near_miss(&self, chars: &[char], i: usize, k: usize) -> Option<&'static str> {
+    /// `acting`: a person clearly does something there (see [`person_doing`]), which lets a
+    /// changed surname through even when it is no surname (污松把左手… for 武松).
+    fn near_miss(&self, chars: &[char], i: usize, k: usize, acting: bool) -> Option<&'static str> {
         let key = &self.keys[k];
         let len = key.len();
         let window = &chars[i..i + len];
@@ -781,7 +807,8 @@ impl NameIndex {
         // it is (古长歌 for 顾长歌).
         if let Some(slen) = surname_len(key).filter(|_| self.has_surname[k])
             && p < slen
-            && len < 3
+            && (len < 3 || address_after_surname(key, slen))
+            && !acting
             && surname_at(window, 0) != Some(slen)
             && !looks_alike(key[p], window[p])
         {
@@ -924,50 +951,128 @@ impl NameIndex {
         candidates: &[usize],
     ) -> Option<(String, usize, &'static str, bool)> {
         let chars = scan.chars;
+        // A person doing something there (叫阵达把…, “……”秦朋便道) is read as one even when
+        // the segmenter glues the variant to the word before (叫阵) or after (朋便).
+        let maybe_doing = person_doing(chars, i, i + len);
         for &k in candidates {
-            let Some(why) = self.near_miss(chars, i, k) else {
+            let Some(why) = self.near_miss(chars, i, k, maybe_doing) else {
                 continue;
             };
             let name: String = chars[i..i + len].iter().collect();
             if self.known.contains(&name) {
                 continue;
             }
-            // A variant that spells an ordinary word, or of a name without a surname (an
-            // alias such as 天宇), needs a person standing there; any other, a boundary.
             let ctx = context(chars, i, i + len);
-            let wordlike = NOT_NAMES.contains(&name.as_str()) || !self.has_surname[k];
-            if !(ctx.person || (ctx.boundary && !wordlike)) {
+            if !self.stands_as_name(scan, i, k, &name, &ctx, maybe_doing) {
                 continue;
             }
-            // The words around it: a variant is not cut out of a word (行李里, 不觉大笑) nor a
-            // title (杨制使 is 杨 + 制使), and one that is itself a word of the dictionary
-            // (燕京, 奏明) needs a person standing there.
+            // The words around it (the segmenter, only for what got this far).
             let words = Words::around(chars, i, i + len);
-            if words.crosses(i)
-                || (len < 3 && words.crosses_from(i, i + len))
-                || words.function_at(i)
+            // The verb before is the end of a longer word (革命片子看…): no person is taken.
+            let doing = maybe_doing && !(i > 0 && is_han(chars[i - 1]) && words.crosses(i - 1));
+            if doing != maybe_doing
+                && (self.near_miss(chars, i, k, false).is_none()
+                    || !self.stands_as_name(scan, i, k, &name, &ctx, false))
             {
                 continue;
             }
-            // Right before a registered name it says who that is (宋将关胜): not a name.
-            if scan.covered.get(i + len) == Some(&true) {
+            let Some(acts) = self.words_allow(scan, i, k, &ctx, &words, doing) else {
                 continue;
-            }
-            let key = &self.keys[k];
-            if let Some(sl) = surname_len(&chars[i..i + len])
-                && address_after_surname(chars, i + sl)
-                && !address_after_surname(key, sl)
-            {
-                continue;
-            }
-            let acts = ctx.acts || words.subject(chars, i, i + len);
-            if words.is_common_word(i, i + len, &name) && !acts {
-                continue;
-            }
-            let person = ctx.person || acts;
-            return Some((name, k, why, person));
+            };
+            return Some((name, k, why, ctx.person || acts));
         }
         None
+    }
+
+    /// Whether the variant `name` of key `k` at `i` stands where a name stands, by its
+    /// neighbours alone (`doing`: a person does something there).
+    fn stands_as_name(
+        &self,
+        scan: &Scan<'_>,
+        i: usize,
+        k: usize,
+        name: &str,
+        ctx: &Context,
+        doing: bool,
+    ) -> bool {
+        let chars = scan.chars;
+        let len = self.keys[k].len();
+        // A variant that spells an ordinary word, or of a two-character name without a
+        // surname (an alias such as 天宇), needs a person standing there; any other, a
+        // boundary (a foreign name of three characters, 克莱恩, spells no word when varied).
+        let wordlike = NOT_NAMES.contains(&name) || (!self.has_surname[k] && len < 3);
+        if !(ctx.person || doing || (ctx.boundary && !wordlike)) {
+            return false;
+        }
+        // A two-character alias without a surname (小哥, 愚者) is a word of the language: its
+        // variant (不是小个的东西) needs a person acting there, or a verb that takes one.
+        if len == 2 && !self.has_surname[k] && !(ctx.acts || doing || led(chars, i) && ctx.right) {
+            return false;
+        }
+        // A nickname (no surname: 一枝花, 没面目) varied inside a phrase (使一枝画杆, 也无面目
+        // 回去) is the phrase: it needs a boundary both sides or a person there.
+        let nickname = !self.has_surname[k] && self.names[k].name != self.names[k].display;
+        if nickname && !(ctx.left && ctx.right || ctx.person || doing) {
+            return false;
+        }
+        // A two-character variant glued on its left (火裙朱服, 家余庆) needs a person there (or
+        // a registered name right before it: 黑旋风李匮); a surname with a clan's word (蔡府,
+        // 林家) is a house, not a person.
+        let after_name = i > 0 && scan.covered[i - 1];
+        if len == 2 && !(ctx.left || ctx.person || doing || after_name) {
+            return false;
+        }
+        let key_last = self.keys[k][len - 1];
+        !CLAN_SUFFIXES.contains(chars[i + len - 1]) || CLAN_SUFFIXES.contains(key_last)
+    }
+
+    /// What the segmenter's words say of the variant `name` of key `k` at `i`: `None` when it
+    /// is no name — cut out of a word (行李里, 不觉大笑), a title (杨制使 is 杨 + 制使), a
+    /// function word (或者), a word of the dictionary with no person acting there (燕京) —,
+    /// else whether a person acts there.
+    fn words_allow(
+        &self,
+        scan: &Scan<'_>,
+        i: usize,
+        k: usize,
+        ctx: &Context,
+        words: &Words,
+        doing: bool,
+    ) -> Option<bool> {
+        let chars = scan.chars;
+        let len = self.keys[k].len();
+        let name: String = chars[i..i + len].iter().collect();
+        let name = name.as_str();
+        if !doing
+            && (words.crosses(i)
+                || (len < 3 && words.crosses_from(i, i + len))
+                || words.function_at(i))
+        {
+            return None;
+        }
+        // A function word (或者, 而且, 这个) is never a name's variant — not even next to a
+        // title, which is the neighbour's (韦尔奇先生或者娜娅女士) —, nor is a word of the
+        // dictionary that varies an alias without a surname (记者, 作者 for 愚者): the alias is
+        // a word itself, its neighbours are words too — unless a title names a person there
+        // (一明师兄).
+        if words.is_function_word(i, i + len)
+            || (!self.has_surname[k] && !ctx.titled && words.is_common_word(i, i + len, name))
+        {
+            return None;
+        }
+        // Right before a registered name it says who that is (宋将关胜): not a name.
+        if scan.covered.get(i + len) == Some(&true) {
+            return None;
+        }
+        let key = &self.keys[k];
+        if let Some(sl) = surname_len(&chars[i..i + len])
+            && address_after_surname(chars, i + sl)
+            && !address_after_surname(key, sl)
+        {
+            return None;
+        }
+        let acts = ctx.acts || doing || words.subject(chars, i, i + len);
+        (acts || !words.is_common_word(i, i + len, name)).then_some(acts)
     }
 
     /// Files each person-like name that is neither registered nor already found: as a
@@ -1123,6 +1228,14 @@ impl Words {
             .any(|(s, e, tag)| *s == at && *e == at + 1 && FUNCTION_TAGS.contains(&tag.as_str()))
     }
 
+    /// Whether `[s, e)` is a word the segmenter tags as a function word (或者: c, 这个: r,
+    /// 已经: d), or the start of one (或者说).
+    fn is_function_word(&self, s: usize, e: usize) -> bool {
+        self.words
+            .iter()
+            .any(|(ws, we, tag)| *ws == s && *we >= e && FUNCTION_TAGS.contains(&tag.as_str()))
+    }
+
     /// Whether `[s, e)` is one word the dictionary knows and does not tag as a person's name
     /// (燕京, 金刚, 云云, 奏明).
     fn is_common_word(&self, s: usize, e: usize, text: &str) -> bool {
@@ -1149,6 +1262,40 @@ impl Words {
     }
 }
 
+/// Before a name: a verb that takes a person (叫 宋江 来, 见 宋江 把手一招, 令 宋江 领兵) or a
+/// preposition of company (和/与/同/跟 宋江 商议) — a segmenter often glues the verb to the
+/// name's first character (叫阵, 见奏), which says nothing against the name.
+const PERSON_LEADS: &str = "叫见令教和与同跟随让请派命唤差遣被把替帮陪问找等";
+
+/// After a name: what a person does next — a particle or adverb that opens a predicate, a
+/// disposal or passive marker, a speech verb.
+const DOING: &str = "把将便就也都又却才已正并只忙急连遂乃亦再先当说道问答笑喊叫骂哼叹吼看望听见拿取走站坐跑抬低转皱点摇挺拍领引带";
+
+/// Whether a verb that takes a person stands right before `s`, or before an aspect particle
+/// there (见了风姐).
+fn led(chars: &[char], s: usize) -> bool {
+    let lead = |k: usize| PERSON_LEADS.contains(chars[k]);
+    match s {
+        0 => false,
+        1 => lead(0),
+        _ => lead(s - 1) || ("了着过".contains(chars[s - 1]) && lead(s - 2)),
+    }
+}
+
+/// Whether a person does something at `[s, e)`: after a verb that takes a person or at the
+/// head of a clause (a sentence mark or a closing quotation mark before it), and before what a
+/// person does next (把, 便, 道, 一拳 …).
+fn person_doing(chars: &[char], s: usize, e: usize) -> bool {
+    let before = s.checked_sub(1).map(|b| chars[b]);
+    let lead = before.is_some_and(|c| PERSON_LEADS.contains(c));
+    let clause_start = before.is_none_or(|c| "。！？；：，、”」』）\n".contains(c));
+    let after = chars.get(e).copied();
+    let does = after.is_some_and(|c| DOING.contains(c))
+        || GESTURES.iter().any(|g| starts_with_at(chars, e, g))
+        || (after == Some('一') && chars.get(e + 1).is_some_and(|c| STRIKES.contains(*c)));
+    (lead || clause_start) && does
+}
+
 /// Titles and forms of address that, right after a surname, make the text an address and not
 /// a name (宋先锋, 杨制使, 林妹妹, 贾妃, 王夫人): a person, but not one whose name is written.
 const ADDRESS_WORDS: &[&str] = &[
@@ -1160,7 +1307,22 @@ const ADDRESS_WORDS: &[&str] = &[
 ];
 /// A rank before an address (薛大姑娘, 公孙二先生, 宋三郎).
 const RANKS: &str = "大二三四五六七八九十小老";
-const RANKED_ADDRESS: &[&str] = &["郎", "娘", "姑", "嫂", "叔", "伯", "爷", "哥", "姐", "官人"];
+const RANKED_ADDRESS: &[&str] = &[
+    "郎",
+    "娘",
+    "姑",
+    "嫂",
+    "叔",
+    "伯",
+    "爷",
+    "哥",
+    "姐",
+    "官人",
+    "少爷",
+    "侄",
+    "小姐",
+    "少奶奶",
+];
 
 /// Whether the text at `g0` (right after a surname) is a title or a form of address.
 fn address_after_surname(chars: &[char], g0: usize) -> bool {
@@ -1749,11 +1911,9 @@ mod tests {
                 &[("方圆", "同音:方源")],
                 "常用词写在人名位置",
             ),
-            (
-                "小鱼笑着跑开。",
-                &[("小鱼", "同音:苏小雨")],
-                "别名的变体后接动作",
-            ),
+            // A word of the dictionary varying an alias without a surname is that word (记者,
+            // 作者 for 愚者; 小鱼 for 小雨), even before an action (issue 43).
+            ("小鱼笑着跑开。", &[], "别名的变体是常用词"),
             ("一明师兄来了。", &[("一明", "同音:江一鸣")], "称谓在后"),
             (
                 "林天羽冷笑一声。",

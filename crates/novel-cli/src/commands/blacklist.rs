@@ -44,7 +44,7 @@ pub struct UpgradeArgs {
 pub enum SourceArg {
     /// 作者
     User,
-    /// QualityJudge（须附证据）
+    /// 评审（须附证据）
     Judge,
 }
 

@@ -3,6 +3,7 @@
 use novel_store::stage::{CommitFigures, StageFigures};
 use serde::Serialize;
 
+use novel_core::context::Agent;
 use novel_core::diagnostic::Diagnostic;
 use novel_core::gate::KeyReason;
 use novel_core::model::checkpoint::ErrorRecord;
@@ -77,7 +78,11 @@ pub fn command_name(cmd: &ChapterCommand) -> &'static str {
 }
 
 pub fn run(global: &GlobalArgs, cmd: ChapterCommand) -> Result<Report, CliError> {
-    let project = super::project(global)?;
+    let project = match super::project(global) {
+        Ok(p) => p,
+        Err(e) if matches!(cmd, ChapterCommand::Recover) => return recover_unbuilt(global, e),
+        Err(e) => return Err(e),
+    };
     match cmd {
         ChapterCommand::Begin(a) => begin(&project, a.chapter, a.owner_pid),
         ChapterCommand::Stage(a) => stage(&project, &a),
@@ -148,10 +153,10 @@ fn begin(project: &Project, n: u32, owner: Option<u32>) -> Result<Report, CliErr
             pipeline::stage_name(cp.pipeline_stage)
         )
     } else {
-        format!("开始第 {n} 章：阶段 drafting，已取得项目锁。\n")
+        format!("开始第 {n} 章：写初稿，已取得项目锁。\n")
     };
     human.push_str(&format!(
-        "锁令牌：{}（后续 stage/commit 需要 --token）\n",
+        "锁令牌：{}（之后推进阶段、提交都要用它）\n",
         got.info.token
     ));
     if let Some(b) = &got.broke_stale {
@@ -225,7 +230,10 @@ fn parse_stage(s: &str) -> Result<PipelineStage, CliError> {
             CliError::new(
                 "E_USAGE",
                 format!("没有这个阶段：{s}"),
-                format!("可选：{}（提交用 novel chapter commit）", names.join("、")),
+                format!(
+                    "可选的阶段：novel chapter stage {} （提交用 novel chapter commit）",
+                    names.join(" | ")
+                ),
                 Exit::Usage,
             )
         })
@@ -245,6 +253,11 @@ fn stage(project: &Project, a: &ChapterStageArgs) -> Result<Report, CliError> {
     };
     let moved = novel_store::stage::advance(project, to, &a.token, &figures, &text_tools())
         .map_err(|e| chapter_error(e, 0))?;
+    match moved.stage {
+        PipelineStage::Drafted => keep_packet(project, moved.chapter, Agent::StyleRefiner),
+        PipelineStage::Refined => keep_packet(project, moved.chapter, Agent::QualityJudge),
+        _ => {}
+    }
     let mut human = format!(
         "第 {} 章：{} → {}（修订次数 {}）。\n",
         moved.chapter,
@@ -270,6 +283,17 @@ fn stage(project: &Project, a: &ChapterStageArgs) -> Result<Report, CliError> {
     Report::new(&moved, human)
 }
 
+/// The packet of the agent the stage just reached dispatches (the refiner after `drafted` or a
+/// polish verdict, the judge after `refined`), kept in `staging/logs/` for the agent to read
+/// when the SubagentStart hook could not hand it over (those agents have Read, not Bash).
+/// Best effort: a packet that cannot be assembled is the hook's to report.
+fn keep_packet(project: &Project, n: u32, agent: Agent) {
+    if let Ok((_, text)) = super::context::packet_text(project, agent, Some(n), None, None) {
+        let rel = layout::staging_context(n, agent.name());
+        let _ = novel_store::io::write_atomic(&project.path(&rel), text.as_bytes());
+    }
+}
+
 /// What the stages need of `novel-text`: the normalisation of the judge's quotes, the
 /// segmentation of the edit measure.
 fn text_tools() -> novel_store::stage::TextTools<'static> {
@@ -293,6 +317,9 @@ fn gate_cmd(project: &Project, n: u32, token: &str, then_commit: bool) -> Result
     )
     .map_err(|e| chapter_error(e, n))?;
     let passed = result.decision == novel_core::model::common::GateDecision::Pass;
+    if result.decision == novel_core::model::common::GateDecision::Polish {
+        keep_packet(project, n, Agent::StyleRefiner);
+    }
     let mut human = format!(
         "第 {n} 章门控：{}（总分 {}{}）\n",
         result.decision.label(),
@@ -333,6 +360,9 @@ fn gate_cmd(project: &Project, n: u32, token: &str, then_commit: bool) -> Result
             },
         )?;
         data["commit"] = committed.data;
+        // Done: the ways on from the verdict (a commit) are spent, and the main conversation
+        // keeps every answer it reads (issue 38: nothing it does not need).
+        data["moves"] = serde_json::json!([]);
         human.push_str(&committed.human);
     }
     Ok(Report { data, human })
@@ -390,6 +420,46 @@ fn fail(project: &Project, a: &ChapterFailArgs) -> Result<Report, CliError> {
             pipeline::stage_name(cp.pipeline_stage)
         ),
     )
+}
+
+/// `chapter recover` where there is no project (yet): the build directories a killed `novel
+/// init`/`import` left in the directory (`--project DIR`: beside DIR, and in it) are removed;
+/// with none, the directory is simply not a project (`not_a_project`).
+fn recover_unbuilt(global: &GlobalArgs, not_a_project: CliError) -> Result<Report, CliError> {
+    let here = std::env::current_dir().unwrap_or_default();
+    let dirs: Vec<std::path::PathBuf> = match &global.project {
+        Some(d) => {
+            let d = novel_store::project::absolute(d);
+            d.parent()
+                .map(|p| p.to_path_buf())
+                .into_iter()
+                .chain([d])
+                .collect()
+        }
+        None => vec![here],
+    };
+    let mut actions = Vec::new();
+    for d in &dirs {
+        for name in novel_store::chapter::sweep_build_dirs(d) {
+            actions.push(format!(
+                "清理了中断的 novel init/import 留下的临时目录 {}",
+                d.join(name).display()
+            ));
+        }
+    }
+    if actions.is_empty() {
+        return Err(not_a_project);
+    }
+    let mut human: String = actions.iter().map(|a| format!("{a}。\n")).collect();
+    human.push_str("这里还没有小说项目：重新运行中断的那条 novel init 或 novel import 即可。\n");
+    let data = serde_json::json!({
+        "actions": actions,
+        "lock": null,
+        "resume": null,
+        "staging": null,
+        "last_completed_chapter": 0,
+    });
+    Report::new(&data, human)
 }
 
 fn recover(project: &Project) -> Result<Report, CliError> {

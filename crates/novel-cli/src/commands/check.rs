@@ -150,7 +150,7 @@ fn leak(global: &GlobalArgs, args: LeakArgs) -> Result<Report, CliError> {
 }
 
 /// The human lines of a leak check: the verdict, then one line per foreign name.
-fn render_leak(a: &LeakAssessment) -> String {
+pub(crate) fn render_leak(a: &LeakAssessment) -> String {
     let risk_label = match a.leak_risk {
         LeakRisk::None => "none（无串线）",
         LeakRisk::Low => "low（轻微，多为对话中提及）",

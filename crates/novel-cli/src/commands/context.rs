@@ -40,28 +40,28 @@ pub enum ContextCommand {
     /// 列出每个 agent 资料包各段的估算 token、预算与裁剪结果
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Budget(BudgetArgs),
-    /// ChapterWriter 的资料包：当前故事线记忆在前，本章大纲、L3 契约、L1 禁止项、在场角色的 L2 契约、伏笔任务、近 3 章摘要、状态、风格与黑名单、作者偏好
+    /// 写手（chapter-writer）的资料包：当前故事线记忆在前，本章大纲、L3 契约、L1 禁止项、在场角色的 L2 契约、伏笔任务、近 3 章摘要、状态、风格与黑名单、作者偏好
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     ChapterWriter(PacketArgs),
-    /// Summarizer 的资料包：本线记忆、章节正文、实体 id 对照、伏笔任务、在场角色的当前状态与 state_version
+    /// 摘要员（summarizer）的资料包：本线记忆、章节正文、实体 id 对照、伏笔任务、在场角色的当前状态与 state_version
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     Summarizer(PacketArgs),
-    /// StyleRefiner 的资料包：初稿、风格指纹、漂移纠偏指令、完整的 AI 用语黑名单
+    /// 润色编辑（style-refiner）的资料包：初稿、风格指纹、漂移纠偏指令、完整的 AI 用语黑名单
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     StyleRefiner(PacketArgs),
-    /// QualityJudge 的资料包：正文、本章大纲、L1/L2/L3 与 LS 规范、本卷调度、前一章摘要、风格
+    /// 评审（quality-judge）的资料包：正文、本章大纲、L1/L2/L3 与 LS 规范、本卷调度、前一章摘要、风格
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     QualityJudge(PacketArgs),
-    /// PlotArchitect 的资料包：大纲格式、创作纲领、故事线、全局伏笔、上卷回顾、世界观与角色
+    /// 大纲策划（plot-architect）的资料包：大纲格式、创作纲领、故事线、全局伏笔、上卷回顾、世界观与角色
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     PlotArchitect(PacketArgs),
-    /// WorldBuilder 的资料包：创作纲领、L1 规则、世界观文档、故事线、研究资料清单
+    /// 世界观设定师（world-builder）的资料包：创作纲领、L1 规则、世界观文档、故事线、研究资料清单
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     WorldBuilder(PacketArgs),
-    /// CharacterWeaver 的资料包：世界观、全部活跃角色档案、关系、已退场角色、故事线
+    /// 角色设定师（character-weaver）的资料包：世界观、全部活跃角色档案、关系、已退场角色、故事线
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     CharacterWeaver(PacketArgs),
-    /// StyleAnalyzer 的资料包：现有风格指纹、黑名单类别、创作纲领
+    /// 文风分析员（style-analyzer）的资料包：现有风格指纹、黑名单类别、创作纲领
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     StyleAnalyzer(PacketArgs),
     /// （开发用）生成一个 N 章的合成项目
@@ -161,6 +161,9 @@ struct SynthData<'a> {
 struct SessionData<'a> {
     project: &'a Path,
     text: &'a str,
+    /// What the author is shown at launch (the hook's `systemMessage`), when the book was left
+    /// unfinished.
+    author_line: Option<&'a str>,
     recommendation: &'a Option<Recommendation>,
     facts: &'a SessionFacts,
 }
@@ -380,18 +383,27 @@ fn hook_field(v: &Value, key: &str) -> Option<String> {
         .map(|s| s.chars().take(40).collect())
 }
 
-/// The project a hook works in: `--project`, else the session's directory and its parents.
-fn hook_project(global: &GlobalArgs, cwd: Option<PathBuf>) -> Result<Project, StoreError> {
-    match &global.project {
-        Some(dir) => Project::open(dir),
-        None => {
-            let start = cwd
-                .or_else(|| std::env::var_os("CLAUDE_PROJECT_DIR").map(PathBuf::from))
-                .or_else(|| std::env::current_dir().ok())
-                .unwrap_or_else(|| Path::new(".").to_path_buf());
-            Project::discover(&start)
-        }
+/// The project a hook works in: `--project`, else the session's directory and its parents,
+/// else the book the session's commands named with `--project` (`crate::session`: a book given
+/// as `项目：<DIR>`, or in a subfolder of the session's directory).
+fn hook_project(global: &GlobalArgs, input: &Value) -> Result<Project, StoreError> {
+    if let Some(dir) = &global.project {
+        return Project::open(dir);
     }
+    let start = hook_cwd(input)
+        .or_else(|| std::env::var_os("CLAUDE_PROJECT_DIR").map(PathBuf::from))
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(|| Path::new(".").to_path_buf());
+    Project::discover(&start).or_else(|e| {
+        let session = input
+            .get("session_id")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .or_else(|| std::env::var("CLAUDE_CODE_SESSION_ID").ok());
+        session
+            .and_then(|id| crate::session::recall(&id))
+            .map_or(Err(e), |root| Project::open(&root))
+    })
 }
 
 /// `session-start`'s data where it must not fail: a report of two strings always serialises
@@ -432,21 +444,33 @@ fn session_start_guarded(global: &GlobalArgs) -> Report {
         Ok(r) => r,
         Err(_) => failure("内部错误"),
     };
-    match crate::installed::version_mismatch() {
-        Some(m) => tell_the_author(report, &m),
-        None => report,
+    let mismatch = crate::installed::version_mismatch();
+    let line = report.data["author_line"].as_str().map(str::to_string);
+    if mismatch.is_none() && line.is_none() {
+        return report;
     }
+    tell_the_author(report, mismatch.as_ref(), line)
 }
 
 /// The hook's output when the author must be told something: a `systemMessage` shown to the
-/// author, the facts for the model as `additionalContext` (Claude Code's hook JSON).
-fn tell_the_author(report: Report, m: &VersionMismatch) -> Report {
-    let message = format!("{}，或输入 /novel:start 让我来运行。", m.sentence());
+/// author (a version mismatch, a chapter left unfinished), the facts for the model as
+/// `additionalContext` (Claude Code's hook JSON).
+fn tell_the_author(report: Report, m: Option<&VersionMismatch>, line: Option<String>) -> Report {
+    let mut message: Vec<String> = line.into_iter().collect();
     let mut context = report.human.clone();
-    context.push_str(&format!(
-        "\n【novel】程序版本 {} 与插件版本 {} 不一致：结果可能与技能说明不符，先请作者更新程序。",
-        m.binary, m.plugin
-    ));
+    let mut data = report.data;
+    if let Some(m) = m {
+        message.push(format!(
+            "{}，或输入 /novel:start 让我来运行。",
+            m.sentence()
+        ));
+        context.push_str(&format!(
+            "\n【novel】程序版本 {} 与插件版本 {} 不一致：结果可能与技能说明不符，先请作者更新程序。",
+            m.binary, m.plugin
+        ));
+        data["version_mismatch"] = infallible(m);
+    }
+    let message = message.join("\n");
     let out = HookOutput {
         system_message: &message,
         hook_specific_output: HookSpecificOutput {
@@ -454,8 +478,6 @@ fn tell_the_author(report: Report, m: &VersionMismatch) -> Report {
             additional_context: context.trim(),
         },
     };
-    let mut data = report.data;
-    data["version_mismatch"] = infallible(m);
     Report {
         data,
         human: serde_json::to_string(&out).unwrap_or_default(),
@@ -464,15 +486,18 @@ fn tell_the_author(report: Report, m: &VersionMismatch) -> Report {
 
 fn session_start_inner(global: &GlobalArgs) -> Report {
     let (cwd, source) = hook_stdin();
-    let project = match hook_project(global, cwd) {
+    let input = cwd.map_or(Value::Null, |c| serde_json::json!({ "cwd": c }));
+    let project = match hook_project(global, &input) {
         Ok(p) => p,
         Err(StoreError::NotAProject { .. }) => return silent(),
         Err(e) => return failure(&e.to_string()),
     };
     let s = session_start(&project, source);
+    let author_line = session::author_line(&s.facts, s.recommendation.as_ref());
     let data = SessionData {
         project: &project.root,
         text: &s.text,
+        author_line: author_line.as_deref(),
         recommendation: &s.recommendation,
         facts: &s.facts,
     };
@@ -541,7 +566,7 @@ fn subagent_context(global: &GlobalArgs, part: u32) -> Option<String> {
     if !agent.per_chapter() {
         return None;
     }
-    let project = hook_project(global, hook_cwd(&input)).ok()?;
+    let project = hook_project(global, &input).ok()?;
     let cp = novel_store::chapter::load_checkpoint(&project).ok()?;
     let Some(n) = cp.inflight_chapter else {
         return (part == 1).then(|| nothing_in_flight(agent)).flatten();
@@ -576,9 +601,16 @@ fn subagent_context(global: &GlobalArgs, part: u32) -> Option<String> {
     };
     let parts = split_parts(&text, PART_CHARS);
     if parts.len() > PARTS {
+        // The refiner and the judge have no Bash: the stage before them kept their packet.
+        let kept = novel_store::layout::staging_context(n, agent.name());
+        let how = if matches!(agent, Agent::StyleRefiner | Agent::QualityJudge) {
+            format!("用 Read 读 {}", project.path(&kept).display())
+        } else {
+            format!("运行 `{fetch}` 取全文")
+        };
         return (part == 1).then(|| {
             format!(
-                "【novel 资料包】第 {n} 章 {} 的资料包有 {} 段，钩子只送得下 {PARTS} 段：运行 `{fetch}` 取全文。",
+                "【novel 资料包】第 {n} 章 {} 的资料包有 {} 段，钩子只送得下 {PARTS} 段：{how}。",
                 agent.label(),
                 parts.len()
             )
@@ -660,9 +692,11 @@ fn split_parts(text: &str, max: usize) -> Vec<String> {
     parts
 }
 
-/// An agent's packet and its rendering as the agent reads it: QualityJudge's ends with the
-/// program's measurements of the staged text (`judge_checks`).
-fn packet_text(
+/// An agent's packet and its rendering as the agent reads it, ending with what the program
+/// measured for it: QualityJudge's and StyleRefiner's the lint, style metrics (and for the judge
+/// the leak check) of the staged text (`judge_checks`), Summarizer's the leak check
+/// (`summarizer_checks`) — so each can write its files in its first message.
+pub(crate) fn packet_text(
     project: &Project,
     agent: Agent,
     chapter: Option<u32>,
@@ -672,16 +706,50 @@ fn packet_text(
     let inputs = load_inputs(project, agent, chapter, volume)?;
     let packet = context::build(agent, &inputs, budget).map_err(context_error)?;
     let mut text = packet.render();
-    if agent == Agent::QualityJudge {
-        text.push_str(&judge_checks(project, packet.chapter));
+    match agent {
+        Agent::QualityJudge => text.push_str(&judge_checks(project, packet.chapter, true)),
+        Agent::StyleRefiner => text.push_str(&judge_checks(project, packet.chapter, false)),
+        Agent::Summarizer => text.push_str(&summarizer_checks(project, packet.chapter)),
+        _ => {}
     }
     Ok((packet, text))
 }
 
-/// The measurements QualityJudge scores with, taken by the program on the staged chapter: the
-/// lint summary and its findings, the craft check (opening, hook, rhythm), the style metrics,
-/// and the leak check when it was run.
-fn judge_checks(project: &Project, n: u32) -> String {
+/// Summarizer's measurement: the leak check of the staged text (`novel check leak`, not
+/// recorded: step 4 of the chapter records it for the gate), the cross references as JSON to
+/// copy into its return.
+fn summarizer_checks(project: &Project, n: u32) -> String {
+    let mut out = String::from("<checks title=\"机检（程序量的数字）\">\n");
+    match novel_store::leak::sources(project, n, None) {
+        Ok(sources) => {
+            let a = novel_text::leak::assess(&sources);
+            out.push_str("串线检查（check leak）：");
+            out.push_str(&super::check::render_leak(&a));
+            let refs: Vec<Value> = a
+                .cross_references
+                .iter()
+                .map(|f| {
+                    serde_json::json!({"name": f.name, "storyline": f.storyline,
+                        "evidence": f.evidence.first().map(|e| e.excerpt.clone())})
+                })
+                .collect();
+            out.push_str(&format!(
+                "返回值照抄：\"leak_risk\": {}, \"cross_references\": {}\n",
+                serde_json::to_string(&a.leak_risk).unwrap_or_default(),
+                serde_json::to_string(&refs).unwrap_or_default()
+            ));
+        }
+        Err(e) => out.push_str(&format!("串线检查没有完成：{e}\n")),
+    }
+    out.push_str("</checks>\n");
+    out
+}
+
+/// The measurements QualityJudge scores with (and StyleRefiner works from), taken by the program
+/// on the staged chapter: the lint summary and its findings, the craft check (opening, hook,
+/// rhythm), the style metrics, the 字数, and
+/// for the judge (`leak`) the leak check when it was run.
+fn judge_checks(project: &Project, n: u32, leak: bool) -> String {
     // The staged text of the chapter in flight, else the committed one (a packet asked for by
     // chapter number).
     let staged = novel_core::naming::staging_chapter(n);
@@ -707,6 +775,10 @@ fn judge_checks(project: &Project, n: u32) -> String {
             ));
         }
         Err(e) => out.push_str(&format!("读不到 {rel}：{e}\n")),
+    }
+    if !leak {
+        out.push_str("</checks>\n");
+        return out;
     }
     match novel_store::chapter::leak_result(project, n) {
         Ok(Some(leak)) => out.push_str(&format!(

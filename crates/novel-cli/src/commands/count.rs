@@ -16,7 +16,10 @@ use crate::output::{CliError, Exit, Report};
 struct CountData<'a> {
     target: Target,
     files: Vec<FileCount<'a>>,
+    /// Chapters and extras (`--all`): the whole book.
     total: usize,
+    /// The chapters alone: what `novel status` sums (extras are no chapter).
+    chapters_total: usize,
     outside_target: usize,
 }
 
@@ -37,12 +40,16 @@ struct FileCount<'a> {
     latin_words: usize,
     numbers: usize,
     heading_chars: usize,
-    verdict: LengthVerdict,
+    /// Against the chapter-length target; `null` for an extra (楔子、番外 …), which is no
+    /// chapter and is not judged by a chapter's length.
+    verdict: Option<LengthVerdict>,
+    /// An extra of an imported manuscript (`--all`).
+    extra: bool,
 }
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "字数按国内平台（与 Word「字数」）的算法：每个汉字（含日文假名、韩文）算 1；每个全角或中文标点算 1（……、—— 各算 2）；一串连续的英文字母或数字算 1（AI、2024、AK47、3.14 各算 1，全角字母数字按半角算）。不计：空白（含全角空格）、半角标点与符号、表情符号、Markdown 记号（#、**、列表与引用记号、链接地址、HTML 标签与注释、代码）、文件开头的 front matter。标题行（# 开头）是章节名，平台单独计，不算正文字数，另列为 heading_chars。目标区间取 novel.json 的 chapter_length（默认 2500–3500，含两端）。--all 还包括导入书稿时保留的附录 extras/*.md（楔子、番外等），合计即全书字数。"
+    after_help = "字数按国内平台（与 Word「字数」）的算法：每个汉字（含日文假名、韩文）算 1；每个全角或中文标点算 1（……、—— 各算 2）；一串连续的英文字母或数字算 1（AI、2024、AK47、3.14、1,000 各算 1，全角字母数字按半角算；只有半角的 ' - . , _ 连成一串，全角标点夹在数字间照样各算 1：「4，5，6，7」是 7 字）。不计：空白（含全角空格）、半角标点与符号、表情符号、Markdown 记号（#、**、列表与引用记号、链接地址、HTML 标签与注释、代码）、文件开头的 front matter。标题行（# 开头）是章节名，平台单独计，不算正文字数，另列为 heading_chars。目标区间取 novel.json 的 chapter_length（默认 2500–3500，含两端）。--all 还包括导入书稿时保留的附录 extras/*.md（楔子、番外等），合计即全书字数。"
 )]
 pub struct CountArgs {
     #[command(flatten)]
@@ -64,22 +71,23 @@ pub fn run(global: &GlobalArgs, args: CountArgs) -> Result<Report, CliError> {
     let mut files = Vec::new();
     let mut human = String::new();
     let mut total = 0;
+    let mut chapters_total = 0;
     let mut outside = 0;
     for input in &inputs {
         let c = count(&io::read_text(&input.path)?);
-        let verdict = LengthVerdict::of(c.chars, target.min, target.max);
-        if verdict != LengthVerdict::Within && !input.extra {
+        let verdict = (!input.extra).then(|| LengthVerdict::of(c.chars, target.min, target.max));
+        if verdict.is_some_and(|v| v != LengthVerdict::Within) {
             outside += 1;
         }
         total += c.chars;
-        human.push_str(&format!(
-            "{}：{} 字（{}，目标 {}–{}）\n",
-            input.shown,
-            c.chars,
-            verdict.label(),
-            target.min,
-            target.max
-        ));
+        if !input.extra {
+            chapters_total += c.chars;
+        }
+        let judged = match verdict {
+            Some(v) => format!("{}，目标 {}–{}", v.label(), target.min, target.max),
+            None => "附录，不按章节字数判定".to_string(),
+        };
+        human.push_str(&format!("{}：{} 字（{judged}）\n", input.shown, c.chars));
         files.push(FileCount {
             path: &input.shown,
             chars: c.chars,
@@ -89,10 +97,18 @@ pub fn run(global: &GlobalArgs, args: CountArgs) -> Result<Report, CliError> {
             numbers: c.numbers,
             heading_chars: c.heading_chars,
             verdict,
+            extra: input.extra,
         });
     }
     if inputs.len() > 1 {
-        human.push_str(&format!("合计：{} 个文件，{total} 字\n", inputs.len()));
+        human.push_str(&format!("合计：{} 个文件，{total} 字", inputs.len()));
+        if total != chapters_total {
+            human.push_str(&format!(
+                "（正文章节 {chapters_total} 字，附录 {} 字）",
+                total - chapters_total
+            ));
+        }
+        human.push('\n');
     }
     let data = CountData {
         target: Target {
@@ -101,6 +117,7 @@ pub fn run(global: &GlobalArgs, args: CountArgs) -> Result<Report, CliError> {
         },
         files,
         total,
+        chapters_total,
         outside_target: outside,
     };
     if args.check && outside > 0 {

@@ -1,9 +1,11 @@
 //! `novel dashboard [-o FILE] [--open]`: the book at a glance, as one self-contained HTML file
 //! with inline SVG charts — progress, quality, storylines, foreshadowing, characters, cost and
-//! style (issue 32). The project files are read by [`novel_store::dashboard::gather`]; the
-//! chapter texts are analysed here with `novel-text` (blacklist density, the style windows'
-//! sentence and dialogue figures, name mentions); the charts are drawn by [`charts`] and laid
-//! out by [`page`]. The same project gives the same bytes.
+//! style — and a table of every chapter. The project files are read by
+//! [`novel_store::dashboard::gather`], whose figures (字数, scores, cost, tokens, the drift
+//! verdict, the headline) are the book's one set ([`novel_store::figures`]) that `novel status`
+//! prints too; the chapter texts are analysed here with `novel-text` (blacklist density, each
+//! chapter's style sample, name mentions); each section is drawn by its own module and laid out
+//! by [`page`]. The same project gives the same bytes, but for the time in the header.
 //!
 //! Why hand-written SVG and not a charting crate: the charts are bars, rectangles and lines on
 //! a chapter axis; what matters is that every mark carries its meaning (a class, a tooltip) for
@@ -11,8 +13,16 @@
 //! (plotters, the obvious candidate, measures text with a bundled font or not at all), and that
 //! the output is small and byte-stable. A few hundred lines do that with no dependency.
 
+mod characters;
 mod charts;
+mod cost;
+mod data_table;
+mod foreshadowing;
 mod page;
+mod progress;
+mod quality;
+mod storylines;
+mod style;
 mod svg;
 
 use std::collections::BTreeMap;
@@ -22,7 +32,9 @@ use aho_corasick::{AhoCorasick, MatchKind};
 use clap::Args;
 use serde::Serialize;
 
+use novel_core::drift::StyleSample;
 use novel_store::dashboard::{DashboardData, Section, gather};
+use novel_store::figures::{Chars, DriftFigure, PipelineSums, Scores};
 use novel_store::select::{load_blacklist, load_profile};
 use novel_store::{Project, io};
 use novel_text::blacklist::Blacklist;
@@ -33,8 +45,8 @@ use crate::output::{self, CliError, Report};
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "仪表盘是一个独立的 HTML 文件：图表是内嵌的 SVG，不引用任何外部脚本、字体或网址，用浏览器直接打开即可（不联网、不需要服务器）；中文用电脑自带的字体显示（苹方、微软雅黑、思源黑体、文泉驿等）。七个部分：进度（每章字数与目标区间、分卷、每天写了多少）、质量（门控总分与八个维度、通过线、修订与强制通过、每千字 AI 套话次数）、故事线（泳道、交汇事件、休眠的线、每卷活跃不超过 4 条）、伏笔（埋下到回收，逾期标红）、角色（主要角色每章出场热度，退场标记）、费用（每章各 agent 的 token 与费用、累计，对照 PRD 约 0.75 美元/章）、文风（每 5 章平均句长与对话占比相对基线的偏离）。\
-读不了的文件（如损坏的流水线日志、缺少的评估）不会让命令失败：受影响的部分写明缺了什么，其余照常画出。费用：日志记了 cost_usd 的照用；没记的按 Sonnet 输入 3 / 输出 15、Opus 15 / 75、Haiku 0.8 / 4 美元每百万 token 估算，只记了 token 总数的按 PRD §12.1 各 agent 的输入输出比例拆分（估算的在图上注明）。同一个项目总是生成同样的文件（不含生成时间）。"
+    after_help = "仪表盘是一个独立的 HTML 文件：图表是内嵌的 SVG，不引用任何外部脚本、字体或网址，用浏览器直接打开即可（不联网、不需要服务器），手机上图表可以左右滑动；中文用电脑自带的字体显示（苹方、微软雅黑、思源黑体、文泉驿等）。七个部分：进度（每章字数与目标区间、分卷、每天写了多少）、质量（每章总分、近 10 章平均与每卷均分、通过线与低于它的章节、八个维度、每千字 AI 套话次数）、故事线（泳道、交汇事件、休眠的线、每卷活跃不超过 4 条）、伏笔（按描述列出，逾期的在前并标红）、角色（主要角色每章出场热度，退场标记）、费用（每章写作、润色、评审的用量与费用、累计，对照每章约 0.75 美元的预算）、文风（每 5 章平均句长与对话占比相对基线的偏离，和现在的结论），最后是逐章数据表；图上的数字在表里都有，点章号打开正文。\
+总字数、评分、费用、token 与文风结论和 novel status 用的是同一套计算，两边的数字总是一致。读不了的文件（如损坏的写作记录、缺少的评审结果）不会让命令失败：受影响的部分写明缺了什么，其余照常画出。费用：记下了费用的照用；没记的按 Sonnet 输入 3 / 输出 15、Opus 15 / 75、Haiku 0.8 / 4 美元每百万 token 估算，只记了 token 总数的按各步骤通常的输入输出比例拆分（估算的在图上注明）。同一个项目总是生成同样的文件（页头的生成时间除外）。"
 )]
 pub struct DashboardArgs {
     /// 输出文件（默认项目根目录的 dashboard.html）
@@ -48,15 +60,11 @@ pub struct DashboardArgs {
 /// What the dashboard reads from one chapter's text.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TextFigures {
-    /// 字数 by the platform rule (`novel count`).
-    pub chars: usize,
     /// Non-whitespace characters: the base of the lint density.
     pub nonblank: usize,
     pub blacklist_hits: usize,
-    /// Text characters in sentences, sentences, and those inside dialogue (the style metrics').
-    pub text_chars: usize,
-    pub sentences: usize,
-    pub dialogue: usize,
+    /// What the drift rule reads of the chapter (`novel_text::metrics::sample`).
+    pub style: StyleSample,
     /// Mentions of each cast member (by the order of `DashboardData::cast`).
     pub presence: Vec<u32>,
 }
@@ -68,12 +76,18 @@ impl TextFigures {
     }
 }
 
-/// The `--json` data.
+/// The `--json` data. `headline`, `chars`, `scores`, `pipeline` and `drift` are the book's
+/// figures, the same objects `novel status --json` carries under the same keys.
 #[derive(Serialize)]
 struct DashboardJson<'a> {
     file: &'a str,
     bytes: usize,
     chapters: usize,
+    headline: &'a str,
+    chars: &'a Chars,
+    scores: &'a Scores,
+    pipeline: &'a PipelineSums,
+    drift: &'a DriftFigure,
     sections: Vec<SectionJson<'a>>,
 }
 
@@ -148,32 +162,16 @@ fn text_figures(
         .unwrap_or_default();
     let blacklist = Blacklist::new(&list, &forbidden);
     let names = Names::new(data);
-    let jobs: Vec<(u32, bool)> = data
-        .chapters
-        .iter()
-        .map(|r| (r.chapter, r.chars.is_none()))
-        .collect();
-    let analyse = |&(n, count): &(u32, bool)| -> (u32, Option<TextFigures>) {
+    let jobs: Vec<u32> = data.chapters().iter().map(|r| r.chapter).collect();
+    let analyse = |&n: &u32| -> (u32, Option<TextFigures>) {
         let Ok(text) = io::read_text(&project.path(&novel_store::layout::chapter_file(n))) else {
             return (n, None);
         };
         let doc = Document::new(&text);
-        let (mut text_chars, mut dialogue) = (0, 0);
-        for s in doc.sentences() {
-            text_chars += s.len;
-            dialogue += s.dialogue_len;
-        }
         let figures = TextFigures {
-            chars: if count {
-                novel_text::count::count(&text).chars
-            } else {
-                0
-            },
             nonblank: doc.non_whitespace_chars(),
             blacklist_hits: blacklist.scan(&doc).len(),
-            text_chars,
-            sentences: doc.sentences().len(),
-            dialogue,
+            style: novel_text::metrics::sample(&doc),
             presence: names.mentions(&text),
         };
         (n, Some(figures))
@@ -212,7 +210,7 @@ fn text_figures(
         let list = novel_store::dashboard::chapter_list(&unreadable);
         for s in [Section::Quality, Section::Characters, Section::Style] {
             data.notes
-                .push(s, format!("{list}的正文读不了（chapters/），这几章不计入"));
+                .push(s, format!("{list}的正文读不了，这几章不计入"));
         }
     }
     Ok(out)
@@ -225,55 +223,38 @@ struct Built {
     sections: Vec<(Section, charts::Drawn)>,
 }
 
-/// The page of a project.
-fn build(project: &Project) -> Result<Built, CliError> {
-    let mut data = gather(project);
+/// Each section drawn.
+fn draw(book: &charts::Book<'_>) -> Vec<(Section, charts::Drawn)> {
+    Section::ALL
+        .into_iter()
+        .map(|s| {
+            let drawn = match s {
+                Section::Progress => progress::progress(book),
+                Section::Quality => quality::quality(book),
+                Section::Storylines => storylines::storylines(book),
+                Section::Foreshadowing => foreshadowing::foreshadowing(book),
+                Section::Characters => characters::characters(book),
+                Section::Cost => cost::cost(book),
+                Section::Style => style::style(book),
+            };
+            (s, drawn)
+        })
+        .collect()
+}
+
+/// The page of a project; `chapter_href` leads from the page to the project's root.
+fn build(project: &Project, chapter_href: &str) -> Result<Built, CliError> {
+    let mut data = gather(project, &super::text_rules());
     let text = text_figures(project, &mut data)?;
     let book = charts::Book {
         data: &data,
         text: &text,
+        chapter_href,
     };
-    let sections: Vec<(Section, charts::Drawn)> = Section::ALL
-        .into_iter()
-        .map(|s| {
-            let drawn = match s {
-                Section::Progress => charts::progress(&book),
-                Section::Quality => charts::quality(&book),
-                Section::Storylines => charts::storylines(&book),
-                Section::Foreshadowing => charts::foreshadowing(&book),
-                Section::Characters => charts::characters(&book),
-                Section::Cost => charts::cost(&book),
-                Section::Style => charts::style(&book),
-            };
-            (s, drawn)
-        })
-        .collect();
-    let total: u64 = data
-        .chapters
-        .iter()
-        .map(|r| {
-            r.chars
-                .or_else(|| text.get(&r.chapter).map(|t| t.chars as u64))
-                .unwrap_or(0)
-        })
-        .sum();
-    let scores: Vec<f64> = data.chapters.iter().filter_map(|r| r.score).collect();
-    let average = (!scores.is_empty()).then(|| scores.iter().sum::<f64>() / scores.len() as f64);
-    let open = data.threads.iter().filter(|t| t.resolved.is_none()).count();
-    let end = data
-        .volumes
-        .iter()
-        .find(|v| Some(v.volume) == data.current_volume)
-        .map(|v| v.range[1]);
-    let headline = novel_core::status::headline(
-        data.current_volume,
-        data.last_completed,
-        end,
-        total,
-        average,
-        open,
-    );
-    let html = page::render(&data, &headline, &sections);
+    let sections = draw(&book);
+    let table = data_table::chapter_table(&book);
+    let made_at = novel_store::time::minute_utc(novel_store::time::now_secs());
+    let html = page::render(&data, &sections, &table, &made_at);
     Ok(Built {
         html,
         data,
@@ -281,13 +262,22 @@ fn build(project: &Project) -> Result<Built, CliError> {
     })
 }
 
+/// How the page links to the project's files: relative when it is written inside the project
+/// (`../` per folder below the root), else by the project's absolute `file://` address.
+fn chapter_href(project: &Project, page: &std::path::Path) -> String {
+    let dir = page.parent().unwrap_or(page);
+    match dir.strip_prefix(&project.root) {
+        Ok(rel) => "../".repeat(rel.components().count()),
+        Err(_) => {
+            let root = project.root.to_string_lossy().replace('\\', "/");
+            let sep = if root.starts_with('/') { "" } else { "/" };
+            format!("file://{sep}{}/", root.trim_end_matches('/'))
+        }
+    }
+}
+
 pub fn run(global: &GlobalArgs, args: DashboardArgs) -> Result<Report, CliError> {
     let project = super::project(global)?;
-    let Built {
-        html,
-        data,
-        sections,
-    } = build(&project)?;
     let (path, shown) = match &args.output {
         Some(p) => {
             let path = novel_store::project::absolute(p);
@@ -299,11 +289,21 @@ pub fn run(global: &GlobalArgs, args: DashboardArgs) -> Result<Report, CliError>
         }
         None => (project.path(DEFAULT_FILE), DEFAULT_FILE.to_string()),
     };
+    let Built {
+        html,
+        data,
+        sections,
+    } = build(&project, &chapter_href(&project, &path))?;
     novel_store::export::write(&path, html.as_bytes())?;
     let json = DashboardJson {
         file: &shown,
         bytes: html.len(),
-        chapters: data.chapters.len(),
+        chapters: data.chapters().len(),
+        headline: &data.book.headline,
+        chars: &data.book.chars,
+        scores: &data.book.scores,
+        pipeline: &data.book.pipeline,
+        drift: &data.book.drift,
         sections: sections
             .iter()
             .map(|(s, d)| SectionJson {
@@ -317,7 +317,7 @@ pub fn run(global: &GlobalArgs, args: DashboardArgs) -> Result<Report, CliError>
     };
     let mut human = format!(
         "已生成仪表盘：{shown}（{} 章，{} KB）\n用浏览器打开这个文件即可（不联网，不需要服务器）{}。\n",
-        data.chapters.len(),
+        data.chapters().len(),
         html.len().div_ceil(1024),
         if args.open {
             ""

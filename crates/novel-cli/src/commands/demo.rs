@@ -227,6 +227,14 @@ pub fn run(global: &GlobalArgs, args: &DemoArgs) -> Result<Report, CliError> {
 
 /// The book's directories (the layout of `novel init`) and files; refuses a directory in use.
 fn write_book(dir: &Path) -> Result<(), CliError> {
+    if let Some(reason) = novel_store::guard::before_write(dir, None).reason() {
+        return Err(CliError::new(
+            "E_OUTPUT_TARGET",
+            format!("示例书不能写到 {}：{reason}", dir.display()),
+            "换一个不在小说项目受保护位置的目录，或不带参数运行（写到新的临时目录）",
+            Exit::Usage,
+        ));
+    }
     let in_use = std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_some());
     if in_use || dir.is_file() {
         return Err(CliError::new(

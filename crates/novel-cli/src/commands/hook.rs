@@ -20,10 +20,10 @@ use crate::cli::HELP_TEMPLATE;
 /// `novel hook …`.
 #[derive(Debug, Clone, Copy, Subcommand)]
 pub enum HookCommand {
-    /// PreToolUse 钩子（Write|Edit|MultiEdit|NotebookEdit|Bash）：读取钩子的 stdin JSON；在小说项目内直接写（或用 Bash 命令改写）程序维护的文件（.checkpoint.json、state/ 下的状态与变更日志、foreshadowing/global.json、项目锁、提交日志等）时拒绝，并说明该用哪条 novel 命令；其他情况不输出，退出码 0
+    /// PreToolUse 钩子（Write|Edit|MultiEdit|NotebookEdit|Bash）：读取钩子的 stdin JSON；在小说项目内直接写（或用 Bash 命令改写、删除含有它们的目录）程序维护的文件（.checkpoint.json、state/ 下的状态与变更日志、foreshadowing/global.json、项目锁、提交日志、已提交的正文与评估等）时拒绝；解析不了的 Bash 命令行提到这些文件时也拒绝，并说明该用哪条 novel 命令；其他情况不输出，退出码 0
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     PreToolUse,
-    /// PostToolUse 钩子（Write|Edit|MultiEdit|NotebookEdit）：读取钩子的 stdin JSON；刚写入的项目文件（含 staging 中的状态增量、评估等）按 novel validate 的规则单独校验，状态增量再按 novel ops validate 检查；有错误时把每条错误（文件、位置、代码、说明）与处理办法交还模型当场修正；通过或不认识的文件不输出，退出码 0
+    /// PostToolUse 钩子（Write|Edit|MultiEdit|NotebookEdit）：读取钩子的 stdin JSON；刚写入的项目文件（含 staging 中的状态增量、评估等）按 novel validate 的规则单独校验，状态增量再按 novel ops validate 检查；有错误时把每条错误（文件、位置、代码、说明）与处理办法交还模型当场修正。章节流水线的 agent 写完它这一步的最后一个文件、程序的检查（字数、三份摘要文件、修改清单套得上正文且改动比例在上限内、评估）都通过时，结束这个 agent（continue: false），它写在文件前面的返回 JSON 就是结果；检查不过时把问题交还它。其余情况不输出，退出码 0
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     PostToolUse,
 }
@@ -40,6 +40,14 @@ enum Answer {
     Block {
         decision: &'static str,
         reason: String,
+    },
+    /// A pipeline agent's work is done (`finish`): the client ends the agent after this tool
+    /// call, and its return is the JSON it wrote ahead of its files.
+    Stop {
+        #[serde(rename = "continue")]
+        go_on: bool,
+        #[serde(rename = "stopReason")]
+        stop_reason: String,
     },
 }
 
@@ -84,7 +92,18 @@ fn answer(cmd: HookCommand) -> Option<Answer> {
         }),
         HookCommand::PostToolUse if call.writes() => call.files.iter().find_map(|file| {
             let found = guard::written_judged(file, cwd, &novel_text::normalize::normalize_str);
-            let reason = guard::block_reason(&found)?;
+            let reason = match guard::block_reason(&found) {
+                Some(reason) => reason,
+                None => match super::finish::after_write(call.agent.as_deref()?, file, cwd)? {
+                    super::finish::Verdict::Done(why) => {
+                        return Some(Answer::Stop {
+                            go_on: false,
+                            stop_reason: why,
+                        });
+                    }
+                    super::finish::Verdict::Fix(reason) => reason,
+                },
+            };
             Some(Answer::Block {
                 decision: "block",
                 reason,

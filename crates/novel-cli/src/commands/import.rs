@@ -170,7 +170,7 @@ struct BackfillProgress<'a> {
 #[command(
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true,
-    after_help = "识别的章节标题：第12章、第 12 章、第一百二十三章、第一百十回（旧版的省略写法）、第廿一回、第百章、第十二回、第12节、第12话、【第十二章】、Chapter 12，前面可以有「正文」、书名或「第一卷 卷名」；标题跟在空格、：、、、. 之后，或直接连写（第九章大团圆）。一行里章号后连着成词（第三回合、第二节课）或带句号逗号的，是正文，不是标题。卷标题：第一卷 …、卷一 …、第一部 …（对应 vol-NN）；序、序言、序章、楔子、引子、前言、番外、尾声、后记、完本感言、上架感言等保留为附录（extras/NN-名称.md），不编号，导出时放回原位；第零章也是附录；第一个标题之前的文字保留为「前言」。开头的目录（连续的空标题，后文又出现）留在前言里；同一章的分页（第七章（二））并成一章，分页标题留在正文里。标题照原样保存（第一回 还是 第一回）。编码在整个文件上识别：UTF-8（可带 BOM）、GB18030/GBK、Big5、UTF-16；有坏字节、替换字符「\u{fffd}」或控制字符时拒绝并指出位置，--encoding 指定编码，--lossy 接受替换（会报告个数）。网站广告、网址、翻页导航、作者的话（求月票）在分章表后列出行号，--strip-furniture 把它们拿出正文，另存到 logs/import-furniture-*.txt。一章也认不出、章号读不出或超出 99999、缺章、重号、顺序颠倒时拒绝导入（退出码 1），什么也不写；加 --renumber 按出现顺序重新编号；书稿是全书后一部分（从第 108 章开始）时加 --start 108。已有的章节从不覆盖，列为跳过。导入后用 novel import backfill 逐章补全摘要、状态与故事线记忆。"
+    after_help = "识别的章节标题：第12章、第 12 章、第一百二十三章、第一百十回（旧版的省略写法）、第廿一回、第百章、第十二回、第12节、第12话、【第十二章】、Chapter 12，前面可以有「正文」、书名或「第一卷 卷名」；标题跟在空格、：、、、. 之后，或直接连写（第九章大团圆）。一行里章号后连着成词（第三回合、第二节课）或带句号逗号的，是正文，不是标题。卷标题：第一卷 …、卷一 …、第一部 …（对应 vol-NN）；序、序言、序章、楔子、引子、前言、番外、尾声、后记、完本感言、上架感言等保留为附录（extras/NN-名称.md），不编号，导出时放回原位；第零章也是附录；第一个标题之前的文字保留为「前言」。开头的目录（连续的空标题，后文又出现；前后有书名、作者、简介行也一样）留在前言里；同一章的分页（第七章（二），或两个标题间没有正文）并成一章，分页标题留在正文里；同一章号又出现一次、中间有正文的不合并：一字不差的只导入一份，内容不同的拒绝导入（--renumber 时作两章）。空章照样导入、章号不变（警告，novel validate 一直列出）。标题照原样保存（第一回 还是 第一回）。编码在整个文件上识别：UTF-8（可带 BOM）、GB18030/GBK、Big5、UTF-16；有坏字节、替换字符「\u{fffd}」或控制字符时拒绝并指出位置，--encoding 指定编码，--lossy 接受替换（会报告个数）。网站广告、网址、翻页导航、「（本章完）」、作者的话（求月票）在分章表后列出行号，--strip-furniture 把它们拿出正文，另存到 logs/import-furniture-*.txt；段落里夹着的网址或广告句只剪掉那一截，正文留着。一章也认不出、章号读不出或超出 99999、缺章、重号、顺序颠倒时拒绝导入（退出码 1），什么也不写；加 --renumber 按出现顺序重新编号；书稿是全书后一部分（从第 108 章开始）时加 --start 108（再加 --renumber 就从第 108 章起按出现顺序编号）。已有的章节从不覆盖，列为跳过。导入后用 novel import backfill 逐章补全摘要、状态与故事线记忆。"
 )]
 pub struct ImportArgs {
     #[command(subcommand)]
@@ -185,9 +185,9 @@ pub struct ImportArgs {
     #[arg(long)]
     pub dry_run: bool,
     /// 按出现顺序重新编号（1..N，已有项目则接在最后一章之后），忽略书稿里的章号
-    #[arg(long, conflicts_with = "start")]
+    #[arg(long)]
     pub renumber: bool,
-    /// 书稿是全书的后一部分，从第 N 章开始：新项目按书稿的章号导入（不重新编号）
+    /// 书稿是全书的后一部分，从第 N 章开始：新项目按书稿的章号导入（加 --renumber 时从第 N 章起按出现顺序编号）
     #[arg(long, value_name = "章", value_parser = start_chapter)]
     pub start: Option<u32>,
     /// 书稿的编码（utf-8、gbk、gb18030、big5、utf-16le …），不自动识别
@@ -322,6 +322,7 @@ fn read_manuscript(path: &Path, args: &ImportArgs) -> Result<Manuscript, CliErro
                     .collect(),
             );
         }
+        m.problems.extend(private_use_warning(&f.shown, &text));
         let part = if folder {
             split_file(&text, &f.shown, &f.stem, options)
         } else {
@@ -346,6 +347,25 @@ fn read_manuscript(path: &Path, args: &ImportArgs) -> Result<Manuscript, CliErro
         .map(|s| novel_text::count::count(&s.body).chars)
         .collect();
     Ok(m)
+}
+
+/// A warning for a file holding private-use characters (a site's scrambled font): where they
+/// are, and that they count 0 字.
+fn private_use_warning(file: &str, text: &str) -> Option<Problem> {
+    let (n, lines) = novel_text::count::private_use_lines(text);
+    let first = *lines.first()?;
+    let shown: Vec<String> = lines.iter().take(10).map(usize::to_string).collect();
+    let more = if lines.len() > 10 { "……" } else { "" };
+    Some(Problem::warning(
+        novel_core::import::ProblemKind::PrivateUse,
+        file,
+        first,
+        format!(
+            "有 {n} 个私用区字符（第 {}{more} 行）：多半是网站防复制的字体，别处显示不出字，不计字数",
+            shown.join("、")
+        ),
+        "用原网站的字形对照把它们换回汉字，或从别的版本导入；不处理也能导入，字照原样保存",
+    ))
 }
 
 /// `E_IMPORT_ENCODING` (exit 1): the file, what was tried and where it breaks.
@@ -415,48 +435,67 @@ fn import(global: &GlobalArgs, args: &ImportArgs) -> Result<Report, CliError> {
         ));
         return Report::new(&data, human);
     }
-    let project = match existing {
-        Some(p) => p,
-        None => create_project(&dir, &source, args)?,
-    };
     let bar = progress(global, &plan);
-    let stale = super::stale_after(&project)?;
     let stripped: Vec<Furniture> = if args.strip_furniture {
         m.furniture.clone()
     } else {
         Vec::new()
     };
-    let written = novel_store::import::write(
-        &project,
-        &plan,
-        &m.sections,
-        &stripped,
-        data.new_project,
-        stale,
-        &|| bar.inc(1),
-    );
+    let new_project = data.new_project;
+    let write = |project: &Project| {
+        let stale = super::stale_after(project)?;
+        novel_store::import::write(
+            project,
+            &plan,
+            &m.sections,
+            &stripped,
+            new_project,
+            stale,
+            &|| bar.inc(1),
+        )
+        .map_err(import_error)
+    };
+    // Into a new directory, the book appears whole once everything is written, or not at all.
+    let (root, written) = match existing {
+        Some(p) => {
+            let written = write(&p);
+            (p.root, written)
+        }
+        None => match create_project(&dir, &source, args, write) {
+            Ok((root, written)) => (root, Ok(written)),
+            Err(e) => (dir.clone(), Err(e)),
+        },
+    };
     bar.finish_and_clear();
-    let written = written.map_err(import_error)?;
-    data.project = Some(project.root.display().to_string());
+    let written = written?;
+    data.project = Some(root.display().to_string());
     let side = (!stripped.is_empty()).then(|| novel_store::import::furniture_file(&plan));
     let human = human + &written_human(&plan, written.as_ref(), side, &mut data);
     Report::new(&data, human)
 }
 
-fn create_project(dir: &Path, source: &Path, args: &ImportArgs) -> Result<Project, CliError> {
+/// A new book in `dir` with the manuscript `write`n into it while it is still private: it
+/// appears whole, or not at all. Its root and what `write` returned.
+fn create_project<T>(
+    dir: &Path,
+    source: &Path,
+    args: &ImportArgs,
+    write: impl FnOnce(&Project) -> Result<T, CliError>,
+) -> Result<(std::path::PathBuf, T), CliError> {
     let stem = source
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .filter(|s| !s.is_empty() && s != ".");
-    novel_store::init::init_project(
+    let (report, written) = novel_store::init::init_then(
         dir,
         &novel_store::init::InitOptions {
             title: args.title.clone().or(stem),
             genre: args.genre.clone(),
             style: None,
         },
+        write,
     )?;
-    Ok(Project::open(dir)?)
+    Ok((report.root, written))
 }
 
 /// A bar on stderr while the files are prepared and written; hidden with `--json` or when
@@ -494,7 +533,8 @@ fn refusal(code: &'static str, plan: &Plan, args: &ImportArgs) -> CliError {
         ),
         "E_IMPORT_HEADING" => (
             format!("书稿中有 {n} 个像章节标题、却读不出章号的行，没有导入任何内容"),
-            "把这些标题的章号改成 1 以上的整数（12 或 十二）；本来就不是标题的，改写这一行的开头".to_string(),
+            "把这些标题的章号改成 1 以上的整数（12 或 十二）；本来就不是标题的，改写这一行的开头"
+                .to_string(),
         ),
         "E_IMPORT_NUMBER" => (
             first.map_or_else(String::new, |p| p.finding.message.clone()) + "，没有导入任何内容",
@@ -504,7 +544,11 @@ fn refusal(code: &'static str, plan: &Plan, args: &ImportArgs) -> CliError {
             format!("书稿的章号有 {n} 处问题（缺章、重号或顺序颠倒），没有导入任何内容"),
             if args.renumber {
                 "检查书稿：补上缺的章节，或删去重复的章节".to_string()
-            } else if let Some(p) = first.filter(|p| p.finding.hint.contains("全书的后一部分时加 --start")) {
+            } else if let Some(p) = plan.problems.iter().find(|p| {
+                p.finding.code == code
+                    && (p.finding.hint.contains("全书的后一部分时加 --start")
+                        || p.kind == novel_core::import::ProblemKind::Duplicate)
+            }) {
                 p.finding.hint.clone()
             } else {
                 "核对上面的列表：修正书稿里的章号后重新导入，或加 --renumber 按出现顺序重新编号"
@@ -512,8 +556,9 @@ fn refusal(code: &'static str, plan: &Plan, args: &ImportArgs) -> CliError {
             },
         ),
         "E_IMPORT_EMPTY" => (
-            format!("书稿中有 {n} 个没有正文的章节，没有导入任何内容"),
-            "常见原因是一行里只有标题、正文却在别的文件或被删掉了；同一章分页的标题会自动合并：检查这些章节后重新导入".to_string(),
+            format!("书稿中有 {n} 个没有正文、后面又出现一次的章节，没有导入任何内容"),
+            "常见原因是书稿开头的目录被当成了章节：删去目录（或目录前后的书名、简介行）后重新导入"
+                .to_string(),
         ),
         _ => (
             format!("书稿的卷序有 {n} 处问题，没有导入任何内容"),
@@ -566,6 +611,7 @@ fn plan_data<'a>(
 
 fn row_label(r: &Row) -> String {
     match (r.kind, r.chapter) {
+        (SectionKind::Chapter, None) => format!("第{}章", r.source_number.unwrap_or(0)),
         (SectionKind::Chapter, Some(n)) if r.source_number == Some(n) => format!("第{n}章"),
         (SectionKind::Chapter, Some(n)) => match r.source_number {
             Some(s) => format!("第{n}章（原第{s}章）"),
@@ -585,10 +631,10 @@ fn plan_human(plan: &Plan, m: &Manuscript, args: &ImportArgs) -> String {
     }
     out.push_str("章节\t标题（原文）\t字数\t出处\n");
     for r in &plan.rows {
-        let skip = if r.action == Action::Skip {
-            format!("\t跳过：{}", r.reason)
-        } else {
-            String::new()
+        let skip = match r.action {
+            Action::Skip => format!("\t跳过：{}", r.reason),
+            Action::Duplicate => format!("\t不导入（重复）：{}", r.reason),
+            Action::Import => String::new(),
         };
         let pages = if r.merged.is_empty() {
             String::new()

@@ -16,6 +16,15 @@ struct Acquired<'a> {
     broke_stale: &'a Option<String>,
 }
 
+/// `novel lock status`'s `--json` data: the lock, and the writer at work when one holds the
+/// writers' guard.
+#[derive(Serialize)]
+struct Status<'a> {
+    #[serde(flatten)]
+    state: &'a LockState,
+    writer: Option<&'a str>,
+}
+
 /// `novel lock release`'s `--json` data.
 #[derive(Serialize)]
 struct Released {
@@ -46,7 +55,9 @@ pub fn run(global: &GlobalArgs, cmd: LockCommand) -> Result<Report, CliError> {
     match cmd {
         LockCommand::Status => {
             let state = lock::status(&project, stale).redacted();
-            let human = match &state {
+            // A writer at work holds the guard before (and after) it holds the lock.
+            let writer = lock::busy_writer(&project);
+            let mut human = match &state {
                 LockState::Free => "锁空闲。\n".to_string(),
                 LockState::Held { info, .. } => format!("锁被持有：{}\n", lock::describe(info)),
                 LockState::Stale { info, why } => format!(
@@ -56,7 +67,16 @@ pub fn run(global: &GlobalArgs, cmd: LockCommand) -> Result<Report, CliError> {
                         .unwrap_or_default()
                 ),
             };
-            Report::new(&state, human)
+            if let Some(w) = &writer {
+                human.push_str(&format!(
+                    "另一个 novel 命令正在写入这本书（{w}），还没有写完：稍等几秒再看，不要运行 recover 或 lock clear。\n"
+                ));
+            }
+            let data = Status {
+                state: &state,
+                writer: writer.as_deref(),
+            };
+            Report::new(&data, human)
         }
         LockCommand::Acquire(a) => {
             let pid = a.owner_pid.unwrap_or_else(lock::session_pid);

@@ -14,6 +14,7 @@ pub mod craft;
 pub mod dashboard;
 pub mod demo;
 pub mod export;
+pub mod finish;
 pub mod help;
 pub mod hook;
 pub mod import;
@@ -21,6 +22,7 @@ pub mod init;
 pub mod lint;
 pub mod lock;
 pub mod memory;
+pub mod models;
 pub mod next;
 pub mod ops;
 pub mod pending;
@@ -167,43 +169,30 @@ pub(crate) fn names_report(
     Ok((data, human))
 }
 
-/// The last committed chapters against the style baseline, nothing written.
-pub(crate) struct DriftCheck {
-    pub assessment: novel_text::drift::DriftAssessment,
-    pub current: novel_text::metrics::StyleMetrics,
-    pub chapters: Vec<u32>,
-    pub window: [u32; 2],
-    pub existing: Option<novel_core::model::StyleDrift>,
+fn count_chars(text: &str) -> usize {
+    novel_text::count::count(text).chars
 }
 
-/// Assesses style drift over the last `style_drift.window` committed chapters (`style drift`,
-/// and the reviews, which only report it).
-pub(crate) fn drift_check(proj: &Project) -> Result<DriftCheck, CliError> {
-    let s = novel_store::style::drift_sources(proj)
-        .map_err(|e| CliError::new(e.code(), e.to_string(), e.hint(), Exit::Usage))?;
-    let docs: Vec<Document> = s.chapters.iter().map(|(_, t)| Document::new(t)).collect();
-    let current = novel_text::metrics::StyleMetrics::of(&docs.iter().collect::<Vec<_>>());
-    let chapters: Vec<u32> = s.chapters.iter().map(|(n, _)| *n).collect();
-    let window = [chapters[0], chapters[chapters.len() - 1]];
-    let recorded = s.existing.as_ref().is_some_and(|d| d.active);
-    let assessment =
-        novel_text::drift::assess(&s.profile, &current, &s.thresholds, window, recorded).map_err(
-            |_| {
-                CliError::new(
-                    "E_NO_BASELINE",
-                    "没有可比较的风格基线：style-profile.json 中 avg_sentence_length 与 dialogue_ratio 都为空或为 0",
-                    novel_store::style::NO_BASELINE_HINT,
-                    Exit::Usage,
-                )
-            },
-        )?;
-    Ok(DriftCheck {
-        assessment,
-        current,
-        chapters,
-        window,
-        existing: s.existing,
-    })
+fn style_sample(text: &str) -> novel_core::drift::StyleSample {
+    novel_text::metrics::sample(&Document::new(text))
+}
+
+/// The text rules the store's figures are measured with (`novel-text`'s 字数 and style
+/// sample): every command that shows a figure of the book passes these.
+pub(crate) fn text_rules() -> novel_store::figures::TextRules<'static> {
+    novel_store::figures::TextRules {
+        count: &count_chars,
+        style: &style_sample,
+    }
+}
+
+/// The style drift check ([`novel_store::figures::drift::check`], the one verdict status, the
+/// dashboard, the reviews and `style drift` show), or why it could not run.
+pub(crate) fn drift_check(
+    proj: &Project,
+) -> Result<novel_store::figures::drift::DriftCheck, CliError> {
+    novel_store::figures::drift::check(proj, text_rules().style)
+        .map_err(|e| CliError::new(e.code(), e.to_string(), e.hint(), Exit::Usage))
 }
 
 /// Staleness from the project settings (`novel.json` lock.stale_minutes, default 30); a

@@ -39,6 +39,9 @@ struct NextData<'a> {
     cwd_empty: bool,
     /// The plugin was updated and this binary was not (null when they agree).
     version_mismatch: Option<&'a VersionMismatch>,
+    /// The model of every part of the book (`novel models`; null outside a project): each
+    /// agent is dispatched with its own.
+    models: Option<indexmap::IndexMap<String, String>>,
 }
 
 /// Nothing in `dir` but entries whose names start with a dot.
@@ -133,6 +136,7 @@ fn no_project(cwd: &Path, mismatch: Option<&VersionMismatch>) -> Result<Report, 
         cwd: cwd.to_string_lossy().into_owned(),
         cwd_empty: only_dot_entries(cwd),
         version_mismatch: mismatch,
+        models: None,
     };
     Ok(Report {
         data: to_data(&data)?,
@@ -201,6 +205,7 @@ pub fn run(global: &GlobalArgs) -> Result<Report, CliError> {
         cwd: cwd.to_string_lossy().into_owned(),
         cwd_empty: only_dot_entries(&cwd),
         version_mismatch: mismatch.as_ref(),
+        models: Some(super::models::of_project(&project).models),
     };
     Ok(Report {
         data: to_data(&data)?,

@@ -111,7 +111,7 @@ fn read_delta(file: &std::path::Path) -> Result<Value, CliError> {
         Err(StoreError::Json { error, .. }) => Err(CliError::new(
             "E_JSON",
             format!("{}：{error}", file.display()),
-            "把这条错误原样交给 Summarizer，让它重新输出 ops 部分（只重试一次；仍失败则 novel ops skip）",
+            "把这条错误原样交给摘要员，让它重新输出 ops 部分（只重试一次；仍失败则 novel ops skip）",
             Exit::Problems,
         )
         .with_report(

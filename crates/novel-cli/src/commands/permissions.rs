@@ -41,6 +41,12 @@ struct PermissionsData<'a> {
     written: bool,
     /// The plugin directory the read rule covers (absent when the wrapper did not say).
     plugin_root: Option<String>,
+    /// The session's model this call set (`novel.json` `models.main`; null: the file had one
+    /// already, the author's, or nothing was written).
+    model_set: Option<String>,
+    /// The session's folder when it holds the book in a subfolder: `--write` writes the same
+    /// there (a session started in that folder reads its settings, not the book's).
+    session_file: Option<String>,
 }
 
 /// The directory whose settings file is meant.
@@ -81,19 +87,65 @@ pub(crate) fn permissions_error(e: PermissionsError) -> CliError {
 
 /// The rules `dir`'s settings file lacks (for `novel next`).
 pub(crate) fn missing_rules(dir: &Path) -> Result<Rules, CliError> {
-    permissions::check(dir, plugin_root().as_deref()).map_err(permissions_error)
+    permissions::check(dir, plugin_root().as_deref(), None).map_err(permissions_error)
+}
+
+/// The book's model for the session (`novel.json` `models.main`; Sonnet before there is a
+/// book, or when its settings cannot be read) — `None` when the author chose one for every
+/// session (`model` in `~/.claude/settings.json`): that choice stands.
+fn main_model(dir: &Path) -> Option<String> {
+    let chosen = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .and_then(|home| {
+            novel_store::io::read_json_value(&Path::new(&home).join(".claude/settings.json")).ok()
+        })
+        .is_some_and(|v| v.get("model").is_some());
+    if chosen {
+        return None;
+    }
+    Some(
+        Project::open(dir)
+            .ok()
+            .and_then(|p| novel_store::settings::load(&p).ok())
+            .map_or_else(
+                || novel_core::cost::Model::Sonnet.name().to_string(),
+                |s| novel_core::cost::model_for(&s.models, "main").to_string(),
+            ),
+    )
+}
+
+/// The session's folder when it is a parent of the book's `dir` (a session started there reads
+/// that folder's settings, not the book's).
+fn parent_session_dir(dir: &Path) -> Option<PathBuf> {
+    let cwd = std::env::current_dir().ok()?;
+    let cwd = novel_store::project::absolute(&cwd);
+    (dir != cwd && dir.starts_with(&cwd)).then_some(cwd)
 }
 
 pub fn run(global: &GlobalArgs, args: PermissionsArgs) -> Result<Report, CliError> {
     let dir = target_dir(global, &args)?;
     let root = plugin_root();
+    let model = main_model(&dir);
     let before = if args.write {
-        permissions::write(&dir, root.as_deref())
+        permissions::write(&dir, root.as_deref(), model.as_deref())
     } else {
-        permissions::check(&dir, root.as_deref())
+        permissions::check(&dir, root.as_deref(), model.as_deref())
     }
     .map_err(permissions_error)?;
-    let written = args.write && !(before.missing.is_empty() && before.not_off.is_empty());
+    let session_file = match parent_session_dir(&dir).filter(|_| args.write && args.dir.is_none()) {
+        Some(session) => {
+            permissions::write(&session, root.as_deref(), model.as_deref())
+                .map_err(permissions_error)?;
+            Some(
+                permissions::settings_file(&session)
+                    .to_string_lossy()
+                    .into_owned(),
+            )
+        }
+        None => None,
+    };
+    let written = args.write
+        && !(before.missing.is_empty() && before.not_off.is_empty() && before.session.is_empty());
     let off_added: &[String] = if args.write { &before.not_off } else { &[] };
     let (missing, added): (&[String], &[String]) = if args.write {
         (&[], &before.missing)
@@ -111,6 +163,8 @@ pub fn run(global: &GlobalArgs, args: PermissionsArgs) -> Result<Report, CliErro
         off_added,
         written,
         plugin_root: root.as_deref().map(novel_core::permissions::read_root),
+        model_set: before.model().map(str::to_string).filter(|_| args.write),
+        session_file: session_file.clone(),
     };
     let mut human = if written {
         let mut line = format!("已写入 {file}");
@@ -124,7 +178,20 @@ pub fn run(global: &GlobalArgs, args: PermissionsArgs) -> Result<Report, CliErro
                 off_added.join("、")
             ));
         }
+        if let Some(m) = before.model() {
+            line.push_str(&format!(
+                "；这本书的对话默认用 {m}（model，下次启动 Claude Code 时生效；想换就改这一行）"
+            ));
+        }
+        if before.session.iter().any(|(k, _)| k == "autoMemoryEnabled") {
+            line.push_str(
+                "；关掉客户端为写代码准备的自动记忆（autoMemoryEnabled，书的记忆归 novel prefs）",
+            );
+        }
         line.push_str("。\n");
+        if let Some(f) = &session_file {
+            line.push_str(&format!("同样写入了会话所在目录的 {f}。\n"));
+        }
         line
     } else if args.write || missing.is_empty() {
         format!("{file} 已有全部放行规则，无需改动。\n")

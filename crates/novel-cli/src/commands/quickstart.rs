@@ -141,7 +141,7 @@ pub fn run(global: &GlobalArgs, args: QuickstartArgs) -> Result<Report, CliError
     };
     if !cp.orchestrator_state.in_quick_start() {
         human.push_str(&format!(
-            "快速起步完成，编排状态 {}：用 /novel:start 规划第 {} 卷。\n",
+            "快速起步完成，进入「{}」：用 /novel:start 规划第 {} 卷。\n",
             novel_core::context::session::state_name(cp.orchestrator_state),
             cp.volume()
         ));

@@ -9,13 +9,13 @@ use clap::{Args, Subcommand};
 use novel_core::gate::score_text;
 use serde::Serialize;
 
+use novel_core::drift::DriftStatus;
 use novel_core::menu::ReviewKind;
 use novel_core::model::style::DriftMetric;
 use novel_core::review::{Completion, Inventory, LineAppearances, Quality};
 use novel_store::plan::{ContinuityReport, Scope, continuity, light_checkpoint};
 use novel_store::review::{committed_in, inventory, quality, volume_part, write_report};
 use novel_store::{Project, layout, time};
-use novel_text::drift::DriftStatus;
 use novel_text::leak::LeakSummary;
 
 use super::{NameFinding, drift_check, names_report, plan_error};
@@ -114,10 +114,6 @@ struct StyleDriftPart {
     window: [u32; 2],
     metrics: Vec<DriftMetric>,
     directives: Vec<String>,
-}
-
-fn count(text: &str) -> usize {
-    novel_text::count::count(text).chars
 }
 
 pub fn run(global: &GlobalArgs, cmd: ReviewCommand) -> Result<Report, CliError> {
@@ -235,7 +231,7 @@ fn write(
 
 fn brief(project: &Project, last: u32) -> Result<Report, CliError> {
     let window = ReviewKind::Brief.window(last);
-    let q = quality(project, window, &count);
+    let q = quality(project, window, &super::text_rules());
     let rel = layout::review_chapter_report("brief", last);
     let human = format!("质量简报（第 {last} 章）\n{}", quality_lines(&q.quality));
     let report = BriefReport {
@@ -388,12 +384,12 @@ fn volume(project: &Project, v: u32, current: u32, last: u32) -> Result<Report, 
         )
     })?;
     let range = span.reviewed(v == current, last);
-    let q = quality(project, range, &count);
+    let q = quality(project, range, &super::text_rules());
     let mut problems = q.problems.clone();
     let text = text_checks(project, range, &mut problems)?;
     let cont = continuity(project, Scope::Volume(v)).map_err(plan_error)?;
     let inv = inventory(project, last, &mut problems);
-    let vp = volume_part(project, v, range, &count, &mut problems);
+    let vp = volume_part(project, v, range, &super::text_rules(), &mut problems);
     let rel = layout::review_volume_report(v);
     let mut human = format!(
         "第 {v} 卷回顾（第 {}–{} 章，范围取自 {}）\n{}{}",

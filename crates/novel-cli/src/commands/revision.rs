@@ -48,6 +48,9 @@ pub struct SaveArgs {
     /// 锁令牌（候选针对正在写的章节时必填）
     #[arg(long, value_name = "T")]
     pub token: Option<String>,
+    /// 作者要求的修改（可重复）：评审没有提出、作者自己要改的地方（错别字、人名、删一句），作为这份候选的修订意见
+    #[arg(long = "note", value_name = "意见")]
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -97,8 +100,15 @@ pub fn run(global: &GlobalArgs, cmd: RevisionCommand) -> Result<Report, CliError
     match cmd {
         RevisionCommand::Notes(a) => notes(&project, a.chapter),
         RevisionCommand::Save(a) => {
-            let saved = rev::save_file(&project, a.chapter, &a.file, a.token.as_deref(), stale)
-                .map_err(revision_error)?;
+            let saved = rev::save_file(
+                &project,
+                a.chapter,
+                &a.file,
+                &a.notes,
+                a.token.as_deref(),
+                stale,
+            )
+            .map_err(revision_error)?;
             let human = format!(
                 "第 {} 章的修订候选已保存到 {}（{} 条意见{}），等作者决定：novel revision apply --chapter {} 或 reject。正文未改动。\n",
                 saved.chapter,
@@ -129,7 +139,7 @@ pub fn run(global: &GlobalArgs, cmd: RevisionCommand) -> Result<Report, CliError
                     }
                 }
                 None => human.push_str(
-                    "候选成为修订稿：接着运行 Summarizer，再 novel chapter stage drafted（之后照常润色、评审、门控）。\n",
+                    "候选成为修订稿：接着运行摘要员，再 novel chapter stage drafted（之后照常润色、评审、门控）。\n",
                 ),
             }
             Report::new(&applied, human)

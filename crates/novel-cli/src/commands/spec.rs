@@ -60,7 +60,7 @@ pub fn run(global: &GlobalArgs, cmd: SpecCommand) -> Result<Report, CliError> {
         SpecCommand::Snapshot(a) => {
             let s = take_snapshot(&project, &now, a.replace).map_err(spec_error)?;
             let human = format!(
-                "已拍设定快照 {}：world/rules.json{}，{} 个世界观文档，{} 个角色档案。\n下一步：让 WorldBuilder / CharacterWeaver 完成更新，然后运行 novel spec propagate。\n",
+                "已拍设定快照 {}：world/rules.json{}，{} 个世界观文档，{} 个角色档案。\n下一步：让世界观设定师、角色设定师完成更新，然后运行 novel spec propagate。\n",
                 s.id,
                 if s.world_rules.is_some() {
                     ""
@@ -129,7 +129,7 @@ fn push_unchanged(s: &mut String, out: &PropagateOutcome) {
     s.push_str("设定快照之后，世界规则与角色契约都没有变化，无需传播。\n");
     if !out.world_docs_changed.is_empty() {
         s.push_str(&format!(
-            "世界观文档有改动（{}）：若其中的规则应进入 world/rules.json，请让 WorldBuilder 抽取。\n",
+            "世界观文档有改动（{}）：若其中的规则应进入 world/rules.json，请让世界观设定师抽取。\n",
             out.world_docs_changed.join("、")
         ));
     }
@@ -221,5 +221,5 @@ fn push_follow_up(s: &mut String, out: &PropagateOutcome) {
             a.id
         ));
     }
-    s.push_str("建议：回到 VOL_PLANNING，让 CharacterWeaver / PlotArchitect 重新生成或审核上述契约后再继续写作；处理完用 novel pending resolve ID 关闭。\n");
+    s.push_str("建议：回到卷规划，让角色设定师、大纲策划重新生成或审核上述契约后再继续写作；处理完用 novel pending resolve ID 关闭。\n");
 }

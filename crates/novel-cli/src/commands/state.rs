@@ -66,6 +66,12 @@ fn rebuild(
         novel_store::rebuild::rebuild(project, args.until_chapter, held).map_err(|e| match e {
             novel_store::rebuild::RebuildError::Store(s) => CliError::from(s),
             novel_store::rebuild::RebuildError::Ops(o) => ops_error(o),
+            e @ novel_store::rebuild::RebuildError::ChangelogLost { .. } => CliError::new(
+                "E_CHANGELOG_LOST",
+                e.to_string(),
+                "从 state/backups/ 或版本库找回 state/changelog.jsonl（以及 state/ 下的其他文件）再重建；找不回时不要用 --write，把状态文件从备份放回。确认这本书确实还没有记录过任何一章（状态文件是被改错的）时，先把状态文件移走再重建",
+                crate::output::Exit::Usage,
+            ),
         })?;
     let human = render_rebuild(&r, args.write);
     if r.differs() && !args.write {

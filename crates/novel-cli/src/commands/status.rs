@@ -255,53 +255,77 @@ fn push_lock(out: &mut String, s: &Status) {
     }
 }
 
-/// Style drift while a correction is active.
-fn push_drift(out: &mut String, s: &Status) {
-    match &s.style_drift {
-        Some(d) if d.active => {
-            let metrics: Vec<String> = d
-                .metrics
-                .iter()
-                .map(|m| format!("{} 偏离 {:.0}%", m.name, m.deviation * 100.0))
-                .collect();
-            out.push_str(&format!(
-                "风格漂移：纠偏生效中（第 {}–{} 章：{}）\n",
-                d.window[0],
-                d.window[1],
-                metrics.join("、")
-            ));
-        }
-        _ => out.push_str("风格漂移：无\n"),
-    }
+/// The drift metrics as the author reads them: `平均句长 偏离 26%、对话占比 偏离 62%`.
+fn drift_metrics(metrics: &[novel_core::model::style::DriftMetric]) -> String {
+    let parts: Vec<String> = metrics
+        .iter()
+        .map(|m| {
+            format!(
+                "{} 偏离 {:.0}%",
+                novel_store::figures::drift::metric_label(&m.name),
+                m.deviation * 100.0
+            )
+        })
+        .collect();
+    parts.join("、")
 }
 
-/// Tokens, time and cost from the pipeline logs.
+/// The style drift verdict over the last chapters, and the correction on record.
+fn push_drift(out: &mut String, s: &Status) {
+    let d = &s.drift;
+    let recorded = s.style_drift.as_ref().filter(|r| r.active);
+    let line = match (d.status, d.window, recorded) {
+        (Some(status), Some([a, b]), _) => {
+            let mut t = format!(
+                "文风：{}（第 {a}–{b} 章：{}）",
+                d.label,
+                drift_metrics(&d.metrics)
+            );
+            if d.correction_active {
+                t.push_str("；纠偏指令生效中");
+            } else if status == novel_core::drift::DriftStatus::Drifted {
+                t.push_str("；运行 novel style drift 写入纠偏指令");
+            }
+            t
+        }
+        (_, _, Some(r)) => format!(
+            "文风：纠偏生效中（第 {}–{} 章：{}）；现在无法复查：{}",
+            r.window[0],
+            r.window[1],
+            drift_metrics(&r.metrics),
+            d.unmeasured.as_deref().unwrap_or("")
+        ),
+        _ => format!("文风：未检测（{}）", d.unmeasured.as_deref().unwrap_or("")),
+    };
+    out.push_str(&line);
+    out.push('\n');
+}
+
+/// Cost, tokens and time, summed from the pipeline logs by the one rule
+/// ([`novel_store::figures::PipelineSums`]) the dashboard prints too.
 fn push_cost(out: &mut String, s: &Status) {
     let p = &s.pipeline;
+    let estimated = if p.estimated_usd <= 0.0 {
+        String::new()
+    } else if p.estimated_usd >= p.cost_usd {
+        "（全部按 token 与价目表估算）".to_string()
+    } else {
+        format!("（其中 ${:.2} 按 token 与价目表估算）", p.estimated_usd)
+    };
+    let about = if p.split_tokens > 0 { "约" } else { "" };
+    let lower = if p.chapters_without_cost > 0 {
+        format!("；{} 章有环节没记下用量，实际更高", p.chapters_without_cost)
+    } else {
+        String::new()
+    };
     out.push_str(&format!(
-        "费用：流水线日志 {} 章，共 {} tokens（分开记的输入 {} / 输出 {}），耗时 {:.1} 分钟，费用 ${:.2}{}\n",
-        p.logs,
+        "费用：${:.2}{estimated}；共 {} tokens（输入{about} {} / 输出{about} {}），流水线日志 {} 章，耗时 {:.1} 分钟{lower}\n",
+        p.cost_usd,
         p.tokens,
         p.input_tokens,
         p.output_tokens,
+        p.logs,
         p.duration_ms as f64 / 60000.0,
-        p.cost_usd,
-        if p.chapters_without_cost > 0 {
-            let mut note = format!("（{} 章有阶段费用没记下", p.chapters_without_cost);
-            if p.estimated_usd > 0.0 {
-                note.push_str(&format!(
-                    "，按记下的 token 与 PRD 的价格估算约 ${:.2}",
-                    p.estimated_usd
-                ));
-            }
-            if p.chapters_estimated < p.chapters_without_cost {
-                note.push_str("，实际更高");
-            }
-            note.push('）');
-            note
-        } else {
-            String::new()
-        }
     ));
 }
 
@@ -320,8 +344,13 @@ fn push_problems(out: &mut String, s: &Status) {
 
 pub fn run(global: &GlobalArgs) -> Result<Report, CliError> {
     let project = super::project(global)?;
-    let status = gather(&project, &|t| novel_text::count::count(t).chars);
-    let human = render(&status);
+    let status = gather(&project, &super::text_rules());
+    let mut human = render(&status);
+    // The model of every part of the book (`novel models`).
+    let models = super::models::of_project(&project);
+    human.push_str(&format!("{}\n", models.line()));
+    let mut data = crate::output::to_data(&status)?;
+    data["models"] = crate::output::to_data(&models)?;
     if !status.problems.is_empty() {
         return Err(CliError::new(
             "E_PROJECT_PROBLEMS",
@@ -329,7 +358,7 @@ pub fn run(global: &GlobalArgs) -> Result<Report, CliError> {
             "",
             Exit::Problems,
         )
-        .with_report(&status, human));
+        .with_report(&data, human));
     }
-    Report::new(&status, human)
+    Ok(Report { data, human })
 }

@@ -6,13 +6,13 @@
 use clap::{Args, Subcommand};
 use serde::Serialize;
 
+use novel_core::drift::{DriftAssessment, DriftStatus};
 use novel_core::model::style::DriftMetric;
 use novel_store::io;
-use novel_text::drift::{DriftAssessment, DriftStatus};
 use novel_text::metrics::StyleMetrics;
 use novel_text::segment::Document;
 
-use super::{DriftCheck, resolve_inputs};
+use super::resolve_inputs;
 use crate::cli::{ChapterSelection, GlobalArgs, HELP_TEMPLATE};
 use crate::output::{CliError, Exit, Report};
 
@@ -22,7 +22,7 @@ pub enum StyleCommand {
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项", after_help = "chars 是字数，与 novel count 同一算法（汉字、全角标点、一串字母或数字各算 1，不含标题行）：给作者的字数门槛（如样章 2000 字）都按它。句长与段长按字计：汉字、字母、数字，不含标点、空白与 Markdown 记号（其总和为 text_chars）。句子在 。！？… 及其后的引号处、对话的后引号处、段落末尾断开。对话占比 = 「」“”『』 内的字 ÷ 全部字。字段名与 style-profile.json 一致（avg_sentence_length、dialogue_ratio）。多个文件时另给合并结果 combined。")]
     Metrics(MetricsArgs),
     /// 风格漂移检测：最近已提交章节对比 style-profile.json 基线，写入或清除 style-drift.json
-    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项", after_help = "偏离度 = |当前 − 基线| ÷ 基线。平均句长偏离超过 novel.json 的 style_drift.sentence_length（默认 0.20）或对话占比偏离超过 style_drift.dialogue_ratio（默认 0.15）即为漂移，写入 style-drift.json（含给 ChapterWriter/StyleRefiner 的纠偏指令）；两项都低于 style_drift.recovery（默认 0.10）视为回归，删除该文件；介于两者之间时保留已有的漂移记录。窗口为最近 style_drift.window 章（默认 5）。")]
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项", after_help = "偏离度 = |当前 − 基线| ÷ 基线。平均句长偏离超过 novel.json 的 style_drift.sentence_length（默认 0.20）或对话占比偏离超过 style_drift.dialogue_ratio（默认 0.15）即为漂移，写入 style-drift.json（含给写手、润色编辑的纠偏指令）；两项都低于 style_drift.recovery（默认 0.10）视为回归，删除该文件；介于两者之间时保留已有的漂移记录。窗口为最近 style_drift.window 章（默认 5）。")]
     Drift(DriftArgs),
     /// 用预置风格模板作为本项目的风格指纹（写入 style-profile.json）：qingsong-youmo 轻松幽默、rexue-shaonian 热血少年、xini-yanqing 细腻言情、lengjun-xuanyi 冷峻悬疑、gufeng-quanmou 古风权谋
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项", after_help = "与 novel init --style 用的是同一批预设。style-profile.json 的 source_type 已有值（作者样本、仿写或已选的模板）时拒绝覆盖（退出码 1，E_STYLE_SET），加 --force 才覆盖；被替换的文件先备份到 state/backups/。写入是原子的。")]
@@ -156,13 +156,19 @@ fn metrics(global: &GlobalArgs, args: MetricsArgs) -> Result<Report, CliError> {
 
 fn drift(global: &GlobalArgs, args: DriftArgs) -> Result<Report, CliError> {
     let proj = super::project(global)?;
-    let DriftCheck {
-        assessment,
-        current,
+    let novel_store::figures::drift::DriftCheck {
+        sources,
         chapters,
         window,
-        existing,
+        assessment,
     } = super::drift_check(&proj)?;
+    let docs: Vec<Document> = sources
+        .chapters
+        .iter()
+        .map(|(_, t)| Document::new(t))
+        .collect();
+    let current = StyleMetrics::of(&docs.iter().collect::<Vec<_>>());
+    let existing = sources.existing;
     let action = if args.dry_run {
         "none"
     } else {
@@ -200,11 +206,7 @@ fn drift(global: &GlobalArgs, args: DriftArgs) -> Result<Report, CliError> {
 fn drift_lines(assessment: &DriftAssessment, action: &str, dry_run: bool) -> String {
     let mut human = String::new();
     for m in &assessment.metrics {
-        let name = match m.name.as_str() {
-            "avg_sentence_length" => "平均句长",
-            "dialogue_ratio" => "对话占比",
-            other => other,
-        };
+        let name = novel_store::figures::drift::metric_label(&m.name);
         human.push_str(&format!(
             "  {name}：当前 {:.3}，基线 {}，偏离 {:.1}%{}\n",
             m.current,

@@ -46,6 +46,7 @@ pub fn run(global: &GlobalArgs, args: ValidateArgs) -> Result<Report, CliError> 
         let checked = view.docs.len() + view.markdown.len() + view.outlines.len();
         let mut findings = check_project(&view);
         findings.extend(judged(&project));
+        findings.extend(empty_chapters(&project));
         findings.sort();
         (findings, checked)
     } else {
@@ -68,6 +69,35 @@ pub fn run(global: &GlobalArgs, args: ValidateArgs) -> Result<Report, CliError> 
         ));
     }
     render(findings, checked)
+}
+
+/// Chapters with no text (an empty chapter an import kept under its number): listed until the
+/// author writes them. Only small files are read: a chapter with text is longer.
+fn empty_chapters(project: &Project) -> Vec<Diagnostic> {
+    let Ok(chapters) = novel_store::select::committed_chapters(project) else {
+        return Vec::new();
+    };
+    chapters
+        .into_iter()
+        .filter_map(|(n, rel)| {
+            let path = project.path(&rel);
+            if std::fs::metadata(&path).ok()?.len() > 1024 {
+                return None;
+            }
+            let text = novel_store::io::read_text(&path).ok()?;
+            (novel_text::count::count(&text).chars == 0).then(|| {
+                let mut d = Diagnostic::new(
+                    "E_CHAPTER_EMPTY",
+                    novel_core::diagnostic::Severity::Warning,
+                    &rel,
+                    format!("第 {n} 章没有正文"),
+                    "",
+                );
+                d.chapter = Some(n);
+                d
+            })
+        })
+        .collect()
 }
 
 /// The in-flight chapter's staged evaluations held to the judge's contract (quotes from the

@@ -98,7 +98,7 @@ pub fn run(global: &GlobalArgs, cmd: VolumeCommand) -> Result<Report, CliError> 
         VolumeCommand::Open(a) => {
             let done = volume::open(&project, a.volume, &now, stale).map_err(volume_error)?;
             let mut human = format!(
-                "已开第 {} 卷：编排状态 {}{}。\n",
+                "已开第 {} 卷，进入「{}」{}。\n",
                 done.volume,
                 state_name(done.orchestrator_state),
                 range_text(&done.check)
@@ -184,7 +184,7 @@ fn check(project: &Project, volume: Option<u32>) -> Result<Report, CliError> {
 fn close(project: &Project, now: &str, stale: std::time::Duration) -> Result<Report, CliError> {
     let done = volume::close(project, now, stale).map_err(volume_error)?;
     let mut human = format!(
-        "第 {} 卷已收卷：编排状态 {}（第 {} 卷）。\n最终状态存档：{}\n",
+        "第 {} 卷已收卷，进入「{}」（第 {} 卷）。\n最终状态存档：{}\n",
         done.volume,
         state_name(done.orchestrator_state),
         done.next_volume,

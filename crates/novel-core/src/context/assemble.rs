@@ -59,6 +59,7 @@ use crate::model::{
     Relationships, Settings, StorylineSchedule, StorylineSpec, Storylines, StyleDrift,
     StyleProfile, VolumeForeshadowing, WorldRules,
 };
+use crate::spec::names::{NameMatch, NameSet, in_text};
 
 const R_OVERVIEW: u16 = 90;
 const R_BRIEF: u16 = 85;
@@ -145,6 +146,8 @@ pub struct Inputs {
     pub schedule: Option<StorylineSchedule>,
     /// The volume outline's text (`paths.outline`).
     pub outline: Option<String>,
+    /// Why the outline file is there but could not be read (not UTF-8, …).
+    pub outline_unreadable: Option<String>,
     pub contract: Option<ChapterContract>,
     /// Storyline id → `storylines/<id>/memory.md`.
     pub memories: BTreeMap<String, String>,
@@ -198,7 +201,12 @@ pub const MEMORY_LAST: usize = 3;
 /// The characters the packet puts in play (§8.5, `select_characters`): whose memory the
 /// store loads.
 pub fn cast_ids(inputs: &Inputs) -> Vec<String> {
-    select_characters(inputs)
+    let block = inputs
+        .outline
+        .as_deref()
+        .and_then(|t| outline::parse(t).ok())
+        .and_then(|o| o.block(inputs.chapter).cloned());
+    select_characters(inputs, block.as_ref())
         .members
         .iter()
         .map(|(c, _)| c.id.clone())
@@ -281,6 +289,7 @@ const WRITER_NEEDS: Needs = Needs {
     schedule: true,
     continuity: true,
     author_memory: true,
+    retired: true,
     ..NO_NEEDS
 };
 
@@ -320,6 +329,7 @@ const JUDGE_NEEDS: Needs = Needs {
     storylines: true,
     schedule: true,
     spec: true,
+    retired: true,
     ..NO_NEEDS
 };
 
@@ -520,6 +530,13 @@ fn outline_of(
 ) -> Result<(Option<ChapterBlock>, Option<String>), ContextError> {
     let path = inputs.paths.outline.clone();
     let Some(text) = &inputs.outline else {
+        if let (Some(why), true) = (&inputs.outline_unreadable, required) {
+            return Err(ContextError::OutlineUnreadable {
+                chapter: inputs.chapter,
+                path,
+                why: why.clone(),
+            });
+        }
         if required {
             return Err(ContextError::OutlineMissing {
                 volume: inputs.volume,
@@ -574,7 +591,7 @@ pub fn assemble(agent: Agent, inputs: &Inputs) -> Result<Packet, ContextError> {
         plan: &plan,
         block: block.as_ref(),
         overview: overview.as_deref(),
-        cast: select_characters(inputs),
+        cast: select_characters(inputs, block.as_ref()),
     };
     let this_pass = pass(agent, inputs);
     let mut tags = sections_for(agent, this_pass);
@@ -734,46 +751,69 @@ fn names_of(c: &Character) -> impl Iterator<Item = &str> {
         .chain(c.aliases.iter().map(String::as_str))
 }
 
-/// §8.5: the characters the contract names (display name, alias or slug in the pre- and
-/// postconditions, or one of their L2 contract ids cited in the contract's texts); without
-/// any, the active characters most recently seen, at most 15.
-fn select_characters(inputs: &Inputs) -> Cast<'_> {
+/// The registered characters a text of the plan names (display name or alias, the longest
+/// registered name at each place: 苏婉 inside 苏婉儿 is 苏婉儿), in the order of `characters`.
+fn named_in<'a>(characters: &'a [Character], texts: &[&str]) -> Vec<&'a Character> {
+    let all: Vec<&Character> = characters.iter().collect();
+    characters
+        .iter()
+        .filter(|c| {
+            let me = NameSet::of(c);
+            let others = NameSet::others(&c.id, &all);
+            texts
+                .iter()
+                .any(|t| matches!(in_text(t, &me, &others), NameMatch::Certain { .. }))
+        })
+        .collect()
+}
+
+/// §8.5, and what the plan names: the characters of the contract's pre- and postconditions
+/// (display name, alias or slug), the registered characters the outline block, the objectives
+/// or the acceptance criteria name, and those whose L2 contract ids the contract's texts cite;
+/// without any, the active characters most recently seen, at most 15.
+fn select_characters<'a>(inputs: &'a Inputs, block: Option<&ChapterBlock>) -> Cast<'a> {
     let mut named: Vec<&Character> = Vec::new();
+    let mut add = |ch: &'a Character| {
+        if !named.iter().any(|x| x.id == ch.id) {
+            named.push(ch);
+        }
+    };
+    let mut texts: Vec<&str> = block.map(|b| b.text.as_str()).into_iter().collect();
     if let Some(c) = &inputs.contract {
-        let mut mentions: Vec<&str> = Vec::new();
-        mentions.extend(c.preconditions.character_states.keys().map(String::as_str));
-        mentions.extend(c.postconditions.state_changes.keys().map(String::as_str));
+        let mentions = c
+            .preconditions
+            .character_states
+            .keys()
+            .chain(c.postconditions.state_changes.keys());
         for m in mentions {
             if let Some(ch) = inputs
                 .characters
                 .iter()
-                .find(|ch| names_of(ch).any(|n| n == m))
-                && !named.iter().any(|x| x.id == ch.id)
+                .find(|ch| names_of(ch).any(|n| n == m.as_str()))
             {
-                named.push(ch);
+                add(ch);
             }
         }
-        let texts: Vec<&str> = c
-            .acceptance_criteria
-            .iter()
-            .map(String::as_str)
-            .chain(c.objectives.iter().map(|o| o.description.as_str()))
-            .collect();
+        texts.extend(c.objectives.iter().map(|o| o.description.as_str()));
+        texts.extend(c.acceptance_criteria.iter().map(String::as_str));
         for ch in &inputs.characters {
             let cited = ch
                 .contracts
                 .iter()
                 .any(|k| texts.iter().any(|t| t.contains(k.id.as_str())));
-            if cited && !named.iter().any(|x| x.id == ch.id) {
-                named.push(ch);
+            if cited {
+                add(ch);
             }
         }
+    }
+    for ch in named_in(&inputs.characters, &texts) {
+        add(ch);
     }
     if !named.is_empty() {
         let n = named.len();
         return Cast {
             members: named.into_iter().map(|c| (c, true)).collect(),
-            note: format!("本章在场角色由章节契约指定（{n} 位）。"),
+            note: format!("本章在场角色由章节契约与本章大纲点名（{n} 位）。"),
         };
     }
     let mut all: Vec<&Character> = inputs.characters.iter().collect();
@@ -784,14 +824,38 @@ fn select_characters(inputs: &Inputs) -> Cast<'_> {
     Cast {
         note: if total > all.len() {
             format!(
-                "章节契约没有指定角色：按最近出场取前 {} 位（共 {total} 位活跃角色）。",
+                "章节契约与大纲没有点名角色：按最近出场取前 {} 位（共 {total} 位活跃角色）。",
                 all.len()
             )
         } else {
-            format!("章节契约没有指定角色：列出全部 {total} 位活跃角色，最近出场的在前。")
+            format!("章节契约与大纲没有点名角色：列出全部 {total} 位活跃角色，最近出场的在前。")
         },
         members: all.into_iter().map(|c| (c, false)).collect(),
     }
+}
+
+/// The people rule — registered people by name, the others by a description, new ones reported
+/// once in the return for CharacterWeaver — is written once, in the novel-writing skill between
+/// its markers, and put as it is at the head of the writer's, the planner's and the judge's
+/// `characters` and of the Summarizer's `entity_map`.
+pub fn people_rule() -> &'static str {
+    const SKILL: &str = include_str!("../../../../skills/novel-writing/SKILL.md");
+    SKILL
+        .split_once("<!-- novel:people-rule -->")
+        .and_then(|(_, rest)| rest.split_once("<!-- /novel:people-rule -->"))
+        .map_or("", |(rule, _)| rule.trim())
+}
+
+/// Every registered character as `- 名字 / 别名 → slug`, one a line.
+fn roster(characters: &[Character]) -> Vec<String> {
+    characters
+        .iter()
+        .map(|c| {
+            let mut names = vec![c.display_name.clone()];
+            names.extend(c.aliases.iter().cloned());
+            format!("- {} → {}", names.join(" / "), c.id)
+        })
+        .collect()
 }
 
 /// The character-file fields that hold a character's 语癖 (CharacterWeaver writes
@@ -1112,12 +1176,15 @@ impl Assembler<'_> {
             Agent::ChapterWriter => self.writer_task(),
             Agent::Summarizer => self.summarizer_task(),
             Agent::StyleRefiner if pass(self.agent, i) == Pass::Polish => format!(
-                "二次润色第 {n} 章（门控结论 polish）：按 <polish> 的要点修改 <chapter_text> 的现稿，比第一遍轻，但稿子必须有改动（与门控评估时完全相同的稿子过不了 novel chapter stage polished）。润色稿覆盖写回 {}。不改情节、对话内容、角色行为，保留伏笔与状态变化的细节。",
+                "二次润色第 {n} 章（门控结论 polish）：按 <polish> 的要点修改 <chapter_text> 的现稿，比第一遍轻，但稿子必须有改动（与门控评估时完全相同的稿子过不了 novel chapter stage polished）。修改清单写入 {}，程序按清单改进 {}。不改情节、对话内容、角色行为，保留伏笔与状态变化的细节。",
+                crate::naming::staging_edits(n),
                 p.staging_chapter
             ),
             Agent::StyleRefiner => format!(
-                "润色第 {n} 章初稿（<chapter_text>），去 AI 化：替换命中黑名单的用语，句式贴近风格指纹。润色稿覆盖写回 {}。修改量控制在原文 15% 以内；不改情节、对话内容、角色行为，保留伏笔与状态变化的细节。",
-                p.staging_chapter
+                "润色第 {n} 章初稿（<chapter_text>），去 AI 化：替换命中黑名单的用语，句式贴近风格指纹。修改清单写入 {}，程序按清单改进 {}。修改量控制在原文 {}% 以内；不改情节、对话内容、角色行为，保留伏笔与状态变化的细节。",
+                crate::naming::staging_edits(n),
+                p.staging_chapter,
+                (i.settings.refine.max_edit_ratio * 100.0).round()
             ),
             Agent::QualityJudge if pass(self.agent, i) == Pass::RepairReview => {
                 repair_review_task(n)
@@ -1160,7 +1227,7 @@ impl Assembler<'_> {
         );
         match pass(self.agent, i) {
             Pass::Repair => return repair_task(i),
-            Pass::Revising => t.push_str("\n这是修订：按 <revision> 中的修订指令修改 <chapter_text> 里的现稿，只改指出的地方，修订稿覆盖写回同一文件。"),
+            Pass::Revising => t.push_str("\n这是修订：按 <revision> 中的修订指令修改 <chapter_text> 里的现稿（上一轮的稿子，程序已存档），只改指出的地方，改好的整章写到上面的输出文件。"),
             Pass::Rewrite => t.push_str("\n这是重写：上一稿被门控退回，原因见 <rewrite>；整章重新写，正文写入同一文件。"),
             _ => {}
         }
@@ -1222,6 +1289,11 @@ impl Assembler<'_> {
                 crate::model::contract::Payoff::row_id(n)
             ));
         }
+        let g = &i.settings.gate;
+        t.push_str(&format!(
+            "\n门槛（novel.json gate，recommendation 照此写）：有 high 违规写 revise；否则总分 ≥ {} pass，≥ {} polish，≥ {} revise，≥ {} pause，再低 rewrite。",
+            g.pass, g.polish, g.revise, g.pause
+        ));
         let weights = &i.settings.gate.weights;
         if *weights != crate::model::settings::DimensionWeights::default() {
             t.push_str(&format!(
@@ -1566,6 +1638,7 @@ impl Assembler<'_> {
         let n = self.inputs.chapter;
         match self.agent {
             Agent::PlotArchitect => {
+                s.required(people_rule());
                 if self.inputs.characters.is_empty() {
                     s.required("（还没有活跃角色）");
                 }
@@ -1602,6 +1675,8 @@ impl Assembler<'_> {
             }
             _ => {}
         }
+        s.required(people_rule());
+        s.required(self.registered());
         if self.cast.members.is_empty() {
             s.required("（还没有活跃角色）");
             return s;
@@ -1632,6 +1707,28 @@ impl Assembler<'_> {
             }
         }
         s
+    }
+
+    /// Who is registered (writer and judge): every active character's names → slug, and the
+    /// retired ones.
+    fn registered(&self) -> String {
+        let mut lines = vec!["已登记的人（正文里的名字 / 别名 → slug）：".to_string()];
+        lines.extend(roster(&self.inputs.characters));
+        if self.inputs.characters.is_empty() {
+            lines.push("（还没有）".into());
+        }
+        if !self.inputs.retired.is_empty() {
+            lines.push(format!(
+                "已退场：{}",
+                self.inputs
+                    .retired
+                    .iter()
+                    .map(|c| format!("{}（{}）", c.display_name, c.id))
+                    .collect::<Vec<_>>()
+                    .join("、")
+            ));
+        }
+        lines.join("\n")
     }
 
     /// `004`: what each character in play did lately (its memory's last actions, after its
@@ -1914,12 +2011,11 @@ impl Assembler<'_> {
 
     fn entity_map(&self) -> Section {
         let mut s = Section::new("entity_map", "实体 id 对照");
-        let mut lines = vec!["角色（正文中的名字 → state 路径用的 slug）：".to_string()];
-        for c in &self.inputs.characters {
-            let mut names = vec![c.display_name.clone()];
-            names.extend(c.aliases.iter().cloned());
-            lines.push(format!("- {} → {}", names.join(" / "), c.id));
-        }
+        let mut lines = vec![
+            people_rule().to_string(),
+            "角色（正文中的名字 → state 路径用的 slug）：".to_string(),
+        ];
+        lines.extend(roster(&self.inputs.characters));
         if self.inputs.characters.is_empty() {
             lines.push("（还没有角色档案）".into());
         }

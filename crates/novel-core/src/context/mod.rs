@@ -165,6 +165,12 @@ pub enum ContextError {
         chapter: u32,
         path: String,
     },
+    #[error("大纲 {path} 读不出来（{why}），无法取出第 {chapter} 章的大纲")]
+    OutlineUnreadable {
+        chapter: u32,
+        path: String,
+        why: String,
+    },
     #[error("{path} 中没有第 {chapter} 章（大纲里有：{found}）")]
     OutlineChapter {
         chapter: u32,
@@ -195,6 +201,7 @@ impl ContextError {
     pub fn code(&self) -> &'static str {
         match self {
             ContextError::OutlineMissing { .. } => "E_OUTLINE_MISSING",
+            ContextError::OutlineUnreadable { .. } => "E_OUTLINE_UNREADABLE",
             ContextError::OutlineChapter { .. } => "E_OUTLINE_CHAPTER",
             ContextError::OutlineFormat { .. } => "E_OUTLINE_FORMAT",
             ContextError::ChapterText { .. } => "E_CHAPTER_TEXT",
@@ -206,6 +213,9 @@ impl ContextError {
         match self {
             ContextError::OutlineMissing { .. } => {
                 "先用 /novel:start 规划本卷（PlotArchitect 写 outline.md）".into()
+            }
+            ContextError::OutlineUnreadable { .. } => {
+                "把大纲另存为 UTF-8 编码（多半是用 GBK 之类的编码保存了），再重试".into()
             }
             ContextError::OutlineChapter { chapter, .. } => format!(
                 "让 PlotArchitect 在大纲中补上「## 第{chapter}章 标题」一节，或用 --volume 指定所在的卷"

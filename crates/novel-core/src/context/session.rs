@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::text::{chars, cut_chars};
 use crate::model::{Checkpoint, OrchestratorState};
 use crate::next::{DiskFacts, LockFact, NextAction, Recommendation};
-use crate::pipeline::{FileFact, stage_name};
+use crate::pipeline::{FileFact, stage_code_name};
 
 /// Claude Code caps hook output at 10,000 characters; the text stays below this.
 pub const HOOK_MAX_CHARS: usize = 9_500;
@@ -35,16 +35,27 @@ pub struct SessionFacts {
     pub source: Option<String>,
 }
 
+/// The state as the author reads it (「卷内写作」).
 pub fn state_name(s: OrchestratorState) -> &'static str {
     match s {
-        OrchestratorState::Init => "INIT（未初始化）",
-        OrchestratorState::QuickStart => "QUICK_START（快速起步）",
-        OrchestratorState::VolPlanning => "VOL_PLANNING（卷规划）",
-        OrchestratorState::Writing => "WRITING（卷内写作）",
-        OrchestratorState::ChapterRewrite => "CHAPTER_REWRITE（章节修订）",
-        OrchestratorState::VolReview => "VOL_REVIEW（卷末回顾）",
-        OrchestratorState::ErrorRetry => "ERROR_RETRY（出错待重试）",
+        OrchestratorState::Init => "未初始化",
+        OrchestratorState::QuickStart => "快速起步",
+        OrchestratorState::VolPlanning => "卷规划",
+        OrchestratorState::Writing => "卷内写作",
+        OrchestratorState::ChapterRewrite => "章节修订",
+        OrchestratorState::VolReview => "卷末回顾",
+        OrchestratorState::ErrorRetry => "出错待重试",
     }
+}
+
+/// The state as the model reads it in the session text: the checkpoint's code, which the
+/// skills' tables use, and the author's word (「WRITING（卷内写作）」).
+pub fn state_code_name(s: OrchestratorState) -> String {
+    let code = serde_json::to_value(s)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    format!("{code}（{}）", state_name(s))
 }
 
 fn fact_word(f: &FileFact) -> &'static str {
@@ -103,8 +114,8 @@ fn position_lines(f: &SessionFacts) -> String {
         "- 进度：第 {} 卷，已完成 {} 章；编排状态 {}；流水线 {}",
         cp.current_volume,
         cp.last_completed_chapter,
-        state_name(cp.orchestrator_state),
-        stage_name(cp.pipeline_stage)
+        state_code_name(cp.orchestrator_state),
+        stage_code_name(cp.pipeline_stage)
     );
     match cp.inflight_chapter {
         Some(n) => pos.push_str(&format!("；在写第 {n} 章")),
@@ -138,7 +149,7 @@ fn checkpoint_attention(
     if let Some(n) = cp.inflight_chapter {
         let mut w = format!(
             "⚠ 第 {n} 章写到一半，处于阶段 {}",
-            stage_name(cp.pipeline_stage)
+            stage_code_name(cp.pipeline_stage)
         );
         if let Some(st) = &f.disk.staging {
             w.push_str(&format!(
@@ -263,6 +274,54 @@ fn with_summaries(head: &str, summaries: &[(u32, String)]) -> String {
 }
 
 /// The one line printed when the hook itself fails (it must never fail the session).
+/// The one line the AUTHOR sees at launch (the hook's `systemMessage`) when the book was left
+/// unfinished: a chapter half written, paused for them, failed, or a lock left behind. None
+/// when there is nothing to say, and after a compaction (the author is mid-session then).
+pub fn author_line(f: &SessionFacts, rec: Option<&Recommendation>) -> Option<String> {
+    if f.source.as_deref() == Some("compact") {
+        return None;
+    }
+    let (cp, rec) = (f.checkpoint.as_ref()?, rec?);
+    let book = f
+        .title
+        .as_deref()
+        .map_or_else(|| "这本书".to_string(), |t| format!("《{t}》"));
+    let n = rec.chapter.or(cp.inflight_chapter)?;
+    use NextAction as A;
+    let line = match rec.action {
+        A::Recover => format!(
+            "{book}第 {n} 章上次没有收尾（提交或锁还留着）：输入 /novel:continue，我会先收拾好再接着写。"
+        ),
+        A::WaitForLock => format!(
+            "{book}第 {n} 章正由另一个会话在写；等它写完，或确认它已关掉后输入 /novel:start 选「恢复中断的工作」。"
+        ),
+        A::AskAuthor => {
+            format!("{book}第 {n} 章被质量门控暂停，等你拍板：输入 /novel:start 处理。")
+        }
+        _ if cp.orchestrator_state == OrchestratorState::ErrorRetry => format!(
+            "{book}第 {n} 章上次出错{}：输入 /novel:continue 从出错处接着写。",
+            cp.error
+                .as_ref()
+                .map_or(String::new(), |e| format!("（{}）", e.reason))
+        ),
+        A::RetakeLock
+        | A::RunChapterWriter
+        | A::RunSummarizer
+        | A::MarkDrafted
+        | A::RunStyleRefiner
+        | A::RunQualityJudge
+        | A::RunGate
+        | A::Commit
+        | A::PolishThenCommit
+        | A::ReviseChapter => format!(
+            "{book}第 {n} 章上次写到一半（{}）：输入 /novel:continue 从断点接着写。",
+            crate::pipeline::stage_name(cp.pipeline_stage)
+        ),
+        _ => return None,
+    };
+    Some(format!("novel：{line}"))
+}
+
 pub fn failure_line(why: &str) -> String {
     format!(
         "【novel】项目状态暂时无法读取（{}）；可运行 novel validate 检查项目文件。\n",

@@ -23,6 +23,9 @@ pub struct RevisionNote {
     /// 修订指令（非空）。
     #[schemars(length(min = 1))]
     pub instruction: String,
+    /// 阻断性：评审标了阻断（或串线），不做到门控不放行。
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub blocking: bool,
     #[serde(flatten)]
     pub extra: Extra,
 }

@@ -76,9 +76,10 @@ impl Default for Settings {
     }
 }
 
-/// PRD §4.3 model strategy.
-fn default_models() -> IndexMap<String, String> {
+/// PRD §4.3 model strategy (`main`: the conversation that runs the skills, the orchestration).
+pub fn default_models() -> IndexMap<String, String> {
     [
+        ("main", "sonnet"),
         ("world-builder", "opus"),
         ("character-weaver", "opus"),
         ("plot-architect", "opus"),
@@ -153,6 +154,9 @@ pub struct GateThresholds {
     pub force_pass_min: f64,
     /// 八个维度的权重（和为 1）：门控按它们重算总分，不采用评估文件里写的权重。
     pub weights: DimensionWeights,
+    /// 评审引文每一段至少几个字（汉字、字母、数字）；更短的必须是正文里完整的一句，否则不算证据。
+    #[schemars(range(min = 1, max = 60))]
+    pub quote_min_chars: u32,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -168,6 +172,7 @@ impl Default for GateThresholds {
             max_author_revisions: 3,
             force_pass_min: 3.0,
             weights: DimensionWeights::default(),
+            quote_min_chars: 8,
             extra: Extra::new(),
         }
     }

@@ -312,7 +312,7 @@ fn precondition_vs_state(
                     ),
                     if n > i.last_completed {
                         format!(
-                            "写第 {n} 章时先交代「{name}」如何从 {} 变为 {}，或让 PlotArchitect 改契约的前置条件；若是状态漏记，用 novel ops apply --manual 补记",
+                            "写第 {n} 章时先交代「{name}」如何从 {} 变为 {}，或让大纲策划改契约的前置条件；若是状态漏记，用 novel ops apply --manual 补记",
                             shown(actual),
                             shown(expected)
                         )
@@ -505,7 +505,7 @@ fn retired_required(
                         "第 {n} 章契约用到了已退场的角色「{name}」（自第 {} 章起退场）",
                         r.from_chapter
                     ),
-                    "从契约中去掉该角色，或改由在场角色承担；确需回归请先让 CharacterWeaver 处理"
+                    "从契约中去掉该角色，或改由在场角色承担；确需回归请先让角色设定师处理"
                         .to_string(),
                 )
                 .at_pointer(at)

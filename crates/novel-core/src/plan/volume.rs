@@ -85,7 +85,7 @@ pub fn check(i: &VolumeInputs<'_>) -> Vec<Diagnostic> {
             Severity::Error,
             i.outline_file,
             format!("不知道第 {} 卷从哪一章到哪一章：调度没有 chapter_range，大纲没有章节，也没有章节契约", i.volume),
-            "让 PlotArchitect 写本卷大纲（## 第N章 标题）与 storyline-schedule.json 的 chapter_range，或在 novel.json 设 chapters_per_volume",
+            "让大纲策划写本卷大纲（## 第N章 标题）与 storyline-schedule.json 的 chapter_range，或在 novel.json 设 chapters_per_volume",
         ));
         return out;
     };
@@ -110,7 +110,7 @@ fn outline_rules(i: &VolumeInputs<'_>, span: &VolumeSpan, out: &mut Vec<Diagnost
                 Severity::Error,
                 i.outline_file,
                 format!("第 {} 卷还没有大纲", i.volume),
-                "让 PlotArchitect 按卷规划写出本卷大纲（每章一节：## 第N章 标题）",
+                "让大纲策划按卷规划写出本卷大纲（每章一节：## 第N章 标题）",
             ));
             return;
         }
@@ -386,7 +386,7 @@ fn contract_rules(i: &VolumeInputs<'_>, span: &VolumeSpan, out: &mut Vec<Diagnos
                     Severity::Error,
                     (i.contract_file)(c),
                     format!("第 {c} 章没有 L3 章节契约"),
-                    "让 PlotArchitect 从大纲派生本章契约（前置条件、目标、后置条件、验收标准）",
+                    "让大纲策划从大纲派生本章契约（前置条件、目标、后置条件、验收标准）",
                 )
                 .at_pointer("")
                 .for_chapter(c),
@@ -539,7 +539,7 @@ fn schedule_rules(i: &VolumeInputs<'_>, span: &VolumeSpan, out: &mut Vec<Diagnos
                 Severity::Warning,
                 i.schedule_file,
                 format!("第 {} 卷没有故事线调度", i.volume),
-                "多线叙事时让 PlotArchitect 写 storyline-schedule.json（活跃线、交汇事件、休眠线）",
+                "多线叙事时让大纲策划写 storyline-schedule.json（活跃线、交汇事件、休眠线）",
             )
             .at_pointer(""),
         );

@@ -1,6 +1,9 @@
 //! The few SVG pieces the dashboard's charts are made of, written as text: numbers in one fixed
 //! format (so the same data gives the same bytes), escaped text, a chapter axis and a value
-//! axis with round ticks. No layout engine: the browser lays out the CJK text with its fonts.
+//! axis with round ticks, and labels that never collide (thinned by their width, or nudged
+//! apart). No layout engine: the browser lays out the CJK text with its fonts, so a label's
+//! width is estimated on the safe side ([`text_width`]: a CJK character is one em, anything
+//! else 0.62 em), and the browser test measures the real boxes.
 
 use std::fmt::Write;
 
@@ -8,7 +11,61 @@ use std::fmt::Write;
 pub const WIDTH: f64 = 1000.0;
 /// Left margin: room for the value labels and lane names.
 pub const LEFT: f64 = 96.0;
-pub const RIGHT: f64 = 12.0;
+/// Right margin: room for the labels of the reference lines (通过线, 上限, 预算).
+pub const RIGHT: f64 = 76.0;
+/// The chart text size in drawing units (the page's stylesheet says the same: `svg.chart
+/// text`). A phone shows a chart at least [`MIN_DRAWN_WIDTH`] px wide (scrolling sideways), so
+/// the text is never under 11 px.
+pub const FONT: f64 = 12.0;
+/// The narrowest a chart is drawn (px): 12 units × 940 / 1000 = 11.3 px.
+pub const MIN_DRAWN_WIDTH: u32 = 940;
+/// At most this many marks along the chapter axis: a longer book is drawn in runs of
+/// chapters (a mark per run), every chapter still in the data table.
+pub const MAX_MARKS: u32 = 500;
+
+/// The width of `s` in drawing units at [`FONT`], on the safe side.
+pub fn text_width(s: &str) -> f64 {
+    s.chars()
+        .map(|c| if c.is_ascii() { 0.62 } else { 1.0 })
+        .sum::<f64>()
+        * FONT
+}
+
+/// Of labels placed left to right (`start` x and width each), which to keep so that no two
+/// overlap (a gap of half an em between them): greedy from the left.
+pub fn thin(labels: &[(f64, f64)]) -> Vec<bool> {
+    let mut end = f64::NEG_INFINITY;
+    labels
+        .iter()
+        .map(|&(x, w)| {
+            let keep = x >= end + FONT / 2.0;
+            if keep {
+                end = x + w;
+            }
+            keep
+        })
+        .collect()
+}
+
+/// Labels in the right margin beside their lines at `y`, nudged apart vertically so that none
+/// overlaps another and none reaches below `floor` (the chapter labels' row): (y, text, class)
+/// in any order; returns the SVG.
+pub fn right_labels(x1: f64, floor: f64, labels: &[(f64, String, &str)]) -> String {
+    let mut order: Vec<&(f64, String, &str)> = labels.iter().collect();
+    order.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut ys: Vec<f64> = Vec::new();
+    for (y, _, _) in &order {
+        let last = ys.last().copied().unwrap_or(f64::NEG_INFINITY);
+        ys.push((*y + FONT / 3.0).max(last + FONT * 1.5));
+    }
+    // Too low: the whole stack moves up, keeping its spacing.
+    let lift = ys.last().map_or(0.0, |y| (y - floor).max(0.0));
+    let mut out = String::new();
+    for ((_, t, class), y) in order.iter().zip(ys) {
+        out.push_str(&text(class, x1 + 4.0, y - lift, "start", t));
+    }
+    out
+}
 
 /// A coordinate or length, rounded to 0.1 and written without a trailing `.0` (`12`, `3.5`,
 /// never `-0`).
@@ -51,10 +108,15 @@ pub struct Axis {
 
 impl Axis {
     pub fn new(first: u32, last: u32) -> Axis {
+        Axis::with_left(first, last, LEFT)
+    }
+
+    /// An axis whose plot starts at `left` (a chart with long row labels).
+    pub fn with_left(first: u32, last: u32, left: f64) -> Axis {
         Axis {
             first,
             last: last.max(first),
-            x0: LEFT,
+            x0: left,
             x1: WIDTH - RIGHT,
         }
     }
@@ -79,25 +141,37 @@ impl Axis {
         self.x(c) + self.slot() / 2.0
     }
 
-    /// A bar's width inside a slot: a gap between bars while they are wide enough to show one.
-    pub fn bar(&self) -> f64 {
-        let s = self.slot();
-        if s >= 4.0 { s * 0.8 } else { s }
+    /// How many chapters one mark stands for (1 up to [`MAX_MARKS`] chapters).
+    pub fn run(&self) -> u32 {
+        self.slots().div_ceil(MAX_MARKS).max(1)
     }
 
-    /// Round chapter numbers to label (at most about a dozen).
+    /// The left edge and width of the mark of chapters `[a, z]`, with a gap while wide enough.
+    pub fn mark(&self, a: u32, z: u32) -> (f64, f64) {
+        let (x, w) = (self.x(a), self.x(z + 1) - self.x(a));
+        if w >= 4.0 {
+            (x + w * 0.1, w * 0.8)
+        } else {
+            (x, w)
+        }
+    }
+
+    /// Round chapter numbers to label: at most about a dozen, never closer than a label's
+    /// width.
     pub fn ticks(&self) -> Vec<u32> {
         let span = self.slots();
+        let room = text_width(&format!("{}", self.last)) + FONT;
         let step = [
             1u32, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 5000,
         ]
         .into_iter()
-        .find(|s| span / s <= 12)
+        .find(|s| span / s <= 12 && f64::from(*s) * self.slot() >= room)
         .unwrap_or(10_000);
         let mut out = vec![self.first];
         let mut t = (self.first / step + 1) * step;
         while t <= self.last {
-            if t - out[out.len() - 1] >= step / 2 {
+            let gap = f64::from(t - out[out.len() - 1]) * self.slot();
+            if t - out[out.len() - 1] >= step / 2 && gap >= room {
                 out.push(t);
             }
             t += step;
@@ -105,7 +179,8 @@ impl Axis {
         out
     }
 
-    /// The chapter labels under a plot whose bottom edge is at `y`.
+    /// The chapter labels under a plot whose bottom edge is at `y`, the unit (章) after the
+    /// last of them.
     pub fn labels(&self, y: f64) -> String {
         let mut s = format!(
             r#"<g class="axis"><line x1="{}" y1="{}" x2="{}" y2="{}"/>"#,
@@ -114,19 +189,21 @@ impl Axis {
             n(self.x1),
             n(y)
         );
+        let mut right = self.x1;
         for t in self.ticks() {
             let _ = write!(
                 s,
                 r#"<text x="{}" y="{}" text-anchor="middle">{t}</text>"#,
                 n(self.mid(t)),
-                n(y + 14.0)
+                n(y + 17.0)
             );
+            right = right.max(self.mid(t) + text_width(&t.to_string()) / 2.0);
         }
         let _ = write!(
             s,
-            r#"<text x="{}" y="{}" text-anchor="end" class="unit">章</text></g>"#,
-            n(self.x1),
-            n(y + 26.0)
+            r#"<text x="{}" y="{}" text-anchor="start" class="unit">章</text></g>"#,
+            n(right + FONT / 2.0),
+            n(y + 17.0)
         );
         s
     }
@@ -214,7 +291,12 @@ pub fn open(chart: &str, height: f64, label: &str) -> String {
 
 /// The title of a chart, above its plot on the left.
 pub fn panel_title(s: &str) -> String {
-    text("panel-title", LEFT, 14.0, "start", s)
+    text("panel-title", LEFT, 15.0, "start", s)
+}
+
+/// A mark that links somewhere (a chapter's file, its row in the data table).
+pub fn link(href: &str, inner: &str) -> String {
+    format!(r#"<a href="{}">{inner}</a>"#, esc(href))
 }
 
 /// A rectangle with a class and an optional tooltip.
@@ -298,6 +380,8 @@ mod tests {
             a.ticks(),
             vec![1, 50, 100, 150, 200, 250, 300, 350, 400, 450, 500]
         );
+        assert_eq!(a.run(), 1);
+        assert_eq!(Axis::new(1, 2000).run(), 4);
         assert_eq!(Axis::new(1, 3).ticks(), vec![1, 2, 3]);
         assert_eq!(Axis::new(5, 5).slots(), 1);
     }
@@ -312,6 +396,37 @@ mod tests {
         assert_eq!(s.hi, 4000.0);
         assert_eq!(s.y(0.0), 110.0);
         assert_eq!(s.y(4000.0), 10.0);
+    }
+
+    #[test]
+    fn labels_are_thinned_by_width_and_nudged_apart() {
+        // Three labels 30 wide at 0, 20, 60: the second would overlap the first.
+        assert_eq!(
+            thin(&[(0.0, 30.0), (20.0, 30.0), (60.0, 30.0)]),
+            [true, false, true]
+        );
+        let svg = right_labels(
+            900.0,
+            500.0,
+            &[(100.0, "a".into(), "l"), (101.0, "b".into(), "l")],
+        );
+        let ys: Vec<f64> = svg
+            .split("y=\"")
+            .skip(1)
+            .map(|p| p.split('"').next().unwrap().parse().unwrap())
+            .collect();
+        assert!(ys[1] - ys[0] >= FONT, "{svg}");
+        // Chapter ticks never closer than a label's width, at any length.
+        for last in [3, 60, 300, 1000, 2000, 5000] {
+            let a = Axis::new(1, last);
+            let t = a.ticks();
+            for w in t.windows(2) {
+                assert!(
+                    a.mid(w[1]) - a.mid(w[0]) >= text_width(&last.to_string()),
+                    "{last}: {t:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -1,4 +1,10 @@
-//! 风格校准 (PRD §6 Layer 3): the last chapters against the style-profile baseline.
+//! 风格校准 (PRD §6 Layer 3): the last chapters against the style-profile baseline — the one
+//! rule every surface reads (`novel style drift`, the reviews, `novel status`, the dashboard,
+//! through `novel_store::figures`).
+//!
+//! A window's figures are sums of per-chapter [`StyleSample`]s (what `novel-text` measures of a
+//! chapter: text characters, sentences, characters inside dialogue), so a window measured at
+//! once and one added up chapter by chapter give the same numbers.
 //!
 //! Deviation = |current − baseline| / baseline. Drift when the average sentence length deviates
 //! by more than `sentence_length` (0.20) or the dialogue ratio by more than `dialogue_ratio`
@@ -8,11 +14,46 @@
 
 use serde::Serialize;
 
-use novel_core::model::Extra;
-use novel_core::model::settings::DriftThresholds;
-use novel_core::model::style::{DriftMetric, StyleDrift, StyleProfile};
+use crate::model::Extra;
+use crate::model::settings::DriftThresholds;
+use crate::model::style::{DriftMetric, StyleDrift, StyleProfile};
 
-use crate::metrics::StyleMetrics;
+/// What the drift rule reads of a chapter (or of a window, added up): the text characters of
+/// its sentences (汉字, letters, digits), its sentences, and the text characters inside
+/// dialogue — `novel_text::metrics`' definitions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct StyleSample {
+    pub text_chars: usize,
+    pub sentences: usize,
+    pub dialogue: usize,
+}
+
+impl StyleSample {
+    /// The samples added up.
+    pub fn sum<'a>(samples: impl IntoIterator<Item = &'a StyleSample>) -> StyleSample {
+        samples
+            .into_iter()
+            .fold(StyleSample::default(), |a, s| StyleSample {
+                text_chars: a.text_chars + s.text_chars,
+                sentences: a.sentences + s.sentences,
+                dialogue: a.dialogue + s.dialogue,
+            })
+    }
+
+    /// 平均句长 (characters a sentence), to two decimals.
+    pub fn avg_sentence_length(&self) -> f64 {
+        (ratio(self.text_chars, self.sentences) * 100.0).round() / 100.0
+    }
+
+    /// 对话占比 (dialogue characters / text characters), to three decimals.
+    pub fn dialogue_ratio(&self) -> f64 {
+        (ratio(self.dialogue, self.text_chars) * 1000.0).round() / 1000.0
+    }
+}
+
+fn ratio(a: usize, b: usize) -> f64 {
+    if b == 0 { 0.0 } else { a as f64 / b as f64 }
+}
 
 /// What to do with `style-drift.json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -29,7 +70,7 @@ pub enum DriftStatus {
 }
 
 impl DriftStatus {
-    /// The verdict in Chinese (`style drift`, the reviews).
+    /// The verdict in Chinese (`style drift`, the reviews, status, the dashboard).
     pub fn label(self) -> &'static str {
         match self {
             DriftStatus::Drifted => "风格漂移",
@@ -103,11 +144,11 @@ fn directive(m: &DriftMetric, chapters: u32) -> String {
     }
 }
 
-/// Compares `current` (the metrics of chapters `window[0]..=window[1]`) with the profile.
+/// Compares `current` (chapters `window[0]..=window[1]`, added up) with the profile.
 /// `recorded` is the drift on record (`style-drift.json` with `active: true`), if any.
 pub fn assess(
     profile: &StyleProfile,
-    current: &StyleMetrics,
+    current: &StyleSample,
     thresholds: &DriftThresholds,
     window: [u32; 2],
     recorded: bool,
@@ -117,7 +158,7 @@ pub fn assess(
         metrics.push(metric(
             "avg_sentence_length",
             base,
-            current.avg_sentence_length,
+            current.avg_sentence_length(),
             thresholds.sentence_length,
         ));
     }
@@ -125,7 +166,7 @@ pub fn assess(
         metrics.push(metric(
             "dialogue_ratio",
             base,
-            current.dialogue_ratio,
+            current.dialogue_ratio(),
             thresholds.dialogue_ratio,
         ));
     }
@@ -170,7 +211,6 @@ pub fn assess(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::segment::Document;
 
     fn profile(len: Option<f64>, ratio: Option<f64>) -> StyleProfile {
         let mut p: StyleProfile = serde_json::from_str("{}").unwrap();
@@ -179,11 +219,14 @@ mod tests {
         p
     }
 
-    fn metrics(avg: f64, ratio: f64) -> StyleMetrics {
-        let mut m = StyleMetrics::of(&[&Document::new("")]);
-        m.avg_sentence_length = avg;
-        m.dialogue_ratio = ratio;
-        m
+    /// A sample whose average sentence length is `avg` and dialogue ratio `ratio`.
+    fn metrics(avg: f64, ratio: f64) -> StyleSample {
+        let text_chars = (avg * 1000.0).round() as usize;
+        StyleSample {
+            text_chars,
+            sentences: 1000,
+            dialogue: (ratio * text_chars as f64).round() as usize,
+        }
     }
 
     #[test]
@@ -234,12 +277,8 @@ mod tests {
         // The file validates against its own schema.
         let v = serde_json::to_value(&d).unwrap();
         assert!(
-            novel_core::validate::check_document(
-                "style-drift.json",
-                novel_core::FileKind::StyleDrift,
-                &v
-            )
-            .is_empty()
+            crate::validate::check_document("style-drift.json", crate::FileKind::StyleDrift, &v)
+                .is_empty()
         );
     }
 
