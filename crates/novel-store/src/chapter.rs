@@ -230,6 +230,23 @@ pub fn staging_facts(project: &Project, n: u32, mode: Facts) -> StagingFacts {
     }
 }
 
+/// What a repair round of chapter `n` has staged (`None` when the round it is in — read from
+/// the checkpoint — is no repair).
+fn repair_facts(
+    project: &Project,
+    n: u32,
+    mode: Facts,
+) -> Option<novel_core::pipeline::RepairFacts> {
+    let cp = load_checkpoint(project).ok()?;
+    let record = crate::repair::current(project, &cp, n).ok().flatten()?;
+    let rel = layout::staging_repair_review(n);
+    let review = match mode {
+        Facts::Light => text_fact(project, &rel),
+        Facts::Full => json_fact(project, &rel, FileKind::RepairReview, n).0,
+    };
+    Some(crate::repair::facts(project, n, &record, review))
+}
+
 /// The files of a round the gate sent back (`revise`, `rewrite`, or the author's round after
 /// `pause`) go to `logs/revisions/chapter-NNN/rK/`: the text, the evaluations, the Summarizer's
 /// outputs and the refiner's change lists. Staging is left without them, so every agent of the

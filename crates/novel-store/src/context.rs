@@ -495,10 +495,20 @@ fn load_repair(
         .as_deref()
         .and_then(|t| novel_core::context::outline::parse(t).ok())
         .and_then(|o| o.block(chapter + 1).map(|b| b.text.clone()));
+    let prev_ending = (chapter > 1)
+        .then(|| crate::io::read_text(&project.path(&layout::chapter_file(chapter - 1))).ok())
+        .flatten()
+        .and_then(|t| {
+            let parts = [novel_core::model::RepairPart::Ending];
+            novel_core::repair::windows(&t, &parts, &i.settings.craft)
+                .pop()
+                .map(|w| w.text)
+        });
     Some(novel_core::context::assemble::RepairInputs {
         record,
         base,
         next_outline,
+        prev_ending,
     })
 }
 

@@ -656,6 +656,9 @@ fn too_early(agent: Agent, stage: Option<PipelineStage>) -> Option<&'static str>
         (Agent::QualityJudge, Some(S::Drafting | S::Revising | S::Drafted)) => {
             Some("润色还没有标记完成（chapter stage refined）")
         }
+        (Agent::QualityJudge, Some(S::Repairing)) => {
+            Some("局部修补还没有放进正文（chapter stage repaired）")
+        }
         _ => None,
     }
 }

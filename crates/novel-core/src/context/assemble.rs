@@ -193,6 +193,8 @@ pub struct RepairInputs {
     pub base: String,
     /// The next chapter's outline block, when the volume outline has it.
     pub next_outline: Option<String>,
+    /// The last paragraphs of the previous chapter (its hook), when it is committed.
+    pub prev_ending: Option<String>,
 }
 
 /// How many of a character's latest actions the ChapterWriter packet carries.

@@ -369,6 +369,11 @@ pub fn repair_section(inputs: &Inputs, judge: bool) -> Section {
             if written.is_empty() { "（没有新段落）" } else { written.as_str() }
         ));
     }
+    if let Some(prev) = &r.prev_ending {
+        s.required(format!(
+            "上一章的结尾（它的钩子；开篇要接住它，新钩子别和它同一个套路）：\n{prev}"
+        ));
+    }
     if rec.repairs(crate::model::RepairPart::Ending) {
         s.required(match &r.next_outline {
             Some(b) => format!("下一章大纲（钩子要把读者引向这里，但不剧透）：\n{b}"),

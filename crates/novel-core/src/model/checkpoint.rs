@@ -41,10 +41,10 @@ pub enum PipelineStage {
     // After a `polish` verdict, StyleRefiner has made its second pass (commit follows).
     Polished,
     Committed,
-    /// The gate sent the chapter back for its opening or its ending alone: ChapterWriter
-    /// rewrites only those paragraphs (`crate::repair`).
+    // The gate sent the chapter back for its opening or its ending alone: ChapterWriter
+    // rewrites only those paragraphs (`crate::repair`).
     Repairing,
-    /// The repaired paragraphs are spliced in: QualityJudge re-checks only them.
+    // The repaired paragraphs are spliced in: QualityJudge re-checks only them.
     Repaired,
 }
 
