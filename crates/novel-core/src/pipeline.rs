@@ -1024,6 +1024,87 @@ mod tests {
         assert!(!resume.message.contains("--"), "{}", resume.message);
     }
 
+    /// A revise for the craft alone goes judged → repairing → repaired → judged; a full
+    /// revision is the author's choice then, and the moves say so.
+    #[test]
+    fn a_repair_round_has_its_own_stages() {
+        use crate::model::repair::{PartReason, RepairPart};
+        use PipelineStage as S;
+        let mut c = cp(OrchestratorState::Writing, 4, Some(5));
+        c.pipeline_stage = Some(S::Judged);
+        c.gate = Some(GateRecord {
+            chapter: 5,
+            decision: GateDecision::Revise,
+            overall: 4.2,
+            force_passed: false,
+            revision: 0,
+            text_digest: None,
+            accepted_by_author: false,
+            staged: Default::default(),
+            repair: vec![PartReason {
+                part: RepairPart::Ending,
+                reason: "章末是总结".into(),
+            }],
+            extra: Default::default(),
+        });
+        let facts = StagingFacts::nothing();
+        let auto = RoundChoice {
+            max_author_rounds: 3,
+            ..RoundChoice::default()
+        };
+        let author = RoundChoice {
+            by_author: true,
+            ..auto
+        };
+        assert!(check_stage(&c, 5, S::Repairing, &facts, auto).is_ok());
+        let e = check_stage(&c, 5, S::Revising, &facts, auto).unwrap_err();
+        assert!(e.reason.contains("局部修补"), "{e:?}");
+        assert!(check_stage(&c, 5, S::Revising, &facts, author).is_ok());
+        assert!(check_stage(&c, 5, S::Repaired, &facts, auto).is_err());
+        let mut judged = StagingFacts::nothing();
+        judged.chapter_text = FileFact::Ok;
+        judged.summary = FileFact::Ok;
+        judged.delta = FileFact::Ok;
+        judged.memory = FileFact::Ok;
+        judged.evaluation = FileFact::Ok;
+        judged.storyline_id = Some("main_arc".into());
+        assert_eq!(resume_point(&c, &judged).step, ResumeStep::RepairWithFixes);
+        let moves: Vec<&str> = gate_moves(GateDecision::Revise, true, 5, 0, 3)
+            .iter()
+            .map(|m| m.id)
+            .collect();
+        assert_eq!(moves, ["repair", "revise", "rewrite", "accept"]);
+        // Repairing: the writer's new paragraphs, then repaired; repaired: the judge's review,
+        // then judged (with the review there).
+        let mut r = c.clone();
+        r.pipeline_stage = Some(S::Repairing);
+        let mut staged = judged.clone();
+        staged.evaluation = FileFact::Missing;
+        staged.repair = Some(RepairFacts {
+            written: false,
+            review: FileFact::Missing,
+        });
+        assert_eq!(resume_point(&r, &staged).step, ResumeStep::RepairWithFixes);
+        let e = check_stage(&r, 5, S::Repaired, &staged, auto).unwrap_err();
+        assert!(e.reason.contains("局部修补还没有写"), "{e:?}");
+        staged.repair = Some(RepairFacts {
+            written: true,
+            review: FileFact::Missing,
+        });
+        assert_eq!(resume_point(&r, &staged).step, ResumeStep::MarkRepaired);
+        assert!(check_stage(&r, 5, S::Repaired, &staged, auto).is_ok());
+        r.pipeline_stage = Some(S::Repaired);
+        assert_eq!(resume_point(&r, &staged).step, ResumeStep::RunRepairReview);
+        staged.evaluation = FileFact::Ok;
+        let e = check_stage(&r, 5, S::Judged, &staged, auto).unwrap_err();
+        assert!(e.reason.contains("局部修补的复核"), "{e:?}");
+        staged.repair = Some(RepairFacts {
+            written: true,
+            review: FileFact::Ok,
+        });
+        assert!(check_stage(&r, 5, S::Judged, &staged, auto).is_ok());
+    }
+
     #[test]
     fn text_digest_is_fnv1a64() {
         assert_eq!(text_digest(b""), "cbf29ce484222325");
