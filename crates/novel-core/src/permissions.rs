@@ -283,13 +283,7 @@ mod tests {
             SettingsShape::NotObject
         );
         assert_eq!(
-            merged(
-                Some(&json!({"permissions": {"allow": "x"}})),
-                &[],
-                &[],
-                &[]
-            )
-            .unwrap_err(),
+            merged(Some(&json!({"permissions": {"allow": "x"}})), &[], &[], &[]).unwrap_err(),
             SettingsShape::AllowNotList
         );
         assert_eq!(

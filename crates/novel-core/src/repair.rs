@@ -110,7 +110,9 @@ fn prose_lines(lines: &[&str]) -> Vec<usize> {
     {
         start = end + 2;
     }
-    (start..lines.len()).filter(|&i| is_prose(lines[i])).collect()
+    (start..lines.len())
+        .filter(|&i| is_prose(lines[i]))
+        .collect()
 }
 
 /// The windows of `parts` in `text` (opening first). The ending never reaches into a repaired
@@ -197,7 +199,10 @@ fn problem(part: Option<RepairPart>, message: String) -> Problem {
 
 /// The problems, one a line.
 pub fn describe(problems: &[Problem]) -> String {
-    problems.iter().map(|p| format!("- {}\n", p.message)).collect()
+    problems
+        .iter()
+        .map(|p| format!("- {}\n", p.message))
+        .collect()
 }
 
 /// The prose lines of a part's new text (blank lines dropped), or why it cannot go in.
@@ -236,7 +241,9 @@ fn size_problem(part: RepairPart, new: &str, old: &Window) -> Option<Problem> {
         ));
     }
     let same = |a: &str, b: &str| {
-        a.chars().filter(|c| !c.is_whitespace()).eq(b.chars().filter(|c| !c.is_whitespace()))
+        a.chars()
+            .filter(|c| !c.is_whitespace())
+            .eq(b.chars().filter(|c| !c.is_whitespace()))
     };
     same(new, &old.text).then(|| {
         problem(
@@ -331,7 +338,12 @@ pub fn direct_edit(base: &str, now: &str, windows: &[Window]) -> Result<(), Vec<
                 line + 1,
                 windows
                     .iter()
-                    .map(|w| format!("{}（第 {}–{} 行）", w.part.label(), w.lines[0] + 1, w.lines[1]))
+                    .map(|w| format!(
+                        "{}（第 {}–{} 行）",
+                        w.part.label(),
+                        w.lines[0] + 1,
+                        w.lines[1]
+                    ))
                     .collect::<Vec<_>>()
                     .join("和")
             ),
@@ -379,7 +391,10 @@ pub fn check_review(
     if r.chapter != record.chapter {
         out.push(finding(
             Severity::Error,
-            format!("复核写的是第 {} 章，修补的是第 {} 章", r.chapter, record.chapter),
+            format!(
+                "复核写的是第 {} 章，修补的是第 {} 章",
+                r.chapter, record.chapter
+            ),
             "/chapter".into(),
         ));
     }
@@ -402,13 +417,15 @@ pub fn check_review(
         }
         let missing = crate::judging::missing_quotes(&v.evidence, written, normalize);
         if !missing.is_empty() {
-            out.push(crate::judging::quote_finding(
-                file,
-                &missing,
-                "修补写的新段落",
-                &format!("/reviews/{i}/evidence"),
-            )
-            .for_chapter(record.chapter));
+            out.push(
+                crate::judging::quote_finding(
+                    file,
+                    &missing,
+                    "修补写的新段落",
+                    &format!("/reviews/{i}/evidence"),
+                )
+                .for_chapter(record.chapter),
+            );
         }
     }
     out
@@ -498,7 +515,10 @@ mod tests {
     #[test]
     fn a_direct_edit_outside_the_window_is_refused() {
         let w = windows(BASE, &[RepairPart::Ending], &t());
-        let inside = BASE.replace("真正的考验才刚刚开始。", "门外有人喊他的名字——是死去的师父。");
+        let inside = BASE.replace(
+            "真正的考验才刚刚开始。",
+            "门外有人喊他的名字——是死去的师父。",
+        );
         direct_edit(BASE, &inside, &w).unwrap();
         let outside = inside.replace("雨下了一夜", "雪下了一夜");
         let e = direct_edit(BASE, &outside, &w).unwrap_err();
@@ -539,10 +559,11 @@ mod tests {
         let mut other = review.clone();
         other.chapter = 6;
         other.reviews[0].part = RepairPart::Opening;
-        let codes: Vec<(String, bool)> = check_review(&other, &record, f, "门外有人喊他的名字。", &plain)
-            .iter()
-            .map(|d| (d.code.to_string(), d.is_error()))
-            .collect();
+        let codes: Vec<(String, bool)> =
+            check_review(&other, &record, f, "门外有人喊他的名字。", &plain)
+                .iter()
+                .map(|d| (d.code.to_string(), d.is_error()))
+                .collect();
         assert!(codes.contains(&(REVIEW.to_string(), true)), "{codes:?}");
         assert!(codes.contains(&(REVIEW.to_string(), false)), "{codes:?}");
         assert!(not_done(&review, &record.part_names()).is_empty());

@@ -463,7 +463,11 @@ fn a_hook_alone_is_a_local_repair_not_a_revision() {
         assert!(r.repair[0].reason.contains("总结或感悟"), "{:?}", r.repair);
         let targets: Vec<&str> = r.required_fixes.iter().map(|f| f.target.as_str()).collect();
         assert_eq!(targets, ["最后一两段"], "{score}: the judge's fixes wait");
-        assert!(r.reasons.iter().any(|x| x.contains("局部修补")), "{:?}", r.reasons);
+        assert!(
+            r.reasons.iter().any(|x| x.contains("局部修补")),
+            "{:?}",
+            r.reasons
+        );
     }
     // The opening and the ending both: both repaired, the opening first.
     let both = novel_core::gate::CraftCheck {

@@ -288,7 +288,10 @@ fn classify_chapter_file(parts: &[&str]) -> Entry {
                 expected: "chapter-NNN-summary.md",
             },
         },
-        "evaluations" => match (eval_chapter(name), number_between(name, "chapter-", "-repair.json")) {
+        "evaluations" => match (
+            eval_chapter(name),
+            number_between(name, "chapter-", "-repair.json"),
+        ) {
             (Some(n), _) => json(FileKind::Evaluation, n),
             // A local repair's review (`novel_core::repair`).
             (None, Some(n)) => json(FileKind::RepairReview, n),

@@ -39,7 +39,11 @@ pub fn record(project: &Project, n: u32, round: u32) -> Result<Option<RepairReco
 }
 
 /// The record of the round chapter `n` is in, when it is in flight and that round is a repair.
-pub fn current(project: &Project, cp: &Checkpoint, n: u32) -> Result<Option<RepairRecord>, StoreError> {
+pub fn current(
+    project: &Project,
+    cp: &Checkpoint,
+    n: u32,
+) -> Result<Option<RepairRecord>, StoreError> {
     if cp.inflight_chapter != Some(n) {
         return Ok(None);
     }
@@ -58,7 +62,9 @@ pub fn facts(project: &Project, n: u32, r: &RepairRecord, review: FileFact) -> R
     let files = r.part_names().into_iter().all(|p| {
         matches!(text_if_any(project, &layout::staging_repair(n, p)), Ok(Some(t)) if !t.trim().is_empty())
     });
-    let staged = text_if_any(project, &layout::staging_chapter(n)).ok().flatten();
+    let staged = text_if_any(project, &layout::staging_chapter(n))
+        .ok()
+        .flatten();
     let edited =
         staged.is_some_and(|t| novel_core::pipeline::text_digest(t.as_bytes()) != r.base_digest);
     RepairFacts {
@@ -114,17 +120,19 @@ pub fn splice(
     }
     let edited = novel_core::pipeline::text_digest(staged.as_bytes()) != r.base_digest;
     if files.is_empty() {
-        return Ok(novel_core::repair::direct_edit(&base, &staged, &r.windows).map(|()| Spliced {
-            written: vec![(
-                r.parts.first().map_or(RepairPart::Ending, |p| p.part),
-                novel_core::repair::new_text(&base, &staged)
-                    .chars()
-                    .filter(|c| !c.is_whitespace())
-                    .count(),
-            )],
-            text: staged,
-            consumed: Vec::new(),
-        }));
+        return Ok(
+            novel_core::repair::direct_edit(&base, &staged, &r.windows).map(|()| Spliced {
+                written: vec![(
+                    r.parts.first().map_or(RepairPart::Ending, |p| p.part),
+                    novel_core::repair::new_text(&base, &staged)
+                        .chars()
+                        .filter(|c| !c.is_whitespace())
+                        .count(),
+                )],
+                text: staged,
+                consumed: Vec::new(),
+            }),
+        );
     }
     if edited {
         return Ok(Err(vec![Problem {
@@ -137,14 +145,16 @@ pub fn splice(
         }]));
     }
     let new: Vec<(RepairPart, String)> = files.iter().map(|(p, t, _)| (*p, t.clone())).collect();
-    Ok(novel_core::repair::splice(&base, &r.windows, &new).map(|text| Spliced {
-        written: new
-            .iter()
-            .map(|(p, t)| (*p, t.chars().filter(|c| !c.is_whitespace()).count()))
-            .collect(),
-        text,
-        consumed: files.into_iter().map(|(_, _, rel)| rel).collect(),
-    }))
+    Ok(
+        novel_core::repair::splice(&base, &r.windows, &new).map(|text| Spliced {
+            written: new
+                .iter()
+                .map(|(p, t)| (*p, t.chars().filter(|c| !c.is_whitespace()).count()))
+                .collect(),
+            text,
+            consumed: files.into_iter().map(|(_, _, rel)| rel).collect(),
+        }),
+    )
 }
 
 /// The staged review of chapter `n`'s repair, when it reads.
@@ -188,7 +198,11 @@ pub fn check_review(
 
 /// The parts of the repair `r` the judge's review does not call done (all of them when there
 /// is no review).
-pub fn not_done(project: &Project, n: u32, r: &RepairRecord) -> Result<Vec<(RepairPart, String)>, StoreError> {
+pub fn not_done(
+    project: &Project,
+    n: u32,
+    r: &RepairRecord,
+) -> Result<Vec<(RepairPart, String)>, StoreError> {
     Ok(match staged_review(project, n)? {
         Some(review) => novel_core::repair::not_done(&review, &r.part_names()),
         None => r

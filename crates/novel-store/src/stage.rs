@@ -683,7 +683,10 @@ fn plan_repairing(
             crate::layout::revision_dir(n, round),
             novel_core::naming::repair_review_name(n)
         );
-        out.writes.push(JournalWrite { path: to.clone(), content });
+        out.writes.push(JournalWrite {
+            path: to.clone(),
+            content,
+        });
         out.remove.push(review);
         out.archived.push(to);
     }
@@ -721,12 +724,11 @@ fn plan_repaired(
             hint: "novel chapter recover 会告诉你从哪一步继续".into(),
         }));
     };
-    let spliced = crate::repair::splice(project, n, &record)?.map_err(|problems| {
-        ChapterError::Repair {
+    let spliced =
+        crate::repair::splice(project, n, &record)?.map_err(|problems| ChapterError::Repair {
             chapter: n,
             problems,
-        }
-    })?;
+        })?;
     let line = serde_json::json!({
         "round": record.round,
         "parts": record.parts.iter().map(|p| p.part.name()).collect::<Vec<_>>(),

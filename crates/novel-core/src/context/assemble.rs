@@ -570,7 +570,10 @@ fn outline_of(
 /// Assembles an agent's packet without a budget (see [`build`]).
 pub fn assemble(agent: Agent, inputs: &Inputs) -> Result<Packet, ContextError> {
     let mut warnings = inputs.warnings.clone();
-    let needs_outline_block = matches!(agent, Agent::ChapterWriter | Agent::QualityJudge);
+    // A local repair's packet is its `repair` section alone: the next chapter's outline there
+    // is optional.
+    let needs_outline_block =
+        matches!(agent, Agent::ChapterWriter | Agent::QualityJudge) && inputs.repair.is_none();
     let (block, overview) = if agent.needs().outline {
         outline_of(inputs, needs_outline_block, &mut warnings)?
     } else {

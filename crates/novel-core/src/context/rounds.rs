@@ -356,7 +356,13 @@ pub fn repair_section(inputs: &Inputs, judge: bool) -> Section {
     ));
     for w in &rec.windows {
         s.required(if judge {
-            format!("〔{}〕原来的 {} 段（{} 字）：\n{}", w.part.label(), w.paragraphs, w.chars, w.text)
+            format!(
+                "〔{}〕原来的 {} 段（{} 字）：\n{}",
+                w.part.label(),
+                w.paragraphs,
+                w.chars,
+                w.text
+            )
         } else {
             window_for_writer(w, &r.base)
         });
@@ -366,7 +372,11 @@ pub fn repair_section(inputs: &Inputs, judge: bool) -> Section {
         let written = crate::repair::new_text(&r.base, now);
         s.required(format!(
             "修补写的新段落（evidence 只从这里引）：\n{}",
-            if written.is_empty() { "（没有新段落）" } else { written.as_str() }
+            if written.is_empty() {
+                "（没有新段落）"
+            } else {
+                written.as_str()
+            }
         ));
     }
     if let Some(prev) = &r.prev_ending {
@@ -383,21 +393,46 @@ pub fn repair_section(inputs: &Inputs, judge: bool) -> Section {
     s
 }
 
+/// The whole paragraphs of `lines` nearest the window (the last ones when `before`), up to
+/// [`REPAIR_CONTEXT_CHARS`] (at least one), headings left out.
+fn nearby(lines: &[&str], before: bool) -> String {
+    let mut picked: Vec<&str> = Vec::new();
+    let mut chars = 0;
+    let prose = lines
+        .iter()
+        .map(|l| l.trim_end())
+        .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
+    let ordered: Vec<&str> = if before {
+        prose.rev().collect()
+    } else {
+        prose.collect()
+    };
+    for l in ordered {
+        if !picked.is_empty() && chars + l.chars().count() > REPAIR_CONTEXT_CHARS {
+            break;
+        }
+        chars += l.chars().count();
+        picked.push(l);
+    }
+    if before {
+        picked.reverse();
+    }
+    picked.join("\n")
+}
+
 /// One window as the writer sees it: the text next to it (kept as is), then the paragraphs it
 /// replaces and how long the new ones may be.
 fn window_for_writer(w: &crate::repair::Window, base: &str) -> String {
     let lines: Vec<&str> = base.lines().collect();
     let (around, label) = match w.part {
-        crate::model::RepairPart::Ending => {
-            let before = lines[..w.lines[0].min(lines.len())].join("\n");
-            let chars: Vec<char> = before.trim_end().chars().collect();
-            let start = chars.len().saturating_sub(REPAIR_CONTEXT_CHARS);
-            (chars[start..].iter().collect::<String>(), "前文（到这里为止不动）")
-        }
-        crate::model::RepairPart::Opening => {
-            let after = lines[w.lines[1].min(lines.len())..].join("\n");
-            (cut_chars(after.trim(), REPAIR_CONTEXT_CHARS), "后文（从这里起不动）")
-        }
+        crate::model::RepairPart::Ending => (
+            nearby(&lines[..w.lines[0].min(lines.len())], true),
+            "前文（到这里为止不动）",
+        ),
+        crate::model::RepairPart::Opening => (
+            nearby(&lines[w.lines[1].min(lines.len())..], false),
+            "后文（从这里起不动）",
+        ),
     };
     format!(
         "〔{part}〕{label}：\n{around}\n\n〔{part}〕要整体替换的 {n} 段（{chars} 字；新写的不超过 {max} 字）：\n{text}",
