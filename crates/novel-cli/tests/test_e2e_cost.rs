@@ -150,19 +150,12 @@ fn run_batch(
     let mut b = Book::new(dir);
     b.economy = economy;
     batch(&mut b, chapters, revise);
-    let script = b.script();
-    let run = e2e.run(dir, &format!("/novel:continue {}", chapters.len()), &script);
-    run.assert_all_turns_played(&script);
-    for c in run.tool_calls() {
-        assert!(
-            !c.is_error,
-            "{} {} failed: {}\n{}",
-            c.name,
-            c.input,
-            c.result,
-            run.report()
-        );
-    }
+    let run = run_clean(
+        e2e,
+        dir,
+        &format!("/novel:continue {}", chapters.len()),
+        &mut b,
+    );
     for &(n, key) in chapters {
         b.at(n, &format!("灯下{n}"), key);
         let token = token_of_chapter(&run, &b, n);
@@ -175,6 +168,24 @@ fn run_batch(
         assert_eq!(last["commit"]["chapter"], n, "{last}");
     }
     b.assert_valid();
+    run
+}
+
+/// Runs the book's script as `prompt`: every turn played, no tool call failed.
+fn run_clean(e2e: &mut E2e, dir: &Path, prompt: &str, b: &mut Book) -> crate::test_e2e::Run {
+    let script = b.script();
+    let run = e2e.run(dir, prompt, &script);
+    run.assert_all_turns_played(&script);
+    for c in run.tool_calls() {
+        assert!(
+            !c.is_error,
+            "{} {} failed: {}\n{}",
+            c.name,
+            c.input,
+            c.result,
+            run.report()
+        );
+    }
     run
 }
 
@@ -639,19 +650,7 @@ fn a_hook_only_repair_costs_under_40_percent_of_a_revise_round() {
     let (repairing, repaired) = b.repair_round("r1", HOOK);
     b.capture_next(json!({"s1": "\"overall_text\":\"([0-9.]+)\"", "chars": "\"chars\":([0-9]+)"}));
     b.end("report", "第2章 {{chars}}字 {{s0}}→修补→{{s1}} ✅");
-    let script = b.script();
-    let run = e2e.run(&dir, "/novel:continue 1", &script);
-    run.assert_all_turns_played(&script);
-    for c in run.tool_calls() {
-        assert!(
-            !c.is_error,
-            "{} {} failed: {}\n{}",
-            c.name,
-            c.input,
-            c.result,
-            run.report()
-        );
-    }
+    let run = run_clean(&mut e2e, &dir, "/novel:continue 1", &mut b);
     let token = token_of(&run, &b);
     let gate = b.gate_line(&crate::test_e2e_paths::usage_flags("j", false));
     let g = gates_of(&run, &gate, &token);

@@ -947,27 +947,30 @@ mod tests {
         );
     }
 
+    /// Chapter 5 judged, the gate's `decision` recorded (with the parts of a local repair).
+    fn judged(decision: GateDecision, repair: Vec<crate::model::repair::PartReason>) -> Checkpoint {
+        let mut c = cp(OrchestratorState::Writing, 4, Some(5));
+        c.pipeline_stage = Some(PipelineStage::Judged);
+        c.gate = Some(GateRecord {
+            chapter: 5,
+            decision,
+            overall: 2.6,
+            force_passed: false,
+            revision: 0,
+            text_digest: None,
+            accepted_by_author: false,
+            staged: Default::default(),
+            repair,
+            extra: Default::default(),
+        });
+        c
+    }
+
     #[test]
     fn after_a_pause_the_author_may_revise_or_rewrite() {
         use GateDecision as G;
         use PipelineStage as S;
-        let judged = |decision: G| {
-            let mut c = cp(OrchestratorState::Writing, 4, Some(5));
-            c.pipeline_stage = Some(S::Judged);
-            c.gate = Some(GateRecord {
-                chapter: 5,
-                decision,
-                overall: 2.6,
-                force_passed: false,
-                revision: 0,
-                text_digest: None,
-                accepted_by_author: false,
-                staged: Default::default(),
-                repair: Vec::new(),
-                extra: Default::default(),
-            });
-            c
-        };
+        let judged = |decision: G| judged(decision, Vec::new());
         let facts = StagingFacts::nothing();
         let auto = RoundChoice {
             max_author_rounds: 3,
@@ -1030,23 +1033,13 @@ mod tests {
     fn a_repair_round_has_its_own_stages() {
         use crate::model::repair::{PartReason, RepairPart};
         use PipelineStage as S;
-        let mut c = cp(OrchestratorState::Writing, 4, Some(5));
-        c.pipeline_stage = Some(S::Judged);
-        c.gate = Some(GateRecord {
-            chapter: 5,
-            decision: GateDecision::Revise,
-            overall: 4.2,
-            force_passed: false,
-            revision: 0,
-            text_digest: None,
-            accepted_by_author: false,
-            staged: Default::default(),
-            repair: vec![PartReason {
+        let c = judged(
+            GateDecision::Revise,
+            vec![PartReason {
                 part: RepairPart::Ending,
                 reason: "章末是总结".into(),
             }],
-            extra: Default::default(),
-        });
+        );
         let facts = StagingFacts::nothing();
         let auto = RoundChoice {
             max_author_rounds: 3,
