@@ -53,17 +53,64 @@ fn sent_back_for_its_hook(root: &Path) -> (String, Value) {
         .as_str()
         .unwrap()
         .to_string();
+    let gate = judged_draft(root, &token, "", 4.2);
+    (token, gate)
+}
+
+/// Chapter 1's draft (the agents' files, `added` after its first sentence, a full-length body
+/// ending on a moral) through `stage judged` at `score`; the gate's answer.
+fn judged_draft(root: &Path, token: &str, added: &str, score: f64) -> Value {
     stage_drafts(root, 1);
     let staged = root.join("staging/chapters/chapter-001.md");
-    let mut text = std::fs::read_to_string(&staged).unwrap();
-    text.push_str(&format!("\n“人呢？”\n\n{}{MORAL}\n", BODY.repeat(30)));
-    std::fs::write(&staged, text).unwrap();
-    ok(root, &["chapter", "stage", "drafted", "--token", &token]);
-    ok(root, &["chapter", "stage", "refined", "--token", &token]);
-    stage_eval(root, 1, 4.2, true);
-    ok(root, &["chapter", "stage", "judged", "--token", &token]);
-    let gate = ok(root, &["chapter", "gate", "1", "--token", &token]);
-    (token, gate)
+    let text = std::fs::read_to_string(&staged).unwrap().replacen(
+        "陆尘推门而入，屋里一灯如豆。",
+        &format!("陆尘推门而入，屋里一灯如豆。{added}"),
+        1,
+    );
+    let ending = format!("\n“人呢？”\n\n{}{MORAL}\n", BODY.repeat(30));
+    std::fs::write(&staged, text + &ending).unwrap();
+    ok(root, &["chapter", "stage", "drafted", "--token", token]);
+    ok(root, &["chapter", "stage", "refined", "--token", token]);
+    stage_eval(root, 1, score, true);
+    ok(root, &["chapter", "stage", "judged", "--token", token]);
+    ok(root, &["chapter", "gate", "1", "--token", token])
+}
+
+/// A repair after a revision: the evaluations kept from the revision round still review that
+/// round's fixes against the text before it (not against the repair's base, which is the text
+/// they judged: every quote would look stale).
+#[test]
+fn a_repair_after_a_revision_keeps_the_revisions_fix_review() {
+    let (_t, root) = writing_project();
+    let token = ok(&root, &["chapter", "begin", "1"])["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let gate = judged_draft(&root, &token, "", 3.2);
+    assert_eq!(gate["decision"], "revise", "{gate}");
+    assert!(
+        gate.get("repair").is_none(),
+        "a score revise is a revision: {gate}"
+    );
+    ok(&root, &["chapter", "stage", "revising", "--token", &token]);
+    let gate = judged_draft(&root, &token, "他先把门闩插好，才去看那封信。", 4.2);
+    assert_eq!(gate["decision"], "revise", "{gate}");
+    assert_eq!(gate["moves"][0]["id"], "repair", "{gate}");
+    ok(&root, &["chapter", "stage", "repairing", "--token", &token]);
+    std::fs::write(
+        root.join("staging/repairs/chapter-001-ending.md"),
+        format!("{HOOK}\n"),
+    )
+    .unwrap();
+    ok(&root, &["chapter", "stage", "repaired", "--token", &token]);
+    write_json(
+        &root.join("staging/evaluations/chapter-001-repair.json"),
+        &review("done", HOOK),
+    );
+    ok(&root, &["chapter", "stage", "judged", "--token", &token]);
+    let gate = ok(&root, &["chapter", "gate", "1", "--token", &token]);
+    assert_eq!(gate["decision"], "pass", "{gate}");
+    ok(&root, &["chapter", "commit", "1", "--token", &token]);
 }
 
 #[test]

@@ -31,6 +31,14 @@ pub fn previous_fixes(project: &Project, n: u32, revision_count: u32) -> Vec<Num
     fixes
 }
 
+/// The last round of chapter `n` up to `revision_count` that the gate sent back for a new text
+/// (a revision or a rewrite), not a local repair; `None` before any.
+fn sent_back_round(project: &Project, n: u32, revision_count: u32) -> Option<u32> {
+    (1..=revision_count)
+        .rev()
+        .find(|k| !project.path(&layout::repair_record(n, *k)).is_file())
+}
+
 /// The in-flight chapter's L3 contract, when it exists and reads.
 pub fn contract_of(project: &Project, n: u32, current_volume: u32) -> Option<ChapterContract> {
     let volume = crate::chapter::chapter_volume(project, n, current_volume)
@@ -70,11 +78,10 @@ pub fn check_staged(
         0
     };
     let previous = previous_fixes(project, n, revision_count);
-    let previous_text = (revision_count > 0)
-        .then(|| {
-            crate::io::read_text(&project.path(&layout::revision_text(n, revision_count))).ok()
-        })
-        .flatten();
+    // The text of the last round sent back for a revision: a repair round's archived text is
+    // the one the evaluations judged, not the one before their round.
+    let previous_text = sent_back_round(project, n, revision_count)
+        .and_then(|k| crate::io::read_text(&project.path(&layout::revision_text(n, k))).ok());
     let digest = novel_core::pipeline::text_digest(text.as_bytes());
     let leak_high = crate::chapter::leak_result(project, n)
         .ok()
