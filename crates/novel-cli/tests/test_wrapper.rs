@@ -403,9 +403,18 @@ pub(crate) fn cached_plugin(version: &str) -> Cached {
     }
 }
 
+/// The binary copied to `at` by `cp`: a copy written from this process would leave its write
+/// descriptor, for an instant, in every child another test thread forks meanwhile, and executing
+/// the copy then fails with "Text file busy" (ETXTBSY).
 pub(crate) fn put_binary(at: &Path) {
     std::fs::create_dir_all(at.parent().unwrap()).unwrap();
-    std::fs::copy(binary(), at).unwrap();
+    let ok = Command::new("cp")
+        .arg(binary())
+        .arg(at)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "cp {} {}", binary().display(), at.display());
 }
 
 pub(crate) fn session_start(wrapper: &Path, home: &Path, cwd: &Path) -> Output {

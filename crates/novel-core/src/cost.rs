@@ -119,7 +119,7 @@ impl Mix {
     /// The label the author reads.
     pub fn label(self) -> &'static str {
         match self {
-            Mix::Standard => "标准（PRD 组合：设定、润色、重写、关键章复核用 Opus）",
+            Mix::Standard => "标准（设定、润色、重写、关键章复核用 Opus）",
             Mix::Economy => "经济（全部 Sonnet）",
         }
     }

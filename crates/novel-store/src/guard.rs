@@ -922,7 +922,10 @@ mod tests {
             ("staging/state/chapter-001-delta.json", false),
             ("foreshadowing/notes.md", false),
             ("brief.md", false),
-            ("chapters/chapter-001.md", false),
+            // Committed text and evaluations go through the revision candidate (issue 42).
+            ("chapters/chapter-001.md", true),
+            ("evaluations/chapter-001-eval.json", true),
+            ("chapters/notes.md", false),
             (".novel.lockfile", false),
         ] {
             assert_eq!(owned(rel).is_some(), want, "{rel}");

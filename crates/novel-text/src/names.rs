@@ -41,7 +41,8 @@
 //! [`NameIndex::with_entities`], [`world_terms`]). Without a segmenter this is a heuristic: it
 //! finds what the author must look at, with the lines as evidence; it does not decide.
 //! Measured on `tests/fixtures/text/names-corpus.md` (38 realistic variants of 18 names among
-//! look-alike ordinary words): recall 35/38, no false finding.
+//! look-alike ordinary words): recall 34/38 with the segmenter (the binary), 35/38 without,
+//! no false finding.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::OnceLock;
@@ -1914,7 +1915,16 @@ mod tests {
             // A word of the dictionary varying an alias without a surname is that word (记者,
             // 作者 for 愚者; 小鱼 for 小雨), even before an action (issue 43).
             ("小鱼笑着跑开。", &[], "别名的变体是常用词"),
-            ("一明师兄来了。", &[("一明", "同音:江一鸣")], "称谓在后"),
+            (
+                "一明师兄来了。",
+                // jieba reads 一/明师/兄: the candidate crosses a word (the binary's build).
+                if cfg!(feature = "jieba") {
+                    &[]
+                } else {
+                    &[("一明", "同音:江一鸣")]
+                },
+                "称谓在后",
+            ),
             (
                 "林天羽冷笑一声。",
                 &[("林天羽", "同音:林天宇")],

@@ -240,8 +240,16 @@ fn name_variant_recall_and_precision_on_the_corpus() {
         .map(|p| p.0)
         .collect();
     assert!(recall >= 0.8, "recall {recall:.2}; missed {missed:?}");
-    // The misses are the three the check does not claim to catch, and nothing else.
-    assert_eq!(missed, ["唐山", "凝缺", "寒立"]);
+    // The misses are the ones the check does not claim to catch, and nothing else. With the
+    // segmenter (the binary's build: `cargo test --workspace` unifies the `jieba` feature) 凝缺
+    // is caught at its word boundary, while 小鱼 is the dictionary's word for an alias without a
+    // surname (issue 43's rule) and jieba reads 一明师兄 as 一/明师/兄 (the candidate crosses a
+    // word); without it every character is a word.
+    if cfg!(feature = "jieba") {
+        assert_eq!(missed, ["小鱼", "一明", "唐山", "寒立"]);
+    } else {
+        assert_eq!(missed, ["唐山", "凝缺", "寒立"]);
+    }
     // Ordinary words in the corpus (天雨路滑, 方圆百里, 一名弟子, 小鱼, 山间林风, 小于, 叶片,
     // 龙族, 一鸣惊人, 天域, 陈旧, 王者, 杨柳, 宁静, 白色, 范围) are not findings.
     assert_eq!(false_positives, Vec::<&(String, String)>::new());

@@ -14,7 +14,7 @@ use crate::output::{CliError, Exit, Report};
 
 #[derive(Debug, Args)]
 pub struct ModelsArgs {
-    /// 换成一套模型组合：standard（标准，PRD 组合）或 economy（经济，全部 Sonnet）；也可写「标准」「经济」
+    /// 换成一套模型组合：standard（标准：设定、润色、修订与重写、关键章复核用 Opus）或 economy（经济，全部 Sonnet）；也可写「标准」「经济」
     #[arg(long, value_name = "组合")]
     pub set: Option<String>,
 }

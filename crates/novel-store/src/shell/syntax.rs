@@ -1385,6 +1385,7 @@ mod tests {
     /// --nocapture` (every `*.sh` / `*.bash` file below DIR, parsed whole).
     #[test]
     #[ignore]
+    #[allow(clippy::print_stderr)] // a measurement: its figures are the output
     fn bash_corpus() {
         let dir = std::env::var("NOVEL_BASH_CORPUS").expect("NOVEL_BASH_CORPUS");
         let mut files = Vec::new();
