@@ -97,9 +97,8 @@ fn chars(s: &str) -> usize {
 /// A line with prose: not blank, not a Markdown heading or rule.
 fn is_prose(line: &str) -> bool {
     let t = line.trim();
-    !t.is_empty()
-        && !t.starts_with('#')
-        && !(t.len() >= 3 && t.chars().all(|c| matches!(c, '-' | '*' | '_' | '=')))
+    let rule = t.len() >= 3 && t.chars().all(|c| matches!(c, '-' | '*' | '_' | '='));
+    !(t.is_empty() || t.starts_with('#') || rule)
 }
 
 /// The line numbers of the prose paragraphs, front matter skipped.
