@@ -60,7 +60,7 @@ pub struct PartReason {
 pub struct RepairReview {
     #[schemars(range(min = 1))]
     pub chapter: u32,
-    /// 每一处修补一条（资料包 <repair> 段列出的几处都要有）。
+    /// 每一处修补一条（资料包 repair 段列出的几处都要有）。
     #[schemars(length(min = 1))]
     pub reviews: Vec<PartReview>,
     /// 复核的总体说明（可省略）。
