@@ -738,7 +738,7 @@ fn repair_task(i: &Inputs) -> String {
 /// QualityJudge's task in a local repair: re-check only the new paragraphs, write the review.
 fn repair_review_task(n: u32) -> String {
     format!(
-        "复核第 {n} 章的局部修补：只看 <repair> 里的新段落，判断退回的问题解决了没有（结尾：停在没落地的事上，不是总结、感悟、收束；开篇：前 300 字里有本章的问题），写入 {}：{{\"chapter\": {n}, \"reviews\": [{{\"part\": \"ending\", \"status\": \"done|partly|not_done\", \"evidence\": \"新段落原句\", \"hook_type\": \"悬念|危机|反转|期待|情绪\", \"reason\": \"一句话\"}}]}}，<repair> 里的每一处各一条。不重评 8 个维度，不改原来的评估文件。",
+        "复核第 {n} 章的局部修补：只看 <repair> 里的新段落，判断退回的问题解决了没有（结尾：停在没落地的事上，不是总结、感悟、收束，钩子不和上一章结尾同一个套路；开篇：前 300 字里有本章的问题，接住了上一章的结尾），新段落有没有和前文矛盾、有没有新增死伤得失。写入 {}：{{\"chapter\": {n}, \"reviews\": [{{\"part\": \"ending\", \"status\": \"done|partly|not_done\", \"evidence\": \"新段落原句\", \"hook_type\": \"悬念|危机|反转|期待|情绪\", \"reason\": \"一句话\"}}]}}，<repair> 里的每一处各一条；evidence 一字不改地引新段落（引旧段落会被退回），hook_type 只在结尾写。不是 done 的，门控按没修好处理。不重评 8 个维度，不改原来的评估文件。",
         crate::naming::staging_repair_review(n)
     )
 }
