@@ -1731,10 +1731,7 @@ fn a_rejected_delta_is_fixed_by_the_summarizer() {
     b.capture_next(usage_capture("s"));
     let refiner = b.dispatch("style-refiner", "润色", None, false);
     b.main("r0-drafted-refiner", vec![bash(&drafted.run), refiner]);
-    says(
-        "agents/style-refiner.md",
-        "它说还轮不到你、或没有在写的章节时，照它说的返回，不写任何文件。",
-    );
+    says("agents/style-refiner.md", "照它说的返回，不写任何文件。");
     b.agent_capturing(
         "style-refiner",
         "润色",
@@ -2107,7 +2104,7 @@ fn a_judge_quoting_a_name_is_sent_back_and_the_loop_recovers() {
     let mut b = Book::new(&dir);
     says(
         GATE_LOOP,
-        "第 5 步 `stage judged` 报 `E_EVALUATION`：重派 `novel:quality-judge`（同一个 `任务：`），`要求：` 写「评估被程序退回，逐条改评估文件：」，再把 `data.findings` 每条的 `pointer`、`message`、`hint` 抄成一行；然后重跑第 5 步那一行。",
+        "第 5 步 `stage judged` 报 `E_EVALUATION`：重派 `novel:quality-judge`（同一个 `任务：`），`要求：` 写「评估被程序退回（退回的那份已移走），照下列各条重写评估文件：」，再把 `data.findings` 每条的 `pointer`、`message`、`hint` 抄成一行；然后重跑第 5 步那一行。",
     );
 
     b.opening();
@@ -2166,18 +2163,24 @@ fn a_judge_quoting_a_name_is_sent_back_and_the_loop_recovers() {
     );
 }
 
-/// Chapter 2's judge writes `wrong` and returns; step 5 (`stage judged` + the gate) is refused;
-/// the skill (after reading gate-loop.md when `read_gate_loop`) sends the judge back with the
-/// first finding's pointer, message and hint; the judge reads its file, writes a good
-/// evaluation, and step 5 runs again and commits; the report line ends the turn. Returns step
-/// 5's line.
+/// Chapter 2's judge writes `wrong` in its one message; the PostToolUse hook hands the findings
+/// back and a sloppy judge returns anyway; step 5 (`stage judged` + the gate) is refused; the
+/// skill (after reading gate-loop.md when `read_gate_loop`) sends the judge back with the first
+/// finding's pointer, message and hint; the refused evaluation was moved out of staging, so the
+/// judge writes a good one at once (no Read), and step 5 runs again and commits; the report line
+/// ends the turn. Returns step 5's line.
 fn judged_refused_then_redone(b: &mut Book, wrong: &Value, read_gate_loop: bool) -> Line {
     let eval = "staging/evaluations/chapter-002-eval.json";
     let field = |key: &str| format!("\"{key}\":\"((?:[^\"\\\\]|\\\\.)*)\"");
     let write = b.write(eval, &serde_json::to_string_pretty(wrong).unwrap());
-    b.agent_turn("quality-judge", "评审", "wrong-write", vec![write]);
     let done = b.done("quality-judge", &[eval]);
-    b.agent_turn("quality-judge", "评审", "wrong-done", vec![done]);
+    b.agent_turn(
+        "quality-judge",
+        "评审",
+        "wrong-0",
+        vec![done.clone(), write],
+    );
+    b.agent_turn("quality-judge", "评审", "wrong-1", vec![done.clone()]);
     b.capture_next(usage_capture("j"));
     let gate = b.gate_line(&usage_flags("j", false));
     b.main("r0-gate", vec![bash(&gate.run)]);
@@ -2190,16 +2193,12 @@ fn judged_refused_then_redone(b: &mut Book, wrong: &Value, read_gate_loop: bool)
     let d = b.dispatch(
         "quality-judge",
         "评审",
-        Some("评估被程序退回，逐条改评估文件：\n{{ptr}}：{{fmsg}}；{{fhint}}"),
+        Some("评估被程序退回（退回的那份已移走），照下列各条重写评估文件：\n{{ptr}}：{{fmsg}}；{{fhint}}"),
         false,
     );
     b.main("r0-dispatch-judge-again", vec![d]);
-    let read = b.read(eval);
-    b.agent_turn("quality-judge", "评审", "fix-read", vec![read]);
     let write = b.write(eval, &evaluation(2, 4.2, None));
-    b.agent_turn("quality-judge", "评审", "fix-write", vec![write]);
-    let done = b.done("quality-judge", &[eval]);
-    b.agent_turn("quality-judge", "评审", "fix-done", vec![done]);
+    b.agent_turn("quality-judge", "评审", "fix-0", vec![done, write]);
     b.capture_next(usage_capture("j"));
     b.main("r0-gate-again", vec![bash(&gate.run)]);
     b.capture_next(json!({"s0": "\"overall_text\":\"([0-9.]+)\"", "chars": "\"chars\":([0-9]+)"}));

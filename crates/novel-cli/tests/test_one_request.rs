@@ -76,11 +76,22 @@ fn hook(root: &Path, which: &str, rel: &str, agent: Option<&str>) -> Value {
     }
 }
 
-/// An evaluation of [`draft`] at `score` (its quotes are in the draft).
+/// An evaluation of [`draft`] at `score` (its quotes are clauses of the draft, each standing for
+/// two dimensions at most; a fix's target quotes the draft).
 fn eval_for_draft(score: f64) -> Value {
     let mut e = crate::test_chapter::eval_doc(2, score);
-    for d in e["scores"].as_object_mut().unwrap().values_mut() {
-        d["evidence"] = json!("他数着步子走到第1个垛口");
+    for (i, d) in e["scores"]
+        .as_object_mut()
+        .unwrap()
+        .values_mut()
+        .enumerate()
+    {
+        d["evidence"] = json!(format!("他数着步子走到第{}个垛口", 1 + 2 * (i / 2)));
+    }
+    if let Some(fixes) = e["required_fixes"].as_array_mut() {
+        for f in fixes {
+            f["target"] = json!("第 1 段「他数着步子走到第1个垛口」起");
+        }
     }
     e["fix_review"] = json!([]);
     e

@@ -54,8 +54,11 @@ pub fn parse(text: &str) -> Result<Vec<Change>, Vec<Problem>> {
         if let Some(v) = field(line, "原") {
             items.push((Some(v.trim().to_string()), None, String::new()));
         } else if let Some(v) = field(line, "改") {
+            // A bullet starts an item: 「- 改：」 is an item without its 原, never the 改 of
+            // the item before.
+            let bullet = line.trim_start().starts_with(['-', '*']);
             match items.last_mut() {
-                Some((_, to @ None, _)) => *to = Some(v.trim().to_string()),
+                Some((_, to @ None, _)) if !bullet => *to = Some(v.trim().to_string()),
                 _ => items.push((None, Some(v.trim().to_string()), String::new())),
             }
         } else if let Some(v) = field(line, "因")
