@@ -669,8 +669,8 @@ impl Book {
             "派 `novel:chapter-writer`，`任务：修补`（不传 `model`",
         );
         says(GATE_LOOP, "派 `novel:quality-judge`，`任务：复核`");
-        says("agents/chapter-writer.md", "- **修补**");
-        says("agents/quality-judge.md", "**复核**");
+        says("agents/chapter-writer.md", "- **修补**：");
+        says("agents/quality-judge.md", "第二裁判 | 复核）");
         let repairing = self.stage(GATE_LOOP, "repairing");
         let d = self.dispatch("chapter-writer", "修补", None, false);
         self.main(
