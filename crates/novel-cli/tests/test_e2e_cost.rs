@@ -669,8 +669,14 @@ fn a_hook_only_repair_costs_under_40_percent_of_a_revise_round() {
     assert_eq!(g[1]["commit"]["chapter"], 2, "{}", g[1]);
     let r = crate::test_e2e_paths::answer(&run, &repairing, &token, 0);
     assert_eq!(r["data"]["revision_count"], 1, "{r}");
-    let r = crate::test_e2e_paths::answer(&run, &repaired, &token, 0);
+    let r = crate::test_e2e_paths::answer_of(&run, &repaired, &token, 0, "chapter stage");
     assert_eq!(r["ok"], true, "{r}");
+    // The leak check ran on the repaired text: the gate does not call it the old draft's.
+    assert!(
+        !g[1]["reasons"].to_string().contains("针对旧稿"),
+        "{}",
+        g[1]
+    );
     let text = std::fs::read_to_string(dir.join("chapters/chapter-002.md")).unwrap();
     assert!(text.trim_end().ends_with(HOOK), "{text}");
     assert!(!text.contains("真正的考验才刚刚开始"), "{text}");

@@ -695,7 +695,7 @@ impl Book {
         self.capture_next(usage_capture("w"));
         let repaired = self.cmd(
             GATE_LOOP,
-            r#"novel --project "<DIR>" chapter stage repaired --token <TOKEN> <USAGE> --json"#,
+            r#"novel --project "<DIR>" chapter stage repaired --token <TOKEN> <USAGE> --json && novel --project "<DIR>" check leak --chapter <N> --json"#,
             &[("<USAGE>", &usage_flags("w", false))],
         );
         let d = self.dispatch("quality-judge", "复核", None, false);
