@@ -406,7 +406,7 @@ pub struct ChapterBeginArgs {
 
 #[derive(Debug, Args)]
 pub struct ChapterStageArgs {
-    /// 目标阶段：drafted、refined、judged、polished（门控 polish 后二次润色完成）、revising（门控 revise）、drafting（重写）
+    /// 目标阶段：drafted、refined、judged、polished（门控 polish 后二次润色完成）、revising（门控 revise）、drafting（重写）、repairing（门控只因开篇或章末退回：局部修补）、repaired（修补稿已写好，程序把它放进正文）
     #[arg(value_name = "阶段", help_heading = "参数")]
     pub stage: String,
     /// chapter begin 给出的锁令牌

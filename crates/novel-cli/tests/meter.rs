@@ -153,6 +153,8 @@ pub(crate) struct Metered {
     pub(crate) model: String,
     /// Of `input`: the tool schemas, the system prompt, the first message (a skill's body).
     pub(crate) parts: [usize; 3],
+    /// The text of the request's last message (what it answers: a tool result, a prompt).
+    pub(crate) last: String,
 }
 
 /// The chapter number after the last `marker` in `text`.
@@ -316,6 +318,10 @@ pub(crate) fn metered_phases(phases: &[(&str, &[&Run])]) -> Vec<Metered> {
                         estimate(&block_text(&first_message)),
                     ],
                     model,
+                    last: body["messages"]
+                        .as_array()
+                        .and_then(|m| m.last())
+                        .map_or_else(String::new, |m| block_text(&m["content"])),
                 });
             }
         }
@@ -393,6 +399,16 @@ fn cost_of(reqs: &[Metered], pick: &dyn Fn(&Metered) -> bool) -> ChapterCost {
 /// the first chapter, `first`).
 pub(crate) fn chapter_cost(reqs: &[Metered], n: u32, first: u32) -> ChapterCost {
     cost_of(reqs, &|r| r.chapter.unwrap_or(first) == n)
+}
+
+/// The figures of the requests from the first main request whose last message (the tool
+/// result it answers) contains `marker` to the end: a round of the loop after a gate's answer.
+pub(crate) fn cost_from(reqs: &[Metered], marker: &str) -> ChapterCost {
+    let at = reqs
+        .iter()
+        .position(|r| r.who == "main" && r.last.contains(marker))
+        .unwrap_or_else(|| panic!("no main request answers `{marker}`"));
+    cost_of(&reqs[at..], &|_| true)
 }
 
 /// The figures of chapter `n` among requests measured by phase: only requests that name it.

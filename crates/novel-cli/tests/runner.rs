@@ -46,6 +46,7 @@ mod test_permissions;
 mod test_plugin;
 mod test_race;
 mod test_release;
+mod test_repair;
 mod test_retire;
 mod test_review;
 mod test_revision;

@@ -20,7 +20,7 @@ use std::path::Path;
 
 use serde_json::json;
 
-use crate::meter::{chapter_cost, metered, token_table};
+use crate::meter::{chapter_cost, cost_from, metered, token_table};
 use crate::support::*;
 use crate::test_client::repo;
 use crate::test_e2e::{E2e, chapter_one_project, say};
@@ -151,19 +151,12 @@ fn run_batch(
     let mut b = Book::new(dir);
     b.economy = economy;
     batch(&mut b, chapters, revise);
-    let script = b.script();
-    let run = e2e.run(dir, &format!("/novel:continue {}", chapters.len()), &script);
-    run.assert_all_turns_played(&script);
-    for c in run.tool_calls() {
-        assert!(
-            !c.is_error,
-            "{} {} failed: {}\n{}",
-            c.name,
-            c.input,
-            c.result,
-            run.report()
-        );
-    }
+    let run = run_clean(
+        e2e,
+        dir,
+        &format!("/novel:continue {}", chapters.len()),
+        &mut b,
+    );
     for &(n, key) in chapters {
         b.at(n, &format!("灯下{n}"), key);
         let token = token_of_chapter(&run, &b, n);
@@ -176,6 +169,24 @@ fn run_batch(
         assert_eq!(last["commit"]["chapter"], n, "{last}");
     }
     b.assert_valid();
+    run
+}
+
+/// Runs the book's script as `prompt`: every turn played, no tool call failed.
+fn run_clean(e2e: &mut E2e, dir: &Path, prompt: &str, b: &mut Book) -> crate::test_e2e::Run {
+    let script = b.script();
+    let run = e2e.run(dir, prompt, &script);
+    run.assert_all_turns_played(&script);
+    for c in run.tool_calls() {
+        assert!(
+            !c.is_error,
+            "{} {} failed: {}\n{}",
+            c.name,
+            c.input,
+            c.result,
+            run.report()
+        );
+    }
     run
 }
 
@@ -609,4 +620,105 @@ fn a_book_given_by_its_directory_gets_its_packets() {
     }
     let (rc, v) = crate::support::run_json(&dir, &["validate"]);
     assert_eq!(rc, 0, "{v}");
+}
+
+/// A chapter whose ending is a moral, judged 4.2: the gate sends it back for its hook alone, and
+/// the loop repairs it in one hook-only round (gate-loop.md 局部修补: the writer rewrites the
+/// last paragraphs in one request, the judge re-checks them in one request, the gate passes and
+/// commits). That round costs less than 40 % of a revise round of the same chapter (3.2 →
+/// revise → 4.2: the writer on Opus, the Summarizer, the refiner and the judge again), both
+/// measured from the request that reads the gate's answer to the end of the run (issue 39).
+#[test]
+fn a_hook_only_repair_costs_under_40_percent_of_a_revise_round() {
+    const MORAL: &str = "他把信收进怀里，吹熄了灯。他知道，真正的考验才刚刚开始。";
+    const HOOK: &str = "门外的雨声里，多了一串踩水的脚步。脚步在门前停住，有人用指节在门板上敲了三下——正是信里约好的暗号，可约暗号的人三年前就下葬了。";
+    let Some(mut e2e) = E2e::new("/novel:continue: a hook-only repair") else {
+        return;
+    };
+    let (_t, dir) = chapter_two_project();
+    settle(&mut e2e, &dir);
+    let mut b = Book::new(&dir);
+    b.ending = Some(MORAL.to_string());
+    b.opening();
+    b.steps_3_to_9(
+        "r0",
+        None,
+        false,
+        ("屋里一灯如豆", "屋里只点着一盏油灯"),
+        4.2,
+    );
+    b.capture_next(json!({"s0": "\"overall_text\":\"([0-9.]+)\""}));
+    b.main(
+        "r0-read-gate-loop",
+        vec![crate::test_e2e_paths::read_ref(
+            crate::test_e2e_paths::GATE_LOOP,
+        )],
+    );
+    let (repairing, repaired) = b.repair_round("r1", HOOK);
+    b.capture_next(json!({"s1": "\"overall_text\":\"([0-9.]+)\"", "chars": "\"chars\":([0-9]+)"}));
+    b.end("report", "第2章 {{chars}}字 {{s0}}→修补→{{s1}} ✅");
+    let run = run_clean(&mut e2e, &dir, "/novel:continue 1", &mut b);
+    let token = token_of(&run, &b);
+    let gate = b.gate_line(&crate::test_e2e_paths::usage_flags("j", false));
+    let g = gates_of(&run, &gate, &token);
+    assert_eq!(g.len(), 2, "{g:?}");
+    assert_eq!(g[0]["decision"], "revise", "{}", g[0]);
+    assert_eq!(g[0]["repair"][0]["part"], "ending", "{}", g[0]);
+    assert_eq!(g[0]["moves"][0]["id"], "repair", "{}", g[0]);
+    assert_eq!(g[1]["decision"], "pass", "{}", g[1]);
+    assert_eq!(g[1]["commit"]["chapter"], 2, "{}", g[1]);
+    let r = crate::test_e2e_paths::answer(&run, &repairing, &token, 0);
+    assert_eq!(r["data"]["revision_count"], 1, "{r}");
+    let r = crate::test_e2e_paths::answer_of(&run, &repaired, &token, 0, "chapter stage");
+    assert_eq!(r["ok"], true, "{r}");
+    // The leak check ran on the repaired text: the gate does not call it the old draft's.
+    assert!(
+        !g[1]["reasons"].to_string().contains("针对旧稿"),
+        "{}",
+        g[1]
+    );
+    let text = std::fs::read_to_string(dir.join("chapters/chapter-002.md")).unwrap();
+    assert!(text.trim_end().ends_with(HOOK), "{text}");
+    assert!(!text.contains("真正的考验才刚刚开始"), "{text}");
+    assert!(
+        text.contains("屋里只点着一盏油灯"),
+        "the refined text is kept: {text}"
+    );
+    let chars = g[1]["commit"]["chars"].as_u64().unwrap();
+    assert_eq!(
+        run.result()["result"].as_str().unwrap(),
+        format!("第2章 {chars}字 4.2→修补→4.2 ✅")
+    );
+    b.assert_valid();
+    let table = token_table(
+        "chapter 2: ending without a hook, 4.2 -> repair -> 4.2",
+        &[&run],
+    );
+    eprintln!("{table}");
+    let repair = cost_from(&metered(&[&run]), "\"decision\":\"revise\"");
+
+    let Some(mut e2e) = E2e::new("/novel:continue: a revise round of the same chapter") else {
+        return;
+    };
+    let (_t2, dir) = chapter_two_project();
+    settle(&mut e2e, &dir);
+    let revised = run_batch(&mut e2e, &dir, &[(2, false)], true, false);
+    let table = token_table("chapter 2: 3.2 -> revise -> 4.2", &[&revised]);
+    eprintln!("{table}");
+    let revise = cost_from(&metered(&[&revised]), "\"decision\":\"revise\"");
+    eprintln!(
+        "hook-only repair round: ${:.4} ({} main requests, at most {} per dispatch); revise round: ${:.4} ({} main requests); ratio {:.1} %",
+        repair.billed,
+        repair.main_requests,
+        repair.max_per_dispatch,
+        revise.billed,
+        revise.main_requests,
+        repair.billed / revise.billed * 100.0
+    );
+    // The writer's repair and the judge's re-check each in one request.
+    assert_eq!(repair.max_per_dispatch, 1, "{repair:?}");
+    assert!(
+        repair.billed < revise.billed * 0.4,
+        "repair {repair:?}\nrevise {revise:?}"
+    );
 }

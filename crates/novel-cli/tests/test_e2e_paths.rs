@@ -117,6 +117,9 @@ pub(crate) struct Book {
     revised: bool,
     /// What the refiner last wrote: text the round before did not have.
     fresh: String,
+    /// The first draft's last paragraph instead of its hook (a chapter the gate sends back for
+    /// its ending alone).
+    pub(crate) ending: Option<String>,
 }
 
 /// The commands of SKILL.md §二, as written there.
@@ -157,6 +160,8 @@ const DRAFT: &str = concat!(
     "城北这条巷子他走了三年，哪块石板松、哪家的狗夜里叫，他闭着眼都数得出来。今夜巷口那盏灯笼没点，卖馄饨的老周也没出摊，整条巷子只剩雨打瓦檐的声音。",
     "\n\n门外的雨声里，多了一串踩水的脚步。\n"
 );
+/// The first draft's hook, its last paragraph.
+const DRAFT_HOOK: &str = "门外的雨声里，多了一串踩水的脚步。";
 const REWRITE: &str = concat!(
     "# 第2章 夜雨\n\n雨下了一整夜。陆尘蹲在破庙檐下拆信，信上只有一行字。\n\n",
     "城北这条巷子他走了三年，哪块石板松、哪家的狗夜里叫，他闭着眼都数得出来。今夜巷口那盏灯笼没点，卖馄饨的老周也没出摊，整条巷子只剩雨打瓦檐的声音。",
@@ -188,6 +193,7 @@ impl Book {
             economy: false,
             revised: false,
             fresh: String::new(),
+            ending: None,
         }
     }
 
@@ -367,7 +373,13 @@ impl Book {
         says("agents/chapter-writer.md", "**一条消息交稿。**");
         self.revised = task != "初稿";
         let text = match task {
-            "初稿" | "重写" => self.draft(if task == "初稿" { DRAFT } else { REWRITE }),
+            "初稿" | "重写" => {
+                let text = self.draft(if task == "初稿" { DRAFT } else { REWRITE });
+                match (&self.ending, task) {
+                    (Some(e), "初稿") => text.replace(DRAFT_HOOK, e),
+                    _ => text,
+                }
+            }
             "修订" => {
                 says(
                     "agents/chapter-writer.md",
@@ -644,6 +656,67 @@ impl Book {
         self.writer("初稿", "r0", 0);
     }
 
+    /// gate-loop.md 局部修补 after a gate that sent the chapter back for its ending alone: `stage
+    /// repairing` and the writer's 修补 in one message (the writer writes `hook` in place of the
+    /// ending window, in one message); `stage repaired` and the judge's 复核 in the next (the
+    /// review quotes the new paragraph); then SKILL.md step 5's line again. Returns the two stage
+    /// lines.
+    pub(crate) fn repair_round(&mut self, tag: &str, hook: &str) -> (Line, Line) {
+        use novel_core::model::RepairPart;
+        says(CONTINUE, "`data.moves` 第一条是 `repair`");
+        says(
+            GATE_LOOP,
+            "派 `novel:chapter-writer`，`任务：修补`（不传 `model`",
+        );
+        says(GATE_LOOP, "派 `novel:quality-judge`，`任务：复核`");
+        says("agents/chapter-writer.md", "- **修补**：");
+        says("agents/quality-judge.md", "第二裁判 | 复核）");
+        let repairing = self.stage(GATE_LOOP, "repairing");
+        let d = self.dispatch("chapter-writer", "修补", None, false);
+        self.main(
+            &format!("{tag}-repairing-writer"),
+            vec![bash(&repairing.run), d],
+        );
+        let t = novel_core::model::settings::CraftThresholds::default();
+        let w = novel_core::repair::windows(&self.text, &[RepairPart::Ending], &t)
+            .pop()
+            .expect("an ending window");
+        let rel = format!("staging/repairs/chapter-{}-ending.md", self.nnn());
+        let reply = vec![
+            self.done("chapter-writer", &[&rel]),
+            self.write(&rel, &format!("{hook}\n")),
+        ];
+        self.agent_turn("chapter-writer", "修补", &format!("{tag}-writer-0"), reply);
+        let lines: Vec<&str> = self.text.lines().collect();
+        let mut text: Vec<&str> = lines[..w.lines[0]].to_vec();
+        text.push(hook);
+        text.extend(&lines[w.lines[1]..]);
+        self.text = text.join("\n") + "\n";
+        self.capture_next(usage_capture("w"));
+        let repaired = self.cmd(
+            GATE_LOOP,
+            r#"novel --project "<DIR>" chapter stage repaired --token <TOKEN> <USAGE> --json && novel --project "<DIR>" check leak --chapter <N> --json"#,
+            &[("<USAGE>", &usage_flags("w", false))],
+        );
+        let d = self.dispatch("quality-judge", "复核", None, false);
+        self.main(
+            &format!("{tag}-repaired-judge"),
+            vec![bash(&repaired.run), d],
+        );
+        let review = format!("staging/evaluations/chapter-{}-repair.json", self.nnn());
+        let doc = json!({"chapter": self.n, "reviews": [{"part": "ending", "status": "done",
+            "evidence": hook, "hook_type": "悬念", "reason": "章末停在门外的人是谁上，不再总结"}]});
+        let reply = vec![
+            self.done("quality-judge", &[&review]),
+            self.write(&review, &serde_json::to_string_pretty(&doc).unwrap()),
+        ];
+        self.agent_turn("quality-judge", "复核", &format!("{tag}-review-0"), reply);
+        self.capture_next(usage_capture("j"));
+        let gate = self.gate_line(&self.usage_of("j", "quality-judge", false));
+        self.main(&format!("{tag}-gate"), vec![bash(&gate.run)]);
+        (repairing, repaired)
+    }
+
     /// The script so far (and a fresh one for the next run).
     pub(crate) fn script(&mut self) -> Value {
         assert!(self.capture.is_none(), "a capture for no turn");
@@ -802,7 +875,7 @@ pub(crate) fn assert_read(run: &Run, rel: &str, lines: &[&Line]) {
 }
 
 /// Reads a reference file at the path the skill gives for it.
-fn read_ref(rel: &str) -> Value {
+pub(crate) fn read_ref(rel: &str) -> Value {
     let skill = read_md(CONTINUE);
     let written = format!("${{CLAUDE_PLUGIN_ROOT}}/{rel}");
     assert!(skill.contains(&written), "SKILL.md does not name {written}");

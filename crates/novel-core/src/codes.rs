@@ -258,6 +258,16 @@ pub const CODES: &[CodeDoc] = &[
         "按 data 里逐条的说明改好清单（「原：」从正文一字不改地抄），再 novel chapter stage refined（二次润色：stage polished）。",
     ),
     e(
+        "E_REPAIR",
+        "局部修补的修补稿（staging/repairs/chapter-NNN-ending.md 或 -opening.md）放不进正文：缺了、空的、比上限长（原来那几段的两倍再加 200 字）、和原来一字不差、带了标题行，或正文文件在修补范围之外被改过。",
+        "按 error.message 逐条交回写手（任务：修补）重写修补稿，再 novel chapter stage repaired。",
+    ),
+    e(
+        "E_REPAIR_REVIEW",
+        "评审对局部修补的复核（staging/evaluations/chapter-NNN-repair.json）不合约定：章号不对，或修补过的某一处没有复核。",
+        "修补过的每一处（资料包 repair 段列出的）各写一条 reviews，再 novel chapter stage judged。",
+    ),
+    e(
         "E_NO_EVALUATION",
         "staging 里没有这一章的评估文件。",
         "先派评审写出 chapter-NNN-eval.json。",

@@ -195,11 +195,12 @@ pub fn split_total(agents: &[&str], tokens: u64) -> (u64, u64) {
 
 /// The agents whose runs a pipeline stage's line accounts for (`docs/orchestration.md`: each
 /// `chapter stage` carries the usage of the agents dispatched since the previous one):
-/// `drafted` the writer and the summarizer, `refined` and `polished` the refiner, `judged` the
-/// judge. The other stages dispatch nobody.
+/// `drafted` the writer and the summarizer, `repaired` the writer of a local repair, `refined`
+/// and `polished` the refiner, `judged` the judge. The other stages dispatch nobody.
 pub fn stage_agents(stage: &str) -> &'static [&'static str] {
     match stage {
         "drafted" => &["chapter-writer", "summarizer"],
+        "repaired" => &["chapter-writer"],
         "refined" | "polished" => &["style-refiner"],
         "judged" => &["quality-judge"],
         _ => &[],

@@ -17,13 +17,17 @@
 //! two things an editor never lets through, whatever the score: an opening without the
 //! chapter's problem and an ending without a hook. They are fixable findings — a blocking fix
 //! each, a revision — and, unlike a contract violation, once revisions are exhausted they are
-//! reported and the score decides.
+//! reported and the score decides. When they are the only thing that sends the chapter back
+//! (no blocking violation, no blocking fix of a judge or of the round before), the revision is
+//! a local repair of those paragraphs ([`GateResult::repair`], `crate::repair`): the writer
+//! rewrites the opening or the last one or two paragraphs, the judge re-checks only them.
 
 use serde::Serialize;
 
 use crate::model::Evaluation;
 use crate::model::common::{ConstraintType, GateDecision};
 use crate::model::evaluation::{Confidence, RequiredFix, SpecLayer, Violation};
+use crate::model::repair::{PartReason, RepairPart};
 use crate::model::settings::{DimensionWeights, GateThresholds};
 use crate::model::storyline::{StorylineSchedule, StorylineSpec};
 
@@ -155,19 +159,50 @@ impl CraftCheck {
         let mut out = Vec::new();
         if let Some(why) = &self.opening {
             out.push(fix(
-                "开篇前 300 字",
+                RepairPart::Opening.target(),
                 why,
                 "让人物带着本章的问题出场（想要什么、被什么逼着、哪里不对劲），并接住上一章的钩子；景物与时间最多一句",
             ));
         }
         if let Some(why) = &self.hook {
             out.push(fix(
-                "最后一两段",
+                RepairPart::Ending.target(),
                 why,
                 "改写最后一两段，停在一件没落地的事上（危险逼近、没揭开的答案、反转、约好的对决、一句让人想翻页的台词），删去总结与升华；前文一字不动",
             ));
         }
         out
+    }
+
+    /// The parts that failed, opening first, with why.
+    pub fn parts(&self) -> Vec<PartReason> {
+        [
+            (RepairPart::Opening, &self.opening),
+            (RepairPart::Ending, &self.hook),
+        ]
+        .into_iter()
+        .filter_map(|(part, why)| {
+            why.as_ref().map(|reason| PartReason {
+                part,
+                reason: reason.clone(),
+            })
+        })
+        .collect()
+    }
+
+    /// The check with the judge's review of a repair added: a part the review does not call
+    /// done fails even when the program's check holds ([`crate::repair::not_done`]).
+    pub fn with_review(mut self, not_done: &[(RepairPart, String)]) -> Self {
+        for (part, why) in not_done {
+            let slot = match part {
+                RepairPart::Opening => &mut self.opening,
+                RepairPart::Ending => &mut self.hook,
+            };
+            if slot.is_none() {
+                *slot = Some(why.clone());
+            }
+        }
+        self
     }
 }
 
@@ -209,6 +244,10 @@ pub struct GateResult {
     /// Blocking fixes of the round before that a judge marks not done (or none reviewed).
     pub fixes_not_done: Vec<crate::judging::NumberedFix>,
     pub required_fixes: Vec<RequiredFix>,
+    /// A revise for the craft check alone: the parts to repair locally (`crate::repair`), not
+    /// a full revision, with why. Empty otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub repair: Vec<PartReason>,
     pub key_reasons: Vec<KeyReason>,
     pub reasons: Vec<String>,
     /// What may follow this verdict ([`crate::pipeline::gate_moves`]; filled by the caller, who
@@ -384,8 +423,23 @@ pub fn decide(input: &GateInput<'_>) -> Result<GateResult, GateError> {
     }
     let craft_fixes = input.craft.map(CraftCheck::fixes).unwrap_or_default();
     let mut verdict = verdict(input, overall, &found.blocking, &not_done);
+    let mut repair = Vec::new();
     if !craft_fixes.is_empty() {
-        craft_verdict(input, &mut verdict, &craft_fixes, &mut reasons);
+        let sent_back = craft_verdict(input, &mut verdict, &craft_fixes, &mut reasons);
+        let judges_block = found.fixes.iter().any(|f| f.blocking);
+        if sent_back && !judges_block {
+            // Nothing else holds the chapter: only the craft's paragraphs are redone.
+            repair = input.craft.map(CraftCheck::parts).unwrap_or_default();
+            found.fixes.clear();
+            verdict.reason.push_str(&format!(
+                "；只有{}不合格：局部修补这几段，不整章修订",
+                repair
+                    .iter()
+                    .map(|p| p.part.label())
+                    .collect::<Vec<_>>()
+                    .join("和")
+            ));
+        }
         for f in craft_fixes {
             if !found.fixes.contains(&f) {
                 found.fixes.push(f);
@@ -414,6 +468,7 @@ pub fn decide(input: &GateInput<'_>) -> Result<GateResult, GateError> {
         } else {
             Vec::new()
         },
+        repair,
         key_reasons: input.key_reasons.clone(),
         reasons,
         moves: Vec::new(),
@@ -545,13 +600,14 @@ fn verdict(
 }
 
 /// The craft check sends back a chapter the score would let through (pass, polish) while
-/// revisions are left; once they are exhausted it is reported and the score decides.
+/// revisions are left; once they are exhausted it is reported and the score decides. True when
+/// it sent the chapter back.
 fn craft_verdict(
     input: &GateInput<'_>,
     verdict: &mut Verdict,
     fixes: &[RequiredFix],
     reasons: &mut Vec<String>,
-) {
+) -> bool {
     let what: Vec<&str> = fixes.iter().map(|f| f.target.as_str()).collect();
     let exhausted = input.revision_count >= input.thresholds.max_revisions;
     let lets_through = matches!(verdict.decision, GateDecision::Pass | GateDecision::Polish);
@@ -564,12 +620,15 @@ fn craft_verdict(
                 what.join("、")
             ),
         };
-    } else if lets_through {
+        return true;
+    }
+    if lets_through {
         reasons.push(format!(
             "章法检查：{} 仍不合格，修订已用完，按分数放行",
             what.join("、")
         ));
     }
+    false
 }
 
 /// Track 1: a blocking violation forces a revision, or a pause once revisions are exhausted.

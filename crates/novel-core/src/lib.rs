@@ -38,6 +38,7 @@ pub mod permissions;
 pub mod pipeline;
 pub mod plan;
 pub mod quickstart;
+pub mod repair;
 pub mod review;
 pub mod revision;
 pub mod spec;

@@ -484,7 +484,10 @@ pub(crate) fn agrees(a: crate::next::NextAction, o: OptionId) -> bool {
         | A::RunGate
         | A::Commit
         | A::PolishThenCommit
-        | A::ReviseChapter => o == O::ContinueWriting,
+        | A::ReviseChapter
+        | A::RepairChapter
+        | A::MarkRepaired
+        | A::ReviewRepair => o == O::ContinueWriting,
     }
 }
 

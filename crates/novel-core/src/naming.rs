@@ -183,6 +183,36 @@ pub fn changes_file(n: u32) -> String {
     format!("logs/{}-changes.md", chapter_stem(n))
 }
 
+/// Where ChapterWriter writes the new paragraphs of a local repair (`crate::repair`).
+pub const STAGING_REPAIRS: &str = "staging/repairs";
+
+/// The new paragraphs of one part of chapter `n`'s repair:
+/// `staging/repairs/chapter-048-ending.md` (`-opening.md`).
+pub fn staging_repair(n: u32, part: crate::model::RepairPart) -> String {
+    format!("{STAGING_REPAIRS}/{}-{}.md", chapter_stem(n), part.name())
+}
+
+/// `chapter-048-repair.json`: QualityJudge's review of a local repair.
+pub fn repair_review_name(n: u32) -> String {
+    format!("{}-repair.json", chapter_stem(n))
+}
+
+/// `staging/evaluations/chapter-048-repair.json`.
+pub fn staging_repair_review(n: u32) -> String {
+    format!("staging/evaluations/{}", repair_review_name(n))
+}
+
+/// `evaluations/chapter-048-repair.json`: the review, committed with the evaluations.
+pub fn repair_review_file(n: u32) -> String {
+    format!("evaluations/{}", repair_review_name(n))
+}
+
+/// `logs/revisions/chapter-048/rK/repair.json`: what a repair round repairs
+/// (`crate::repair::RepairRecord`).
+pub fn repair_record(n: u32, round: u32) -> String {
+    format!("{}/repair.json", revision_dir(n, round))
+}
+
 /// `staging/storylines/<id>/memory.md` (the store checks `id` is a slug before using it as
 /// a path).
 pub fn staging_memory(id: &str) -> String {

@@ -119,6 +119,13 @@ pub enum NextAction {
     Commit,
     PolishThenCommit,
     ReviseChapter,
+    /// The gate asked for a local repair of the opening or the ending (`crate::repair`):
+    /// `novel chapter stage repairing` (from judged), then ChapterWriter's 修补.
+    RepairChapter,
+    /// The repair is written: `novel chapter stage repaired`, then QualityJudge's 复核.
+    MarkRepaired,
+    /// The repair is in the text: QualityJudge's 复核, then `stage judged` and the gate.
+    ReviewRepair,
     /// The gate paused the chapter: the author decides.
     AskAuthor,
     /// Idle in WRITING: `/novel:continue` writes chapter `last_completed + 1`.
@@ -218,6 +225,9 @@ fn step_action(step: &ResumeStep) -> NextAction {
         ResumeStep::Commit => NextAction::Commit,
         ResumeStep::PolishThenCommit => NextAction::PolishThenCommit,
         ResumeStep::ReviseWithFixes => NextAction::ReviseChapter,
+        ResumeStep::RepairWithFixes => NextAction::RepairChapter,
+        ResumeStep::MarkRepaired => NextAction::MarkRepaired,
+        ResumeStep::RunRepairReview => NextAction::ReviewRepair,
         ResumeStep::AskAuthor => NextAction::AskAuthor,
     }
 }
@@ -243,6 +253,15 @@ fn step_command(cp: &Checkpoint, step: &ResumeStep, n: u32) -> String {
                 format!("novel context chapter-writer --chapter {n}")
             }
         }
+        ResumeStep::RepairWithFixes => {
+            if cp.pipeline_stage == Some(crate::model::PipelineStage::Judged) {
+                "novel chapter stage repairing --token <令牌>".to_string()
+            } else {
+                format!("novel context chapter-writer --chapter {n}")
+            }
+        }
+        ResumeStep::MarkRepaired => "novel chapter stage repaired --token <令牌>".to_string(),
+        ResumeStep::RunRepairReview => format!("novel context quality-judge --chapter {n}"),
         ResumeStep::AskAuthor => "/novel:start".to_string(),
     }
 }
@@ -277,6 +296,15 @@ fn step_then(cp: &Checkpoint, step: &ResumeStep, n: u32) -> String {
             "写手按 required_fixes 修订，再运行摘要员并 novel chapter stage drafted --token <令牌>"
                 .to_string()
         }
+        ResumeStep::RepairWithFixes => format!(
+            "ChapterWriter 只重写门控指出的开篇或最后一两段，写到 {}/，然后 novel chapter stage repaired --token <令牌>",
+            crate::naming::STAGING_REPAIRS
+        ),
+        ResumeStep::MarkRepaired => "然后 QualityJudge 复核改过的段落".to_string(),
+        ResumeStep::RunRepairReview => format!(
+            "QualityJudge 写 {}，然后 novel chapter stage judged --token <令牌> 与门控",
+            crate::naming::staging_repair_review(n)
+        ),
         ResumeStep::AskAuthor if crate::revision::pending_candidate(cp) == Some(n) => format!(
             "作者决定修订候选：采纳（novel revision apply --chapter {n} --token <令牌>，候选成为修订稿）或拒绝（novel revision reject --chapter {n}，再按现稿 novel chapter commit {n} --accept --token <令牌>，或 stage revising --by-author 照意见重新修订）"
         ),

@@ -43,6 +43,19 @@ pub struct StagingFacts {
     /// twice) and no delta was applied for it since: the pipeline goes on without one.
     #[serde(default)]
     pub delta_skipped: bool,
+    /// In a repair round (`crate::repair`): what the round has staged so far.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repair: Option<RepairFacts>,
+}
+
+/// What a repair round has in staging.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RepairFacts {
+    /// The writer's work is there: a repair file for every part, or the chapter file changed
+    /// from the judged text.
+    pub written: bool,
+    /// The judge's review (`staging/evaluations/chapter-NNN-repair.json`).
+    pub review: FileFact,
 }
 
 impl StagingFacts {
@@ -57,6 +70,7 @@ impl StagingFacts {
             evaluation: FileFact::Missing,
             text_digest: None,
             delta_skipped: false,
+            repair: None,
         }
     }
 
@@ -146,6 +160,8 @@ pub fn stage_name(s: Option<PipelineStage>) -> &'static str {
         Some(PipelineStage::Revising) => "修订中",
         Some(PipelineStage::Polished) => "二次润色完成",
         Some(PipelineStage::Committed) => "已提交",
+        Some(PipelineStage::Repairing) => "局部修补中",
+        Some(PipelineStage::Repaired) => "局部修补完成",
     }
 }
 
@@ -265,8 +281,8 @@ pub fn check_fail(cp: &Checkpoint, n: u32) -> Result<(), StageRefusal> {
 /// (as the skills write it), and, when the author cannot take it any more, why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct GateMove {
-    /// `commit`, `polish`, `revise`, `rewrite`, `accept`, `edit` (the author changes the staged
-    /// text, then accepts it).
+    /// `commit`, `polish`, `revise`, `repair` (the local repair of a revise for the craft
+    /// alone), `rewrite`, `accept`, `edit` (the author changes the staged text, then accepts it).
     pub id: &'static str,
     /// `loop` (what the gate itself asks for, done without asking) or `author`.
     pub by: &'static str,
@@ -280,11 +296,13 @@ pub struct GateMove {
 
 /// The ways on after verdict `decision` for chapter `n`, the loop's own first: pass → commit;
 /// polish → second polish, or the author accepts; revise → revise (or, by the author, rewrite
-/// or accept); rewrite → rewrite (or, by the author, revise or accept); pause → the author
-/// revises, rewrites, accepts, or edits and accepts. A round back by the author is
-/// unavailable once `author_rounds` reached `max_author_rounds`.
+/// or accept); a revise for the craft alone (`repair`) → the local repair (or, by the author,
+/// a full revision, a rewrite or accept); rewrite → rewrite (or, by the author, revise or
+/// accept); pause → the author revises, rewrites, accepts, or edits and accepts. A round back
+/// by the author is unavailable once `author_rounds` reached `max_author_rounds`.
 pub fn gate_moves(
     decision: GateDecision,
+    repair: bool,
     n: u32,
     author_rounds: u32,
     max_author_rounds: u32,
@@ -330,6 +348,12 @@ pub fn gate_moves(
     match decision {
         GateDecision::Pass => vec![commit()],
         GateDecision::Polish => vec![mv("polish", "loop", cmd("stage polished"), None), accept()],
+        GateDecision::Revise if repair => vec![
+            mv("repair", "loop", cmd("stage repairing"), None),
+            revise_author(),
+            rewrite_author(),
+            accept(),
+        ],
         GateDecision::Revise => vec![revise_loop(), rewrite_author(), accept()],
         GateDecision::Rewrite => vec![rewrite_loop(), revise_author(), accept()],
         GateDecision::Pause => vec![
@@ -374,15 +398,19 @@ pub fn check_stage(
         ));
     }
     let from = cp.pipeline_stage;
-    let gate = current_gate(cp, n).map(|g| g.decision);
-    if !transition_allowed(from, to, gate, choice.by_author) {
+    let record = current_gate(cp, n);
+    let gate = record.map(|g| g.decision);
+    let repair = record.is_some_and(|g| !g.repair.is_empty());
+    if !transition_allowed(from, to, gate, repair, choice.by_author) {
         return Err(refuse(
             "E_STAGE_ORDER",
-            transition_refusal(from, to, gate, choice.by_author),
+            transition_refusal(from, to, gate, repair, choice.by_author),
             if gate == Some(GateDecision::Pause) && !choice.by_author {
                 "暂停的章节只能由作者决定怎么办：作者选了按意见改写或重写，就加 --by-author 再运行"
+            } else if repair && to == PipelineStage::Revising {
+                "门控要的是局部修补：novel chapter stage repairing；作者决定整章修订时加 --by-author"
             } else {
-                "顺序为 drafting → drafted → refined → judged →（门控）→ commit；novel chapter recover 会告诉你从哪里继续"
+                "顺序为 drafting → drafted → refined → judged →（门控）→ commit，局部修补为 judged → repairing → repaired → judged；novel chapter recover 会告诉你从哪里继续"
             },
         ));
     }
@@ -412,12 +440,14 @@ pub fn check_stage(
 }
 
 /// Whether the stage may move from `from` to `to` under the current gate decision: the gate's
-/// own round (revise → revising, rewrite → drafting), or any round back the author chose after
-/// a verdict that did not let the chapter through (revise, rewrite, pause).
+/// own round (revise → revising, or repairing when the gate asks for a local `repair`; rewrite
+/// → drafting), or any round back the author chose after a verdict that did not let the
+/// chapter through (revise, rewrite, pause). A repair round goes repairing → repaired → judged.
 fn transition_allowed(
     from: Option<PipelineStage>,
     to: PipelineStage,
     gate: Option<GateDecision>,
+    repair: bool,
     by_author: bool,
 ) -> bool {
     use PipelineStage as S;
@@ -428,11 +458,15 @@ fn transition_allowed(
     match to {
         S::Drafted => matches!(from, Some(S::Drafting | S::Revising | S::Drafted)),
         S::Refined => matches!(from, Some(S::Drafted | S::Refined)),
-        S::Judged => matches!(from, Some(S::Refined | S::Judged)),
+        S::Judged => matches!(from, Some(S::Refined | S::Judged | S::Repaired)),
         S::Revising => {
             from == Some(S::Judged)
-                && (gate == Some(GateDecision::Revise) || by_author && sent_back)
+                && (gate == Some(GateDecision::Revise) && !repair || by_author && sent_back)
         }
+        S::Repairing => {
+            from == Some(S::Judged) && gate == Some(GateDecision::Revise) && repair && !by_author
+        }
+        S::Repaired => matches!(from, Some(S::Repairing | S::Repaired)),
         S::Drafting => {
             from == Some(S::Judged)
                 && (gate == Some(GateDecision::Rewrite) || by_author && sent_back)
@@ -454,14 +488,23 @@ fn transition_refusal(
     from: Option<PipelineStage>,
     to: PipelineStage,
     gate: Option<GateDecision>,
+    repair: bool,
     by_author: bool,
 ) -> String {
     use PipelineStage as S;
     let who = if by_author { "（作者决定）" } else { "" };
     match to {
         S::Committed => "「已提交」只能由 novel chapter commit 设置".to_string(),
+        S::Revising if repair && !by_author && from == Some(S::Judged) => {
+            "门控只因开篇或章末退回，要的是局部修补（repairing），不是整章修订".to_string()
+        }
         S::Revising => format!(
             "只有门控结论为 revise，或门控没有放行（revise、rewrite、pause）后作者决定按意见修订时才能进入修订{who}（当前阶段 {}，门控 {}）",
+            stage_name(from),
+            gate_name(gate)
+        ),
+        S::Repairing => format!(
+            "只有门控因开篇或章末（且只因它们）判 revise 时才能进入局部修补{who}（当前阶段 {}，门控 {}）",
             stage_name(from),
             gate_name(gate)
         ),
@@ -503,6 +546,19 @@ fn staged_files_missing(n: u32, to: PipelineStage, facts: &StagingFacts) -> Vec<
         S::Judged => {
             let evaluation = naming::staging_evaluation(n);
             need(&facts.evaluation, "评估结果", &evaluation, &mut missing);
+            if let Some(r) = &facts.repair {
+                let review = naming::staging_repair_review(n);
+                need(&r.review, "局部修补的复核", &review, &mut missing);
+            }
+        }
+        S::Repaired => {
+            need(&facts.chapter_text, "章节正文", &draft, &mut missing);
+            if facts.repair.as_ref().is_some_and(|r| !r.written) {
+                missing.push(format!(
+                    "局部修补还没有写：{} 里没有修补稿，正文也没改",
+                    naming::STAGING_REPAIRS
+                ));
+            }
         }
         S::Polished => need(
             &facts.chapter_text,
@@ -561,6 +617,13 @@ pub enum ResumeStep {
     /// Gate said polish: one StyleRefiner pass, `novel chapter stage polished`, then commit.
     PolishThenCommit,
     ReviseWithFixes,
+    /// Gate revise for the opening or the ending alone: `novel chapter stage repairing` (from
+    /// judged), then ChapterWriter rewrites only those paragraphs.
+    RepairWithFixes,
+    /// The repair is written: `novel chapter stage repaired`.
+    MarkRepaired,
+    /// The repair is spliced in: QualityJudge re-checks it, then `novel chapter stage judged`.
+    RunRepairReview,
     /// Gate paused: the author decides.
     AskAuthor,
 }
@@ -596,6 +659,7 @@ pub fn resume_point(cp: &Checkpoint, facts: &StagingFacts) -> Resume {
         text_rejected: rejected.is_some() && facts.text_digest.as_deref() == rejected,
         summarized: facts.summarized(),
         evaluation: facts.evaluation.ok(),
+        repair: facts.repair.as_ref().map(|r| (r.written, r.review.ok())),
     };
     let (step, message, rewind_to) = staged.step(cp, n, stage);
     Resume {
@@ -629,6 +693,8 @@ struct Staged {
     text_rejected: bool,
     summarized: bool,
     evaluation: bool,
+    /// In a repair round: (the repair is written, the judge's review is there).
+    repair: Option<(bool, bool)>,
 }
 
 impl Staged {
@@ -660,6 +726,19 @@ impl Staged {
                 R::Commit,
                 format!("二次润色已完成：运行 novel chapter commit {n}"),
                 None,
+            ),
+            Some(S::Repairing | S::Repaired) if drafts_lost => self.drafting_step(stage),
+            Some(S::Repairing) if self.repair.is_some_and(|(written, _)| written) => step(
+                R::MarkRepaired,
+                "局部修补已写好：运行 novel chapter stage repaired（程序把新段落放进正文），再让 QualityJudge 复核",
+            ),
+            Some(S::Repairing) => step(
+                R::RepairWithFixes,
+                "局部修补中：ChapterWriter 只重写门控指出的开篇或最后一两段，写到 staging/repairs/，然后 novel chapter stage repaired",
+            ),
+            Some(S::Repaired) => step(
+                R::RunRepairReview,
+                "局部修补已放进正文：QualityJudge 只复核改过的段落，然后 novel chapter stage judged 与门控",
             ),
         }
     }
@@ -728,6 +807,13 @@ impl Staged {
                 "评估结果不在 staging：重新运行评审，然后 novel chapter stage judged",
             );
         }
+        if gate.is_none() && self.repair.is_some_and(|(_, review)| !review) {
+            return back(
+                PipelineStage::Repaired,
+                R::RunRepairReview,
+                "局部修补的复核不在 staging：QualityJudge 重新复核，然后 novel chapter stage judged",
+            );
+        }
         match gate {
             None => (
                 R::RunGate,
@@ -759,6 +845,12 @@ fn verdict_step(cp: &Checkpoint, n: u32, g: &GateRecord) -> Option<Step> {
         return Some(step(
             R::AskAuthor,
             "门控判修订，修订候选已保存：等作者决定采纳（候选成为修订稿）还是拒绝（再按现稿提交，或照意见重新修订）",
+        ));
+    }
+    if revise && !g.repair.is_empty() {
+        return Some(step(
+            R::RepairWithFixes,
+            "门控只因开篇或章末判 revise：novel chapter stage repairing，再让 ChapterWriter 只重写那几段（局部修补，不整章修订）",
         ));
     }
     if revise {
@@ -855,26 +947,30 @@ mod tests {
         );
     }
 
+    /// Chapter 5 judged, the gate's `decision` recorded (with the parts of a local repair).
+    fn judged(decision: GateDecision, repair: Vec<crate::model::repair::PartReason>) -> Checkpoint {
+        let mut c = cp(OrchestratorState::Writing, 4, Some(5));
+        c.pipeline_stage = Some(PipelineStage::Judged);
+        c.gate = Some(GateRecord {
+            chapter: 5,
+            decision,
+            overall: 2.6,
+            force_passed: false,
+            revision: 0,
+            text_digest: None,
+            accepted_by_author: false,
+            staged: Default::default(),
+            repair,
+            extra: Default::default(),
+        });
+        c
+    }
+
     #[test]
     fn after_a_pause_the_author_may_revise_or_rewrite() {
         use GateDecision as G;
         use PipelineStage as S;
-        let judged = |decision: G| {
-            let mut c = cp(OrchestratorState::Writing, 4, Some(5));
-            c.pipeline_stage = Some(S::Judged);
-            c.gate = Some(GateRecord {
-                chapter: 5,
-                decision,
-                overall: 2.6,
-                force_passed: false,
-                revision: 0,
-                text_digest: None,
-                accepted_by_author: false,
-                staged: Default::default(),
-                extra: Default::default(),
-            });
-            c
-        };
+        let judged = |decision: G| judged(decision, Vec::new());
         let facts = StagingFacts::nothing();
         let auto = RoundChoice {
             max_author_rounds: 3,
@@ -929,6 +1025,77 @@ mod tests {
             assert!(resume.message.contains(way), "{}", resume.message);
         }
         assert!(!resume.message.contains("--"), "{}", resume.message);
+    }
+
+    /// A revise for the craft alone goes judged → repairing → repaired → judged; a full
+    /// revision is the author's choice then, and the moves say so.
+    #[test]
+    fn a_repair_round_has_its_own_stages() {
+        use crate::model::repair::{PartReason, RepairPart};
+        use PipelineStage as S;
+        let c = judged(
+            GateDecision::Revise,
+            vec![PartReason {
+                part: RepairPart::Ending,
+                reason: "章末是总结".into(),
+            }],
+        );
+        let facts = StagingFacts::nothing();
+        let auto = RoundChoice {
+            max_author_rounds: 3,
+            ..RoundChoice::default()
+        };
+        let author = RoundChoice {
+            by_author: true,
+            ..auto
+        };
+        assert!(check_stage(&c, 5, S::Repairing, &facts, auto).is_ok());
+        let e = check_stage(&c, 5, S::Revising, &facts, auto).unwrap_err();
+        assert!(e.reason.contains("局部修补"), "{e:?}");
+        assert!(check_stage(&c, 5, S::Revising, &facts, author).is_ok());
+        assert!(check_stage(&c, 5, S::Repaired, &facts, auto).is_err());
+        let mut judged = StagingFacts::nothing();
+        judged.chapter_text = FileFact::Ok;
+        judged.summary = FileFact::Ok;
+        judged.delta = FileFact::Ok;
+        judged.memory = FileFact::Ok;
+        judged.evaluation = FileFact::Ok;
+        judged.storyline_id = Some("main_arc".into());
+        assert_eq!(resume_point(&c, &judged).step, ResumeStep::RepairWithFixes);
+        let moves: Vec<&str> = gate_moves(GateDecision::Revise, true, 5, 0, 3)
+            .iter()
+            .map(|m| m.id)
+            .collect();
+        assert_eq!(moves, ["repair", "revise", "rewrite", "accept"]);
+        // Repairing: the writer's new paragraphs, then repaired; repaired: the judge's review,
+        // then judged (with the review there).
+        let mut r = c.clone();
+        r.pipeline_stage = Some(S::Repairing);
+        let mut staged = judged.clone();
+        staged.evaluation = FileFact::Missing;
+        staged.repair = Some(RepairFacts {
+            written: false,
+            review: FileFact::Missing,
+        });
+        assert_eq!(resume_point(&r, &staged).step, ResumeStep::RepairWithFixes);
+        let e = check_stage(&r, 5, S::Repaired, &staged, auto).unwrap_err();
+        assert!(e.reason.contains("局部修补还没有写"), "{e:?}");
+        staged.repair = Some(RepairFacts {
+            written: true,
+            review: FileFact::Missing,
+        });
+        assert_eq!(resume_point(&r, &staged).step, ResumeStep::MarkRepaired);
+        assert!(check_stage(&r, 5, S::Repaired, &staged, auto).is_ok());
+        r.pipeline_stage = Some(S::Repaired);
+        assert_eq!(resume_point(&r, &staged).step, ResumeStep::RunRepairReview);
+        staged.evaluation = FileFact::Ok;
+        let e = check_stage(&r, 5, S::Judged, &staged, auto).unwrap_err();
+        assert!(e.reason.contains("局部修补的复核"), "{e:?}");
+        staged.repair = Some(RepairFacts {
+            written: true,
+            review: FileFact::Ok,
+        });
+        assert!(check_stage(&r, 5, S::Judged, &staged, auto).is_ok());
     }
 
     #[test]

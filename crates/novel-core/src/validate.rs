@@ -302,6 +302,7 @@ fn deserialize_as(kind: FileKind, value: &Value) -> Result<(), (String, String)>
         FileKind::Revision => de::<model::Revision>(v),
         FileKind::Preferences => de::<model::Preferences>(v),
         FileKind::MemoryEntry => de::<model::MemoryEntry>(v),
+        FileKind::RepairReview => de::<model::RepairReview>(v),
     }
 }
 

@@ -820,6 +820,7 @@ fn staging(text: bool, summary: bool) -> StagingFacts {
         evaluation: f(summary),
         text_digest: text.then(|| "0123456789abcdef".to_string()),
         delta_skipped: false,
+        repair: None,
     }
 }
 

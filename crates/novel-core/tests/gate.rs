@@ -436,3 +436,82 @@ fn craft_findings_send_a_passing_chapter_back() {
     input.craft = Some(&clean);
     assert_eq!(decide(&input).unwrap().decision, GateDecision::Pass);
 }
+
+/// When the craft check is the only thing sending a chapter back, the revision is a local
+/// repair of the parts that failed (issue 39: the writer rewrites the last one or two
+/// paragraphs, the judge re-checks only them); anything else that sends it back — a blocking
+/// violation, a score below the pass band — makes it a full revision.
+#[test]
+fn a_hook_alone_is_a_local_repair_not_a_revision() {
+    use novel_core::model::RepairPart;
+    let t = GateThresholds::default();
+    let hook = novel_core::gate::CraftCheck {
+        opening: None,
+        hook: Some("章末是总结或感悟，没有留下悬而未决的事".into()),
+    };
+    let parts = |r: &novel_core::gate::GateResult| -> Vec<RepairPart> {
+        r.repair.iter().map(|p| p.part).collect()
+    };
+    // A passing score, a polish score: the ending alone, with the craft fix only.
+    for score in [4.5, 3.7] {
+        let e = eval(score, json!([]));
+        let mut input = single(&e, &t);
+        input.craft = Some(&hook);
+        let r = decide(&input).unwrap();
+        assert_eq!(r.decision, GateDecision::Revise, "{score}");
+        assert_eq!(parts(&r), [RepairPart::Ending], "{score}");
+        assert!(r.repair[0].reason.contains("总结或感悟"), "{:?}", r.repair);
+        let targets: Vec<&str> = r.required_fixes.iter().map(|f| f.target.as_str()).collect();
+        assert_eq!(targets, ["最后一两段"], "{score}: the judge's fixes wait");
+        assert!(
+            r.reasons.iter().any(|x| x.contains("局部修补")),
+            "{:?}",
+            r.reasons
+        );
+    }
+    // The opening and the ending both: both repaired, the opening first.
+    let both = novel_core::gate::CraftCheck {
+        opening: Some("开篇前 300 字只有景物".into()),
+        ..hook.clone()
+    };
+    let e = eval(4.5, json!([]));
+    let mut input = single(&e, &t);
+    input.craft = Some(&both);
+    let r = decide(&input).unwrap();
+    assert_eq!(parts(&r), [RepairPart::Opening, RepairPart::Ending]);
+    // A blocking violation as well: a full revision.
+    let e = eval(4.5, violation("L1", "W-001", "high"));
+    let mut input = single(&e, &t);
+    input.craft = Some(&hook);
+    let r = decide(&input).unwrap();
+    assert_eq!(r.decision, GateDecision::Revise);
+    assert!(r.repair.is_empty(), "{:?}", r.repair);
+    // A revise score as well: a full revision, the craft fix among the judge's.
+    let e = eval(3.2, json!([]));
+    let mut input = single(&e, &t);
+    input.craft = Some(&hook);
+    let r = decide(&input).unwrap();
+    assert_eq!(r.decision, GateDecision::Revise);
+    assert!(r.repair.is_empty(), "{:?}", r.repair);
+    assert!(r.required_fixes.len() >= 2, "{:?}", r.required_fixes);
+    // Revisions exhausted: no repair, the score decides.
+    let e = eval(4.5, json!([]));
+    let mut input = single(&e, &t);
+    input.craft = Some(&hook);
+    input.revision_count = t.max_revisions;
+    let r = decide(&input).unwrap();
+    assert_eq!(r.decision, GateDecision::Pass);
+    assert!(r.repair.is_empty());
+    // After a repair: the program's check passes, but the judge's review says the ending is
+    // not done — another repair round.
+    let reviewed = novel_core::gate::CraftCheck::default().with_review(&[(
+        RepairPart::Ending,
+        "评审复核结尾没有解决：还是在总结".to_string(),
+    )]);
+    let mut input = single(&e, &t);
+    input.craft = Some(&reviewed);
+    input.revision_count = 1;
+    let r = decide(&input).unwrap();
+    assert_eq!(parts(&r), [RepairPart::Ending]);
+    assert!(r.repair[0].reason.contains("还是在总结"), "{:?}", r.repair);
+}

@@ -189,6 +189,7 @@ fn round_trip(kind: FileKind, v: &serde_json::Value) -> serde_json::Value {
         FileKind::Revision => round::<Revision>(v),
         FileKind::Preferences => round::<Preferences>(v),
         FileKind::MemoryEntry => round::<MemoryEntry>(v),
+        FileKind::RepairReview => round::<RepairReview>(v),
     }
 }
 

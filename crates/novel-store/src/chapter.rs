@@ -226,7 +226,25 @@ pub fn staging_facts(project: &Project, n: u32, mode: Facts) -> StagingFacts {
         evaluation,
         text_digest,
         delta_skipped,
+        repair: repair_facts(project, n, mode),
     }
+}
+
+/// What a repair round of chapter `n` has staged (`None` when the round it is in — read from
+/// the checkpoint — is no repair).
+fn repair_facts(
+    project: &Project,
+    n: u32,
+    mode: Facts,
+) -> Option<novel_core::pipeline::RepairFacts> {
+    let cp = load_checkpoint(project).ok()?;
+    let record = crate::repair::current(project, &cp, n).ok().flatten()?;
+    let rel = layout::staging_repair_review(n);
+    let review = match mode {
+        Facts::Light => text_fact(project, &rel),
+        Facts::Full => json_fact(project, &rel, FileKind::RepairReview, n).0,
+    };
+    Some(crate::repair::facts(project, n, &record, review))
 }
 
 /// The files of a round the gate sent back (`revise`, `rewrite`, or the author's round after
@@ -252,6 +270,8 @@ pub fn plan_archive(project: &Project, n: u32, round: u32) -> Result<Archive, St
     for (rel, _) in staged_evaluation_names(project, n) {
         files.push(rel);
     }
+    // A local repair's review judged the round sent back too.
+    files.push(layout::staging_repair_review(n));
     for id in staged_memory_ids(project) {
         if let Ok(rel) = layout::staging_memory(&id) {
             files.push(rel);
@@ -1135,6 +1155,11 @@ pub fn staged_for_commit(project: &Project, n: u32) -> Result<Vec<Staged>, Store
     for (rel, _) in staged_evaluations(project, n)? {
         let name = rel.rsplit_once('/').map_or(rel.as_str(), |(_, name)| name);
         take(rel.clone(), format!("evaluations/{name}"))?;
+    }
+    // A local repair's review goes with the evaluations it completes.
+    let review = layout::staging_repair_review(n);
+    if fs::symlink_metadata(project.path(&review)).is_ok() {
+        take(review, layout::repair_review_file(n))?;
     }
     if let Ok(entries) = fs::read_dir(project.path("staging/storylines")) {
         let mut ids: Vec<String> = entries

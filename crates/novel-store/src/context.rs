@@ -431,7 +431,8 @@ fn load_author_memory(project: &Project, i: &mut Inputs, w: &mut Vec<String>) {
 /// The evaluations (and, for a rewrite, the archived draft's path) that a revision, rewrite or
 /// polish refers back to. `stage revising|drafting` archived the round sent back to
 /// `logs/revisions/chapter-NNN/rK/` (K = `revision_count`); a round not archived yet is read from
-/// staging. A polish reads the current round's evaluations in staging.
+/// staging. A polish reads the current round's evaluations in staging; a local repair its
+/// record and the judged text.
 fn load_round(
     project: &Project,
     pass: Pass,
@@ -443,6 +444,10 @@ fn load_round(
     let staging = "staging/evaluations";
     match pass {
         Pass::Normal => {}
+        Pass::Repair | Pass::RepairReview => {
+            let repair = load_repair(project, chapter, round, i, w);
+            i.repair = repair;
+        }
         Pass::Polish => i.evaluations = evaluations_in(project, staging, chapter, w),
         Pass::Revising | Pass::Rewrite => {
             let dir = layout::revision_dir(chapter, round);
@@ -456,6 +461,55 @@ fn load_round(
             }
         }
     }
+}
+
+/// What a local repair's packets draw on: the round's record, the judged text, and the next
+/// chapter's outline block (from the volume outline already loaded).
+fn load_repair(
+    project: &Project,
+    chapter: u32,
+    round: u32,
+    i: &Inputs,
+    w: &mut Vec<String>,
+) -> Option<novel_core::context::assemble::RepairInputs> {
+    let record = match crate::repair::record(project, chapter, round) {
+        Ok(Some(r)) => r,
+        Ok(None) => {
+            w.push(format!("第 {chapter} 章第 {round} 轮没有局部修补记录"));
+            return None;
+        }
+        Err(e) => {
+            w.push(format!("局部修补记录读不了：{e}"));
+            return None;
+        }
+    };
+    let base = match crate::repair::base(project, &record) {
+        Ok(t) => t,
+        Err(e) => {
+            w.push(format!("局部修补的原稿读不了：{e}"));
+            return None;
+        }
+    };
+    let next_outline = i
+        .outline
+        .as_deref()
+        .and_then(|t| novel_core::context::outline::parse(t).ok())
+        .and_then(|o| o.block(chapter + 1).map(|b| b.text.clone()));
+    let prev_ending = (chapter > 1)
+        .then(|| crate::io::read_text(&project.path(&layout::chapter_file(chapter - 1))).ok())
+        .flatten()
+        .and_then(|t| {
+            let parts = [novel_core::model::RepairPart::Ending];
+            novel_core::repair::windows(&t, &parts, &i.settings.craft)
+                .pop()
+                .map(|w| w.text)
+        });
+    Some(novel_core::context::assemble::RepairInputs {
+        record,
+        base,
+        next_outline,
+        prev_ending,
+    })
 }
 
 /// `chapter-NNN-eval.json` and the second judges' `chapter-NNN-eval-<judge>.json` in `dir`:

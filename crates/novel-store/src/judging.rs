@@ -14,16 +14,29 @@ use crate::project::Project;
 
 /// The fixes of round `revision_count` (the round the gate sent back last), numbered as the
 /// judge's packet shows them, with the blocking fixes of earlier rounds still not done
-/// (`novel_core::judging::carried`); empty on a first round.
+/// (`novel_core::judging::carried`); empty on a first round. A local repair round
+/// (`novel_core::repair`) archives no evaluation — they stay in staging, still about the text
+/// outside the repaired paragraphs — so it hands on the fixes of the round before it.
 pub fn previous_fixes(project: &Project, n: u32, revision_count: u32) -> Vec<NumberedFix> {
     let mut fixes = Vec::new();
     for round in 1..=revision_count {
+        if project.path(&layout::repair_record(n, round)).is_file() {
+            continue;
+        }
         let dir = layout::revision_dir(n, round);
         let evals = crate::context::evaluations_in(project, &dir, n, &mut Vec::new());
         let refs: Vec<&novel_core::model::Evaluation> = evals.iter().map(|(_, e)| e).collect();
         fixes = judging::carried(&fixes, &refs);
     }
     fixes
+}
+
+/// The last round of chapter `n` up to `revision_count` that the gate sent back for a new text
+/// (a revision or a rewrite), not a local repair; `None` before any.
+fn sent_back_round(project: &Project, n: u32, revision_count: u32) -> Option<u32> {
+    (1..=revision_count)
+        .rev()
+        .find(|k| !project.path(&layout::repair_record(n, *k)).is_file())
 }
 
 /// The in-flight chapter's L3 contract, when it exists and reads.
@@ -40,7 +53,9 @@ pub fn contract_of(project: &Project, n: u32, current_volume: u32) -> Option<Cha
 
 /// Every finding about the staged evaluations of chapter `n` (each file that reads as an
 /// evaluation; schema problems are `validate`'s and `stage judged`'s own). Nothing when the
-/// staged text is missing: there is nothing to hold the quotes against.
+/// staged text is missing: there is nothing to hold the quotes against. In a local repair
+/// round the evaluations are held to the text they judged (the round's archived base), and the
+/// judge's review of the repair to its contract (`novel_core::repair::check_review`).
 pub fn check_staged(
     project: &Project,
     cp: &Checkpoint,
@@ -63,11 +78,10 @@ pub fn check_staged(
         0
     };
     let previous = previous_fixes(project, n, revision_count);
-    let previous_text = (revision_count > 0)
-        .then(|| {
-            crate::io::read_text(&project.path(&layout::revision_text(n, revision_count))).ok()
-        })
-        .flatten();
+    // The text of the last round sent back for a revision: a repair round's archived text is
+    // the one the evaluations judged, not the one before their round.
+    let previous_text = sent_back_round(project, n, revision_count)
+        .and_then(|k| crate::io::read_text(&project.path(&layout::revision_text(n, k))).ok());
     let digest = novel_core::pipeline::text_digest(text.as_bytes());
     let leak_high = crate::chapter::leak_result(project, n)
         .ok()
@@ -78,12 +92,20 @@ pub fn check_staged(
         });
     let evals = crate::context::evaluations_in(project, "staging/evaluations", n, &mut Vec::new());
     let mut out = Vec::new();
+    let repair = crate::repair::current(project, cp, n)?;
+    let (judged_file, judged_text) = match &repair {
+        Some(r) => (r.base.clone(), crate::repair::base(project, r)?),
+        None => (text_file.clone(), text.clone()),
+    };
+    if let Some(r) = &repair {
+        out.extend(crate::repair::check_review(project, n, r, normalize)?);
+    }
     for (file, e) in &evals {
         let j = Judged {
             file,
             chapter: n,
-            text_file: &text_file,
-            text: &text,
+            text_file: &judged_file,
+            text: &judged_text,
             contract: contract.as_ref(),
             previous_fixes: &previous,
             previous_text: previous_text.as_deref(),

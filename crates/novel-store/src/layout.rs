@@ -55,11 +55,12 @@ pub const DIRS: [&str; 23] = [
 ];
 
 pub use novel_core::naming::{
-    CHARACTER_MEMORY_DIR, EXTRAS_DIR, PREFERENCES, changes_file, chapter_contract_file,
-    chapter_file, chapter_stem, character_memory, evaluation_file, log_file, review_chapter_report,
-    review_volume_report, revision_dir, revision_file, revision_text, staging_changes,
-    staging_chapter, staging_context, staging_delta, staging_draft, staging_edits,
-    staging_evaluation, staging_leak, staging_log, staging_summary, summary_file, volume_dir,
+    CHARACTER_MEMORY_DIR, EXTRAS_DIR, PREFERENCES, STAGING_REPAIRS, changes_file,
+    chapter_contract_file, chapter_file, chapter_stem, character_memory, evaluation_file, log_file,
+    repair_record, repair_review_file, review_chapter_report, review_volume_report, revision_dir,
+    revision_file, revision_text, staging_changes, staging_chapter, staging_context, staging_delta,
+    staging_draft, staging_edits, staging_evaluation, staging_leak, staging_log, staging_repair,
+    staging_repair_review, staging_summary, summary_file, volume_dir,
 };
 
 /// `staging/storylines/<id>/memory.md`, refusing non-slug ids.
@@ -287,9 +288,14 @@ fn classify_chapter_file(parts: &[&str]) -> Entry {
                 expected: "chapter-NNN-summary.md",
             },
         },
-        "evaluations" => match eval_chapter(name) {
-            Some(n) => json(FileKind::Evaluation, n),
-            None => Entry::Misnamed {
+        "evaluations" => match (
+            eval_chapter(name),
+            number_between(name, "chapter-", "-repair.json"),
+        ) {
+            (Some(n), _) => json(FileKind::Evaluation, n),
+            // A local repair's review (`novel_core::repair`).
+            (None, Some(n)) => json(FileKind::RepairReview, n),
+            (None, None) => Entry::Misnamed {
                 expected: "chapter-NNN-eval.json",
             },
         },
@@ -394,6 +400,23 @@ mod tests {
                 chapter: Some(10),
                 ..
             }
+        ));
+        for review in [
+            "staging/evaluations/chapter-010-repair.json",
+            "evaluations/chapter-010-repair.json",
+        ] {
+            assert!(matches!(
+                classify(review),
+                Entry::Json {
+                    kind: FileKind::RepairReview,
+                    chapter: Some(10),
+                    ..
+                }
+            ));
+        }
+        assert!(matches!(
+            classify("staging/repairs/chapter-010-ending.md"),
+            Entry::Other
         ));
         assert!(matches!(
             classify("staging/state/chapter-003-delta.json"),

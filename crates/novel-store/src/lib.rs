@@ -46,6 +46,7 @@ pub mod process;
 pub mod project;
 pub mod quickstart;
 pub mod rebuild;
+pub mod repair;
 pub mod review;
 pub mod revision;
 pub mod select;

@@ -79,6 +79,12 @@ pub enum ChapterError {
         report: Box<novel_core::edits::EditReport>,
         cap: f64,
     },
+    /// `stage repaired`: the local repair cannot go in as written (`novel_core::repair`).
+    #[error("第 {chapter} 章的局部修补不能放进正文：\n{}", novel_core::repair::describe(.problems).trim_end())]
+    Repair {
+        chapter: u32,
+        problems: Vec<novel_core::repair::Problem>,
+    },
     /// `stage refined|polished`: StyleRefiner's change list does not fit the staged text.
     #[error("润色编辑的修改清单（{}）有 {} 条套不上正文：\n{}", novel_core::naming::staging_edits(*.chapter), .problems.len(), novel_core::changes::describe(.problems).trim_end())]
     ChangeList {
@@ -109,6 +115,7 @@ impl ChapterError {
             ChapterError::Gate { .. } => "E_GATE",
             ChapterError::Evaluation { .. } => "E_EVALUATION",
             ChapterError::EditRatio { .. } => "E_EDIT_RATIO",
+            ChapterError::Repair { .. } => "E_REPAIR",
             ChapterError::ChangeList { .. } => "E_CHANGE_LIST",
             ChapterError::JournalHeld { .. } => "E_LOCKED",
         }
@@ -124,6 +131,7 @@ impl ChapterError {
                 | ChapterError::Gate { .. }
                 | ChapterError::Evaluation { .. }
                 | ChapterError::EditRatio { .. }
+                | ChapterError::Repair { .. }
                 | ChapterError::ChangeList { .. }
         ) || matches!(self, ChapterError::Refused(r) if r.code == "E_STAGING" || r.code == "E_CHAPTER_PLAN")
     }
@@ -166,6 +174,10 @@ impl ChapterError {
             ChapterError::EditRatio { chapter, .. } => format!(
                 "初稿在 {}：上面这些段落回到初稿的说法，只留黑名单与句式的必要替换（修改清单撤掉对应的条目；被退回的清单已移走，重写一份即可），再运行 novel chapter stage refined",
                 novel_core::naming::staging_draft(*chapter)
+            ),
+            ChapterError::Repair { .. } => format!(
+                "把上面每一条交回 ChapterWriter（任务：修补）：只重写 {}/ 下的修补稿（正文文件不动），再运行 novel chapter stage repaired",
+                novel_core::naming::STAGING_REPAIRS
             ),
             ChapterError::ChangeList { chapter, .. } => format!(
                 "把上面每一条交回润色编辑改好 {}（「原：」从正文一字不改地抄，只对得上一处），再运行同一条 stage 命令",
@@ -549,18 +561,7 @@ pub fn advance(
         }
     }
     let from = cp.pipeline_stage;
-    let mut archive = crate::chapter::Archive::default();
-    if matches!(to, PipelineStage::Revising | PipelineStage::Drafting) {
-        // The round the gate sent back: its evaluation and Summarizer outputs (and, for a
-        // rewrite, the text) go to logs/revisions/ in the same journal that moves the
-        // checkpoint on, so the next round cannot reuse them.
-        let round = cp.revision_count + 1;
-        archive = crate::chapter::plan_archive(project, n, round)?;
-        cp.revision_count = round;
-        if cp.orchestrator_state == OrchestratorState::Writing {
-            cp.orchestrator_state = OrchestratorState::ChapterRewrite;
-        }
-    }
+    let (archive, repair_line) = plan_round(project, &mut cp, n, to, &settings)?;
     if to == PipelineStage::Judged && pipeline::current_gate(&cp, n).is_some() {
         // A new evaluation: the verdict on the old one no longer holds.
         cp.gate = None;
@@ -586,6 +587,9 @@ pub fn advance(
     let mut entry = figures.entry(to);
     if let (Some(r), Some(line)) = (&edit_ratio, entry.as_object_mut()) {
         line.insert(EDIT_RATIO.into(), edit_ratio_value(r));
+    }
+    if let (Some(r), Some(line)) = (repair_line, entry.as_object_mut()) {
+        line.insert(REPAIR.into(), r);
     }
     writes.push(crate::chapter::log_with_stage(project, n, entry)?);
     let mut remove = archive.remove;
@@ -625,6 +629,123 @@ pub fn advance(
         edit_ratio,
     })
 }
+
+/// What moving to `to` does to the rounds, planned for the stage's journal: a round the gate
+/// sent back (`revising`, `drafting`) archives its evaluation and Summarizer outputs (and, for a
+/// rewrite, the text) to `logs/revisions/` so the next round cannot reuse them; a local repair
+/// (`repairing`) keeps them and archives the judged text with its record; `repaired` splices
+/// the writer's new paragraphs into the text (the pipeline log's line says how much).
+fn plan_round(
+    project: &Project,
+    cp: &mut Checkpoint,
+    n: u32,
+    to: PipelineStage,
+    settings: &novel_core::model::Settings,
+) -> Result<(crate::chapter::Archive, Option<serde_json::Value>), ChapterError> {
+    let round = cp.revision_count + 1;
+    let archive = match to {
+        PipelineStage::Revising | PipelineStage::Drafting => {
+            crate::chapter::plan_archive(project, n, round)?
+        }
+        PipelineStage::Repairing => plan_repairing(project, cp, n, round, settings)?,
+        PipelineStage::Repaired => return plan_repaired(project, cp, n),
+        _ => return Ok((crate::chapter::Archive::default(), None)),
+    };
+    cp.revision_count = round;
+    if cp.orchestrator_state == OrchestratorState::Writing {
+        cp.orchestrator_state = OrchestratorState::ChapterRewrite;
+    }
+    Ok((archive, None))
+}
+
+/// `stage repairing`: round `round` is a local repair of the parts the gate named. The judged
+/// text is archived with the round's record (`novel_core::repair::RepairRecord`); the
+/// evaluations and Summarizer outputs stay in staging (the rest of the text is unchanged); a
+/// review of an earlier repair and leftover repair files go.
+fn plan_repairing(
+    project: &Project,
+    cp: &Checkpoint,
+    n: u32,
+    round: u32,
+    settings: &novel_core::model::Settings,
+) -> Result<crate::chapter::Archive, ChapterError> {
+    let parts = pipeline::current_gate(cp, n)
+        .map(|g| g.repair.clone())
+        .unwrap_or_default();
+    let text = crate::chapter::read_staged(project, &crate::layout::staging_chapter(n))?;
+    let record = crate::repair::new_record(n, round, &parts, &text, &settings.craft);
+    crate::io::create_dir_all(&project.path(crate::layout::STAGING_REPAIRS))?;
+    let mut out = crate::chapter::Archive::default();
+    let review = crate::layout::staging_repair_review(n);
+    if let Ok(content) = crate::chapter::read_staged(project, &review) {
+        let to = format!(
+            "{}/{}",
+            crate::layout::revision_dir(n, round),
+            novel_core::naming::repair_review_name(n)
+        );
+        out.writes.push(JournalWrite {
+            path: to.clone(),
+            content,
+        });
+        out.remove.push(review);
+        out.archived.push(to);
+    }
+    for part in novel_core::model::RepairPart::ALL {
+        let rel = crate::layout::staging_repair(n, part);
+        if project.path(&rel).exists() {
+            out.remove.push(rel);
+        }
+    }
+    out.archived.push(record.base.clone());
+    out.writes.push(JournalWrite {
+        path: record.base.clone(),
+        content: text,
+    });
+    let rel = crate::layout::repair_record(n, round);
+    out.archived.push(rel.clone());
+    out.writes.push(JournalWrite {
+        path: rel,
+        content: crate::io::to_json_text(&record),
+    });
+    Ok(out)
+}
+
+/// `stage repaired`: the writer's new paragraphs put in place of the round's windows (or its
+/// own edit of the chapter file held to them), the repair files consumed.
+fn plan_repaired(
+    project: &Project,
+    cp: &Checkpoint,
+    n: u32,
+) -> Result<(crate::chapter::Archive, Option<serde_json::Value>), ChapterError> {
+    let Some(record) = crate::repair::current(project, cp, n)? else {
+        return Err(ChapterError::Refused(StageRefusal {
+            code: "E_STAGING",
+            reason: format!("第 {n} 章这一轮不是局部修补：没有修补记录"),
+            hint: "novel chapter recover 会告诉你从哪一步继续".into(),
+        }));
+    };
+    let spliced =
+        crate::repair::splice(project, n, &record)?.map_err(|problems| ChapterError::Repair {
+            chapter: n,
+            problems,
+        })?;
+    let line = serde_json::json!({
+        "round": record.round,
+        "parts": record.parts.iter().map(|p| p.part.name()).collect::<Vec<_>>(),
+        "replaced_chars": record.windows.iter().map(|w| w.chars).sum::<usize>(),
+        "written_chars": spliced.written.iter().map(|(_, c)| c).sum::<usize>(),
+    });
+    let mut out = crate::chapter::Archive::default();
+    out.writes.push(JournalWrite {
+        path: crate::layout::staging_chapter(n),
+        content: spliced.text,
+    });
+    out.remove = spliced.consumed;
+    Ok((out, Some(line)))
+}
+
+/// A stage line's key for a local repair's figures (`stage repaired`).
+pub const REPAIR: &str = "repair";
 
 /// A stage line's key for StyleRefiner's measured edit ratio (`stage refined`).
 pub const EDIT_RATIO: &str = "edit_ratio";
@@ -812,7 +933,11 @@ pub fn gate(
     let leak = crate::chapter::leak_result(project, n)?;
     let facts = staging_facts(project, n, Facts::Full);
     let text = crate::io::read_text(&project.path(&novel_core::naming::staging_chapter(n)))?;
-    let craft_check = craft(&text, &settings.craft);
+    let mut craft_check = craft(&text, &settings.craft);
+    if let Some(r) = crate::repair::current(project, &cp, n)? {
+        // A local repair: the judge's review counts with the program's check of the new text.
+        craft_check = craft_check.with_review(&crate::repair::not_done(project, n, &r)?);
+    }
     let input = novel_core::gate::GateInput {
         chapter: n,
         evaluations: evals.iter().map(|(_, e)| e).collect(),
@@ -830,6 +955,7 @@ pub fn gate(
         .extend(unchecked(n, &vol, leak.is_some(), input.leak.is_some()));
     result.moves = pipeline::gate_moves(
         result.decision,
+        !result.repair.is_empty(),
         n,
         author_rounds(project, n)?,
         settings.gate.max_author_revisions,
@@ -843,6 +969,7 @@ pub fn gate(
         text_digest: facts.text_digest.clone(),
         accepted_by_author: false,
         staged: staged_digests(project, n)?,
+        repair: result.repair.clone(),
         extra: Default::default(),
     });
     cp.last_checkpoint_time = Some(crate::time::now_iso());

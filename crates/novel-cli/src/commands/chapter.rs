@@ -255,7 +255,9 @@ fn stage(project: &Project, a: &ChapterStageArgs) -> Result<Report, CliError> {
         .map_err(|e| chapter_error(e, 0))?;
     match moved.stage {
         PipelineStage::Drafted => keep_packet(project, moved.chapter, Agent::StyleRefiner),
-        PipelineStage::Refined => keep_packet(project, moved.chapter, Agent::QualityJudge),
+        PipelineStage::Refined | PipelineStage::Repaired => {
+            keep_packet(project, moved.chapter, Agent::QualityJudge)
+        }
         _ => {}
     }
     let mut human = format!(
@@ -284,7 +286,7 @@ fn stage(project: &Project, a: &ChapterStageArgs) -> Result<Report, CliError> {
 }
 
 /// The packet of the agent the stage just reached dispatches (the refiner after `drafted` or a
-/// polish verdict, the judge after `refined`), kept in `staging/logs/` for the agent to read
+/// polish verdict, the judge after `refined` or, for its re-check, after `repaired`), kept in `staging/logs/` for the agent to read
 /// when the SubagentStart hook could not hand it over (those agents have Read, not Bash).
 /// Best effort: a packet that cannot be assembled is the hook's to report.
 fn keep_packet(project: &Project, n: u32, agent: Agent) {

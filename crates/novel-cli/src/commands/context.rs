@@ -662,6 +662,9 @@ fn too_early(agent: Agent, stage: Option<PipelineStage>) -> Option<&'static str>
         (Agent::QualityJudge, Some(S::Drafting | S::Revising | S::Drafted)) => {
             Some("润色还没有标记完成（chapter stage refined）")
         }
+        (Agent::QualityJudge, Some(S::Repairing)) => {
+            Some("局部修补还没有放进正文（chapter stage repaired）")
+        }
         _ => None,
     }
 }
@@ -713,6 +716,10 @@ pub(crate) fn packet_text(
     let packet = context::build(agent, &inputs, budget).map_err(context_error)?;
     let mut text = packet.render();
     match agent {
+        // A repair's re-check: the program's craft check of the new text, in one line.
+        Agent::QualityJudge if inputs.repair.is_some() => {
+            text.push_str(&repair_checks(project, packet.chapter));
+        }
         Agent::QualityJudge => text.push_str(&judge_checks(project, packet.chapter, true)),
         Agent::StyleRefiner => text.push_str(&judge_checks(project, packet.chapter, false)),
         Agent::Summarizer => text.push_str(&summarizer_checks(project, packet.chapter)),
@@ -755,6 +762,17 @@ fn summarizer_checks(project: &Project, n: u32) -> String {
 /// on the staged chapter: the lint summary and its findings, the craft check (opening, hook,
 /// rhythm), the style metrics, the 字数, and
 /// for the judge (`leak`) the leak check when it was run.
+/// The `checks` of QualityJudge's re-check of a local repair: the craft check's summary line of
+/// the repaired text (opening, hook and its type, take-up).
+fn repair_checks(project: &Project, n: u32) -> String {
+    let rel = novel_core::naming::staging_chapter(n);
+    let line = match novel_store::io::read_text(&project.path(&rel)) {
+        Ok(text) => super::craft::craft_one(project, n, &text, &rel, false),
+        Err(e) => format!("读不到 {rel}：{e}\n"),
+    };
+    format!("<checks title=\"机检（修补后的章法检查）\">\n{line}</checks>\n")
+}
+
 fn judge_checks(project: &Project, n: u32, leak: bool) -> String {
     // The staged text of the chapter in flight, else the committed one (a packet asked for by
     // chapter number).
@@ -772,7 +790,7 @@ fn judge_checks(project: &Project, n: u32, leak: bool) -> String {
                 Ok(lines) => out.push_str(&lines),
                 Err(e) => out.push_str(&format!("lint 没有完成：{}\n", e.message)),
             }
-            out.push_str(&super::craft::craft_one(project, n, &text, &rel));
+            out.push_str(&super::craft::craft_one(project, n, &text, &rel, true));
             out.push_str(&super::style::describe(
                 "风格数字",
                 &novel_text::metrics::StyleMetrics::of(&[&novel_text::segment::Document::new(

@@ -194,7 +194,13 @@ pub fn run(global: &GlobalArgs, args: CraftArgs) -> Result<Report, CliError> {
 }
 
 /// The craft check of chapter `n`'s text as `check craft` prints it, for the judge's packet.
-pub(crate) fn craft_one(project: &Project, n: u32, text: &str, shown: &str) -> String {
+pub(crate) fn craft_one(
+    project: &Project,
+    n: u32,
+    text: &str,
+    shown: &str,
+    findings: bool,
+) -> String {
     let t = match settings::load_or_default(Some(project)) {
         Ok(s) => s.craft,
         Err(e) => return format!("章法检查没有完成：{e}\n"),
@@ -212,7 +218,7 @@ pub(crate) fn craft_one(project: &Project, n: u32, text: &str, shown: &str) -> S
     };
     let (_, report, _) = check_one(&input, text, &mut hist);
     let mut out = String::new();
-    for f in &report.findings {
+    for f in report.findings.iter().filter(|_| findings) {
         out.push_str(&f.render());
     }
     out.push_str(&summary_line(shown, &report.summary));

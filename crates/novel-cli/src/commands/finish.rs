@@ -10,9 +10,11 @@
 //! | agent | file | checked |
 //! |---|---|---|
 //! | chapter-writer | the staged text (drafting, revising) | 字数 in `chapter_length` |
+//! | chapter-writer | a local repair's new paragraphs (repairing), one file a part | every part written, and they splice into the judged text (`novel_core::repair`) |
 //! | summarizer | summary, delta, storyline memory (drafting, revising) | all three there and valid (the guard's `written`) |
 //! | style-refiner | the change list (drafted; judged for a polish) | every item fits the staged text; after `stage drafted`, the edit ratio against the kept draft |
 //! | quality-judge | its evaluation (refined) | the judge's contract (checked before, by the guard) |
+//! | quality-judge | its review of a local repair (repaired) | the review's contract (checked before, by the guard) |
 
 use std::path::Path;
 
@@ -46,6 +48,20 @@ pub fn after_write(agent_type: &str, file: &Path, cwd: Option<&Path>) -> Option<
             Some(writer(&l, n))
         }
         Agent::Summarizer if drafting && summarizer_file(&l.rel, n) => summarizer(&l, n),
+        Agent::ChapterWriter
+            if stage == Some(S::Repairing) && l.rel.starts_with(layout::STAGING_REPAIRS) =>
+        {
+            repair_writer(&l, n)
+        }
+        Agent::QualityJudge
+            if stage == Some(S::Repaired)
+                && l.rel == layout::staging_repair_review(n)
+                && l.path.is_file() =>
+        {
+            Some(Verdict::Done(format!(
+                "novel：第 {n} 章局部修补的复核已写好并通过检查"
+            )))
+        }
         Agent::StyleRefiner
             if matches!(stage, Some(S::Drafted | S::Judged))
                 && l.rel == layout::staging_edits(n) =>
@@ -87,6 +103,31 @@ fn writer(l: &Located, n: u32) -> Verdict {
         ));
     }
     Verdict::Done(format!("novel：第 {n} 章正文已写好（{chars} 字）"))
+}
+
+/// ChapterWriter's local repair: done when every part the round repairs has its file and they
+/// splice into the judged text (`stage repaired` will do the same); a part still to write is
+/// no verdict yet.
+fn repair_writer(l: &Located, n: u32) -> Option<Verdict> {
+    let project = &l.project;
+    let cp = novel_store::chapter::load_checkpoint(project).ok()?;
+    let record = novel_store::repair::current(project, &cp, n).ok()??;
+    let all_written = record
+        .part_names()
+        .into_iter()
+        .all(|p| project.path(&layout::staging_repair(n, p)).is_file());
+    if !all_written {
+        return None;
+    }
+    Some(match novel_store::repair::splice(project, n, &record) {
+        Ok(Ok(_)) => Verdict::Done(format!("novel：第 {n} 章的局部修补已写好，放得进正文")),
+        Ok(Err(problems)) => Verdict::Fix(format!(
+            "novel：第 {n} 章的局部修补放不进正文：\n{}改好后用 Write 重写 {}（不必先读）。",
+            novel_core::repair::describe(&problems),
+            l.rel
+        )),
+        Err(e) => Verdict::Fix(format!("novel：{e}")),
+    })
 }
 
 fn summarizer_file(rel: &str, n: u32) -> bool {

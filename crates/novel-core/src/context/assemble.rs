@@ -168,6 +168,8 @@ pub struct Inputs {
     /// QualityJudge after a round the gate sent back: that round's fixes, numbered as the
     /// judge reviews them (`crate::judging::numbered_fixes`).
     pub previous_fixes: Vec<crate::judging::NumberedFix>,
+    /// A local repair round (ChapterWriter repairing, QualityJudge re-checking).
+    pub repair: Option<RepairInputs>,
     pub prev_volume_review: Option<String>,
     /// `research/*.md` file names.
     pub research: Vec<String>,
@@ -181,6 +183,18 @@ pub struct Inputs {
     /// [`MEMORY_LAST`] actions (the store loads it for [`cast_ids`]).
     pub character_memory: BTreeMap<String, Vec<crate::model::revision::MemoryEntry>>,
     pub warnings: Vec<String>,
+}
+
+/// What a local repair's packets draw on (`crate::repair`).
+#[derive(Debug, Clone)]
+pub struct RepairInputs {
+    pub record: crate::repair::RepairRecord,
+    /// The judged text the repair starts from.
+    pub base: String,
+    /// The next chapter's outline block, when the volume outline has it.
+    pub next_outline: Option<String>,
+    /// The last paragraphs of the previous chapter (its hook), when it is committed.
+    pub prev_ending: Option<String>,
 }
 
 /// How many of a character's latest actions the ChapterWriter packet carries.
@@ -476,8 +490,12 @@ pub fn sections_of(agent: Agent, revising: bool) -> Vec<&'static str> {
 }
 
 /// The section tags of an agent's packet for a pass of the chapter: [`sections_of`], with the
-/// `rewrite` (ChapterWriter) or `polish` (StyleRefiner) section right after the task.
+/// `rewrite` (ChapterWriter) or `polish` (StyleRefiner) section right after the task; a local
+/// repair (ChapterWriter's or QualityJudge's) is the task and the `repair` section only.
 pub fn sections_for(agent: Agent, pass: Pass) -> Vec<&'static str> {
+    if matches!(pass, Pass::Repair | Pass::RepairReview) {
+        return vec!["task", "repair"];
+    }
     let mut v = sections_of(agent, pass == Pass::Revising);
     let extra = match pass {
         Pass::Rewrite if agent == Agent::ChapterWriter => Some("rewrite"),
@@ -552,7 +570,10 @@ fn outline_of(
 /// Assembles an agent's packet without a budget (see [`build`]).
 pub fn assemble(agent: Agent, inputs: &Inputs) -> Result<Packet, ContextError> {
     let mut warnings = inputs.warnings.clone();
-    let needs_outline_block = matches!(agent, Agent::ChapterWriter | Agent::QualityJudge);
+    // A local repair's packet is its `repair` section alone: the next chapter's outline there
+    // is optional.
+    let needs_outline_block =
+        matches!(agent, Agent::ChapterWriter | Agent::QualityJudge) && inputs.repair.is_none();
     let (block, overview) = if agent.needs().outline {
         outline_of(inputs, needs_outline_block, &mut warnings)?
     } else {
@@ -577,8 +598,10 @@ pub fn assemble(agent: Agent, inputs: &Inputs) -> Result<Packet, ContextError> {
         overview: overview.as_deref(),
         cast: select_characters(inputs, block.as_ref()),
     };
-    let mut tags = sections_for(agent, pass(agent, inputs));
+    let this_pass = pass(agent, inputs);
+    let mut tags = sections_for(agent, this_pass);
     if agent == Agent::QualityJudge
+        && this_pass == Pass::Normal
         && !inputs.previous_fixes.is_empty()
         && let Some(i) = tags.iter().position(|t| *t == "task")
     {
@@ -691,6 +714,33 @@ pub fn build(agent: Agent, inputs: &Inputs, budget: Option<u32>) -> Result<Packe
         });
     }
     Ok(packet)
+}
+
+/// ChapterWriter's task in a local repair: the new paragraphs of each part, to its own file.
+fn repair_task(i: &Inputs) -> String {
+    let n = i.chapter;
+    let parts: Vec<crate::model::RepairPart> = i
+        .repair
+        .as_ref()
+        .map_or(vec![crate::model::RepairPart::Ending], |r| {
+            r.record.part_names()
+        });
+    let files: Vec<String> = parts
+        .iter()
+        .map(|p| format!("{}写入 {}", p.label(), crate::naming::staging_repair(n, *p)))
+        .collect();
+    format!(
+        "局部修补第 {n} 章：只重写 <repair> 里标出的段落，{}（只写替换那几段的新正文：不写标题，不抄前后文，字数不超过 <repair> 给的上限）。正文文件不要动，程序会把新段落放进去。\n新段落接得上前文的语气和场面。结尾停在一件没落地的事上（危险逼近、没揭开的答案、反转、约好的对决、一句让人想翻页的台词），不总结、不升华，钩子别和上一章结尾同一个套路；开篇让人物带着本章的问题出场，接住上一章的结尾。不改前文已经发生的事，不新增死伤、得失、位置变化（状态增量不会重算）。",
+        files.join("，")
+    )
+}
+
+/// QualityJudge's task in a local repair: re-check only the new paragraphs, write the review.
+fn repair_review_task(n: u32) -> String {
+    format!(
+        "复核第 {n} 章的局部修补：只看 <repair> 里的新段落，判断退回的问题解决了没有（结尾：停在没落地的事上，不是总结、感悟、收束，钩子不和上一章结尾同一个套路；开篇：前 300 字里有本章的问题，接住了上一章的结尾），新段落有没有和前文矛盾、有没有新增死伤得失。写入 {}：{{\"chapter\": {n}, \"reviews\": [{{\"part\": \"ending\", \"status\": \"done|partly|not_done\", \"evidence\": \"新段落原句\", \"hook_type\": \"悬念|危机|反转|期待|情绪\", \"reason\": \"一句话\"}}]}}，<repair> 里的每一处各一条；evidence 一字不改地引新段落（引旧段落会被退回），hook_type 只在结尾写。不是 done 的，门控按没修好处理。不重评 8 个维度，不改原来的评估文件。",
+        crate::naming::staging_repair_review(n)
+    )
 }
 
 /// A character in play, and whether the chapter contract names it (then it is never cut).
@@ -866,6 +916,7 @@ impl Assembler<'_> {
             "fix_review" => rounds::fix_review_section(self.inputs),
             "payoff" => self.payoff(),
             "rewrite" => rounds::rewrite_section(self.inputs),
+            "repair" => rounds::repair_section(self.inputs, self.agent == Agent::QualityJudge),
             "polish" => rounds::polish_section(self.inputs),
             "chapter_text" => self.chapter_text(),
             "chapter_outline" => self.chapter_outline(),
@@ -1140,6 +1191,9 @@ impl Assembler<'_> {
                 p.staging_chapter,
                 (i.settings.refine.max_edit_ratio * 100.0).round()
             ),
+            Agent::QualityJudge if pass(self.agent, i) == Pass::RepairReview => {
+                repair_review_task(n)
+            }
             Agent::QualityJudge => self.judge_task(),
             Agent::PlotArchitect => {
                 let start = i.volume_range.map_or(n, |r| r[0]);
@@ -1177,6 +1231,7 @@ impl Assembler<'_> {
             i.paths.staging_chapter
         );
         match pass(self.agent, i) {
+            Pass::Repair => return repair_task(i),
             Pass::Revising => t.push_str("\n这是修订：按 <revision> 中的修订指令修改 <chapter_text> 里的现稿（上一轮的稿子，程序已存档），只改指出的地方，改好的整章写到上面的输出文件。"),
             Pass::Rewrite => t.push_str("\n这是重写：上一稿被门控退回，原因见 <rewrite>；整章重新写，正文写入同一文件。"),
             _ => {}

@@ -8,6 +8,10 @@
 //!   why the chapter was sent back and where its draft is archived, never the old text.
 //! - `polish` — StyleRefiner after a gate `polish`: the judges' notes, labelled, with the
 //!   style dimension first.
+//! - `repair` — a local repair (`crate::repair`; the gate sent the chapter back for its opening
+//!   or its ending alone): for ChapterWriter (`repairing`) why, the paragraphs to replace and
+//!   the text around them, the next chapter's outline; for QualityJudge (`repaired`) why, the
+//!   old paragraphs and the new. Their packets are this section and the task only.
 //!
 //! Which of these applies is read from the checkpoint alone ([`pass_of`]), so the store knows
 //! what to load and the assembler what to render.
@@ -38,6 +42,10 @@ pub enum Pass {
     Rewrite,
     /// StyleRefiner's second pass after a gate `polish`.
     Polish,
+    /// ChapterWriter rewriting only the opening or the ending (`pipeline_stage: repairing`).
+    Repair,
+    /// QualityJudge re-checking a local repair (`pipeline_stage: repaired`).
+    RepairReview,
 }
 
 /// The pass `agent` works on for `chapter`, from the checkpoint.
@@ -47,6 +55,8 @@ pub fn pass_of(agent: Agent, cp: Option<&Checkpoint>, chapter: u32) -> Pass {
     };
     match (agent, cp.pipeline_stage) {
         (Agent::ChapterWriter, Some(PipelineStage::Revising)) => Pass::Revising,
+        (Agent::ChapterWriter, Some(PipelineStage::Repairing)) => Pass::Repair,
+        (Agent::QualityJudge, Some(PipelineStage::Repaired)) => Pass::RepairReview,
         (Agent::ChapterWriter, Some(PipelineStage::Drafting)) if cp.revision_count > 0 => {
             Pass::Rewrite
         }
@@ -318,6 +328,120 @@ pub fn polish_section(inputs: &Inputs) -> Section {
     }
     s.required(t);
     s
+}
+
+/// Of the text before a repaired ending, this many characters are shown (the voice and the
+/// scene the new paragraphs go on from).
+const REPAIR_CONTEXT_CHARS: usize = 800;
+
+/// `repair`: the paragraphs a local repair replaces and why — for ChapterWriter with the text
+/// around them and the next chapter's outline, for QualityJudge with what the writer wrote.
+pub fn repair_section(inputs: &Inputs, judge: bool) -> Section {
+    let mut s = Section::new("repair", "局部修补");
+    let Some(r) = &inputs.repair else {
+        s.required("（没有找到本轮局部修补的记录：按门控结论处理）");
+        return s;
+    };
+    let rec = &r.record;
+    let why: Vec<String> = rec
+        .parts
+        .iter()
+        .map(|p| format!("- {}：{}", p.part.label(), p.reason))
+        .collect();
+    s.required(format!(
+        "第 {} 章被门控退回（第 {} 轮），原因只有：\n{}\n其余正文已经评过、不动。",
+        rec.chapter,
+        rec.round,
+        why.join("\n")
+    ));
+    for w in &rec.windows {
+        s.required(if judge {
+            format!(
+                "〔{}〕原来的 {} 段（{} 字）：\n{}",
+                w.part.label(),
+                w.paragraphs,
+                w.chars,
+                w.text
+            )
+        } else {
+            window_for_writer(w, &r.base)
+        });
+    }
+    if judge {
+        let now = inputs.chapter_text.as_ref().map_or("", |(_, t)| t.as_str());
+        let written = crate::repair::new_text(&r.base, now);
+        s.required(format!(
+            "修补写的新段落（evidence 只从这里引）：\n{}",
+            if written.is_empty() {
+                "（没有新段落）"
+            } else {
+                written.as_str()
+            }
+        ));
+    }
+    if let Some(prev) = &r.prev_ending {
+        s.required(format!(
+            "上一章的结尾（它的钩子；开篇要接住它，新钩子别和它同一个套路）：\n{prev}"
+        ));
+    }
+    if rec.repairs(crate::model::RepairPart::Ending) {
+        s.required(match &r.next_outline {
+            Some(b) => format!("下一章大纲（钩子要把读者引向这里，但不剧透）：\n{b}"),
+            None => "下一章大纲还没有：钩子停在本章没落地的事上。".to_string(),
+        });
+    }
+    s
+}
+
+/// The whole paragraphs of `lines` nearest the window (the last ones when `before`), up to
+/// [`REPAIR_CONTEXT_CHARS`] (at least one), headings left out.
+fn nearby(lines: &[&str], before: bool) -> String {
+    let mut picked: Vec<&str> = Vec::new();
+    let mut chars = 0;
+    let prose = lines
+        .iter()
+        .map(|l| l.trim_end())
+        .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
+    let ordered: Vec<&str> = if before {
+        prose.rev().collect()
+    } else {
+        prose.collect()
+    };
+    for l in ordered {
+        if !picked.is_empty() && chars + l.chars().count() > REPAIR_CONTEXT_CHARS {
+            break;
+        }
+        chars += l.chars().count();
+        picked.push(l);
+    }
+    if before {
+        picked.reverse();
+    }
+    picked.join("\n")
+}
+
+/// One window as the writer sees it: the text next to it (kept as is), then the paragraphs it
+/// replaces and how long the new ones may be.
+fn window_for_writer(w: &crate::repair::Window, base: &str) -> String {
+    let lines: Vec<&str> = base.lines().collect();
+    let (around, label) = match w.part {
+        crate::model::RepairPart::Ending => (
+            nearby(&lines[..w.lines[0].min(lines.len())], true),
+            "前文（到这里为止不动）",
+        ),
+        crate::model::RepairPart::Opening => (
+            nearby(&lines[w.lines[1].min(lines.len())..], false),
+            "后文（从这里起不动）",
+        ),
+    };
+    format!(
+        "〔{part}〕{label}：\n{around}\n\n〔{part}〕要整体替换的 {n} 段（{chars} 字；新写的不超过 {max} 字）：\n{text}",
+        part = w.part.label(),
+        n = w.paragraphs,
+        chars = w.chars,
+        max = crate::repair::max_chars(w.chars),
+        text = w.text
+    )
 }
 
 #[cfg(test)]

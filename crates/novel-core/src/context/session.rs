@@ -232,6 +232,9 @@ fn next_step(f: &SessionFacts, r: &Recommendation) -> String {
             | NextAction::Commit
             | NextAction::PolishThenCommit
             | NextAction::ReviseChapter
+            | NextAction::RepairChapter
+            | NextAction::MarkRepaired
+            | NextAction::ReviewRepair
             | NextAction::AskAuthor
             | NextAction::RetakeLock
     ) {

@@ -199,6 +199,36 @@ fn shown(fragments: &[String]) -> String {
         .join("、")
 }
 
+/// The fragments of `evidence` ([`evidence::fragments`]) that `text` does not hold (headings
+/// left out, after `normalize`, whitespace and quotation marks ignored).
+pub fn missing_quotes(
+    evidence: &str,
+    text: &str,
+    normalize: &dyn Fn(&str) -> String,
+) -> Vec<String> {
+    let body = Source::new(text, normalize, false);
+    evidence::fragments(evidence, &body, normalize)
+        .into_iter()
+        .filter(|f| !body.contains(&Source::canon(f, normalize)))
+        .collect()
+}
+
+/// The `E_EVAL_QUOTE` finding of `file` at `pointer`: the `missing` fragments are not in the
+/// judged text (`what` names it).
+pub fn quote_finding(file: &str, missing: &[String], what: &str, pointer: &str) -> Diagnostic {
+    Diagnostic::new(
+        QUOTE,
+        Severity::Error,
+        file,
+        format!(
+            "引文 {} 在被评的正文（{what}）里找不到：evidence 必须一字不改地摘自正文",
+            shown(missing)
+        ),
+        "从正文复制原句（多处用「……」隔开，每处原样）；引不出原文的判断写进 reason 或 detail，不写进 evidence",
+    )
+    .at_pointer(pointer)
+}
+
 /// Every evidence fragment occurs in the judged text (`E_EVAL_QUOTE`) and is a clause
 /// (`E_EVAL_FRAGMENT`); every dimension quotes something.
 fn quotes(
@@ -220,17 +250,8 @@ fn quotes(
             }
         }
         if !missing.is_empty() {
-            out.push(Diagnostic::new(
-                QUOTE,
-                Severity::Error,
-                j.file,
-                format!(
-                    "引文 {} 在被评的正文（{}，标题不算）里找不到：evidence 必须一字不改地摘自正文",
-                    shown(&missing),
-                    j.text_file
-                ),
-                "从正文复制原句（多处用「……」隔开，每处原样）；引不出原文的判断写进 reason 或 detail，不写进 evidence",
-            ).at_pointer(pointer.clone()));
+            let what = format!("{}，标题不算", j.text_file);
+            out.push(quote_finding(j.file, &missing, &what, &pointer));
         }
         if !short.is_empty() {
             out.push(Diagnostic::new(

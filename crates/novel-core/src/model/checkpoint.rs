@@ -41,10 +41,15 @@ pub enum PipelineStage {
     // After a `polish` verdict, StyleRefiner has made its second pass (commit follows).
     Polished,
     Committed,
+    // The gate sent the chapter back for its opening or its ending alone: ChapterWriter
+    // rewrites only those paragraphs (`crate::repair`).
+    Repairing,
+    // The repaired paragraphs are spliced in: QualityJudge re-checks only them.
+    Repaired,
 }
 
 impl PipelineStage {
-    pub const ALL: [PipelineStage; 7] = [
+    pub const ALL: [PipelineStage; 9] = [
         PipelineStage::Drafting,
         PipelineStage::Drafted,
         PipelineStage::Refined,
@@ -52,6 +57,8 @@ impl PipelineStage {
         PipelineStage::Revising,
         PipelineStage::Polished,
         PipelineStage::Committed,
+        PipelineStage::Repairing,
+        PipelineStage::Repaired,
     ];
 
     /// The stage's name in the checkpoint and on the command line (`drafted`, …).
@@ -64,6 +71,8 @@ impl PipelineStage {
             PipelineStage::Revising => "revising",
             PipelineStage::Polished => "polished",
             PipelineStage::Committed => "committed",
+            PipelineStage::Repairing => "repairing",
+            PipelineStage::Repaired => "repaired",
         }
     }
 
@@ -212,6 +221,9 @@ pub struct GateRecord {
     /// 之后被改动、替换或删除的文件会让提交被拒。
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub staged: std::collections::BTreeMap<String, String>,
+    /// 结论是 revise 且只因开篇或章末：局部修补这几处（novel chapter stage repairing），不整章修订。
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repair: Vec<super::repair::PartReason>,
     #[serde(flatten)]
     pub extra: Extra,
 }

@@ -10,6 +10,7 @@ pub mod evaluation;
 pub mod foreshadowing;
 pub mod nulls;
 pub mod pipeline_log;
+pub mod repair;
 pub mod revision;
 pub mod settings;
 pub mod state;
@@ -28,6 +29,7 @@ pub use contract::ChapterContract;
 pub use evaluation::Evaluation;
 pub use foreshadowing::{ForeshadowingGlobal, VolumeForeshadowing};
 pub use pipeline_log::PipelineLog;
+pub use repair::{RepairPart, RepairReview};
 pub use revision::{MemoryEntry, Preferences, Revision};
 pub use settings::Settings;
 pub use state::{ChangelogEntry, CurrentState, StateDelta, WrittenDigests};
@@ -63,10 +65,11 @@ pub enum FileKind {
     Revision,
     Preferences,
     MemoryEntry,
+    RepairReview,
 }
 
 impl FileKind {
-    pub const ALL: [FileKind; 22] = [
+    pub const ALL: [FileKind; 23] = [
         FileKind::Checkpoint,
         FileKind::Settings,
         FileKind::CurrentState,
@@ -89,6 +92,7 @@ impl FileKind {
         FileKind::Revision,
         FileKind::Preferences,
         FileKind::MemoryEntry,
+        FileKind::RepairReview,
     ];
 
     /// Stable kebab-case name: the schema file is `templates/schemas/<name>.schema.json`,
@@ -117,6 +121,7 @@ impl FileKind {
             FileKind::Revision => "revision",
             FileKind::Preferences => "preferences",
             FileKind::MemoryEntry => "memory-entry",
+            FileKind::RepairReview => "repair-review",
         }
     }
 
@@ -149,6 +154,7 @@ impl FileKind {
             FileKind::Revision => "修订候选",
             FileKind::Preferences => "作者偏好",
             FileKind::MemoryEntry => "角色记忆行",
+            FileKind::RepairReview => "局部修补复核",
         }
     }
 
@@ -186,6 +192,7 @@ impl FileKind {
             FileKind::Revision => schema_for!(Revision),
             FileKind::Preferences => schema_for!(Preferences),
             FileKind::MemoryEntry => schema_for!(MemoryEntry),
+            FileKind::RepairReview => schema_for!(RepairReview),
         };
         let mut value = schema.to_value();
         if let Some(obj) = value.as_object_mut() {

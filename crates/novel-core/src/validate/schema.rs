@@ -52,6 +52,7 @@ compiled! {
     Revision: RevisionSchema = "../../templates/schemas/revision.schema.json";
     Preferences: PreferencesSchema = "../../templates/schemas/preferences.schema.json";
     MemoryEntry: MemoryEntrySchema = "../../templates/schemas/memory-entry.schema.json";
+    RepairReview: RepairReviewSchema = "../../templates/schemas/repair-review.schema.json";
 }
 
 /// Schema errors of one document, as (JSON pointer, Chinese message), sorted by pointer.
