@@ -417,35 +417,10 @@ pub fn decide(input: &GateInput<'_>) -> Result<GateResult, GateError> {
             .cloned()
             .collect();
     for f in &not_done {
-        if !found.fixes.contains(&f.fix) {
-            found.fixes.push(f.fix.clone());
-        }
+        push_new(&mut found.fixes, f.fix.clone());
     }
-    let craft_fixes = input.craft.map(CraftCheck::fixes).unwrap_or_default();
     let mut verdict = verdict(input, overall, &found.blocking, &not_done);
-    let mut repair = Vec::new();
-    if !craft_fixes.is_empty() {
-        let sent_back = craft_verdict(input, &mut verdict, &craft_fixes, &mut reasons);
-        let judges_block = found.fixes.iter().any(|f| f.blocking);
-        if sent_back && !judges_block {
-            // Nothing else holds the chapter: only the craft's paragraphs are redone.
-            repair = input.craft.map(CraftCheck::parts).unwrap_or_default();
-            found.fixes.clear();
-            verdict.reason.push_str(&format!(
-                "；只有{}不合格：局部修补这几段，不整章修订",
-                repair
-                    .iter()
-                    .map(|p| p.part.label())
-                    .collect::<Vec<_>>()
-                    .join("和")
-            ));
-        }
-        for f in craft_fixes {
-            if !found.fixes.contains(&f) {
-                found.fixes.push(f);
-            }
-        }
-    }
+    let repair = apply_craft(input, &mut verdict, &mut found.fixes, &mut reasons);
     reasons.push(verdict.reason);
     for v in &found.reported {
         reasons.push(format!(
@@ -473,6 +448,47 @@ pub fn decide(input: &GateInput<'_>) -> Result<GateResult, GateError> {
         reasons,
         moves: Vec::new(),
     })
+}
+
+/// Adds `fix` to `fixes` unless it is there already.
+fn push_new(fixes: &mut Vec<RequiredFix>, fix: RequiredFix) {
+    if !fixes.contains(&fix) {
+        fixes.push(fix);
+    }
+}
+
+/// The craft check's part of the verdict: its fixes join the judges'; when it alone sends the
+/// chapter back (no blocking fix of a judge), the repair of its parts replaces the revision
+/// (returned; empty otherwise).
+fn apply_craft(
+    input: &GateInput<'_>,
+    verdict: &mut Verdict,
+    fixes: &mut Vec<RequiredFix>,
+    reasons: &mut Vec<String>,
+) -> Vec<PartReason> {
+    let craft_fixes = input.craft.map(CraftCheck::fixes).unwrap_or_default();
+    if craft_fixes.is_empty() {
+        return Vec::new();
+    }
+    let mut repair = Vec::new();
+    let sent_back = craft_verdict(input, verdict, &craft_fixes, reasons);
+    if sent_back && !fixes.iter().any(|f| f.blocking) {
+        // Nothing else holds the chapter: only the craft's paragraphs are redone.
+        repair = input.craft.map(CraftCheck::parts).unwrap_or_default();
+        fixes.clear();
+        verdict.reason.push_str(&format!(
+            "；只有{}不合格：局部修补这几段，不整章修订",
+            repair
+                .iter()
+                .map(|p| p.part.label())
+                .collect::<Vec<_>>()
+                .join("和")
+        ));
+    }
+    for f in craft_fixes {
+        push_new(fixes, f);
+    }
+    repair
 }
 
 /// The gate cannot decide on bad thresholds, no evaluation, or a key chapter with one judge.

@@ -219,8 +219,9 @@ pub fn standing(dir: &Path, written: bool) -> permissions::InForce {
 /// The SessionStart hook's preparation (at the client's launch): a `.claude/` in the session's
 /// folder when that folder is a book, holds a book, or is empty (a folder made for a new book),
 /// so the client watches it from the start and the 放行设置 written later in the session take
-/// effect at once. Best effort, never an error; nothing anywhere else.
-pub fn prepare_session_dir(cwd: &Path) {
+/// effect at once. `in_book`: the caller found `cwd` inside a book already. Best effort, never
+/// an error; nothing anywhere else.
+pub fn prepare_session_dir(cwd: &Path, in_book: bool) {
     let claude = cwd.join(".claude");
     if claude.symlink_metadata().is_ok() {
         note_launch(cwd);
@@ -232,7 +233,7 @@ pub fn prepare_session_dir(cwd: &Path) {
         return;
     };
     let mut empty = true;
-    let mut holds_book = book(cwd);
+    let mut holds_book = false;
     for e in entries.flatten() {
         let name = e.file_name();
         if name.to_string_lossy().starts_with('.') {
@@ -243,7 +244,7 @@ pub fn prepare_session_dir(cwd: &Path) {
             holds_book = true;
         }
     }
-    if empty || holds_book || crate::project::Project::discover(cwd).is_ok() {
+    if empty || holds_book || in_book {
         let _ = std::fs::create_dir(&claude);
     }
     note_launch(cwd);

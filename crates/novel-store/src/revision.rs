@@ -439,18 +439,8 @@ pub fn save(
     let file = layout::revision_file(n);
     let id = pending_id(n);
     cp.pending_actions.retain(|a| a.id != id);
-    let mut action = PendingAction {
-        id: id.clone(),
-        kind: PENDING_CANDIDATE.to_string(),
-        created_at: Some(record.created_at.clone()),
-        extra: Default::default(),
-    };
-    action.extra.insert("chapter".into(), serde_json::json!(n));
-    action.extra.insert("file".into(), serde_json::json!(file));
-    action
-        .extra
-        .insert("notes".into(), serde_json::json!(notes.len()));
-    cp.pending_actions.push(action);
+    cp.pending_actions
+        .push(candidate_action(&record, &id, &file, notes.len()));
     // The record and the pending action together (a crash between them would leave a
     // candidate nobody is asked about).
     write_with_checkpoint(project, &record, &cp)?;
@@ -462,6 +452,24 @@ pub fn save(
         replaced,
         pending_action: id,
     })
+}
+
+/// The checkpoint's pending action `id` for the candidate `record` kept in `file`.
+fn candidate_action(record: &Revision, id: &str, file: &str, notes: usize) -> PendingAction {
+    let mut action = PendingAction {
+        id: id.to_string(),
+        kind: PENDING_CANDIDATE.to_string(),
+        created_at: Some(record.created_at.clone()),
+        extra: Default::default(),
+    };
+    action
+        .extra
+        .insert("chapter".into(), serde_json::json!(record.chapter));
+    action.extra.insert("file".into(), serde_json::json!(file));
+    action
+        .extra
+        .insert("notes".into(), serde_json::json!(notes));
+    action
 }
 
 /// The `source` of a revision note the author gave (`revision save --note`).

@@ -908,20 +908,7 @@ pub fn gate(
         });
     }
     lock::heartbeat(project, token)?;
-    let evals = crate::chapter::staged_evaluations(project, n)?;
-    if let [(_, first), rest @ ..] = evals.as_slice()
-        && let Some((rel, _)) = rest.iter().find(|(_, e)| e == first)
-    {
-        return Err(ChapterError::CopiedSecondJudge { file: rel.clone() });
-    }
-    // The evaluations may have changed since `stage judged`: held to the contract again.
-    let findings = crate::judging::check_staged(project, &cp, n, normalize)?;
-    if findings
-        .iter()
-        .any(novel_core::diagnostic::Diagnostic::is_error)
-    {
-        return Err(ChapterError::Evaluation { findings });
-    }
+    let evals = gated_evaluations(project, &cp, n, normalize)?;
     let previous_fixes = crate::judging::previous_fixes(project, n, cp.revision_count);
     let settings = crate::settings::load(project)?;
     let vol = crate::chapter::chapter_volume(project, n, cp.current_volume)?;
@@ -975,6 +962,30 @@ pub fn gate(
     cp.last_checkpoint_time = Some(crate::time::now_iso());
     write_checkpoint(project, &cp)?;
     Ok(result)
+}
+
+/// The staged evaluations the gate may weigh: no second judge copied from the first, and every
+/// one still held to the judge's contract (they may have changed since `stage judged`).
+fn gated_evaluations(
+    project: &Project,
+    cp: &Checkpoint,
+    n: u32,
+    normalize: &dyn Fn(&str) -> String,
+) -> Result<Vec<(String, novel_core::model::Evaluation)>, ChapterError> {
+    let evals = crate::chapter::staged_evaluations(project, n)?;
+    if let [(_, first), rest @ ..] = evals.as_slice()
+        && let Some((rel, _)) = rest.iter().find(|(_, e)| e == first)
+    {
+        return Err(ChapterError::CopiedSecondJudge { file: rel.clone() });
+    }
+    let findings = crate::judging::check_staged(project, cp, n, normalize)?;
+    if findings
+        .iter()
+        .any(novel_core::diagnostic::Diagnostic::is_error)
+    {
+        return Err(ChapterError::Evaluation { findings });
+    }
+    Ok(evals)
 }
 
 /// What the gate could not check: the volume's span or schedule, the leak check.

@@ -211,23 +211,12 @@ fn pace(d: &DashboardData) -> String {
     )
 }
 
-/// Days from `a` to `b` inclusive (`YYYY-MM-DD`).
+/// Days from `a` to `b` inclusive (`YYYY-MM-DD`), by the store's calendar
+/// ([`novel_store::time::parse_iso`]).
 fn calendar_days(a: &str, b: &str) -> Option<u64> {
-    let day = |s: &str| -> Option<i64> {
-        let y: i64 = s.get(0..4)?.parse().ok()?;
-        let m: i64 = s.get(5..7)?.parse().ok()?;
-        let d: i64 = s.get(8..10)?.parse().ok()?;
-        // Days from civil (proleptic Gregorian), Howard Hinnant's algorithm.
-        let y = if m <= 2 { y - 1 } else { y };
-        let era = y.div_euclid(400);
-        let yoe = y - era * 400;
-        let mp = (m + 9) % 12;
-        let doy = (153 * mp + 2) / 5 + d - 1;
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-        Some(era * 146_097 + doe)
-    };
-    let diff = day(b)? - day(a)?;
-    u64::try_from(diff + 1).ok()
+    let day = |s: &str| novel_store::time::parse_iso(&format!("{}T00:00:00Z", s.get(0..10)?));
+    let diff = day(b)?.checked_sub(day(a)?)? / 86_400;
+    Some(diff + 1)
 }
 
 #[cfg(test)]
