@@ -49,6 +49,8 @@ fn settle(e2e: &mut E2e, dir: &Path) {
             "--json",
         ])
         .env("NOVEL_PLUGIN_ROOT", repo())
+        // The allow rules go to the user settings: the client's HOME of these runs.
+        .env("HOME", &home)
         .output()
         .unwrap();
     assert_eq!(code(&out), 0, "{}", stdout(&out));

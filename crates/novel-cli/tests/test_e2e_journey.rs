@@ -28,12 +28,11 @@
 //! It runs four times: as an SDK host runs the client (AskUserQuestion offered; the harness
 //! answers it, and fails on any other permission request) and as `claude -p` (no
 //! AskUserQuestion: every decision is a question in the reply, answered in the next turn) — the
-//! latter also in a folder the client never trusted (every answer typed as the slash command,
-//! as `next`'s `permissions.advice` tells the author) and from a folder holding the author's
-//! other files (the book made in 「当前目录/书名」, every later session started above it). Both use the default
-//! permission mode and only the documented setup: the folder trusted (what accepting the
-//! client's trust dialog once records), the allow rules the skill writes with the author's
-//! consent, and — before those exist — an answer as a slash command. Each run ends with
+//! latter also in a folder the client never trusted (the allow rules are the author's user
+//! settings, honoured there too) and from a folder holding the author's other files (the book
+//! made in 「当前目录/书名」, every later session started above it). Both use the default
+//! permission mode and only the documented setup: the allow rules the skill writes with the
+//! author's consent, and — before those exist — an answer as a slash command. Each run ends with
 //! `validate` clean, `state rebuild` agreeing and `status` at volume 2, chapter 9.
 #![cfg(unix)]
 
@@ -116,8 +115,6 @@ struct Journey {
     place: Place,
     /// The folder the client runs in: the book's, or the folder above it ([`Place::Subfolder`]).
     cwd: PathBuf,
-    /// The skill of the session being played (`start`, `continue`).
-    skill: &'static str,
     /// The run being built: its prompt, and the session it resumes.
     prompt: String,
     resume: Option<String>,
@@ -148,7 +145,6 @@ impl Journey {
             sdk,
             place,
             cwd: cwd.to_path_buf(),
-            skill: "start",
             prompt: String::new(),
             resume: None,
             session: None,
@@ -181,20 +177,13 @@ impl Journey {
             self.prompt.push_str(&format!(" 项目：{}", self.d()));
         }
         self.resume = None;
-        self.skill = skill;
         self.b.when = json!({"first_user": format!("<command-name>/novel:{skill}</command-name>")});
     }
 
-    /// The author answers in the same conversation (`--resume`) with `words` — in a folder the
-    /// client does not trust, as the skills tell them (`permissions.advice`): the session's
-    /// slash command followed by the answer.
+    /// The author answers in the same conversation (`--resume`) with `words`.
     fn reply(&mut self, words: &str) {
         assert!(self.b.turns.is_empty(), "a script left unplayed");
-        self.prompt = if self.place == Place::Untrusted && !words.starts_with('/') {
-            format!("/novel:{} {words}", self.skill)
-        } else {
-            words.to_string()
-        };
+        self.prompt = words.to_string();
         self.resume = self.session.clone();
     }
 
@@ -1439,7 +1428,7 @@ fn review_volume(j: &mut Journey) {
 }
 
 /// The book after the journey: `validate` with no finding, `state rebuild` agreeing, `status`
-/// at volume 2 with 9 chapters; the allow rules in the `session` folder.
+/// at volume 2 with 9 chapters; the book's session settings in the `session` folder.
 fn assert_book(dir: &Path, session: &Path) {
     let (rc, doc) = run_json(dir, &["validate"]);
     assert_eq!(rc, 0, "{doc}");
@@ -1495,9 +1484,9 @@ fn assert_book(dir: &Path, session: &Path) {
         );
         assert_eq!(state["characters"][slug]["inventory"][0], item, "{state}");
     }
-    // The rules where the client reads them: the folder the sessions start in.
-    let allow = read_json(&session.join(".claude/settings.local.json"));
-    assert_eq!(allow["permissions"]["allow"][0], "Bash(novel:*)", "{allow}");
+    // The book's own settings where the client reads them: the folder the sessions start in.
+    let local = read_json(&session.join(".claude/settings.local.json"));
+    assert_eq!(local["model"], "sonnet", "{local}");
 }
 
 /// Where the author starts the client for the book (issue 45).
@@ -1505,8 +1494,8 @@ fn assert_book(dir: &Path, session: &Path) {
 enum Place {
     /// An empty folder made for the book, trusted (the trust dialog accepted once).
     Trusted,
-    /// An empty folder the client was never told to trust: the allow rules are written but not
-    /// honoured, and the author answers as the skills then tell them (a slash command).
+    /// An empty folder the client was never told to trust (headless: no trust dialog): the
+    /// allow rules, in the user settings, count there too.
     Untrusted,
     /// A trusted folder holding the author's other files: the book goes to 「当前目录/书名」 and
     /// every later session starts in the folder above it.
@@ -1526,7 +1515,8 @@ fn trust(e2e: &mut E2e, folder: &Path) {
     e2e.keep_home();
     std::fs::create_dir_all(folder).unwrap();
     let home = e2e.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
+    // The client's folder, there since the author installed the plugin with it.
+    std::fs::create_dir_all(home.join(".claude")).unwrap();
     let config = home.join(".claude.json");
     let mut known = if config.is_file() {
         read_json(&config)
@@ -1545,7 +1535,7 @@ fn folder_for(e2e: &mut E2e, place: Place) -> PathBuf {
             e2e.keep_home();
             let folder = e2e.path().join("没信任过的书");
             std::fs::create_dir_all(&folder).unwrap();
-            std::fs::create_dir_all(e2e.path().join("home")).unwrap();
+            std::fs::create_dir_all(e2e.path().join("home/.claude")).unwrap();
             folder
         }
         Place::Subfolder => {
@@ -1589,28 +1579,19 @@ fn journey(sdk: bool, place: Place) {
     let mut j = Journey::new(e2e, &cwd, sdk, place);
     let folder = j.b.dir.clone();
     quick_start(&mut j);
-    // Issue 45: the program told the skill, as the rules were written, whether they are in force
-    // and the one way on when they are not; the journey followed it (the replies above).
+    // Issue 45: the program told the skill, as the rules were written, that they are in force
+    // at once in every place (the user settings, watched since the client started), and opened
+    // the writes where the sessions start.
     let written = permissions_written(&j);
-    let blocker = &written["data"]["blocker"];
-    match place {
-        Place::Trusted => assert_eq!(*blocker, Value::Null, "{written}"),
-        Place::Untrusted => {
-            assert_eq!(*blocker, "untrusted", "{written}");
-            let advice = written["data"]["advice"].as_str().unwrap_or_default();
-            assert!(advice.contains("/novel:start 加上你的回答"), "{written}");
-        }
-        // The author's folder held other files: the launch hook left it alone, so its `.claude/`
-        // is made by the write and counts from the next launch — each `claude -p` turn is one
-        // (within a second of the launch the program cannot tell, and says nothing).
-        Place::Subfolder => {
-            assert!(blocker.is_null() || *blocker == "not_watched", "{written}");
-            assert!(
-                cwd.join(".claude/settings.local.json").is_file(),
-                "the rules in the session's folder"
-            );
-        }
-    }
+    assert_eq!(written["data"]["blocker"], Value::Null, "{written}");
+    assert_eq!(written["data"]["in_force"], true, "{written}");
+    let edit = format!("Edit(/{}/**)", cwd.display());
+    assert!(
+        written["data"]["rules"]
+            .as_array()
+            .is_some_and(|r| r.contains(&json!(edit))),
+        "{written}"
+    );
     j.phase = "volume planning";
     j.session("/novel:start", "start");
     plan_volume(&mut j, 1, [1, 8], true);
@@ -1669,12 +1650,7 @@ fn journey(sdk: bool, place: Place) {
         quick.billed
     );
     let all: f64 = reqs.iter().map(crate::meter::Metered::billed).sum();
-    // A folder never trusted costs more: every answer typed as a slash command loads the skill's
-    // body and its `next` line into the conversation again (measured: main input 5.29M estimated
-    // tokens, $9.10 in all, against 4.53M and $8.74 with the book in a trusted folder's
-    // subfolder). The advice `next` gives there says how to trust the folder.
-    let bound = if place == Place::Untrusted { 9.6 } else { 9.0 };
-    assert!(all <= bound, "the journey ${all:.2}\n{costs}");
+    assert!(all <= 9.0, "the journey ${all:.2}\n{costs}");
     if sdk {
         assert!(asked >= 8, "{table}");
     }
@@ -1735,9 +1711,9 @@ fn the_authors_journey_with_the_book_in_a_subfolder() {
 /// the turn its slash command was typed in; a turn the author answers in plain words runs on the
 /// client's own rules. There, in the default permission mode, the `novel` command, the read of
 /// the plugin's reference file and an agent-style write in the book are refused — until the
-/// allow rules `novel permissions --write` writes are in the book's `.claude/settings.local.json`
-/// (a subcommand today's main does not have), and only in a folder the author trusted: in one
-/// never trusted the client ignores them (README 放行设置).
+/// allow rules `novel permissions --write` writes are in the author's user settings, where the
+/// client honours them in every folder, trusted or not (issue 45: in a folder's local settings
+/// they counted only in a trusted folder).
 #[test]
 fn the_allow_rules_carry_a_turn_answered_in_plain_words() {
     let Some(mut e2e) = E2e::new("allow rules") else {
@@ -1746,6 +1722,7 @@ fn the_allow_rules_carry_a_turn_answered_in_plain_words() {
     let trusted = trusted_folder(&mut e2e);
     let untrusted = e2e.path().join("没信任过");
     std::fs::create_dir_all(&untrusted).unwrap();
+    let home = e2e.path().join("home");
     let words = "满意，进入第 1 卷规划";
     let script = |dir: &Path| {
         let d = dir.to_str().unwrap();
@@ -1774,6 +1751,7 @@ fn the_allow_rules_carry_a_turn_answered_in_plain_words() {
             .args(args)
             .current_dir(dir)
             .env("NOVEL_PLUGIN_ROOT", repo())
+            .env("HOME", &home)
             .output()
             .expect("run novel");
         assert_eq!(code(&out), 0, "{args:?}: {}{}", stdout(&out), stderr(&out));
@@ -1785,127 +1763,35 @@ fn the_allow_rules_carry_a_turn_answered_in_plain_words() {
         );
     }
 
-    // No allow rules: all three refused.
-    let s = script(&trusted);
-    let run = e2e.run(&trusted, words, &s);
-    run.assert_all_turns_played(&s);
-    assert_eq!(denied(&run), ["Bash", "Read", "Write"], "{}", run.report());
+    // No allow rules: all three refused, trusted or not.
+    for dir in [&trusted, &untrusted] {
+        let s = script(dir);
+        let run = e2e.run(dir, words, &s);
+        run.assert_all_turns_played(&s);
+        assert_eq!(denied(&run), ["Bash", "Read", "Write"], "{}", run.report());
+    }
 
-    // The rules written (the author agreed): all three go through.
+    // The rules written (the author agreed, in each book): all three go through in both.
     for dir in [&trusted, &untrusted] {
         novel_in(dir, &["--json", "permissions", "--write"]);
     }
-    let run = e2e.run(&trusted, words, &s);
-    run.assert_all_turns_played(&s);
-    assert_eq!(denied(&run), Vec::<String>::new(), "{}", run.report());
-    assert!(trusted.join("notes.md").is_file());
-    let next = run
-        .tool_calls()
-        .into_iter()
-        .find(|c| c.name == "Bash")
-        .expect("the novel call");
-    assert!(next.result.contains("\"ok\":true"), "{}", next.result);
-    // Issue 45: `next` run by the client knows the rules are in force for this session (the
-    // folder trusted, `.claude/` there before the client started).
-    assert!(
-        next.result.contains("\"in_force\":true") && next.result.contains("\"blocker\":null"),
-        "{}",
-        next.result
-    );
-
-    // A folder never trusted: the client ignores the same rules.
-    let s = script(&untrusted);
-    let run = e2e.run(&untrusted, words, &s);
-    run.assert_all_turns_played(&s);
-    assert_eq!(denied(&run), ["Bash", "Read", "Write"], "{}", run.report());
-
-    // The one way that works there, as `next` tells it (answer as `/novel:start <回答>`): the
-    // slash command's turn runs the program, which says why the rules are out.
-    let d = untrusted.to_str().unwrap();
-    let slash = json!({"turns": [
-        turn("calls", json!({"first_user": "<command-name>/novel:start</command-name>"}), vec![
-            bash(&format!("novel --project \"{d}\" next --json")),
-        ]),
-        turn("done", json!({"first_user": "<command-name>/novel:start</command-name>"}), vec![say("好的。")]),
-    ]});
-    let run = e2e.run(&untrusted, &format!("/novel:start {words}"), &slash);
-    run.assert_all_turns_played(&slash);
-    assert_eq!(denied(&run), Vec::<String>::new(), "{}", run.report());
-    let next = run
-        .tool_calls()
-        .into_iter()
-        .find(|c| c.name == "Bash")
-        .expect("the novel call");
-    assert!(
-        next.result.contains("\"blocker\":\"untrusted\"")
-            && next.result.contains("/novel:start 加上你的回答"),
-        "{}",
-        next.result
-    );
-}
-
-/// Issue 45 (measured with 2.1.197, interactive: 34 permission prompts in the first interview
-/// turn): rules written into a `.claude/` made after the client started are not read until it
-/// restarts. The SessionStart hook makes `.claude/` at launch in an empty folder, so the rules
-/// the first turn writes count at once; in a folder where it was not made, `next` says
-/// `not_watched` and how to go on.
-#[test]
-fn rules_written_in_the_first_session_count_when_the_launch_prepared_the_folder() {
-    let Some(mut e2e) = E2e::new("rules in force") else {
-        return;
-    };
-    let fresh = trusted_folder(&mut e2e);
-    let when = json!({"first_user": "<command-name>/novel:start</command-name>"});
-    let script = json!({"turns": [
-        turn("calls", when.clone(), vec![
-            bash("novel permissions --write --json >/dev/null && novel next --json"),
-        ]),
-        turn("done", when, vec![say("好的。")]),
-    ]});
-    let run = e2e.run(&fresh, "/novel:start 开新书", &script);
-    run.assert_all_turns_played(&script);
-    assert!(
-        fresh.join(".claude").is_dir(),
-        "the launch hook made .claude/ in the empty folder"
-    );
-    let call = run
-        .tool_calls()
-        .into_iter()
-        .find(|c| c.name == "Bash")
-        .expect("the novel call");
-    assert!(
-        call.result.contains("\"in_force\":true"),
-        "rules written mid-session count when .claude/ was there at launch: {}",
-        call.result
-    );
-
-    // A folder holding the author's other files (no book): the hook leaves it alone, the rules
-    // written mid-session are read from the next launch, and `next` says so and how to go on.
-    let other = e2e.path().join("杂物");
-    std::fs::create_dir_all(&other).unwrap();
-    std::fs::write(other.join("购物清单.txt"), "米、面\n").unwrap();
-    let home = e2e.path().join("home");
-    let mut known = read_json(&home.join(".claude.json"));
-    known["projects"][other.to_str().unwrap()] = json!({"hasTrustDialogAccepted": true});
-    write_json(&home.join(".claude.json"), &known);
-    // The client started a moment before the rules are written (creation times count seconds).
-    let script = json!({"turns": [
-        turn("calls", json!({"first_user": "<command-name>/novel:start</command-name>"}), vec![
-            bash("sleep 2.2; novel permissions --write --json >/dev/null && novel next --json"),
-        ]),
-        turn("done", json!({"first_user": "<command-name>/novel:start</command-name>"}), vec![say("好的。")]),
-    ]});
-    let run = e2e.run(&other, "/novel:start 开新书", &script);
-    run.assert_all_turns_played(&script);
-    let call = run
-        .tool_calls()
-        .into_iter()
-        .find(|c| c.name == "Bash")
-        .expect("the novel call");
-    assert!(
-        call.result.contains("\"blocker\":\"not_watched\"")
-            && call.result.contains("claude --continue"),
-        "{}",
-        call.result
-    );
+    for dir in [&trusted, &untrusted] {
+        let s = script(dir);
+        let run = e2e.run(dir, words, &s);
+        run.assert_all_turns_played(&s);
+        assert_eq!(denied(&run), Vec::<String>::new(), "{}", run.report());
+        assert!(dir.join("notes.md").is_file());
+        let next = run
+            .tool_calls()
+            .into_iter()
+            .find(|c| c.name == "Bash")
+            .expect("the novel call");
+        assert!(next.result.contains("\"ok\":true"), "{}", next.result);
+        // `next` run by the client knows the rules are in force for this session.
+        assert!(
+            next.result.contains("\"in_force\":true") && next.result.contains("\"blocker\":null"),
+            "{}",
+            next.result
+        );
+    }
 }

@@ -26,6 +26,8 @@ fn run(book: &Path, args: &[String], stdin: Option<&str>) -> String {
         .env("PATH", "/usr/bin:/bin")
         .env("LANG", "C.UTF-8")
         .env("NOVEL_NOW", NOW)
+        // The author's home (the user settings `permissions --write` writes) beside the books.
+        .env("HOME", book.parent().unwrap().join("home"))
         .stdin(if stdin.is_some() {
             Stdio::piped()
         } else {

@@ -1,5 +1,5 @@
-//! The allow rules a book's `.claude/settings.local.json` carries so that the plugin's flows run
-//! in the client's default permission mode without asking at every step (放行设置).
+//! The 放行设置: the allow rules that let the plugin's flows run in the client's default
+//! permission mode without asking at every step, and the book's own session settings.
 //!
 //! A skill's `allowed-tools` cover only the turn its slash command was typed in; the quick start,
 //! a volume plan and a paused chapter need the author's answers over several turns, and from the
@@ -9,53 +9,52 @@
 //! - `Bash(novel:*)` lets every `novel …` command run (pipes of allowed parts included);
 //! - `Read(//<plugin>/**)` lets the model open the plugin's `references/*.md` and templates
 //!   (absolute paths take two slashes);
-//! - `Edit(/**)` lets Write and Edit create and change files anywhere in the book (a leading
-//!   slash is relative to the directory holding `.claude/`); the plugin's guard hooks still
+//! - `Edit(//<folder>/**)` lets Write and Edit create and change files under the folder the
+//!   sessions start in (the book's, or the one holding it); the plugin's guard hooks still
 //!   refuse the files the binary owns;
 //! - `Skill(novel:*)` lets `/novel:start` hand over to `/novel:continue` and `/novel:status`.
 //!
-//! The Agent tool needs no rule. The client honours a project's `settings.local.json` only in a
-//! workspace the author trusted (the trust dialog of an interactive start) or inside a git
-//! repository that does not track that file.
+//! The Agent tool needs no rule. **Where the rules live** decides whether they help the author
+//! at once (measured with 2.1.197, interactive in tmux and headless): rules written into the
+//! author's user settings (`~/.claude/settings.json`) during a session are in force about a
+//! second and a half later, in every folder, trusted or not. Rules in a folder's
+//! `.claude/settings.local.json` count only in a folder the author trusted, and only from the
+//! next launch unless that `.claude/` existed when the client started — a `.claude/` made by a
+//! SessionStart hook does not count (2 prompts of 2 in the first turn after the write). So the
+//! allow rules go to the user settings ([`wanted`]), and the folder's local settings carry only
+//! what is the book's: the tools it never uses, switched off with deny rules ([`SWITCHED_OFF`]:
+//! a denied tool is left out of every request the client sends — 24 tools and ~20K estimated
+//! tokens of schemas per request of the main conversation become 8 and ~7.6K), its model and
+//! the client's coding memory off ([`session_defaults`]).
 //!
-//! The same file switches off, with deny rules, the client's tools a book never uses
-//! ([`SWITCHED_OFF`]): a denied tool is left out of every request the client sends (verified with
-//! 2.1.197: 24 tools and ~20K estimated tokens of schemas per request of the main conversation
-//! become 8 and ~7.6K), which is most of what a chapter's orchestration costs.
-//!
-//! Pure: the rules from the plugin's root, and an existing settings document merged with them.
+//! Pure: the rules from the plugin's root and the folders, and an existing settings document
+//! merged with them.
 
 use serde_json::{Map, Value};
 
-/// Whether a folder's `.claude/settings.local.json` allow rules are in force for the session
-/// (the client 2.1.197 drops them otherwise), and why not. `None` where this machine cannot
-/// tell (no client around the command, a filesystem without creation times).
+/// Whether the allow rules are in force for the session (the client 2.1.197 reads the user
+/// settings it watches), and why not. `None` where this machine cannot tell (no client around
+/// the command, a filesystem without creation times).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct InForce {
-    /// The rules are in the file (`missing` is empty).
+    /// The rules are in the user settings (`missing` is empty).
     pub written: bool,
-    /// The client takes the folder's local settings: the author accepted the trust dialog for
-    /// it (for its git root, inside a repository), or it is inside a git repository that does
-    /// not track the settings file.
-    pub trusted: Option<bool>,
-    /// The client has watched the folder's `.claude/` since it started: it existed when the
-    /// session's client was launched. A `.claude/` made later is not watched, and rules written
-    /// into it take effect only from the next launch (`claude --continue`).
+    /// The client has watched the user settings' folder since it started: it existed when the
+    /// session's client was launched (it nearly always has: the client makes it on its first
+    /// run). Rules written into a folder made later take effect from the next launch.
     pub watched: Option<bool>,
 }
 
 impl InForce {
     /// Every condition holds (an unknown one counts as holding).
     pub fn in_force(&self) -> bool {
-        self.written && self.trusted != Some(false) && self.watched != Some(false)
+        self.written && self.watched != Some(false)
     }
 
     /// The one thing that keeps the rules out, in the order the author can fix them.
     pub fn blocker(&self) -> Option<Blocker> {
         if !self.written {
             Some(Blocker::NotWritten)
-        } else if self.trusted == Some(false) {
-            Some(Blocker::Untrusted)
         } else if self.watched == Some(false) {
             Some(Blocker::NotWatched)
         } else {
@@ -71,9 +70,6 @@ impl Blocker {
             Blocker::NotWritten => {
                 "放行设置还没写：回答我的问题时请输入 /novel:start 加上你的回答（斜杠命令那一轮不用逐条确认）。"
             }
-            Blocker::Untrusted => {
-                "这个目录 Claude Code 还没信任过，放行设置不生效：回答我的问题时请输入 /novel:start 加上你的回答（斜杠命令那一轮不用逐条确认）。想以后直接回话：退出后在这个目录交互启动一次 claude，接受信任提示。"
-            }
             Blocker::NotWatched => {
                 "放行设置要等 Claude Code 重新启动才生效：现在输入 /exit，再在这个目录运行 claude --continue 接着聊（之后直接回话就行）；不想重启的话，回答时请输入 /novel:start 加上你的回答。"
             }
@@ -87,29 +83,20 @@ impl Blocker {
 pub enum Blocker {
     /// `novel permissions --write` has not run (or the author declined).
     NotWritten,
-    /// The folder is not trusted: every answer typed in plain words is refused or asked about.
-    Untrusted,
-    /// `.claude/` appeared after the client started: in force from the next launch.
+    /// The user settings' folder appeared after the client started: in force from the next
+    /// launch.
     NotWatched,
 }
 
-/// Whether the client's global config (`~/.claude.json`) records the trust dialog as accepted
-/// for `key` (the folder's git root inside a repository, else the folder), as the client
-/// looks it up: `projects[key].hasTrustDialogAccepted === true`, the key exactly.
-pub fn trust_recorded(config: Option<&Value>, key: &str) -> bool {
-    config
-        .and_then(|c| c.get("projects"))
-        .and_then(|p| p.get(key))
-        .and_then(|p| p.get("hasTrustDialogAccepted"))
-        .and_then(Value::as_bool)
-        == Some(true)
-}
-
-/// Whether `.claude/` (created at `created`, Unix seconds) was there when the client started at
+/// Whether a folder (created at `created`, Unix seconds) was there when the client started at
 /// `client_started` (with the clocks' one-second granularity and the OS's start-time jitter).
 pub fn watched_since_launch(created: u64, client_started: u64) -> bool {
     created <= client_started.saturating_add(1)
 }
+
+/// The user settings file, relative to the client's configuration folder (`~/.claude`, or
+/// `$CLAUDE_CONFIG_DIR`).
+pub const SETTINGS_USER: &str = "settings.json";
 
 /// The settings file, relative to the book's directory.
 pub const SETTINGS_LOCAL: &str = ".claude/settings.local.json";
@@ -136,16 +123,37 @@ pub const SWITCHED_OFF: [&str; 16] = [
     "ReportFindings",
 ];
 
-/// The rules, in the order they are written. `plugin_root` is the plugin's directory as the
-/// wrapper exports it (`NOVEL_PLUGIN_ROOT`); without it the read rule is left out.
-pub fn wanted(plugin_root: Option<&str>) -> Vec<String> {
+/// The allow rules, in the order they are written: the plugin's root as the wrapper exports it
+/// (`NOVEL_PLUGIN_ROOT`; without it the read rule is left out) and the folders the author's
+/// sessions may write in (absolute, no trailing slash; see [`edit_folders`]).
+pub fn wanted(plugin_root: Option<&str>, folders: &[String]) -> Vec<String> {
     let mut rules = vec!["Bash(novel:*)".to_string()];
     if let Some(root) = plugin_root.map(read_root).filter(|r| !r.is_empty()) {
         rules.push(format!("Read(/{root}/**)"));
     }
-    rules.push("Edit(/**)".to_string());
+    for f in folders {
+        rules.push(format!("Edit(/{f}/**)"));
+    }
     rules.push("Skill(novel:*)".to_string());
     rules
+}
+
+/// The folders the write rule opens: the session's folder when it is the book's or holds it,
+/// else the book's too — never the author's home folder or the filesystem's root, which would
+/// open every file the author has (the book's own folder is then the one given, once it exists).
+pub fn edit_folders(book: &str, session: &str, home: Option<&str>) -> Vec<String> {
+    let trim = |p: &str| p.trim_end_matches('/').to_string();
+    let (book, session) = (trim(book), trim(session));
+    let too_wide = |p: &str| p.is_empty() || home.is_some_and(|h| trim(h) == p);
+    let mut out = Vec::new();
+    let holds = book == session || book.starts_with(&format!("{session}/"));
+    if !too_wide(&session) {
+        out.push(session.clone());
+    }
+    if (!holds || too_wide(&session)) && !too_wide(&book) && book != session {
+        out.push(book);
+    }
+    out
 }
 
 /// The directory the read rule covers: the plugin's root, or — for a plugin the client cached
@@ -278,11 +286,13 @@ pub fn merged(
     let perms = perms
         .as_object_mut()
         .ok_or(SettingsShape::PermissionsNotObject)?;
-    let allow = perms
-        .entry("allow")
-        .or_insert_with(|| Value::Array(Vec::new()));
-    let allow = allow.as_array_mut().ok_or(SettingsShape::AllowNotList)?;
-    allow.extend(missing.iter().cloned().map(Value::String));
+    if !missing.is_empty() {
+        let allow = perms
+            .entry("allow")
+            .or_insert_with(|| Value::Array(Vec::new()));
+        let allow = allow.as_array_mut().ok_or(SettingsShape::AllowNotList)?;
+        allow.extend(missing.iter().cloned().map(Value::String));
+    }
     if !off.is_empty() {
         let deny = perms
             .entry("deny")
@@ -303,12 +313,13 @@ mod tests {
 
     #[test]
     fn rules_for_a_checkout_and_for_a_cached_plugin() {
+        let folders = vec!["/home/a/书".to_string()];
         assert_eq!(
-            wanted(Some("/home/a/novel")),
+            wanted(Some("/home/a/novel"), &folders),
             [
                 "Bash(novel:*)",
                 "Read(//home/a/novel/**)",
-                "Edit(/**)",
+                "Edit(//home/a/书/**)",
                 "Skill(novel:*)"
             ]
         );
@@ -317,9 +328,34 @@ mod tests {
             read_root("/home/a/.claude/plugins/cache/novel-marketplace/novel/0.3.0/"),
             "/home/a/.claude/plugins/cache/novel-marketplace/novel"
         );
+        assert_eq!(wanted(None, &[]), ["Bash(novel:*)", "Skill(novel:*)"]);
+    }
+
+    #[test]
+    fn writes_are_opened_in_the_sessions_folder_never_the_home_folder() {
+        let home = Some("/home/a");
+        // The book is the session's folder, or below it: the session's folder.
         assert_eq!(
-            wanted(None),
-            ["Bash(novel:*)", "Edit(/**)", "Skill(novel:*)"]
+            edit_folders("/home/a/书", "/home/a/书", home),
+            ["/home/a/书"]
+        );
+        assert_eq!(
+            edit_folders("/home/a/写作/书", "/home/a/写作/", home),
+            ["/home/a/写作"]
+        );
+        // Started in the home folder (or at the root): only the book's folder.
+        assert_eq!(edit_folders("/home/a/书", "/home/a", home), ["/home/a/书"]);
+        assert!(edit_folders("/home/a", "/home/a/", home).is_empty());
+        assert_eq!(edit_folders("/srv/书", "/", home), ["/srv/书"]);
+        // A book elsewhere: both.
+        assert_eq!(
+            edit_folders("/srv/书", "/home/a/写作", home),
+            ["/home/a/写作", "/srv/书"]
+        );
+        // A sibling whose name starts the same is not below.
+        assert_eq!(
+            edit_folders("/home/a/写作2", "/home/a/写作", None),
+            ["/home/a/写作", "/home/a/写作2"]
         );
     }
 
@@ -327,7 +363,7 @@ mod tests {
     fn merge_keeps_what_is_there() {
         let have = json!({"model": "opus", "permissions": {"deny": ["Read(./.env)"],
             "allow": ["Bash(git status)", "Edit(/**)"]}});
-        let want = wanted(Some("/p"));
+        let want = wanted(Some("/p"), &[]);
         let miss = missing(Some(&have), &want).unwrap();
         assert_eq!(miss, ["Bash(novel:*)", "Read(//p/**)", "Skill(novel:*)"]);
         let off = not_switched_off(Some(&have)).unwrap();
@@ -377,30 +413,14 @@ mod tests {
     }
 
     #[test]
-    fn trust_is_read_for_the_exact_key() {
-        let config = json!({"projects": {"/home/a/books": {"hasTrustDialogAccepted": true},
-            "/home/a/other": {"hasTrustDialogAccepted": false}}});
-        assert!(trust_recorded(Some(&config), "/home/a/books"));
-        assert!(!trust_recorded(Some(&config), "/home/a/books/novel"));
-        assert!(!trust_recorded(Some(&config), "/home/a/other"));
-        assert!(!trust_recorded(None, "/home/a/books"));
-        assert!(!trust_recorded(
-            Some(&json!({"projects": []})),
-            "/home/a/books"
-        ));
-    }
-
-    #[test]
-    fn rules_are_in_force_only_written_trusted_and_watched() {
+    fn rules_are_in_force_only_written_and_watched() {
         let all = InForce {
             written: true,
-            trusted: Some(true),
             watched: Some(true),
         };
         assert!(all.in_force());
         assert_eq!(all.blocker(), None);
         let unknown = InForce {
-            trusted: None,
             watched: None,
             ..all
         };
@@ -410,14 +430,9 @@ mod tests {
             ..all
         };
         assert_eq!(late.blocker(), Some(Blocker::NotWatched));
-        let untrusted_and_late = InForce {
-            trusted: Some(false),
-            ..late
-        };
-        assert_eq!(untrusted_and_late.blocker(), Some(Blocker::Untrusted));
         let none = InForce {
             written: false,
-            ..untrusted_and_late
+            ..late
         };
         assert_eq!(none.blocker(), Some(Blocker::NotWritten));
         assert!(!none.in_force());

@@ -490,13 +490,6 @@ fn session_start_inner(global: &GlobalArgs) -> Report {
         .as_ref()
         .map_or(Value::Null, |c| serde_json::json!({ "cwd": c }));
     let found = hook_project(global, &input);
-    // At the client's launch, a `.claude/` it will watch for the 放行设置 written later.
-    if let Some(dir) = &cwd
-        && matches!(source.as_deref(), Some("startup" | "resume"))
-    {
-        let in_book = found.as_ref().is_ok_and(|p| dir.starts_with(&p.root));
-        novel_store::permissions::prepare_session_dir(dir, in_book);
-    }
     let project = match found {
         Ok(p) => p,
         Err(StoreError::NotAProject { .. }) => return silent(),

@@ -71,55 +71,46 @@ fn only_dot_entries(dir: &Path) -> bool {
     })
 }
 
-/// Which allow rules the settings file lacks, and whether the rules are in force for the
+/// Which allow rules the user settings lack, and whether the rules are in force for the
 /// session (`docs/orchestration.md` §2).
 #[derive(Serialize)]
 struct PermissionsState {
+    /// The user settings file the allow rules go to.
     file: String,
     missing: Vec<String>,
-    /// Why the file could not be read as settings (then nothing is written to it).
+    /// Why a settings file could not be read as settings (then nothing is written to it).
     #[serde(skip_serializing_if = "Option::is_none")]
     problem: Option<String>,
-    /// The session's folder (where the client was started): its `.claude/settings.local.json`
-    /// is the one the client reads.
+    /// The session's folder (where the client was started): the write rule covers it.
     session_dir: String,
-    /// Every rule is written in the session folder's file and the client takes it now.
+    /// Every rule is in the user settings and the client takes them now.
     in_force: bool,
-    /// The client takes the folder's local settings (trusted, or a git work tree); null outside
-    /// a client.
-    trusted: Option<bool>,
-    /// The folder's `.claude/` existed when the client started; null outside a client or where
-    /// the filesystem records no creation time.
+    /// The user settings' folder existed when the client started; null outside a client or
+    /// where the filesystem records no creation time.
     watched: Option<bool>,
-    /// What keeps the rules out: `not_written`, `untrusted`, `not_watched` (null: in force).
+    /// What keeps the rules out: `not_written`, `not_watched` (null: in force).
     blocker: Option<novel_core::permissions::Blocker>,
     /// What to tell the author then (the one way that works now).
     advice: Option<&'static str>,
 }
 
 fn permissions_state(dir: &Path) -> PermissionsState {
-    let (file, missing, problem) = match super::permissions::missing_rules(dir) {
-        Ok(rules) => (rules.file, rules.missing, None),
+    let session = super::permissions::session_dir();
+    let (file, missing, problem) = match super::permissions::missing_rules(dir, &session) {
+        Ok(rules) => (rules.user_file.unwrap_or_default(), rules.missing, None),
         Err(e) => (
-            novel_store::permissions::settings_file(dir),
-            novel_core::permissions::wanted(super::permissions::plugin_root().as_deref()),
+            novel_store::permissions::user_settings_file().unwrap_or_default(),
+            novel_core::permissions::wanted(super::permissions::plugin_root().as_deref(), &[]),
             Some(e.message),
         ),
     };
-    let session = super::permissions::session_dir();
-    let written = if session == dir {
-        problem.is_none() && missing.is_empty()
-    } else {
-        super::permissions::missing_rules(&session).is_ok_and(|r| r.missing.is_empty())
-    };
-    let standing = novel_store::permissions::standing(&session, written);
+    let standing = novel_store::permissions::standing(problem.is_none() && missing.is_empty());
     PermissionsState {
         file: file.to_string_lossy().into_owned(),
         missing,
         problem,
         session_dir: session.to_string_lossy().into_owned(),
         in_force: standing.in_force(),
-        trusted: standing.trusted,
         watched: standing.watched,
         blocker: standing.blocker(),
         advice: standing

@@ -1,6 +1,7 @@
-//! `novel permissions [--dir DIR] [--write]`: the plugin's allow rules in the book's
-//! `.claude/settings.local.json` (放行设置, [`novel_core::permissions`]) — which are missing, and
-//! with `--write` (the author agreed) merged in. The directory is `--dir`, else the project
+//! `novel permissions [--dir DIR] [--write]`: the 放行设置 ([`novel_core::permissions`]) — the
+//! plugin's allow rules in the author's user settings (`~/.claude/settings.json`) and the book's
+//! session settings in its folder's `.claude/settings.local.json`: which are missing, and with
+//! `--write` (the author agreed) merged in. The directory is `--dir`, else the project
 //! (`--project`, or found from the working directory), else the working directory.
 
 use std::path::{Path, PathBuf};
@@ -18,7 +19,7 @@ use crate::output::{CliError, Exit, Report, to_data};
 
 #[derive(Debug, Args)]
 pub struct PermissionsArgs {
-    /// 写入哪个目录的 .claude/settings.local.json（默认：项目目录；不在项目里时为当前目录）
+    /// 哪本书的目录（默认：项目目录；不在项目里时为当前目录）：放行这个目录里的写入，本书的设置写进它的 .claude/settings.local.json
     #[arg(long, value_name = "目录")]
     pub dir: Option<PathBuf>,
     /// 把缺少的规则写进去（保留文件里已有的设置；作者同意之后才用）
@@ -30,7 +31,10 @@ pub struct PermissionsArgs {
 #[derive(Serialize)]
 struct PermissionsData<'a> {
     dir: String,
+    /// The user settings file the allow rules go to.
     file: String,
+    /// The folder's local settings file (the book's model, the tools switched off).
+    local_file: String,
     rules: &'a [String],
     /// Rules the file lacks now (after `--write`: none).
     missing: &'a [String],
@@ -81,15 +85,22 @@ pub(crate) fn permissions_error(e: PermissionsError) -> CliError {
         PermissionsError::Shape { path, shape } => CliError::new(
             "E_SETTINGS_LOCAL",
             format!("{}：{shape}，没有改动它", path.display()),
-            "这个文件是 Claude Code 的本地设置：修正它（permissions.allow 是字符串数组）或删掉后重试",
+            "这个文件是 Claude Code 的设置：修正它（permissions.allow 是字符串数组）或删掉后重试",
+            Exit::Usage,
+        ),
+        PermissionsError::NoUserSettings => CliError::new(
+            "E_SETTINGS_LOCAL",
+            PermissionsError::NoUserSettings.to_string(),
+            "在 Claude Code 里运行这条命令，或者设置 HOME 后重试",
             Exit::Usage,
         ),
     }
 }
 
-/// The rules `dir`'s settings file lacks (for `novel next`).
-pub(crate) fn missing_rules(dir: &Path) -> Result<Rules, CliError> {
-    permissions::check(dir, plugin_root().as_deref(), None).map_err(permissions_error)
+/// The rules for a book in `dir` with the session in `session`, and which the settings lack
+/// (for `novel next`).
+pub(crate) fn missing_rules(dir: &Path, session: &Path) -> Result<Rules, CliError> {
+    permissions::check(dir, session, plugin_root().as_deref(), None).map_err(permissions_error)
 }
 
 /// The book's model for the session (`novel.json` `models.main`; Sonnet before there is a
@@ -126,20 +137,21 @@ fn parent_session_dir(dir: &Path) -> Option<PathBuf> {
 
 pub fn run(global: &GlobalArgs, args: PermissionsArgs) -> Result<Report, CliError> {
     let dir = target_dir(global, &args)?;
+    let session = session_dir();
     let root = plugin_root();
     let model = main_model(&dir);
     let before = if args.write {
-        permissions::write(&dir, root.as_deref(), model.as_deref())
+        permissions::write(&dir, &session, root.as_deref(), model.as_deref())
     } else {
-        permissions::check(&dir, root.as_deref(), model.as_deref())
+        permissions::check(&dir, &session, root.as_deref(), model.as_deref())
     }
     .map_err(permissions_error)?;
     let session_file = match parent_session_dir(&dir).filter(|_| args.write && args.dir.is_none()) {
-        Some(session) => {
-            permissions::write(&session, root.as_deref(), model.as_deref())
+        Some(parent) => {
+            permissions::write(&parent, &session, root.as_deref(), model.as_deref())
                 .map_err(permissions_error)?;
             Some(
-                permissions::settings_file(&session)
+                permissions::settings_file(&parent)
                     .to_string_lossy()
                     .into_owned(),
             )
@@ -154,10 +166,14 @@ pub fn run(global: &GlobalArgs, args: PermissionsArgs) -> Result<Report, CliErro
     } else {
         (&before.missing, &[])
     };
-    let file = before.file.to_string_lossy().into_owned();
     let data = PermissionsData {
         dir: dir.to_string_lossy().into_owned(),
-        file: file.clone(),
+        file: before
+            .user_file
+            .as_deref()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        local_file: before.file.to_string_lossy().into_owned(),
         rules: &before.wanted,
         missing,
         added,
@@ -168,7 +184,7 @@ pub fn run(global: &GlobalArgs, args: PermissionsArgs) -> Result<Report, CliErro
         model_set: before.model().map(str::to_string).filter(|_| args.write),
         session_file: session_file.clone(),
     };
-    let standing = standing();
+    let standing = permissions::standing(missing.is_empty());
     let human = human_text(&before, &data, &standing);
     let mut data = to_data(&data)?;
     data["in_force"] = Value::Bool(standing.in_force());
@@ -190,69 +206,73 @@ pub(crate) fn session_dir() -> PathBuf {
         )
 }
 
-/// Whether the rules are in force for the session after this call (its folder's file read
-/// again: the book's, or the parent folder's written alongside).
-fn standing() -> novel_core::permissions::InForce {
-    let session = session_dir();
-    let written = missing_rules(&session).is_ok_and(|r| r.missing.is_empty());
-    novel_store::permissions::standing(&session, written)
-}
-
 /// The human answer: what was written (or is missing), then what keeps the rules out.
 fn human_text(
     before: &Rules,
     data: &PermissionsData<'_>,
     standing: &novel_core::permissions::InForce,
 ) -> String {
-    let blocker = standing.blocker();
-    let (file, added, off_added, missing) = (&data.file, data.added, data.off_added, data.missing);
-    let mut human = if data.written {
-        let mut line = format!("已写入 {file}");
-        if !added.is_empty() {
-            line.push_str(&format!("：放行 {}", added.join("、")));
-        }
-        if !off_added.is_empty() {
-            line.push_str(&format!(
-                "；关掉写书用不到的 {} 个客户端工具（{}），每次请求少发它们的说明",
-                off_added.len(),
-                off_added.join("、")
-            ));
-        }
+    let (file, local, added, off_added, missing) = (
+        &data.file,
+        &data.local_file,
+        data.added,
+        data.off_added,
+        data.missing,
+    );
+    let mut human = String::new();
+    if !added.is_empty() {
+        human.push_str(&format!(
+            "已写入你的 Claude Code 用户设置 {file}：放行 {}。\n",
+            added.join("、")
+        ));
+    } else if missing.is_empty() {
+        human.push_str(&format!("{file} 已有全部放行规则。\n"));
+    } else {
+        human.push_str(&format!(
+            "{file} 还缺这些放行规则：{}。作者同意后运行 novel permissions --write 写入。\n",
+            missing.join("、")
+        ));
+    }
+    let mut local_parts = Vec::new();
+    if !off_added.is_empty() {
+        local_parts.push(format!(
+            "关掉写书用不到的 {} 个客户端工具（{}），每次请求少发它们的说明",
+            off_added.len(),
+            off_added.join("、")
+        ));
+    }
+    if data.written {
         if let Some(m) = before.model() {
-            line.push_str(&format!(
-                "；这本书的对话默认用 {m}（model，下次启动 Claude Code 时生效；想换就改这一行）"
+            local_parts.push(format!(
+                "这本书的对话默认用 {m}（model，下次启动 Claude Code 时生效；想换就改这一行）"
             ));
         }
         if before.session.iter().any(|(k, _)| k == "autoMemoryEnabled") {
-            line.push_str(
-                "；关掉客户端为写代码准备的自动记忆（autoMemoryEnabled，书的记忆归 novel prefs）",
+            local_parts.push(
+                "关掉客户端为写代码准备的自动记忆（autoMemoryEnabled，书的记忆归 novel prefs）"
+                    .to_string(),
             );
         }
-        line.push_str("。\n");
-        if let Some(f) = &data.session_file {
-            line.push_str(&format!("同样写入了会话所在目录的 {f}。\n"));
-        }
-        line
-    } else if missing.is_empty() {
-        format!("{file} 已有全部放行规则，无需改动。\n")
-    } else {
-        format!(
-            "{file} 还缺这些放行规则：{}。作者同意后运行 novel permissions --write 写入。\n",
-            missing.join("、")
-        )
-    };
-    match blocker {
-        Some(b) if b != Blocker::NotWritten || data.written => {
+    }
+    if !local_parts.is_empty() {
+        human.push_str(&format!(
+            "已写入这本书的 {local}：{}。\n",
+            local_parts.join("；")
+        ));
+    }
+    if let Some(f) = &data.session_file {
+        human.push_str(&format!("同样写入了会话所在目录的 {f}。\n"));
+    }
+    match standing.blocker() {
+        Some(b) if b != novel_core::permissions::Blocker::NotWritten || data.written => {
             human.push_str(b.advice());
             human.push('\n');
         }
-        // Known only inside a client: outside one the trust rule is all there is to say.
-        None if data.written && standing.trusted.is_some() => {
-            human.push_str("这一次对话里就生效。\n");
+        // Known only inside a client.
+        None if standing.watched.is_some() && !added.is_empty() => {
+            human.push_str("一两秒后就生效，不用重启。\n");
         }
-        _ => human.push_str(
-            "这些规则只在作者信任过的工作区生效：在这个目录交互启动一次 Claude Code 并接受信任提示（或者它是 git 仓库）。\n",
-        ),
+        _ => {}
     }
     human
 }
