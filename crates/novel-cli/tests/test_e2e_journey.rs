@@ -25,9 +25,12 @@
 //! 10. `/novel:start`: the volume review, `volume close`, volume 2 planned and opened;
 //! 11. `/novel:continue`: chapter 9, volume 2's first.
 //!
-//! It runs twice: as an SDK host runs the client (AskUserQuestion offered; the harness answers
-//! it, and fails on any other permission request) and as `claude -p` (no AskUserQuestion: every
-//! decision is a question in the reply, answered in the next turn). Both use the default
+//! It runs four times: as an SDK host runs the client (AskUserQuestion offered; the harness
+//! answers it, and fails on any other permission request) and as `claude -p` (no
+//! AskUserQuestion: every decision is a question in the reply, answered in the next turn) — the
+//! latter also in a folder the client never trusted (every answer typed as the slash command,
+//! as `next`'s `permissions.advice` tells the author) and from a folder holding the author's
+//! other files (the book made in 「当前目录/书名」, every later session started above it). Both use the default
 //! permission mode and only the documented setup: the folder trusted (what accepting the
 //! client's trust dialog once records), the allow rules the skill writes with the author's
 //! consent, and — before those exist — an answer as a slash command. Each run ends with
@@ -109,6 +112,12 @@ struct Journey {
     b: Book,
     /// AskUserQuestion offered (an SDK host) or not (`claude -p`).
     sdk: bool,
+    /// Where the author runs the client, and whether the folder is trusted.
+    place: Place,
+    /// The folder the client runs in: the book's, or the folder above it ([`Place::Subfolder`]).
+    cwd: PathBuf,
+    /// The skill of the session being played (`start`, `continue`).
+    skill: &'static str,
     /// The run being built: its prompt, and the session it resumes.
     prompt: String,
     resume: Option<String>,
@@ -126,13 +135,20 @@ struct Journey {
 }
 
 impl Journey {
-    fn new(e2e: E2e, folder: &Path, sdk: bool) -> Self {
-        let mut b = Book::new(folder);
+    fn new(e2e: E2e, cwd: &Path, sdk: bool, place: Place) -> Self {
+        let book = match place {
+            Place::Subfolder => cwd.join(TITLE),
+            Place::Trusted | Place::Untrusted => cwd.to_path_buf(),
+        };
+        let mut b = Book::new(&book);
         b.at(1, "灯下", true);
         Journey {
             e2e,
             b,
             sdk,
+            place,
+            cwd: cwd.to_path_buf(),
+            skill: "start",
             prompt: String::new(),
             resume: None,
             session: None,
@@ -155,19 +171,51 @@ impl Journey {
         format!("t{}-{what}", self.turn_no)
     }
 
-    /// The author types `prompt` (a slash command of `skill`) in a new session.
-    fn session(&mut self, prompt: &str, skill: &str) {
+    /// The author types `prompt` (a slash command of `skill`) in a new session. With the book in
+    /// a subfolder, `/novel:continue` carries ` 项目：<DIR>` as the hand-overs tell the author
+    /// (SKILL.md 共用规则第 7 条); `/novel:start` finds the book below (`books_below`).
+    fn session(&mut self, prompt: &str, skill: &'static str) {
         assert!(self.b.turns.is_empty(), "a script left unplayed");
         self.prompt = prompt.to_string();
+        if self.place == Place::Subfolder && skill == "continue" {
+            self.prompt.push_str(&format!(" 项目：{}", self.d()));
+        }
         self.resume = None;
+        self.skill = skill;
         self.b.when = json!({"first_user": format!("<command-name>/novel:{skill}</command-name>")});
     }
 
-    /// The author answers in the same conversation (`--resume`) with `words`.
+    /// The author answers in the same conversation (`--resume`) with `words` — in a folder the
+    /// client does not trust, as the skills tell them (`permissions.advice`): the session's
+    /// slash command followed by the answer.
     fn reply(&mut self, words: &str) {
         assert!(self.b.turns.is_empty(), "a script left unplayed");
-        self.prompt = words.to_string();
+        self.prompt = if self.place == Place::Untrusted && !words.starts_with('/') {
+            format!("/novel:{} {words}", self.skill)
+        } else {
+            words.to_string()
+        };
         self.resume = self.session.clone();
+    }
+
+    /// The start of a flow that reads the menu in the author's folder (`novel next --json`,
+    /// `next`): with the book in a subfolder the menu has no project but names the book below,
+    /// and the skill reads it again with `--project` (SKILL.md 第 1 步).
+    /// `/novel:continue 项目：<DIR>` typed outside the book: the skill's `!` line found no
+    /// project, so it reads `next` for the directory the argument names (continue/SKILL.md §一).
+    fn continue_opening(&mut self) {
+        if self.place == Place::Subfolder {
+            let next = self.cmd(CONTINUE, r#"novel --project "<DIR>" next --json"#, &[]);
+            self.run("c-next-dir", &next);
+        }
+    }
+
+    fn read_menu(&mut self, what: &str, next: &Line) {
+        self.run(what, next);
+        if self.place == Place::Subfolder {
+            let again = self.cmd(START, r#"novel --project "<DIR>" next --json"#, &[]);
+            self.run(&format!("{what}-book-below"), &again);
+        }
     }
 
     /// The main conversation runs `l`.
@@ -190,7 +238,7 @@ impl Journey {
     /// tool call failed, nothing asked for a permission (an SDK host is asked; `-p` refuses).
     fn play(&mut self) -> &Run {
         let script = self.b.script();
-        let cwd = self.b.dir.clone();
+        let cwd = self.cwd.clone();
         let answers = std::mem::take(&mut self.answers);
         let opts = RunOpts {
             resume: self.resume.as_deref(),
@@ -452,7 +500,7 @@ fn quick_start(j: &mut Journey) {
         let first = &j.runs[0];
         let n = answer(first, &next, "", 0);
         assert_eq!(n["data"]["project"], Value::Null, "{n}");
-        assert_eq!(n["data"]["cwd_empty"], true, "{n}");
+        assert_eq!(n["data"]["cwd_empty"], j.place != Place::Subfolder, "{n}");
         assert_eq!(
             n["data"]["permissions"]["missing"].as_array().map(Vec::len),
             Some(4),
@@ -1012,7 +1060,7 @@ fn plan_volume(j: &mut Journey, v: u32, range: [u32; 2], from_menu: bool) {
     let vv = v.to_string();
     if from_menu {
         let next = j.cmd(START, "novel next --json", &[]);
-        j.run("plan-next", &next);
+        j.read_menu("plan-next", &next);
         let menu = Question::new(START, "下一步", "第 1 卷待规划，下一步做什么？")
             .option("规划第 1 卷（推荐）", false)
             .option("更新设定", false)
@@ -1223,6 +1271,7 @@ fn plan_volume(j: &mut Journey, v: u32, range: [u32; 2], from_menu: bool) {
 /// volume's last chapter.
 fn write_volume_one(j: &mut Journey) {
     j.session("/novel:continue 5", "continue");
+    j.continue_opening();
     // The skill's `!` line ran `next` as it loaded (SKILL.md §一): no Bash call for it.
     let next = j.cmd(CONTINUE, "novel next --json", &[]);
     chapter(j, 4, false, Gate::Pass);
@@ -1243,7 +1292,16 @@ fn write_volume_one(j: &mut Journey) {
     chapter(j, 6, false, Gate::Pass);
     chapter(j, 7, false, Gate::Pause);
     let paused = j.runs.last().unwrap();
-    let n = crate::test_e2e_paths::skill_next(paused);
+    let n = if j.place == Place::Subfolder {
+        // The `!` line ran where the author is (no project there, the book below it); the
+        // skill's own `next` for the directory the argument names is the opening's answer.
+        let next_dir = j.cmd(CONTINUE, r#"novel --project "<DIR>" next --json"#, &[]);
+        let n = crate::test_e2e_paths::skill_next(paused);
+        assert_eq!(n["data"]["books_below"][0], j.d().as_str(), "{n}");
+        answer(paused, &next_dir, "", 0)
+    } else {
+        crate::test_e2e_paths::skill_next(paused)
+    };
     assert_eq!(
         n["data"]["recommendation"]["action"], "write_next_chapter",
         "{n}"
@@ -1261,6 +1319,13 @@ fn write_volume_one(j: &mut Journey) {
         CONTINUE,
         "照第一节第 1 步「参数是对上次所提问题的回答」那样办",
     );
+    // In the book's folder the skill reads `next` where it is; from the folder above, for the
+    // directory it knows.
+    let next = if j.place == Place::Subfolder {
+        j.cmd(CONTINUE, r#"novel --project "<DIR>" next --json"#, &[])
+    } else {
+        next
+    };
     j.run("a-next", &next);
     j.main(
         "a-read-resume",
@@ -1317,6 +1382,7 @@ fn write_volume_one(j: &mut Journey) {
 
     // 9. The volume's last chapter: two judges; VOL_REVIEW.
     j.session("/novel:continue", "continue");
+    j.continue_opening();
     chapter(j, 8, true, Gate::Pass);
     // SKILL.md §四: the batch is done; the commit's own result says VOL_REVIEW.
     j.end(
@@ -1331,7 +1397,7 @@ fn write_volume_one(j: &mut Journey) {
 fn review_volume(j: &mut Journey) {
     j.session("/novel:start", "start");
     let next = j.cmd(START, "novel next --json", &[]);
-    j.run("r-next", &next);
+    j.read_menu("r-next", &next);
     let menu = Question::new(START, "下一步", "第 1 卷已写完，下一步做什么？")
         .option("卷末回顾（推荐）", false)
         .option("质量回顾", false)
@@ -1369,8 +1435,8 @@ fn review_volume(j: &mut Journey) {
 }
 
 /// The book after the journey: `validate` with no finding, `state rebuild` agreeing, `status`
-/// at volume 2 with 9 chapters.
-fn assert_book(dir: &Path) {
+/// at volume 2 with 9 chapters; the allow rules in the `session` folder.
+fn assert_book(dir: &Path, session: &Path) {
     let (rc, doc) = run_json(dir, &["validate"]);
     assert_eq!(rc, 0, "{doc}");
     assert_eq!(doc["data"]["findings"], json!([]), "validate: {doc}");
@@ -1425,38 +1491,122 @@ fn assert_book(dir: &Path) {
         );
         assert_eq!(state["characters"][slug]["inventory"][0], item, "{state}");
     }
-    let allow = read_json(&dir.join(".claude/settings.local.json"));
+    // The rules where the client reads them: the folder the sessions start in.
+    let allow = read_json(&session.join(".claude/settings.local.json"));
     assert_eq!(allow["permissions"]["allow"][0], "Bash(novel:*)", "{allow}");
+}
+
+/// Where the author starts the client for the book (issue 45).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// An empty folder made for the book, trusted (the trust dialog accepted once).
+    Trusted,
+    /// An empty folder the client was never told to trust: the allow rules are written but not
+    /// honoured, and the author answers as the skills then tell them (a slash command).
+    Untrusted,
+    /// A trusted folder holding the author's other files: the book goes to 「当前目录/书名」 and
+    /// every later session starts in the folder above it.
+    Subfolder,
 }
 
 /// The folder the author made for the book, trusted as an interactive start's trust dialog
 /// records it (the client honours a project's allow rules only in a trusted workspace).
 fn trusted_folder(e2e: &mut E2e) -> PathBuf {
-    e2e.keep_home();
     let folder = e2e.path().join("灯下密信");
-    std::fs::create_dir_all(&folder).unwrap();
-    let home = e2e.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    write_json(
-        &home.join(".claude.json"),
-        &json!({"projects": {folder.to_str().unwrap(): {"hasTrustDialogAccepted": true}}}),
-    );
+    trust(e2e, &folder);
     folder
 }
 
-fn journey(sdk: bool) {
-    let what = if sdk {
-        "journey (SDK host, AskUserQuestion)"
+/// `folder` made and recorded as trusted in the shared home's client config.
+fn trust(e2e: &mut E2e, folder: &Path) {
+    e2e.keep_home();
+    std::fs::create_dir_all(folder).unwrap();
+    let home = e2e.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let config = home.join(".claude.json");
+    let mut known = if config.is_file() {
+        read_json(&config)
     } else {
-        "journey (claude -p)"
+        json!({"projects": {}})
+    };
+    known["projects"][folder.to_str().unwrap()] = json!({"hasTrustDialogAccepted": true});
+    write_json(&config, &known);
+}
+
+/// The folder the client runs in for `place`, set up as the author would have it.
+fn folder_for(e2e: &mut E2e, place: Place) -> PathBuf {
+    match place {
+        Place::Trusted => trusted_folder(e2e),
+        Place::Untrusted => {
+            e2e.keep_home();
+            let folder = e2e.path().join("没信任过的书");
+            std::fs::create_dir_all(&folder).unwrap();
+            std::fs::create_dir_all(e2e.path().join("home")).unwrap();
+            folder
+        }
+        Place::Subfolder => {
+            let folder = e2e.path().join("写作");
+            trust(e2e, &folder);
+            std::fs::write(folder.join("灵感.txt"), "一个守夜人的故事。\n").unwrap();
+            folder
+        }
+    }
+}
+
+/// What `novel permissions --write` said about the rules when the skill wrote them (the first
+/// time in the journey): the session's standing as the program saw it.
+fn permissions_written(j: &Journey) -> Value {
+    j.runs
+        .iter()
+        .flat_map(Run::tool_calls)
+        .find(|c| {
+            c.name == "Bash"
+                && c.input["command"]
+                    .as_str()
+                    .is_some_and(|cmd| cmd.contains("permissions --write"))
+        })
+        .map(|c| serde_json::from_str(c.result.trim()).expect("permissions --json"))
+        .expect("the rules were written")
+}
+
+fn journey(sdk: bool, place: Place) {
+    let what = match (sdk, place) {
+        (true, Place::Trusted) => "journey (SDK host, AskUserQuestion)",
+        (false, Place::Trusted) => "journey (claude -p)",
+        (false, Place::Untrusted) => "journey (claude -p, untrusted folder)",
+        (false, Place::Subfolder) => "journey (claude -p, book in a subfolder)",
+        (true, _) => "journey (SDK host, elsewhere)",
     };
     let Some(mut e2e) = E2e::new(what) else {
         return;
     };
     let started = Instant::now();
-    let folder = trusted_folder(&mut e2e);
-    let mut j = Journey::new(e2e, &folder, sdk);
+    let cwd = folder_for(&mut e2e, place);
+    let mut j = Journey::new(e2e, &cwd, sdk, place);
+    let folder = j.b.dir.clone();
     quick_start(&mut j);
+    // Issue 45: the program told the skill, as the rules were written, whether they are in force
+    // and the one way on when they are not; the journey followed it (the replies above).
+    let written = permissions_written(&j);
+    let blocker = &written["data"]["blocker"];
+    match place {
+        Place::Trusted => assert_eq!(*blocker, Value::Null, "{written}"),
+        Place::Untrusted => {
+            assert_eq!(*blocker, "untrusted", "{written}");
+            let advice = written["data"]["advice"].as_str().unwrap_or_default();
+            assert!(advice.contains("/novel:start 加上你的回答"), "{written}");
+        }
+        // The author's folder held other files: the launch hook left it alone, so its `.claude/`
+        // is made by the write and counts from the next launch — each `claude -p` turn is one
+        // (within a second of the launch the program cannot tell, and says nothing).
+        Place::Subfolder => {
+            assert!(blocker.is_null() || *blocker == "not_watched", "{written}");
+            assert!(
+                cwd.join(".claude/settings.local.json").is_file(),
+                "the rules in the session's folder"
+            );
+        }
+    }
     j.phase = "volume planning";
     j.session("/novel:start", "start");
     plan_volume(&mut j, 1, [1, 8], true);
@@ -1466,9 +1616,10 @@ fn journey(sdk: bool) {
     review_volume(&mut j);
     j.phase = "volume 2, chapter 9";
     j.session("/novel:continue", "continue");
+    j.continue_opening();
     chapter(&mut j, 9, true, Gate::Pass);
     j.end("w-report", "第9章 已提交 ✅");
-    assert_book(&folder);
+    assert_book(&folder, &cwd);
 
     let mut table = format!(
         "e2e journey ({what}): {} runs, {:.1} s in all\n{:>3} {:>7} {:>5} {:>6}  prompt\n",
@@ -1514,7 +1665,12 @@ fn journey(sdk: bool) {
         quick.billed
     );
     let all: f64 = reqs.iter().map(crate::meter::Metered::billed).sum();
-    assert!(all <= 9.0, "the journey ${all:.2}\n{costs}");
+    // A folder never trusted costs more: every answer typed as a slash command loads the skill's
+    // body and its `next` line into the conversation again (measured: main input 5.29M estimated
+    // tokens, $9.10 in all, against 4.53M and $8.74 with the book in a trusted folder's
+    // subfolder). The advice `next` gives there says how to trust the folder.
+    let bound = if place == Place::Untrusted { 9.6 } else { 9.0 };
+    assert!(all <= bound, "the journey ${all:.2}\n{costs}");
     if sdk {
         assert!(asked >= 8, "{table}");
     }
@@ -1548,12 +1704,27 @@ fn journey_requests(j: &Journey) -> Vec<crate::meter::Metered> {
 
 #[test]
 fn the_authors_journey_with_ask_user_question() {
-    journey(true);
+    journey(true, Place::Trusted);
 }
 
 #[test]
 fn the_authors_journey_without_ask_user_question() {
-    journey(false);
+    journey(false, Place::Trusted);
+}
+
+/// Issue 45: a folder the client never trusted ignores the allow rules; the author answers every
+/// question as the skills then say (`/novel:start <回答>`, `/novel:continue <回答>`) and no call
+/// is refused from the first turn to volume 2.
+#[test]
+fn the_authors_journey_in_a_folder_never_trusted() {
+    journey(false, Place::Untrusted);
+}
+
+/// Issue 45: the author's folder holds other files, so the book goes to 「当前目录/书名」; every
+/// later session starts in the folder above it and finds the book (`books_below`, ` 项目：<DIR>`).
+#[test]
+fn the_authors_journey_with_the_book_in_a_subfolder() {
+    journey(false, Place::Subfolder);
 }
 
 /// Why (issue 33: "Permissions lapse after the first turn"): a skill's `allowed-tools` cover only
