@@ -419,7 +419,7 @@ fn the_session_that_began_the_chapter_needs_no_token() {
     let began = ok(&root, &["chapter", "begin", "1"]);
     // The token is still given (scripts, other processes), last in the reply.
     let data = began["data"].as_object().unwrap();
-    assert_eq!(data.keys().last().map(String::as_str), Some("token"));
+    assert_eq!(data.keys().next_back().map(String::as_str), Some("token"));
     stage_drafts(&root, 1);
     ok(&root, &["chapter", "stage", "drafted"]);
     ok(&root, &["chapter", "stage", "refined"]);
