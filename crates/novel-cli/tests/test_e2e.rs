@@ -1511,7 +1511,10 @@ fn continue_writes_and_commits_a_chapter_through_the_agents() {
         format!("--project {d} chapter stage judged --json"),
         "{tail:?}"
     );
-    assert_eq!(*tail[1], format!("--project {d} chapter gate 1 --commit --json"));
+    assert_eq!(
+        *tail[1],
+        format!("--project {d} chapter gate 1 --commit --json")
+    );
     let guarded = calls
         .iter()
         .filter(|c| matches!(c.name.as_str(), "Write" | "Edit" | "Bash"))

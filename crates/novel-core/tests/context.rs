@@ -879,7 +879,7 @@ fn next_step_follows_the_orchestrator_and_the_pipeline() {
             PipelineStage::Drafting,
             staging(true, true),
             NextAction::MarkDrafted,
-            "novel chapter stage drafted --token <令牌>",
+            "novel chapter stage drafted",
         ),
         (
             PipelineStage::Drafted,

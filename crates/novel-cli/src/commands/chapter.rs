@@ -432,7 +432,7 @@ fn fail(project: &Project, a: &ChapterFailArgs) -> Result<Report, CliError> {
     Report::new(
         &data,
         format!(
-            "第 {n} 章记为出错（{reason}），编排状态 ERROR_RETRY，锁已释放；staging 保持原样。\n之后运行 novel chapter begin {n} 从 {} 继续。\n",
+            "第 {n} 章记为出错（{reason}），等待重试，锁已释放；staging 保持原样。\n之后运行 novel chapter begin {n} 从 {} 继续。\n",
             pipeline::stage_name(cp.pipeline_stage)
         ),
     )
