@@ -386,9 +386,9 @@ pub struct ChapterFailArgs {
     /// 章节号（必须是在写的章节）
     #[arg(value_name = "章", help_heading = "参数", value_parser = chapter_number)]
     pub chapter: u32,
-    /// chapter begin 给出的锁令牌
+    /// chapter begin 给出的锁令牌（省略时用本会话持有的锁：只有开始这一章的会话能推进它）
     #[arg(long, value_name = "令牌")]
-    pub token: String,
+    pub token: Option<String>,
     /// 出错原因（作者可读，如「润色编辑两次超时」）
     #[arg(long, value_name = "原因", value_parser = reason_text)]
     pub reason: String,
@@ -409,9 +409,9 @@ pub struct ChapterStageArgs {
     /// 目标阶段：drafted、refined、judged、polished（门控 polish 后二次润色完成）、revising（门控 revise）、drafting（重写）、repairing（门控只因开篇或章末退回：局部修补）、repaired（修补稿已写好，程序把它放进正文）
     #[arg(value_name = "阶段", help_heading = "参数")]
     pub stage: String,
-    /// chapter begin 给出的锁令牌
+    /// chapter begin 给出的锁令牌（省略时用本会话持有的锁：只有开始这一章的会话能推进它）
     #[arg(long, value_name = "令牌")]
-    pub token: String,
+    pub token: Option<String>,
     /// 本阶段所用模型（写入流水线日志）
     #[arg(long, value_name = "模型")]
     pub model: Option<String>,
@@ -443,9 +443,9 @@ pub struct ChapterGateArgs {
     /// 章节号
     #[arg(value_name = "章", help_heading = "参数", value_parser = chapter_number)]
     pub chapter: u32,
-    /// chapter begin 给出的锁令牌
+    /// chapter begin 给出的锁令牌（省略时用本会话持有的锁：只有开始这一章的会话能推进它）
     #[arg(long, value_name = "令牌")]
-    pub token: String,
+    pub token: Option<String>,
     /// 门控结论为 pass（含强制通过）时紧接着原子提交本章，省去单独一次 chapter commit；其他结论照常只给结论
     #[arg(long)]
     pub commit: bool,
@@ -456,9 +456,9 @@ pub struct ChapterCommitArgs {
     /// 章节号
     #[arg(value_name = "章", help_heading = "参数", value_parser = chapter_number)]
     pub chapter: u32,
-    /// chapter begin 给出的锁令牌
+    /// chapter begin 给出的锁令牌（省略时用本会话持有的锁：只有开始这一章的会话能推进它）
     #[arg(long, value_name = "令牌")]
-    pub token: String,
+    pub token: Option<String>,
     /// 作者明确接受门控暂停（pause）或待二次润色（polish）的章节，按现稿提交
     #[arg(long)]
     pub accept: bool,
@@ -492,9 +492,9 @@ pub struct LockAcquireArgs {
 
 #[derive(Debug, Args)]
 pub struct LockReleaseArgs {
-    /// 获取锁时得到的令牌
+    /// 获取锁时得到的令牌（省略时释放本会话持有的锁）
     #[arg(long, value_name = "令牌")]
-    pub token: String,
+    pub token: Option<String>,
 }
 
 /// A chapter number on the command line: 0 ..= `MAX_CHAPTER`.

@@ -46,16 +46,16 @@ fn json_mode_prints_one_document_for_every_bad_input() {
             vec!["不认识的参数", "--frob"],
         ),
         (
-            vec![s("--json"), s("chapter"), s("commit"), s("1")],
+            vec![s("--json"), s("chapter"), s("fail"), s("1")],
             2,
-            "chapter commit",
-            vec!["缺少必需的参数", "--token"],
+            "chapter fail",
+            vec!["缺少必需的参数", "--reason"],
         ),
         (
             vec![s("--json"), s("chapter"), s("commit")],
             2,
             "chapter commit",
-            vec!["缺少必需的参数", "--token", "<章>"],
+            vec!["缺少必需的参数", "<章>"],
         ),
         (
             vec![s("--json"), s("chapter"), s("gate"), s("四十八")],
@@ -192,11 +192,11 @@ fn json_false_means_human_output() {
 #[test]
 fn human_usage_errors_are_chinese_and_name_the_argument() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = novel(tmp.path(), &["chapter", "commit", "1"]);
+    let out = novel(tmp.path(), &["chapter", "fail", "1"]);
     assert_eq!(code(&out), 2);
     let err = stderr(&out);
     assert!(
-        err.contains("缺少必需的参数：--token <令牌>") && err.contains("novel help chapter commit"),
+        err.contains("缺少必需的参数：--reason <原因>") && err.contains("novel help chapter fail"),
         "{err}"
     );
 }

@@ -102,7 +102,7 @@ fn batch(b: &mut Book, chapters: &[(u32, bool)], revise: bool) {
         b.capture_next(json!({"token": "\"token\":\"([0-9a-f]+)\""}));
         b.writer("初稿", &tag, 0);
         let first_score = if revise && i == 0 { 3.2 } else { 4.2 };
-        b.steps_3_to_9(&tag, None, false, refine, first_score);
+        b.steps_3_to_9(&tag, None, refine, first_score);
         if revise && i == 0 {
             let notes = b.cmd(
                 crate::test_e2e_paths::GATE_LOOP,
@@ -128,7 +128,6 @@ fn batch(b: &mut Book, chapters: &[(u32, bool)], revise: bool) {
             b.steps_3_to_9(
                 &r1,
                 Some("这是修订稿，摘要、状态增量、故事线记忆都按新稿重写"),
-                true,
                 ("他又读了一遍，认出了笔迹。", "他又读了一遍，认得这笔迹。"),
                 4.2,
             );
@@ -162,7 +161,7 @@ fn run_batch(
     for &(n, key) in chapters {
         b.at(n, &format!("灯下{n}"), key);
         let token = token_of_chapter(&run, &b, n);
-        let gate = b.gate_line(&crate::test_e2e_paths::usage_flags("j", key && !economy));
+        let gate = b.gate_line();
         let g = gates_of(&run, &gate, &token);
         let last = g
             .last()
@@ -573,13 +572,7 @@ fn a_book_given_by_its_directory_gets_its_packets() {
         );
         b.capture_next(json!({"token": "\"token\":\"([0-9a-f]+)\""}));
         b.writer("初稿", &tag, 0);
-        b.steps_3_to_9(
-            &tag,
-            None,
-            false,
-            ("屋里一灯如豆", "屋里只点着一盏油灯"),
-            4.2,
-        );
+        b.steps_3_to_9(&tag, None, ("屋里一灯如豆", "屋里只点着一盏油灯"), 4.2);
         b.end("report", &format!("第{n}章 已提交 ✅"));
         let script = b.script();
         let prompt = format!("/novel:continue 1 项目：{}", dir.display());
@@ -642,13 +635,7 @@ fn a_hook_only_repair_costs_under_40_percent_of_a_revise_round() {
     let mut b = Book::new(&dir);
     b.ending = Some(MORAL.to_string());
     b.opening();
-    b.steps_3_to_9(
-        "r0",
-        None,
-        false,
-        ("屋里一灯如豆", "屋里只点着一盏油灯"),
-        4.2,
-    );
+    b.steps_3_to_9("r0", None, ("屋里一灯如豆", "屋里只点着一盏油灯"), 4.2);
     b.capture_next(json!({"s0": "\"overall_text\":\"([0-9.]+)\""}));
     b.main(
         "r0-read-gate-loop",
@@ -661,7 +648,7 @@ fn a_hook_only_repair_costs_under_40_percent_of_a_revise_round() {
     b.end("report", "第2章 {{chars}}字 {{s0}}→修补→{{s1}} ✅");
     let run = run_clean(&mut e2e, &dir, "/novel:continue 1", &mut b);
     let token = token_of(&run, &b);
-    let gate = b.gate_line(&crate::test_e2e_paths::usage_flags("j", false));
+    let gate = b.gate_line();
     let g = gates_of(&run, &gate, &token);
     assert_eq!(g.len(), 2, "{g:?}");
     assert_eq!(g[0]["decision"], "revise", "{}", g[0]);

@@ -949,13 +949,7 @@ fn chapter(j: &mut Journey, n: u32, key: bool, gate: Gate) {
         Gate::Revise => 3.2,
         Gate::Pause => 2.5,
     };
-    j.b.steps_3_to_9(
-        &tag,
-        None,
-        false,
-        ("屋里一灯如豆", "屋里只点着一盏油灯"),
-        first,
-    );
+    j.b.steps_3_to_9(&tag, None, ("屋里一灯如豆", "屋里只点着一盏油灯"), first);
     match gate {
         Gate::Pass => {}
         Gate::Revise => revise_once(j, &tag),
@@ -988,7 +982,6 @@ fn revise_once(j: &mut Journey, tag: &str) {
     j.b.steps_3_to_9(
         &r1,
         Some("这是修订稿，摘要、状态增量、故事线记忆都按新稿重写"),
-        true,
         ("他又读了一遍，认出了笔迹。", "他又读了一遍，认得这笔迹。"),
         4.2,
     );
@@ -1340,7 +1333,11 @@ fn write_volume_one(j: &mut Journey) {
     );
     j.run("a-begin", &begin);
     j.b.capture_next(json!({"token": "\"token\":\"([0-9a-f]+)\""}));
-    let by_author = j.cmd(PAUSE, r#"novel --project "<DIR>" chapter stage revising --token <TOKEN> --by-author --note "<TEXT>" --json"#, &[("<TEXT>", words)]);
+    let by_author = j.cmd(
+        PAUSE,
+        r#"novel --project "<DIR>" chapter stage revising --by-author --note "<TEXT>" --json"#,
+        &[("<TEXT>", words)],
+    );
     j.run("a-revising", &by_author);
     let d = j.b.dispatch(
         "chapter-writer",
@@ -1353,7 +1350,6 @@ fn write_volume_one(j: &mut Journey) {
     j.b.steps_3_to_9(
         "a1",
         Some("这是修订稿，摘要、状态增量、故事线记忆都按新稿重写"),
-        true,
         ("他又读了一遍，认出了笔迹。", "他又读了一遍，认得这笔迹。"),
         4.2,
     );

@@ -124,33 +124,9 @@ pub(crate) struct Book {
 
 /// The commands of SKILL.md §二, as written there.
 pub(crate) const BEGIN: &str = r#"novel --project "<DIR>" chapter begin <N> --json"#;
-pub(crate) const DRAFTED: &str = r#"novel --project "<DIR>" ops validate <FILE> --json && novel --project "<DIR>" chapter stage drafted --token <TOKEN> <USAGE> --json"#;
-pub(crate) const REFINED: &str = r#"novel --project "<DIR>" chapter stage refined --token <TOKEN> <USAGE> --json && novel --project "<DIR>" check leak --chapter <N> --json"#;
-pub(crate) const GATED: &str = r#"novel --project "<DIR>" chapter stage judged --token <TOKEN> <USAGE> --json && novel --project "<DIR>" chapter gate <N> --token <TOKEN> --commit --json"#;
-
-/// Captures an Agent result's usage (`subagent_tokens`, `duration_ms`) as `t<v>` and `m<v>`.
-pub(crate) fn usage_capture(v: &str) -> Value {
-    json!({format!("t{v}"): "subagent_tokens: ([0-9]+)", format!("m{v}"): "duration_ms: ([0-9]+)"})
-}
-
-/// `<USAGE>` from captured figures: `vars` is `w` or `w+s` (the sum of several captures).
-pub(crate) fn usage_flags(vars: &str, opus: bool) -> String {
-    let sum = |p: &str| {
-        vars.split('+')
-            .map(|v| format!("{p}{v}"))
-            .collect::<Vec<_>>()
-            .join("+")
-    };
-    let mut flags = format!(
-        "--tokens {{{{{}}}}} --duration-ms {{{{{}}}}}",
-        sum("t"),
-        sum("m")
-    );
-    if opus {
-        flags.push_str(" --model opus");
-    }
-    flags
-}
+pub(crate) const DRAFTED: &str = r#"novel --project "<DIR>" ops validate <FILE> --json && novel --project "<DIR>" chapter stage drafted --json"#;
+pub(crate) const REFINED: &str = r#"novel --project "<DIR>" chapter stage refined --json && novel --project "<DIR>" check leak --chapter <N> --json"#;
+pub(crate) const GATED: &str = r#"novel --project "<DIR>" chapter stage judged --json && novel --project "<DIR>" chapter gate <N> --commit --json"#;
 
 /// The second paragraph of every draft: long enough that the refiner's one edit stays inside the
 /// edit-ratio cap (`stage refined`, 15% of the narration).
@@ -228,8 +204,6 @@ impl Book {
         vec![
             ("<DIR>", self.d.clone()),
             ("<N>", self.n.to_string()),
-            // The token `chapter begin` gave in this run, as the fake captured it.
-            ("<TOKEN>", "{{token}}".into()),
             (
                 "<FILE>",
                 format!("{}/staging/state/chapter-{}-delta.json", self.d, self.nnn()),
@@ -308,16 +282,6 @@ impl Book {
         } else {
             opus.then_some("opus")
         }
-    }
-
-    /// `<USAGE>` of a step whose dispatches passed `model` as [`Book::model_of`] says
-    /// (`--model <it>`, opus when any was).
-    fn usage_of(&self, vars: &str, agent: &str, opus: bool) -> String {
-        let mut flags = usage_flags(vars, false);
-        if let Some(m) = self.model_of(agent, opus) {
-            flags.push_str(&format!(" --model {m}"));
-        }
-        flags
     }
 
     /// What an agent's requests for this chapter are matched by: its body (the system prompt),
@@ -530,47 +494,40 @@ impl Book {
         self.cmd(CONTINUE, markdown, &[])
     }
 
-    /// A command line of the skill with `<USAGE>` (SKILL.md 调用约定「用量」) filled.
-    pub(crate) fn skill_usage(&self, markdown: &str, usage: &str) -> Line {
-        self.cmd(CONTINUE, markdown, &[("<USAGE>", usage)])
-    }
-
     pub(crate) fn stage(&self, rel: &str, stage: &str) -> Line {
         self.cmd(
             rel,
-            &format!(r#"novel --project "<DIR>" chapter stage {stage} --token <TOKEN> --json"#),
+            &format!(r#"novel --project "<DIR>" chapter stage {stage} --json"#),
             &[],
         )
     }
 
     /// SKILL.md §二 step 3: `ops validate` and `stage drafted` in one call.
-    pub(crate) fn drafted_line(&self, usage: &str) -> Line {
-        self.skill_usage(DRAFTED, usage)
+    pub(crate) fn drafted_line(&self) -> Line {
+        self.skill(DRAFTED)
     }
 
     /// SKILL.md §二 step 4: `stage refined` and `check leak` in one call.
-    pub(crate) fn refined_line(&self, usage: &str) -> Line {
-        self.skill_usage(REFINED, usage)
+    pub(crate) fn refined_line(&self) -> Line {
+        self.skill(REFINED)
     }
 
     /// SKILL.md §二 step 5: `stage judged` and `chapter gate --commit` in one call.
-    pub(crate) fn gate_line(&self, usage: &str) -> Line {
-        self.skill_usage(GATED, usage)
+    pub(crate) fn gate_line(&self) -> Line {
+        self.skill(GATED)
     }
 
-    /// SKILL.md §二 steps 2–5 after the writer: the Summarizer, then `steps_5_to_9`. The
-    /// writer's usage is captured from its result; `summarizer_req` is the 要求 of the
-    /// Summarizer's dispatch; `opus` when the writer ran on opus (a revision round: gate-loop.md
-    /// 修订 step 4 adds `--model opus` to the usage).
+    /// SKILL.md §二 steps 2–5 after the writer: the Summarizer, then `steps_5_to_9`.
+    /// `summarizer_req` is the 要求 of the Summarizer's dispatch. No usage on any command line:
+    /// the Agent hook records it.
     pub(crate) fn steps_3_to_9(
         &mut self,
         tag: &str,
         summarizer_req: Option<&str>,
-        opus: bool,
         refine: (&str, &str),
         score: f64,
     ) {
-        self.steps_3_to_judges(tag, summarizer_req, opus, refine);
+        self.steps_3_to_judges(tag, summarizer_req, refine);
         self.judges_and_gate(tag, score);
     }
 
@@ -579,44 +536,33 @@ impl Book {
         &mut self,
         tag: &str,
         summarizer_req: Option<&str>,
-        opus: bool,
         refine: (&str, &str),
     ) {
         let d = self.dispatch("summarizer", "摘要", summarizer_req, false);
-        self.capture_next(usage_capture("w"));
         self.main(&format!("{tag}-dispatch-summarizer"), vec![d]);
         self.summarizer(tag, false);
-        self.capture_next(usage_capture("s"));
-        let usage = usage_flags("w+s", opus);
-        self.steps_5_to_judges(tag, &usage, refine);
+        self.steps_5_to_judges(tag, refine);
     }
 
-    /// SKILL.md §二 steps 3–5: `ops validate` + `stage drafted` (with `drafted_usage`) and the
+    /// SKILL.md §二 steps 3–5: `ops validate` + `stage drafted` and the
     /// refiner in one message; `stage refined` + `check leak` and the judge(s) in the next; then
     /// `stage judged` + the gate (committing a pass). The turn after the gate is the caller's:
     /// it captures the gate's answer.
-    pub(crate) fn steps_5_to_9(
-        &mut self,
-        tag: &str,
-        drafted_usage: &str,
-        refine: (&str, &str),
-        score: f64,
-    ) {
-        self.steps_5_to_judges(tag, drafted_usage, refine);
+    pub(crate) fn steps_5_to_9(&mut self, tag: &str, refine: (&str, &str), score: f64) {
+        self.steps_5_to_judges(tag, refine);
         self.judges_and_gate(tag, score);
     }
 
     /// [`Book::steps_5_to_9`] up to the judge(s) dispatched.
-    fn steps_5_to_judges(&mut self, tag: &str, drafted_usage: &str, refine: (&str, &str)) {
-        let drafted = self.drafted_line(drafted_usage);
+    fn steps_5_to_judges(&mut self, tag: &str, refine: (&str, &str)) {
+        let drafted = self.drafted_line();
         let d = self.dispatch("style-refiner", "润色", None, false);
         self.main(
             &format!("{tag}-drafted-refiner"),
             vec![bash(&drafted.run), d],
         );
         self.refiner(tag, refine.0, refine.1);
-        let refined = self.refined_line(&self.usage_of("r", "style-refiner", false));
-        self.capture_next(usage_capture("r"));
+        let refined = self.refined_line();
         let d = self.dispatch("quality-judge", "评审", None, false);
         if self.key {
             says(
@@ -639,9 +585,7 @@ impl Book {
         if self.key {
             self.judge_as("第二裁判", tag, score);
         }
-        // The judges' usage: the first result's figures (two judges: the first of each).
-        self.capture_next(usage_capture("j"));
-        let gate = self.gate_line(&self.usage_of("j", "quality-judge", self.key));
+        let gate = self.gate_line();
         self.main(&format!("{tag}-gate"), vec![bash(&gate.run)]);
     }
 
@@ -692,11 +636,10 @@ impl Book {
         text.push(hook);
         text.extend(&lines[w.lines[1]..]);
         self.text = text.join("\n") + "\n";
-        self.capture_next(usage_capture("w"));
         let repaired = self.cmd(
             GATE_LOOP,
-            r#"novel --project "<DIR>" chapter stage repaired --token <TOKEN> <USAGE> --json && novel --project "<DIR>" check leak --chapter <N> --json"#,
-            &[("<USAGE>", &usage_flags("w", false))],
+            r#"novel --project "<DIR>" chapter stage repaired --json && novel --project "<DIR>" check leak --chapter <N> --json"#,
+            &[],
         );
         let d = self.dispatch("quality-judge", "复核", None, false);
         self.main(
@@ -711,8 +654,7 @@ impl Book {
             self.write(&review, &serde_json::to_string_pretty(&doc).unwrap()),
         ];
         self.agent_turn("quality-judge", "复核", &format!("{tag}-review-0"), reply);
-        self.capture_next(usage_capture("j"));
-        let gate = self.gate_line(&self.usage_of("j", "quality-judge", false));
+        let gate = self.gate_line();
         self.main(&format!("{tag}-gate"), vec![bash(&gate.run)]);
         (repairing, repaired)
     }
@@ -925,13 +867,7 @@ fn revise_twice_then_the_gate_forces_the_pass() {
     let overall = |var: &str| json!({var: "\"overall_text\":\"([0-9.]+)\""});
 
     b.opening();
-    b.steps_3_to_9(
-        "r0",
-        None,
-        false,
-        ("屋里一灯如豆", "屋里只点着一盏油灯"),
-        3.2,
-    );
+    b.steps_3_to_9("r0", None, ("屋里一灯如豆", "屋里只点着一盏油灯"), 3.2);
     // Revise: read the loop, ask for the notes, go back, the writer on opus.
     b.capture_next(overall("s0"));
     b.main("r0-read-gate-loop", vec![read_ref(GATE_LOOP)]);
@@ -951,7 +887,6 @@ fn revise_twice_then_the_gate_forces_the_pass() {
         b.steps_3_to_9(
             &tag,
             Some("这是修订稿，摘要、状态增量、故事线记忆都按新稿重写"),
-            true,
             REVISED[round - 1],
             3.2,
         );
@@ -972,11 +907,7 @@ fn revise_twice_then_the_gate_forces_the_pass() {
     assert_read(&run, GATE_LOOP, &[&notes, &revising]);
 
     let token = token_of(&run, &b);
-    let gates = [
-        b.gate_line(&usage_flags("j", false)),
-        b.gate_line(&usage_flags("j", false)),
-        b.gate_line(&usage_flags("j", false)),
-    ];
+    let gates = [b.gate_line(), b.gate_line(), b.gate_line()];
     let mut texts = Vec::new();
     for (i, gate) in gates.iter().enumerate() {
         let g = &answer(&run, gate, &token, i)["data"];
@@ -1163,7 +1094,7 @@ fn pause_and_ask(
 
 /// The gate answers of a run (every `stage judged` + `chapter gate --commit` call, in order).
 fn gates(run: &Run, b: &Book, token: &str) -> Vec<Value> {
-    gates_of(run, &b.gate_line(&usage_flags("j", b.key)), token)
+    gates_of(run, &b.gate_line(), token)
 }
 
 /// The gate answers of the calls of `gate` (in order).
@@ -1220,13 +1151,7 @@ fn rewrite_then_the_author_revises_and_the_chapter_goes_on() {
     let drafting = b.stage(GATE_LOOP, "drafting");
 
     b.opening();
-    b.steps_3_to_9(
-        "r0",
-        None,
-        false,
-        ("屋里一灯如豆", "屋里只点着一盏油灯"),
-        1.5,
-    );
+    b.steps_3_to_9("r0", None, ("屋里一灯如豆", "屋里只点着一盏油灯"), 1.5);
     b.capture_next(json!({"s0": "\"overall_text\":\"([0-9.]+)\""}));
     b.main("r0-read-gate-loop", vec![read_ref(GATE_LOOP)]);
     // gate-loop.md 重写 steps 1–2: back to drafting and the writer, in one message.
@@ -1238,7 +1163,7 @@ fn rewrite_then_the_author_revises_and_the_chapter_goes_on() {
     );
     b.main("r1-drafting-writer", vec![bash(&drafting.run), d]);
     b.writer("重写", "r1", 0);
-    b.steps_3_to_9("r1", None, true, ("雨下了一整夜", "雨一直没停"), 1.5);
+    b.steps_3_to_9("r1", None, ("雨下了一整夜", "雨一直没停"), 1.5);
     pause_and_ask(
         &mut b,
         "r1",
@@ -1293,7 +1218,7 @@ fn rewrite_then_the_author_revises_and_the_chapter_goes_on() {
     let note = "按意见改写：开头就让跟踪的人露面";
     let by_author = b.cmd(
         PAUSE,
-        r#"novel --project "<DIR>" chapter stage revising --token <TOKEN> --by-author --note "<TEXT>" --json"#,
+        r#"novel --project "<DIR>" chapter stage revising --by-author --note "<TEXT>" --json"#,
         &[("<TEXT>", note)],
     );
     says(PAUSE, "要求：作者的意见：……");
@@ -1307,7 +1232,7 @@ fn rewrite_then_the_author_revises_and_the_chapter_goes_on() {
     );
     b.main("a1-dispatch-writer", vec![d]);
     b.writer("修订", "a1", 0);
-    b.steps_3_to_9("a1", None, true, REVISED[0], 4.2);
+    b.steps_3_to_9("a1", None, REVISED[0], 4.2);
     // A pass: the gate committed the chapter in the same call.
     b.capture_next(json!({"s2": "\"overall_text\":\"([0-9.]+)\"", "chars": "\"chars\":([0-9]+)"}));
     b.end("report", "第2章 {{chars}}字 1.5→重写→1.5→修订→{{s2}} ✅");
@@ -1385,13 +1310,7 @@ fn the_author_revises_three_times_and_a_fourth_is_refused() {
     says(PAUSE, "只给 3、4 两项，并把 `unavailable` 的原话告诉作者");
     says(FAILURES, "| `E_REVISION_LIMIT`（3） |");
     b.opening();
-    b.steps_3_to_9(
-        "r0",
-        None,
-        false,
-        ("屋里一灯如豆", "屋里只点着一盏油灯"),
-        2.5,
-    );
+    b.steps_3_to_9("r0", None, ("屋里一灯如豆", "屋里只点着一盏油灯"), 2.5);
     b.capture_next(json!({"s0": "\"overall_text\":\"([0-9.]+)\""}));
     b.main("r0-read-gate-loop", vec![read_ref(GATE_LOOP)]);
     pause_and_ask(&mut b, "r0", None, "{{s0}}", &OPTIONS, true);
@@ -1415,7 +1334,7 @@ fn the_author_revises_three_times_and_a_fourth_is_refused() {
     let by_author = |b: &Book, note: &str| {
         b.cmd(
             PAUSE,
-            r#"novel --project "<DIR>" chapter stage revising --token <TOKEN> --by-author --note "<TEXT>" --json"#,
+            r#"novel --project "<DIR>" chapter stage revising --by-author --note "<TEXT>" --json"#,
             &[("<TEXT>", note)],
         )
     };
@@ -1439,7 +1358,7 @@ fn the_author_revises_three_times_and_a_fourth_is_refused() {
         );
         b.main(&format!("{tag}-dispatch-writer"), vec![d]);
         b.writer("修订", &tag, k);
-        b.steps_3_to_9(&tag, None, true, REVISED[k], 2.5);
+        b.steps_3_to_9(&tag, None, REVISED[k], 2.5);
         let last = k == notes.len() - 1;
         let options: &[&str] = if last { &OPTIONS[2..] } else { &OPTIONS };
         let header = format!("{history}→修订→{{{{s}}}}");
@@ -1526,7 +1445,7 @@ fn the_author_revises_three_times_and_a_fourth_is_refused() {
     says(PAUSE, "**接受现稿**");
     let accept = b.cmd(
         PAUSE,
-        r#"novel --project "<DIR>" chapter commit <N> --token <TOKEN> --accept --json"#,
+        r#"novel --project "<DIR>" chapter commit <N> --accept --json"#,
         &[],
     );
     says(CONTINUE, "✍️作者接受 = 按现稿 `--accept` 提交");
@@ -1643,7 +1562,7 @@ fn a_killed_session_is_resumed_by_the_next_continue() {
     b.main("begin", vec![bash(&begin.run)]);
     b.capture_next(json!({"token": "\"token\":\"([0-9a-f]+)\""}));
     // The agents' usage died with the killed session: the drafted stage records none.
-    b.steps_5_to_9("r0", "", ("屋里一灯如豆", "屋里只点着一盏油灯"), 4.2);
+    b.steps_5_to_9("r0", ("屋里一灯如豆", "屋里只点着一盏油灯"), 4.2);
     b.capture_next(json!({"s0": "\"overall_text\":\"([0-9.]+)\"", "chars": "\"chars\":([0-9]+)"}));
     b.end("report", "第2章 {{chars}}字 {{s0}} ✅");
     let script = b.script();
@@ -1718,17 +1637,14 @@ fn a_rejected_delta_is_fixed_by_the_summarizer() {
         "**修正增量**：`要求` 里是 `ops validate` 的报错。只用 Read 读 staging 里现有的增量",
     );
     let delta = "staging/state/chapter-002-delta.json";
-    let usage = usage_flags("w+s", false);
-    let drafted = b.drafted_line(&usage);
+    let drafted = b.drafted_line();
 
     b.opening();
     let d = b.dispatch("summarizer", "摘要", None, false);
-    b.capture_next(usage_capture("w"));
     b.main("r0-dispatch-summarizer", vec![d]);
     b.summarizer("r0", true);
     // SKILL.md §二 step 3: the check fails, so the stage is not marked; the refiner dispatched
     // in the same message is told by the program it is too early and returns at once.
-    b.capture_next(usage_capture("s"));
     let refiner = b.dispatch("style-refiner", "润色", None, false);
     b.main("r0-drafted-refiner", vec![bash(&drafted.run), refiner]);
     says("agents/style-refiner.md", "照它说的返回，不写任何文件。");
@@ -1774,8 +1690,7 @@ fn a_rejected_delta_is_fixed_by_the_summarizer() {
         "fix-write",
         vec![b.done("summarizer", &[delta]), fixed],
     );
-    b.capture_next(usage_capture("s"));
-    b.steps_5_to_9("r0", &usage, ("屋里一灯如豆", "屋里只点着一盏油灯"), 4.2);
+    b.steps_5_to_9("r0", ("屋里一灯如豆", "屋里只点着一盏油灯"), 4.2);
     b.capture_next(json!({"s0": "\"overall_text\":\"([0-9.]+)\"", "chars": "\"chars\":([0-9]+)"}));
     b.end("report", "第2章 {{chars}}字 {{s0}} ✅");
     let script = b.script();
@@ -1917,11 +1832,9 @@ fn a_refused_refinement_and_a_refused_evaluation_go_back_and_the_loop_recovers()
 
     b.opening();
     let d = b.dispatch("summarizer", "摘要", None, false);
-    b.capture_next(usage_capture("w"));
     b.main("r0-dispatch-summarizer", vec![d]);
     b.summarizer("r0", false);
-    b.capture_next(usage_capture("s"));
-    let drafted = b.drafted_line(&usage_flags("w+s", false));
+    let drafted = b.drafted_line();
     let d = b.dispatch("style-refiner", "润色", None, false);
     b.main("r0-drafted-refiner", vec![bash(&drafted.run), d]);
     // The refiner rewrites the second paragraph and every sentence it should only reword into
@@ -1935,8 +1848,7 @@ fn a_refused_refinement_and_a_refused_evaluation_go_back_and_the_loop_recovers()
     b.agent_turn("style-refiner", "润色", "over-0", first);
     let sloppy = b.done("style-refiner", &[edits]);
     b.agent_turn("style-refiner", "润色", "over-1", vec![sloppy]);
-    let refined = b.refined_line(&usage_flags("r", false));
-    b.capture_next(usage_capture("r"));
+    let refined = b.refined_line();
     let d = b.dispatch("quality-judge", "评审", None, false);
     b.main("r0-refined-judge", vec![bash(&refined.run), d]);
     // Refused: the judge sent alongside is told it is too early.
@@ -1954,7 +1866,6 @@ fn a_refused_refinement_and_a_refused_evaluation_go_back_and_the_loop_recovers()
     let back = b.refiner_turn("润色", "back", &[]);
     b.agent_turn("style-refiner", "润色", "back-0", back);
     // Step 4 again: the line and the judge.
-    b.capture_next(usage_capture("r"));
     let d = b.dispatch("quality-judge", "评审", None, false);
     b.main("r0-refined-judge-again", vec![bash(&refined.run), d]);
     // The judge quotes a sentence the chapter does not have; the hook hands it back; a sloppy
@@ -2079,7 +1990,7 @@ fn a_judge_quoting_a_name_is_sent_back_and_the_loop_recovers() {
     );
 
     b.opening();
-    b.steps_3_to_judges("r0", None, false, ("屋里一灯如豆", "屋里只点着一盏油灯"));
+    b.steps_3_to_judges("r0", None, ("屋里一灯如豆", "屋里只点着一盏油灯"));
     // The lazy judge: a name for the plot.
     let mut lazy: Value = serde_json::from_str(&evaluation(2, 4.2, None)).unwrap();
     lazy["scores"]["plot_logic"]["evidence"] = json!("「陆尘」");
@@ -2152,8 +2063,7 @@ fn judged_refused_then_redone(b: &mut Book, wrong: &Value, read_gate_loop: bool)
         vec![done.clone(), write],
     );
     b.agent_turn("quality-judge", "评审", "wrong-1", vec![done.clone()]);
-    b.capture_next(usage_capture("j"));
-    let gate = b.gate_line(&usage_flags("j", false));
+    let gate = b.gate_line();
     b.main("r0-gate", vec![bash(&gate.run)]);
     b.capture_next(json!({"ptr": field("pointer"),
         "fmsg": "\"chapter\":2,\"message\":\"((?:[^\"\\\\]|\\\\.)*)\"",
@@ -2170,7 +2080,6 @@ fn judged_refused_then_redone(b: &mut Book, wrong: &Value, read_gate_loop: bool)
     b.main("r0-dispatch-judge-again", vec![d]);
     let write = b.write(eval, &evaluation(2, 4.2, None));
     b.agent_turn("quality-judge", "评审", "fix-0", vec![done, write]);
-    b.capture_next(usage_capture("j"));
     b.main("r0-gate-again", vec![bash(&gate.run)]);
     b.capture_next(json!({"s0": "\"overall_text\":\"([0-9.]+)\"", "chars": "\"chars\":([0-9]+)"}));
     b.end("report", "第2章 {{chars}}字 {{s0}} ✅");

@@ -25,11 +25,12 @@ fn hook_command(event: &str) -> String {
         panic!("hooks/hooks.json has no {event}");
     });
     assert_eq!(entries.len(), 1, "{event}");
-    // Before a call the guard also reads Bash command lines; after one, only written files.
+    // Before a call the guard also reads Bash command lines; after one, written files and what
+    // an agent spent.
     let matcher = if event == "PreToolUse" {
         "Write|Edit|MultiEdit|NotebookEdit|Bash"
     } else {
-        "Write|Edit|MultiEdit|NotebookEdit"
+        "Write|Edit|MultiEdit|NotebookEdit|Agent|Task"
     };
     assert_eq!(entries[0]["matcher"], matcher);
     let hook = &entries[0]["hooks"][0];
@@ -888,4 +889,235 @@ fn markdown_shell_lines(root: &Path) -> Vec<String> {
     lines.sort();
     lines.dedup();
     lines
+}
+
+// ---- What the agents spent (the Agent tool's PostToolUse) ---------------------------------
+
+/// The PostToolUse input the client 2.1.197 sends when an Agent call ends (as dumped from the
+/// real client: `tool_response` with `totalTokens`, `totalDurationMs`, `resolvedModel`, and the
+/// last request's `usage`).
+fn agent_done(
+    id: &str,
+    agent: &str,
+    root: &Path,
+    n: u32,
+    tokens: u64,
+    ms: u64,
+    model: Option<&str>,
+) -> String {
+    let mut input = json!({"description": format!("第{n}章"), "subagent_type": format!("novel:{agent}"),
+        "prompt": format!("项目目录：{}\n任务：初稿\n章节：{n}", root.display())});
+    if let Some(m) = model {
+        input["model"] = json!(m);
+    }
+    json!({"session_id": "s1", "transcript_path": "/tmp/t.jsonl", "cwd": "/",
+        "hook_event_name": "PostToolUse", "tool_name": "Agent", "tool_use_id": id,
+        "tool_input": input,
+        "tool_response": {"status": "completed", "agentId": "a1", "agentType": format!("novel:{agent}"),
+            "content": [{"type": "text", "text": "{}"}], "resolvedModel": "claude-sonnet-5",
+            "totalDurationMs": ms, "totalTokens": tokens, "totalToolUseCount": 2,
+            "usage": {"input_tokens": 100, "output_tokens": 20}},
+        "duration_ms": ms})
+    .to_string()
+}
+
+fn usage_records(root: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(root.join("staging/logs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().into_string().unwrap())
+        .filter(|n| n.contains("-usage-"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// The hook records each pipeline agent's usage for the chapter in flight, silently; `chapter
+/// stage` without usage flags logs their sum (the model a dispatch passed with it) and removes
+/// the records; flags win over records; nothing is recorded for another chapter, another
+/// agent, outside a chapter, or from input it cannot read — and the hook never answers or fails.
+#[test]
+fn the_agent_hook_records_what_the_stage_then_logs() {
+    use crate::test_chapter::{ok, stage_drafts, stage_eval, writing_project};
+    let (_t, root) = writing_project();
+    let quiet = |input: &str| {
+        let out = run_raw("PostToolUse", input);
+        assert!(
+            stdout(&out).is_empty() && stderr(&out).is_empty(),
+            "{}{}",
+            stdout(&out),
+            stderr(&out)
+        );
+    };
+    // No chapter in flight: nothing.
+    quiet(&agent_done(
+        "toolu_0",
+        "chapter-writer",
+        &root,
+        1,
+        999,
+        9,
+        None,
+    ));
+    ok(&root, &["chapter", "begin", "1"]);
+    assert!(usage_records(&root).is_empty());
+    quiet(&agent_done(
+        "toolu_1",
+        "chapter-writer",
+        &root,
+        1,
+        1200,
+        40_000,
+        None,
+    ));
+    quiet(&agent_done(
+        "toolu_2",
+        "summarizer",
+        &root,
+        1,
+        300,
+        5_000,
+        None,
+    ));
+    // Not the chapter in flight, not a pipeline agent, not a book, not JSON: nothing.
+    quiet(&agent_done("toolu_3", "summarizer", &root, 2, 7, 7, None));
+    quiet(&agent_done(
+        "toolu_4",
+        "world-builder",
+        &root,
+        1,
+        7,
+        7,
+        None,
+    ));
+    quiet(&agent_done(
+        "toolu_5",
+        "summarizer",
+        Path::new("/nonexistent/书"),
+        1,
+        7,
+        7,
+        None,
+    ));
+    // (Input it cannot read leaves its one line on stderr, as for a Write.)
+    for broken in [
+        "{\"tool_name\": \"Agent\", \"tool_response\": 5",
+        "not json at all",
+    ] {
+        assert!(stdout(&run_raw("PostToolUse", broken)).is_empty());
+    }
+    assert_eq!(
+        usage_records(&root),
+        [
+            "chapter-001-usage-toolu_1.json",
+            "chapter-001-usage-toolu_2.json"
+        ]
+    );
+    stage_drafts(&root, 1);
+    // A record in staging is the program's own file: validate knows it.
+    let v = ok(&root, &["validate"]);
+    assert!(!v.to_string().contains("usage"), "{v}");
+    ok(&root, &["chapter", "stage", "drafted"]);
+    assert!(
+        usage_records(&root).is_empty(),
+        "{:?}",
+        usage_records(&root)
+    );
+    let stage = |name: &str| {
+        let log = read_json(&root.join("staging/logs/chapter-001-log.json"));
+        log["stages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .rev()
+            .find(|s| s["name"] == name)
+            .unwrap_or_else(|| panic!("{log}"))
+            .clone()
+    };
+    let drafted = stage("drafted");
+    assert_eq!(
+        (
+            &drafted["tokens"],
+            &drafted["duration_ms"],
+            &drafted["model"]
+        ),
+        (&json!(1500), &json!(45_000), &Value::Null),
+        "{drafted}"
+    );
+    // Flags win over what was recorded, which goes all the same.
+    quiet(&agent_done(
+        "toolu_6",
+        "style-refiner",
+        &root,
+        1,
+        800,
+        9_000,
+        None,
+    ));
+    ok(
+        &root,
+        &[
+            "chapter",
+            "stage",
+            "refined",
+            "--tokens",
+            "5",
+            "--duration-ms",
+            "6",
+        ],
+    );
+    let refined = stage("refined");
+    assert_eq!(
+        (&refined["tokens"], &refined["duration_ms"]),
+        (&json!(5), &json!(6)),
+        "{refined}"
+    );
+    assert!(usage_records(&root).is_empty());
+    // Two judges in one message (their own records): summed, logged as opus.
+    stage_eval(&root, 1, 4.2, true);
+    quiet(&agent_done(
+        "toolu_7",
+        "quality-judge",
+        &root,
+        1,
+        1000,
+        3_000,
+        None,
+    ));
+    quiet(&agent_done(
+        "toolu_8",
+        "quality-judge",
+        &root,
+        1,
+        1100,
+        4_000,
+        Some("opus"),
+    ));
+    ok(&root, &["chapter", "stage", "judged"]);
+    let judged = stage("judged");
+    assert_eq!(
+        (&judged["tokens"], &judged["duration_ms"], &judged["model"]),
+        (&json!(2100), &json!(7_000), &json!("opus")),
+        "{judged}"
+    );
+    // Left over at commit (an agent after the last stage): removed with the chapter's staging.
+    quiet(&agent_done(
+        "toolu_9",
+        "style-refiner",
+        &root,
+        1,
+        10,
+        10,
+        None,
+    ));
+    let gate = ok(&root, &["chapter", "gate", "1", "--commit"]);
+    assert_eq!(gate["data"]["decision"], "pass", "{gate}");
+    assert!(
+        usage_records(&root).is_empty(),
+        "{:?}",
+        usage_records(&root)
+    );
+    // `status` counts them as it counted the flags.
+    let status = ok(&root, &["status"]);
+    assert!(status.to_string().contains("3605"), "{status}");
 }

@@ -408,3 +408,114 @@ fn a_delta_far_ahead_of_the_book_is_refused() {
     let (code, doc) = run_json(&root, &["ops", "apply", file, "--manual"]);
     assert_eq!(code, 0, "{doc}");
 }
+
+/// Without `--token`, the chapter commands act for the session that began the chapter (this
+/// test process: `novel` is its child, as a Bash call is the client's) — every command that
+/// takes a token, from the first stage to the commit, and `lock release`.
+#[test]
+fn the_session_that_began_the_chapter_needs_no_token() {
+    use crate::test_chapter::{ok, stage_drafts, stage_eval, writing_project};
+    let (_t, root) = writing_project();
+    let began = ok(&root, &["chapter", "begin", "1"]);
+    // The token is still given (scripts, other processes), last in the reply.
+    let data = began["data"].as_object().unwrap();
+    assert_eq!(data.keys().next_back().map(String::as_str), Some("token"));
+    stage_drafts(&root, 1);
+    ok(&root, &["chapter", "stage", "drafted"]);
+    ok(&root, &["chapter", "stage", "refined"]);
+    stage_eval(&root, 1, 4.2, true);
+    ok(&root, &["chapter", "stage", "judged"]);
+    let gate = ok(&root, &["chapter", "gate", "1", "--commit"]);
+    assert_eq!(gate["data"]["decision"], "pass", "{gate}");
+    assert_eq!(gate["data"]["commit"]["chapter"], 1, "{gate}");
+    for m in ["chapter commit", "--token"] {
+        assert!(
+            !gate.to_string().contains(&format!("{m} <TOKEN>")),
+            "{gate}"
+        );
+    }
+    assert_eq!(lock_state(&root), "free");
+
+    // `chapter fail` and `lock release` the same way.
+    ok(&root, &["chapter", "begin", "2"]);
+    let failed = ok(&root, &["chapter", "fail", "2", "--reason", "写手两次超时"]);
+    assert_eq!(failed["data"]["lock_released"], true, "{failed}");
+    ok(&root, &["lock", "acquire"]);
+    ok(&root, &["lock", "release"]);
+    assert_eq!(lock_state(&root), "free");
+    let (c, doc) = run_json(&root, &["lock", "release"]);
+    assert_eq!(
+        (c, doc["error"]["code"].as_str()),
+        (2, Some("E_NOT_LOCKED"))
+    );
+}
+
+/// The token's fence holds without it: a session whose lock was broken and taken by another
+/// session (another process) is refused — by no lock, by the new holder, by a holder that
+/// reuses its pid — with what happened and what to do, in Chinese; `--token` still works as
+/// before.
+#[test]
+fn without_a_token_only_the_holding_session_acts() {
+    use crate::test_chapter::{fail, ok, stage_drafts, writing_project};
+    let (_t, root) = writing_project();
+    let token = ok(&root, &["chapter", "begin", "1"])["data"]["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    stage_drafts(&root, 1);
+
+    // The lock cleared (the author's override): no chapter is begun for anyone.
+    ok(&root, &["lock", "clear"]);
+    let doc = fail(&root, &["chapter", "stage", "drafted"], 2, "E_NOT_LOCKED");
+    let msg = doc["error"]["message"].as_str().unwrap();
+    assert!(msg.contains("没有在写的章节"), "{doc}");
+    assert!(
+        doc["error"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("novel chapter begin"),
+        "{doc}"
+    );
+
+    // Another session takes it: this one is refused, with and without its old token.
+    let other = Alive::new();
+    let pid = other.pid().to_string();
+    let mine = ok(&root, &["chapter", "begin", "1", "--owner-pid", &pid]);
+    let theirs = mine["data"]["token"].as_str().unwrap().to_string();
+    for args in [
+        vec!["chapter", "stage", "drafted"],
+        vec!["chapter", "gate", "1", "--commit"],
+        vec!["chapter", "commit", "1"],
+        vec!["chapter", "fail", "1", "--reason", "超时"],
+    ] {
+        let doc = fail(&root, &args, 3, "E_LOCK_OWNER");
+        let msg = doc["error"]["message"].as_str().unwrap();
+        assert!(
+            msg.contains("项目锁不在本会话手里") && msg.contains(&pid),
+            "{args:?}: {doc}"
+        );
+        assert!(
+            !doc.to_string().contains(&theirs),
+            "the holder's token leaked: {doc}"
+        );
+    }
+    fail(
+        &root,
+        &["chapter", "stage", "drafted", "--token", &token],
+        3,
+        "E_LOCK_OWNER",
+    );
+    // The holder's token works from any process, as before.
+    ok(&root, &["chapter", "stage", "drafted", "--token", &theirs]);
+    drop(other);
+
+    // A lock naming this session's pid but a process started at another time is another
+    // session's (a reused pid): refused without a token.
+    ok(&root, &["lock", "clear"]);
+    ok(&root, &["chapter", "begin", "1"]);
+    let path = root.join(".novel.lock/info.json");
+    let mut info = read_json(&path);
+    info["pid_started"] = json!(info["pid_started"].as_u64().unwrap() - 3600);
+    write_json(&path, &info);
+    fail(&root, &["chapter", "stage", "refined"], 3, "E_LOCK_OWNER");
+}

@@ -698,10 +698,9 @@ const COMMAND: &str = "novel";
 const CLIENT_MARKER: &str = "\"${CLAUDE_PLUGIN_ROOT}/scripts/novel\"";
 
 /// The placeholder vocabulary of `docs/orchestration.md` §10 and the sample value each gets.
-pub(crate) const PLACEHOLDERS: [(&str, &str); 17] = [
+pub(crate) const PLACEHOLDERS: [(&str, &str); 15] = [
     ("<N>", "12"),
     ("<V>", "1"),
-    ("<TOKEN>", "abc"),
     ("<FILE>", "x.json"),
     ("<DIR>", "/tmp/p"),
     ("<STEP>", "brief"),
@@ -714,7 +713,6 @@ pub(crate) const PLACEHOLDERS: [(&str, &str); 17] = [
     ("<PHRASE>", "眸底"),
     ("<KIND>", "character"),
     ("<URL>", "https://mirror.example/novel/v{version}"),
-    ("<USAGE>", "--tokens 1200 --duration-ms 3400 --model opus"),
     ("$ARGUMENTS", "1"),
 ];
 

@@ -129,10 +129,19 @@ fn manual_confirm_keeps_a_candidate_until_the_author_applies_it() {
     std::fs::create_dir_all(draft_path.parent().unwrap()).unwrap();
     std::fs::write(&draft_path, &revised).unwrap();
     let file = draft_path.to_string_lossy().into_owned();
-    // The in-flight chapter's candidate needs the lock's token.
+    // The in-flight chapter's candidate needs the lock: a token that is not the lock's is
+    // refused (without one, the session holding the lock acts: `test_lock`).
     fail(
         &root,
-        &["revision", "save", "--chapter", "1", &file],
+        &[
+            "revision",
+            "save",
+            "--chapter",
+            "1",
+            &file,
+            "--token",
+            "0000",
+        ],
         3,
         "E_LOCK_OWNER",
     );

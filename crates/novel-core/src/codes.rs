@@ -164,12 +164,12 @@ pub const CODES: &[CodeDoc] = &[
     ),
     e(
         "E_LOCK_OWNER",
-        "给出的令牌不是锁的持有者。",
-        "用 chapter begin 返回的令牌；令牌丢了就 novel chapter begin N 取回本会话的锁。",
+        "锁不在本会话手里（另一个会话持有它），或给出的令牌不是锁的持有者。",
+        "本会话开始的章节不用给令牌；锁在另一个会话手里时等它写完，确认它已关掉再 novel chapter begin N 取回锁。",
     ),
     e(
         "E_NOT_LOCKED",
-        "项目当前没有锁，无从释放或续期。",
+        "项目当前没有锁：没有在写的章节可推进，也无从释放或续期。",
         "需要写入时先 novel chapter begin N。",
     ),
     e(

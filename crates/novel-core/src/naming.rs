@@ -172,6 +172,25 @@ pub fn staging_context(n: u32, agent: &str) -> String {
     format!("staging/logs/{}-{agent}-context.md", chapter_stem(n))
 }
 
+/// The start of the names of chapter `n`'s agent usage records in `staging/logs/`
+/// (`chapter-NNN-usage-<call id>.json`, written by the PostToolUse hook on the Agent tool and
+/// folded into the next `chapter stage`).
+pub fn staging_usage_prefix(n: u32) -> String {
+    format!("{}-usage-", chapter_stem(n))
+}
+
+/// Whether `name` (a file in `staging/logs/`) is an agent usage record
+/// ([`staging_usage_prefix`]).
+pub fn is_usage_record(name: &str) -> bool {
+    name.strip_prefix("chapter-")
+        .and_then(|rest| rest.split_once("-usage-"))
+        .is_some_and(|(num, id)| {
+            !num.is_empty()
+                && num.bytes().all(|b| b.is_ascii_digit())
+                && id.strip_suffix(".json").is_some_and(|id| !id.is_empty())
+        })
+}
+
 /// The draft as `novel chapter stage drafted` found it (`staging/logs/chapter-NNN-draft.md`):
 /// what `stage refined` measures StyleRefiner's changes against; dropped at commit.
 pub fn staging_draft(n: u32) -> String {

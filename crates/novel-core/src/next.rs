@@ -239,28 +239,28 @@ fn step_command(cp: &Checkpoint, step: &ResumeStep, n: u32) -> String {
             format!("novel context chapter-writer --chapter {n}")
         }
         ResumeStep::RunSummarizer => format!("novel context summarizer --chapter {n}"),
-        ResumeStep::MarkDrafted => "novel chapter stage drafted --token <令牌>".to_string(),
+        ResumeStep::MarkDrafted => "novel chapter stage drafted".to_string(),
         ResumeStep::RunStyleRefiner | ResumeStep::PolishThenCommit => {
             format!("novel context style-refiner --chapter {n}")
         }
         ResumeStep::RunQualityJudge => format!("novel context quality-judge --chapter {n}"),
         ResumeStep::RunGate => format!("novel chapter gate {n}"),
-        ResumeStep::Commit => format!("novel chapter commit {n} --token <令牌>"),
+        ResumeStep::Commit => format!("novel chapter commit {n}"),
         ResumeStep::ReviseWithFixes => {
             if cp.pipeline_stage == Some(crate::model::PipelineStage::Judged) {
-                "novel chapter stage revising --token <令牌>".to_string()
+                "novel chapter stage revising".to_string()
             } else {
                 format!("novel context chapter-writer --chapter {n}")
             }
         }
         ResumeStep::RepairWithFixes => {
             if cp.pipeline_stage == Some(crate::model::PipelineStage::Judged) {
-                "novel chapter stage repairing --token <令牌>".to_string()
+                "novel chapter stage repairing".to_string()
             } else {
                 format!("novel context chapter-writer --chapter {n}")
             }
         }
-        ResumeStep::MarkRepaired => "novel chapter stage repaired --token <令牌>".to_string(),
+        ResumeStep::MarkRepaired => "novel chapter stage repaired".to_string(),
         ResumeStep::RunRepairReview => format!("novel context quality-judge --chapter {n}"),
         ResumeStep::AskAuthor => "/novel:start".to_string(),
     }
@@ -275,41 +275,40 @@ fn step_then(cp: &Checkpoint, step: &ResumeStep, n: u32) -> String {
             staging_chapter(n)
         ),
         ResumeStep::RunSummarizer => format!(
-            "摘要员写 {}、{}、staging/storylines/<id>/memory.md，然后 novel chapter stage drafted --token <令牌>",
+            "摘要员写 {}、{}、staging/storylines/<id>/memory.md，然后 novel chapter stage drafted",
             staging_summary(n),
             staging_delta(n)
         ),
         ResumeStep::MarkDrafted => "然后运行润色编辑".to_string(),
         ResumeStep::RunStyleRefiner => {
-            "润色编辑覆盖写回润色稿，然后 novel chapter stage refined --token <令牌>".to_string()
+            "润色编辑覆盖写回润色稿，然后 novel chapter stage refined".to_string()
         }
         ResumeStep::RunQualityJudge => format!(
-            "评审写 {}，然后 novel chapter stage judged --token <令牌>",
+            "评审写 {}，然后 novel chapter stage judged",
             staging_evaluation(n)
         ),
         ResumeStep::RunGate => "按门控结论提交、润色或修订".to_string(),
         ResumeStep::Commit => "提交后写下一章".to_string(),
-        ResumeStep::PolishThenCommit => format!(
-            "润色编辑二次润色后 novel chapter stage polished --token <令牌>，再 novel chapter commit {n} --token <令牌>"
-        ),
+        ResumeStep::PolishThenCommit => {
+            format!("润色编辑二次润色后 novel chapter stage polished，再 novel chapter commit {n}")
+        }
         ResumeStep::ReviseWithFixes => {
-            "写手按 required_fixes 修订，再运行摘要员并 novel chapter stage drafted --token <令牌>"
-                .to_string()
+            "写手按 required_fixes 修订，再运行摘要员并 novel chapter stage drafted".to_string()
         }
         ResumeStep::RepairWithFixes => format!(
-            "ChapterWriter 只重写门控指出的开篇或最后一两段，写到 {}/，然后 novel chapter stage repaired --token <令牌>",
+            "ChapterWriter 只重写门控指出的开篇或最后一两段，写到 {}/，然后 novel chapter stage repaired",
             crate::naming::STAGING_REPAIRS
         ),
         ResumeStep::MarkRepaired => "然后 QualityJudge 复核改过的段落".to_string(),
         ResumeStep::RunRepairReview => format!(
-            "QualityJudge 写 {}，然后 novel chapter stage judged --token <令牌> 与门控",
+            "QualityJudge 写 {}，然后 novel chapter stage judged 与门控",
             crate::naming::staging_repair_review(n)
         ),
         ResumeStep::AskAuthor if crate::revision::pending_candidate(cp) == Some(n) => format!(
-            "作者决定修订候选：采纳（novel revision apply --chapter {n} --token <令牌>，候选成为修订稿）或拒绝（novel revision reject --chapter {n}，再按现稿 novel chapter commit {n} --accept --token <令牌>，或 stage revising --by-author 照意见重新修订）"
+            "作者决定修订候选：采纳（novel revision apply --chapter {n}，候选成为修订稿）或拒绝（novel revision reject --chapter {n}，再按现稿 novel chapter commit {n} --accept，或 stage revising --by-author 照意见重新修订）"
         ),
         ResumeStep::AskAuthor => format!(
-            "作者决定：接受（novel chapter commit {n} --accept --token <令牌>）、按意见修订（novel chapter stage revising --by-author --token <令牌>）或重写（novel chapter stage drafting --by-author --token <令牌>）"
+            "作者决定：接受（novel chapter commit {n} --accept）、按意见修订（novel chapter stage revising --by-author）或重写（novel chapter stage drafting --by-author）"
         ),
     }
 }
@@ -346,14 +345,15 @@ pub fn recommend(cp: &Checkpoint, facts: &DiskFacts) -> Recommendation {
             r.notes.push(format!("待处理事项：{}（{}）", a.id, a.kind));
         }
     }
-    if let LockFact::HeldByThisSession { token, .. } = &facts.lock {
-        r.notes.push(format!("项目锁由本会话持有，锁令牌 {token}"));
+    if let LockFact::HeldByThisSession { .. } = &facts.lock {
+        r.notes
+            .push("项目锁由本会话持有：本会话的 novel 命令不必再给锁令牌".into());
     }
     if let (LockFact::Stale { why }, NextAction::AskAuthor, Some(n)) =
         (&facts.lock, r.action, r.chapter)
     {
         r.notes.push(format!(
-            "项目锁已失效（{why}）：novel chapter begin {n} 会清掉它并交给本会话新的锁令牌"
+            "项目锁已失效（{why}）：novel chapter begin {n} 会清掉它，把锁交给本会话"
         ));
     }
     r

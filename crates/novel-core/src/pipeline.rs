@@ -286,7 +286,7 @@ pub struct GateMove {
     pub id: &'static str,
     /// `loop` (what the gate itself asks for, done without asking) or `author`.
     pub by: &'static str,
-    /// The command, with `<DIR>` and `<TOKEN>` for the skill to fill in; for `polish`, the one
+    /// The command, with `<DIR>` for the skill to fill in; for `polish`, the one
     /// after StyleRefiner's second pass.
     pub command: String,
     /// Why the author cannot take it now (the round limit), when so.
@@ -307,8 +307,7 @@ pub fn gate_moves(
     author_rounds: u32,
     max_author_rounds: u32,
 ) -> Vec<GateMove> {
-    let cmd =
-        |rest: &str| format!("novel --project \"<DIR>\" chapter {rest} --token <TOKEN> --json");
+    let cmd = |rest: &str| format!("novel --project \"<DIR>\" chapter {rest} --json");
     let limit = (author_rounds >= max_author_rounds).then(|| {
         format!("作者决定的修订或重写已有 {author_rounds} 次，到了上限（gate.max_author_revisions = {max_author_rounds}）")
     });

@@ -827,7 +827,7 @@ fn staging(text: bool, summary: bool) -> StagingFacts {
 fn held() -> LockFact {
     LockFact::HeldByThisSession {
         chapter: Some(48),
-        token: "tok".into(),
+        token: "9f3e1c7a".into(),
     }
 }
 
@@ -879,7 +879,7 @@ fn next_step_follows_the_orchestrator_and_the_pipeline() {
             PipelineStage::Drafting,
             staging(true, true),
             NextAction::MarkDrafted,
-            "novel chapter stage drafted --token <令牌>",
+            "novel chapter stage drafted",
         ),
         (
             PipelineStage::Drafted,
@@ -922,7 +922,13 @@ fn next_step_follows_the_orchestrator_and_the_pipeline() {
         let r = next::recommend(&cp, &d);
         assert_eq!((r.action, r.chapter), (action, Some(48)), "{stage:?}");
         assert_eq!(r.command, command, "{stage:?}");
-        assert!(r.notes.iter().any(|n| n.contains("锁令牌 tok")));
+        // The session's own lock is named, its token is not (no command needs it).
+        assert!(r.notes.iter().any(|n| n.contains("项目锁由本会话持有")));
+        assert!(
+            !r.notes.iter().any(|n| n.contains("9f3e1c7a")),
+            "{:?}",
+            r.notes
+        );
     }
     // In flight but nobody holds the lock: re-take it first.
     cp.pipeline_stage = Some(PipelineStage::Drafted);
@@ -1020,7 +1026,8 @@ fn hook_text_warns_about_a_chapter_in_flight_and_stays_under_the_cap() {
         "{text}"
     );
     assert!(text.contains("从摘要员继续"), "{text}");
-    assert!(text.contains("锁令牌 tok"), "{text}");
+    assert!(text.contains("项目锁由本会话持有"), "{text}");
+    assert!(!text.contains("9f3e1c7a"), "{text}");
     assert!(
         text.contains("第 47 章：") && text.contains("第 45 章："),
         "{text}"

@@ -1474,6 +1474,17 @@ fn plan_pipeline_log(
             plan.remove.push(rel);
         }
     }
+    // Agents' usage no stage folded (an agent dispatched after the last stage) goes too.
+    if let Ok(entries) = fs::read_dir(project.path("staging/logs")) {
+        for name in entries
+            .flatten()
+            .filter_map(|e| e.file_name().into_string().ok())
+        {
+            if novel_core::naming::is_usage_record(&name) {
+                plan.remove.push(format!("staging/logs/{name}"));
+            }
+        }
+    }
     let leak_rel = layout::staging_leak(n);
     if let Ok(text) = read_text(&project.path(&leak_rel)) {
         if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {

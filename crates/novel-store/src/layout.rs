@@ -60,7 +60,7 @@ pub use novel_core::naming::{
     repair_record, repair_review_file, review_chapter_report, review_volume_report, revision_dir,
     revision_file, revision_text, staging_changes, staging_chapter, staging_context, staging_delta,
     staging_draft, staging_edits, staging_evaluation, staging_leak, staging_log, staging_repair,
-    staging_repair_review, staging_summary, summary_file, volume_dir,
+    staging_repair_review, staging_summary, staging_usage_prefix, summary_file, volume_dir,
 };
 
 /// `staging/storylines/<id>/memory.md`, refusing non-slug ids.
@@ -302,6 +302,10 @@ fn classify_chapter_file(parts: &[&str]) -> Entry {
         // The in-flight chapter's leak check (`novel check leak`): read by the gate, folded
         // into the pipeline log at commit.
         "logs" if number_between(name, "chapter-", "-leak.json").is_some() => Entry::Record,
+        // An agent's usage, recorded by the PostToolUse hook for the next `chapter stage`.
+        "logs" if parts[0] == "staging" && novel_core::naming::is_usage_record(name) => {
+            Entry::Record
+        }
         "logs" if name.ends_with(".json") => match number_between(name, "chapter-", "-log.json") {
             Some(n) => json(FileKind::PipelineLog, n),
             None => Entry::Misnamed {

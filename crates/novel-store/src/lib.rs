@@ -18,6 +18,7 @@
 
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod agent_usage;
 pub mod blacklist;
 pub mod cache;
 pub mod chapter;

@@ -119,6 +119,14 @@ pub enum LockError {
     NotOwner,
     #[error("项目没有被锁")]
     NotHeld,
+    /// A command given no `--token` found no lock: no chapter is begun (or its lock was
+    /// cleared).
+    #[error("没有在写的章节：项目锁不在任何会话手里")]
+    NoSessionLock,
+    /// A command given no `--token` found the lock held, but not by the session it runs in
+    /// (another session, or this session's lock broken and taken by another since).
+    #[error("项目锁不在本会话手里（{holder}）；没给 --token 时，只有开始这一章的会话能推进它")]
+    OtherSession { holder: String },
     /// Another writer held the guard ([`guard`]) for longer than this one waits.
     #[error("另一个 novel 命令正在写入这本书（{}），等了 {waited_secs} 秒仍未结束", writer.as_deref().unwrap_or("本机无法查到是哪个进程"))]
     Busy {
@@ -160,7 +168,8 @@ impl LockError {
         match self {
             LockError::Held { .. } => "E_LOCKED",
             LockError::NotOwner => "E_LOCK_OWNER",
-            LockError::NotHeld => "E_NOT_LOCKED",
+            LockError::NotHeld | LockError::NoSessionLock => "E_NOT_LOCKED",
+            LockError::OtherSession { .. } => "E_LOCK_OWNER",
             LockError::Busy { .. } => "E_LOCKED",
             LockError::DeadOwner { .. } | LockError::UnfitOwner { .. } => "E_OWNER_PID",
             LockError::JournalPending { .. } => "E_JOURNAL",
@@ -174,6 +183,8 @@ impl LockError {
             LockError::Held { .. } => "等它完成；若确认那个会话已经不在，运行 novel chapter recover（僵尸锁会被自动清除）或 novel lock clear".into(),
             LockError::NotOwner => "使用 novel chapter begin 或 novel lock acquire 给出的锁令牌；novel lock status 可查看持有者".into(),
             LockError::NotHeld => "无需释放".into(),
+            LockError::NoSessionLock => "先运行 novel chapter begin N 开始（或接着写）这一章".into(),
+            LockError::OtherSession { .. } => "等那个会话写完；若确认它已经关掉，运行 novel chapter begin N，本会话会清掉失效的锁并接着写".into(),
             LockError::Busy { .. } => format!("等它结束后重试同一条命令；要等得更久，设环境变量 {TIMEOUT_VAR}=秒数（默认 30）"),
             LockError::DeadOwner { .. } => "省略 --owner-pid（默认取当前会话的进程），或给出一个正在运行的进程号".into(),
             LockError::UnfitOwner { .. } => "省略 --owner-pid（默认取当前会话的进程），或给出会话本身或它启动的进程".into(),
@@ -188,9 +199,11 @@ impl LockError {
         match self {
             LockError::Held { .. }
             | LockError::NotOwner
+            | LockError::OtherSession { .. }
             | LockError::Busy { .. }
             | LockError::JournalPending { .. } => true,
             LockError::NotHeld
+            | LockError::NoSessionLock
             | LockError::DeadOwner { .. }
             | LockError::UnfitOwner { .. }
             | LockError::Store(_) => false,
@@ -977,10 +990,44 @@ fn unfit_owner(pid: u32) -> Option<&'static str> {
     None
 }
 
-/// Whether `info` is the lock of the session this command runs in (same host, and its owner
-/// is this process's session: see [`session_pid`]).
+/// Whether `info` is the lock of the session this command runs in (same host, its owner is
+/// this process's session — see [`session_pid`] — and, where the lock recorded it, that
+/// process's start time: a session that reuses the pid of a dead holder is another session).
 pub fn held_by_this_session(info: &LockInfo) -> bool {
-    info.pid != 0 && info.host == host_name() && info.pid == session_pid()
+    info.pid != 0
+        && info.host == host_name()
+        && info.pid == session_pid()
+        && holder_alive_here(info) != Some(false)
+}
+
+/// The token a command acts with: `given` (`--token`) as it is, or else the lock's own when the
+/// session this command runs in holds it ([`held_by_this_session`]). The token is the fence:
+/// read here once, it is verified again under the guard by the command's own write, so a lock
+/// broken and retaken by another session in between is refused there too. Without `--token`,
+/// no lock is [`LockError::NoSessionLock`] and another session's is
+/// [`LockError::OtherSession`].
+pub fn token_or_session(project: &Project, given: Option<&str>) -> Result<String, LockError> {
+    if let Some(t) = given {
+        return Ok(t.to_string());
+    }
+    if !lock_dir(project).exists() {
+        return Err(LockError::NoSessionLock);
+    }
+    match read_info(project) {
+        Some(info) if held_by_this_session(&info) && !info.token.is_empty() => Ok(info.token),
+        Some(info) => Err(LockError::OtherSession {
+            holder: describe(&info),
+        }),
+        None => Err(LockError::OtherSession {
+            holder: "一个还没写完锁信息的进程".to_string(),
+        }),
+    }
+}
+
+/// [`token_or_session`] where a token is needed only for the chapter in flight (`revision
+/// save|apply`): the session's token when it holds the lock, else `given` (possibly none).
+pub fn session_token_if_held(project: &Project, given: Option<&str>) -> Option<String> {
+    token_or_session(project, given).ok()
 }
 
 /// The lock held for one short operation (`ops apply`, `state rebuild --write`, `spec

@@ -312,6 +312,24 @@ pub struct StageFigures {
 }
 
 impl StageFigures {
+    /// These figures, or — when no usage was given (no token, time or cost figure) — the
+    /// usage the Agent hook recorded for the stage's agents
+    /// ([`crate::agent_usage`]), the model the dispatches passed included unless one was given.
+    pub fn with_recorded(&self, calls: &[crate::agent_usage::Staged]) -> StageFigures {
+        let mut out = self.clone();
+        let given = self.tokens.is_some()
+            || self.input_tokens.is_some()
+            || self.output_tokens.is_some()
+            || self.duration_ms.is_some()
+            || self.cost_usd.is_some();
+        if let (false, Some((tokens, ms, model))) = (given, crate::agent_usage::fold(calls)) {
+            out.tokens = Some(tokens);
+            out.duration_ms = Some(ms);
+            out.model = self.model.clone().or(model);
+        }
+        out
+    }
+
     /// The stage's line of the pipeline log: the stage, the figures (`null` when unknown), and
     /// when; the cost only when known.
     fn entry(&self, to: PipelineStage) -> serde_json::Value {
@@ -507,6 +525,9 @@ pub fn advance(
     }
     let n = cp.inflight_chapter.ok_or(ChapterError::NothingInFlight)?;
     lock::heartbeat(project, token)?;
+    // What the agents since the last stage spent, as the Agent hook recorded it.
+    let (recorded, records) = crate::agent_usage::staged(project, n);
+    let figures = &figures.with_recorded(&recorded);
     let mut facts = staging_facts(project, n, Facts::Full);
     // StyleRefiner's change list, applied (in the journal below) before the stage is checked:
     // the text it makes is the one the stage judges.
@@ -593,6 +614,7 @@ pub fn advance(
     }
     writes.push(crate::chapter::log_with_stage(project, n, entry)?);
     let mut remove = archive.remove;
+    remove.extend(records);
     if let Some(a) = applied {
         writes.push(crate::chapter::JournalWrite {
             path: crate::layout::staging_chapter(n),

@@ -22,7 +22,6 @@ use crate::output::{CliError, Exit, Report};
 #[derive(Serialize)]
 struct BeginData<'a> {
     chapter: u32,
-    token: &'a str,
     resumed: bool,
     continuity: &'a [Diagnostic],
     key_chapter: &'a [KeyReason],
@@ -31,6 +30,9 @@ struct BeginData<'a> {
     orchestrator_state: OrchestratorState,
     recovered_error: &'a Option<ErrorRecord>,
     paths: StagingPaths,
+    /// Last: the client shows the head of a tool's output, and the session that began the
+    /// chapter needs no token (only a script acting from another process does).
+    token: &'a str,
 }
 
 /// The in-flight chapter's staging files.
@@ -86,11 +88,20 @@ pub fn run(global: &GlobalArgs, cmd: ChapterCommand) -> Result<Report, CliError>
     match cmd {
         ChapterCommand::Begin(a) => begin(&project, a.chapter, a.owner_pid),
         ChapterCommand::Stage(a) => stage(&project, &a),
-        ChapterCommand::Gate(a) => gate_cmd(&project, a.chapter, &a.token, a.commit),
+        ChapterCommand::Gate(a) => {
+            let token = session_token(&project, a.token.as_deref())?;
+            gate_cmd(&project, a.chapter, &token, a.commit)
+        }
         ChapterCommand::Commit(a) => commit(&project, &a),
         ChapterCommand::Recover => recover(&project),
         ChapterCommand::Fail(a) => fail(&project, &a),
     }
+}
+
+/// The lock token a chapter command acts with: `--token`, or this session's lock
+/// (`novel_store::lock::token_or_session`).
+fn session_token(project: &Project, given: Option<&str>) -> Result<String, CliError> {
+    lock::token_or_session(project, given).map_err(lock_error)
 }
 
 /// One mapping for every refusal of the chapter transaction (`novel_store::stage`).
@@ -156,7 +167,7 @@ fn begin(project: &Project, n: u32, owner: Option<u32>) -> Result<Report, CliErr
         format!("开始第 {n} 章：写初稿，已取得项目锁。\n")
     };
     human.push_str(&format!(
-        "锁令牌：{}（之后推进阶段、提交都要用它）\n",
+        "本会话的命令不必再给锁令牌；从别的进程推进时用 --token {}\n",
         got.info.token
     ));
     if let Some(b) = &got.broke_stale {
@@ -251,7 +262,8 @@ fn stage(project: &Project, a: &ChapterStageArgs) -> Result<Report, CliError> {
         by_author: a.by_author,
         note: a.note.clone(),
     };
-    let moved = novel_store::stage::advance(project, to, &a.token, &figures, &text_tools())
+    let token = session_token(project, a.token.as_deref())?;
+    let moved = novel_store::stage::advance(project, to, &token, &figures, &text_tools())
         .map_err(|e| chapter_error(e, 0))?;
     match moved.stage {
         PipelineStage::Drafted => keep_packet(project, moved.chapter, Agent::StyleRefiner),
@@ -357,7 +369,7 @@ fn gate_cmd(project: &Project, n: u32, token: &str, then_commit: bool) -> Result
             project,
             &ChapterCommitArgs {
                 chapter: n,
-                token: token.to_string(),
+                token: Some(token.to_string()),
                 accept: false,
             },
         )?;
@@ -373,7 +385,8 @@ fn gate_cmd(project: &Project, n: u32, token: &str, then_commit: bool) -> Result
 fn commit(project: &Project, a: &ChapterCommitArgs) -> Result<Report, CliError> {
     let n = a.chapter;
     let count = |t: &str| novel_text::count::count(t).chars;
-    let done = novel_store::stage::commit(project, n, &a.token, a.accept, &count)
+    let token = session_token(project, a.token.as_deref())?;
+    let done = novel_store::stage::commit(project, n, &token, a.accept, &count)
         .map_err(|e| chapter_error(e, n))?;
     let (cp, journal, memory) = (&done.checkpoint, &done.journal, &done.memory);
     // The figures the skill reports per chapter, as the pipeline log records them.
@@ -406,8 +419,9 @@ fn commit(project: &Project, a: &ChapterCommitArgs) -> Result<Report, CliError> 
 fn fail(project: &Project, a: &ChapterFailArgs) -> Result<Report, CliError> {
     let n = a.chapter;
     let reason = a.reason.as_str();
+    let token = session_token(project, a.token.as_deref())?;
     let cp =
-        novel_store::stage::fail(project, n, &a.token, reason).map_err(|e| chapter_error(e, n))?;
+        novel_store::stage::fail(project, n, &token, reason).map_err(|e| chapter_error(e, n))?;
     let data = FailData {
         chapter: n,
         orchestrator_state: cp.orchestrator_state,
@@ -418,7 +432,7 @@ fn fail(project: &Project, a: &ChapterFailArgs) -> Result<Report, CliError> {
     Report::new(
         &data,
         format!(
-            "第 {n} 章记为出错（{reason}），编排状态 ERROR_RETRY，锁已释放；staging 保持原样。\n之后运行 novel chapter begin {n} 从 {} 继续。\n",
+            "第 {n} 章记为出错（{reason}），等待重试，锁已释放；staging 保持原样。\n之后运行 novel chapter begin {n} 从 {} 继续。\n",
             pipeline::stage_name(cp.pipeline_stage)
         ),
     )

@@ -23,7 +23,7 @@ pub enum HookCommand {
     /// PreToolUse 钩子（Write|Edit|MultiEdit|NotebookEdit|Bash）：读取钩子的 stdin JSON；在小说项目内直接写（或用 Bash 命令改写、删除含有它们的目录）程序维护的文件（.checkpoint.json、state/ 下的状态与变更日志、foreshadowing/global.json、项目锁、提交日志、已提交的正文与评估等）时拒绝；解析不了的 Bash 命令行提到这些文件时也拒绝，并说明该用哪条 novel 命令；其他情况不输出，退出码 0
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     PreToolUse,
-    /// PostToolUse 钩子（Write|Edit|MultiEdit|NotebookEdit）：读取钩子的 stdin JSON；刚写入的项目文件（含 staging 中的状态增量、评估等）按 novel validate 的规则单独校验，状态增量再按 novel ops validate 检查；有错误时把每条错误（文件、位置、代码、说明）与处理办法交还模型当场修正。章节流水线的 agent 写完它这一步的最后一个文件、程序的检查（字数、三份摘要文件、修改清单套得上正文且改动比例在上限内、评估）都通过时，结束这个 agent（continue: false），它写在文件前面的返回 JSON 就是结果；检查不过时把问题交还它。其余情况不输出，退出码 0
+    /// PostToolUse 钩子（Write|Edit|MultiEdit|NotebookEdit|Agent|Task）：读取钩子的 stdin JSON；流水线 agent（写手、摘要、润色、评审）结束时，把它用掉的 token 与时间记进在写章节的 staging（staging/logs/chapter-NNN-usage-*.json），下一次 novel chapter stage 没给用量参数时计入这一阶段；刚写入的项目文件（含 staging 中的状态增量、评估等）按 novel validate 的规则单独校验，状态增量再按 novel ops validate 检查；有错误时把每条错误（文件、位置、代码、说明）与处理办法交还模型当场修正。章节流水线的 agent 写完它这一步的最后一个文件、程序的检查（字数、三份摘要文件、修改清单套得上正文且改动比例在上限内、评估）都通过时，结束这个 agent（continue: false），它写在文件前面的返回 JSON 就是结果；检查不过时把问题交还它。其余情况不输出，退出码 0
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项")]
     PostToolUse,
 }
@@ -75,12 +75,16 @@ pub fn run(cmd: HookCommand) -> i32 {
 
 /// The hook's JSON answer, if it has one.
 fn answer(cmd: HookCommand) -> Option<Answer> {
-    let call = match read_stdin()? {
-        Input::Call(call) => call,
+    let (call, whole) = match read_stdin()? {
+        Input::Call(call, whole) => (call, whole),
         Input::Unreadable(why) => return unreadable(cmd, &why),
     };
     let cwd = call.cwd.as_deref();
     match cmd {
+        HookCommand::PostToolUse if matches!(call.tool_name.as_deref(), Some("Agent" | "Task")) => {
+            record_usage(&whole?);
+            None
+        }
         HookCommand::PreToolUse if call.is_bash() => {
             let command = call.command.as_deref().unwrap_or_default();
             let denial = guard::before_bash(command, cwd)?;
@@ -113,6 +117,17 @@ fn answer(cmd: HookCommand) -> Option<Answer> {
     }
 }
 
+/// A pipeline agent's usage, recorded for the chapter in flight's next `chapter stage`
+/// (`novel_store::agent_usage`). Silent whatever happens: the hook never stands in the tool's way.
+fn record_usage(whole: &Value) {
+    let Some((dir, id, usage)) = novel_store::agent_usage::from_hook(whole) else {
+        return;
+    };
+    if let Ok(project) = novel_store::Project::open(&dir) {
+        let _ = novel_store::agent_usage::record(&project, &id, &usage);
+    }
+}
+
 fn deny(reason: String) -> Answer {
     Answer::Deny {
         hook_specific_output: Denial {
@@ -141,7 +156,8 @@ fn unreadable(cmd: HookCommand, why: &str) -> Option<Answer> {
 
 /// What the hook's stdin holds.
 enum Input {
-    Call(ToolCall),
+    /// The call, and the whole JSON document when it was one.
+    Call(ToolCall, Option<Value>),
     /// Input that is there but cannot be read as a tool call (why, in Chinese).
     Unreadable(String),
 }
@@ -170,7 +186,7 @@ fn read_stdin() -> Option<Input> {
     let text = decode(&bytes);
     let mut stream = serde_json::Deserializer::from_str(text.trim_start()).into_iter::<Value>();
     if !cut && let Some(Ok(v)) = stream.next() {
-        return Some(Input::Call(ToolCall::from_json(&v)));
+        return Some(Input::Call(ToolCall::from_json(&v), Some(v)));
     }
     let call = ToolCall::from_fragments(&text);
     if call.files.is_empty() && call.command.is_none() {
@@ -181,7 +197,7 @@ fn read_stdin() -> Option<Input> {
         };
         return Some(Input::Unreadable(why));
     }
-    Some(Input::Call(call))
+    Some(Input::Call(call, None))
 }
 
 /// The input's text: UTF-16 (either byte order) when it starts with that BOM, else UTF-8 with a

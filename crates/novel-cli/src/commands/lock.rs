@@ -93,7 +93,13 @@ pub fn run(global: &GlobalArgs, cmd: LockCommand) -> Result<Report, CliError> {
             Report::new(&data, human)
         }
         LockCommand::Release(a) => {
-            let info = lock::release(&project, &a.token).map_err(lock_error)?;
+            // Without `--token`: this session's lock (no lock at all is nothing to release).
+            let token = match lock::token_or_session(&project, a.token.as_deref()) {
+                Err(lock::LockError::NoSessionLock) => Err(lock::LockError::NotHeld),
+                other => other,
+            }
+            .map_err(lock_error)?;
+            let info = lock::release(&project, &token).map_err(lock_error)?;
             let data = Released {
                 released: true,
                 chapter: info.chapter,

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use novel_core::model::revision::{RevisionStatus, RevisionTarget};
 use novel_core::revision::NotesAction;
+use novel_store::lock;
 use novel_store::revision::{self as rev, RevisionError};
 
 use crate::cli::{GlobalArgs, HELP_TEMPLATE};
@@ -45,7 +46,7 @@ pub struct SaveArgs {
     /// 修订后的整章正文（Markdown 文件）
     #[arg(value_name = "文件", help_heading = "参数")]
     pub file: PathBuf,
-    /// 锁令牌（候选针对正在写的章节时必填）
+    /// 锁令牌（候选针对正在写的章节时需要；省略时用本会话持有的锁）
     #[arg(long, value_name = "T")]
     pub token: Option<String>,
     /// 作者要求的修改（可重复）：评审没有提出、作者自己要改的地方（错别字、人名、删一句），作为这份候选的修订意见
@@ -58,7 +59,7 @@ pub struct DecideArgs {
     /// 章节号
     #[arg(long, value_name = "N", value_parser = crate::cli::chapter_number)]
     pub chapter: u32,
-    /// 锁令牌（候选针对正在写的章节时必填）
+    /// 锁令牌（候选针对正在写的章节时需要；省略时用本会话持有的锁）
     #[arg(long, value_name = "T")]
     pub token: Option<String>,
 }
@@ -105,7 +106,7 @@ pub fn run(global: &GlobalArgs, cmd: RevisionCommand) -> Result<Report, CliError
                 a.chapter,
                 &a.file,
                 &a.notes,
-                a.token.as_deref(),
+                lock::session_token_if_held(&project, a.token.as_deref()).as_deref(),
                 stale,
             )
             .map_err(revision_error)?;
@@ -125,7 +126,8 @@ pub fn run(global: &GlobalArgs, cmd: RevisionCommand) -> Result<Report, CliError
         }
         RevisionCommand::Apply(a) => {
             let count = |t: &str| novel_text::count::count(t).chars;
-            let applied = rev::apply(&project, a.chapter, a.token.as_deref(), stale, &count)
+            let token = lock::session_token_if_held(&project, a.token.as_deref());
+            let applied = rev::apply(&project, a.chapter, token.as_deref(), stale, &count)
                 .map_err(revision_error)?;
             let mut human = format!(
                 "已采纳第 {} 章的修订候选：{} 已替换（{}字）。\n",

@@ -214,8 +214,8 @@ fn project_attention(f: &SessionFacts) -> Vec<String> {
     attention
 }
 
-/// The recommended next step (with its reason when the step does not explain itself) and the
-/// lock token this session holds.
+/// The recommended next step (with its reason when the step does not explain itself) and
+/// whether this session holds the lock.
 fn next_step(f: &SessionFacts, r: &Recommendation) -> String {
     let mut t = format!(
         "- 按流程，下一步是：{}（{}）",
@@ -241,8 +241,8 @@ fn next_step(f: &SessionFacts, r: &Recommendation) -> String {
         t.push_str(&format!("；原因：{}", cut_chars(&r.reason, 300)));
     }
     t.push_str("。\n");
-    if let LockFact::HeldByThisSession { token, .. } = &f.disk.lock {
-        t.push_str(&format!("- 项目锁由本会话持有，锁令牌 {token}。\n"));
+    if let LockFact::HeldByThisSession { .. } = &f.disk.lock {
+        t.push_str("- 项目锁由本会话持有（本会话的 novel 命令不必再给锁令牌）。\n");
     }
     t
 }
