@@ -139,8 +139,8 @@ pub enum Command {
     /// 作者偏好：添加、列出、删除（每章写作资料包都会带上）
     #[command(subcommand, help_template = HELP_TEMPLATE, subcommand_help_heading = "命令", subcommand_value_name = "命令")]
     Prefs(crate::commands::prefs::PrefsCommand),
-    /// 放行设置：插件在本书 .claude/settings.local.json 里需要的放行规则（缺哪些；--write 经作者同意后写入）
-    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项", after_help = "规则：Bash(novel:*)（运行 novel 命令）、Read(//<插件目录>/**)（读插件的流程文件与模板）、Edit(/**)（在书的目录里写文件）、Skill(novel:*)（技能之间转交）。技能的 allowed-tools 只管输入斜杠命令的那一轮；作者用一句话接着答时，没有这些规则每一步都要确认（无头模式下被拒）。客户端只在作者信任过的工作区（交互启动时接受信任提示）或 git 仓库里采用这个文件。--write 保留文件里已有的设置，原子写入；文件不是合法的设置时不改动它（E_SETTINGS_LOCAL）。")]
+    /// 放行设置：插件在作者的 Claude Code 用户设置里需要的放行规则，和本书 .claude/settings.local.json 里本书自己的设置（缺哪些；--write 经作者同意后写入）
+    #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项", after_help = "规则（写进 ~/.claude/settings.json，一两秒后生效，在任何目录都生效）：Bash(novel:*)（运行 novel 命令）、Read(//<插件目录>/**)（读插件的流程文件与模板）、Edit(//<会话目录>/**)（在启动 Claude Code 的目录里写文件，书就在那里或它的子目录；不放行主目录本身）、Skill(novel:*)（技能之间转交）。技能的 allowed-tools 只管输入斜杠命令的那一轮；作者用一句话接着答时，没有这些规则每一步都要确认（无头模式下被拒）。本书的设置（关掉写书用不到的客户端工具、对话模型、关掉自动记忆）写进书目录的 .claude/settings.local.json，下次启动生效。--write 保留文件里已有的设置，原子写入；文件不是合法的设置时两个文件都不改动（E_SETTINGS_LOCAL）。")]
     Permissions(crate::commands::permissions::PermissionsArgs),
     /// 模型组合：每个环节用哪个模型（novel.json 的 models）；--set 换成标准（设定、润色、重写用 Opus）或经济（全部 Sonnet）
     #[command(help_template = HELP_TEMPLATE, next_help_heading = "选项", after_help = "标准：设定三件（世界观、角色、大纲）、润色、修订与重写、关键章复核用 Opus，其余用 Sonnet。经济：全部 Sonnet，每章约省一半，代价是润色去 AI 味没那么细、关键章复核不再换一个模型、修订不用 Opus。主对话（main）的模型由放行设置写进 .claude/settings.local.json 的 model，下次启动 Claude Code 时生效。")]

@@ -56,7 +56,10 @@ fn run(book: &Path, args: &[String], stdin: Option<&str>) -> String {
 
 /// Replaces what differs between runs and machines.
 fn redact(text: &str, book: &Path) -> String {
-    let mut t = text.replace(book.to_str().unwrap(), "<BOOK>");
+    let home = book.parent().unwrap().join("home");
+    let mut t = text
+        .replace(home.to_str().unwrap(), "<HOME>")
+        .replace(book.to_str().unwrap(), "<BOOK>");
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .or_else(|_| std::fs::read_to_string("/etc/hostname"))
         .unwrap_or_default();

@@ -320,8 +320,8 @@ pub const CODES: &[CodeDoc] = &[
     ),
     e(
         "E_SETTINGS_LOCAL",
-        "书目录里的 .claude/settings.local.json 不是合法的 Claude Code 设置（不是对象，或 permissions.allow 不是字符串数组），放行规则没有写入。",
-        "修正这个文件或删掉它，再运行 novel permissions --write。",
+        "Claude Code 的用户设置（~/.claude/settings.json）或书目录里的 .claude/settings.local.json 不是合法的设置（不是对象，或 permissions.allow 不是字符串数组），或者找不到用户设置（HOME 没有设置）：两个文件都没有改动。",
+        "修正消息里点名的那个文件或删掉它，再运行 novel permissions --write。",
     ),
     e(
         "E_DELTA_REPEATED",
