@@ -22,6 +22,7 @@ mod test_e2e;
 mod test_e2e_cost;
 mod test_e2e_journey;
 mod test_e2e_paths;
+mod test_e2e_tmux;
 mod test_envelope;
 mod test_evidence;
 mod test_export;

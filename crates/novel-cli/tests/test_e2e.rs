@@ -95,6 +95,13 @@ impl Drop for Reaped {
 }
 
 /// The fake Messages API on 127.0.0.1, playing `script`; returns the guard and the port.
+/// The fake Messages API playing `script`, for a client started some other way (the
+/// interactive terminal): the guard that stops it, and its port. Requests go to
+/// `dir/requests.jsonl`.
+pub(crate) fn start_fake_api(dir: &Path, script: &Value) -> (impl Drop + use<>, u16) {
+    start_fake(dir, script)
+}
+
 fn start_fake(dir: &Path, script: &Value) -> (Reaped, u16) {
     let script_path = dir.join("script.json");
     std::fs::write(&script_path, serde_json::to_string_pretty(script).unwrap()).unwrap();
@@ -205,7 +212,7 @@ pub(crate) struct Run {
 }
 
 /// `PATH` without any directory that holds a `novel`: the plugin must find its binary itself.
-fn clean_path() -> String {
+pub(crate) fn clean_path() -> String {
     let path = std::env::var_os("PATH").unwrap_or_default();
     let dirs: Vec<PathBuf> = std::env::split_paths(&path)
         .filter(|d| !d.join("novel").exists())
