@@ -520,7 +520,10 @@ fn quick_start(j: &mut Journey) {
     j.run("init", &init);
     if j.place == Place::Subfolder {
         // quick-start.md: the book not in the session's folder gets its own settings too.
-        says(QUICK, "用 SKILL.md「放行设置」的第二行给 `<DIR>` 也写一份本书的设置");
+        says(
+            QUICK,
+            "用 SKILL.md「放行设置」的第二行给 `<DIR>` 也写一份本书的设置",
+        );
         let own = j.cmd(
             START,
             r#"novel --project "<DIR>" permissions --write --json"#,

@@ -307,9 +307,9 @@ fn step_then(cp: &Checkpoint, step: &ResumeStep, n: u32) -> String {
         ResumeStep::AskAuthor if crate::revision::pending_candidate(cp) == Some(n) => format!(
             "作者决定第 {n} 章的修订候选：采纳（候选成为修订稿），或拒绝后按现稿提交、照意见重新修订（在 /novel:start 里选）"
         ),
-        ResumeStep::AskAuthor => format!(
-            "作者决定第 {n} 章：接受现稿、按意见修订或重写（在 /novel:start 里选）"
-        ),
+        ResumeStep::AskAuthor => {
+            format!("作者决定第 {n} 章：接受现稿、按意见修订或重写（在 /novel:start 里选）")
+        }
     }
 }
 
