@@ -336,14 +336,7 @@ fn labelled(t: &str, prefix: &str) -> Option<Line> {
         Err((why, end)) => {
             let rest = &t[end..];
             let prose = long || !separated(rest) && rest.chars().any(is_sentence_punctuation);
-            return Some(if prose {
-                Line::Text
-            } else {
-                Line::Unreadable {
-                    label: t.to_string(),
-                    why,
-                }
-            });
+            return Some(unreadable_unless_prose(prose, t, why));
         }
     };
     let rest = &t[end..];
@@ -352,19 +345,9 @@ fn labelled(t: &str, prefix: &str) -> Option<Line> {
     let title = title_of(rest);
     Some(match l {
         Label::Chapter { n, unit } => {
-            let prose = long
-                || glued
-                    && (rest.chars().next().is_some_and(|c| makes_word(unit, c))
-                        || rest.chars().any(is_sentence_punctuation));
+            let prose = long || glued && runs_on(rest, unit);
             let Ok(number) = u32::try_from(n) else {
-                return Some(if prose {
-                    Line::Text
-                } else {
-                    Line::Unreadable {
-                        label: t.to_string(),
-                        why: format!("章号 {n} 太大"),
-                    }
-                });
+                return Some(unreadable_unless_prose(prose, t, format!("章号 {n} 太大")));
             };
             if prose {
                 Line::Suspect { number }
@@ -385,10 +368,7 @@ fn labelled(t: &str, prefix: &str) -> Option<Line> {
             }
         }
         Label::Volume { n, unit } => {
-            let prose = long
-                || glued
-                    && (rest.chars().next().is_some_and(|c| makes_word(unit, c))
-                        || rest.chars().any(is_sentence_punctuation));
+            let prose = long || glued && runs_on(rest, unit);
             match u32::try_from(n) {
                 Ok(number) if number > 0 && !prose => Line::Heading(Heading::Volume {
                     number,
@@ -411,6 +391,26 @@ fn labelled(t: &str, prefix: &str) -> Option<Line> {
             }
         }
     })
+}
+
+/// Whether the words glued to a label (`rest`) make it prose: they continue the label's unit
+/// into a word (第三章节, 第二回合), or hold a sentence's punctuation.
+fn runs_on(rest: &str, unit: &str) -> bool {
+    rest.chars().next().is_some_and(|c| makes_word(unit, c))
+        || rest.chars().any(is_sentence_punctuation)
+}
+
+/// A line that starts like a heading but cannot be read as one: prose when it reads as prose,
+/// else unreadable for `why`.
+fn unreadable_unless_prose(prose: bool, t: &str, why: String) -> Line {
+    if prose {
+        Line::Text
+    } else {
+        Line::Unreadable {
+            label: t.to_string(),
+            why,
+        }
+    }
 }
 
 /// A chapter label after some words on the line: `正文 第一回 …`, `《书名》目录 第一回 …`,
@@ -1003,52 +1003,8 @@ pub fn split_file(text: &str, file: &str, stem: &str, options: Options) -> Split
         lines.remove(i);
     }
     let body = stripped_body(&lines, options.strip_furniture);
-    let pick = |t: String| {
-        if md_title.is_empty() {
-            t
-        } else {
-            md_title.clone()
-        }
-    };
-    let (kind, number, name, title, front) = match file_name_heading(stem) {
-        Some(Heading::Chapter { number, title, .. }) => (
-            SectionKind::Chapter,
-            Some(number),
-            String::new(),
-            pick(title),
-            false,
-        ),
-        Some(Heading::Extra {
-            name, title, front, ..
-        }) => (SectionKind::Extra, None, name, pick(title), front),
-        _ => (
-            SectionKind::Preface,
-            None,
-            stem.to_string(),
-            md_title.clone(),
-            false,
-        ),
-    };
-    let heading = match (kind, number) {
-        // A `# 标题` that names no chapter gets the number the file name gives.
-        (SectionKind::Chapter, Some(n))
-            if !matches!(heading(&md_title), Some(Heading::Chapter { .. })) =>
-        {
-            if title.is_empty() {
-                format!("第{n}章")
-            } else {
-                format!("第{n}章 {title}")
-            }
-        }
-        (SectionKind::Extra, _) if md_title.is_empty() => {
-            if title.is_empty() {
-                name.clone()
-            } else {
-                format!("{name} {title}")
-            }
-        }
-        _ => md_title.clone(),
-    };
+    let (kind, number, name, title, front) = file_section(stem, &md_title);
+    let heading = file_heading(kind, number, &name, &title, &md_title);
     let furniture = own.furniture;
     Split {
         sections: vec![Section {
@@ -1068,6 +1024,67 @@ pub fn split_file(text: &str, file: &str, stem: &str, options: Options) -> Split
         problems: Vec::new(),
         furniture,
         suspects: own.suspects,
+    }
+}
+
+/// What a file's name says its one section is: kind, number, name, title (a `# 标题` line,
+/// `md_title`, wins over the name's), and whether it is front matter.
+fn file_section(stem: &str, md_title: &str) -> (SectionKind, Option<u32>, String, String, bool) {
+    let pick = |t: String| {
+        if md_title.is_empty() {
+            t
+        } else {
+            md_title.to_string()
+        }
+    };
+    match file_name_heading(stem) {
+        Some(Heading::Chapter { number, title, .. }) => (
+            SectionKind::Chapter,
+            Some(number),
+            String::new(),
+            pick(title),
+            false,
+        ),
+        Some(Heading::Extra {
+            name, title, front, ..
+        }) => (SectionKind::Extra, None, name, pick(title), front),
+        _ => (
+            SectionKind::Preface,
+            None,
+            stem.to_string(),
+            md_title.to_string(),
+            false,
+        ),
+    }
+}
+
+/// The heading of a file's one section: the `# 标题` line, or — when that names no chapter —
+/// the one the file name gives.
+fn file_heading(
+    kind: SectionKind,
+    number: Option<u32>,
+    name: &str,
+    title: &str,
+    md_title: &str,
+) -> String {
+    match (kind, number) {
+        (SectionKind::Chapter, Some(n))
+            if !matches!(heading(md_title), Some(Heading::Chapter { .. })) =>
+        {
+            if title.is_empty() {
+                format!("第{n}章")
+            } else {
+                format!("第{n}章 {title}")
+            }
+        }
+        (SectionKind::Extra, _) if md_title.is_empty() => {
+            if title.is_empty() {
+                name.to_string()
+            } else {
+                format!("{name} {title}")
+            }
+        }
+        _ => md_title.to_string(),
     }
 }
 
