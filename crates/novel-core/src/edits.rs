@@ -171,25 +171,8 @@ pub fn measure(draft: &Segmented, refined: &Segmented) -> EditReport {
     let last = a.len().saturating_sub(1);
     let mut after: Vec<String> = (0..a.len()).map(|i| draft.shown(i)).collect();
     for op in capture_diff_slices(Algorithm::Myers, &a_keys, &b_keys) {
-        let (old, new) = match op {
-            DiffOp::Equal { .. } => continue,
-            DiffOp::Delete {
-                old_index, old_len, ..
-            } => (old_index..old_index + old_len, 0..0),
-            DiffOp::Insert {
-                old_index,
-                new_index,
-                new_len,
-            } => (old_index..old_index, new_index..new_index + new_len),
-            DiffOp::Replace {
-                old_index,
-                old_len,
-                new_index,
-                new_len,
-            } => (
-                old_index..old_index + old_len,
-                new_index..new_index + new_len,
-            ),
+        let Some((old, new)) = changed(op) else {
+            continue;
         };
         let old_chars: Vec<(char, bool, usize)> = old
             .clone()
@@ -211,25 +194,8 @@ pub fn measure(draft: &Segmented, refined: &Segmented) -> EditReport {
         let ok: Vec<char> = old_chars.iter().map(|(c, _, _)| *c).collect();
         let nk: Vec<char> = new_chars.iter().map(|(c, _)| *c).collect();
         for op in capture_diff_slices(Algorithm::Myers, &ok, &nk) {
-            let (o, n) = match op {
-                DiffOp::Equal { .. } => continue,
-                DiffOp::Delete {
-                    old_index, old_len, ..
-                } => (old_index..old_index + old_len, 0..0),
-                DiffOp::Insert {
-                    old_index,
-                    new_index,
-                    new_len,
-                } => (old_index..old_index, new_index..new_index + new_len),
-                DiffOp::Replace {
-                    old_index,
-                    old_len,
-                    new_index,
-                    new_len,
-                } => (
-                    old_index..old_index + old_len,
-                    new_index..new_index + new_len,
-                ),
+            let Some((o, n)) = changed(op) else {
+                continue;
             };
             // An insertion lands in the paragraph of the draft character it follows.
             let at = old_chars
@@ -239,15 +205,49 @@ pub fn measure(draft: &Segmented, refined: &Segmented) -> EditReport {
         }
     }
     let (dia, nar) = split(a.iter().flatten().map(|(_, d)| *d));
-    let mut worst: Vec<ParagraphEdit> = tally
-        .per_paragraph
+    EditReport {
+        narration: Share::new(tally.narration, nar),
+        dialogue: Share::new(tally.dialogue, dia),
+        total: Share::new(tally.narration + tally.dialogue, nar + dia),
+        worst: worst(&tally.per_paragraph, draft, &after),
+    }
+}
+
+/// The old and new ranges a diff operation changes (`None`: equal).
+fn changed(op: DiffOp) -> Option<(std::ops::Range<usize>, std::ops::Range<usize>)> {
+    Some(match op {
+        DiffOp::Equal { .. } => return None,
+        DiffOp::Delete {
+            old_index, old_len, ..
+        } => (old_index..old_index + old_len, 0..0),
+        DiffOp::Insert {
+            old_index,
+            new_index,
+            new_len,
+        } => (old_index..old_index, new_index..new_index + new_len),
+        DiffOp::Replace {
+            old_index,
+            old_len,
+            new_index,
+            new_len,
+        } => (
+            old_index..old_index + old_len,
+            new_index..new_index + new_len,
+        ),
+    })
+}
+
+/// The [`WORST`] most changed paragraphs of the draft (`changed`: characters changed in each;
+/// `after`: what each became), most changed first.
+fn worst(changed: &[usize], draft: &Segmented, after: &[String]) -> Vec<ParagraphEdit> {
+    let mut worst: Vec<ParagraphEdit> = changed
         .iter()
         .enumerate()
         .filter(|(_, c)| **c > 0)
         .map(|(i, c)| ParagraphEdit {
             paragraph: i + 1,
             changed: *c,
-            chars: a[i].len(),
+            chars: draft.paragraphs[i].len(),
             before: draft.shown(i),
             after: after[i].clone(),
         })
@@ -258,12 +258,7 @@ pub fn measure(draft: &Segmented, refined: &Segmented) -> EditReport {
             .then(x.paragraph.cmp(&y.paragraph))
     });
     worst.truncate(WORST);
-    EditReport {
-        narration: Share::new(tally.narration, nar),
-        dialogue: Share::new(tally.dialogue, dia),
-        total: Share::new(tally.narration + tally.dialogue, nar + dia),
-        worst,
-    }
+    worst
 }
 
 #[cfg(test)]
