@@ -668,45 +668,9 @@ pub fn check_with(
 ) -> RepetitionReport {
     let window = window.max(2);
     let subjects = cast.of(doc);
-    let sentences = doc.sentences();
-    let mut pats: Vec<Option<PatternKey>> = sentences
-        .iter()
-        .map(|s| pattern_key(doc, s, &subjects))
-        .collect();
-    // Verse takes no part.
-    let verse = verse_paragraphs(doc, &pats);
-    for (s, p) in sentences.iter().zip(pats.iter_mut()) {
-        if verse[s.paragraph] {
-            *p = None;
-        }
-    }
-    // An opening read as a name anywhere (林枫拿起…) is a name everywhere (林枫摸到…).
-    let names: HashSet<u64, BuildFnv> = pats
-        .iter()
-        .flatten()
-        .filter(|p| p.kind == OpeningKind::Name)
-        .map(|p| p.opening)
-        .collect();
-    for p in pats.iter_mut().flatten() {
-        if p.kind == OpeningKind::Text && names.contains(&p.opening) {
-            p.kind = OpeningKind::Name;
-        }
-    }
-    let pats = pats;
+    let (pats, verse, names) = patterns(doc, &subjects);
     let n = pats.len();
-    let agree =
-        |a: usize, b: usize, same: fn(&PatternKey, &PatternKey) -> bool| match (&pats[a], &pats[b])
-        {
-            (Some(x), Some(y)) => same(x, y),
-            _ => false,
-        };
-    // How often the most frequent opening (by `same`) occurs in [a, end).
-    let most = |a: usize, end: usize, same: fn(&PatternKey, &PatternKey) -> bool| {
-        (a..end)
-            .map(|i| (a..end).filter(|&j| agree(i, j, same)).count())
-            .max()
-            .unwrap_or(0)
-    };
+    let agree = |a: usize, b: usize, same| agree(&pats, a, b, same);
 
     // What fails: repeated frames, and a plain opening on a whole window of full sentences in
     // a row.
@@ -720,25 +684,13 @@ pub fn check_with(
         .into_iter()
         .filter(|&t| !(t..t + window).all(|k| pats[k].is_some_and(|p| p.item)))
         .collect();
-    let failing_runs: Vec<usize> = {
-        let mut r: Vec<usize> = frame_runs.iter().chain(&plain_runs).copied().collect();
-        r.sort_unstable();
-        r.dedup();
-        r
-    };
+    let mut failing_runs: Vec<usize> = frame_runs.iter().chain(&plain_runs).copied().collect();
+    failing_runs.sort_unstable();
+    failing_runs.dedup();
     add_runs(&mut failing, &frame_runs, 3);
     add_runs(&mut failing, &plain_runs, window);
     merge(&mut failing);
-
-    // Advice: one opening (a name or plain) three times in a window or in a row, where
-    // nothing fails.
-    let (mut advice, _) = window_ranges(n, window, MIN_OPENING_REPEATS, |a, end| {
-        most(a, end, PatternKey::same_opening)
-    });
-    let advice_runs = runs(&pats, 3, |a, b| a.same_opening(b));
-    add_runs(&mut advice, &advice_runs, 3);
-    merge(&mut advice);
-    advice.retain(|r| !failing.iter().any(|f| f.0 <= r.1 && r.0 <= f.1));
+    let (advice, advice_runs) = advice_ranges(&pats, window, &failing);
 
     let seen = Seen {
         subjects: &subjects,
@@ -772,6 +724,76 @@ pub fn check_with(
         pass: violations == 0,
         clusters,
     }
+}
+
+/// Each sentence's pattern (verse takes no part), an opening read as a name anywhere (林枫拿起…)
+/// a name everywhere (林枫摸到…); the verse paragraphs; the openings read as names.
+fn patterns(
+    doc: &Document,
+    subjects: &Subjects,
+) -> (Vec<Option<PatternKey>>, Vec<bool>, HashSet<u64, BuildFnv>) {
+    let sentences = doc.sentences();
+    let mut pats: Vec<Option<PatternKey>> = sentences
+        .iter()
+        .map(|s| pattern_key(doc, s, subjects))
+        .collect();
+    let verse = verse_paragraphs(doc, &pats);
+    for (s, p) in sentences.iter().zip(pats.iter_mut()) {
+        if verse[s.paragraph] {
+            *p = None;
+        }
+    }
+    let names: HashSet<u64, BuildFnv> = pats
+        .iter()
+        .flatten()
+        .filter(|p| p.kind == OpeningKind::Name)
+        .map(|p| p.opening)
+        .collect();
+    for p in pats.iter_mut().flatten() {
+        if p.kind == OpeningKind::Text && names.contains(&p.opening) {
+            p.kind = OpeningKind::Name;
+        }
+    }
+    (pats, verse, names)
+}
+
+/// Whether sentences `a` and `b` both have a pattern and agree by `same`.
+fn agree(
+    pats: &[Option<PatternKey>],
+    a: usize,
+    b: usize,
+    same: fn(&PatternKey, &PatternKey) -> bool,
+) -> bool {
+    match (&pats[a], &pats[b]) {
+        (Some(x), Some(y)) => same(x, y),
+        _ => false,
+    }
+}
+
+/// Advice: one opening (a name or plain) three times in a window or in a row, where nothing
+/// fails (`failing`); the ranges, and the starts of the runs in a row.
+fn advice_ranges(
+    pats: &[Option<PatternKey>],
+    window: usize,
+    failing: &[(usize, usize, usize)],
+) -> (Vec<(usize, usize, usize)>, Vec<usize>) {
+    // How often the most frequent opening occurs in [a, end).
+    let most = |a: usize, end: usize| {
+        (a..end)
+            .map(|i| {
+                (a..end)
+                    .filter(|&j| agree(pats, i, j, PatternKey::same_opening))
+                    .count()
+            })
+            .max()
+            .unwrap_or(0)
+    };
+    let (mut advice, _) = window_ranges(pats.len(), window, MIN_OPENING_REPEATS, most);
+    let advice_runs = runs(pats, 3, |a, b| a.same_opening(b));
+    add_runs(&mut advice, &advice_runs, 3);
+    merge(&mut advice);
+    advice.retain(|r| !failing.iter().any(|f| f.0 <= r.1 && r.0 <= f.1));
+    (advice, advice_runs)
 }
 
 /// Merges overlapping ranges (sorted).
