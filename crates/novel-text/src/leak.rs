@@ -147,35 +147,12 @@ pub fn foreign_entities(
     plans: &Plans,
 ) -> Vec<ForeignEntity> {
     let key = |s: &str| normalize_str(s);
-    let mut allowed: BTreeSet<String> = shared.iter().map(|s| key(s)).collect();
     let own = lines.iter().find(|l| l.id == current);
-    if let Some(own) = own {
-        allowed.extend(
-            own.pov
-                .iter()
-                .chain(&own.affiliations)
-                .chain(&own.memory_people)
-                .map(|s| key(s)),
-        );
-    }
+    let allowed = allowed_names(own, shared);
     let own_memory = own.map(|l| key(&l.memory)).unwrap_or_default();
     let setting: BTreeSet<String> = setting.iter().map(|s| key(s)).collect();
-    // How many lines are bound to each affiliation.
-    let mut bound: BTreeMap<String, usize> = BTreeMap::new();
-    for l in lines {
-        let mine: BTreeSet<String> = l.affiliations.iter().map(|s| key(s)).collect();
-        for a in mine {
-            *bound.entry(a).or_default() += 1;
-        }
-    }
-    // Places and factions any line names, and the setting's: what a larger place is part of.
-    let places: BTreeSet<String> = lines
-        .iter()
-        .flat_map(|l| &l.affiliations)
-        .map(|s| key(s))
-        .chain(setting.iter().cloned())
-        .filter(|k| k.chars().count() >= 2)
-        .collect();
+    let bound = bound_lines(lines);
+    let places = place_names(lines, &setting);
     let planned_here = |k: &str| !k.is_empty() && plans.own.contains(k);
     // 青云门外门 when the plan names 青云门: a part of a place this chapter goes to.
     let part_of_planned = |k: &str| {
@@ -232,6 +209,46 @@ pub fn foreign_entities(
         }
     }
     foreign.into_values().collect()
+}
+
+/// The names a chapter of the line `own` may use freely (normalized): the characters it shares
+/// with other lines, and its own POV characters, affiliations and remembered people.
+fn allowed_names(own: Option<&LineNames>, shared: &[String]) -> BTreeSet<String> {
+    let mut allowed: BTreeSet<String> = shared.iter().map(|s| normalize_str(s)).collect();
+    if let Some(own) = own {
+        allowed.extend(
+            own.pov
+                .iter()
+                .chain(&own.affiliations)
+                .chain(&own.memory_people)
+                .map(|s| normalize_str(s)),
+        );
+    }
+    allowed
+}
+
+/// How many lines are bound to each affiliation (normalized).
+fn bound_lines(lines: &[LineNames]) -> BTreeMap<String, usize> {
+    let mut bound: BTreeMap<String, usize> = BTreeMap::new();
+    for l in lines {
+        let mine: BTreeSet<String> = l.affiliations.iter().map(|s| normalize_str(s)).collect();
+        for a in mine {
+            *bound.entry(a).or_default() += 1;
+        }
+    }
+    bound
+}
+
+/// Places and factions any line names, and the setting's (`setting`, normalized): what a larger
+/// place is part of.
+fn place_names(lines: &[LineNames], setting: &BTreeSet<String>) -> BTreeSet<String> {
+    lines
+        .iter()
+        .flat_map(|l| &l.affiliations)
+        .map(|s| normalize_str(s))
+        .chain(setting.iter().cloned())
+        .filter(|k| k.chars().count() >= 2)
+        .collect()
 }
 
 /// The grade of a chapter's leaks: the gate's own type, so the record it reads says the same.
