@@ -6,7 +6,6 @@
 //! what it could not use, and `novel validate` explains the file.
 
 use std::collections::BTreeMap;
-use std::fs;
 
 use novel_core::context::assemble::{Inputs, Needs, Paths, Summary};
 use novel_core::context::rounds::{self, Pass};
@@ -51,14 +50,14 @@ fn json_opt<T: DeserializeOwned>(
 
 /// File names in a project directory with the given suffix, sorted.
 fn names_in(project: &Project, dir: &str, suffix: &str) -> Vec<String> {
-    let Ok(read) = fs::read_dir(project.path(dir)) else {
+    let dir = project.path(dir);
+    let Ok(names) = crate::io::dir_names(&dir) else {
         return Vec::new();
     };
-    let mut names: Vec<String> = read
-        .filter_map(|e| e.ok())
-        .filter(|e| e.path().is_file())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
+    let mut names: Vec<String> = names
+        .into_iter()
         .filter(|n| n.ends_with(suffix) && !n.starts_with('.'))
+        .filter(|n| dir.join(n).is_file())
         .collect();
     names.sort();
     names

@@ -33,12 +33,13 @@ fn line_of(e: &MemoryEntry) -> String {
 
 /// The active characters, parsed (unreadable files are skipped: `novel validate` reports them).
 fn active_characters(project: &Project) -> Vec<Character> {
-    let Ok(read) = fs::read_dir(project.path("characters/active")) else {
+    let dir = project.path("characters/active");
+    let Ok(names) = crate::io::dir_names(&dir) else {
         return Vec::new();
     };
-    let mut out: Vec<Character> = read
-        .filter_map(Result::ok)
-        .map(|e| e.path())
+    let mut out: Vec<Character> = names
+        .iter()
+        .map(|n| dir.join(n))
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .filter_map(|p| read_json_value(&p).ok())
         .filter_map(|v| serde_json::from_value::<Character>(v).ok())

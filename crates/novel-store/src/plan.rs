@@ -320,12 +320,11 @@ fn replay_log(project: &Project) -> Result<Vec<ChangelogEntry>, StoreError> {
 /// from (else the chapter after the last completed one).
 fn retired(project: &Project, log: &[ChangelogEntry], last: u32) -> BTreeMap<String, Retired> {
     let mut out = BTreeMap::new();
-    let Ok(read) = fs::read_dir(project.path("characters/retired")) else {
+    let Ok(names) = crate::io::dir_names(&project.path("characters/retired")) else {
         return out;
     };
-    let mut names: Vec<String> = read
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
+    let mut names: Vec<String> = names
+        .into_iter()
         .filter(|n| n.ends_with(".json") && !n.starts_with('.'))
         .collect();
     names.sort();

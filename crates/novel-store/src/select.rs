@@ -158,13 +158,12 @@ fn given_files(project: Option<&Project>, files: &[PathBuf]) -> Result<Vec<Input
 pub fn committed_chapters(proj: &Project) -> Result<Vec<(u32, String)>, StoreError> {
     let dir = proj.path("chapters");
     let mut out = Vec::new();
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(e) => e,
+    let names = match crate::io::dir_names(&dir) {
+        Ok(names) => names,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
         Err(e) => return Err(StoreError::io(&dir, e)),
     };
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
+    for name in names {
         let rel = format!("chapters/{name}");
         if let Entry::ChapterText { chapter } = layout::classify(&rel) {
             out.push((chapter, rel));

@@ -6,8 +6,6 @@
 //! Layer: derived facts. It reads the volume files and `novel.json`; it imports nothing that
 //! writes, and no view (status, dashboard, next, context) is imported here.
 
-use std::fs;
-
 use novel_core::context::outline;
 use novel_core::plan::{self, VolumeSpan};
 use serde::Deserialize;
@@ -37,13 +35,14 @@ pub(crate) fn text_opt(project: &Project, rel: &str, problems: &mut Vec<String>)
 
 /// Volume numbers with a `volumes/vol-NN` directory, sorted.
 pub fn volume_numbers(project: &Project) -> Vec<u32> {
-    let Ok(read) = fs::read_dir(project.path("volumes")) else {
+    let dir = project.path("volumes");
+    let Ok(names) = crate::io::dir_names(&dir) else {
         return Vec::new();
     };
-    let mut vols: Vec<u32> = read
-        .filter_map(|e| e.ok())
-        .filter(|e| e.path().is_dir())
-        .filter_map(|e| novel_core::naming::volume_in_name(&e.file_name().to_string_lossy()))
+    let mut vols: Vec<u32> = names
+        .iter()
+        .filter(|n| dir.join(n).is_dir())
+        .filter_map(|n| novel_core::naming::volume_in_name(n))
         .collect();
     vols.sort_unstable();
     vols
@@ -53,17 +52,15 @@ pub fn volume_numbers(project: &Project) -> Vec<u32> {
 /// (canonical names only), sorted.
 pub fn contract_chapters(project: &Project, v: u32) -> Vec<u32> {
     let dir = novel_core::naming::contracts_dir(v);
-    let mut out: Vec<u32> = fs::read_dir(project.path(&dir))
-        .map(|r| {
-            r.filter_map(|e| e.ok())
-                .filter_map(|e| {
-                    let name = e.file_name().to_string_lossy().into_owned();
-                    match layout::classify(&format!("{dir}/{name}")) {
-                        layout::Entry::Json {
-                            chapter: Some(n), ..
-                        } => Some(n),
-                        _ => None,
-                    }
+    let mut out: Vec<u32> = crate::io::dir_names(&project.path(&dir))
+        .map(|names| {
+            names
+                .iter()
+                .filter_map(|name| match layout::classify(&format!("{dir}/{name}")) {
+                    layout::Entry::Json {
+                        chapter: Some(n), ..
+                    } => Some(n),
+                    _ => None,
                 })
                 .collect()
         })

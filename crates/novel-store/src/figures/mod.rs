@@ -77,13 +77,11 @@ pub struct BookFigures {
 
 /// Committed chapter numbers (`chapters/chapter-NNN.md`), sorted.
 pub fn committed_chapters(project: &Project) -> Vec<u32> {
-    let mut out: Vec<u32> = std::fs::read_dir(project.path("chapters"))
-        .map(|r| {
-            r.filter_map(|e| e.ok())
-                .filter_map(|e| {
-                    let name = e.file_name().to_string_lossy().into_owned();
-                    novel_core::naming::chapter_in_name(&name, ".md")
-                })
+    let mut out: Vec<u32> = crate::io::dir_names(&project.path("chapters"))
+        .map(|names| {
+            names
+                .iter()
+                .filter_map(|name| novel_core::naming::chapter_in_name(name, ".md"))
                 .collect()
         })
         .unwrap_or_default();
