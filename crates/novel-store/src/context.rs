@@ -4,6 +4,9 @@
 //! this path (the hook must answer in milliseconds) — and a file that cannot be read or
 //! parsed is reported as a warning and treated as absent, never as a failure: the packet says
 //! what it could not use, and `novel validate` explains the file.
+//!
+//! Layer: views (the packets; reads only), above the derived facts (`volumes`, `judging`) and the
+//! writers.
 
 use std::collections::BTreeMap;
 
@@ -63,13 +66,7 @@ fn names_in(project: &Project, dir: &str, suffix: &str) -> Vec<String> {
     names
 }
 
-/// The volume of `chapter` ([`crate::volumes::Volumes::volume_of`]), `current` being the
-/// checkpoint's volume.
-pub fn volume_of(project: &Project, chapter: u32, current: u32) -> u32 {
-    crate::volumes::Volumes::load(project, Some(current), &mut Vec::new()).volume_of(chapter)
-}
-
-pub use crate::volumes::volume_numbers;
+use crate::volumes::volume_of;
 
 #[derive(Deserialize)]
 struct LightOp {

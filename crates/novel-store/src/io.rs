@@ -1,6 +1,9 @@
 //! Reads that tolerate a UTF-8 BOM, and writes that are atomic and durable:
 //! a uniquely named temp file in the same directory, fsync, rename over the target,
 //! fsync of the directory. A crash leaves either the old file or the new one, never half.
+//!
+//! Layer: ground (the lowest modules of `crates/novel-cli/tests/test_layers.rs`'s order): imports
+//! only `error`.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;

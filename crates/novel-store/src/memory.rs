@@ -9,6 +9,8 @@
 //! read never blocks a commit — it is reported, and `novel memory rebuild` makes it again.
 //! Appends only (`io::append_at` at a length measured under the writers' guard): a line torn
 //! by a crash is cut, never kept. `memory init` and `memory rebuild` write through a journal too.
+//!
+//! Layer: writers (character memory), below the commit (`chapter`) that records it.
 
 use std::collections::BTreeMap;
 use std::fs;

@@ -1,6 +1,9 @@
 //! The state files on disk: `state/current-state.json`, `state/changelog.jsonl`,
 //! `foreshadowing/global.json`, the volume foreshadowing plans and the character name index.
 //! Reads check the schema; writes are atomic; backups go to `state/backups/`.
+//!
+//! Layer: writers (the state engine's files); its back edge to `chapter` (the commit journal) is
+//! listed in `crates/novel-cli/tests/test_layers.rs`.
 
 use std::path::Path;
 

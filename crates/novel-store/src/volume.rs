@@ -7,6 +7,8 @@
 //! atomic; `close` writes the checkpoint last, so an interrupted close is simply run again;
 //! `cleanup` goes through the commit journal like a retirement, so `novel chapter recover`
 //! finishes an interrupted one.
+//!
+//! Layer: writers (volume commands), above the commit transaction and the derived facts.
 
 use std::time::Duration;
 

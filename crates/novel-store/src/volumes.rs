@@ -33,6 +33,11 @@ pub(crate) fn text_opt(project: &Project, rel: &str, problems: &mut Vec<String>)
     }
 }
 
+/// The volume of `chapter` ([`Volumes::volume_of`]), `current` being the checkpoint's volume.
+pub fn volume_of(project: &Project, chapter: u32, current: u32) -> u32 {
+    Volumes::load(project, Some(current), &mut Vec::new()).volume_of(chapter)
+}
+
 /// Volume numbers with a `volumes/vol-NN` directory, sorted.
 pub fn volume_numbers(project: &Project) -> Vec<u32> {
     let dir = project.path("volumes");

@@ -144,7 +144,7 @@ fn from_log(f: &mut ChapterFigures, log: &PipelineLog, settings: &Settings) {
         .stages
         .iter()
         .rev()
-        .find_map(|s| s.extra.get(crate::stage::EDIT_RATIO))
+        .find_map(|s| s.extra.get(novel_core::model::pipeline_log::EDIT_RATIO))
         .and_then(|r| r.get("narration"))
         .and_then(Value::as_f64);
     f.stages = log
