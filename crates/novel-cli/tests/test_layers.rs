@@ -231,12 +231,6 @@ const ALLOWED: &[(&str, &str, &str, &str)] = &[
     ),
     (
         "novel-store",
-        "judging",
-        "context",
-        "the judges of a chapter are listed by context::evaluations_in",
-    ),
-    (
-        "novel-store",
         "next",
         "context",
         "next's facts are context::session_facts",

@@ -2,8 +2,9 @@
 //! a uniquely named temp file in the same directory, fsync, rename over the target,
 //! fsync of the directory. A crash leaves either the old file or the new one, never half.
 //!
-//! Layer: ground (the lowest modules of `crates/novel-cli/tests/test_layers.rs`'s order): imports
-//! only `error`.
+//! Layer: ground (the lowest modules of `crates/novel-cli/tests/test_layers.rs`'s order):
+//! imports only `error` and `project`. Also the tolerant readers of the views (`text_opt`,
+//! `json_opt`, `names_in`: absent is `None`, unreadable a warning).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
@@ -16,6 +17,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::error::StoreError;
+use crate::project::Project;
 use novel_core::validate::{parse_json, strip_bom};
 
 /// Reads a UTF-8 text file; a leading BOM is dropped. Inside a [`ReadOnce`] scope a file is
@@ -31,6 +33,50 @@ pub fn read_text(path: &Path) -> Result<String, StoreError> {
     let text = text_of(path, bytes)?;
     memo::keep_text(path, &meta, &text);
     Ok(text)
+}
+
+/// Reads a text file: `None` when absent; a problem when unreadable.
+pub(crate) fn text_opt(project: &Project, rel: &str, problems: &mut Vec<String>) -> Option<String> {
+    match read_text(&project.path(rel)) {
+        Ok(t) => Some(t),
+        Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => {
+            problems.push(format!("{rel}：{e}"));
+            None
+        }
+    }
+}
+
+/// Reads and parses a JSON file with serde: `None` when absent; a warning when it does not
+/// parse into `T`.
+pub(crate) fn json_opt<T: DeserializeOwned>(
+    project: &Project,
+    rel: &str,
+    warnings: &mut Vec<String>,
+) -> Option<T> {
+    let text = text_opt(project, rel, warnings)?;
+    match serde_json::from_str(&text) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            warnings.push(format!("{rel} 无法解析（{e}），已忽略"));
+            None
+        }
+    }
+}
+
+/// File names in a project directory with the given suffix, sorted.
+pub(crate) fn names_in(project: &Project, dir: &str, suffix: &str) -> Vec<String> {
+    let dir = project.path(dir);
+    let Ok(names) = crate::io::dir_names(&dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = names
+        .into_iter()
+        .filter(|n| n.ends_with(suffix) && !n.starts_with('.'))
+        .filter(|n| dir.join(n).is_file())
+        .collect();
+    names.sort();
+    names
 }
 
 /// [`read_text`] then `parse`; inside a [`ReadOnce`] scope a file is parsed once, and what

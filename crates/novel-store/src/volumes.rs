@@ -10,8 +10,7 @@ use novel_core::context::outline;
 use novel_core::plan::{self, VolumeSpan};
 use serde::Deserialize;
 
-use crate::error::StoreError;
-use crate::io::read_text;
+use crate::io::text_opt;
 use crate::layout;
 use crate::project::Project;
 
@@ -19,18 +18,6 @@ use crate::project::Project;
 struct RangeOnly {
     #[serde(default)]
     chapter_range: Option<[u32; 2]>,
-}
-
-/// Reads a text file: `None` when absent; a problem when unreadable.
-pub(crate) fn text_opt(project: &Project, rel: &str, problems: &mut Vec<String>) -> Option<String> {
-    match read_text(&project.path(rel)) {
-        Ok(t) => Some(t),
-        Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => {
-            problems.push(format!("{rel}：{e}"));
-            None
-        }
-    }
 }
 
 /// The volume of `chapter` ([`Volumes::volume_of`]), `current` being the checkpoint's volume.
