@@ -371,19 +371,20 @@ fn hidden_commands() -> Vec<String> {
     out
 }
 
-/// A clap parse error in Chinese, naming the argument(s) and value(s) from the error's context
-/// (clap's own text is English).
-fn usage_message(e: &clap::Error) -> String {
-    let context = |kind| match e.get(kind) {
+/// A value of a clap error's context as text (a list joined with 「、」).
+fn context_of(e: &clap::Error, kind: ContextKind) -> Option<String> {
+    match e.get(kind) {
         Some(ContextValue::String(s)) => Some(s.clone()),
         Some(ContextValue::Strings(v)) if !v.is_empty() => Some(v.join("、")),
         Some(ContextValue::Number(n)) => Some(n.to_string()),
         Some(ContextValue::StyledStr(s)) => Some(s.to_string()),
         _ => None,
-    };
-    let arg = context(ContextKind::InvalidArg).unwrap_or_default();
-    let value = context(ContextKind::InvalidValue).unwrap_or_default();
-    // A hidden command (the hooks' `hook`) is for the client, never a suggestion to a person.
+    }
+}
+
+/// 「（是不是想用 …？）」 for the command, argument or value clap suggests — never a hidden
+/// command (the hooks' `hook` is for the client, not a person); empty without a suggestion.
+fn suggestion_of(e: &clap::Error) -> String {
     let shown_subcommand = match e.get(ContextKind::SuggestedSubcommand) {
         Some(ContextValue::String(s)) if !hidden_commands().contains(s) => Some(s.clone()),
         Some(ContextValue::Strings(v)) => {
@@ -393,11 +394,20 @@ fn usage_message(e: &clap::Error) -> String {
         }
         _ => None,
     };
-    let suggestion = shown_subcommand
-        .or_else(|| context(ContextKind::SuggestedArg))
-        .or_else(|| context(ContextKind::SuggestedValue))
+    shown_subcommand
+        .or_else(|| context_of(e, ContextKind::SuggestedArg))
+        .or_else(|| context_of(e, ContextKind::SuggestedValue))
         .map(|s| format!("（是不是想用 {s}？）"))
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+/// A clap parse error in Chinese, naming the argument(s) and value(s) from the error's context
+/// (clap's own text is English).
+fn usage_message(e: &clap::Error) -> String {
+    let context = |kind| context_of(e, kind);
+    let arg = context(ContextKind::InvalidArg).unwrap_or_default();
+    let value = context(ContextKind::InvalidValue).unwrap_or_default();
+    let suggestion = suggestion_of(e);
     let first_line = || {
         let text = e.render().to_string();
         text.lines()

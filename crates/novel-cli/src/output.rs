@@ -1,6 +1,9 @@
 //! Rendering: human Chinese text or exactly one JSON envelope on stdout, and exit codes.
 //!
-//! Envelope: `{"ok":true,"command":"…","data":…}` on success;
+//! Envelope: `{"said":"…","ok":true,"command":"…","data":…}` on success — `said` is the first line
+//! of the human output (at most [`SAID_CHARS`] characters; absent when there is none), put first
+//! because the client shows an author the first lines of every command's output, pretty-printed:
+//! a sentence there instead of `"ok": true`;
 //! `{"ok":false,"command":"…","error":{"code","message","hint"}}` on failure (with `file`, and
 //! `pointer` or `line`/`col` in characters, when the error is about a place in a file) — and when
 //! a check found problems (exit 1), `data` carries the findings beside `error`.
@@ -148,6 +151,23 @@ pub fn to_data(data: &impl Serialize) -> Result<Value, CliError> {
     })
 }
 
+/// The longest `said` line of a JSON envelope, in characters.
+pub const SAID_CHARS: usize = 60;
+
+/// The first non-empty line of `human`, cut to [`SAID_CHARS`] characters (with 「…」).
+fn said(human: &str) -> Option<String> {
+    let line = human.lines().map(str::trim).find(|l| !l.is_empty())?;
+    if line.starts_with('{') || line.starts_with('[') {
+        // A command whose human output is itself JSON (a hook's answer): nothing to say.
+        return None;
+    }
+    let mut out: String = line.chars().take(SAID_CHARS).collect();
+    if line.chars().count() > SAID_CHARS {
+        out.push('…');
+    }
+    Some(out)
+}
+
 /// Prints the result of `command` and returns the process exit code.
 pub fn finish(json_mode: bool, command: &str, result: Result<Report, CliError>) -> i32 {
     let code = match &result {
@@ -167,10 +187,13 @@ pub fn finish(json_mode: bool, command: &str, result: Result<Report, CliError>) 
     match result {
         Ok(report) => {
             if json_mode {
-                out(&format!(
-                    "{}\n",
-                    json!({"ok": true, "command": command, "data": report.data})
-                ));
+                let doc = match said(&report.human) {
+                    Some(said) => {
+                        json!({"said": said, "ok": true, "command": command, "data": report.data})
+                    }
+                    None => json!({"ok": true, "command": command, "data": report.data}),
+                };
+                out(&format!("{doc}\n"));
             } else if !report.human.is_empty() {
                 out(&report.human);
                 if !report.human.ends_with('\n') {

@@ -518,6 +518,19 @@ fn quick_start(j: &mut Journey) {
         &[("<TEXT>", TITLE), ("<TEXT>", "玄幻")],
     );
     j.run("init", &init);
+    if j.place == Place::Subfolder {
+        // quick-start.md: the book not in the session's folder gets its own settings too.
+        says(
+            QUICK,
+            "用 SKILL.md「放行设置」的第二行给 `<DIR>` 也写一份本书的设置",
+        );
+        let own = j.cmd(
+            START,
+            r#"novel --project "<DIR>" permissions --write --json"#,
+            &[],
+        );
+        j.run("book-settings", &own);
+    }
     let brief = format!("{d}/brief.md");
     j.main(
         "read-brief",
@@ -1480,9 +1493,12 @@ fn assert_book(dir: &Path, session: &Path) {
         );
         assert_eq!(state["characters"][slug]["inventory"][0], item, "{state}");
     }
-    // The book's own settings where the client reads them: the folder the sessions start in.
-    let local = read_json(&session.join(".claude/settings.local.json"));
-    assert_eq!(local["model"], "sonnet", "{local}");
+    // The book's own settings where the client reads them: the folder the sessions start in,
+    // and the book's (a session started there).
+    for f in [session, dir] {
+        let local = read_json(&f.join(".claude/settings.local.json"));
+        assert_eq!(local["model"], "sonnet", "{}: {local}", f.display());
+    }
 }
 
 /// Where the author starts the client for the book (issue 45).

@@ -764,9 +764,17 @@ pub(crate) fn skill_next(run: &Run) -> Value {
     );
     let first = run.messages_requests()[0];
     let text = crate::test_e2e::all_messages_text(first);
-    let at = text
-        .rfind("{\"ok\":true,\"command\":\"next\"")
+    // The envelope opens with its `said` line, or with `ok` when there is none.
+    let key = text
+        .rfind("\"ok\":true,\"command\":\"next\"")
         .unwrap_or_else(|| panic!("no `next` answer in the skill\n{}", run.report()));
+    let at = if text[..key].ends_with('{') {
+        key - 1
+    } else {
+        text[..key]
+            .rfind("{\"said\":")
+            .expect("the envelope's start")
+    };
     serde_json::Deserializer::from_str(&text[at..])
         .into_iter::<Value>()
         .next()

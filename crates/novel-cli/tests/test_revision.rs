@@ -181,7 +181,7 @@ fn manual_confirm_keeps_a_candidate_until_the_author_applies_it() {
         next["recommendation"]["then"]
             .as_str()
             .unwrap()
-            .contains("novel revision apply --chapter 1"),
+            .contains("采纳（候选成为修订稿）"),
         "{next}"
     );
     let recover = ok(&root, &["chapter", "recover"])["data"].clone();

@@ -404,11 +404,43 @@ pub fn plan(
     let numbers = numbers(sections, &copies, base, renumber);
     problems.extend(range_problem(sections, &numbers));
     problems.extend(long_chapters(sections, chars, found.suspects));
+    let rows = rows(sections, chars, &numbers, &copies, target, base);
+    let imported = chapters_of(&rows, Action::Import);
+    // Gaps inside the manuscript are reported once, by the numbering check.
+    let numbered_ok = problems.iter().all(|p| p.finding.code != "E_IMPORT_ORDER");
+    if numbered_ok && (!renumber || !target.new_project) {
+        problems.extend(continuation_problem(
+            &imported, &rows, target, base, numbering,
+        ));
+    }
+    let volumes = volume_ranges(&rows, found.volumes, target);
+    Plan {
+        skipped: chapters_of(&rows, Action::Skip),
+        imported,
+        problems,
+        volumes,
+        source_chars: chars.iter().sum(),
+        rows,
+        project_last: target.last_completed,
+    }
+}
+
+/// One row per section: its number (`numbers`), where it lands and what is done with it (a
+/// copy of an earlier section, `copies`, is a duplicate); an extra is placed after the chapter
+/// before it (`base` before the first).
+fn rows(
+    sections: &[Section],
+    chars: &[usize],
+    numbers: &[Option<u32>],
+    copies: &[Option<usize>],
+    target: &Target,
+    base: u32,
+) -> Vec<Row> {
     let first = numbers.iter().flatten().next().copied();
     let mut rows = Vec::with_capacity(sections.len());
     let mut extra_index = 0;
     let mut last_chapter: Option<u32> = None;
-    for (((s, &c), n), copy) in sections.iter().zip(chars).zip(&numbers).zip(&copies) {
+    for (((s, &c), n), copy) in sections.iter().zip(chars).zip(numbers).zip(copies) {
         let copy_of = copy.map(|k| &sections[k]);
         let (target_file, skip_reason) = landing(s, *n, copy_of, target, &mut extra_index);
         let after_chapter = match s.kind {
@@ -440,24 +472,7 @@ pub fn plan(
             reason: skip_reason.unwrap_or_default(),
         });
     }
-    let imported = chapters_of(&rows, Action::Import);
-    // Gaps inside the manuscript are reported once, by the numbering check.
-    let numbered_ok = problems.iter().all(|p| p.finding.code != "E_IMPORT_ORDER");
-    if numbered_ok && (!renumber || !target.new_project) {
-        problems.extend(continuation_problem(
-            &imported, &rows, target, base, numbering,
-        ));
-    }
-    let volumes = volume_ranges(&rows, found.volumes, target);
-    Plan {
-        skipped: chapters_of(&rows, Action::Skip),
-        imported,
-        problems,
-        volumes,
-        source_chars: chars.iter().sum(),
-        rows,
-        project_last: target.last_completed,
-    }
+    rows
 }
 
 /// Where a section lands (its file) and why it is not imported, if it is not: a copy of

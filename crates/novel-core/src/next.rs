@@ -305,11 +305,11 @@ fn step_then(cp: &Checkpoint, step: &ResumeStep, n: u32) -> String {
             crate::naming::staging_repair_review(n)
         ),
         ResumeStep::AskAuthor if crate::revision::pending_candidate(cp) == Some(n) => format!(
-            "作者决定修订候选：采纳（novel revision apply --chapter {n}，候选成为修订稿）或拒绝（novel revision reject --chapter {n}，再按现稿 novel chapter commit {n} --accept，或 stage revising --by-author 照意见重新修订）"
+            "作者决定第 {n} 章的修订候选：采纳（候选成为修订稿），或拒绝后按现稿提交、照意见重新修订（在 /novel:start 里选）"
         ),
-        ResumeStep::AskAuthor => format!(
-            "作者决定：接受（novel chapter commit {n} --accept）、按意见修订（novel chapter stage revising --by-author）或重写（novel chapter stage drafting --by-author）"
-        ),
+        ResumeStep::AskAuthor => {
+            format!("作者决定第 {n} 章：接受现稿、按意见修订或重写（在 /novel:start 里选）")
+        }
     }
 }
 

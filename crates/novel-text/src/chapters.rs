@@ -336,14 +336,7 @@ fn labelled(t: &str, prefix: &str) -> Option<Line> {
         Err((why, end)) => {
             let rest = &t[end..];
             let prose = long || !separated(rest) && rest.chars().any(is_sentence_punctuation);
-            return Some(if prose {
-                Line::Text
-            } else {
-                Line::Unreadable {
-                    label: t.to_string(),
-                    why,
-                }
-            });
+            return Some(unreadable_unless_prose(prose, t, why));
         }
     };
     let rest = &t[end..];
@@ -352,19 +345,9 @@ fn labelled(t: &str, prefix: &str) -> Option<Line> {
     let title = title_of(rest);
     Some(match l {
         Label::Chapter { n, unit } => {
-            let prose = long
-                || glued
-                    && (rest.chars().next().is_some_and(|c| makes_word(unit, c))
-                        || rest.chars().any(is_sentence_punctuation));
+            let prose = long || glued && runs_on(rest, unit);
             let Ok(number) = u32::try_from(n) else {
-                return Some(if prose {
-                    Line::Text
-                } else {
-                    Line::Unreadable {
-                        label: t.to_string(),
-                        why: format!("章号 {n} 太大"),
-                    }
-                });
+                return Some(unreadable_unless_prose(prose, t, format!("章号 {n} 太大")));
             };
             if prose {
                 Line::Suspect { number }
@@ -385,10 +368,7 @@ fn labelled(t: &str, prefix: &str) -> Option<Line> {
             }
         }
         Label::Volume { n, unit } => {
-            let prose = long
-                || glued
-                    && (rest.chars().next().is_some_and(|c| makes_word(unit, c))
-                        || rest.chars().any(is_sentence_punctuation));
+            let prose = long || glued && runs_on(rest, unit);
             match u32::try_from(n) {
                 Ok(number) if number > 0 && !prose => Line::Heading(Heading::Volume {
                     number,
@@ -411,6 +391,26 @@ fn labelled(t: &str, prefix: &str) -> Option<Line> {
             }
         }
     })
+}
+
+/// Whether the words glued to a label (`rest`) make it prose: they continue the label's unit
+/// into a word (第三章节, 第二回合), or hold a sentence's punctuation.
+fn runs_on(rest: &str, unit: &str) -> bool {
+    rest.chars().next().is_some_and(|c| makes_word(unit, c))
+        || rest.chars().any(is_sentence_punctuation)
+}
+
+/// A line that starts like a heading but cannot be read as one: prose when it reads as prose,
+/// else unreadable for `why`.
+fn unreadable_unless_prose(prose: bool, t: &str, why: String) -> Line {
+    if prose {
+        Line::Text
+    } else {
+        Line::Unreadable {
+            label: t.to_string(),
+            why,
+        }
+    }
 }
 
 /// A chapter label after some words on the line: `正文 第一回 …`, `《书名》目录 第一回 …`,
@@ -510,11 +510,55 @@ struct Mark {
 pub fn split(text: &str, file: &str, options: Options) -> Split {
     let lines: Vec<&str> = text.lines().collect();
     let mut out = Split::default();
+    let (mut marks, keep) = scan(&lines, file, &mut out);
+    drop_tables_of_contents(&mut marks, &lines);
+    for m in &marks {
+        if let Heading::Chapter { prefix, .. } = &m.heading
+            && !prefix.is_empty()
+        {
+            out.furniture.push(furniture_line(
+                file,
+                m.at,
+                FurnitureKind::HeadingPrefix,
+                prefix,
+            ));
+        }
+    }
+    out.furniture.sort_by_key(|f| f.line);
+    let text = Text {
+        lines: &lines,
+        keep: &keep,
+        strip: options.strip_furniture,
+        file,
+    };
+    // The preface: everything before the first heading.
+    let first = marks.first().map_or(lines.len(), |m| m.at);
+    push_section(
+        &mut out.sections,
+        preface("前言".into(), None, file, 1, text.body(0, first)),
+    );
+    sections_at(&text, &marks, &mut out);
+    let with_chapters: std::collections::BTreeSet<u32> = out
+        .sections
+        .iter()
+        .filter(|s| s.kind == SectionKind::Chapter)
+        .filter_map(|s| s.volume)
+        .collect();
+    out.sections.retain(|s| {
+        !(s.kind == SectionKind::Preface
+            && s.body.is_empty()
+            && s.volume.is_none_or(|v| with_chapters.contains(&v)))
+    });
+    out
+}
+
+/// Reads every line: the headings found (in order) and what of each other line the text keeps;
+/// unreadable headings, suspects and furniture go to `out`.
+fn scan(lines: &[&str], file: &str, out: &mut Split) -> (Vec<Mark>, Vec<Keep>) {
     let mut marks: Vec<Mark> = Vec::new();
     let mut keep: Vec<Keep> = vec![Keep::Line; lines.len()];
     for (i, raw) in lines.iter().enumerate() {
-        let found = line(raw);
-        match found {
+        match line(raw) {
             Line::Heading(heading) => marks.push(Mark {
                 at: i,
                 heading,
@@ -542,146 +586,131 @@ pub fn split(text: &str, file: &str, options: Options) -> Split {
             Line::Text => keep[i] = furniture_of(file, i, raw, &mut out.furniture),
         }
     }
-    drop_tables_of_contents(&mut marks, &lines);
-    for m in &marks {
-        if let Heading::Chapter { prefix, .. } = &m.heading
-            && !prefix.is_empty()
-        {
-            out.furniture.push(furniture_line(
-                file,
-                m.at,
-                FurnitureKind::HeadingPrefix,
-                prefix,
-            ));
-        }
-    }
-    out.furniture.sort_by_key(|f| f.line);
-    let strip = options.strip_furniture;
-    let body = |from: usize, to: usize| -> String {
+    (marks, keep)
+}
+
+/// One text's lines and what of each the sections keep.
+struct Text<'a> {
+    lines: &'a [&'a str],
+    keep: &'a [Keep],
+    /// Furniture taken out of the sections.
+    strip: bool,
+    file: &'a str,
+}
+
+impl Text<'_> {
+    /// Lines `from..to` as a section's body.
+    fn body(&self, from: usize, to: usize) -> String {
         let kept: Vec<&str> = (from..to)
-            .filter_map(|i| match &keep[i] {
-                Keep::Nothing if strip => None,
-                Keep::Cut(prose) if strip => Some(prose.as_str()),
-                _ => Some(lines[i]),
+            .filter_map(|i| match &self.keep[i] {
+                Keep::Nothing if self.strip => None,
+                Keep::Cut(prose) if self.strip => Some(prose.as_str()),
+                _ => Some(self.lines[i]),
             })
             .collect();
         trim_blank_lines(&kept)
-    };
+    }
+
+    /// The heading as the section keeps it: the whole line when furniture is kept and the
+    /// heading had a prefix, else the heading's own text.
+    fn heading_of(&self, m: &Mark) -> String {
+        match &m.heading {
+            Heading::Chapter { prefix, .. } if !self.strip && !prefix.is_empty() => self.lines
+                [m.at]
+                .trim_matches(is_space)
+                .trim_start_matches('#')
+                .trim_matches(is_space)
+                .to_string(),
+            Heading::Chapter { text, .. }
+            | Heading::Volume { text, .. }
+            | Heading::Extra { text, .. } => text.clone(),
+        }
+    }
+
+    /// The volume heading `h` at line index `at`, if it is one.
+    fn volume_heading(&self, h: &Heading, at: usize) -> Option<VolumeHeading> {
+        let Heading::Volume {
+            number,
+            title,
+            text,
+        } = h
+        else {
+            return None;
+        };
+        Some(VolumeHeading {
+            volume: *number,
+            title: title.clone(),
+            heading: text.clone(),
+            file: self.file.to_string(),
+            line: at + 1,
+        })
+    }
+}
+
+/// The sections from the headings `marks` on: a chapter runs on over the repeated headings of
+/// its further pages; a volume heading opens a volume (and keeps its preface).
+fn sections_at(text: &Text<'_>, marks: &[Mark], out: &mut Split) {
+    let (lines, file) = (text.lines, text.file);
     let mut volume: Option<u32> = None;
-    // The preface: everything before the first heading.
-    let first = marks.first().map_or(lines.len(), |m| m.at);
-    push_section(
-        &mut out.sections,
-        preface("前言".into(), None, file, 1, body(0, first)),
-    );
     let mut k = 0;
     while k < marks.len() {
         let m = &marks[k];
-        // A chapter runs on over the repeated headings of its further pages.
         let mut end_mark = k + 1;
         let mut merged = Vec::new();
         while let Some(next) = marks.get(end_mark)
             && is_page_of(&marks[end_mark - 1], next, |i| {
-                lines[i].chars().all(is_space) || keep[i] == Keep::Nothing
+                lines[i].chars().all(is_space) || text.keep[i] == Keep::Nothing
             })
         {
             merged.push(next.at + 1);
             end_mark += 1;
         }
         let to = marks.get(end_mark).map_or(lines.len(), |n| n.at);
-        let text_of = |h: &Heading| -> String {
-            match h {
-                Heading::Chapter { prefix, .. } if !strip && !prefix.is_empty() => lines[m.at]
-                    .trim_matches(is_space)
-                    .trim_start_matches('#')
-                    .trim_matches(is_space)
-                    .to_string(),
-                Heading::Chapter { text, .. }
-                | Heading::Volume { text, .. }
-                | Heading::Extra { text, .. } => text.clone(),
-            }
-        };
-        if let Some(Heading::Volume {
-            number,
-            title,
-            text,
-        }) = &m.volume
+        for v in [&m.volume, &Some(m.heading.clone())]
+            .into_iter()
+            .flatten()
+            .filter_map(|h| text.volume_heading(h, m.at))
         {
-            volume = Some(*number);
-            out.volumes.push(VolumeHeading {
-                volume: *number,
-                title: title.clone(),
-                heading: text.clone(),
-                file: file.to_string(),
-                line: m.at + 1,
-            });
+            volume = Some(v.volume);
+            out.volumes.push(v);
         }
-        let section = match &m.heading {
-            Heading::Volume {
-                number,
-                title,
-                text,
-            } => {
-                volume = Some(*number);
-                out.volumes.push(VolumeHeading {
-                    volume: *number,
-                    title: title.clone(),
-                    heading: text.clone(),
-                    file: file.to_string(),
-                    line: m.at + 1,
-                });
-                preface(text.clone(), volume, file, m.at + 1, body(m.at + 1, to))
-            }
-            Heading::Chapter { number, title, .. } => Section {
-                kind: SectionKind::Chapter,
-                number: Some(*number),
-                name: String::new(),
-                title: title.clone(),
-                heading: text_of(&m.heading),
-                volume,
-                file: file.to_string(),
-                line: m.at + 1,
-                body: body(m.at + 1, to),
-                merged,
-                front: false,
-            },
-            Heading::Extra {
-                name, title, front, ..
-            } => Section {
-                kind: SectionKind::Extra,
-                number: None,
-                name: name.clone(),
-                title: title.clone(),
-                heading: text_of(&m.heading),
-                volume,
-                file: file.to_string(),
-                line: m.at + 1,
-                body: body(m.at + 1, to),
-                merged,
-                front: *front,
-            },
+        let body = text.body(m.at + 1, to);
+        let section = |kind, number, name: &str, title: &str, front| Section {
+            kind,
+            number,
+            name: name.to_string(),
+            title: title.to_string(),
+            heading: text.heading_of(m),
+            volume,
+            file: file.to_string(),
+            line: m.at + 1,
+            body: body.clone(),
+            merged: merged.clone(),
+            front,
         };
-        if matches!(m.heading, Heading::Volume { .. }) {
+        match &m.heading {
             // Kept even without text for now: a volume with no chapter of its own keeps its
             // heading only through this section.
-            out.sections.push(section);
-        } else {
-            push_section(&mut out.sections, section);
+            Heading::Volume { text: heading, .. } => out.sections.push(preface(
+                heading.clone(),
+                volume,
+                file,
+                m.at + 1,
+                body.clone(),
+            )),
+            Heading::Chapter { number, title, .. } => push_section(
+                &mut out.sections,
+                section(SectionKind::Chapter, Some(*number), "", title, false),
+            ),
+            Heading::Extra {
+                name, title, front, ..
+            } => push_section(
+                &mut out.sections,
+                section(SectionKind::Extra, None, name, title, *front),
+            ),
         }
         k = end_mark;
     }
-    let with_chapters: std::collections::BTreeSet<u32> = out
-        .sections
-        .iter()
-        .filter(|s| s.kind == SectionKind::Chapter)
-        .filter_map(|s| s.volume)
-        .collect();
-    out.sections.retain(|s| {
-        !(s.kind == SectionKind::Preface
-            && s.body.is_empty()
-            && s.volume.is_none_or(|v| with_chapters.contains(&v)))
-    });
-    out
 }
 
 fn furniture_line(file: &str, i: usize, kind: FurnitureKind, text: &str) -> Furniture {
@@ -974,52 +1003,8 @@ pub fn split_file(text: &str, file: &str, stem: &str, options: Options) -> Split
         lines.remove(i);
     }
     let body = stripped_body(&lines, options.strip_furniture);
-    let pick = |t: String| {
-        if md_title.is_empty() {
-            t
-        } else {
-            md_title.clone()
-        }
-    };
-    let (kind, number, name, title, front) = match file_name_heading(stem) {
-        Some(Heading::Chapter { number, title, .. }) => (
-            SectionKind::Chapter,
-            Some(number),
-            String::new(),
-            pick(title),
-            false,
-        ),
-        Some(Heading::Extra {
-            name, title, front, ..
-        }) => (SectionKind::Extra, None, name, pick(title), front),
-        _ => (
-            SectionKind::Preface,
-            None,
-            stem.to_string(),
-            md_title.clone(),
-            false,
-        ),
-    };
-    let heading = match (kind, number) {
-        // A `# 标题` that names no chapter gets the number the file name gives.
-        (SectionKind::Chapter, Some(n))
-            if !matches!(heading(&md_title), Some(Heading::Chapter { .. })) =>
-        {
-            if title.is_empty() {
-                format!("第{n}章")
-            } else {
-                format!("第{n}章 {title}")
-            }
-        }
-        (SectionKind::Extra, _) if md_title.is_empty() => {
-            if title.is_empty() {
-                name.clone()
-            } else {
-                format!("{name} {title}")
-            }
-        }
-        _ => md_title.clone(),
-    };
+    let (kind, number, name, title, front) = file_section(stem, &md_title);
+    let heading = file_heading(kind, number, &name, &title, &md_title);
     let furniture = own.furniture;
     Split {
         sections: vec![Section {
@@ -1039,6 +1024,67 @@ pub fn split_file(text: &str, file: &str, stem: &str, options: Options) -> Split
         problems: Vec::new(),
         furniture,
         suspects: own.suspects,
+    }
+}
+
+/// What a file's name says its one section is: kind, number, name, title (a `# 标题` line,
+/// `md_title`, wins over the name's), and whether it is front matter.
+fn file_section(stem: &str, md_title: &str) -> (SectionKind, Option<u32>, String, String, bool) {
+    let pick = |t: String| {
+        if md_title.is_empty() {
+            t
+        } else {
+            md_title.to_string()
+        }
+    };
+    match file_name_heading(stem) {
+        Some(Heading::Chapter { number, title, .. }) => (
+            SectionKind::Chapter,
+            Some(number),
+            String::new(),
+            pick(title),
+            false,
+        ),
+        Some(Heading::Extra {
+            name, title, front, ..
+        }) => (SectionKind::Extra, None, name, pick(title), front),
+        _ => (
+            SectionKind::Preface,
+            None,
+            stem.to_string(),
+            md_title.to_string(),
+            false,
+        ),
+    }
+}
+
+/// The heading of a file's one section: the `# 标题` line, or — when that names no chapter —
+/// the one the file name gives.
+fn file_heading(
+    kind: SectionKind,
+    number: Option<u32>,
+    name: &str,
+    title: &str,
+    md_title: &str,
+) -> String {
+    match (kind, number) {
+        (SectionKind::Chapter, Some(n))
+            if !matches!(heading(md_title), Some(Heading::Chapter { .. })) =>
+        {
+            if title.is_empty() {
+                format!("第{n}章")
+            } else {
+                format!("第{n}章 {title}")
+            }
+        }
+        (SectionKind::Extra, _) if md_title.is_empty() => {
+            if title.is_empty() {
+                name.to_string()
+            } else {
+                format!("{name} {title}")
+            }
+        }
+        _ => md_title.to_string(),
     }
 }
 

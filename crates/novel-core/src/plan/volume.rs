@@ -315,8 +315,19 @@ fn payoff_rules(i: &VolumeInputs<'_>, span: &VolumeSpan, out: &mut Vec<Diagnosti
             );
         }
     }
-    // A volume planned without payoffs (before the field existed, or by hand) is not held to
-    // a rhythm it never declared.
+    payoff_gaps(i, span, &delivered, out);
+}
+
+/// No run of the genre's [`crate::genre::GenrePreset::payoff_gap`] chapters without a delivery
+/// (`delivered`: the chapters that deliver one) — once the volume plans payoffs at all: a volume
+/// planned without them (before the field existed, or by hand) is not held to a rhythm it never
+/// declared.
+fn payoff_gaps(
+    i: &VolumeInputs<'_>,
+    span: &VolumeSpan,
+    delivered: &[u32],
+    out: &mut Vec<Diagnostic>,
+) {
     let planned = i
         .contracts
         .values()
