@@ -37,6 +37,7 @@ mod test_init;
 mod test_install;
 mod test_integrity;
 mod test_kill;
+mod test_layers;
 mod test_lint;
 mod test_lock;
 mod test_md_commands;

@@ -1196,3 +1196,44 @@ fn a_character_named_only_in_an_objective_is_in_the_writer_and_judge_packets() {
         );
     }
 }
+
+/// The paths read more than once from disk in `once`'s scope, and how often each path was asked
+/// for (what the scope saved).
+fn reread(once: &novel_store::io::ReadOnce) -> (Vec<String>, u32) {
+    let reads = once.reads();
+    let twice = reads
+        .iter()
+        .filter(|(_, r)| r.disk > 1)
+        .map(|(p, r)| format!("{} ×{}", p.display(), r.disk))
+        .collect();
+    let saved = reads.iter().map(|(_, r)| r.asked - r.disk).sum();
+    (twice, saved)
+}
+
+/// One read of the book per command (issue 44): the writer's packet for chapter 301 of a
+/// 300-chapter book reads each file and lists each directory once, though its parts ask for
+/// several of them again (the volume's schedule and contract, the checkpoint, the cast).
+#[test]
+fn the_writers_packet_reads_each_file_of_the_book_once() {
+    let (_tmp, root) = synth(300);
+    let once = novel_store::io::ReadOnce::begin();
+    let p = packet(&root, Agent::ChapterWriter, Some(301));
+    let (twice, saved) = reread(&once);
+    assert!(twice.is_empty(), "read again from disk: {twice:?}");
+    assert!(saved >= 20, "the packet's parts share their reads: {saved}");
+    let asked = |rel: &str| {
+        let path = root.join(rel);
+        once.reads()
+            .iter()
+            .find(|(p, _)| *p == path)
+            .map_or(0, |(_, r)| r.asked)
+    };
+    assert!(asked("volumes/vol-07/storyline-schedule.json") > 1);
+    assert!(asked(".checkpoint.json") > 1);
+    drop(once);
+    // The same packet as without the scope.
+    assert_eq!(
+        p.to_json(),
+        packet(&root, Agent::ChapterWriter, Some(301)).to_json()
+    );
+}

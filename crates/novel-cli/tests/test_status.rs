@@ -353,3 +353,48 @@ fn status_counts_like_novel_count_from_logs_or_text() {
     assert_eq!(d["chars"]["total"], counted, "from the text");
     assert_eq!(d["chars"]["counted_from_text"], 12);
 }
+
+/// One read of the book per command (issue 44): `novel status` on a 300-chapter book reads
+/// each file and lists each directory once (settings, checkpoint and schedule were read two or
+/// three times), and shows the same figures as without the shared reads.
+#[test]
+fn status_reads_each_file_of_the_book_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = novel_store::synth::synth_project(
+        &tmp.path().join("book"),
+        &novel_store::synth::SynthOptions {
+            chapters: 300,
+            chapter_chars: 300,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let project = novel_store::Project {
+        root: r.root.clone(),
+    };
+    let count = |t: &str| novel_text::count::count(t).chars;
+    let style = |t: &str| novel_text::metrics::sample(&novel_text::segment::Document::new(t));
+    let rules = novel_store::figures::TextRules {
+        count: &count,
+        style: &style,
+    };
+    let once = novel_store::io::ReadOnce::begin();
+    let shared = novel_store::status::gather(&project, &rules);
+    let reads = once.reads();
+    let twice: Vec<_> = reads.iter().filter(|(_, r)| r.disk > 1).collect();
+    assert!(twice.is_empty(), "read again from disk: {twice:?}");
+    let asked = |rel: &str| {
+        let path = r.root.join(rel);
+        reads
+            .iter()
+            .find(|(p, _)| *p == path)
+            .map_or(0, |(_, r)| r.asked)
+    };
+    assert!(asked("novel.json") > 1 && asked(".checkpoint.json") > 1);
+    drop(once);
+    let alone = novel_store::status::gather(&project, &rules);
+    assert_eq!(
+        serde_json::to_value(&shared).unwrap(),
+        serde_json::to_value(&alone).unwrap()
+    );
+}

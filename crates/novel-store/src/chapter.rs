@@ -5,6 +5,9 @@
 //! staging files to remove), written as one fsynced journal, then applied step by step with
 //! atomic writes. Every step is idempotent, so after a crash at any point `recover` re-applies
 //! the journal and the project ends byte-identical to an uninterrupted commit.
+//!
+//! Layer: writers (the commit transaction); its back edges to `memory`, and the ones `lock` and
+//! `state` make to it, are listed with their reasons in `crates/novel-cli/tests/test_layers.rs`.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -1035,7 +1038,7 @@ pub fn chapter_volume(
     n: u32,
     current_volume: u32,
 ) -> Result<ChapterVolume, StoreError> {
-    let volume = crate::context::volume_of(project, n, current_volume.max(1));
+    let volume = crate::volumes::volume_of(project, n, current_volume.max(1));
     Ok(ChapterVolume {
         volume,
         range: crate::next::volume_span(project, volume, &mut Vec::new()).map(|s| s.range),
@@ -1449,7 +1452,7 @@ fn plan_pipeline_log(
             .insert("gate_overall".into(), serde_json::json!(g.overall));
         if g.accepted_by_author {
             plog.extra.insert(
-                crate::status::LOG_ACCEPTED_BY_AUTHOR.into(),
+                novel_core::model::pipeline_log::LOG_ACCEPTED_BY_AUTHOR.into(),
                 serde_json::json!(true),
             );
         }
@@ -1459,7 +1462,7 @@ fn plan_pipeline_log(
             .insert("delta_skipped".into(), serde_json::json!(true));
     }
     plog.extra.insert(
-        crate::status::LOG_CHARS.into(),
+        novel_core::model::pipeline_log::LOG_CHARS.into(),
         serde_json::json!(facts.chars),
     );
     // The draft kept for `stage refined`'s measure has served its purpose; a change list never

@@ -4,9 +4,11 @@
 //! this path (the hook must answer in milliseconds) — and a file that cannot be read or
 //! parsed is reported as a warning and treated as absent, never as a failure: the packet says
 //! what it could not use, and `novel validate` explains the file.
+//!
+//! Layer: views (the packets; reads only), above the derived facts (`volumes`, `judging`) and the
+//! writers.
 
 use std::collections::BTreeMap;
-use std::fs;
 
 use novel_core::context::assemble::{Inputs, Needs, Paths, Summary};
 use novel_core::context::rounds::{self, Pass};
@@ -14,63 +16,23 @@ use novel_core::context::session::SessionFacts;
 use novel_core::context::text::summary_parts;
 use novel_core::context::{Agent, lines, outline};
 use novel_core::model::common::{ForeshadowScope, ForeshadowStatus};
-use novel_core::model::{
-    Checkpoint, Evaluation, ForeshadowingGlobal, Settings, StorylineSchedule, Storylines,
-};
+use novel_core::model::{Checkpoint, ForeshadowingGlobal, Settings, StorylineSchedule, Storylines};
 use novel_core::next::{self, DiskFacts, LockFact, Recommendation};
 use serde::Deserialize;
-use serde::de::DeserializeOwned;
 
 use crate::chapter::{Facts, skipped_deltas, staging_facts};
 use crate::error::StoreError;
 use crate::io::read_text;
+use crate::io::{json_opt, names_in, text_opt};
+use crate::judging::evaluations_in;
 use crate::layout;
 use crate::lock::{self, LockState};
 use crate::project::Project;
-use crate::volumes::text_opt;
 
 /// How far back to look for summaries on the chapter's storylines.
 pub const SUMMARY_LOOKBACK: u32 = 60;
 
-/// Reads and parses a JSON file with serde: `None` when absent; a warning when it does not
-/// parse into `T`.
-fn json_opt<T: DeserializeOwned>(
-    project: &Project,
-    rel: &str,
-    warnings: &mut Vec<String>,
-) -> Option<T> {
-    let text = text_opt(project, rel, warnings)?;
-    match serde_json::from_str(&text) {
-        Ok(v) => Some(v),
-        Err(e) => {
-            warnings.push(format!("{rel} 无法解析（{e}），已忽略"));
-            None
-        }
-    }
-}
-
-/// File names in a project directory with the given suffix, sorted.
-fn names_in(project: &Project, dir: &str, suffix: &str) -> Vec<String> {
-    let Ok(read) = fs::read_dir(project.path(dir)) else {
-        return Vec::new();
-    };
-    let mut names: Vec<String> = read
-        .filter_map(|e| e.ok())
-        .filter(|e| e.path().is_file())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(suffix) && !n.starts_with('.'))
-        .collect();
-    names.sort();
-    names
-}
-
-/// The volume of `chapter` ([`crate::volumes::Volumes::volume_of`]), `current` being the
-/// checkpoint's volume.
-pub fn volume_of(project: &Project, chapter: u32, current: u32) -> u32 {
-    crate::volumes::Volumes::load(project, Some(current), &mut Vec::new()).volume_of(chapter)
-}
-
-pub use crate::volumes::volume_numbers;
+use crate::volumes::volume_of;
 
 #[derive(Deserialize)]
 struct LightOp {
@@ -510,33 +472,6 @@ fn load_repair(
         next_outline,
         prev_ending,
     })
-}
-
-/// `chapter-NNN-eval.json` and the second judges' `chapter-NNN-eval-<judge>.json` in `dir`:
-/// the primary first, then by name.
-pub(crate) fn evaluations_in(
-    project: &Project,
-    dir: &str,
-    chapter: u32,
-    w: &mut Vec<String>,
-) -> Vec<(String, Evaluation)> {
-    let stem = novel_core::naming::evaluation_stem(chapter);
-    let mut names: Vec<String> = names_in(project, dir, ".json")
-        .into_iter()
-        .filter(|n| {
-            n.strip_prefix(&stem)
-                .and_then(|r| r.strip_suffix(".json"))
-                .is_some_and(|mid| mid.is_empty() || mid.starts_with('-'))
-        })
-        .collect();
-    names.sort_by_key(|n| (n.len(), n.clone()));
-    names
-        .into_iter()
-        .filter_map(|n| {
-            let rel = format!("{dir}/{n}");
-            json_opt::<Evaluation>(project, &rel, w).map(|e| (rel, e))
-        })
-        .collect()
 }
 
 // ---- SessionStart -------------------------------------------------------------------------

@@ -1,6 +1,10 @@
 //! Reads that tolerate a UTF-8 BOM, and writes that are atomic and durable:
 //! a uniquely named temp file in the same directory, fsync, rename over the target,
 //! fsync of the directory. A crash leaves either the old file or the new one, never half.
+//!
+//! Layer: ground (the lowest modules of `crates/novel-cli/tests/test_layers.rs`'s order):
+//! imports only `error` and `project`. Also the tolerant readers of the views (`text_opt`,
+//! `json_opt`, `names_in`: absent is `None`, unreadable a warning).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
@@ -13,16 +17,138 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::error::StoreError;
+use crate::project::Project;
 use novel_core::validate::{parse_json, strip_bom};
 
-/// Reads a UTF-8 text file; a leading BOM is dropped.
+/// Reads a UTF-8 text file; a leading BOM is dropped. Inside a [`ReadOnce`] scope a file is
+/// read from disk once and its text handed out again afterwards.
 pub fn read_text(path: &Path) -> Result<String, StoreError> {
-    let bytes = fs::read(path).map_err(|e| StoreError::io(path, e))?;
-    let text = String::from_utf8(bytes).map_err(|_| StoreError::NotUtf8 {
+    if !memo::in_scope() {
+        return text_of(path, fs::read(path).map_err(|e| StoreError::io(path, e))?);
+    }
+    if let Some(text) = memo::text(path) {
+        return Ok(text);
+    }
+    let (meta, bytes) = read_with_metadata(path).map_err(|e| StoreError::io(path, e))?;
+    let text = text_of(path, bytes)?;
+    memo::keep_text(path, &meta, &text);
+    Ok(text)
+}
+
+/// Reads a text file: `None` when absent; a problem when unreadable.
+pub(crate) fn text_opt(project: &Project, rel: &str, problems: &mut Vec<String>) -> Option<String> {
+    match read_text(&project.path(rel)) {
+        Ok(t) => Some(t),
+        Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => {
+            problems.push(format!("{rel}：{e}"));
+            None
+        }
+    }
+}
+
+/// Reads and parses a JSON file with serde: `None` when absent; a warning when it does not
+/// parse into `T`.
+pub(crate) fn json_opt<T: DeserializeOwned>(
+    project: &Project,
+    rel: &str,
+    warnings: &mut Vec<String>,
+) -> Option<T> {
+    let text = text_opt(project, rel, warnings)?;
+    match serde_json::from_str(&text) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            warnings.push(format!("{rel} 无法解析（{e}），已忽略"));
+            None
+        }
+    }
+}
+
+/// File names in a project directory with the given suffix, sorted.
+pub(crate) fn names_in(project: &Project, dir: &str, suffix: &str) -> Vec<String> {
+    let dir = project.path(dir);
+    let Ok(names) = crate::io::dir_names(&dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = names
+        .into_iter()
+        .filter(|n| n.ends_with(suffix) && !n.starts_with('.'))
+        .filter(|n| dir.join(n).is_file())
+        .collect();
+    names.sort();
+    names
+}
+
+/// [`read_text`] then `parse`; inside a [`ReadOnce`] scope a file is parsed once, and what
+/// the parse gave is handed out again to the command's other readers of it.
+pub fn read_parsed<T: Clone + 'static>(
+    path: &Path,
+    parse: impl FnOnce(&str) -> Result<T, StoreError>,
+) -> Result<T, StoreError> {
+    if !memo::in_scope() {
+        return parse(&read_text(path)?);
+    }
+    if let Some(value) = memo::parsed::<T>(path) {
+        return Ok(value);
+    }
+    let value = parse(&read_text(path)?)?;
+    memo::keep_parsed(path, &value);
+    Ok(value)
+}
+
+/// [`read_text`] for a file no other part of the command reads (each chapter's own pipeline
+/// log, evaluation and text in the book's figures): served from a [`ReadOnce`] scope's memo
+/// when it is there, else read without keeping a copy in it.
+pub fn read_text_alone(path: &Path) -> Result<String, StoreError> {
+    if let Some(text) = memo::text(path) {
+        return Ok(text);
+    }
+    text_of(path, fs::read(path).map_err(|e| StoreError::io(path, e))?)
+}
+
+fn text_of(path: &Path, bytes: Vec<u8>) -> Result<String, StoreError> {
+    let mut text = String::from_utf8(bytes).map_err(|_| StoreError::NotUtf8 {
         path: path.to_path_buf(),
     })?;
-    Ok(strip_bom(&text).to_string())
+    let bom = text.len() - strip_bom(&text).len();
+    text.drain(..bom);
+    Ok(text)
 }
+
+/// The file's metadata (taken on the open file, before its bytes) and its bytes.
+fn read_with_metadata(path: &Path) -> std::io::Result<(fs::Metadata, Vec<u8>)> {
+    use std::io::Read;
+    let mut f = File::open(path)?;
+    let meta = f.metadata()?;
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    f.read_to_end(&mut bytes)?;
+    Ok((meta, bytes))
+}
+
+/// The names of the entries of directory `dir` (lossy UTF-8, in the order the system lists
+/// them). Inside a [`ReadOnce`] scope a directory is listed once.
+pub fn dir_names(dir: &Path) -> std::io::Result<Vec<String>> {
+    let list = || -> std::io::Result<Vec<String>> {
+        Ok(fs::read_dir(dir)?
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect())
+    };
+    if !memo::in_scope() {
+        return list();
+    }
+    if let Some(names) = memo::names(dir) {
+        return Ok(names);
+    }
+    let meta = fs::metadata(dir)?;
+    let names = list()?;
+    memo::keep_names(dir, &meta, &names);
+    Ok(names)
+}
+
+mod memo;
+
+pub use memo::{ReadOnce, Reads, in_scope};
 
 /// Reads and parses a JSON file (BOM tolerated); syntax errors carry line and character column.
 pub fn read_json_value(path: &Path) -> Result<Value, StoreError> {
@@ -408,6 +534,67 @@ pub fn create_dir_all(dir: &Path) -> Result<(), StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Rewrites `p` in place with `text` of the same length, keeping its modification time:
+    /// a change only a new read can see.
+    fn overwrite_unseen(p: &Path, text: &str) {
+        let mtime = fs::metadata(p).unwrap().modified().unwrap();
+        let mut f = OpenOptions::new().write(true).open(p).unwrap();
+        f.write_all(text.as_bytes()).unwrap();
+        f.set_modified(mtime).unwrap();
+    }
+
+    #[test]
+    fn a_read_once_scope_reads_a_file_from_disk_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.md");
+        fs::write(&p, "\u{feff}第一版").unwrap();
+        {
+            let once = ReadOnce::begin();
+            assert_eq!(read_text(&p).unwrap(), "第一版");
+            overwrite_unseen(&p, "\u{feff}第二版");
+            // Served from the memo: the disk now holds another text.
+            assert_eq!(read_text(&p).unwrap(), "第一版");
+            let nested = ReadOnce::begin();
+            assert_eq!(read_text(&p).unwrap(), "第一版");
+            drop(nested);
+            assert_eq!(read_text(&p).unwrap(), "第一版");
+            let reads = once.reads();
+            assert_eq!(reads, vec![(p.clone(), Reads { disk: 1, asked: 4 })]);
+        }
+        // Outside a scope nothing is kept.
+        assert_eq!(read_text(&p).unwrap(), "第二版");
+        assert_eq!(ReadOnce::begin().reads(), vec![]);
+    }
+
+    #[test]
+    fn a_file_written_inside_a_scope_is_read_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.json");
+        let _once = ReadOnce::begin();
+        let q = dir.path().join("b.json");
+        write_atomic(&p, "旧".as_bytes()).unwrap();
+        assert_eq!(read_text(&p).unwrap(), "旧");
+        write_atomic(&p, "新".as_bytes()).unwrap(); // same length, a new file renamed over
+        assert_eq!(read_text(&p).unwrap(), "新");
+        write_json(&p, &serde_json::json!({"v": 2})).unwrap();
+        assert_eq!(read_json_value(&p).unwrap()["v"], 2);
+        let names = |d: &Path| {
+            let mut n = dir_names(d).unwrap();
+            n.sort();
+            n
+        };
+        assert_eq!(names(dir.path()), ["a.json"]);
+        write_atomic(&q, b"{}").unwrap();
+        assert_eq!(names(dir.path()), ["a.json", "b.json"]);
+        fs::remove_file(&q).unwrap();
+        assert_eq!(names(dir.path()), ["a.json"]);
+        // An unreadable file is an error each time, never kept.
+        let gone = dir.path().join("gone.md");
+        assert!(read_text(&gone).is_err());
+        fs::write(&gone, "在").unwrap();
+        assert_eq!(read_text(&gone).unwrap(), "在");
+    }
 
     #[test]
     fn atomic_write_replaces_and_leaves_no_temp() {

@@ -1,14 +1,20 @@
 //! The inputs of the judge's contract check (`novel_core::judging`) as the project holds them:
 //! the staged text the evaluations judged, the chapter's L3 contract, the fixes and the text of
 //! the round the gate sent back (archived under `logs/revisions/chapter-NNN/rK/`), the leak
-//! check. Read by
-//! `chapter stage judged`, `chapter gate`, `novel validate` and the judge's packet.
+//! check, and the one lister of a chapter's evaluations (the primary judge's and the second
+//! judges', `evaluations_in`). Read by `chapter stage judged`, `chapter gate`, `novel
+//! validate` and the judge's packet.
+//!
+//! Layer: derived facts (reads only), below the packets (`context`) that show them.
 
 use novel_core::diagnostic::Diagnostic;
 use novel_core::judging::{self, Judged, NumberedFix};
 use novel_core::model::{ChapterContract, Checkpoint};
 
+use novel_core::model::Evaluation;
+
 use crate::error::StoreError;
+use crate::io::{json_opt, names_in};
 use crate::layout;
 use crate::project::Project;
 
@@ -24,7 +30,7 @@ pub fn previous_fixes(project: &Project, n: u32, revision_count: u32) -> Vec<Num
             continue;
         }
         let dir = layout::revision_dir(n, round);
-        let evals = crate::context::evaluations_in(project, &dir, n, &mut Vec::new());
+        let evals = evaluations_in(project, &dir, n, &mut Vec::new());
         let refs: Vec<&novel_core::model::Evaluation> = evals.iter().map(|(_, e)| e).collect();
         fixes = judging::carried(&fixes, &refs);
     }
@@ -90,7 +96,7 @@ pub fn check_staged(
             l.leak_risk == novel_core::gate::LeakRisk::High
                 && l.text_digest.as_deref() == Some(digest.as_str())
         });
-    let evals = crate::context::evaluations_in(project, "staging/evaluations", n, &mut Vec::new());
+    let evals = evaluations_in(project, "staging/evaluations", n, &mut Vec::new());
     let mut out = Vec::new();
     let repair = crate::repair::current(project, cp, n)?;
     let (judged_file, judged_text) = match &repair {
@@ -127,4 +133,31 @@ pub fn check_inflight(project: &Project, normalize: &dyn Fn(&str) -> String) -> 
         return Vec::new();
     };
     check_staged(project, &cp, n, normalize).unwrap_or_default()
+}
+
+/// `chapter-NNN-eval.json` and the second judges' `chapter-NNN-eval-<judge>.json` in `dir`:
+/// the primary first, then by name.
+pub(crate) fn evaluations_in(
+    project: &Project,
+    dir: &str,
+    chapter: u32,
+    w: &mut Vec<String>,
+) -> Vec<(String, Evaluation)> {
+    let stem = novel_core::naming::evaluation_stem(chapter);
+    let mut names: Vec<String> = names_in(project, dir, ".json")
+        .into_iter()
+        .filter(|n| {
+            n.strip_prefix(&stem)
+                .and_then(|r| r.strip_suffix(".json"))
+                .is_some_and(|mid| mid.is_empty() || mid.starts_with('-'))
+        })
+        .collect();
+    names.sort_by_key(|n| (n.len(), n.clone()));
+    names
+        .into_iter()
+        .filter_map(|n| {
+            let rel = format!("{dir}/{n}");
+            json_opt::<Evaluation>(project, &rel, w).map(|e| (rel, e))
+        })
+        .collect()
 }

@@ -9,6 +9,8 @@
 //! read never blocks a commit — it is reported, and `novel memory rebuild` makes it again.
 //! Appends only (`io::append_at` at a length measured under the writers' guard): a line torn
 //! by a crash is cut, never kept. `memory init` and `memory rebuild` write through a journal too.
+//!
+//! Layer: writers (character memory), below the commit (`chapter`) that records it.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -33,12 +35,13 @@ fn line_of(e: &MemoryEntry) -> String {
 
 /// The active characters, parsed (unreadable files are skipped: `novel validate` reports them).
 fn active_characters(project: &Project) -> Vec<Character> {
-    let Ok(read) = fs::read_dir(project.path("characters/active")) else {
+    let dir = project.path("characters/active");
+    let Ok(names) = crate::io::dir_names(&dir) else {
         return Vec::new();
     };
-    let mut out: Vec<Character> = read
-        .filter_map(Result::ok)
-        .map(|e| e.path())
+    let mut out: Vec<Character> = names
+        .iter()
+        .map(|n| dir.join(n))
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .filter_map(|p| read_json_value(&p).ok())
         .filter_map(|v| serde_json::from_value::<Character>(v).ok())

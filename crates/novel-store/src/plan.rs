@@ -7,6 +7,8 @@
 //! runs in milliseconds on a long book). A plan file that cannot be read or parsed is a finding
 //! (`unreadable`); the changelog and the checkpoint are the only files whose failure stops the
 //! check.
+//!
+//! Layer: checks of the plan (reads only), above the derived facts (`volumes`) it asks.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -27,12 +29,12 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::context::volume_numbers;
 use crate::error::StoreError;
 use crate::io::read_text;
 use crate::layout;
 use crate::next::{contract_chapters, volume_span};
 use crate::project::Project;
+use crate::volumes::volume_numbers;
 
 /// Why a plan check could not run at all.
 #[derive(Debug, thiserror::Error)]
@@ -74,7 +76,7 @@ impl Scope {
     /// What `check continuity` checks by default: the volume of the chapter to be written next.
     pub fn next_volume(project: &Project) -> Result<Scope, StoreError> {
         let cp = light_checkpoint(project)?;
-        Ok(Scope::Volume(crate::context::volume_of(
+        Ok(Scope::Volume(crate::volumes::volume_of(
             project,
             cp.next_chapter(),
             cp.volume(),
@@ -320,12 +322,11 @@ fn replay_log(project: &Project) -> Result<Vec<ChangelogEntry>, StoreError> {
 /// from (else the chapter after the last completed one).
 fn retired(project: &Project, log: &[ChangelogEntry], last: u32) -> BTreeMap<String, Retired> {
     let mut out = BTreeMap::new();
-    let Ok(read) = fs::read_dir(project.path("characters/retired")) else {
+    let Ok(names) = crate::io::dir_names(&project.path("characters/retired")) else {
         return out;
     };
-    let mut names: Vec<String> = read
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
+    let mut names: Vec<String> = names
+        .into_iter()
         .filter(|n| n.ends_with(".json") && !n.starts_with('.'))
         .collect();
     names.sort();
@@ -686,7 +687,7 @@ pub fn check_chapter_plan(
     n: u32,
     current_volume: u32,
 ) -> Result<(), novel_core::pipeline::StageRefusal> {
-    let v = crate::context::volume_of(project, n, current_volume.max(1));
+    let v = crate::volumes::volume_of(project, n, current_volume.max(1));
     let outline_rel = format!("{}/outline.md", layout::volume_dir(v));
     let contract_rel = layout::chapter_contract_file(v, n);
     let refuse = |what: String| {

@@ -1,5 +1,7 @@
 //! Which files the text commands (`lint`, `count`, `style metrics`, `check names`, the reviews)
 //! read, and the project data they share: the blacklist and the style profile.
+//!
+//! Layer: project readers (reads only), below the figures and the views.
 
 use std::path::{Path, PathBuf};
 
@@ -158,13 +160,12 @@ fn given_files(project: Option<&Project>, files: &[PathBuf]) -> Result<Vec<Input
 pub fn committed_chapters(proj: &Project) -> Result<Vec<(u32, String)>, StoreError> {
     let dir = proj.path("chapters");
     let mut out = Vec::new();
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(e) => e,
+    let names = match crate::io::dir_names(&dir) {
+        Ok(names) => names,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
         Err(e) => return Err(StoreError::io(&dir, e)),
     };
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
+    for name in names {
         let rel = format!("chapters/{name}");
         if let Entry::ChapterText { chapter } = layout::classify(&rel) {
             out.push((chapter, rel));

@@ -7,12 +7,13 @@
 //! fallback to the defaults. The loader deserialises only (the status and hook paths call it
 //! and compile no schema): ranges the schema states beyond the types are `novel validate`'s,
 //! and the gate checks the order of its own thresholds.
+//!
+//! Layer: project readers (above ground: `io`, `layout`, `error`); nothing that writes or shows.
 
 use novel_core::model::Settings;
 use novel_core::validate::{parse_json, pointer_line, typed_at};
 
 use crate::error::StoreError;
-use crate::io::read_text;
 use crate::{Project, layout};
 
 /// What the settings are called in messages.
@@ -22,20 +23,23 @@ const WHAT: &str = "项目设置";
 /// unreadable, malformed or of the wrong shape.
 pub fn load(project: &Project) -> Result<Settings, StoreError> {
     let path = project.path(layout::SETTINGS);
-    let text = match read_text(&path) {
-        Ok(t) => t,
+    match crate::io::read_parsed(&path, |text| parse(&path, text)) {
         Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(Settings::default());
+            Ok(Settings::default())
         }
-        Err(e) => return Err(e),
-    };
-    let value = parse_json(&text).map_err(|error| StoreError::Json {
-        path: path.clone(),
+        other => other,
+    }
+}
+
+/// The settings in `text`, the text of `novel.json` at `path`.
+fn parse(path: &std::path::Path, text: &str) -> Result<Settings, StoreError> {
+    let value = parse_json(text).map_err(|error| StoreError::Json {
+        path: path.to_path_buf(),
         error,
     })?;
     typed_at(&value).map_err(|(pointer, message)| StoreError::Field {
-        line: pointer_line(&text, &pointer),
-        path,
+        line: pointer_line(text, &pointer),
+        path: path.to_path_buf(),
         what: WHAT,
         pointer,
         message,

@@ -2,6 +2,8 @@
 //! `docs/orchestration.md` §1) — the order and file checks (`novel_core::pipeline::check_stage`),
 //! the archive of a round the gate sent back, the checkpoint, and the stage's line in the
 //! pipeline log.
+//!
+//! Layer: writers (the pipeline stages), above the commit transaction and the figures.
 
 use serde::Serialize;
 
@@ -271,8 +273,7 @@ pub struct Moved {
     pub edit_ratio: Option<novel_core::edits::EditReport>,
 }
 
-/// A stage line's key for the one token total of an agent's run.
-pub const TOTAL_TOKENS: &str = "tokens";
+pub use novel_core::model::pipeline_log::{EDIT_RATIO, TOTAL_TOKENS};
 /// A stage line's key saying who chose the round (`author`), absent for the loop's own rounds.
 pub const DECIDED_BY: &str = "decided_by";
 const AUTHOR: &str = "author";
@@ -768,9 +769,6 @@ fn plan_repaired(
 
 /// A stage line's key for a local repair's figures (`stage repaired`).
 pub const REPAIR: &str = "repair";
-
-/// A stage line's key for StyleRefiner's measured edit ratio (`stage refined`).
-pub const EDIT_RATIO: &str = "edit_ratio";
 
 /// The stage line's record of a measure: the two ratios and the total (no paragraphs).
 fn edit_ratio_value(r: &novel_core::edits::EditReport) -> serde_json::Value {

@@ -1,6 +1,9 @@
 //! The state files on disk: `state/current-state.json`, `state/changelog.jsonl`,
 //! `foreshadowing/global.json`, the volume foreshadowing plans and the character name index.
 //! Reads check the schema; writes are atomic; backups go to `state/backups/`.
+//!
+//! Layer: writers (the state engine's files); its back edge to `chapter` (the commit journal) is
+//! listed in `crates/novel-cli/tests/test_layers.rs`.
 
 use std::path::Path;
 
@@ -373,12 +376,11 @@ fn read_state_for(
 fn load_plan_as(project: &Project, trust: Trust) -> Result<Vec<PlannedForeshadowing>, StoreError> {
     let mut out = Vec::new();
     let dir = project.path("volumes");
-    let Ok(read) = std::fs::read_dir(&dir) else {
+    let Ok(names) = crate::io::dir_names(&dir) else {
         return Ok(out);
     };
-    let mut vols: Vec<String> = read
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
+    let mut vols: Vec<String> = names
+        .into_iter()
         .filter(|n| n.starts_with("vol-"))
         .collect();
     vols.sort();
@@ -399,11 +401,12 @@ fn load_plan_as(project: &Project, trust: Trust) -> Result<Vec<PlannedForeshadow
 pub fn load_names(project: &Project) -> NameIndex {
     let mut names = NameIndex::default();
     for sub in ["characters/active", "characters/retired"] {
-        let Ok(read) = std::fs::read_dir(project.path(sub)) else {
+        let dir = project.path(sub);
+        let Ok(read) = crate::io::dir_names(&dir) else {
             continue;
         };
-        for e in read.filter_map(|e| e.ok()) {
-            let path = e.path();
+        for name in read {
+            let path = dir.join(name);
             if path.extension().is_none_or(|x| x != "json") {
                 continue;
             }
@@ -432,12 +435,19 @@ pub fn load_changelog(project: &Project) -> Result<Vec<ChangelogEntry>, StoreErr
 }
 
 /// The last line of `state/changelog.jsonl` (`None` for an absent or empty file), read from
-/// the end of the file so that a commit costs the same at chapter 1,000 as at chapter 30. The
-/// line must parse and be whole: a last line without its newline was torn by a crash (the
-/// journal that would cut it is gone, or it was written by hand) and is an error, never used.
+/// the end of the file so that a commit costs the same at chapter 1,000 as at chapter 30 (in
+/// a [`crate::io::ReadOnce`] scope the whole file is read once and shared with the command's
+/// other readers of it). The line must parse and be whole: a last line without its newline was
+/// torn by a crash (the journal that would cut it is gone, or it was written by hand) and is an
+/// error, never used.
 pub fn changelog_tail(project: &Project) -> Result<Option<ChangelogEntry>, StoreError> {
     use std::io::{Read, Seek, SeekFrom};
     let path = project.path(layout::CHANGELOG);
+    if crate::io::in_scope()
+        && let Ok(text) = read_text(&path)
+    {
+        return last_entry(&path, text.as_bytes());
+    }
     let mut f = match std::fs::File::open(&path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -451,35 +461,41 @@ pub fn changelog_tail(project: &Project) -> Result<Option<ChangelogEntry>, Store
         f.seek(SeekFrom::Start(start))
             .and_then(|_| f.read_to_end(&mut bytes))
             .map_err(|e| StoreError::io(&path, e))?;
-        let body = bytes.trim_ascii_end();
-        let line_start = body.iter().rposition(|b| *b == b'\n').map(|i| i + 1);
-        if line_start.is_none() && start > 0 {
+        if start > 0 && !bytes.trim_ascii_end().contains(&b'\n') {
             window *= 4; // a line longer than the window: read further back
             continue;
         }
-        let line = &body[line_start.unwrap_or(0)..];
-        let line = line.strip_prefix("\u{feff}".as_bytes()).unwrap_or(line);
-        if line.is_empty() {
-            return Ok(None);
-        }
-        let torn = !bytes.ends_with(b"\n");
-        let bad = |message: String| StoreError::Model {
-            path: path.clone(),
-            what: FileKind::ChangelogEntry.label(),
-            message,
-        };
-        let text =
-            std::str::from_utf8(line).map_err(|_| StoreError::NotUtf8 { path: path.clone() })?;
-        let parsed = parse_changelog(&path, text).map_err(|e| match e {
-            // A proper prefix of a one-line JSON object never parses: this is the torn line.
-            StoreError::Model { .. } if torn => bad(
-                "最后一行不完整（没有换行结尾，是被中断的写入留下的半行）：运行 novel chapter recover；仍在时从 state/backups/ 恢复变更日志".to_string(),
-            ),
-            StoreError::Model { message, .. } => bad(message.replacen("第 1 行", "最后一行", 1)),
-            other => other,
-        })?;
-        return Ok(parsed.into_iter().next_back());
+        return last_entry(&path, &bytes);
     }
+}
+
+/// The changelog entry on the last line of `bytes` (the file's end, holding that whole line).
+fn last_entry(path: &Path, bytes: &[u8]) -> Result<Option<ChangelogEntry>, StoreError> {
+    let body = bytes.trim_ascii_end();
+    let line_start = body.iter().rposition(|b| *b == b'\n').map(|i| i + 1);
+    let line = &body[line_start.unwrap_or(0)..];
+    let line = line.strip_prefix("\u{feff}".as_bytes()).unwrap_or(line);
+    if line.is_empty() {
+        return Ok(None);
+    }
+    let torn = !bytes.ends_with(b"\n");
+    let bad = |message: String| StoreError::Model {
+        path: path.to_path_buf(),
+        what: FileKind::ChangelogEntry.label(),
+        message,
+    };
+    let text = std::str::from_utf8(line).map_err(|_| StoreError::NotUtf8 {
+        path: path.to_path_buf(),
+    })?;
+    let parsed = parse_changelog(path, text).map_err(|e| match e {
+        // A proper prefix of a one-line JSON object never parses: this is the torn line.
+        StoreError::Model { .. } if torn => bad(
+            "最后一行不完整（没有换行结尾，是被中断的写入留下的半行）：运行 novel chapter recover；仍在时从 state/backups/ 恢复变更日志".to_string(),
+        ),
+        StoreError::Model { message, .. } => bad(message.replacen("第 1 行", "最后一行", 1)),
+        other => other,
+    })?;
+    Ok(parsed.into_iter().next_back())
 }
 
 fn parse_changelog(path: &Path, text: &str) -> Result<Vec<ChangelogEntry>, StoreError> {

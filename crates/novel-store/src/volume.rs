@@ -7,6 +7,8 @@
 //! atomic; `close` writes the checkpoint last, so an interrupted close is simply run again;
 //! `cleanup` goes through the commit journal like a retirement, so `novel chapter recover`
 //! finishes an interrupted one.
+//!
+//! Layer: writers (volume commands), above the commit transaction and the derived facts.
 
 use std::time::Duration;
 
@@ -267,11 +269,11 @@ fn references(project: &Project, next: u32) -> Result<Vec<(String, String)>, Sto
 /// Retired characters as (slug, display name, file); an unreadable file keeps its slug.
 fn retired_characters(project: &Project) -> Vec<(String, String, String)> {
     let mut out = Vec::new();
-    let Ok(read) = std::fs::read_dir(project.path("characters/retired")) else {
+    let dir = project.path("characters/retired");
+    let Ok(names) = crate::io::dir_names(&dir) else {
         return out;
     };
-    for e in read.filter_map(|e| e.ok()) {
-        let name = e.file_name().to_string_lossy().into_owned();
+    for name in names {
         let Some(slug) = name
             .strip_suffix(".json")
             .filter(|_| !name.starts_with('.'))
@@ -279,7 +281,7 @@ fn retired_characters(project: &Project) -> Vec<(String, String, String)> {
             continue;
         };
         let rel = format!("characters/retired/{name}");
-        let display = crate::io::read_json::<Character>(&e.path(), "角色档案")
+        let display = crate::io::read_json::<Character>(&dir.join(&name), "角色档案")
             .map_or_else(|_| slug.to_string(), |c| c.display_name);
         out.push((slug.to_string(), display, rel));
     }

@@ -6,14 +6,11 @@
 //! Layer: derived facts. It reads the volume files and `novel.json`; it imports nothing that
 //! writes, and no view (status, dashboard, next, context) is imported here.
 
-use std::fs;
-
 use novel_core::context::outline;
 use novel_core::plan::{self, VolumeSpan};
 use serde::Deserialize;
 
-use crate::error::StoreError;
-use crate::io::read_text;
+use crate::io::text_opt;
 use crate::layout;
 use crate::project::Project;
 
@@ -23,27 +20,21 @@ struct RangeOnly {
     chapter_range: Option<[u32; 2]>,
 }
 
-/// Reads a text file: `None` when absent; a problem when unreadable.
-pub(crate) fn text_opt(project: &Project, rel: &str, problems: &mut Vec<String>) -> Option<String> {
-    match read_text(&project.path(rel)) {
-        Ok(t) => Some(t),
-        Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => {
-            problems.push(format!("{rel}：{e}"));
-            None
-        }
-    }
+/// The volume of `chapter` ([`Volumes::volume_of`]), `current` being the checkpoint's volume.
+pub fn volume_of(project: &Project, chapter: u32, current: u32) -> u32 {
+    Volumes::load(project, Some(current), &mut Vec::new()).volume_of(chapter)
 }
 
 /// Volume numbers with a `volumes/vol-NN` directory, sorted.
 pub fn volume_numbers(project: &Project) -> Vec<u32> {
-    let Ok(read) = fs::read_dir(project.path("volumes")) else {
+    let dir = project.path("volumes");
+    let Ok(names) = crate::io::dir_names(&dir) else {
         return Vec::new();
     };
-    let mut vols: Vec<u32> = read
-        .filter_map(|e| e.ok())
-        .filter(|e| e.path().is_dir())
-        .filter_map(|e| novel_core::naming::volume_in_name(&e.file_name().to_string_lossy()))
+    let mut vols: Vec<u32> = names
+        .iter()
+        .filter(|n| dir.join(n).is_dir())
+        .filter_map(|n| novel_core::naming::volume_in_name(n))
         .collect();
     vols.sort_unstable();
     vols
@@ -53,17 +44,15 @@ pub fn volume_numbers(project: &Project) -> Vec<u32> {
 /// (canonical names only), sorted.
 pub fn contract_chapters(project: &Project, v: u32) -> Vec<u32> {
     let dir = novel_core::naming::contracts_dir(v);
-    let mut out: Vec<u32> = fs::read_dir(project.path(&dir))
-        .map(|r| {
-            r.filter_map(|e| e.ok())
-                .filter_map(|e| {
-                    let name = e.file_name().to_string_lossy().into_owned();
-                    match layout::classify(&format!("{dir}/{name}")) {
-                        layout::Entry::Json {
-                            chapter: Some(n), ..
-                        } => Some(n),
-                        _ => None,
-                    }
+    let mut out: Vec<u32> = crate::io::dir_names(&project.path(&dir))
+        .map(|names| {
+            names
+                .iter()
+                .filter_map(|name| match layout::classify(&format!("{dir}/{name}")) {
+                    layout::Entry::Json {
+                        chapter: Some(n), ..
+                    } => Some(n),
+                    _ => None,
                 })
                 .collect()
         })

@@ -194,7 +194,14 @@ struct HookSpecificOutput<'a> {
     additional_context: &'a str,
 }
 
+/// The packets only read the book, and their parts ask for the same files (settings,
+/// checkpoint, the volume's schedule and contract, the cast): each is read once
+/// ([`novel_store::io::ReadOnce`]). Not `synth` (it writes a book), nor `session-start`,
+/// which reads each of its files once anyway (`crates/novel-store/benches/opens.sh`): a
+/// memo would only cost it.
 pub fn run(global: &GlobalArgs, cmd: ContextCommand) -> Result<Report, CliError> {
+    let reads_again = !matches!(cmd, ContextCommand::Synth(_) | ContextCommand::SessionStart);
+    let _once = reads_again.then(novel_store::io::ReadOnce::begin);
     let (agent, args) = match cmd {
         ContextCommand::SessionStart => return Ok(session_start_guarded(global)),
         ContextCommand::SubagentStart(a) => return Ok(subagent_start_guarded(global, a.part)),

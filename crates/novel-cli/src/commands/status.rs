@@ -343,6 +343,8 @@ fn push_problems(out: &mut String, s: &Status) {
 }
 
 pub fn run(global: &GlobalArgs) -> Result<Report, CliError> {
+    // Status only reads the book: each file once ([`novel_store::io::ReadOnce`]).
+    let _once = novel_store::io::ReadOnce::begin();
     let project = super::project(global)?;
     let status = gather(&project, &super::text_rules());
     let mut human = render(&status);

@@ -5,6 +5,17 @@ use serde::{Deserialize, Serialize};
 
 use super::common::{Extra, GateDecision, SLUG};
 
+/// The key of a pipeline log that records the committed chapter's 字数 (written at commit).
+pub const LOG_CHARS: &str = "chars";
+/// The key of a pipeline log with the score the gate counted.
+pub const LOG_GATE_OVERALL: &str = "gate_overall";
+/// The key of a pipeline log that says the author accepted the chapter as it was (`--accept`).
+pub const LOG_ACCEPTED_BY_AUTHOR: &str = "accepted_by_author";
+/// A stage line's key for the one token total of an agent's run.
+pub const TOTAL_TOKENS: &str = "tokens";
+/// A stage line's key for StyleRefiner's measured edit ratio (`stage refined`).
+pub const EDIT_RATIO: &str = "edit_ratio";
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PipelineLog {
     #[schemars(range(min = 1))]

@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::usage::{StageUsage, stage_usage};
 use super::{LOG_CHARS, LOG_GATE_OVERALL};
 use crate::error::StoreError;
-use crate::io::read_text;
+use crate::io::{read_text, read_text_alone};
 use crate::layout;
 use crate::project::Project;
 
@@ -85,7 +85,17 @@ impl ChapterFigures {
 
 /// A file: `Ok(None)` when absent; `Err(problem)` when unreadable or not `T`.
 pub(super) fn load<T: DeserializeOwned>(project: &Project, rel: &str) -> Result<Option<T>, String> {
-    let text = match read_text(&project.path(rel)) {
+    load_with(project, rel, read_text)
+}
+
+/// [`load`] with `read` (a chapter's own files, which no other part of a command reads, are
+/// read with [`read_text_alone`]).
+fn load_with<T: DeserializeOwned>(
+    project: &Project,
+    rel: &str,
+    read: fn(&std::path::Path) -> Result<String, StoreError>,
+) -> Result<Option<T>, String> {
+    let text = match read(&project.path(rel)) {
         Ok(t) => t,
         Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
             return Ok(None);
@@ -134,7 +144,7 @@ fn from_log(f: &mut ChapterFigures, log: &PipelineLog, settings: &Settings) {
         .stages
         .iter()
         .rev()
-        .find_map(|s| s.extra.get(crate::stage::EDIT_RATIO))
+        .find_map(|s| s.extra.get(novel_core::model::pipeline_log::EDIT_RATIO))
         .and_then(|r| r.get("narration"))
         .and_then(Value::as_f64);
     f.stages = log
@@ -176,7 +186,7 @@ impl Reader<'_> {
         missing: &mut Missing,
     ) -> ChapterFigures {
         let mut f = ChapterFigures::new(n, volume);
-        match load::<PipelineLog>(self.project, &layout::log_file(n)) {
+        match load_with::<PipelineLog>(self.project, &layout::log_file(n), read_text_alone) {
             Ok(Some(log)) => from_log(&mut f, &log, self.settings),
             Ok(None) => missing.logs.push(n),
             Err(p) => {
@@ -196,7 +206,7 @@ impl Reader<'_> {
 
     fn count_text(&self, f: &mut ChapterFigures, problems: &mut Vec<String>, m: &mut Missing) {
         let rel = layout::chapter_file(f.chapter);
-        match read_text(&self.project.path(&rel)) {
+        match read_text_alone(&self.project.path(&rel)) {
             Ok(t) => {
                 f.chars = Some((self.count)(&t) as u64);
                 m.counted_from_text += 1;
@@ -209,7 +219,8 @@ impl Reader<'_> {
     }
 
     fn evaluation(&self, f: &mut ChapterFigures, problems: &mut Vec<String>, m: &mut Missing) {
-        match load::<Evaluation>(self.project, &layout::evaluation_file(f.chapter)) {
+        let rel = layout::evaluation_file(f.chapter);
+        match load_with::<Evaluation>(self.project, &rel, read_text_alone) {
             Ok(Some(e)) => {
                 f.evaluation = LogState::Read;
                 if self.dimensions {

@@ -33,12 +33,7 @@ use crate::layout;
 use crate::project::Project;
 use crate::volumes::Volumes;
 
-/// The key of a pipeline log that records the committed chapter's 字数 (written at commit).
-pub const LOG_CHARS: &str = "chars";
-/// The key of a pipeline log with the score the gate counted.
-pub const LOG_GATE_OVERALL: &str = "gate_overall";
-/// The key of a pipeline log that says the author accepted the chapter as it was (`--accept`).
-pub const LOG_ACCEPTED_BY_AUTHOR: &str = "accepted_by_author";
+pub use novel_core::model::pipeline_log::{LOG_ACCEPTED_BY_AUTHOR, LOG_CHARS, LOG_GATE_OVERALL};
 
 /// What the figures need of `novel-text` (the store measures no Chinese itself).
 #[derive(Clone, Copy)]
@@ -77,13 +72,11 @@ pub struct BookFigures {
 
 /// Committed chapter numbers (`chapters/chapter-NNN.md`), sorted.
 pub fn committed_chapters(project: &Project) -> Vec<u32> {
-    let mut out: Vec<u32> = std::fs::read_dir(project.path("chapters"))
-        .map(|r| {
-            r.filter_map(|e| e.ok())
-                .filter_map(|e| {
-                    let name = e.file_name().to_string_lossy().into_owned();
-                    novel_core::naming::chapter_in_name(&name, ".md")
-                })
+    let mut out: Vec<u32> = crate::io::dir_names(&project.path("chapters"))
+        .map(|names| {
+            names
+                .iter()
+                .filter_map(|name| novel_core::naming::chapter_in_name(name, ".md"))
                 .collect()
         })
         .unwrap_or_default();

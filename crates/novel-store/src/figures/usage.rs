@@ -15,7 +15,7 @@ use novel_core::model::pipeline_log::StageLog;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::stage::TOTAL_TOKENS;
+use novel_core::model::pipeline_log::TOTAL_TOKENS;
 
 /// One pipeline stage's usage and cost.
 #[derive(Debug, Clone, PartialEq, Serialize)]
