@@ -260,6 +260,11 @@ fn table_hint(code: &str) -> Option<&'static str> {
     crate::codes::lookup(code).map(|d| d.hint)
 }
 
+/// Escapes a key for use inside a JSON pointer (RFC 6901).
+pub fn pointer_escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
 /// Every finding's lines, in order.
 pub fn render_all(findings: &[Diagnostic]) -> String {
     findings.iter().map(Diagnostic::render).collect()

@@ -24,11 +24,14 @@
 
 use serde::Serialize;
 
+pub use crate::model::evaluation::LEAK_RULE;
+pub use crate::score::{band, score_text, thresholds_problem, weighted_overall, weights_differing};
+
 use crate::model::Evaluation;
 use crate::model::common::{ConstraintType, GateDecision};
 use crate::model::evaluation::{Confidence, RequiredFix, SpecLayer, Violation};
 use crate::model::repair::{PartReason, RepairPart};
-use crate::model::settings::{DimensionWeights, GateThresholds};
+use crate::model::settings::GateThresholds;
 use crate::model::storyline::{StorylineSchedule, StorylineSpec};
 
 /// Why a chapter is a key chapter (关键章).
@@ -65,29 +68,6 @@ pub fn key_chapter(
         out.push(KeyReason::Convergence);
     }
     out
-}
-
-/// The overall score of an evaluation: its eight dimension scores weighed with the project's
-/// fixed weights (`novel.json` `gate.weights`, else §6.6.5) — never with the weights the
-/// evaluation file carries, so a judge cannot shift weight between dimensions.
-pub fn weighted_overall(e: &Evaluation, weights: &DimensionWeights) -> f64 {
-    e.scores
-        .dimensions()
-        .iter()
-        .zip(weights.values())
-        .map(|((_, d), (_, w))| d.score * w)
-        .sum()
-}
-
-/// Dimensions whose weight in the evaluation file differs from the project's fixed weight.
-pub fn weights_differing(e: &Evaluation, weights: &DimensionWeights) -> Vec<&'static str> {
-    e.scores
-        .dimensions()
-        .iter()
-        .zip(weights.values())
-        .filter(|((_, d), (_, w))| (d.weight - w).abs() > 1e-6)
-        .map(|((name, _), _)| *name)
-        .collect()
 }
 
 /// A violation that forces a revision.
@@ -135,9 +115,6 @@ pub fn leak_fix() -> RequiredFix {
         extra: Default::default(),
     }
 }
-
-/// The LS rule a cross-storyline leak violates.
-pub const LEAK_RULE: &str = "LS-005";
 
 /// The craft check of the text being judged: the message of each failed rule the gate acts
 /// on (`craft/opening`, `craft/hook`), `None` when it holds.
@@ -252,7 +229,24 @@ pub struct GateResult {
     pub reasons: Vec<String>,
     /// What may follow this verdict ([`crate::pipeline::gate_moves`]; filled by the caller, who
     /// knows the author's rounds so far).
-    pub moves: Vec<crate::pipeline::GateMove>,
+    pub moves: Vec<GateMove>,
+}
+
+/// One way on after a gate verdict: what it is, whose choice it is, the command that takes it
+/// (as the skills write it), and, when the author cannot take it any more, why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GateMove {
+    /// `commit`, `polish`, `revise`, `repair` (the local repair of a revise for the craft
+    /// alone), `rewrite`, `accept`, `edit` (the author changes the staged text, then accepts it).
+    pub id: &'static str,
+    /// `loop` (what the gate itself asks for, done without asking) or `author`.
+    pub by: &'static str,
+    /// The command, with `<DIR>` for the skill to fill in; for `polish`, the one
+    /// after StyleRefiner's second pass.
+    pub command: String,
+    /// Why the author cannot take it now (the round limit), when so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -301,58 +295,11 @@ fn key_label(r: &KeyReason) -> &'static str {
     }
 }
 
-/// The thresholds must be ordered pass ≥ polish ≥ revise ≥ pause, with the force-pass floor
-/// no higher than pass: otherwise a band is empty or inverted and scores land in the wrong one.
-/// The dimension weights must be within 0–1 and sum to 1.
+/// The thresholds must make bands ([`thresholds_problem`] says why when they do not).
 pub fn check_thresholds(t: &GateThresholds) -> Result<(), GateError> {
-    let ordered = t.pass >= t.polish && t.polish >= t.revise && t.revise >= t.pause;
-    let values_ok = [t.pass, t.polish, t.revise, t.pause, t.force_pass_min]
-        .iter()
-        .all(|v| v.is_finite());
-    if !ordered || !values_ok || t.force_pass_min > t.pass {
-        return Err(GateError::Thresholds {
-            detail: format!(
-                "阈值应满足 pass ≥ polish ≥ revise ≥ pause 且 force_pass_min ≤ pass（现为 pass {} / polish {} / revise {} / pause {} / force_pass_min {}）",
-                t.pass, t.polish, t.revise, t.pause, t.force_pass_min
-            ),
-        });
-    }
-    let w = &t.weights;
-    let weights_ok = w
-        .values()
-        .iter()
-        .all(|(_, v)| v.is_finite() && (0.0..=1.0).contains(v));
-    if !weights_ok || (w.sum() - 1.0).abs() > 0.005 {
-        return Err(GateError::Thresholds {
-            detail: format!(
-                "gate.weights 的 8 个维度权重应在 0–1 之间且和为 1.0（现为 {:.3}）",
-                w.sum()
-            ),
-        });
-    }
-    Ok(())
-}
-
-/// Removes float noise (3.4999999999 from weights like 0.18) without moving real values:
-/// 3.496 stays 3.496.
-fn denoise(x: f64) -> f64 {
-    (x * 1e6).round() / 1e6
-}
-
-/// A score as it is printed everywhere — the gate, the commit, `status`, the reviews, the
-/// skills' one-line reports: cut (never rounded) to two decimals, at least one shown (`4.1`,
-/// `3.96`, `4.0`). Cutting never crosses a threshold of two decimals (3.996 is `3.99`, below a
-/// pass line of 4.0, as the gate judged it; rounding would print `4.0`).
-pub fn score_text(x: f64) -> String {
-    if !x.is_finite() {
-        return "—".to_string();
-    }
-    // The small epsilon keeps a score stored as 3.2499999… from showing as 3.24.
-    let cut = (x * 100.0 + 1e-7).floor() / 100.0;
-    let text = format!("{cut:.2}");
-    match text.strip_suffix('0') {
-        Some(one) if !one.ends_with('.') => one.to_string(),
-        _ => text,
+    match thresholds_problem(t) {
+        Some(detail) => Err(GateError::Thresholds { detail }),
+        None => Ok(()),
     }
 }
 
@@ -394,7 +341,7 @@ pub fn decide(input: &GateInput<'_>) -> Result<GateResult, GateError> {
     check_input(input)?;
     let mut reasons = Vec::new();
     let scores = score_checks(input, &mut reasons);
-    let overall = denoise(
+    let overall = crate::score::denoise(
         scores
             .iter()
             .map(|s| s.recomputed)
@@ -699,25 +646,6 @@ fn fixes_verdict(
                 ids.join("、")
             ),
         )
-    }
-}
-
-/// The band of a score under the thresholds — pass, polish, revise, pause or rewrite — what the
-/// score alone says, before high violations, the fixes of the round before and exhausted
-/// revisions ([`decide`] adds those). QualityJudge's recommendation is held to it
-/// (`crate::judging`).
-pub fn band(overall: f64, t: &GateThresholds) -> GateDecision {
-    let o = denoise(overall);
-    if o >= t.pass {
-        GateDecision::Pass
-    } else if o >= t.polish {
-        GateDecision::Polish
-    } else if o >= t.revise {
-        GateDecision::Revise
-    } else if o >= t.pause {
-        GateDecision::Pause
-    } else {
-        GateDecision::Rewrite
     }
 }
 

@@ -66,9 +66,9 @@ pub struct DiskFacts {
     /// Chapters whose delta was skipped and never applied since (§10.6).
     #[serde(default)]
     pub skipped_deltas: Vec<u32>,
-    /// The reviews due ([`crate::menu::reviews_wanted`] whose report does not exist yet).
+    /// The reviews due ([`crate::periodic::reviews_wanted`] whose report does not exist yet).
     #[serde(default)]
-    pub reviews_due: Vec<crate::menu::ReviewDue>,
+    pub reviews_due: Vec<crate::periodic::ReviewDue>,
     /// In the quick start with nothing in flight, the trial chapter its next step writes
     /// (`trial-1`..`trial-3`): the set-up is done and `/novel:continue` writes on.
     #[serde(default)]
@@ -535,10 +535,10 @@ fn writing(cp: &Checkpoint, facts: &DiskFacts) -> Recommendation {
         );
     }
     let next = last + 1;
-    let due: Vec<&crate::menu::ReviewDue> = facts
+    let due: Vec<&crate::periodic::ReviewDue> = facts
         .reviews_due
         .iter()
-        .filter(|r| r.kind != crate::menu::ReviewKind::Volume)
+        .filter(|r| r.kind != crate::periodic::ReviewKind::Volume)
         .collect();
     if let Some(first) = due.first() {
         let what: Vec<String> = due

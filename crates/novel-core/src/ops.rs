@@ -1846,7 +1846,7 @@ fn diff_into(pointer: String, a: Option<&Value>, b: Option<&Value>, out: &mut Ve
             keys.dedup();
             for k in keys {
                 diff_into(
-                    format!("{pointer}/{}", crate::validate::escape(k)),
+                    format!("{pointer}/{}", crate::diagnostic::pointer_escape(k)),
                     x.get(k),
                     y.get(k),
                     out,

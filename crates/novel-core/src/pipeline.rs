@@ -4,8 +4,10 @@
 
 use serde::Serialize;
 
+pub use crate::gate::GateMove;
 use crate::model::checkpoint::GateRecord;
 use crate::model::common::GateDecision;
+pub use crate::model::common::text_digest;
 use crate::model::{Checkpoint, OrchestratorState, PipelineStage};
 
 /// What one staged file looks like.
@@ -81,17 +83,6 @@ impl StagingFacts {
             && (self.delta.ok() || self.delta_skipped)
             && (self.storyline_id.is_none() || self.memory.ok())
     }
-}
-
-/// A short, stable digest of a staged text (FNV-1a, 64 bits, hex): enough to tell whether a
-/// revision or a polish pass changed the chapter — not a security measure.
-pub fn text_digest(bytes: &[u8]) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in bytes {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    format!("{h:016x}")
 }
 
 /// The gate verdict of the current round of chapter `n` (same revision count), if any.
@@ -241,7 +232,7 @@ pub fn check_begin(cp: &Checkpoint, n: u32) -> Result<(), StageRefusal> {
             "E_STATE",
             format!(
                 "这本书现在处于「{}」，不能写章节",
-                crate::context::session::state_name(cp.orchestrator_state)
+                crate::model::checkpoint::state_name(cp.orchestrator_state)
             ),
             "用 /novel:start 完成快速起步或卷规划后再续写",
         ));
@@ -275,23 +266,6 @@ pub fn check_fail(cp: &Checkpoint, n: u32) -> Result<(), StageRefusal> {
             "只有在写的章节能记为出错",
         )),
     }
-}
-
-/// One way on after a gate verdict: what it is, whose choice it is, the command that takes it
-/// (as the skills write it), and, when the author cannot take it any more, why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct GateMove {
-    /// `commit`, `polish`, `revise`, `repair` (the local repair of a revise for the craft
-    /// alone), `rewrite`, `accept`, `edit` (the author changes the staged text, then accepts it).
-    pub id: &'static str,
-    /// `loop` (what the gate itself asks for, done without asking) or `author`.
-    pub by: &'static str,
-    /// The command, with `<DIR>` for the skill to fill in; for `polish`, the one
-    /// after StyleRefiner's second pass.
-    pub command: String,
-    /// Why the author cannot take it now (the round limit), when so.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub unavailable: Option<String>,
 }
 
 /// The ways on after verdict `decision` for chapter `n`, the loop's own first: pass → commit;

@@ -231,7 +231,7 @@ fn check_state(cp: &Checkpoint) -> Result<(), MarkRefusal> {
             "E_STATE",
             format!(
                 "快速起步已经结束（当前状态 {}），不能再标记步骤",
-                crate::context::session::state_name(cp.orchestrator_state)
+                crate::model::checkpoint::state_name(cp.orchestrator_state)
             ),
             "快速起步之后的设定修改走「更新设定」流程（/novel:start）",
         ))

@@ -14,6 +14,8 @@ use crate::model::common::is_slug;
 use crate::model::storyline::DEFAULT_STORYLINE_TYPES;
 use crate::model::{self, FileKind};
 
+use crate::diagnostic::pointer_escape as escape;
+
 /// A JSON syntax error with a 1-based line and a 1-based column counted in characters.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonSyntaxError {
@@ -160,7 +162,7 @@ fn style_exemplars(file: &str, p: &model::StyleProfile, out: &mut Vec<Diagnostic
     let tokens: u32 = p
         .voice_exemplars
         .iter()
-        .map(|x| crate::context::tokens::estimate(&x.text))
+        .map(|x| crate::tokens::estimate(&x.text))
         .sum();
     if tokens > model::style::EXEMPLAR_TOKENS {
         out.push(Diagnostic::error(
@@ -1053,11 +1055,6 @@ pub fn check_alone(mut view: ProjectView) -> Vec<Diagnostic> {
         }
     }
     check_project(&view)
-}
-
-/// Escapes a key for use inside a JSON pointer (RFC 6901).
-pub fn escape(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
 }
 
 fn chapter_name_check(doc: &JsonDoc, out: &mut Vec<Diagnostic>) {

@@ -120,7 +120,7 @@ pub fn load_inputs(
     let mut i = Inputs {
         chapter,
         volume,
-        volume_range: crate::next::volume_span(project, volume, &mut w).map(|s| s.range),
+        volume_range: crate::volumes::volume_span(project, volume, &mut w).map(|s| s.range),
         settings,
         ..Inputs::default()
     };
@@ -612,8 +612,9 @@ fn checkpoint_facts(
             .and_then(|s| s.trial_chapter());
     }
     let vdir = layout::volume_dir(cp.volume());
-    disk.volume_end = crate::next::volume_span(project, cp.volume(), problems).map(|s| s.range[1]);
-    disk.reviews_due = crate::next::reviews_due(project, cp);
+    disk.volume_end =
+        crate::volumes::volume_span(project, cp.volume(), problems).map(|s| s.range[1]);
+    disk.reviews_due = crate::periodic::reviews_due(project, cp);
     let upcoming = cp.inflight_chapter.unwrap_or(last + 1);
     if let Some(text) = text_opt(project, &format!("{vdir}/outline.md"), problems) {
         match outline::parse(&text) {

@@ -74,7 +74,7 @@ pub enum StoreError {
     /// The writers' guard or the project lock stood in the way of a write deep inside a store
     /// function (another writer at work, a journal pending): the lock's own error.
     #[error(transparent)]
-    Lock(Box<crate::lock::LockError>),
+    Lock(Box<LockError>),
     /// An output (`export -o`, `dashboard -o`) would land on a file of the book.
     #[error("不能输出到 {shown}：{why}")]
     OutputTarget {
@@ -263,13 +263,129 @@ impl StoreError {
     }
 }
 
-impl From<crate::lock::LockError> for StoreError {
+impl From<LockError> for StoreError {
     /// A lock error met inside a store function travels as [`StoreError::Lock`] (a store error
     /// the lock made comes out as itself).
-    fn from(e: crate::lock::LockError) -> Self {
+    fn from(e: LockError) -> Self {
         match e {
-            crate::lock::LockError::Store(s) => s,
+            LockError::Store(s) => s,
             other => StoreError::Lock(Box::new(other)),
+        }
+    }
+}
+
+/// A `?` on a layout path of an id that is no slug.
+impl From<crate::layout::UnsafeId> for StoreError {
+    fn from(e: crate::layout::UnsafeId) -> Self {
+        StoreError::UnsafePath {
+            id: e.id,
+            why: e.why,
+        }
+    }
+}
+
+/// What stood in the way of a writer: the project lock, the writers' guard or a pending
+/// journal (`crate::lock`). It wraps a [`StoreError`] and travels inside one
+/// ([`StoreError::Lock`]), so the two live together.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    #[error("项目被锁：{holder}")]
+    Held {
+        holder: String,
+        info: Box<crate::lockfile::LockInfo>,
+    },
+    #[error("锁的持有者不是你（锁令牌不符）")]
+    NotOwner,
+    #[error("项目没有被锁")]
+    NotHeld,
+    /// A command given no `--token` found no lock: no chapter is begun (or its lock was
+    /// cleared).
+    #[error("没有在写的章节：项目锁不在任何会话手里")]
+    NoSessionLock,
+    /// A command given no `--token` found the lock held, but not by the session it runs in
+    /// (another session, or this session's lock broken and taken by another since).
+    #[error("项目锁不在本会话手里（{holder}）；没给 --token 时，只有开始这一章的会话能推进它")]
+    OtherSession { holder: String },
+    /// Another writer held the guard ([`guard`](crate::lock::guard)) for longer than this one waits.
+    #[error("另一个 novel 命令正在写入这本书（{}），等了 {waited_secs} 秒仍未结束", writer.as_deref().unwrap_or("本机无法查到是哪个进程"))]
+    Busy {
+        writer: Option<String>,
+        waited_secs: f64,
+    },
+    /// `--owner-pid` names a process that does not run on this host: a lock owned by it
+    /// would be stale the moment it is taken.
+    #[error("进程 {pid} 没有在本机运行，不能作为锁的持有者（--owner-pid）")]
+    DeadOwner { pid: u32 },
+    /// `--owner-pid` names a process that outlives any session (the system's first processes,
+    /// or an ancestor of the session such as its terminal): a lock owned by it would never go
+    /// stale.
+    #[error(
+        "进程 {pid} {why}，不能作为锁的持有者（--owner-pid）：它比会话活得久，锁将永远不会失效"
+    )]
+    UnfitOwner { pid: u32, why: &'static str },
+    /// A journal (a commit, a retirement, an `ops apply`, a rebuild) is still on disk: its
+    /// writer died half-way. Any other writer would be overwritten when the journal is rolled
+    /// forward, so every writer refuses until `novel chapter recover` has finished it.
+    #[error("{what}没有完成（日志 {} 仍在）", crate::layout::JOURNAL)]
+    JournalPending { what: String },
+    #[error(transparent)]
+    Store(StoreError),
+}
+
+impl From<StoreError> for LockError {
+    /// A lock error that travelled inside a store error comes out as itself.
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Lock(inner) => *inner,
+            other => LockError::Store(other),
+        }
+    }
+}
+
+impl LockError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            LockError::Held { .. } => "E_LOCKED",
+            LockError::NotOwner => "E_LOCK_OWNER",
+            LockError::NotHeld | LockError::NoSessionLock => "E_NOT_LOCKED",
+            LockError::OtherSession { .. } => "E_LOCK_OWNER",
+            LockError::Busy { .. } => "E_LOCKED",
+            LockError::DeadOwner { .. } | LockError::UnfitOwner { .. } => "E_OWNER_PID",
+            LockError::JournalPending { .. } => "E_JOURNAL",
+            LockError::Store(e) => e.code(),
+        }
+    }
+
+    /// What to do about it.
+    pub fn hint(&self) -> String {
+        match self {
+            LockError::Held { .. } => "等它完成；若确认那个会话已经不在，运行 novel chapter recover（僵尸锁会被自动清除）或 novel lock clear".into(),
+            LockError::NotOwner => "使用 novel chapter begin 或 novel lock acquire 给出的锁令牌；novel lock status 可查看持有者".into(),
+            LockError::NotHeld => "无需释放".into(),
+            LockError::NoSessionLock => "先运行 novel chapter begin N 开始（或接着写）这一章".into(),
+            LockError::OtherSession { .. } => "等那个会话写完；若确认它已经关掉，运行 novel chapter begin N，本会话会清掉失效的锁并接着写".into(),
+            LockError::Busy { .. } => format!("等它结束后重试同一条命令；要等得更久，设环境变量 {}=秒数（默认 30）", crate::lockfile::TIMEOUT_VAR),
+            LockError::DeadOwner { .. } => "省略 --owner-pid（默认取当前会话的进程），或给出一个正在运行的进程号".into(),
+            LockError::UnfitOwner { .. } => "省略 --owner-pid（默认取当前会话的进程），或给出会话本身或它启动的进程".into(),
+            LockError::JournalPending { .. } => "先运行 novel chapter recover 补完它，再重试这条命令".into(),
+            LockError::Store(e) => e.hint(),
+        }
+    }
+
+    /// A conflict with another session or process (exit 3), as opposed to a usage or project
+    /// problem.
+    pub fn is_conflict(&self) -> bool {
+        match self {
+            LockError::Held { .. }
+            | LockError::NotOwner
+            | LockError::OtherSession { .. }
+            | LockError::Busy { .. }
+            | LockError::JournalPending { .. } => true,
+            LockError::NotHeld
+            | LockError::NoSessionLock
+            | LockError::DeadOwner { .. }
+            | LockError::UnfitOwner { .. }
+            | LockError::Store(_) => false,
         }
     }
 }

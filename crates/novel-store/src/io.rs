@@ -531,6 +531,22 @@ pub fn create_dir_all(dir: &Path) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// A value read with `Trust::Typed` (`crate::state`) into its type; after the schema has passed
+/// (`Trust::Checked`) this fails only where the schema and the type disagree — an error, not
+/// a panic, all the same.
+pub(crate) fn typed<T: serde::de::DeserializeOwned>(
+    project: &Project,
+    rel: &str,
+    kind: novel_core::FileKind,
+    v: Value,
+) -> Result<T, StoreError> {
+    serde_json::from_value(v).map_err(|e| StoreError::Model {
+        path: project.path(rel),
+        what: kind.label(),
+        message: e.to_string(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

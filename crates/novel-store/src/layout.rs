@@ -8,7 +8,13 @@ use novel_core::FileKind;
 use novel_core::model::is_slug;
 use novel_core::naming::{self, number_between};
 
-use crate::error::StoreError;
+/// An id that may not become a path segment (not a slug): the store reports it as
+/// `StoreError::UnsafePath`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnsafeId {
+    pub id: String,
+    pub why: &'static str,
+}
 
 pub const CHECKPOINT: &str = ".checkpoint.json";
 pub const SETTINGS: &str = "novel.json";
@@ -64,7 +70,7 @@ pub use novel_core::naming::{
 };
 
 /// `staging/storylines/<id>/memory.md`, refusing non-slug ids.
-pub fn staging_memory(id: &str) -> Result<String, StoreError> {
+pub fn staging_memory(id: &str) -> Result<String, UnsafeId> {
     safe_id(id)?;
     Ok(naming::staging_memory(id))
 }
@@ -73,23 +79,23 @@ pub fn staging_memory(id: &str) -> Result<String, StoreError> {
 pub const JOURNAL: &str = ".novel-commit-journal.json";
 
 /// `storylines/<id>/memory.md`, refusing ids that are not slugs (no traversal).
-pub fn storyline_memory(id: &str) -> Result<String, StoreError> {
+pub fn storyline_memory(id: &str) -> Result<String, UnsafeId> {
     safe_id(id)?;
     Ok(naming::storyline_memory(id))
 }
 
 /// `characters/active/<slug>.json`, refusing non-slug ids.
-pub fn active_character(id: &str) -> Result<String, StoreError> {
+pub fn active_character(id: &str) -> Result<String, UnsafeId> {
     safe_id(id)?;
     Ok(format!("characters/active/{id}.json"))
 }
 
 /// Checks that an id may become a path segment.
-pub fn safe_id(id: &str) -> Result<(), StoreError> {
+pub fn safe_id(id: &str) -> Result<(), UnsafeId> {
     if is_slug(id) {
         Ok(())
     } else {
-        Err(StoreError::UnsafePath {
+        Err(UnsafeId {
             id: id.to_string(),
             why: "不是 slug",
         })

@@ -15,7 +15,10 @@ use std::fs;
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+
+pub use crate::error::LockError;
+pub use crate::lockfile::{BEGIN, LockInfo, TIMEOUT_VAR};
 
 use crate::error::StoreError;
 use crate::io::{read_text, write_atomic};
@@ -23,67 +26,6 @@ use crate::layout;
 use crate::process::{self, Lookup};
 use crate::project::Project;
 use crate::time::{format_utc, now_secs};
-
-/// `.novel.lock/info.json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LockInfo {
-    /// The process that owns the pipeline (the session), not the short-lived `novel` call.
-    pub pid: u32,
-    /// ISO-8601 time the lock was taken (§10.7 field).
-    pub started: String,
-    pub chapter: Option<u32>,
-    #[serde(default)]
-    pub host: String,
-    /// The holder's secret: only it stages, commits or releases. Empty in a
-    /// [`redacted`](LockInfo::redacted) copy, and then not serialised.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub token: String,
-    /// Unix seconds of the last heartbeat (`chapter stage` refreshes it).
-    #[serde(default)]
-    pub heartbeat: u64,
-    #[serde(default)]
-    pub started_epoch: u64,
-    /// Start time of `pid` (Unix seconds, as the OS reports it), so a pid reused by another
-    /// process after the holder died is not taken for the holder.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pid_started: Option<u64>,
-    /// What locks written before `pid_started` recorded (clock ticks after boot on Linux):
-    /// kept when read back, no longer compared or written.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pid_start: Option<u64>,
-    /// The command that took the lock, when it is one whose work a recovery must know about
-    /// ([`BEGIN`]: a `chapter begin` killed before its journal left only this lock).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub command: Option<String>,
-}
-
-/// [`LockInfo::command`] of the lock `novel chapter begin` takes.
-pub const BEGIN: &str = "chapter begin";
-
-impl LockInfo {
-    /// The stand-in for a lock directory without a readable `info.json`.
-    fn nobody(now: u64) -> LockInfo {
-        LockInfo {
-            pid: 0,
-            started: String::new(),
-            chapter: None,
-            host: String::new(),
-            token: String::new(),
-            heartbeat: now,
-            started_epoch: now,
-            pid_started: None,
-            pid_start: None,
-            command: None,
-        }
-    }
-
-    /// The lock as shown to anyone but its holder (`lock status`, `lock clear`, `status`):
-    /// without the token, which is never printed to others.
-    pub fn redacted(mut self) -> Self {
-        self.token.clear();
-        self
-    }
-}
 
 /// What the lock looks like from outside.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -107,106 +49,6 @@ impl LockState {
                 info: info.map(LockInfo::redacted),
                 why,
             },
-        }
-    }
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum LockError {
-    #[error("项目被锁：{holder}")]
-    Held { holder: String, info: Box<LockInfo> },
-    #[error("锁的持有者不是你（锁令牌不符）")]
-    NotOwner,
-    #[error("项目没有被锁")]
-    NotHeld,
-    /// A command given no `--token` found no lock: no chapter is begun (or its lock was
-    /// cleared).
-    #[error("没有在写的章节：项目锁不在任何会话手里")]
-    NoSessionLock,
-    /// A command given no `--token` found the lock held, but not by the session it runs in
-    /// (another session, or this session's lock broken and taken by another since).
-    #[error("项目锁不在本会话手里（{holder}）；没给 --token 时，只有开始这一章的会话能推进它")]
-    OtherSession { holder: String },
-    /// Another writer held the guard ([`guard`]) for longer than this one waits.
-    #[error("另一个 novel 命令正在写入这本书（{}），等了 {waited_secs} 秒仍未结束", writer.as_deref().unwrap_or("本机无法查到是哪个进程"))]
-    Busy {
-        writer: Option<String>,
-        waited_secs: f64,
-    },
-    /// `--owner-pid` names a process that does not run on this host: a lock owned by it
-    /// would be stale the moment it is taken.
-    #[error("进程 {pid} 没有在本机运行，不能作为锁的持有者（--owner-pid）")]
-    DeadOwner { pid: u32 },
-    /// `--owner-pid` names a process that outlives any session (the system's first processes,
-    /// or an ancestor of the session such as its terminal): a lock owned by it would never go
-    /// stale.
-    #[error(
-        "进程 {pid} {why}，不能作为锁的持有者（--owner-pid）：它比会话活得久，锁将永远不会失效"
-    )]
-    UnfitOwner { pid: u32, why: &'static str },
-    /// A journal (a commit, a retirement, an `ops apply`, a rebuild) is still on disk: its
-    /// writer died half-way. Any other writer would be overwritten when the journal is rolled
-    /// forward, so every writer refuses until `novel chapter recover` has finished it.
-    #[error("{what}没有完成（日志 {} 仍在）", layout::JOURNAL)]
-    JournalPending { what: String },
-    #[error(transparent)]
-    Store(StoreError),
-}
-
-impl From<StoreError> for LockError {
-    /// A lock error that travelled inside a store error comes out as itself.
-    fn from(e: StoreError) -> Self {
-        match e {
-            StoreError::Lock(inner) => *inner,
-            other => LockError::Store(other),
-        }
-    }
-}
-
-impl LockError {
-    pub fn code(&self) -> &'static str {
-        match self {
-            LockError::Held { .. } => "E_LOCKED",
-            LockError::NotOwner => "E_LOCK_OWNER",
-            LockError::NotHeld | LockError::NoSessionLock => "E_NOT_LOCKED",
-            LockError::OtherSession { .. } => "E_LOCK_OWNER",
-            LockError::Busy { .. } => "E_LOCKED",
-            LockError::DeadOwner { .. } | LockError::UnfitOwner { .. } => "E_OWNER_PID",
-            LockError::JournalPending { .. } => "E_JOURNAL",
-            LockError::Store(e) => e.code(),
-        }
-    }
-
-    /// What to do about it.
-    pub fn hint(&self) -> String {
-        match self {
-            LockError::Held { .. } => "等它完成；若确认那个会话已经不在，运行 novel chapter recover（僵尸锁会被自动清除）或 novel lock clear".into(),
-            LockError::NotOwner => "使用 novel chapter begin 或 novel lock acquire 给出的锁令牌；novel lock status 可查看持有者".into(),
-            LockError::NotHeld => "无需释放".into(),
-            LockError::NoSessionLock => "先运行 novel chapter begin N 开始（或接着写）这一章".into(),
-            LockError::OtherSession { .. } => "等那个会话写完；若确认它已经关掉，运行 novel chapter begin N，本会话会清掉失效的锁并接着写".into(),
-            LockError::Busy { .. } => format!("等它结束后重试同一条命令；要等得更久，设环境变量 {TIMEOUT_VAR}=秒数（默认 30）"),
-            LockError::DeadOwner { .. } => "省略 --owner-pid（默认取当前会话的进程），或给出一个正在运行的进程号".into(),
-            LockError::UnfitOwner { .. } => "省略 --owner-pid（默认取当前会话的进程），或给出会话本身或它启动的进程".into(),
-            LockError::JournalPending { .. } => "先运行 novel chapter recover 补完它，再重试这条命令".into(),
-            LockError::Store(e) => e.hint(),
-        }
-    }
-
-    /// A conflict with another session or process (exit 3), as opposed to a usage or project
-    /// problem.
-    pub fn is_conflict(&self) -> bool {
-        match self {
-            LockError::Held { .. }
-            | LockError::NotOwner
-            | LockError::OtherSession { .. }
-            | LockError::Busy { .. }
-            | LockError::JournalPending { .. } => true,
-            LockError::NotHeld
-            | LockError::NoSessionLock
-            | LockError::DeadOwner { .. }
-            | LockError::UnfitOwner { .. }
-            | LockError::Store(_) => false,
         }
     }
 }
@@ -403,9 +245,6 @@ pub fn describe(info: &LockInfo) -> String {
 
 /// How long a writer waits for the guard by default ([`guard_wait`]).
 const GUARD_WAIT: Duration = Duration::from_secs(30);
-
-/// The environment variable that sets how long a writer waits for the guard, in seconds.
-pub const TIMEOUT_VAR: &str = "NOVEL_LOCK_TIMEOUT";
 
 /// How long a writer waits for another writer to finish: `NOVEL_LOCK_TIMEOUT` seconds (a
 /// number ≥ 0, fractions allowed), else 30 seconds.
@@ -758,7 +597,7 @@ pub fn ensure_no_journal(project: &Project) -> Result<(), LockError> {
     if !path.exists() {
         return Ok(());
     }
-    let what = match crate::chapter::read_journal(project) {
+    let what = match crate::journal::read_journal(project) {
         Ok(Some(j)) => j.describe(),
         _ => "一次写入".to_string(),
     };

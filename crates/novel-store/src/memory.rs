@@ -10,7 +10,8 @@
 //! Appends only (`io::append_at` at a length measured under the writers' guard): a line torn
 //! by a crash is cut, never kept. `memory init` and `memory rebuild` write through a journal too.
 //!
-//! Layer: writers (character memory), below the commit (`chapter`) that records it.
+//! Layer: writers (character memory), above the writers' ground (`journal`, `transaction`) and
+//! below the chapter commit (`chapter`) that records it.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -22,9 +23,9 @@ use novel_core::model::{Character, FileKind, is_slug};
 use novel_core::ops::NameIndex;
 use novel_core::revision::profile_entry;
 
-use crate::chapter::{Journal, JournalAppend, JournalKind, JournalWrite};
 use crate::error::StoreError;
 use crate::io::read_json_value;
+use crate::journal::{Journal, JournalAppend, JournalKind, JournalWrite};
 use crate::layout;
 use crate::project::Project;
 
@@ -84,7 +85,7 @@ fn commit_appends(
     }
     let mut journal = Journal::files(0, String::new(), Vec::new(), kind);
     journal.appends = appends;
-    crate::chapter::commit(project, journal).map(drop)
+    crate::transaction::commit(project, journal).map(drop)
 }
 
 /// What `novel memory init` did.
@@ -397,7 +398,7 @@ pub fn rebuild(
     }
     if !writes.is_empty() {
         let journal = Journal::files(0, String::new(), writes, JournalKind::Memory);
-        crate::chapter::commit(project, journal)?;
+        crate::transaction::commit(project, journal)?;
     }
     Ok(out)
 }

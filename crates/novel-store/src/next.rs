@@ -9,46 +9,13 @@ use crate::layout;
 use crate::project::Project;
 use novel_core::context::outline;
 use novel_core::context::session::SessionFacts;
-use novel_core::menu::{ReviewDue, ReviewKind, reviews_wanted};
-use novel_core::model::Checkpoint;
+use novel_core::periodic::ReviewDue;
 use novel_core::plan;
 use novel_core::quickstart::{self, QuickStartStatus};
 
+pub use crate::periodic::reviews_due;
 pub use crate::volumes::{contract_chapters, volume_span};
 pub use novel_core::plan::VolumeSpan;
-
-/// The reviews the checkpoint calls for whose report does not exist yet (§8), in the order
-/// brief, consistency, volume.
-pub fn reviews_due(project: &Project, cp: &Checkpoint) -> Vec<ReviewDue> {
-    let last = cp.last_completed_chapter;
-    reviews_wanted(cp)
-        .into_iter()
-        .filter_map(|mut r| {
-            let done = match r.kind {
-                ReviewKind::Brief | ReviewKind::Consistency => {
-                    let kind = if r.kind == ReviewKind::Brief {
-                        "brief"
-                    } else {
-                        "consistency"
-                    };
-                    r.report = layout::review_chapter_report(kind, r.chapter);
-                    // Any report from the milestone on covers it (a review run at chapter 7
-                    // covers the chapter-5 brief).
-                    (r.chapter..=last).any(|c| {
-                        project
-                            .path(&layout::review_chapter_report(kind, c))
-                            .exists()
-                    })
-                }
-                ReviewKind::Volume => {
-                    r.report = layout::review_volume_report(r.volume.unwrap_or(cp.current_volume));
-                    project.path(&r.report).exists()
-                }
-            };
-            (!done).then_some(r)
-        })
-        .collect()
-}
 
 /// Everything `novel next` decides from.
 #[derive(Debug, Clone)]

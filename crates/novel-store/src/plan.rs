@@ -32,9 +32,9 @@ use serde_json::Value;
 use crate::error::StoreError;
 use crate::io::read_text;
 use crate::layout;
-use crate::next::{contract_chapters, volume_span};
 use crate::project::Project;
 use crate::volumes::volume_numbers;
+use crate::volumes::{contract_chapters, volume_span};
 
 /// Why a plan check could not run at all.
 #[derive(Debug, thiserror::Error)]

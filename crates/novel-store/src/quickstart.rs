@@ -13,7 +13,7 @@ use novel_core::model::{Checkpoint, QuickStartStep};
 use novel_core::quickstart::{self, Evidence, MarkRefusal, QuickStartFiles};
 use serde::de::DeserializeOwned;
 
-use crate::chapter::{load_checkpoint, write_checkpoint};
+use crate::checkpoint::{load_checkpoint, write_checkpoint};
 use crate::error::StoreError;
 use crate::io::read_text;
 use crate::lock::{self, LockError};

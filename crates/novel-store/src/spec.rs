@@ -684,7 +684,7 @@ pub fn schedule_file(volume: u32) -> String {
 
 /// Runs the three protections for `slug`.
 pub fn retire_check(project: &Project, slug: &str) -> Result<RetirementCheck, SpecError> {
-    layout::safe_id(slug)?;
+    layout::safe_id(slug).map_err(StoreError::from)?;
     let sp = load_spec_project(project)?;
     check_loaded(project, &sp, slug)
 }
@@ -760,7 +760,7 @@ pub fn retire_apply(
     stale_after: Duration,
 ) -> Result<RetireApplied, SpecError> {
     let _guard = crate::lock::guard(project)?;
-    layout::safe_id(slug)?;
+    layout::safe_id(slug).map_err(StoreError::from)?;
     // The lock is held from the check to the end of the journaled commit.
     let held = hold(project, stale_after)?;
     let sp = load_spec_project(project)?;

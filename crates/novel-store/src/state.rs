@@ -2,8 +2,8 @@
 //! `foreshadowing/global.json`, the volume foreshadowing plans and the character name index.
 //! Reads check the schema; writes are atomic; backups go to `state/backups/`.
 //!
-//! Layer: writers (the state engine's files); its back edge to `chapter` (the commit journal) is
-//! listed in `crates/novel-cli/tests/test_layers.rs`.
+//! Layer: writers (the state engine's files), above the writers' ground (`journal`,
+//! `transaction`) through which its writes are committed.
 
 use std::path::Path;
 
@@ -17,9 +17,9 @@ use novel_core::pipeline::text_digest;
 use novel_core::validate::{check_document, parse_json};
 use serde_json::Value;
 
-use crate::chapter::{Journal, JournalKind, JournalWrite};
 use crate::error::StoreError;
-use crate::io::{create_dir_all, read_json_value, read_text, to_json_text, write_json};
+use crate::io::{create_dir_all, read_json_value, read_text, to_json_text, typed, write_json};
+use crate::journal::{Journal, JournalKind, JournalWrite};
 use crate::layout;
 use crate::project::Project;
 use crate::state_text::Untouched;
@@ -89,22 +89,6 @@ pub fn state_on_disk(project: &Project) -> StateOnDisk {
         }
         Err(e) => StateOnDisk::Unusable(e),
     }
-}
-
-/// A value read with [`Trust::Typed`] into its type; after the schema has passed
-/// ([`Trust::Checked`]) this fails only where the schema and the type disagree — an error, not
-/// a panic, all the same.
-pub(crate) fn typed<T: serde::de::DeserializeOwned>(
-    project: &Project,
-    rel: &str,
-    kind: FileKind,
-    v: Value,
-) -> Result<T, StoreError> {
-    serde_json::from_value(v).map_err(|e| StoreError::Model {
-        path: project.path(rel),
-        what: kind.label(),
-        message: e.to_string(),
-    })
 }
 
 /// The storyline ids of `storylines/storylines.json` (schema-checked), file order.
@@ -613,7 +597,7 @@ pub fn commit_state(project: &Project, w: StateWrite<'_>, token: String) -> Resu
         cleanup: None,
         kind: Some(w.kind),
     };
-    crate::chapter::commit(project, journal).map(drop)
+    crate::transaction::commit(project, journal).map(drop)
 }
 
 /// Why `ops apply` or `ops skip` wrote nothing.

@@ -18,7 +18,6 @@ use serde::Serialize;
 
 use crate::markdown::{self, FRONT, HEADING, MARKUP};
 use crate::normalize::fold_width;
-use crate::segment::is_text_char;
 
 /// The 字数 of a text and its parts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -64,6 +63,18 @@ impl LengthVerdict {
             LengthVerdict::Within => "达标",
             LengthVerdict::Long => "偏长",
         }
+    }
+}
+
+/// Characters that carry content: Han characters, kana, letters and digits — not punctuation,
+/// symbols or whitespace. Sentence and paragraph lengths and the dialogue ratio count these.
+pub fn is_text_char(c: char) -> bool {
+    // Fast paths for what Chinese prose is made of; the Unicode tables for the rest.
+    match c as u32 {
+        0x4E00..=0x9FFF => true,
+        0..=0x7F => c.is_ascii_alphanumeric(),
+        0x2010..=0x2027 | 0x3000..=0x3004 | 0x3008..=0x303F => false,
+        _ => c.is_alphanumeric(),
     }
 }
 

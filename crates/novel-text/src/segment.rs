@@ -15,6 +15,8 @@
 use crate::markdown::{self, FRONT, HEADING, MARKUP};
 use crate::normalize::normalize;
 
+pub use crate::count::is_text_char;
+
 /// Inside dialogue quotes (the outermost quote marks themselves are [`QUOTE`]).
 pub const DIALOGUE: u8 = 8;
 /// An outermost dialogue quote mark.
@@ -46,18 +48,6 @@ impl Sentence {
     /// Mostly dialogue (more than half of its text characters are inside quotes).
     pub fn is_dialogue(&self) -> bool {
         self.dialogue_len * 2 > self.len
-    }
-}
-
-/// Characters that carry content: Han characters, kana, letters and digits — not punctuation,
-/// symbols or whitespace. Sentence and paragraph lengths and the dialogue ratio count these.
-pub fn is_text_char(c: char) -> bool {
-    // Fast paths for what Chinese prose is made of; the Unicode tables for the rest.
-    match c as u32 {
-        0x4E00..=0x9FFF => true,
-        0..=0x7F => c.is_ascii_alphanumeric(),
-        0x2010..=0x2027 | 0x3000..=0x3004 | 0x3008..=0x303F => false,
-        _ => c.is_alphanumeric(),
     }
 }
 

@@ -47,7 +47,7 @@ pub mod packet;
 pub mod rounds;
 pub mod session;
 pub mod text;
-pub mod tokens;
+pub use crate::tokens;
 
 use serde::Serialize;
 

@@ -10,6 +10,8 @@ use crate::model::{Checkpoint, OrchestratorState};
 use crate::next::{DiskFacts, LockFact, NextAction, Recommendation};
 use crate::pipeline::{FileFact, stage_code_name};
 
+pub use crate::model::checkpoint::state_name;
+
 /// Claude Code caps hook output at 10,000 characters; the text stays below this.
 pub const HOOK_MAX_CHARS: usize = 9_500;
 /// Characters of one summary in the hook text.
@@ -33,19 +35,6 @@ pub struct SessionFacts {
     pub problems: Vec<String>,
     /// `startup` / `resume` / `clear` / `compact`, from the hook's stdin.
     pub source: Option<String>,
-}
-
-/// The state as the author reads it (「卷内写作」).
-pub fn state_name(s: OrchestratorState) -> &'static str {
-    match s {
-        OrchestratorState::Init => "未初始化",
-        OrchestratorState::QuickStart => "快速起步",
-        OrchestratorState::VolPlanning => "卷规划",
-        OrchestratorState::Writing => "卷内写作",
-        OrchestratorState::ChapterRewrite => "章节修订",
-        OrchestratorState::VolReview => "卷末回顾",
-        OrchestratorState::ErrorRetry => "出错待重试",
-    }
 }
 
 /// The state as the model reads it in the session text: the checkpoint's code, which the

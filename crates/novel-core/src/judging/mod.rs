@@ -412,7 +412,7 @@ fn hidden(e: &Evaluation, j: &Judged<'_>, out: &mut Vec<Diagnostic>) {
             if row.status != CheckStatus::Violation || row.confidence != Some(Confidence::High) {
                 continue;
             }
-            if j.leak_high && row.id == crate::gate::LEAK_RULE {
+            if j.leak_high && row.id == crate::model::evaluation::LEAK_RULE {
                 continue;
             }
             let listed = e
@@ -495,7 +495,7 @@ fn fixes(e: &Evaluation, j: &Judged<'_>, out: &mut Vec<Diagnostic>) {
     {
         return;
     }
-    let overall = crate::gate::weighted_overall(e, &j.thresholds.weights);
+    let overall = crate::score::weighted_overall(e, &j.thresholds.weights);
     let high = e
         .violations
         .iter()
@@ -510,8 +510,8 @@ fn fixes(e: &Evaluation, j: &Judged<'_>, out: &mut Vec<Diagnostic>) {
     } else if overall < j.thresholds.polish {
         format!(
             "按项目权重重算的总分 {} 低于 gate.polish {}（门控会退回）",
-            crate::gate::score_text(overall),
-            crate::gate::score_text(j.thresholds.polish)
+            crate::score::score_text(overall),
+            crate::score::score_text(j.thresholds.polish)
         )
     } else {
         return;
@@ -533,14 +533,14 @@ fn fixes(e: &Evaluation, j: &Judged<'_>, out: &mut Vec<Diagnostic>) {
 /// score within [`VERDICT_SLACK`] of the threshold between two bands.
 fn verdict(e: &Evaluation, j: &Judged<'_>, out: &mut Vec<Diagnostic>) {
     let t = j.thresholds;
-    if crate::gate::check_thresholds(t).is_err() {
+    if crate::score::thresholds_problem(t).is_some() {
         // No bands to hold it to: the gate reports the settings (`E_SETTINGS`).
         return;
     }
-    let overall = crate::gate::weighted_overall(e, &t.weights);
+    let overall = crate::score::weighted_overall(e, &t.weights);
     let near: Vec<GateDecision> = [overall - VERDICT_SLACK, overall, overall + VERDICT_SLACK]
         .iter()
-        .map(|o| crate::gate::band(*o, t))
+        .map(|o| crate::score::band(*o, t))
         .collect();
     let high = e
         .violations
@@ -561,17 +561,17 @@ fn verdict(e: &Evaluation, j: &Judged<'_>, out: &mut Vec<Diagnostic>) {
     if allowed.contains(&e.recommendation) {
         return;
     }
-    let s = crate::gate::score_text(overall);
+    let s = crate::score::score_text(overall);
     let expected = if high {
         format!("有高置信违规，应写 revise（总分 {s}）")
     } else {
         format!(
             "这个分数对应 {}（gate：pass {}、polish {}、revise {}、pause {}）",
-            crate::gate::band(overall, t).label(),
-            crate::gate::score_text(t.pass),
-            crate::gate::score_text(t.polish),
-            crate::gate::score_text(t.revise),
-            crate::gate::score_text(t.pause)
+            crate::score::band(overall, t).label(),
+            crate::score::score_text(t.pass),
+            crate::score::score_text(t.polish),
+            crate::score::score_text(t.revise),
+            crate::score::score_text(t.pause)
         )
     };
     out.push(
@@ -968,7 +968,7 @@ mod tests {
         // A hair under a threshold: either side.
         let mut edge = eval(json!({}));
         edge.scores.pacing.score = 3.5;
-        assert!(crate::gate::weighted_overall(&edge, &Default::default()) < 4.0);
+        assert!(crate::score::weighted_overall(&edge, &Default::default()) < 4.0);
         assert!(codes(&edge, None, &[]).is_empty());
         // A high violation: revise whatever the score, or worse when the score says so.
         let high = |rec: &str, score: f64| {

@@ -246,6 +246,19 @@ impl Checkpoint {
     }
 }
 
+/// The state as the author reads it (「卷内写作」).
+pub fn state_name(s: OrchestratorState) -> &'static str {
+    match s {
+        OrchestratorState::Init => "未初始化",
+        OrchestratorState::QuickStart => "快速起步",
+        OrchestratorState::VolPlanning => "卷规划",
+        OrchestratorState::Writing => "卷内写作",
+        OrchestratorState::ChapterRewrite => "章节修订",
+        OrchestratorState::VolReview => "卷末回顾",
+        OrchestratorState::ErrorRetry => "出错待重试",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

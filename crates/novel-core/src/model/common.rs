@@ -123,6 +123,17 @@ pub(crate) fn is_false(b: &bool) -> bool {
     !*b
 }
 
+/// A short, stable digest of a staged text (FNV-1a, 64 bits, hex): enough to tell whether a
+/// revision or a polish pass changed the chapter — not a security measure.
+pub fn text_digest(bytes: &[u8]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

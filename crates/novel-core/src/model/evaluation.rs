@@ -239,3 +239,6 @@ pub struct FixReview {
     #[serde(flatten)]
     pub extra: Extra,
 }
+
+/// The LS rule a cross-storyline leak violates.
+pub const LEAK_RULE: &str = "LS-005";

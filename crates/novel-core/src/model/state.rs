@@ -188,7 +188,7 @@ pub struct ChangelogEntry {
     pub extra: Extra,
 }
 
-/// The digests ([`crate::pipeline::text_digest`]) of the files a changelog line left on disk.
+/// The digests ([`text_digest`](super::common::text_digest)) of the files a changelog line left on disk.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct WrittenDigests {
     /// `state/current-state.json` as written with the line.
@@ -207,7 +207,7 @@ pub struct WrittenDigests {
 impl WrittenDigests {
     /// The digests of a state text and, when there is one, a foreshadowing text.
     pub fn of(state_text: &str, global_text: Option<&str>) -> Self {
-        use crate::pipeline::text_digest;
+        use super::common::text_digest;
         WrittenDigests {
             state: text_digest(state_text.as_bytes()),
             global: global_text.map(|t| text_digest(t.as_bytes())),

@@ -13,8 +13,8 @@ pub mod volume;
 
 use serde::Serialize;
 
+use crate::diagnostic::pointer_escape as escape;
 use crate::model::ChapterContract;
-use crate::validate::escape;
 
 /// Where a volume's chapters run, and which file said so (`docs/orchestration.md` §5).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

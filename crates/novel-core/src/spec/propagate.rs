@@ -25,8 +25,8 @@ use super::diff::{CharacterChange, RuleChange};
 use super::glossary::{Glossary, TermSource};
 use super::names::{Occurrence, find_name, slug_in};
 use super::{Evidence, Located};
+use crate::diagnostic::pointer_escape as escape;
 use crate::model::{ChapterContract, Character};
-use crate::validate::escape;
 
 /// Why a contract is reported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
