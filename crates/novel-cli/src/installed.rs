@@ -3,6 +3,8 @@
 //! again. The wrapper exports the plugin's root as `NOVEL_PLUGIN_ROOT`; its manifest names the
 //! plugin's version. The SessionStart hook tells the author when the two differ, and `novel
 //! next` tells `/novel:start`, which offers the install.
+//!
+//! Layer: ground — below the commands.
 
 use std::path::PathBuf;
 

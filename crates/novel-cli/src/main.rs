@@ -6,6 +6,7 @@
 // with paths like `characters/active/<slug>.json`), not rustdoc.
 #![allow(rustdoc::invalid_html_tags)]
 
+mod args;
 mod cli;
 mod commands;
 mod installed;
@@ -21,7 +22,8 @@ use clap::{CommandFactory, Parser};
 use serde::Serialize;
 use serde_json::json;
 
-use cli::{Cli, Command, GlobalArgs, localize_help};
+use args::{GlobalArgs, localize_help};
+use cli::{Cli, Command};
 use commands::context::ContextCommand;
 use commands::hook::HookCommand;
 use output::{CliError, Exit, Report, finish};
@@ -308,7 +310,7 @@ fn dispatch(global: &GlobalArgs, command: Command) -> Ran {
         Command::Export(a) => ("export", export::run(global, a)),
         Command::Import(a) => (import::command_name(&a), import::run(global, a)),
         Command::Demo(a) => ("demo", demo::run(global, &a)),
-        Command::Help(a) => ("help", help::run(&a.command)),
+        Command::Help(a) => ("help", help::run(Cli::command(), &a.command)),
     };
     Ran::Envelope(name, result)
 }
@@ -512,7 +514,7 @@ mod tests {
         assert!(all.contains(&vec!["context".to_string(), "synth".to_string()]));
         for path in all {
             // `novel help X …`
-            let via_help = commands::help::run(&path).unwrap().human;
+            let via_help = commands::help::run(Cli::command(), &path).unwrap().human;
             // `novel X … --help`
             let mut argv = vec!["novel".to_string()];
             argv.extend(path.iter().cloned());

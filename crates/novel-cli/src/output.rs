@@ -7,6 +7,8 @@
 //! `{"ok":false,"command":"…","error":{"code","message","hint"}}` on failure (with `file`, and
 //! `pointer` or `line`/`col` in characters, when the error is about a place in a file) — and when
 //! a check found problems (exit 1), `data` carries the findings beside `error`.
+//!
+//! Layer: ground — below the commands.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicI32, Ordering};

@@ -9,6 +9,8 @@
 //! (`$XDG_CACHE_HOME/novel/sessions/<session>`, else `~/.cache/novel/sessions/<session>`);
 //! notes older than a week are pruned when one is written. Best effort: a note that cannot be
 //! written or read only costs the agent a fetch of its packet.
+//!
+//! Layer: ground — below the commands.
 
 use std::path::{Path, PathBuf};
 

@@ -15,6 +15,8 @@
 //! `原` is copied from the staged text and must occur there exactly once (whitespace at its
 //! ends ignored); `改` replaces it (empty, or 「（删去）」, deletes it); `因` is free text. Items
 //! may not overlap. Lines outside items (a heading, a note) are ignored.
+//!
+//! Layer: ground (the lowest: no file model, no rules).
 
 use serde::Serialize;
 

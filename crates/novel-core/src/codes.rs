@@ -7,6 +7,8 @@
 //! Three kinds of code share the `E_` namespace: errors that end a command (the envelope's
 //! `error.code`), findings inside a report (`novel validate`, `novel status`), and reasons a
 //! single op of a state delta was rejected (`ops validate` / `ops apply`'s `rejected` list).
+//!
+//! Layer: ground (the lowest: no file model, no rules).
 
 /// Where a code appears.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

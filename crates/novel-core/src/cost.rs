@@ -21,6 +21,9 @@
 //! When a stage recorded only its one token total (`chapter stage --tokens`: what an Agent
 //! result gives), [`split_total`] divides it by the input:output ratio of that agent's row of
 //! the PRD table (see [`prd_usage`]); an estimate, and labelled so wherever it is shown.
+//!
+//! Layer: views — what the agents and the author are shown (packets, status, reviews, plan checks,
+//! drift, cost); the top.
 
 /// ~$0.60 a chapter: the PRD §12.1 table's sum (four agents, one pass each).
 pub const PRD_CHAPTER_USD: f64 = 0.60;

@@ -4,6 +4,8 @@
 //! `line`/`col` counted in characters), and in Chinese what is wrong (`message`) and what to do
 //! (`hint`). Rendered one way for people ([`Diagnostic::render`]: `path:line:col` or
 //! `path: /pointer`) and serialised one way for the skills (the field order below).
+//!
+//! Layer: ground (the lowest: no file model, no rules).
 
 use std::borrow::Cow;
 

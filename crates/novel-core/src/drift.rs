@@ -11,6 +11,9 @@
 //! (0.15); recovered when every deviation is below `recovery` (0.10). Between the two a drift
 //! already on record is kept (hysteresis), so the directives stay until the style is back.
 //! A baseline that is missing or zero is skipped (a relative deviation from 0 means nothing).
+//!
+//! Layer: views — what the agents and the author are shown (packets, status, reviews, plan checks,
+//! drift, cost); the top.
 
 use serde::Serialize;
 

@@ -10,6 +10,8 @@
 //! dialogue by the draft's characters (an insertion by its own), and to the draft paragraph it
 //! starts in. Narration and dialogue are measured apart, each against its own size in the draft:
 //! the refiner may rework narration, dialogue only where lint points.
+//!
+//! Layer: ground (the lowest: no file model, no rules).
 
 use serde::Serialize;
 use similar::{Algorithm, DiffOp, capture_diff_slices};

@@ -7,6 +7,8 @@
 //! front matter, and neither is an opening `---` never closed. Lines end in `\n` or `\r\n`.
 //! Only flat `key: value` pairs are read (values trimmed, one pair of quotes removed); nested
 //! values are skipped.
+//!
+//! Layer: ground (the lowest: no file model, no rules).
 
 /// The front matter of a file.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -21,6 +21,9 @@
 //! (no blocking violation, no blocking fix of a judge or of the round before), the revision is
 //! a local repair of those paragraphs ([`GateResult::repair`], `crate::repair`): the writer
 //! rewrites the opening or the last one or two paragraphs, the judge re-checks only them.
+//!
+//! Layer: rules — checks and decisions over the model (judging, ops, validation, the gate,
+//! revisions, import); below the loop.
 
 use serde::Serialize;
 

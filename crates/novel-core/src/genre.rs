@@ -10,6 +10,8 @@
 //!
 //! `novel volume check` warns when a genre that needs payoffs goes
 //! [`GenrePreset::payoff_gap`] chapters without one.
+//!
+//! Layer: ground (the lowest: no file model, no rules).
 
 /// One genre's preset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,6 +11,9 @@
 //! is flagged. Nothing already in the project is overwritten: a chapter at or below the last
 //! completed one, or whose file exists, is skipped and listed. The headings are kept as
 //! written (第一回 stays 第一回); an extra records where it stands in the book.
+//!
+//! Layer: rules — checks and decisions over the model (judging, ops, validation, the gate,
+//! revisions, import); below the loop.
 
 use std::collections::BTreeSet;
 

@@ -6,6 +6,9 @@
 //! recommendation in one place: when idle in WRITING with a periodic review due, it recommends
 //! the review (the recommendation still names the next chapter — the hook shares its rules).
 //! Also: which periodic reviews are due (§8).
+//!
+//! Layer: loop — the chapter loop and its state machine (pipeline, next step, menu, spec
+//! propagation, repair); above the rules.
 
 use serde::Serialize;
 

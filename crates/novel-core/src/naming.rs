@@ -2,6 +2,8 @@
 //! and the summary / evaluation / delta / contract / log names are spelled, and read back.
 //! Pure strings, project-relative and `/`-separated; `novel-store`'s layout re-exports them
 //! and adds what needs checking (ids become path segments only as slugs).
+//!
+//! Layer: model — the project files' types and what is read straight off them; below every rule.
 
 /// `chapter-048` (3 digits, more when needed).
 pub fn chapter_stem(n: u32) -> String {

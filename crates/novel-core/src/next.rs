@@ -19,6 +19,9 @@
 //!
 //! Secondary facts (overdue foreshadowing, style drift, other pending actions) ride along as
 //! notes; they never change the action.
+//!
+//! Layer: loop — the chapter loop and its state machine (pipeline, next step, menu, spec
+//! propagation, repair); above the rules.
 
 use serde::Serialize;
 

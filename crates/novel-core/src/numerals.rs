@@ -4,6 +4,8 @@
 //! (壹贰叁, 拾佰仟); and digit by digit (一〇五, 一一零). The one reader of every chapter number:
 //! `novel import`'s splitter, `novel validate`'s chapter headings, the outline parser and the
 //! export's titles all call [`leading_numeral`].
+//!
+//! Layer: ground (the lowest: no file model, no rules).
 
 /// Half- and full-width Arabic digits.
 pub fn arabic_digit(c: char) -> Option<u32> {

@@ -6,6 +6,9 @@
 //! Pure: values in, values out. Apply and replay share [`apply_op`], so a rebuild always
 //! reproduces what was applied; the changelog is kept in chapter order, so the state after
 //! chapter N is the replay of a prefix of it.
+//!
+//! Layer: rules — checks and decisions over the model (judging, ops, validation, the gate,
+//! revisions, import); below the loop.
 
 use std::collections::BTreeMap;
 

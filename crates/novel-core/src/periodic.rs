@@ -2,7 +2,7 @@
 //! VOL_REVIEW — and which of them the checkpoint calls for. The store marks one due while its
 //! report file is missing; the menu and the next step offer it.
 //!
-//! Layer: above `model` (imports only it); `next` and `menu` read it.
+//! Layer: model (imports only `model`); `next` and `menu` read it.
 
 use serde::Serialize;
 

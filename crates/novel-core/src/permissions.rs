@@ -29,6 +29,8 @@
 //!
 //! Pure: the rules from the plugin's root and the folders, and an existing settings document
 //! merged with them.
+//!
+//! Layer: ground (the lowest: no file model, no rules).
 
 use serde_json::{Map, Value};
 

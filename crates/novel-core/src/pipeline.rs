@@ -1,6 +1,9 @@
 //! The chapter pipeline's stage machine (PRD §8.2, §9.2; `002` §10.4): which stage may follow
 //! which, what must be in `staging/` before a stage can be declared, and where an interrupted
 //! chapter resumes. Pure: the store reports what it found in `staging/` as [`StagingFacts`].
+//!
+//! Layer: loop — the chapter loop and its state machine (pipeline, next step, menu, spec
+//! propagation, repair); above the rules.
 
 use serde::Serialize;
 

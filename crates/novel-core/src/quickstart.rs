@@ -1,6 +1,9 @@
 //! The quick start as tracked steps (PRD §6 Layer 1; `docs/orchestration.md` §3): which steps
 //! are done, from the files that exist and the author's marks in the checkpoint, and which
 //! one comes next. Pure: the store reports what it found as [`QuickStartFiles`].
+//!
+//! Layer: loop — the chapter loop and its state machine (pipeline, next step, menu, spec
+//! propagation, repair); above the rules.
 
 use serde::Serialize;
 

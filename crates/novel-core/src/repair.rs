@@ -20,6 +20,9 @@
 //!   new text and this review.
 //!
 //! Pure: the store reads and writes the files; the chapter text and the thresholds come in.
+//!
+//! Layer: loop — the chapter loop and its state machine (pipeline, next step, menu, spec
+//! propagation, repair); above the rules.
 
 use serde::{Deserialize, Serialize};
 

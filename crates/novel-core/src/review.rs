@@ -4,6 +4,9 @@
 //! completion rate and each storyline's appearances against the volume schedule. Pure: the
 //! store gathers scores, evaluations and plans; the CLI adds the text checks it owns (names,
 //! leaks, style drift) and writes the report.
+//!
+//! Layer: views — what the agents and the author are shown (packets, status, reviews, plan checks,
+//! drift, cost); the top.
 
 use std::collections::BTreeMap;
 

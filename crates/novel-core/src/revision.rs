@@ -2,6 +2,9 @@
 //! carries a fix instruction, and whether the policy applies them or keeps a candidate.
 //!
 //! Pure: the evaluations and the leak check arrive as values (`novel-store` loads them).
+//!
+//! Layer: rules — checks and decisions over the model (judging, ops, validation, the gate,
+//! revisions, import); below the loop.
 
 use serde::Serialize;
 

@@ -3,7 +3,7 @@
 //! weights, the printed score, the band under the thresholds and whether the thresholds make
 //! bands at all. The gate ([`crate::gate`]) decides with them; it re-exports them.
 //!
-//! Layer: ground of the scoring half of novel-core (it imports only `model`).
+//! Layer: model — the scoring ground of novel-core (imports only `model`).
 
 use crate::model::Evaluation;
 use crate::model::common::GateDecision;

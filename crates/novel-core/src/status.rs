@@ -1,6 +1,9 @@
 //! The figures of `novel status` (PRD §2.4; `docs/orchestration.md` §4) that are rules rather
 //! than sums: the one-line headline, the score trend, and each storyline's rhythm against its
 //! volume schedule. Pure: the store gathers the numbers.
+//!
+//! Layer: views — what the agents and the author are shown (packets, status, reviews, plan checks,
+//! drift, cost); the top.
 
 use std::collections::BTreeMap;
 

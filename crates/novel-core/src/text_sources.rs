@@ -2,6 +2,9 @@
 //! a project, as plain values: `novel-store` gathers them from disk (`novel_store::names`,
 //! `novel_store::leak`), `novel-text` decides over them (`novel_text::names::known_names`,
 //! `novel_text::leak::assess`). Nothing here reads a file or decides anything.
+//!
+//! Layer: views — what the agents and the author are shown (packets, status, reviews, plan checks,
+//! drift, cost); the top.
 
 use crate::model::{Character, Storylines, WorldRules};
 

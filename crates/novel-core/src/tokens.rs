@@ -15,6 +15,8 @@
 //! The sum is rounded up. The estimate is additive over text joined by whitespace, so a
 //! section's estimate is the sum of its parts. It errs high for Chinese prose, which is the
 //! safe side for a budget.
+//!
+//! Layer: model — the project files' types and what is read straight off them; below every rule.
 
 /// Tenths of a token per Han character (1.5 tokens).
 pub const HAN_TENTHS: u64 = 15;

@@ -2,6 +2,9 @@
 //! with their JSON pointer, and the project-wide checks a schema cannot express (file names vs
 //! `chapter` fields, slug ids, storyline / `W-` / `C-` / `LS-` references, weights, checkpoint
 //! coherence). Pure: the caller loads the files into a [`ProjectView`].
+//!
+//! Layer: rules — checks and decisions over the model (judging, ops, validation, the gate,
+//! revisions, import); below the loop.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;

@@ -16,6 +16,9 @@
 //! folds every record of its chapter into the stage's line of the pipeline log when it is given
 //! no usage flags (flags win) and removes them in the stage's own journal; a commit removes what
 //! is left.
+//!
+//! Layer: commands — the work behind a command (stages, volumes, spec, reviews, import, export, the
+//! guard); the top.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

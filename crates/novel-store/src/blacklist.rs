@@ -3,6 +3,9 @@
 //! lose each other's edits; atomically, with the keys the author wrote as `null` kept; a file
 //! about to be replaced wholesale (an upgrade) backed up to `state/backups/` first. What an edit
 //! does is the caller's (`novel_text::maintain`'s rules); this is the transaction around it.
+//!
+//! Layer: commands — the work behind a command (stages, volumes, spec, reviews, import, export, the
+//! guard); the top.
 
 use std::time::Duration;
 

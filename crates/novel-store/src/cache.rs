@@ -2,6 +2,9 @@
 //! which book a session works on (the CLI's session notes), when the client's launch prepared a
 //! folder's `.claude/` ([`crate::permissions`]). Never project data: best effort, a note that
 //! cannot be written or read only costs a fallback. Ground layer: std only.
+//!
+//! Layer: ground — files, paths, errors, the checkpoint, the lock, the journal and its transaction;
+//! below everything that reads the book.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};

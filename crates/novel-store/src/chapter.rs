@@ -838,29 +838,7 @@ fn plan_pipeline_log(
         novel_core::model::pipeline_log::LOG_CHARS.into(),
         serde_json::json!(facts.chars),
     );
-    // The draft kept for `stage refined`'s measure has served its purpose; a change list never
-    // applied (the author accepted the text as it was) goes with it.
-    for rel in [
-        layout::staging_draft(n),
-        layout::staging_edits(n),
-        layout::staging_context(n, "style-refiner"),
-        layout::staging_context(n, "quality-judge"),
-    ] {
-        if fs::symlink_metadata(project.path(&rel)).is_ok() {
-            plan.remove.push(rel);
-        }
-    }
-    // Agents' usage no stage folded (an agent dispatched after the last stage) goes too.
-    if let Ok(entries) = fs::read_dir(project.path("staging/logs")) {
-        for name in entries
-            .flatten()
-            .filter_map(|e| e.file_name().into_string().ok())
-        {
-            if novel_core::naming::is_usage_record(&name) {
-                plan.remove.push(format!("staging/logs/{name}"));
-            }
-        }
-    }
+    plan.remove.extend(served_staging(project, n));
     let leak_rel = layout::staging_leak(n);
     if let Ok(text) = read_text(&project.path(&leak_rel)) {
         if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
@@ -883,6 +861,32 @@ fn plan_pipeline_log(
         content: to_json_text(&plog),
     });
     Ok(())
+}
+
+/// The staging files that have served their purpose once chapter `n` is committed: the draft
+/// kept for `stage refined`'s measure, a change list never applied (the author accepted the
+/// text as it was), the refiner's and the judge's packets, and the agents' usage no stage
+/// folded (an agent dispatched after the last stage).
+fn served_staging(project: &Project, n: u32) -> Vec<String> {
+    let mut out: Vec<String> = [
+        layout::staging_draft(n),
+        layout::staging_edits(n),
+        layout::staging_context(n, "style-refiner"),
+        layout::staging_context(n, "quality-judge"),
+    ]
+    .into_iter()
+    .filter(|rel| fs::symlink_metadata(project.path(rel)).is_ok())
+    .collect();
+    if let Ok(entries) = fs::read_dir(project.path("staging/logs")) {
+        out.extend(
+            entries
+                .flatten()
+                .filter_map(|e| e.file_name().into_string().ok())
+                .filter(|name| novel_core::naming::is_usage_record(name))
+                .map(|name| format!("staging/logs/{name}")),
+        );
+    }
+    out
 }
 
 /// The key of a committed pipeline log that records the digest of each file the commit put

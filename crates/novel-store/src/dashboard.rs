@@ -11,7 +11,7 @@
 //! feeds (`Notes`, in the author's words), and the rest still renders. Deterministic: every
 //! list is sorted, nothing depends on the order of a directory listing.
 //!
-//! Layer: a read-only view. It imports the derived facts, never another view.
+//! Layer: views (read only). It imports the derived facts, never another view.
 
 use std::collections::BTreeMap;
 use std::fs;

@@ -9,6 +9,9 @@
 //! modification date and every zip entry's time come from [`EpubBook::dated`]. `epub-builder`
 //! stamps zip entries with the clock, so the archive is copied once more, compressed data as is,
 //! with the fixed time.
+//!
+//! Layer: commands — the work behind a command (stages, volumes, spec, reviews, import, export, the
+//! guard); the top.
 
 use std::io::{Cursor, Read, Write};
 

@@ -1,4 +1,7 @@
 //! Store errors, each with a stable code and a hint the CLI shows under `hint:`.
+//!
+//! Layer: ground — files, paths, errors, the checkpoint, the lock, the journal and its transaction;
+//! below everything that reads the book.
 
 use std::path::PathBuf;
 

@@ -12,6 +12,9 @@
 //! heading is (`storyline-schedule.json` `volume_heading` as an import wrote it, or its
 //! `volume_title`, or the outline's `# 第 2 卷 · 标题`). Putting it all in reading order and laying
 //! out the text is `novel_text::export`'s; [`crate::epub`] packs the pieces.
+//!
+//! Layer: commands — the work behind a command (stages, volumes, spec, reviews, import, export, the
+//! guard); the top.
 
 use novel_core::model::{Checkpoint, Settings};
 

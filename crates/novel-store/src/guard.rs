@@ -15,6 +15,9 @@
 //! is decided; inside one, input that cannot be read at all is refused ([`unreadable_input`]),
 //! never let through silently. Reading the hook's stdin and printing the decision is the CLI's
 //! job.
+//!
+//! Layer: commands — the work behind a command (stages, volumes, spec, reviews, import, export, the
+//! guard); the top.
 
 use std::path::{Component, Path, PathBuf};
 

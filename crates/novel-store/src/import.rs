@@ -5,6 +5,9 @@
 //! and never left half done. Then the backfill: the pending action `import-backfill` lists the
 //! imported chapters that still need a summary, a state delta and storyline memory; the
 //! Summarizer fills them chapter by chapter and `novel import backfill --done N` moves it on.
+//!
+//! Layer: commands — the work behind a command (stages, volumes, spec, reviews, import, export, the
+//! guard); the top.
 
 use std::collections::BTreeSet;
 use std::fs;

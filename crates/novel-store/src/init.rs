@@ -4,6 +4,9 @@
 //! back to the plugin. The project is first built in a hidden sibling directory and then
 //! moved into place, `.checkpoint.json` last: an interrupted init never looks like a project,
 //! and nothing that already exists is ever overwritten.
+//!
+//! Layer: writers — the state, the memory, the preferences and the chapter commit, written through
+//! the journal; above the readers.
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -5,7 +5,7 @@
 //! judges', `evaluations_in`). Read by `chapter stage judged`, `chapter gate`, `novel
 //! validate` and the judge's packet.
 //!
-//! Layer: derived facts (reads only), below the packets (`context`) that show them.
+//! Layer: facts (reads only), below the packets (`context`) that show them.
 
 use novel_core::diagnostic::Diagnostic;
 use novel_core::judging::{self, Judged, NumberedFix};

@@ -1,6 +1,9 @@
 //! The project layout (PRD §9.1 with the revisions of `002`/`003`) and its path naming.
 //! Every path the engine builds comes from here; ids become path segments only after
 //! they are checked to be slugs.
+//!
+//! Layer: ground — files, paths, errors, the checkpoint, the lock, the journal and its transaction;
+//! below everything that reads the book.
 
 use std::path::{Path, PathBuf};
 

@@ -2,9 +2,12 @@
 //! storyline it belongs to, what each storyline's memory says and which lines converge —
 //! gathered by [`sources`] for `novel_text::leak::assess` — and the record the gate reads,
 //! written by [`record`]. What is a leak is `novel-text`'s to decide.
+//!
+//! Layer: commands — the work behind a command (stages, volumes, spec, reviews, import, export, the
+//! guard); the top.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -199,51 +202,10 @@ fn plans(
     let mut others = Vec::new();
     for dir in volume_dirs(proj) {
         let rel_dir = proj.relative(&dir).unwrap_or_default();
-        let outline = dir.join("outline.md");
-        if outline.is_file()
-            && let Ok(parsed) = novel_core::context::outline::parse(&io::read_text(&outline)?)
-        {
-            for b in parsed.chapters {
-                let piece = PlanText {
-                    file: format!("{rel_dir}/outline.md"),
-                    line: Some(b.line),
-                    pointer: None,
-                    chapter: Some(b.chapter),
-                    storyline: b.storyline().map(str::to_string),
-                    text: b.text,
-                };
-                if b.chapter == n {
-                    own.push(piece)
-                } else {
-                    others.push(piece)
-                }
-            }
-        }
-        for f in crate::names::files_with_ext(&dir.join("chapter-contracts"), "json") {
-            let Ok(value) = io::read_json_value(&f) else {
-                continue;
-            };
-            let chapter = value
-                .get("chapter")
-                .and_then(serde_json::Value::as_u64)
-                .map(|c| c as u32);
-            let piece = PlanText {
-                file: format!(
-                    "{rel_dir}/chapter-contracts/{}",
-                    f.file_name()
-                        .map(|x| x.to_string_lossy().to_string())
-                        .unwrap_or_default()
-                ),
-                line: None,
-                pointer: Some(String::new()),
-                chapter,
-                storyline: value
-                    .get("storyline_id")
-                    .and_then(serde_json::Value::as_str)
-                    .map(str::to_string),
-                text: json_text(&value),
-            };
-            if chapter == Some(n) {
+        let mut pieces = outline_plans(&dir, &rel_dir)?;
+        pieces.extend(contract_plans(&dir, &rel_dir));
+        for piece in pieces {
+            if piece.chapter == Some(n) {
                 own.push(piece)
             } else {
                 others.push(piece)
@@ -254,46 +216,109 @@ fn plans(
             && let Ok(s) = io::read_json::<StorylineSchedule>(&schedule, "卷故事线调度")
         {
             let file = format!("{rel_dir}/storyline-schedule.json");
-            let in_volume = s
-                .chapter_range
-                .as_ref()
-                .is_some_and(|r| (r[0]..=r[1]).contains(&n));
-            for (i, ev) in s.convergence_events.iter().enumerate() {
-                if (ev.chapter_range[0]..=ev.chapter_range[1]).contains(&n)
-                    && ev.involved_storylines.iter().any(|l| l == current)
-                {
-                    own.push(PlanText {
-                        file: file.clone(),
-                        pointer: Some(format!("/convergence_events/{i}")),
-                        chapter: Some(n),
-                        storyline: Some(current.to_string()),
-                        text: [ev.trigger.as_deref(), ev.aftermath.as_deref()]
-                            .into_iter()
-                            .flatten()
-                            .collect::<Vec<_>>()
-                            .join("\n"),
-                        ..PlanText::default()
-                    });
-                }
-            }
-            for (i, a) in s.active_storylines.iter().enumerate() {
-                if in_volume
-                    && a.storyline_id == current
-                    && let Some(goal) = &a.arc_goal
-                {
-                    own.push(PlanText {
-                        file: file.clone(),
-                        pointer: Some(format!("/active_storylines/{i}")),
-                        chapter: None,
-                        storyline: Some(current.to_string()),
-                        text: goal.clone(),
-                        ..PlanText::default()
-                    });
-                }
-            }
+            own.extend(schedule_plans(&s, &file, n, current));
         }
     }
     Ok((own, others))
+}
+
+/// The chapter blocks of a volume's outline (`outline.md`), every chapter's; none when the
+/// outline is missing or does not parse.
+fn outline_plans(dir: &Path, rel_dir: &str) -> Result<Vec<PlanText>, StoreError> {
+    let outline = dir.join("outline.md");
+    if !outline.is_file() {
+        return Ok(Vec::new());
+    }
+    let Ok(parsed) = novel_core::context::outline::parse(&io::read_text(&outline)?) else {
+        return Ok(Vec::new());
+    };
+    Ok(parsed
+        .chapters
+        .into_iter()
+        .map(|b| PlanText {
+            file: format!("{rel_dir}/outline.md"),
+            line: Some(b.line),
+            pointer: None,
+            chapter: Some(b.chapter),
+            storyline: b.storyline().map(str::to_string),
+            text: b.text,
+        })
+        .collect())
+}
+
+/// The chapter contracts of a volume, every chapter's (a file that does not parse left out).
+fn contract_plans(dir: &Path, rel_dir: &str) -> Vec<PlanText> {
+    let mut out = Vec::new();
+    for f in crate::names::files_with_ext(&dir.join("chapter-contracts"), "json") {
+        let Ok(value) = io::read_json_value(&f) else {
+            continue;
+        };
+        out.push(PlanText {
+            file: format!(
+                "{rel_dir}/chapter-contracts/{}",
+                f.file_name()
+                    .map(|x| x.to_string_lossy().to_string())
+                    .unwrap_or_default()
+            ),
+            line: None,
+            pointer: Some(String::new()),
+            chapter: value
+                .get("chapter")
+                .and_then(serde_json::Value::as_u64)
+                .map(|c| c as u32),
+            storyline: value
+                .get("storyline_id")
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_string),
+            text: json_text(&value),
+        });
+    }
+    out
+}
+
+/// What a volume's storyline schedule (`file`) plans for chapter `n` of storyline `current`:
+/// the convergence events it falls in that involve the line, and the line's arc goal when the
+/// chapter is in the volume.
+fn schedule_plans(s: &StorylineSchedule, file: &str, n: u32, current: &str) -> Vec<PlanText> {
+    let mut out = Vec::new();
+    for (i, ev) in s.convergence_events.iter().enumerate() {
+        if (ev.chapter_range[0]..=ev.chapter_range[1]).contains(&n)
+            && ev.involved_storylines.iter().any(|l| l == current)
+        {
+            out.push(PlanText {
+                file: file.to_string(),
+                pointer: Some(format!("/convergence_events/{i}")),
+                chapter: Some(n),
+                storyline: Some(current.to_string()),
+                text: [ev.trigger.as_deref(), ev.aftermath.as_deref()]
+                    .into_iter()
+                    .flatten()
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                ..PlanText::default()
+            });
+        }
+    }
+    let in_volume = s
+        .chapter_range
+        .as_ref()
+        .is_some_and(|r| (r[0]..=r[1]).contains(&n));
+    for (i, a) in s.active_storylines.iter().enumerate() {
+        if in_volume
+            && a.storyline_id == current
+            && let Some(goal) = &a.arc_goal
+        {
+            out.push(PlanText {
+                file: file.to_string(),
+                pointer: Some(format!("/active_storylines/{i}")),
+                chapter: None,
+                storyline: Some(current.to_string()),
+                text: goal.clone(),
+                ..PlanText::default()
+            });
+        }
+    }
+    out
 }
 
 /// The files of the characters the chapter's plan names (display name or alias): their

@@ -2,6 +2,8 @@
 //! Unreadable or unparseable files become findings (and are recorded by kind, so nothing that
 //! refers into them is misjudged); required files that are absent become `E_MISSING`; nothing
 //! is skipped silently.
+//!
+//! Layer: facts — figures and checks derived from the book (reads only); above the writers.
 
 use novel_core::context::outline::OutlineError;
 use std::path::Path;

@@ -10,6 +10,9 @@
 //! `flock` on the project directory), so two breakers cannot both win and a breaker never
 //! removes a lock someone else just took; a journal is written and rolled forward under the
 //! same guard. Release needs the owner's token; `clear` is the author's override.
+//!
+//! Layer: ground — files, paths, errors, the checkpoint, the lock, the journal and its transaction;
+//! below everything that reads the book.
 
 use std::fs;
 use std::path::PathBuf;

@@ -1,6 +1,9 @@
 //! The sources of the name checks on disk: the registered names (characters, storylines) and the
 //! known names of things that are not people (state, world). What counts as a name, and which of
 //! these are terms, is `novel_text::names`' to decide; this module only says which files.
+//!
+//! Layer: commands — the work behind a command (stages, volumes, spec, reviews, import, export, the
+//! guard); the top.
 
 use std::path::{Path, PathBuf};
 

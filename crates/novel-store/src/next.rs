@@ -2,6 +2,9 @@
 //! volume ends, which periodic reviews are due (their reports missing), the quick start's
 //! standing. Tolerant and schema-free like the hook path: a file that cannot be read is a
 //! listed problem, never a failure.
+//!
+//! Layer: views — what the agents and the author are shown (packets, next, status, dashboard; reads
+//! only); no view imports another.
 
 use crate::context::session_facts;
 use crate::io::read_text;

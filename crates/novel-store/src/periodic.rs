@@ -2,7 +2,7 @@
 //! ([`novel_core::periodic::reviews_wanted`]) whose report file is missing. Read by the
 //! session facts, `next` and `status`.
 //!
-//! Layer: ground of the readers (above `layout` and `project`).
+//! Layer: readers (above `layout` and `project`).
 
 use novel_core::model::Checkpoint;
 use novel_core::periodic::{ReviewDue, ReviewKind, reviews_wanted};

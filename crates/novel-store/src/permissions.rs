@@ -3,6 +3,9 @@
 //! book's own session settings in its folder's `.claude/settings.local.json` — what is missing,
 //! and the missing merged in: the files' other keys kept, written atomically, never over a file
 //! that does not parse.
+//!
+//! Layer: commands — the work behind a command (stages, volumes, spec, reviews, import, export, the
+//! guard); the top.
 
 use std::path::{Path, PathBuf};
 

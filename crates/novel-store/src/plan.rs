@@ -8,7 +8,7 @@
 //! (`unreadable`); the changelog and the checkpoint are the only files whose failure stops the
 //! check.
 //!
-//! Layer: checks of the plan (reads only), above the derived facts (`volumes`) it asks.
+//! Layer: facts — checks of the plan (reads only), above the derived facts (`volumes`) it asks.
 
 use std::collections::BTreeMap;
 use std::fs;

@@ -3,6 +3,9 @@
 //! revisions never become preferences. The ChapterWriter packet carries them as its
 //! `user_preferences` section — empty, with a warning, when the file cannot be read: a
 //! broken preference store never stops a chapter.
+//!
+//! Layer: writers — the state, the memory, the preferences and the chapter commit, written through
+//! the journal; above the readers.
 
 use std::time::Duration;
 

@@ -5,6 +5,9 @@
 //! On Linux and macOS through `sysinfo`, refreshing only the pids asked about, never the whole
 //! process table. Elsewhere (Windows) nothing is known: [`Probe::lookup`] answers
 //! [`Lookup::Unknown`] and the lock falls back to its heartbeat rule.
+//!
+//! Layer: ground — files, paths, errors, the checkpoint, the lock, the journal and its transaction;
+//! below everything that reads the book.
 
 /// A running process as the OS reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]

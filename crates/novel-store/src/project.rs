@@ -1,4 +1,7 @@
 //! Finding the project: walk up from a directory to `.checkpoint.json`, or take `--project DIR`.
+//!
+//! Layer: ground — files, paths, errors, the checkpoint, the lock, the journal and its transaction;
+//! below everything that reads the book.
 
 use std::path::{Path, PathBuf};
 

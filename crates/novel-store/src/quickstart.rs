@@ -1,6 +1,9 @@
 //! The quick start's file evidence and its marks in the checkpoint (`novel quickstart`;
 //! `docs/orchestration.md` §3). The rules are `novel_core::quickstart`'s; this module reads
 //! the files (serde only, no schema compiled) and writes the checkpoint under the project lock.
+//!
+//! Layer: writers — the state, the memory, the preferences and the chapter commit, written through
+//! the journal; above the readers.
 
 use std::fs;
 use std::time::Duration;

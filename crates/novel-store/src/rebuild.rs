@@ -3,6 +3,9 @@
 //! — with the project lock — written back through the commit journal, the old files backed up
 //! first. A state or foreshadowing file that is missing, does not parse or does not fit its
 //! schema is what a rebuild repairs: the whole file is one difference.
+//!
+//! Layer: commands — the work behind a command (stages, volumes, spec, reviews, import, export, the
+//! guard); the top.
 
 use serde::Serialize;
 use serde_json::Value;

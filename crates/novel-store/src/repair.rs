@@ -3,6 +3,9 @@
 //! paragraphs in `staging/repairs/`, the judge's review in `staging/evaluations/`. Reads and
 //! plans only: `chapter stage repairing|repaired` (`crate::stage`) writes through the journal.
 //! Below the chapter transaction: it knows the files, not the pipeline.
+//!
+//! Layer: writers — the state, the memory, the preferences and the chapter commit, written through
+//! the journal; above the readers.
 
 use novel_core::diagnostic::Diagnostic;
 use novel_core::model::{Checkpoint, FileKind, RepairPart, RepairReview};

@@ -4,6 +4,9 @@
 //! evaluations, the foreshadowing inventory, a volume's foreshadowing completion and storyline
 //! appearances. The figures are `novel_core::review`'s; the CLI adds the text checks and writes
 //! the report with [`write_report`].
+//!
+//! Layer: commands — the work behind a command (stages, volumes, spec, reviews, import, export, the
+//! guard); the top.
 
 use std::collections::BTreeMap;
 

@@ -7,6 +7,9 @@
 //! first, then the candidate becomes the draft the Summarizer and the judge see again);
 //! applying to a committed chapter replaces its text through the commit journal and leaves a
 //! `chapter_rebuild` pending action: its summary and state delta were made from the old text.
+//!
+//! Layer: commands — the work behind a command (stages, volumes, spec, reviews, import, export, the
+//! guard); the top.
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! Which files the text commands (`lint`, `count`, `style metrics`, `check names`, the reviews)
 //! read, and the project data they share: the blacklist and the style profile.
 //!
-//! Layer: project readers (reads only), below the figures and the views.
+//! Layer: facts (reads only), below the figures and the views.
 
 use std::path::{Path, PathBuf};
 

@@ -8,7 +8,7 @@
 //! and compile no schema): ranges the schema states beyond the types are `novel validate`'s,
 //! and the gate checks the order of its own thresholds.
 //!
-//! Layer: project readers (above ground: `io`, `layout`, `error`); nothing that writes or shows.
+//! Layer: readers (above ground: `io`, `layout`, `error`); nothing that writes or shows.
 
 use novel_core::model::Settings;
 use novel_core::validate::{parse_json, pointer_line, typed_at};

@@ -19,6 +19,9 @@
 //! substitution, a directory entered through one, a program that writes files its arguments
 //! do not name. A `novel` command's own arguments are never taken for writes (the binary
 //! checks its outputs itself); its redirections are.
+//!
+//! Layer: ground — files, paths, errors, the checkpoint, the lock, the journal and its transaction;
+//! below everything that reads the book.
 
 mod programs;
 mod syntax;

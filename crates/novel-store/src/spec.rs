@@ -11,6 +11,9 @@
 //! forward by `novel chapter recover`. It holds the project lock from the check to the journal's
 //! last step and is refused while a chapter is in flight. The checkpoint writes of `spec
 //! propagate` and `pending resolve` take the lock briefly too.
+//!
+//! Layer: commands — the work behind a command (stages, volumes, spec, reviews, import, export, the
+//! guard); the top.
 
 use std::fs;
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! the archive of a round the gate sent back, the checkpoint, and the stage's line in the
 //! pipeline log.
 //!
-//! Layer: writers (the pipeline stages), above the commit transaction and the figures.
+//! Layer: commands (the pipeline stages), above the commit transaction and the figures.
 
 use serde::Serialize;
 
@@ -540,103 +540,40 @@ pub fn advance(
     if let Ok(Some(a)) = &applied {
         facts.text_digest = Some(novel_core::pipeline::text_digest(a.text.as_bytes()));
     }
+    let settings = crate::settings::load(project)?;
     let choice = pipeline::RoundChoice {
         by_author: figures.by_author,
         author_rounds: author_rounds(project, n)?,
-        max_author_rounds: crate::settings::load(project)?.gate.max_author_revisions,
+        max_author_rounds: settings.gate.max_author_revisions,
     };
     pipeline::check_stage(&cp, n, to, &facts, choice).map_err(ChapterError::Refused)?;
     let applied = applied?;
-    let settings = crate::settings::load(project)?;
-    let mut edit_ratio = None;
-    if to == PipelineStage::Refined
-        && let Some(report) = measure_refinement(project, n, tools, applied.as_ref())?
-    {
-        let cap = settings.refine.max_edit_ratio;
-        if report.over(cap).is_some() {
-            if applied.is_some() {
-                set_aside(project, n, &[crate::layout::staging_edits(n)])?;
-            }
-            return Err(ChapterError::EditRatio {
-                chapter: n,
-                report: Box::new(report),
-                cap,
-            });
-        }
-        edit_ratio = Some(report);
-    }
-    if to == PipelineStage::Judged {
-        let findings = crate::judging::check_staged(project, &cp, n, tools.normalize)?;
-        if findings
-            .iter()
-            .any(novel_core::diagnostic::Diagnostic::is_error)
-        {
-            let mut refused: Vec<String> = findings
-                .iter()
-                .filter(|f| f.is_error() && f.file.starts_with("staging/evaluations/"))
-                .map(|f| f.file.clone())
-                .collect();
-            refused.sort();
-            refused.dedup();
-            set_aside(project, n, &refused)?;
-            return Err(ChapterError::Evaluation { findings });
-        }
-    }
+    let mut edit_ratio = match to {
+        PipelineStage::Refined => check_refinement(project, n, tools, applied.as_ref(), &settings)?,
+        PipelineStage::Judged => check_evaluations(project, &cp, n, tools).map(|()| None)?,
+        _ => None,
+    };
     let from = cp.pipeline_stage;
     let (archive, repair_line) = plan_round(project, &mut cp, n, to, &settings)?;
     if to == PipelineStage::Judged && pipeline::current_gate(&cp, n).is_some() {
         // A new evaluation: the verdict on the old one no longer holds.
         cp.gate = None;
     }
-    if to == PipelineStage::Polished
-        && let Some(g) = cp.gate.as_mut()
-    {
-        // The second polish is what gets committed: take its files as the approved ones (as
-        // the journal below leaves them, with the change list applied).
-        g.staged = staged_digests(project, n)?;
-        if let Some(a) = &applied {
-            let digest = |t: &str| novel_core::pipeline::text_digest(t.as_bytes());
-            g.staged
-                .insert(crate::layout::staging_chapter(n), digest(&a.text));
-            g.staged
-                .insert(crate::layout::staging_changes(n), digest(&a.record));
-        }
+    if to == PipelineStage::Polished {
+        approve_polished(project, &mut cp, n, applied.as_ref())?;
     }
     cp.pipeline_stage = Some(to);
     cp.last_checkpoint_time = Some(crate::time::now_iso());
+    let entry = stage_entry(figures, to, edit_ratio.as_ref(), repair_line);
+    let mut journal = Journal::files(n, String::new(), archive.writes, JournalKind::Stage);
+    journal.remove = archive.remove;
+    journal.remove.extend(records);
+    journal
+        .writes
+        .push(crate::chapter::log_with_stage(project, n, entry)?);
+    stage_texts(project, n, to, applied, &mut journal)?;
+    journal.writes.push(checkpoint_write(project, &cp));
     // The archive, the stage's line in the pipeline log and the checkpoint, all or nothing.
-    let mut writes = archive.writes;
-    let mut entry = figures.entry(to);
-    if let (Some(r), Some(line)) = (&edit_ratio, entry.as_object_mut()) {
-        line.insert(EDIT_RATIO.into(), edit_ratio_value(r));
-    }
-    if let (Some(r), Some(line)) = (repair_line, entry.as_object_mut()) {
-        line.insert(REPAIR.into(), r);
-    }
-    writes.push(crate::chapter::log_with_stage(project, n, entry)?);
-    let mut remove = archive.remove;
-    remove.extend(records);
-    if let Some(a) = applied {
-        writes.push(crate::chapter::JournalWrite {
-            path: crate::layout::staging_chapter(n),
-            content: a.text,
-        });
-        writes.push(crate::chapter::JournalWrite {
-            path: crate::layout::staging_changes(n),
-            content: a.record,
-        });
-        remove.push(crate::layout::staging_edits(n));
-    }
-    if to == PipelineStage::Drafted {
-        // The draft StyleRefiner will be measured against.
-        writes.push(crate::chapter::JournalWrite {
-            path: crate::layout::staging_draft(n),
-            content: crate::chapter::read_staged(project, &crate::layout::staging_chapter(n))?,
-        });
-    }
-    writes.push(checkpoint_write(project, &cp));
-    let mut journal = Journal::files(n, String::new(), writes, JournalKind::Stage);
-    journal.remove = remove;
     crate::chapter::commit(project, journal)?;
     // The paragraphs that changed most explain a refusal; on the way through only the figures
     // go back to the main conversation, which keeps every answer it reads.
@@ -651,6 +588,128 @@ pub fn advance(
         archived: archive.archived,
         edit_ratio,
     })
+}
+
+/// The stage's line in the pipeline log: its figures, the edit ratio StyleRefiner's pass
+/// measured and what a local repair changed, when there are.
+fn stage_entry(
+    figures: &StageFigures,
+    to: PipelineStage,
+    edit_ratio: Option<&novel_core::edits::EditReport>,
+    repair_line: Option<serde_json::Value>,
+) -> serde_json::Value {
+    let mut entry = figures.entry(to);
+    if let (Some(r), Some(line)) = (edit_ratio, entry.as_object_mut()) {
+        line.insert(EDIT_RATIO.into(), edit_ratio_value(r));
+    }
+    if let (Some(r), Some(line)) = (repair_line, entry.as_object_mut()) {
+        line.insert(REPAIR.into(), r);
+    }
+    entry
+}
+
+/// `stage refined`: StyleRefiner's edits measured against the draft (`None`: no draft kept);
+/// over `refine.max_edit_ratio` the change list is set aside and the stage refused.
+fn check_refinement(
+    project: &Project,
+    n: u32,
+    tools: &TextTools<'_>,
+    applied: Option<&Applied>,
+    settings: &novel_core::model::Settings,
+) -> Result<Option<novel_core::edits::EditReport>, ChapterError> {
+    let Some(report) = measure_refinement(project, n, tools, applied)? else {
+        return Ok(None);
+    };
+    let cap = settings.refine.max_edit_ratio;
+    if report.over(cap).is_some() {
+        if applied.is_some() {
+            set_aside(project, n, &[crate::layout::staging_edits(n)])?;
+        }
+        return Err(ChapterError::EditRatio {
+            chapter: n,
+            report: Box::new(report),
+            cap,
+        });
+    }
+    Ok(Some(report))
+}
+
+/// `stage judged`: each evaluation held to the judge's contract; the ones with an error are set
+/// aside (the judge writes them again) and the stage refused with the findings.
+fn check_evaluations(
+    project: &Project,
+    cp: &Checkpoint,
+    n: u32,
+    tools: &TextTools<'_>,
+) -> Result<(), ChapterError> {
+    let findings = crate::judging::check_staged(project, cp, n, tools.normalize)?;
+    if !findings
+        .iter()
+        .any(novel_core::diagnostic::Diagnostic::is_error)
+    {
+        return Ok(());
+    }
+    let mut refused: Vec<String> = findings
+        .iter()
+        .filter(|f| f.is_error() && f.file.starts_with("staging/evaluations/"))
+        .map(|f| f.file.clone())
+        .collect();
+    refused.sort();
+    refused.dedup();
+    set_aside(project, n, &refused)?;
+    Err(ChapterError::Evaluation { findings })
+}
+
+/// `stage polished`: the second polish is what gets committed, so its files become the
+/// approved ones (as the stage's journal leaves them, with the change list applied).
+fn approve_polished(
+    project: &Project,
+    cp: &mut Checkpoint,
+    n: u32,
+    applied: Option<&Applied>,
+) -> Result<(), ChapterError> {
+    let Some(g) = cp.gate.as_mut() else {
+        return Ok(());
+    };
+    g.staged = staged_digests(project, n)?;
+    if let Some(a) = applied {
+        let digest = |t: &str| novel_core::pipeline::text_digest(t.as_bytes());
+        g.staged
+            .insert(crate::layout::staging_chapter(n), digest(&a.text));
+        g.staged
+            .insert(crate::layout::staging_changes(n), digest(&a.record));
+    }
+    Ok(())
+}
+
+/// The texts a stage writes in its journal: StyleRefiner's change list applied (the new text
+/// and the record; the list itself removed), and at `drafted` the draft StyleRefiner will be
+/// measured against.
+fn stage_texts(
+    project: &Project,
+    n: u32,
+    to: PipelineStage,
+    applied: Option<Applied>,
+    journal: &mut Journal,
+) -> Result<(), ChapterError> {
+    if let Some(a) = applied {
+        journal.writes.push(JournalWrite {
+            path: crate::layout::staging_chapter(n),
+            content: a.text,
+        });
+        journal.writes.push(JournalWrite {
+            path: crate::layout::staging_changes(n),
+            content: a.record,
+        });
+        journal.remove.push(crate::layout::staging_edits(n));
+    }
+    if to == PipelineStage::Drafted {
+        journal.writes.push(JournalWrite {
+            path: crate::layout::staging_draft(n),
+            content: crate::chapter::read_staged(project, &crate::layout::staging_chapter(n))?,
+        });
+    }
+    Ok(())
 }
 
 /// What moving to `to` does to the rounds, planned for the stage's journal: a round the gate

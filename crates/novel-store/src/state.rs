@@ -584,19 +584,8 @@ pub fn commit_state(project: &Project, w: StateWrite<'_>, token: String) -> Resu
             content,
         });
     }
-    let journal = Journal {
-        chapter: w.chapter,
-        token,
-        writes,
-        changelog_line,
-        changelog_len: None,
-        dirs: Vec::new(),
-        appends: Vec::new(),
-        remove: Vec::new(),
-        retiring: None,
-        cleanup: None,
-        kind: Some(w.kind),
-    };
+    let mut journal = Journal::files(w.chapter, token, writes, w.kind);
+    journal.changelog_line = changelog_line;
     crate::transaction::commit(project, journal).map(drop)
 }
 

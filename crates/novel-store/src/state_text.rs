@@ -13,6 +13,9 @@
 //! commit uses this path only for the state bytes the last changelog line recorded
 //! (`written.state`). A reader that only checks (the guard hook, `ops validate`) may use it on
 //! any file: it never writes the text back.
+//!
+//! Layer: ground — files, paths, errors, the checkpoint, the lock, the journal and its transaction;
+//! below everything that reads the book.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;

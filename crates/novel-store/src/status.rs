@@ -8,7 +8,7 @@
 //! `novel next` read; this module adds what only status shows (the state machine, the lock,
 //! the storyline rhythm, the problems). Files are parsed with serde, no JSON Schema is compiled.
 //!
-//! Layer: a read-only view. It imports the derived facts, never another view.
+//! Layer: views (read only). It imports the derived facts, never another view.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -30,8 +30,9 @@ use crate::figures::{self, BookFigures, DriftFigure, TextRules, Wanted};
 use crate::io::read_text;
 use crate::layout;
 use crate::lock::{self, LockState};
-use crate::next::{VolumeSpan, reviews_due};
+use crate::periodic::reviews_due;
 use crate::project::Project;
+use novel_core::plan::VolumeSpan;
 
 pub use crate::figures::{
     Chars, Foreshadowing, LOG_ACCEPTED_BY_AUTHOR, LOG_CHARS, LOG_GATE_OVERALL, PipelineSums,

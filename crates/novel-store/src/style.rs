@@ -5,6 +5,9 @@
 //!
 //! [`record_drift`]: what `novel style drift` does with the verdict of [`drift_check`] (the
 //! one drift check, [`crate::figures::drift`]): writes or removes `style-drift.json`.
+//!
+//! Layer: commands — the work behind a command (stages, volumes, spec, reviews, import, export, the
+//! guard); the top.
 
 use serde_json::Value;
 

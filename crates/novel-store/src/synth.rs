@@ -8,6 +8,9 @@
 //!
 //! Deterministic (no randomness, fixed timestamps). Files are written plainly, not atomically:
 //! this is test data in a fresh directory.
+//!
+//! Layer: commands — the work behind a command (stages, volumes, spec, reviews, import, export, the
+//! guard); the top.
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -1,4 +1,7 @@
 //! Timestamps without a date crate: ISO-8601 UTC from the system clock.
+//!
+//! Layer: ground — files, paths, errors, the checkpoint, the lock, the journal and its transaction;
+//! below everything that reads the book.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 

@@ -3,7 +3,7 @@
 //! of one a crash left behind. Every step is idempotent, so a recovered project ends
 //! byte-identical to an uninterrupted commit. Also the sweep of debris a killed writer leaves.
 //!
-//! Layer: writers' ground (above `lock` and `journal`; `state`, `memory` and `chapter` commit
+//! Layer: ground of the writers (above `lock` and `journal`; `state`, `memory` and `chapter` commit
 //! through it).
 
 use std::fs;

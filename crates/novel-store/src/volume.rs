@@ -8,7 +8,7 @@
 //! `cleanup` goes through the commit journal like a retirement, so `novel chapter recover`
 //! finishes an interrupted one.
 //!
-//! Layer: writers (volume commands), above the commit transaction and the derived facts.
+//! Layer: commands (the volume commands), above the commit transaction and the derived facts.
 
 use std::time::Duration;
 

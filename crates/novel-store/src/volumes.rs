@@ -3,7 +3,7 @@
 //! ([`Volumes::volume_of`]) — every command asks here: commit, next, status, the hook, the gate,
 //! reviews, context, volume check, the dashboard's figures.
 //!
-//! Layer: derived facts. It reads the volume files and `novel.json`; it imports nothing that
+//! Layer: readers. It reads the volume files and `novel.json`; it imports nothing that
 //! writes, and no view (status, dashboard, next, context) is imported here.
 
 use novel_core::context::outline;

@@ -17,6 +17,9 @@
 //! The whitelist protects text, not phrases: a hit that overlaps a whitelisted phrase is not
 //! counted. A whitelist entry equal to a listed phrase disables it; one around a listed phrase
 //! (弱不禁风 around 不禁) or across its edge (抹布 in 一抹布) protects that context.
+//!
+//! Layer: checks — the checks of a text (blacklist, repetition, patterns, lint) and their findings;
+//! above the ground.
 
 use std::collections::HashMap;
 

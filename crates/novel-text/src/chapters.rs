@@ -32,6 +32,9 @@
 //! heading line, or (only with `strip_furniture`) the list of furniture taken out.
 //!
 //! The sections are `novel_core::import::Section`s; numbering problems are judged there.
+//!
+//! Layer: books — whole chapters and books (splitting, metrics, upkeep, leak, export, craft); the
+//! top.
 
 use novel_core::import::{
     Furniture, Problem, ProblemKind, Section, SectionKind, Suspect, VolumeHeading,

@@ -24,6 +24,9 @@
 //! A chapter fails when it has an error. Lexicons are code (small tables, reasons beside them);
 //! thresholds are `novel.json`'s `craft`. Positions are 1-based line and column in characters of
 //! the original file, like every other text check.
+//!
+//! Layer: books — whole chapters and books (splitting, metrics, upkeep, leak, export, craft); the
+//! top.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::LazyLock;

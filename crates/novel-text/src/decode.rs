@@ -17,6 +17,8 @@
 //!
 //! Then line endings become `\n` and the text is put in Unicode NFC, the form every other
 //! command reads.
+//!
+//! Layer: ground — decoding, Markdown, normalisation, 字数, sentences, names; below every check.
 
 use encoding_rs::{BIG5, DecoderResult, Encoding, GB18030, GBK, UTF_8, UTF_16BE, UTF_16LE};
 use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfc_quick};

@@ -15,6 +15,9 @@
 //!   back by [`unescape_markdown`].
 //! - [`encode`]: a txt in UTF-8, GBK or GB18030 for platforms that still ask for GBK; characters
 //!   GBK cannot hold are named, never replaced.
+//!
+//! Layer: books — whole chapters and books (splitting, metrics, upkeep, leak, export, craft); the
+//! top.
 
 use crate::chapters::{Heading, heading};
 

@@ -1,5 +1,8 @@
 //! Evidence of a text finding: where a match stands. The findings themselves are
 //! [`novel_core::diagnostic::Diagnostic`]s, the one finding type of the workspace.
+//!
+//! Layer: checks — the checks of a text (blacklist, repetition, patterns, lint) and their findings;
+//! above the ground.
 
 use serde::Serialize;
 

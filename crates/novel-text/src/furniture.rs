@@ -8,6 +8,9 @@
 //! carries; a line of prose that merely mentions a 月票 is still flagged only when it names the
 //! ask (求月票). A false flag costs nothing (the line stays unless the author strips it); a
 //! false strip would, so the author sees the list first.
+//!
+//! Layer: checks — the checks of a text (blacklist, repetition, patterns, lint) and their findings;
+//! above the ground.
 
 use std::sync::LazyLock;
 

@@ -24,6 +24,8 @@
 //! The dictionary is loaded on the first call of [`extract`] (~60 ms in a release build), which
 //! only `novel spec propagate` makes: nothing else in the binary pays for it. Without the
 //! `jieba` feature only the glossary and the genre vocabulary are recognised.
+//!
+//! Layer: ground — decoding, Markdown, normalisation, 字数, sentences, names; below every check.
 
 use std::collections::BTreeSet;
 

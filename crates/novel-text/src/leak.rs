@@ -41,6 +41,9 @@
 //! [`assess`] is the whole check over what `novel_store::leak::sources` gathered: it turns
 //! slugs into names, reads the people out of each memory, and returns the report of
 //! `novel check leak` with its evidence.
+//!
+//! Layer: books — whole chapters and books (splitting, metrics, upkeep, leak, export, craft); the
+//! top.
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -7,6 +7,9 @@
 //! `repetition_window` sentences holds `repetition_max` repeated patterns. A limit scales with
 //! the chapter and one use never fails it ([`within_limit`]): a single 「这一刻，」 in a
 //! 1,500-字 chapter is 0.67 per 1,000 over a limit of 0.5, and no reader would call it a tic.
+//!
+//! Layer: checks — the checks of a text (blacklist, repetition, patterns, lint) and their findings;
+//! above the ground.
 
 use std::collections::BTreeMap;
 

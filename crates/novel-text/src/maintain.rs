@@ -3,6 +3,9 @@
 //! in only with evidence; phrases the author confirms go on the whitelist. Phrases are compared
 //! after normalisation ([`normalize_str`]: NFC, full-width → half-width), so `这，就是` and
 //! `这,就是` are one phrase. The file is read and written by the caller (`novel blacklist`).
+//!
+//! Layer: books — whole chapters and books (splitting, metrics, upkeep, leak, export, craft); the
+//! top.
 
 use novel_core::model::AiBlacklist;
 use novel_core::model::blacklist::{BlacklistEntry, EntrySource};

@@ -3,6 +3,8 @@
 //! characters marks each one; counting and lint then skip what is marked.
 //!
 //! Chapters are one paragraph per line (the web-novel convention), so the scan is line based.
+//!
+//! Layer: ground — decoding, Markdown, normalisation, 字数, sentences, names; below every check.
 
 /// Inside a front-matter block (`---` … `---` at the top of the file).
 pub const FRONT: u8 = 1;

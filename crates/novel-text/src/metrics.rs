@@ -8,6 +8,9 @@
 //! [`crate::segment::is_text_char`]), not punctuation, whitespace or Markdown; their sum is
 //! `text_chars`. Sentences and paragraphs are those of [`crate::segment`]; the dialogue ratio
 //! is the share of text characters inside dialogue quotes.
+//!
+//! Layer: books — whole chapters and books (splitting, metrics, upkeep, leak, export, craft); the
+//! top.
 
 use std::collections::BTreeMap;
 

@@ -5,6 +5,8 @@
 //!
 //! Positions survive normalisation: [`Normalized::orig`] maps every normalised character back to
 //! the original character it came from, so findings point into the file as the author sees it.
+//!
+//! Layer: ground — decoding, Markdown, normalisation, 字数, sentences, names; below every check.
 
 use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::canonical_combining_class;

@@ -6,6 +6,9 @@
 //! patterns skip matches that start inside dialogue quotes. The Rust regex engine has no
 //! look-around: a rule that must look at a character before its match (不是 but not 是不是)
 //! matches it and names the part to report `(?P<hit>…)`.
+//!
+//! Layer: checks — the checks of a text (blacklist, repetition, patterns, lint) and their findings;
+//! above the ground.
 
 use regex::{Regex, RegexBuilder};
 

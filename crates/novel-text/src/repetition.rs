@@ -28,6 +28,9 @@
 //! verse (a paragraph of parallel lines: 祥云迷凤阁，瑞气罩龙楼。 — clauses in pairs of equal
 //! length), whose refrains repeat by design. Those sentences still occupy their places in the
 //! window.
+//!
+//! Layer: checks — the checks of a text (blacklist, repetition, patterns, lint) and their findings;
+//! above the ground.
 
 use std::collections::HashSet;
 use std::sync::OnceLock;

@@ -11,6 +11,8 @@
 //!   chapter into dialogue.
 //! - Sentence: ends after a run of 。！？… (with the closing quotes and brackets right after
 //!   it), after the closing quote of a dialogue, or at the end of the paragraph.
+//!
+//! Layer: ground — decoding, Markdown, normalisation, 字数, sentences, names; below every check.
 
 use crate::markdown::{self, FRONT, HEADING, MARKUP};
 use crate::normalize::normalize;

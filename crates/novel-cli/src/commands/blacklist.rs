@@ -13,7 +13,7 @@ use novel_store::time::now_iso;
 use novel_store::{Project, layout};
 use novel_text::maintain::{self, Edit, EditError, NewEntry};
 
-use crate::cli::{GlobalArgs, HELP_TEMPLATE};
+use crate::args::{GlobalArgs, HELP_TEMPLATE};
 use crate::output::{CliError, Exit, Report};
 
 #[derive(Debug, Subcommand)]

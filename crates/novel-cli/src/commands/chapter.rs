@@ -13,7 +13,7 @@ use novel_store::lock;
 use novel_store::{Project, layout};
 
 use super::{lock_error, stale_after};
-use crate::cli::{
+use crate::args::{
     ChapterCommand, ChapterCommitArgs, ChapterFailArgs, ChapterStageArgs, GlobalArgs,
 };
 use crate::output::{CliError, Exit, Report};

@@ -26,7 +26,7 @@ use novel_text::leak::{EntityKind, LeakAssessment, LeakRisk};
 use novel_core::diagnostic::render_all;
 
 use super::{names_report, plan_error, select_error};
-use crate::cli::{
+use crate::args::{
     ChapterSelection, ChapterSpan, GlobalArgs, HELP_TEMPLATE, chapter_number, chapter_span,
 };
 use crate::output::{CliError, Exit, Report};

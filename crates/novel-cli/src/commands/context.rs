@@ -22,11 +22,11 @@ use novel_store::context::{load_inputs, session_start};
 use novel_store::synth::{SynthOptions, synth_project};
 use novel_store::{Project, StoreError};
 
-use crate::cli::GlobalArgs;
+use crate::args::GlobalArgs;
 use crate::installed::VersionMismatch;
 use crate::output::{CliError, Exit, Report, to_data};
 
-use crate::cli::HELP_TEMPLATE;
+use crate::args::HELP_TEMPLATE;
 
 /// `novel context …`.
 #[derive(Debug, Subcommand)]

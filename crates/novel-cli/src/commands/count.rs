@@ -8,7 +8,7 @@ use novel_store::io;
 use novel_text::count::{LengthVerdict, count};
 
 use super::resolve_inputs;
-use crate::cli::{ChapterSelection, GlobalArgs};
+use crate::args::{ChapterSelection, GlobalArgs};
 use crate::output::{CliError, Exit, Report};
 
 /// `novel count`'s `--json` data.

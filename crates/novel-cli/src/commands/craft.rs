@@ -20,7 +20,7 @@ use novel_store::{Project, io, layout, settings};
 use novel_text::craft::{self, CraftSummary, History, Trace};
 use novel_text::segment::Document;
 
-use crate::cli::{ChapterSelection, GlobalArgs};
+use crate::args::{ChapterSelection, GlobalArgs};
 use crate::output::{CliError, Exit, Report};
 
 #[derive(Debug, Args)]

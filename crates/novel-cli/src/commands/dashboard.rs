@@ -40,7 +40,7 @@ use novel_store::{Project, io};
 use novel_text::blacklist::Blacklist;
 use novel_text::segment::Document;
 
-use crate::cli::GlobalArgs;
+use crate::args::GlobalArgs;
 use crate::output::{self, CliError, Report};
 
 #[derive(Debug, Args)]

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use novel_store::{io, layout};
 
-use crate::cli::GlobalArgs;
+use crate::args::GlobalArgs;
 use crate::output::{self, CliError, Exit, Report};
 
 /// The sample book: project-relative path and content.

@@ -17,7 +17,7 @@ use novel_text::export::{
     pieces, txt,
 };
 
-use crate::cli::{ChapterSpan, GlobalArgs, chapter_span};
+use crate::args::{ChapterSpan, GlobalArgs, chapter_span};
 use crate::output::{self, CliError, Exit, Report};
 
 /// `novel export`'s `--json` data; `text` (the export itself) only when written to stdout.

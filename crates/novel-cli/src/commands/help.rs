@@ -1,9 +1,8 @@
 //! `novel help [COMMAND]`: the Chinese help of the whole tool or of one subcommand.
 
-use clap::CommandFactory;
 use serde::Serialize;
 
-use crate::cli::{Cli, localize_help};
+use crate::args::localize_help;
 use crate::output::{CliError, Exit, Report};
 
 /// `novel help`'s `--json` data.
@@ -13,8 +12,9 @@ struct HelpData<'a> {
     text: &'a str,
 }
 
-pub fn run(path: &[String]) -> Result<Report, CliError> {
-    let mut cmd = Cli::command();
+/// The help of `path` in the command tree `cmd` (`Cli::command()`, which the caller builds: the
+/// tree names every command's arguments, so it sits above the commands).
+pub fn run(mut cmd: clap::Command, path: &[String]) -> Result<Report, CliError> {
     cmd.build();
     let mut current = cmd;
     for name in path {

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use novel_store::guard::{self, ToolCall};
 
-use crate::cli::HELP_TEMPLATE;
+use crate::args::HELP_TEMPLATE;
 
 /// `novel hook …`.
 #[derive(Debug, Clone, Copy, Subcommand)]

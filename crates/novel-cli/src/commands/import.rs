@@ -21,7 +21,7 @@ use novel_store::import::{BackfillStep, ImportError, Written};
 use novel_text::chapters::{Options, folder_rank, folder_warnings, split, split_file};
 use novel_text::decode::{Attempt, DecodeError, Decoded};
 
-use crate::cli::{GlobalArgs, HELP_TEMPLATE, chapter_number};
+use crate::args::{GlobalArgs, HELP_TEMPLATE, chapter_number};
 use crate::output::{CliError, Exit, Report};
 
 /// `novel import`'s `--json` data: the plan, then what was written (`null` until written).

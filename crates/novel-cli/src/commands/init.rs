@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use novel_store::init::{InitOptions, init_project};
 
-use crate::cli::{GlobalArgs, InitArgs};
+use crate::args::{GlobalArgs, InitArgs};
 use crate::output::{CliError, Report};
 
 /// `novel init`'s `--json` data.

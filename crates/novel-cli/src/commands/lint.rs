@@ -13,7 +13,7 @@ use novel_store::{io, settings};
 use novel_text::lint::{LintSummary, Linter};
 use novel_text::segment::Document;
 
-use crate::cli::{ChapterSelection, GlobalArgs};
+use crate::args::{ChapterSelection, GlobalArgs};
 use crate::output::{CliError, Exit, Report};
 
 #[derive(Debug, Args)]

@@ -5,7 +5,7 @@ use serde::Serialize;
 use novel_store::lock::{self, LockState};
 
 use super::{lock_error, stale_after};
-use crate::cli::{GlobalArgs, LockCommand};
+use crate::args::{GlobalArgs, LockCommand};
 use crate::output::{CliError, Report};
 
 /// `novel lock acquire`'s `--json` data.

@@ -9,7 +9,7 @@ use novel_core::model::MemoryEntry;
 use novel_core::model::revision::MemoryKind;
 use novel_store::memory::{self, Recorded};
 
-use crate::cli::{GlobalArgs, HELP_TEMPLATE};
+use crate::args::{GlobalArgs, HELP_TEMPLATE};
 use crate::output::{CliError, Exit, Report};
 
 #[derive(Debug, Subcommand)]

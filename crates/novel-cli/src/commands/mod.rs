@@ -4,6 +4,9 @@
 //! What several commands share lives here, not in one of them: finding the project, resolving a
 //! [`ChapterSelection`] through the store, mapping store errors, and the renderings shown by
 //! more than one command (the names check).
+//!
+//! Layer: commands — the subcommands, each with its own arguments; below the command tree
+//! (`cli`).
 
 pub mod blacklist;
 pub mod chapter;
@@ -54,7 +57,7 @@ use novel_text::finding::Evidence;
 use novel_text::names::{NameIndex, NameIssueKind};
 use novel_text::segment::Document;
 
-use crate::cli::{ChapterSelection, GlobalArgs};
+use crate::args::{ChapterSelection, GlobalArgs};
 use crate::output::{CliError, Exit};
 
 /// The project of this invocation: `--project DIR`, or found from the working directory.

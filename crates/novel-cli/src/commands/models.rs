@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use novel_core::cost::{Mix, model_for};
 
-use crate::cli::GlobalArgs;
+use crate::args::GlobalArgs;
 use crate::output::{CliError, Exit, Report};
 
 #[derive(Debug, Args)]

@@ -13,7 +13,7 @@ use novel_core::quickstart::QuickStartStatus;
 use novel_store::next::next_view;
 use novel_store::{Project, StoreError};
 
-use crate::cli::GlobalArgs;
+use crate::args::GlobalArgs;
 use crate::installed::{VersionMismatch, version_mismatch};
 use crate::output::{CliError, Exit, Report, to_data};
 

@@ -12,7 +12,7 @@ use novel_store::state::{
 };
 use novel_store::{Project, StoreError, io};
 
-use crate::cli::{GlobalArgs, OpsCommand, OpsFileArgs};
+use crate::args::{GlobalArgs, OpsCommand, OpsFileArgs};
 use crate::output::{CliError, Exit, Report};
 
 use super::{ops_error, with_state_lock};

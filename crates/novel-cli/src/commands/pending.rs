@@ -8,13 +8,13 @@ use novel_core::model::PendingAction;
 use novel_store::chapter::load_checkpoint;
 use novel_store::spec::resolve_pending;
 
-use crate::cli::GlobalArgs;
+use crate::args::GlobalArgs;
 use crate::output::{CliError, Report};
 
 use super::spec_error;
 
 /// The help layout of `cli.rs` (kept in step with it).
-use crate::cli::HELP_TEMPLATE;
+use crate::args::HELP_TEMPLATE;
 
 #[derive(Debug, Subcommand)]
 pub enum PendingCommand {

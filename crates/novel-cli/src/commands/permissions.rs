@@ -14,7 +14,7 @@ use novel_core::permissions::Blocker;
 use novel_store::permissions::{self, PermissionsError, Rules};
 use novel_store::{Project, StoreError};
 
-use crate::cli::GlobalArgs;
+use crate::args::GlobalArgs;
 use crate::output::{CliError, Exit, Report, to_data};
 
 #[derive(Debug, Args)]

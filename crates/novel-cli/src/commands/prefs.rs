@@ -7,7 +7,7 @@ use serde::Serialize;
 use novel_core::model::revision::Preference;
 use novel_store::prefs::{self, PrefsError};
 
-use crate::cli::{GlobalArgs, HELP_TEMPLATE};
+use crate::args::{GlobalArgs, HELP_TEMPLATE};
 use crate::output::{CliError, Exit, Report};
 
 #[derive(Debug, Subcommand)]

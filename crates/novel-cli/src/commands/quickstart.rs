@@ -9,7 +9,7 @@ use novel_core::quickstart::{self, QuickStartStatus};
 use novel_store::chapter::load_checkpoint;
 use novel_store::quickstart::{MarkError, files, mark};
 
-use crate::cli::{GlobalArgs, HELP_TEMPLATE};
+use crate::args::{GlobalArgs, HELP_TEMPLATE};
 use crate::output::{CliError, Exit, Report};
 
 #[derive(Debug, Args)]

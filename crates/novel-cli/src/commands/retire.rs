@@ -8,13 +8,13 @@ use novel_core::spec::retire::RetirementCheck;
 use novel_store::spec::{SpecError, retire_apply, retire_check};
 use novel_store::time;
 
-use crate::cli::GlobalArgs;
+use crate::args::GlobalArgs;
 use crate::output::{CliError, Report, to_data};
 
 use super::spec_error;
 
 /// The help layout of `cli.rs` (kept in step with it).
-use crate::cli::HELP_TEMPLATE;
+use crate::args::HELP_TEMPLATE;
 
 #[derive(Debug, Subcommand)]
 pub enum RetireCommand {

@@ -19,7 +19,7 @@ use novel_store::{Project, layout, time};
 use novel_text::leak::LeakSummary;
 
 use super::{NameFinding, drift_check, names_report, plan_error};
-use crate::cli::{GlobalArgs, HELP_TEMPLATE};
+use crate::args::{GlobalArgs, HELP_TEMPLATE};
 use crate::output::{CliError, Exit, Report};
 
 #[derive(Debug, Subcommand)]

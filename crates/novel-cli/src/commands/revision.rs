@@ -12,7 +12,7 @@ use novel_core::revision::NotesAction;
 use novel_store::lock;
 use novel_store::revision::{self as rev, RevisionError};
 
-use crate::cli::{GlobalArgs, HELP_TEMPLATE};
+use crate::args::{GlobalArgs, HELP_TEMPLATE};
 use crate::output::{CliError, Exit, Report};
 
 #[derive(Debug, Subcommand)]
@@ -34,14 +34,14 @@ pub enum RevisionCommand {
 #[derive(Debug, Args)]
 pub struct NotesArgs {
     /// 章节号（默认在写的章节，否则最后提交的章节）
-    #[arg(long, value_name = "N", value_parser = crate::cli::chapter_number)]
+    #[arg(long, value_name = "N", value_parser = crate::args::chapter_number)]
     pub chapter: Option<u32>,
 }
 
 #[derive(Debug, Args)]
 pub struct SaveArgs {
     /// 章节号
-    #[arg(long, value_name = "N", value_parser = crate::cli::chapter_number)]
+    #[arg(long, value_name = "N", value_parser = crate::args::chapter_number)]
     pub chapter: u32,
     /// 修订后的整章正文（Markdown 文件）
     #[arg(value_name = "文件", help_heading = "参数")]
@@ -57,7 +57,7 @@ pub struct SaveArgs {
 #[derive(Debug, Args)]
 pub struct DecideArgs {
     /// 章节号
-    #[arg(long, value_name = "N", value_parser = crate::cli::chapter_number)]
+    #[arg(long, value_name = "N", value_parser = crate::args::chapter_number)]
     pub chapter: u32,
     /// 锁令牌（候选针对正在写的章节时需要；省略时用本会话持有的锁）
     #[arg(long, value_name = "T")]

@@ -11,11 +11,11 @@ use novel_store::time;
 use novel_text::keyphrase;
 
 use super::spec_error;
-use crate::cli::GlobalArgs;
+use crate::args::GlobalArgs;
 use crate::output::{CliError, Report};
 
 /// The help layout of `cli.rs` (kept in step with it).
-use crate::cli::HELP_TEMPLATE;
+use crate::args::HELP_TEMPLATE;
 
 #[derive(Debug, Subcommand)]
 pub enum SpecCommand {

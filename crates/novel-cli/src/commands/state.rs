@@ -7,7 +7,7 @@ use novel_core::ops::{self, Difference, NameIndex, entity_history, find_entity};
 use novel_store::rebuild::{Replay, UnusableGlobal};
 use novel_store::{Project, layout};
 
-use crate::cli::{GlobalArgs, RebuildArgs, StateCommand};
+use crate::args::{GlobalArgs, RebuildArgs, StateCommand};
 use crate::output::{CliError, Exit, Report};
 
 use super::{ops_error, with_state_lock};

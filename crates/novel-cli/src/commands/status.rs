@@ -9,7 +9,7 @@ use novel_core::model::storyline::{StorylineStatus, VolumeRole};
 use novel_store::lock::{self, LockState};
 use novel_store::status::{Status, gather};
 
-use crate::cli::GlobalArgs;
+use crate::args::GlobalArgs;
 use crate::output::{CliError, Exit, Report};
 
 fn role_label(r: VolumeRole) -> &'static str {

@@ -13,7 +13,7 @@ use novel_text::metrics::StyleMetrics;
 use novel_text::segment::Document;
 
 use super::resolve_inputs;
-use crate::cli::{ChapterSelection, GlobalArgs, HELP_TEMPLATE};
+use crate::args::{ChapterSelection, GlobalArgs, HELP_TEMPLATE};
 use crate::output::{CliError, Exit, Report};
 
 #[derive(Debug, Subcommand)]

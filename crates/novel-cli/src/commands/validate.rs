@@ -13,7 +13,7 @@ use novel_store::Project;
 use novel_store::layout;
 use novel_store::load::load_project;
 
-use crate::cli::{GlobalArgs, ValidateArgs};
+use crate::args::{GlobalArgs, ValidateArgs};
 use crate::output::{CliError, Exit, Report};
 
 pub fn run(global: &GlobalArgs, args: ValidateArgs) -> Result<Report, CliError> {

@@ -14,7 +14,7 @@ use novel_core::context::session::state_name;
 use novel_core::diagnostic::render_all;
 
 use super::plan_error;
-use crate::cli::{GlobalArgs, HELP_TEMPLATE};
+use crate::args::{GlobalArgs, HELP_TEMPLATE};
 use crate::output::{CliError, Exit, Report};
 
 #[derive(Debug, Subcommand)]

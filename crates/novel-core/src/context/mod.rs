@@ -39,6 +39,9 @@
 //! overflow. Tokens are estimated by [`tokens::estimate`].
 //!
 //! Pure: everything arrives as values ([`assemble::Inputs`]); `novel-store` loads them.
+//!
+//! Layer: views — what the agents and the author are shown (packets, status, reviews, plan checks,
+//! drift, cost); the top.
 
 pub mod assemble;
 pub mod lines;

@@ -27,6 +27,9 @@
 //!
 //! Pure: the caller passes the text, the contract, the fixes and a normaliser
 //! (`novel_text::normalize::normalize_str` in the binary).
+//!
+//! Layer: rules — checks and decisions over the model (judging, ops, validation, the gate,
+//! revisions, import); below the loop.
 
 pub mod evidence;
 

@@ -1,5 +1,7 @@
 //! The typed model of every project file. One file kind = one type here; its JSON Schema is
 //! generated from the same type (see [`FileKind::schema`]), so types and schemas cannot disagree.
+//!
+//! Layer: model — the project files' types and what is read straight off them; below every rule.
 
 pub mod blacklist;
 pub mod character;

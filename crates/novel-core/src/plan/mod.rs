@@ -6,6 +6,9 @@
 //! Pure: the store loads the files and hands them in; every rule returns
 //! [`Diagnostic`](crate::diagnostic::Diagnostic)s that name the file and JSON pointer they are
 //! about and, where two files disagree, the other one.
+//!
+//! Layer: views — what the agents and the author are shown (packets, status, reviews, plan checks,
+//! drift, cost); the top.
 
 pub mod cleanup;
 pub mod continuity;

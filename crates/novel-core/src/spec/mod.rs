@@ -17,6 +17,9 @@
 //! - [`names`]: how a character's names are found in lists and in free text (longest match over
 //!   every registered name), including the conservative case where one name is a substring of
 //!   another.
+//!
+//! Layer: loop — the chapter loop and its state machine (pipeline, next step, menu, spec
+//! propagation, repair); above the rules.
 
 pub mod diff;
 pub mod glossary;

@@ -5,7 +5,7 @@
 //! the style drift verdict and the one-line headline. `novel status`, the dashboard, the
 //! reviews and `novel next` read these and compute none of them again, so they never disagree.
 //!
-//! Layer: derived facts. It reads the project's files (each once) and writes nothing; it may
+//! Layer: facts. It reads the project's files (each once) and writes nothing; it may
 //! import the ground (io, layout, settings, project) and the other derived facts
 //! ([`crate::volumes`]), never a command that writes and never a view. The chapter texts are
 //! measured by the caller's rules ([`TextRules`], `novel-text`'s), so this crate segments no

@@ -81,20 +81,10 @@ pub fn n(x: f64) -> String {
     }
 }
 
-/// Text for an element or an attribute.
+/// Text for an element or an attribute: the book's one XML escape
+/// ([`novel_store::epub::escape`], which also drops what XML cannot carry).
 pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
+    novel_store::epub::escape(s)
 }
 
 /// A chapter axis: chapters `first..=last` in equal slots across the plot.
