@@ -188,7 +188,7 @@ pub struct ChangelogEntry {
     pub extra: Extra,
 }
 
-/// The digests ([`text_digest`](super::common::text_digest)) of the files a changelog line left on disk.
+/// The digests ([`crate::pipeline::text_digest`]) of the files a changelog line left on disk.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct WrittenDigests {
     /// `state/current-state.json` as written with the line.
