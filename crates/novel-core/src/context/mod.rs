@@ -44,6 +44,7 @@
 //! drift, cost); the top.
 
 pub mod assemble;
+pub mod inputs;
 pub mod lines;
 pub mod outline;
 pub mod packet;

@@ -23,7 +23,7 @@ use crate::model::checkpoint::GateRecord;
 use crate::model::common::GateDecision;
 use crate::model::{Checkpoint, Evaluation, PipelineStage};
 
-use super::assemble::Inputs;
+use super::inputs::Inputs;
 
 /// A judge's note is cut to this many characters.
 const NOTE_MAX_CHARS: usize = 300;
